@@ -1,0 +1,598 @@
+/* container.c - the container driver: clone the cell's init into fresh namespaces, build
+ * its root (overlay or read-only host /), /dev, /proc, /tmp, home and worktree, pivot_root,
+ * then start the job in a user namespace of its own that owns nothing, and reap (pid 1).
+ *
+ * Root mode: the namespaces belong to the host's user namespace, so the job (in a child user
+ * namespace, ids mapped to CELL_ROOT_ID_BASE+N) holds no capability over its mounts, network,
+ * hostname or ipc, even as --user 0. Rootless: the first user namespace (the caller's uid
+ * mapped) owns the namespaces and init; the job gets a nested one, again owning nothing. */
+#include "cell/container.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/mount.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "util/fs.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* ---- small syscall wrappers glibc 2.36 does not have ---- */
+
+static pid_t sys_clone3(struct clone_args *a)
+{
+	return (pid_t)syscall(SYS_clone3, a, sizeof *a);
+}
+
+static int sys_open_tree(int dfd, const char *path, unsigned flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags)
+{
+	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
+}
+
+static int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr)
+{
+	return (int)syscall(SYS_mount_setattr, dfd, path, flags, attr, sizeof *attr);
+}
+
+/* ---- what init tells the supervisor ---- */
+
+static int report_fd = -1;
+
+static void report(uint32_t type, int status, int errnum, const char *msg)
+{
+	struct cell_report r = { .type = type, .status = status, .errnum = errnum,
+				 .len = msg ? (uint32_t)strlen(msg) : 0 };
+	char buf[sizeof r + 4096];
+	if (r.len > 4096)
+		r.len = 4096;
+	memcpy(buf, &r, sizeof r);
+	if (r.len)
+		memcpy(buf + sizeof r, msg, r.len);
+	/* one write below PIPE_BUF: atomic */
+	ssize_t w = write(report_fd, buf, sizeof r + r.len);
+	(void)w;
+}
+
+/* Setup failed inside the cell: tell the supervisor and end init. */
+static void __attribute__((noreturn)) die_status(int status, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	report(CELL_REPORT_ERROR, status, errnum, m);
+	_exit(status);
+}
+
+#define die(errnum, ...) die_status(125, errnum, __VA_ARGS__)
+
+/* ---- mounts ---- */
+
+static char *at(const char *root, const char *path)
+{
+	return xasprintf("%s%s", root, path);
+}
+
+static void do_mount(const char *src, const char *target, const char *type, unsigned long flags,
+		     const char *data)
+{
+	if (mount(src, target, type, flags, data) < 0)
+		die(errno, "cannot mount %s on %s", type ? type : src, target);
+}
+
+/* Make sure target exists as a directory (or an empty file when file is set), creating it
+ * where the root is writable (overlay, tmpfs); a read-only host / must already have it. */
+static void ensure_mountpoint(const char *target, bool file)
+{
+	struct stat st;
+	if (stat(target, &st) == 0)
+		return;
+	if (file) {
+		int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			die(errno, "cannot create the mount point %s", target);
+		close(fd);
+		return;
+	}
+	int r = mkdir_p(target, 0755);
+	if (r < 0)
+		die(-r, "cannot create the mount point %s", target);
+}
+
+static void bind_path(const char *src, const char *target, bool rdonly, bool file)
+{
+	ensure_mountpoint(target, file);
+	do_mount(src, target, NULL, MS_BIND | MS_REC, NULL);
+	unsigned long fl = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | (rdonly ? MS_RDONLY : 0);
+	if (mount(NULL, target, NULL, fl, NULL) < 0) {
+		/* rootless: locked flags of the source must be kept; retry without changing them */
+		struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rdonly ? MOUNT_ATTR_RDONLY : 0) };
+		if (sys_mount_setattr(AT_FDCWD, target, AT_RECURSIVE, &a) < 0)
+			die(errno, "cannot restrict the bind mount %s", target);
+	}
+}
+
+static void tmpfs(const char *target, const char *opts, unsigned long flags)
+{
+	ensure_mountpoint(target, false);
+	do_mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | flags, opts);
+}
+
+/* Write a map (uid_map, gid_map, setgroups) of pid under proc. */
+static void write_map(const char *proc, pid_t pid, const char *file, const char *line)
+{
+	char path[128];
+	if (pid)
+		snprintf(path, sizeof path, "%s/%d/%s", proc, (int)pid, file);
+	else
+		snprintf(path, sizeof path, "%s/self/%s", proc, file);
+	int r = write_file(path, line, strlen(line));
+	if (r < 0 && strcmp(file, "setgroups") != 0)
+		die(-r, "cannot write %s (%s)", path, line);
+}
+
+/* A user namespace that maps on-disk uid/gid `from` to host `to`: the idmap of a worktree
+ * mount, so that the run user owns the worktree inside and its files keep their owner. */
+static int idmap_userns(const char *proc, uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	struct clone_args a = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+	pid_t pid = sys_clone3(&a);
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		ssize_t r = read(p[0], &c, 1);
+		_exit(r < 0);
+	}
+	close(p[0]);
+	char line[64], path[128];
+	snprintf(line, sizeof line, "%u %u 1\n", from_u, to_u);
+	write_map(proc, pid, "uid_map", line);
+	snprintf(line, sizeof line, "%u %u 1\n", from_g, to_g);
+	write_map(proc, pid, "gid_map", line);
+	snprintf(path, sizeof path, "%s/%d/ns/user", proc, (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	close(p[1]);
+	waitpid(pid, NULL, 0);
+	return fd;
+}
+
+/* Bind the worktree read-write; in root mode through an idmapped mount so that its owner is the
+ * run user inside the cell. Falls back to a plain bind where idmapping is not supported. */
+static void mount_worktree(const struct cell_spec *s, const char *root, const char *target)
+{
+	ensure_mountpoint(target, false);
+	struct stat st;
+	if (stat(s->worktree, &st) < 0)
+		die(errno, "cannot use the worktree %s", s->worktree);
+	if (!s->rootless && (st.st_uid != spec_host_uid(s) || st.st_gid != spec_host_gid(s))) {
+		_cleanup_free_ char *proc = at(root, "/proc");
+		_cleanup_close_ int ns = idmap_userns(proc, st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s));
+		_cleanup_close_ int t = sys_open_tree(AT_FDCWD, s->worktree, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (ns >= 0 && t >= 0) {
+			struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+						.userns_fd = (uint64_t)ns };
+			if (sys_mount_setattr(t, "", AT_EMPTY_PATH, &a) == 0 &&
+			    sys_move_mount(t, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) == 0)
+				return;
+		}
+	}
+	bind_path(s->worktree, target, false, false);
+}
+
+static void mount_dev(const char *root)
+{
+	_cleanup_free_ char *dev = at(root, "/dev");
+	tmpfs(dev, "mode=0755,size=512k", MS_NOEXEC);
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+		_cleanup_free_ char *host = xasprintf("/dev/%s", nodes[i]);
+		_cleanup_free_ char *t = xasprintf("%s/%s", dev, nodes[i]);
+		ensure_mountpoint(t, true);
+		do_mount(host, t, NULL, MS_BIND, NULL);
+	}
+	_cleanup_free_ char *pts = xasprintf("%s/pts", dev);
+	ensure_mountpoint(pts, false);
+	if (mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") < 0)
+		die(errno, "cannot mount devpts on %s", pts);
+	_cleanup_free_ char *shm = xasprintf("%s/shm", dev);
+	tmpfs(shm, "mode=1777", 0);
+	static const char *const links[][2] = {
+		{ "pts/ptmx", "ptmx" }, { "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" },
+		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
+	};
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		_cleanup_free_ char *t = xasprintf("%s/%s", dev, links[i][1]);
+		if (symlink(links[i][0], t) < 0)
+			die(errno, "cannot create %s", t);
+	}
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
+	if (sys_mount_setattr(AT_FDCWD, dev, 0, &a) < 0)
+		die(errno, "cannot make %s read-only", dev);
+}
+
+static void mount_root(const struct cell_spec *s, const char *root)
+{
+	if (s->rootfs) {
+		_cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s/" RUN_UPPER_DIR ",workdir=%s/" RUN_WORK_DIR "%s",
+						      s->rootfs, s->rundir, s->rundir, s->rootless ? ",userxattr" : "");
+		if (mount("overlay", root, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+			die(errno, "cannot mount an overlay of --rootfs %s on %s (is overlayfs available? see 'warren selfcheck')",
+			    s->rootfs, root);
+		return;
+	}
+	do_mount("/", root, NULL, MS_BIND | MS_REC, NULL);
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	if (sys_mount_setattr(AT_FDCWD, root, AT_RECURSIVE, &a) < 0)
+		die(errno, "cannot make the host's / read-only in the cell");
+}
+
+/* Build the whole file system of the cell under <rundir>/root and pivot into it. */
+static void build_root(const struct cell_spec *s)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		die(errno, "cannot make the cell's mounts private");
+	_cleanup_free_ char *root = xasprintf("%s/" RUN_ROOT_DIR, s->rundir);
+	mount_root(s, root);
+
+	_cleanup_free_ char *proc = at(root, "/proc");
+	ensure_mountpoint(proc, false);
+	do_mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	mount_dev(root);
+
+	_cleanup_free_ char *tmp = at(root, CELL_TMP_PATH);
+	_cleanup_free_ char *tmp_src = xasprintf("%s/" RUN_TMP_DIR, s->rundir);
+	bind_path(tmp_src, tmp, false, false);
+	_cleanup_free_ char *vartmp = at(root, CELL_VARTMP_PATH);
+	_cleanup_free_ char *vartmp_src = xasprintf("%s/" RUN_VARTMP_DIR, s->rundir);
+	bind_path(vartmp_src, vartmp, false, false);
+
+	/* /run: empty (the host's sockets, e.g. docker.sock, stay out of reach) */
+	_cleanup_free_ char *run = at(root, "/run");
+	tmpfs(run, "mode=0755,size=1m", MS_NOEXEC);
+
+	/* /home: only the run user's home, which is the run's home/ */
+	if (!s->rootfs) {
+		_cleanup_free_ char *home_parent = at(root, CELL_HOME_PARENT);
+		tmpfs(home_parent, "mode=0755,size=1m", MS_NOEXEC);
+	}
+	_cleanup_free_ char *home = at(root, s->home);
+	_cleanup_free_ char *home_src = xasprintf("%s/" RUN_HOME_DIR, s->rundir);
+	bind_path(home_src, home, false, false);
+
+	static const char *const dbs[] = { "passwd", "group" };
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *t = xasprintf("%s/etc/%s", root, dbs[i]);
+		_cleanup_free_ char *src = xasprintf("%s/" RUN_ETC_DIR "/%s", s->rundir, dbs[i]);
+		bind_path(src, t, true, true);
+	}
+
+	_cleanup_free_ char *work = at(root, s->worktree);
+	mount_worktree(s, root, work);
+
+	/* the state directory (other runs' scratch and records) is hidden, also when it lies
+	 * inside the worktree */
+	_cleanup_free_ char *state = at(root, s->statedir);
+	if (is_dir(state))
+		tmpfs(state, "mode=0755,size=4k", MS_RDONLY | MS_NOEXEC);
+
+	if (chdir(root) < 0)
+		die(errno, "cannot enter %s", root);
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		die(errno, "cannot pivot_root into %s", root);
+	if (umount2(".", MNT_DETACH) < 0)
+		die(errno, "cannot detach the old root");
+	if (chdir("/") < 0)
+		die(errno, "cannot enter the new root");
+}
+
+static void loopback_up(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die(errno, "cannot open a socket to bring up lo");
+	struct ifreq ifr = { 0 };
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0))
+		die(errno, "cannot bring up the loopback interface");
+	close(fd);
+}
+
+/* ---- the job ---- */
+
+static const char *env_get(char **env, const char *name)
+{
+	size_t n = strlen(name);
+	for (char **e = env; *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+/* execve argv[0], searching the cell's PATH; reports 127/126 like a shell when it cannot. */
+static void __attribute__((noreturn)) exec_job(const struct cell_spec *s)
+{
+	const char *cmd = s->argv[0];
+	int err = ENOENT;
+	if (strchr(cmd, '/')) {
+		execve(cmd, s->argv, s->env);
+		err = errno;
+	} else {
+		const char *path = env_get(s->env, "PATH");
+		if (!path)
+			path = CELL_PATH_ENV;
+		_cleanup_free_ char *copy = xstrdup(path);
+		char *save = NULL;
+		for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+			_cleanup_free_ char *full = xasprintf("%s/%s", *dir ? dir : ".", cmd);
+			execve(full, s->argv, s->env);
+			if (errno != ENOENT && errno != ENOTDIR)
+				err = errno;
+		}
+	}
+	if (err == ENOENT || err == ENOTDIR)
+		die_status(127, 0, "command not found in the cell: %s (PATH=%s); install it in the image or give its full path",
+			   cmd, env_get(s->env, "PATH") ? env_get(s->env, "PATH") : CELL_PATH_ENV);
+	die_status(126, err, "cannot execute %s in the cell (check that it is an executable file the run user may run)", cmd);
+}
+
+static void drop_bounding_caps(void)
+{
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
+			break;
+}
+
+static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const struct cell_io *io, int go)
+{
+	char c;
+	if (read(go, &c, 1) != 1)
+		_exit(125);
+	close(go);
+	sigset_t none;
+	sigemptyset(&none);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setsid() < 0)
+		die(errno, "setsid");
+	if (io->ctty && ioctl(io->in, TIOCSCTTY, 0) < 0)
+		die(errno, "cannot give the job its terminal");
+	int fds[3] = { io->in, io->out, io->err };
+	for (int i = 0; i < 3; i++) {
+		/* a stream that is already at its number must lose CLOEXEC, dup2 would keep it */
+		if (fds[i] == i) {
+			fcntl(i, F_SETFD, 0);
+		} else if (dup2(fds[i], i) < 0) {
+			die(errno, "cannot set up the job's standard streams");
+		}
+	}
+	if (setgroups(0, NULL) < 0 && errno != EPERM)
+		die(errno, "setgroups");
+	if (setresgid(s->gid, s->gid, s->gid) < 0)
+		die(errno, "cannot become gid %u in the cell", (unsigned)s->gid);
+	if (s->uid != 0)
+		drop_bounding_caps();
+	if (setresuid(s->uid, s->uid, s->uid) < 0)
+		die(errno, "cannot become uid %u in the cell", (unsigned)s->uid);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die(errno, "cannot set no_new_privs");
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (chdir(s->worktree) < 0)
+		die(errno, "cannot enter the worktree %s in the cell", s->worktree);
+	/* nothing of warren's leaks into the job: every fd but 0-2 and the report is closed */
+	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	exec_job(s);
+}
+
+/* Start the job in a user namespace of its own, write its id maps, let it go. */
+static pid_t start_job(const struct cell_spec *s, const struct cell_io *io)
+{
+	int go[2];
+	if (pipe2(go, O_CLOEXEC) < 0)
+		die(errno, "pipe");
+	struct clone_args a = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+	pid_t pid = sys_clone3(&a);
+	if (pid < 0)
+		die(errno, "cannot create the job's user namespace");
+	if (pid == 0) {
+		close(go[1]);
+		job_main(s, io, go[0]);
+	}
+	close(go[0]);
+	char line[64];
+	if (s->rootless) {
+		snprintf(line, sizeof line, "%u %u 1\n", (unsigned)s->uid, (unsigned)s->uid);
+		write_map("/proc", pid, "uid_map", line);
+		write_map("/proc", pid, "setgroups", "deny");
+		snprintf(line, sizeof line, "%u %u 1\n", (unsigned)s->gid, (unsigned)s->gid);
+		write_map("/proc", pid, "gid_map", line);
+	} else {
+		snprintf(line, sizeof line, "0 %u %u\n", (unsigned)s->id_base, CELL_ID_RANGE);
+		write_map("/proc", pid, "uid_map", line);
+		write_map("/proc", pid, "gid_map", line);
+	}
+	if (write(go[1], "g", 1) != 1)
+		die(errno, "cannot start the job");
+	close(go[1]);
+	return pid;
+}
+
+/* ---- init: pid 1 of the cell ---- */
+
+static void __attribute__((noreturn)) init_loop(pid_t job)
+{
+	sigset_t all;
+	sigfillset(&all);
+	int sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	if (sfd < 0)
+		die(errno, "signalfd");
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof si);
+		if (n != (ssize_t)sizeof si)
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			/* the supervisor's polite signals go to every process of the cell */
+			kill(-1, (int)si.ssi_signo);
+			continue;
+		}
+		int status;
+		pid_t p;
+		while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (p == job) {
+				report(CELL_REPORT_EXIT, status, 0, NULL);
+				/* pid 1 leaving takes every other process of the cell with it */
+				_exit(0);
+			}
+		}
+	}
+}
+
+static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const struct cell_io *io, int go)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* the supervisor may have died before PDEATHSIG was armed: its end of `go` is closed then */
+	struct pollfd pfd = { .fd = go, .events = POLLIN };
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP) && !(pfd.revents & POLLIN))
+		_exit(125);
+
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+
+	if (s->rootless) {
+		char line[64];
+		snprintf(line, sizeof line, "%u %u 1\n", (unsigned)s->uid, (unsigned)s->host_uid);
+		write_map("/proc", 0, "uid_map", line);
+		write_map("/proc", 0, "setgroups", "deny");
+		snprintf(line, sizeof line, "%u %u 1\n", (unsigned)s->gid, (unsigned)s->host_gid);
+		write_map("/proc", 0, "gid_map", line);
+	}
+	if (sethostname(s->id, strlen(s->id)) < 0)
+		die(errno, "cannot set the cell's hostname");
+	loopback_up();
+	build_root(s);
+
+	/* wait for the supervisor to place us in the run's cgroup */
+	char c;
+	if (read(go, &c, 1) != 1)
+		_exit(125);
+	close(go);
+
+	pid_t job = start_job(s, io);
+	/* init keeps no stream of the job open: end of output is the job's */
+	for (int i = 0; i < 3; i++) {
+		int fd = i == 0 ? io->in : i == 1 ? io->out : io->err;
+		if (fd > 2)
+			close(fd);
+	}
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		if (devnull > 2)
+			close(devnull);
+	}
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	init_loop(job);
+}
+
+int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
+{
+	int rep[2] = { -1, -1 }, go[2] = { -1, -1 };
+	c->pid = -1;
+	c->pidfd = c->report_fd = c->go_fd = -1;
+	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+		int e = errno;
+		closep(&rep[0]);
+		closep(&rep[1]);
+		return error_set(err, e, "cannot create pipes for the cell");
+	}
+	int pidfd = -1;
+	struct clone_args a = {
+		.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
+			 CLONE_NEWCGROUP | CLONE_PIDFD | (s->rootless ? CLONE_NEWUSER : 0),
+		.pidfd = (uint64_t)(uintptr_t)&pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	if (c->cgroup_fd >= 0) {
+		a.flags |= CLONE_INTO_CGROUP;
+		a.cgroup = (uint64_t)c->cgroup_fd;
+	}
+	pid_t pid = sys_clone3(&a);
+	if (pid < 0) {
+		int e = errno;
+		close(rep[0]);
+		close(rep[1]);
+		close(go[0]);
+		close(go[1]);
+		if (e == EPERM || e == ENOSPC || e == EINVAL)
+			return error_set(err, e, "cannot create the cell's namespaces (are user namespaces enabled? see 'warren selfcheck')");
+		return error_set(err, e, "cannot create the cell");
+	}
+	if (pid == 0) {
+		close(rep[0]);
+		close(go[1]);
+		report_fd = rep[1];
+		init_main(s, io, go[0]);
+	}
+	close(rep[1]);
+	close(go[0]);
+	c->pid = pid;
+	c->pidfd = pidfd;
+	c->report_fd = rep[0];
+	c->go_fd = go[1];
+	return 0;
+}
+
+int container_release(struct cell *c)
+{
+	if (c->go_fd < 0)
+		return 0;
+	ssize_t w = write(c->go_fd, "g", 1);
+	/* keep go_fd open: its closing tells a not-yet-armed init that we died */
+	return w == 1 ? 0 : -errno;
+}
+
+void cell_close(struct cell *c)
+{
+	closep(&c->pidfd);
+	closep(&c->report_fd);
+	closep(&c->go_fd);
+	c->pidfd = c->report_fd = c->go_fd = -1;
+}

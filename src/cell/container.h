@@ -1,0 +1,43 @@
+/* container.h - the container driver: a cell made of Linux namespaces, an overlay or a
+ * read-only bind of the host's /, a private /tmp, /dev and /proc, and a small init (pid 1). */
+#ifndef WARREN_CELL_CONTAINER_H
+#define WARREN_CELL_CONTAINER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cell/spec.h"
+#include "util/error.h"
+
+/* The job's standard streams, prepared by the supervisor (the caller's, pipes or a pty). */
+struct cell_io {
+	int in, out, err;
+	int ctty;            /* non-zero: `in` is a terminal to make the job's controlling tty */
+};
+
+struct cell {
+	pid_t pid;           /* the cell's init, as seen from the host */
+	int pidfd;           /* pidfd of init: readable when it exits */
+	int report_fd;       /* messages from init (struct cell_report), EOF when it is gone */
+	int go_fd;           /* write one byte to let init start the job (after cgroup attach) */
+	int cgroup_fd;       /* -1, or a cgroup v2 directory to start init in (CLONE_INTO_CGROUP) */
+};
+
+enum cell_report_type {
+	CELL_REPORT_ERROR = 1, /* setup or exec failed: status, errnum, message */
+	CELL_REPORT_EXIT = 2,  /* the job ended: status is its wait status */
+};
+
+struct cell_report {
+	uint32_t type;
+	int32_t status;
+	int32_t errnum;
+	uint32_t len;        /* bytes of message that follow */
+};
+
+/* Start the cell's init; it sets up the cell and waits for cell_release(). */
+int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);
+int container_release(struct cell *c);
+void cell_close(struct cell *c);
+
+#endif

@@ -1,0 +1,13 @@
+/* users.h - the passwd and group entries a cell's job sees, so that id, whoami, git and ssh
+ * find the run user. */
+#ifndef WARREN_CELL_USERS_H
+#define WARREN_CELL_USERS_H
+
+#include "cell/spec.h"
+#include "util/error.h"
+
+/* Write <rundir>/etc/passwd and <rundir>/etc/group: the image's entries (from <root>/etc, where
+ * root is the rootfs or "/") minus any that clash with the run user, plus the run user. */
+int users_write(const struct cell_spec *s, struct error *err);
+
+#endif

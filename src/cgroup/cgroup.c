@@ -1,0 +1,357 @@
+/* cgroup.c - per-run control groups. v2: <unified>/warren/<id> with memory, pids, cpu; v1 and
+ * hybrid hosts: <mount>/<controller>/warren/<id> in memory, pids and cpuacct. Preparing one
+ * costs a few mkdir and writes; nothing walks the tree. */
+#include "cgroup/cgroup.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "util/fs.h"
+#include "util/units.h"
+
+#define CG_ROOT "/sys/fs/cgroup"
+
+static bool v2_has(const char *dir, const char *ctrl)
+{
+	_cleanup_free_ char *p = xasprintf("%s/cgroup.controllers", dir);
+	_cleanup_free_ char *s = read_file(p, NULL);
+	if (!s)
+		return false;
+	size_t n = strlen(ctrl);
+	for (char *t = s; (t = strstr(t, ctrl)); t += n)
+		if ((t == s || t[-1] == ' ') && (t[n] == ' ' || t[n] == '\n' || t[n] == '\0'))
+			return true;
+	return false;
+}
+
+static bool v1_has(const char *ctrl)
+{
+	_cleanup_free_ char *p = xasprintf(CG_ROOT "/%s/tasks", ctrl);
+	return access(p, F_OK) == 0;
+}
+
+enum cgroup_kind cgroup_host_kind(char **where, char **missing)
+{
+	struct statfs fs;
+	if (statfs(CG_ROOT, &fs) < 0) {
+		*where = xstrdup("no cgroup file system at " CG_ROOT);
+		*missing = xstrdup("memory pids cpu");
+		return CGROUP_NONE;
+	}
+	if (fs.f_type == CGROUP2_SUPER_MAGIC) {
+		const char *c[] = { "memory", "pids", "cpu" };
+		char *miss = xstrdup("");
+		for (int i = 0; i < 3; i++)
+			if (!v2_has(CG_ROOT, c[i])) {
+				char *m = xasprintf("%s%s%s", miss, *miss ? " " : "", c[i]);
+				free(miss);
+				miss = m;
+			}
+		*where = xstrdup("v2 (unified) at " CG_ROOT);
+		*missing = miss;
+		return CGROUP_V2;
+	}
+	const char *c[] = { "memory", "pids", "cpuacct" };
+	char *miss = xstrdup("");
+	for (int i = 0; i < 3; i++)
+		if (!v1_has(c[i])) {
+			char *m = xasprintf("%s%s%s", miss, *miss ? " " : "", c[i]);
+			free(miss);
+			miss = m;
+		}
+	*where = xstrdup("v1 controllers (hybrid or legacy) at " CG_ROOT);
+	*missing = miss;
+	return CGROUP_V1;
+}
+
+static int write_str(const char *dir, const char *file, const char *val)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", dir, file);
+	return write_file(p, val, strlen(val));
+}
+
+static int write_u64(const char *dir, const char *file, uint64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+	return write_str(dir, file, b);
+}
+
+static uint64_t read_u64(const char *dir, const char *file)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", dir, file);
+	_cleanup_free_ char *s = read_file(p, NULL);
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
+/* "key value" lines: the value of key, or 0. */
+static uint64_t read_key(const char *dir, const char *file, const char *key)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", dir, file);
+	_cleanup_free_ char *s = read_file(p, NULL);
+	if (!s)
+		return 0;
+	size_t n = strlen(key);
+	for (char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, n) == 0 && l[n] == ' ')
+			return strtoull(l + n + 1, NULL, 10);
+	return 0;
+}
+
+static bool has_file(const char *dir, const char *file)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", dir, file);
+	return access(p, F_OK) == 0;
+}
+
+static int mk(const char *path, struct error *err)
+{
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return error_set(err, errno, "cannot create the cgroup %s", path);
+	return 0;
+}
+
+static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, struct error *err)
+{
+	struct {
+		const char *ctrl;
+		char **dir;
+		bool needed;
+		const char *flag;
+	} c[] = {
+		{ "memory", &cg->memory, l->memory != 0, "--memory" },
+		{ "pids", &cg->pids, l->pids != 0, "--pids" },
+		{ "cpuacct", &cg->cpuacct, l->cpu_ms != 0, "--cpu-time" },
+	};
+	for (int i = 0; i < 3; i++) {
+		if (!v1_has(c[i].ctrl)) {
+			if (c[i].needed)
+				return error_set(err, 0, "%s needs the cgroup '%s' controller, which this host does not mount (see 'warren selfcheck')",
+						 c[i].flag, c[i].ctrl);
+			continue;
+		}
+		_cleanup_free_ char *parent = xasprintf(CG_ROOT "/%s/warren", c[i].ctrl);
+		int r = mk(parent, err);
+		if (r < 0)
+			return r;
+		*c[i].dir = xasprintf("%s/%s", parent, id);
+		if ((r = mk(*c[i].dir, err)) < 0) {
+			free(*c[i].dir);
+			*c[i].dir = NULL;
+			return r;
+		}
+	}
+	if (l->memory && cg->memory) {
+		int r = write_u64(cg->memory, "memory.limit_in_bytes", l->memory);
+		if (r == 0 && has_file(cg->memory, "memory.memsw.limit_in_bytes"))
+			r = write_u64(cg->memory, "memory.memsw.limit_in_bytes", l->memory);
+		if (r < 0)
+			return error_set(err, -r, "cannot set the memory limit in %s", cg->memory);
+		cg->oom_kills_at_start = read_key(cg->memory, "memory.oom_control", "oom_kill");
+	}
+	if (l->pids && cg->pids) {
+		int r = write_u64(cg->pids, "pids.max", l->pids);
+		if (r < 0)
+			return error_set(err, -r, "cannot set the process limit in %s", cg->pids);
+	}
+	return 0;
+}
+
+static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, struct error *err)
+{
+	struct {
+		const char *ctrl;
+		bool needed;
+		const char *flag;
+	} c[] = { { "memory", l->memory != 0, "--memory" }, { "pids", l->pids != 0, "--pids" },
+		  { "cpu", l->cpu_ms != 0, "--cpu-time" } };
+	for (int i = 0; i < 3; i++)
+		if (c[i].needed && !v2_has(CG_ROOT, c[i].ctrl))
+			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
+					 c[i].flag, c[i].ctrl, CG_ROOT);
+	const char *parent = CG_ROOT "/warren";
+	int r = mk(parent, err);
+	if (r < 0)
+		return r;
+	/* delegate what the root offers to warren's subtree; ignore what is refused, a limit
+	 * that needs it fails below with a named reason */
+	for (int i = 0; i < 3; i++) {
+		if (!v2_has(CG_ROOT, c[i].ctrl))
+			continue;
+		_cleanup_free_ char *plus = xasprintf("+%s", c[i].ctrl);
+		write_str(CG_ROOT, "cgroup.subtree_control", plus);
+		write_str(parent, "cgroup.subtree_control", plus);
+	}
+	cg->v2 = xasprintf("%s/%s", parent, id);
+	if ((r = mk(cg->v2, err)) < 0)
+		return r;
+	cg->v2_fd = open(cg->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->v2_fd < 0)
+		return error_set(err, errno, "cannot open the cgroup %s", cg->v2);
+	if (l->memory) {
+		if ((r = write_u64(cg->v2, "memory.max", l->memory)) < 0 ||
+		    (has_file(cg->v2, "memory.swap.max") && (r = write_u64(cg->v2, "memory.swap.max", 0)) < 0))
+			return error_set(err, -r, "cannot set the memory limit in %s", cg->v2);
+		cg->oom_kills_at_start = read_key(cg->v2, "memory.events", "oom_kill");
+	}
+	if (l->pids && (r = write_u64(cg->v2, "pids.max", l->pids)) < 0)
+		return error_set(err, -r, "cannot set the process limit in %s", cg->v2);
+	return 0;
+}
+
+int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, struct error *err)
+{
+	memset(cg, 0, sizeof *cg);
+	cg->v2_fd = -1;
+	bool wanted = l->memory || l->pids || l->cpu_ms;
+	if (rootless) {
+		if (wanted)
+			return error_set(err, 0, "--memory, --pids and --cpu-time need a cgroup warren can manage; rootless runs have none on this host (run warren as root, or drop the limit)");
+		return 0;
+	}
+	char *where = NULL, *missing = NULL;
+	cg->kind = cgroup_host_kind(&where, &missing);
+	free(where);
+	free(missing);
+	int r = 0;
+	if (cg->kind == CGROUP_V2)
+		r = create_v2(cg, id, l, err);
+	else if (cg->kind == CGROUP_V1)
+		r = create_v1(cg, id, l, err);
+	else if (wanted)
+		r = error_set(err, 0, "--memory, --pids and --cpu-time need cgroups, and none are mounted at " CG_ROOT);
+	if (r < 0)
+		cgroup_destroy(cg);
+	return r;
+}
+
+int cgroup_attach(struct cgroup *cg, pid_t pid, struct error *err)
+{
+	if (cg->kind != CGROUP_V1)
+		return 0;
+	char b[32];
+	snprintf(b, sizeof b, "%d", (int)pid);
+	const char *dirs[] = { cg->memory, cg->pids, cg->cpuacct };
+	for (int i = 0; i < 3; i++) {
+		if (!dirs[i])
+			continue;
+		int r = write_str(dirs[i], "cgroup.procs", b);
+		if (r < 0)
+			return error_set(err, -r, "cannot move the cell into %s", dirs[i]);
+	}
+	return 0;
+}
+
+void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
+{
+	memset(u, 0, sizeof *u);
+	long hz = sysconf(_SC_CLK_TCK);
+	if (cg->kind == CGROUP_V2 && cg->v2) {
+		u->have_cpu = true;
+		u->cpu_ns = read_key(cg->v2, "cpu.stat", "usage_usec") * 1000;
+		u->cpu_user_s = (double)read_key(cg->v2, "cpu.stat", "user_usec") / 1e6;
+		u->cpu_sys_s = (double)read_key(cg->v2, "cpu.stat", "system_usec") / 1e6;
+		if (has_file(cg->v2, "memory.peak")) {
+			u->have_memory = true;
+			u->peak_memory = read_u64(cg->v2, "memory.peak");
+		}
+		if (has_file(cg->v2, "pids.peak")) {
+			u->have_pids = true;
+			u->pids_peak = read_u64(cg->v2, "pids.peak");
+		}
+		u->oom_kills = read_key(cg->v2, "memory.events", "oom_kill") - cg->oom_kills_at_start;
+		u->pids_max_hits = read_key(cg->v2, "pids.events", "max");
+		return;
+	}
+	if (cg->kind != CGROUP_V1)
+		return;
+	if (cg->cpuacct) {
+		u->have_cpu = true;
+		u->cpu_ns = read_u64(cg->cpuacct, "cpuacct.usage");
+		u->cpu_user_s = (double)read_key(cg->cpuacct, "cpuacct.stat", "user") / (double)hz;
+		u->cpu_sys_s = (double)read_key(cg->cpuacct, "cpuacct.stat", "system") / (double)hz;
+	}
+	if (cg->memory) {
+		u->have_memory = true;
+		u->peak_memory = has_file(cg->memory, "memory.memsw.max_usage_in_bytes")
+					 ? read_u64(cg->memory, "memory.memsw.max_usage_in_bytes")
+					 : read_u64(cg->memory, "memory.max_usage_in_bytes");
+		u->oom_kills = read_key(cg->memory, "memory.oom_control", "oom_kill") - cg->oom_kills_at_start;
+	}
+	if (cg->pids)
+		u->pids_max_hits = read_key(cg->pids, "pids.events", "max");
+}
+
+/* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped). */
+static int kill_and_remove(const char *dir, bool v2)
+{
+	if (!dir || access(dir, F_OK) < 0)
+		return 0;
+	for (int tries = 0; tries < 200; tries++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		if (v2 && write_str(dir, "cgroup.kill", "1") == 0) {
+			/* the kernel kills them all at once */
+		} else {
+			_cleanup_free_ char *p = xasprintf("%s/cgroup.procs", dir);
+			_cleanup_free_ char *s = read_file(p, NULL);
+			for (char *t = s; t && *t;) {
+				char *end;
+				long pid = strtol(t, &end, 10);
+				if (end == t)
+					break;
+				if (pid > 0)
+					kill((pid_t)pid, SIGKILL);
+				t = end;
+				while (*t == '\n')
+					t++;
+			}
+		}
+		usleep(tries < 10 ? 1000 : 10000);
+	}
+	return -EBUSY;
+}
+
+int cgroup_destroy(struct cgroup *cg)
+{
+	int r = 0, x;
+	if ((x = kill_and_remove(cg->v2, true)) < 0) r = x;
+	if ((x = kill_and_remove(cg->memory, false)) < 0) r = x;
+	if ((x = kill_and_remove(cg->pids, false)) < 0) r = x;
+	if ((x = kill_and_remove(cg->cpuacct, false)) < 0) r = x;
+	cgroup_free(cg);
+	return r;
+}
+
+int cgroup_remove_by_id(const char *id)
+{
+	int r = 0, x;
+	_cleanup_free_ char *v2 = xasprintf(CG_ROOT "/warren/%s", id);
+	if ((x = kill_and_remove(v2, true)) < 0) r = x;
+	const char *c[] = { "memory", "pids", "cpuacct" };
+	for (int i = 0; i < 3; i++) {
+		_cleanup_free_ char *d = xasprintf(CG_ROOT "/%s/warren/%s", c[i], id);
+		if ((x = kill_and_remove(d, false)) < 0) r = x;
+	}
+	return r;
+}
+
+void cgroup_free(struct cgroup *cg)
+{
+	free(cg->v2);
+	free(cg->memory);
+	free(cg->pids);
+	free(cg->cpuacct);
+	closep(&cg->v2_fd);
+	cg->v2 = cg->memory = cg->pids = cg->cpuacct = NULL;
+	cg->v2_fd = -1;
+}

@@ -1,0 +1,48 @@
+/* cgroup.h - the run's control group on v1, v2 and hybrid hosts: create it with its limits,
+ * put the cell in it, read what the cell used and why the kernel stopped it, remove it. */
+#ifndef WARREN_CGROUP_CGROUP_H
+#define WARREN_CGROUP_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cell/spec.h"
+#include "util/error.h"
+
+enum cgroup_kind { CGROUP_NONE, CGROUP_V1, CGROUP_V2 };
+
+struct cgroup {
+	enum cgroup_kind kind;
+	char *v2;             /* v2: the run's directory */
+	char *memory, *pids, *cpuacct; /* v1: the run's directory per controller (or NULL) */
+	int v2_fd;            /* v2: directory fd for CLONE_INTO_CGROUP */
+	uint64_t oom_kills_at_start;
+};
+
+struct cgroup_usage {
+	bool have_cpu, have_memory, have_pids;
+	double cpu_user_s, cpu_sys_s;
+	uint64_t cpu_ns;            /* user + system */
+	uint64_t peak_memory;
+	uint64_t pids_peak;         /* 0 when the host cannot tell */
+	uint64_t oom_kills;
+	uint64_t pids_max_hits;     /* forks refused by the pids limit */
+};
+
+/* Which controllers this host offers for a run started by us: a short text for selfcheck
+ * ("v1: memory pids cpuacct", "v2: memory pids cpu") and what is missing. */
+enum cgroup_kind cgroup_host_kind(char **where, char **missing);
+/* Create <mount>/warren/<id> in the controllers the limits need (and for accounting, when we
+ * may). Fails with a named reason when a requested limit cannot be enforced here. */
+int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, struct error *err);
+/* v1: move pid into every controller's group (v2 uses CLONE_INTO_CGROUP). */
+int cgroup_attach(struct cgroup *cg, pid_t pid, struct error *err);
+void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u);
+/* Kill every process left and remove the directories. */
+int cgroup_destroy(struct cgroup *cg);
+/* gc: remove the group of a dead run by id (all kinds). */
+int cgroup_remove_by_id(const char *id);
+void cgroup_free(struct cgroup *cg);
+
+#endif

@@ -1,0 +1,20 @@
+/* cli.h - the subcommands and what they share: the state directory option, die-with-message. */
+#ifndef WARREN_CLI_CLI_H
+#define WARREN_CLI_CLI_H
+
+#include "util/error.h"
+
+#define WARREN_VERSION "0.1.0"
+
+int cmd_run(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
+int cmd_selfcheck(int argc, char **argv);
+
+/* Print "warren: <msg>" and return 125 (or err->status). */
+int cli_fail(struct error *err);
+/* Print "warren: <fmt>" and a hint to the subcommand's help; return 125. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

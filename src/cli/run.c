@@ -1,0 +1,416 @@
+/* run.c - `warren run`: parse options into a cell spec, check them, hand it to the supervisor. */
+#include <ctype.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "cli/cli.h"
+#include "run/rundir.h"
+#include "supervise/supervise.h"
+#include "util/fs.h"
+#include "util/units.h"
+
+static const char RUN_HELP[] =
+	"usage: warren run [OPTIONS] -- COMMAND [ARG...]\n"
+	"\n"
+	"Run COMMAND in a fresh cell: its own /tmp (mode 01777, also $TMPDIR), home, user,\n"
+	"processes, network (loopback only) and limits. Its scratch is reclaimed when it ends;\n"
+	"its record stays in <state>/runs/<id>/ (see 'warren show').\n"
+	"\n"
+	"the cell:\n"
+	"  --rootfs DIR        use the image DIR as the root (an overlay: writes go to the run, the\n"
+	"                      image is never changed); default: the host's / read-only\n"
+	"  --work DIR          the worktree, read-write at the same path and the working directory\n"
+	"                      (default: the current directory)\n"
+	"  --user UID[:GID]    the run user (default: 1000 'warren' when started by root, your own\n"
+	"                      uid otherwise); 0 is root of the cell's user namespace only\n"
+	"  --env K=V           set a variable (repeatable); TMPDIR is always /tmp\n"
+	"  --env-file FILE     set the K=V lines of FILE ('#' comments and blank lines skipped)\n"
+	"  --pass-env K        pass the caller's K (repeatable); nothing else of it leaks in\n"
+	"  --keep              keep the scratch for inspection and print where it is\n"
+	"  --state DIR         the state directory (default: $WARREN_STATE, /var/lib/warren for\n"
+	"                      root, ~/.local/state/warren otherwise)\n"
+	"\n"
+	"limits (each names itself when it stops the run):\n"
+	"  --time D            wall-clock limit, e.g. 30s, 10m, 1h30m (exit 124)\n"
+	"  --cpu-time D        CPU time of all processes of the cell (exit 124)\n"
+	"  --memory SIZE       memory + swap of the cell, e.g. 512M, 2G\n"
+	"  --pids N            processes and threads of the cell\n"
+	"  --output SIZE       bytes the job may write to stdout + stderr\n"
+	"  --scratch SIZE      bytes the run may write to /tmp, /var/tmp, $HOME and the root\n"
+	"  --grace D           from SIGTERM to SIGKILL when stopping (default 5s)\n"
+	"\n"
+	"the record:\n"
+	"  --result FILE       also write result.json to FILE\n"
+	"  --result-fd N       also write result.json to file descriptor N\n"
+	"  --quiet             no cause line on stderr (still in the record)\n"
+	"\n"
+	"exit status: the job's own; 128+N when signal N killed it; 124 when --time or --cpu-time\n"
+	"stopped it; 125 when warren failed; 126 not executable; 127 not found.\n";
+
+enum {
+	O_ROOTFS = 256, O_WORK, O_USER, O_ENV, O_ENV_FILE, O_PASS_ENV, O_KEEP, O_STATE, O_TIME, O_CPU,
+	O_MEMORY, O_PIDS, O_OUTPUT, O_SCRATCH, O_GRACE, O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
+};
+
+static const struct option OPTS[] = {
+	{ "rootfs", required_argument, NULL, O_ROOTFS }, { "work", required_argument, NULL, O_WORK },
+	{ "user", required_argument, NULL, O_USER }, { "env", required_argument, NULL, O_ENV },
+	{ "env-file", required_argument, NULL, O_ENV_FILE }, { "pass-env", required_argument, NULL, O_PASS_ENV },
+	{ "keep", no_argument, NULL, O_KEEP }, { "state", required_argument, NULL, O_STATE },
+	{ "time", required_argument, NULL, O_TIME }, { "cpu-time", required_argument, NULL, O_CPU },
+	{ "memory", required_argument, NULL, O_MEMORY }, { "pids", required_argument, NULL, O_PIDS },
+	{ "output", required_argument, NULL, O_OUTPUT }, { "scratch", required_argument, NULL, O_SCRATCH },
+	{ "grace", required_argument, NULL, O_GRACE }, { "result", required_argument, NULL, O_RESULT },
+	{ "result-fd", required_argument, NULL, O_RESULT_FD }, { "quiet", no_argument, NULL, O_QUIET },
+	{ "help", no_argument, NULL, O_HELP }, { NULL, 0, NULL, 0 },
+};
+
+/* ---- the environment ---- */
+
+struct envb {
+	char **v;
+	size_t n, cap;
+};
+
+static void env_set(struct envb *e, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+	for (size_t i = 0; i < e->n; i++) {
+		if (strncmp(e->v[i], kv, klen) == 0 && e->v[i][klen] == '=') {
+			free(e->v[i]);
+			memmove(e->v + i, e->v + i + 1, (e->n - i - 1) * sizeof *e->v);
+			e->n--;
+			break;
+		}
+	}
+	if (e->n + 2 > e->cap)
+		e->v = xrealloc(e->v, (e->cap = e->cap ? e->cap * 2 : 16) * sizeof *e->v);
+	e->v[e->n++] = xstrdup(kv);
+	e->v[e->n] = NULL;
+}
+
+static void env_setkv(struct envb *e, const char *k, const char *v)
+{
+	_cleanup_free_ char *kv = xasprintf("%s=%s", k, v);
+	env_set(e, kv);
+}
+
+static bool valid_env_name(const char *s, size_t len)
+{
+	if (!len || isdigit((unsigned char)s[0]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+static int env_add_checked(struct envb *e, const char *kv, const char *what, struct error *err)
+{
+	const char *eq = strchr(kv, '=');
+	if (!eq || !valid_env_name(kv, (size_t)(eq - kv)))
+		return error_set(err, 0, "%s: '%s' is not NAME=VALUE (NAME of letters, digits and _)", what, kv);
+	if (strncmp(kv, CELL_TMPDIR_ENV "=", sizeof CELL_TMPDIR_ENV) == 0) {
+		if (strcmp(eq + 1, CELL_TMPDIR_VALUE) != 0)
+			fprintf(stderr, "warren: note: %s is always %s in the cell (it is the run's own scratch); %s ignored\n",
+				CELL_TMPDIR_ENV, CELL_TMPDIR_VALUE, kv);
+		return 0;
+	}
+	env_set(e, kv);
+	return 0;
+}
+
+static int env_add_file(struct envb *e, const char *file, struct error *err)
+{
+	_cleanup_free_ char *txt = read_file(file, NULL);
+	if (!txt)
+		return error_set(err, errno, "--env-file %s", file);
+	int lineno = 0;
+	for (char *save = NULL, *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		lineno++;
+		while (isspace((unsigned char)*l))
+			l++;
+		if (!*l || *l == '#')
+			continue;
+		if (!strncmp(l, "export ", 7))
+			l += 7;
+		_cleanup_free_ char *what = xasprintf("--env-file %s, line %d", file, lineno);
+		if (env_add_checked(e, l, what, err) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- options ---- */
+
+struct run_opts {
+	const char *rootfs, *work, *user, *state, *result;
+	int result_fd;
+	bool keep, quiet;
+	struct limits limits;
+	struct envb env;
+};
+
+static int parse_limit_duration(const char *flag, const char *v, uint64_t *out, struct error *err)
+{
+	if (parse_duration_ms(v, out) < 0 || *out == 0)
+		return error_set(err, 0, "%s: '%s' is not a duration (e.g. 30s, 10m, 1h30m, 250ms)", flag, v);
+	return 0;
+}
+
+static int parse_limit_size(const char *flag, const char *v, uint64_t *out, struct error *err)
+{
+	if (parse_size(v, out) < 0 || *out == 0)
+		return error_set(err, 0, "%s: '%s' is not a size (e.g. 512M, 2G, 100K)", flag, v);
+	return 0;
+}
+
+static const char *closest_option(const char *arg)
+{
+	const char *name = arg;
+	while (*name == '-')
+		name++;
+	size_t n = strcspn(name, "=");
+	const char *best = NULL;
+	size_t best_common = 0;
+	for (const struct option *o = OPTS; o->name; o++) {
+		size_t c = 0;
+		while (c < n && o->name[c] && o->name[c] == name[c])
+			c++;
+		if (c > best_common && c * 2 >= n) {
+			best = o->name;
+			best_common = c;
+		}
+	}
+	return best;
+}
+
+static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, struct error *err)
+{
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+", OPTS, NULL)) != -1) {
+		int r = 0;
+		switch (c) {
+		case O_ROOTFS: o->rootfs = optarg; break;
+		case O_WORK: o->work = optarg; break;
+		case O_USER: o->user = optarg; break;
+		case O_STATE: o->state = optarg; break;
+		case O_KEEP: o->keep = true; break;
+		case O_QUIET: o->quiet = true; break;
+		case O_ENV: r = env_add_checked(late, optarg, "--env", err); break;
+		case O_ENV_FILE: r = env_add_file(late, optarg, err); break;
+		case O_PASS_ENV: {
+			if (!valid_env_name(optarg, strlen(optarg)))
+				return error_set(err, 0, "--pass-env: '%s' is not a variable name", optarg);
+			const char *v = getenv(optarg);
+			if (v) {
+				_cleanup_free_ char *kv = xasprintf("%s=%s", optarg, v);
+				r = env_add_checked(late, kv, "--pass-env", err);
+			}
+			break;
+		}
+		case O_TIME: r = parse_limit_duration("--time", optarg, &o->limits.time_ms, err); break;
+		case O_CPU: r = parse_limit_duration("--cpu-time", optarg, &o->limits.cpu_ms, err); break;
+		case O_GRACE:
+			if (parse_duration_ms(optarg, &o->limits.grace_ms) < 0)
+				r = error_set(err, 0, "--grace: '%s' is not a duration (e.g. 5s, 500ms)", optarg);
+			break;
+		case O_MEMORY: r = parse_limit_size("--memory", optarg, &o->limits.memory, err); break;
+		case O_OUTPUT: r = parse_limit_size("--output", optarg, &o->limits.output, err); break;
+		case O_SCRATCH: r = parse_limit_size("--scratch", optarg, &o->limits.scratch, err); break;
+		case O_PIDS:
+			if (parse_uint(optarg, &o->limits.pids) < 0 || o->limits.pids == 0)
+				r = error_set(err, 0, "--pids: '%s' is not a positive whole number", optarg);
+			break;
+		case O_RESULT: o->result = optarg; break;
+		case O_RESULT_FD: {
+			uint64_t fd;
+			if (parse_uint(optarg, &fd) < 0 || fd > 1 << 20 || fcntl((int)fd, F_GETFD) < 0)
+				r = error_set(err, 0, "--result-fd: '%s' is not an open file descriptor", optarg);
+			o->result_fd = (int)fd;
+			break;
+		}
+		case O_HELP: fputs(RUN_HELP, stdout); return 1;
+		case '?':
+		default: {
+			const char *bad = argv[optind - 1];
+			for (const struct option *x = OPTS; optopt && x->name; x++)
+				if (x->val == optopt)
+					return error_set(err, 0, "run: option --%s needs a value (see 'warren run --help')", x->name);
+			const char *near = closest_option(bad);
+			if (near)
+				return error_set(err, 0, "run: unknown option '%s'; did you mean --%s? (see 'warren run --help')", bad, near);
+			return error_set(err, 0, "run: unknown option '%s' (see 'warren run --help')", bad);
+		}
+		}
+		if (r < 0)
+			return r;
+	}
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	if (optind >= argc)
+		return error_set(err, 0, "run: no command given; usage: warren run [OPTIONS] -- COMMAND [ARG...]");
+	return 0;
+}
+
+/* ---- the spec ---- */
+
+static int resolve_user(struct cell_spec *s, const char *user, struct error *err)
+{
+	s->rootless = geteuid() != 0;
+	s->host_uid = geteuid();
+	s->host_gid = getegid();
+	s->id_base = s->rootless ? 0 : CELL_ROOT_ID_BASE;
+	if (s->rootless) {
+		s->uid = s->host_uid;
+		s->gid = s->host_gid;
+	} else {
+		s->uid = CELL_DEFAULT_UID;
+		s->gid = CELL_DEFAULT_GID;
+	}
+	if (user) {
+		unsigned long u, g;
+		char *end;
+		errno = 0;
+		u = strtoul(user, &end, 10);
+		g = u;
+		if (*end == ':') {
+			char *e2;
+			g = strtoul(end + 1, &e2, 10);
+			if (e2 == end + 1 || *e2)
+				end = e2, g = ~0UL;
+			else
+				end = e2;
+		}
+		if (errno || end == user || *end || u >= CELL_ID_RANGE || g >= CELL_ID_RANGE)
+			return error_set(err, 0, "--user: '%s' is not UID[:GID] with ids below %u", user, CELL_ID_RANGE);
+		if (s->rootless && u != 0 && u != s->host_uid)
+			return error_set(err, 0, "--user %s: a rootless run can be only you (uid %u) or 0 (root of the cell); run warren as root for other users",
+					 user, s->host_uid);
+		s->uid = (uid_t)u;
+		s->gid = (gid_t)g;
+		if (s->rootless && u == 0 && *strchr(user, ':') == '\0')
+			s->gid = 0;
+	}
+	if (s->uid == 0) {
+		s->user_name = xstrdup("root");
+		s->home = xstrdup("/root");
+	} else if (s->rootless && s->uid == s->host_uid) {
+		struct passwd *pw = getpwuid(s->host_uid);
+		s->user_name = xstrdup(pw ? pw->pw_name : "user");
+		s->home = xasprintf(CELL_HOME_PARENT "/%s", s->user_name);
+	} else {
+		s->user_name = xstrdup(CELL_DEFAULT_USER);
+		s->home = xstrdup(CELL_HOME_PARENT "/" CELL_DEFAULT_USER);
+	}
+	return 0;
+}
+
+static int resolve_paths(struct cell_spec *s, const struct run_opts *o, struct error *err)
+{
+	if (o->rootfs) {
+		s->rootfs = abs_path(o->rootfs);
+		if (!s->rootfs)
+			return error_set(err, errno, "--rootfs %s: cannot use it as the image (give a directory holding a root file system)", o->rootfs);
+		if (!is_dir(s->rootfs))
+			return error_set(err, ENOTDIR, "--rootfs %s", o->rootfs);
+		if (!strcmp(s->rootfs, "/"))
+			return error_set(err, 0, "--rootfs /: the host's / is the default (read-only); leave out --rootfs");
+	}
+	const char *w = o->work ? o->work : ".";
+	s->worktree = abs_path(w);
+	if (!s->worktree)
+		return error_set(err, errno, "%s %s: cannot use it as the worktree (create it, or pass --work DIR)",
+				 o->work ? "--work" : "the current directory", w);
+	if (!is_dir(s->worktree))
+		return error_set(err, ENOTDIR, "--work %s", w);
+	static const char *const refused[] = { "/", "/proc", "/sys", "/dev", "/tmp" };
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+		if (!strcmp(s->worktree, refused[i]))
+			return error_set(err, 0, "the worktree would be %s%s, which a job may not have read-write; cd into a project directory or pass --work DIR",
+					 s->worktree, o->work ? "" : " (the current directory)");
+	size_t sl = strlen(s->statedir);
+	if (!strncmp(s->worktree, s->statedir, sl) && (s->worktree[sl] == '/' || !s->worktree[sl]))
+		return error_set(err, 0, "the worktree %s is inside warren's state directory %s; pass --work DIR elsewhere", s->worktree, s->statedir);
+	return 0;
+}
+
+static void build_env(struct cell_spec *s, struct envb *late)
+{
+	struct envb e = { 0 };
+	env_setkv(&e, "PATH", CELL_PATH_ENV);
+	env_setkv(&e, "HOME", s->home);
+	env_setkv(&e, "USER", s->user_name);
+	env_setkv(&e, "LOGNAME", s->user_name);
+	env_setkv(&e, "SHELL", CELL_SHELL_PATH);
+	const char *term = getenv("TERM");
+	env_setkv(&e, "TERM", term && *term ? term : "dumb");
+	const char *lang = getenv("LANG");
+	if (lang && *lang)
+		env_setkv(&e, "LANG", lang);
+	for (size_t i = 0; i < late->n; i++)
+		env_set(&e, late->v[i]);
+	/* last, so nobody's TMPDIR wins */
+	env_setkv(&e, CELL_TMPDIR_ENV, CELL_TMPDIR_VALUE);
+	s->env = e.v;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	_cleanup_error_ struct error err = { 0 };
+	struct run_opts o = { .result_fd = -1, .limits = { .grace_ms = 5000 } };
+	struct envb late = { 0 };
+	struct cell_spec s = { 0 };
+	int rc = 125;
+	int r = parse(argc, argv, &o, &late, &err);
+	if (r == 1) {
+		rc = 0;
+		goto out;
+	}
+	if (r < 0)
+		goto fail;
+	s.limits = o.limits;
+	s.keep = o.keep;
+	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	s.statedir = statedir_default(o.state);
+	if (resolve_user(&s, o.user, &err) < 0 || statedir_prepare(s.statedir, &err) < 0)
+		goto fail;
+	_cleanup_free_ char *real_state = abs_path(s.statedir);
+	if (real_state) {
+		free(s.statedir);
+		s.statedir = steal_pointer(&real_state);
+	}
+	if (resolve_paths(&s, &o, &err) < 0)
+		goto fail;
+	size_t n = (size_t)(argc - optind);
+	s.argv = xcalloc(n + 1, sizeof *s.argv);
+	for (size_t i = 0; i < n; i++)
+		s.argv[i] = xstrdup(argv[optind + (int)i]);
+	build_env(&s, &late);
+	if (run_id_new(s.id) < 0) {
+		error_set(&err, errno, "cannot make a run id (getrandom)");
+		goto fail;
+	}
+	s.rundir = xasprintf("%s/runs/%s", s.statedir, s.id);
+	struct supervise_opts so = { .result_fd = o.result_fd, .result_file = o.result, .quiet = o.quiet };
+	rc = supervise_run(&s, &so, &err);
+	if (rc < 0)
+		goto fail;
+	goto out;
+fail:
+	rc = cli_fail(&err);
+out:
+	for (size_t i = 0; i < late.n; i++)
+		free(late.v[i]);
+	free(late.v);
+	cell_spec_free(&s);
+	return rc;
+}

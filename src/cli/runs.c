@@ -1,0 +1,335 @@
+/* runs.c - `warren ps`, `warren show` and `warren gc`: the runs of a state directory, live
+ * or recorded, and the reclaim of what dead ones left. */
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup/cgroup.h"
+#include "cli/cli.h"
+#include "run/rundir.h"
+#include "util/fs.h"
+#include "util/units.h"
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static json_t *load_json(const char *rundir, const char *file)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", rundir, file);
+	return json_load_file(p, 0, NULL);
+}
+
+static char *command_text(json_t *cmd)
+{
+	char *s = xstrdup("");
+	size_t i;
+	json_t *a;
+	json_array_foreach(cmd, i, a) {
+		const char *w = json_string_value(a);
+		bool quote = !w || !*w || strpbrk(w, " \t'\"$;&|<>()*?");
+		char *n = xasprintf("%s%s%s%s%s", s, i ? " " : "", quote ? "'" : "", w ? w : "", quote ? "'" : "");
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
+/* Parse the options shared by ps/show/gc. Returns the index of the first operand, or -1
+ * (error printed) / -2 (help printed). */
+static int parse_common(const char *cmd, const char *help, int argc, char **argv, const char **state,
+			bool *json, const char **older)
+{
+	enum { O_STATE = 256, O_JSON, O_OLDER, O_HELP };
+	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
+					      { "json", no_argument, NULL, O_JSON },
+					      { "older-than", required_argument, NULL, O_OLDER },
+					      { "help", no_argument, NULL, O_HELP },
+					      { NULL, 0, NULL, 0 } };
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case O_STATE: *state = optarg; break;
+		case O_JSON:
+			if (!json) goto bad;
+			*json = true;
+			break;
+		case O_OLDER:
+			if (!older) goto bad;
+			*older = optarg;
+			break;
+		case O_HELP: fputs(help, stdout); return -2;
+		default: goto bad;
+		}
+	}
+	return optind;
+bad:
+	cli_usage_error(cmd, "%s: unknown option or missing value '%s'", cmd, argv[optind - 1]);
+	return -1;
+}
+
+/* ---- ps ---- */
+
+static const char PS_HELP[] = "usage: warren ps [--json] [--state DIR]\n\nList the live runs: id, supervisor pid, age, command, worktree.\n";
+
+int cmd_ps(int argc, char **argv)
+{
+	const char *state_opt = NULL;
+	bool as_json = false;
+	int i = parse_common("ps", PS_HELP, argc, argv, &state_opt, &as_json, NULL);
+	if (i < 0)
+		return i == -2 ? 0 : 125;
+	if (i < argc)
+		return cli_usage_error("ps", "ps takes no operands, got '%s'", argv[i]);
+	_cleanup_free_ char *state = statedir_default(state_opt);
+	char **ids = runs_list(state);
+	json_t *all = json_array();
+	if (!as_json)
+		printf("%-30s %8s %9s  %-30s %s\n", "ID", "PID", "AGE", "COMMAND", "WORKTREE");
+	for (char **id = ids; *id; id++) {
+		_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, *id);
+		if (!rundir_is_live(dir))
+			continue;
+		json_t *spec = load_json(dir, "spec.json");
+		_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
+		const char *wt = json_string_value(json_object_get(spec, "worktree"));
+		pid_t pid = rundir_pid(dir);
+		double age = (double)(now_ms() - run_id_time_ms(*id)) / 1000.0;
+		if (as_json) {
+			json_array_append_new(all, json_pack("{s:s,s:i,s:f,s:s,s:s}", "id", *id, "pid", (int)pid,
+							     "age_s", age, "command", cmd, "worktree", wt ? wt : ""));
+		} else {
+			char a[32];
+			format_seconds(a, sizeof a, age);
+			printf("%-30s %8d %9s  %-30.30s %s\n", *id, (int)pid, a, cmd, wt ? wt : "?");
+		}
+		json_decref(spec);
+	}
+	if (as_json) {
+		char *t = json_dumps(all, JSON_INDENT(2));
+		printf("%s\n", t);
+		free(t);
+	}
+	json_decref(all);
+	runs_list_free(ids);
+	return 0;
+}
+
+/* ---- show ---- */
+
+static const char SHOW_HELP[] =
+	"usage: warren show [RUN] [--json] [--state DIR]\n\n"
+	"Print a run's record for people, or result.json as it is with --json. RUN is an id or a\n"
+	"unique prefix of one; without it, the latest run.\n";
+
+static void row(const char *k, const char *v)
+{
+	printf("%-14s %s\n", k, v);
+}
+
+static void row_size(const char *k, json_t *v)
+{
+	char b[32];
+	if (json_is_integer(v))
+		row(k, format_size(b, sizeof b, (uint64_t)json_integer_value(v)));
+	else
+		row(k, "-");
+}
+
+static void row_secs(const char *k, json_t *v)
+{
+	char b[32];
+	if (json_is_number(v))
+		row(k, format_seconds(b, sizeof b, json_number_value(v)));
+	else
+		row(k, "-");
+}
+
+int cmd_show(int argc, char **argv)
+{
+	const char *state_opt = NULL;
+	bool as_json = false;
+	int i = parse_common("show", SHOW_HELP, argc, argv, &state_opt, &as_json, NULL);
+	if (i < 0)
+		return i == -2 ? 0 : 125;
+	if (argc - i > 1)
+		return cli_usage_error("show", "show takes one run, got %d", argc - i);
+	_cleanup_free_ char *state = statedir_default(state_opt);
+	_cleanup_error_ struct error err = { 0 };
+	_cleanup_free_ char *id = runs_resolve(state, i < argc ? argv[i] : NULL, &err);
+	if (!id)
+		return cli_fail(&err);
+	_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, id);
+	_cleanup_free_ char *path = xasprintf("%s/result.json", dir);
+	bool live = rundir_is_live(dir);
+	if (as_json) {
+		_cleanup_free_ char *txt = read_file(path, NULL);
+		if (!txt) {
+			fprintf(stderr, "warren: %s has no result.json yet (%s)\n", id, live ? "it is still running" : "its supervisor died; run 'warren gc'");
+			return 1;
+		}
+		fputs(txt, stdout);
+		return 0;
+	}
+	json_t *r = load_json(dir, "result.json");
+	json_t *spec = r ? json_incref(r) : load_json(dir, "spec.json");
+	if (!spec) {
+		fprintf(stderr, "warren: %s has no record in %s\n", id, dir);
+		return 125;
+	}
+	_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
+	row("id", id);
+	row("command", cmd);
+	row("worktree", json_string_value(json_object_get(spec, "worktree")) ?: "-");
+	row("rootfs", json_string_value(json_object_get(spec, "rootfs")) ?: "host / (read-only)");
+	json_t *user = json_object_get(spec, "user");
+	_cleanup_free_ char *u = xasprintf("%s (uid %lld, gid %lld)", json_string_value(json_object_get(user, "name")) ?: "?",
+					   json_integer_value(json_object_get(user, "uid")),
+					   json_integer_value(json_object_get(user, "gid")));
+	row("user", u);
+	if (!r) {
+		row("status", live ? "running" : "ended without a record (supervisor died; run 'warren gc')");
+		json_decref(spec);
+		return 0;
+	}
+	row("started", json_string_value(json_object_get(r, "started_at")) ?: "-");
+	row("ended", json_string_value(json_object_get(r, "ended_at")) ?: "-");
+	const char *st = json_string_value(json_object_get(r, "status"));
+	_cleanup_free_ char *stl = xasprintf("%s (exit %lld%s%s)", st ?: "?", json_integer_value(json_object_get(r, "exit_code")),
+					     json_is_string(json_object_get(r, "signal")) ? ", " : "",
+					     json_string_value(json_object_get(r, "signal")) ?: "");
+	row("status", stl);
+	json_t *cause = json_object_get(r, "cause");
+	if (json_is_object(cause))
+		row("cause", json_string_value(json_object_get(cause, "message")) ?: "-");
+	if (json_is_string(json_object_get(r, "error")))
+		row("error", json_string_value(json_object_get(r, "error")));
+	row_secs("wall", json_object_get(r, "wall_s"));
+	row_secs("cpu user", json_object_get(r, "cpu_user_s"));
+	row_secs("cpu system", json_object_get(r, "cpu_sys_s"));
+	row_size("peak memory", json_object_get(r, "peak_memory_bytes"));
+	json_t *pp = json_object_get(r, "pids_peak");
+	_cleanup_free_ char *pps = json_is_integer(pp) ? xasprintf("%lld", json_integer_value(pp)) : xstrdup("-");
+	row("pids peak", pps);
+	row_size("output", json_object_get(r, "output_bytes"));
+	row_size("scratch", json_object_get(r, "scratch_bytes"));
+	json_t *l = json_object_get(r, "limits");
+	char *lim = xstrdup("");
+	const char *key;
+	json_t *v;
+	json_object_foreach(l, key, v) {
+		if (!json_is_integer(v) || !strcmp(key, "grace_ms"))
+			continue;
+		char b[32];
+		uint64_t x = (uint64_t)json_integer_value(v);
+		const char *val = strstr(key, "_ms") ? format_duration_ms(b, sizeof b, x)
+			       : !strcmp(key, "pids") ? (snprintf(b, sizeof b, "%llu", (unsigned long long)x), b)
+						      : format_size(b, sizeof b, x);
+		char *n = xasprintf("%s%s%.*s %s", lim, *lim ? ", " : "", (int)strcspn(key, "_"), key, val);
+		free(lim);
+		lim = n;
+	}
+	row("limits", *lim ? lim : "none");
+	free(lim);
+	row("record", dir);
+	json_decref(spec);
+	json_decref(r);
+	return 0;
+}
+
+/* ---- gc ---- */
+
+static const char GC_HELP[] =
+	"usage: warren gc [--older-than D] [RUN...] [--state DIR]\n\n"
+	"Reclaim the scratch, mounts and cgroups that runs whose supervisor is gone left behind\n"
+	"(after a crash or kill -9 of warren), and the scratch of runs kept with --keep. Live\n"
+	"runs are never touched. With --older-than D (e.g. 7d, 12h), also delete the records of\n"
+	"runs that ended more than D ago. With RUN ids or prefixes, only those.\n";
+
+/* Reclaim one dead run. Returns 1 when something was reclaimed, 0 when nothing, -1 on error. */
+static int gc_one(const char *state, const char *id, uint64_t older_ms, bool *pruned)
+{
+	_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, id);
+	if (rundir_is_live(dir))
+		return 0;
+	int did = 0;
+	/* a supervisor that died may leave its cell's init, stopped by PDEATHSIG, and the group */
+	if (geteuid() == 0 && cgroup_remove_by_id(id) < 0)
+		fprintf(stderr, "warren: cannot remove the cgroup of %s; is a process of it stuck?\n", id);
+	if (rundir_has_scratch(dir)) {
+		_cleanup_error_ struct error err = { 0 };
+		if (rundir_reclaim(dir, &err) < 0) {
+			fprintf(stderr, "warren: %s\n", err.msg);
+			return -1;
+		}
+		did = 1;
+	}
+	if (older_ms && now_ms() - run_id_time_ms(id) > older_ms) {
+		int r = rm_tree(dir);
+		if (r < 0) {
+			fprintf(stderr, "warren: cannot delete the record %s: %s\n", dir, strerror(-r));
+			return -1;
+		}
+		*pruned = true;
+		did = 1;
+	}
+	return did;
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	const char *state_opt = NULL, *older = NULL;
+	int i = parse_common("gc", GC_HELP, argc, argv, &state_opt, NULL, &older);
+	if (i < 0)
+		return i == -2 ? 0 : 125;
+	uint64_t older_ms = 0;
+	if (older && (parse_duration_ms(older, &older_ms) < 0 || !older_ms))
+		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d)", older);
+	_cleanup_free_ char *state = statedir_default(state_opt);
+	char **ids;
+	if (i < argc) {
+		size_t n = (size_t)(argc - i);
+		ids = xcalloc(n + 1, sizeof *ids);
+		for (size_t k = 0; k < n; k++) {
+			_cleanup_error_ struct error err = { 0 };
+			ids[k] = runs_resolve(state, argv[i + (int)k], &err);
+			if (!ids[k]) {
+				runs_list_free(ids);
+				return cli_fail(&err);
+			}
+		}
+	} else {
+		ids = runs_list(state);
+	}
+	int reclaimed = 0, pruned_n = 0, failed = 0, live = 0;
+	for (char **id = ids; *id; id++) {
+		_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, *id);
+		if (rundir_is_live(dir)) {
+			live++;
+			continue;
+		}
+		bool pruned = false;
+		int r = gc_one(state, *id, older_ms, &pruned);
+		if (r < 0)
+			failed++;
+		else if (pruned)
+			pruned_n++;
+		else if (r > 0)
+			reclaimed++;
+	}
+	runs_list_free(ids);
+	printf("gc: reclaimed the scratch of %d run%s, deleted %d record%s, left %d live run%s alone%s\n", reclaimed,
+	       reclaimed == 1 ? "" : "s", pruned_n, pruned_n == 1 ? "" : "s", live, live == 1 ? "" : "s",
+	       failed ? "; some failed (see above)" : "");
+	return failed ? 125 : 0;
+}

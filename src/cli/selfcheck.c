@@ -1,0 +1,208 @@
+/* selfcheck.c - `warren selfcheck [--rootfs DIR]`: is this host able to make cells, and is the
+ * image clean (nothing in its /tmp, /tmp sticky, no root-owned directory where a job writes)? */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "cgroup/cgroup.h"
+#include "cli/cli.h"
+#include "run/rundir.h"
+#include "util/fs.h"
+
+static int failures;
+
+static void check(bool ok, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void check(bool ok, const char *what, const char *fmt, ...)
+{
+	if (ok) {
+		printf("ok    %s\n", what);
+		return;
+	}
+	failures++;
+	va_list ap;
+	va_start(ap, fmt);
+	printf("FAIL  %s: ", what);
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("note  ");
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+}
+
+static bool can_unshare_user(void)
+{
+	pid_t p = fork();
+	if (p == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
+	int st;
+	return p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static bool has_fs(const char *name)
+{
+	_cleanup_free_ char *s = read_file("/proc/filesystems", NULL);
+	if (!s)
+		return false;
+	_cleanup_free_ char *pat = xasprintf("\t%s\n", name);
+	return strstr(s, pat) != NULL;
+}
+
+static void host_checks(const char *state)
+{
+	struct utsname u;
+	uname(&u);
+	int maj = 0, min = 0;
+	sscanf(u.release, "%d.%d", &maj, &min);
+	check(maj > 5 || (maj == 5 && min >= 12), "kernel", "%s is older than 5.12 (mount_setattr, idmapped mounts); upgrade the kernel", u.release);
+	check(can_unshare_user(), "user namespaces",
+	      "cannot create one (check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, or AppArmor's restrict_unprivileged_userns)");
+	check(has_fs("overlay"), "overlayfs (for --rootfs)", "not in /proc/filesystems; run 'modprobe overlay'");
+	char *where = NULL, *missing = NULL;
+	enum cgroup_kind k = cgroup_host_kind(&where, &missing);
+	if (geteuid() != 0) {
+		note("cgroups: %s; rootless runs use no cgroup here, so --memory, --pids and --cpu-time are refused", where);
+	} else {
+		_cleanup_free_ char *w = xasprintf("cgroups: %s", where);
+		check(k != CGROUP_NONE && !*missing, w, "controllers missing: %s; limits that need them (--memory, --pids, --cpu-time) are refused",
+		      missing);
+	}
+	free(where);
+	free(missing);
+	_cleanup_error_ struct error err = { 0 };
+	_cleanup_free_ char *w = xasprintf("state directory %s", state);
+	struct stat st;
+	if (stat(state, &st) < 0) {
+		note("state directory %s does not exist yet; the first run creates it", state);
+	} else {
+		int r = statedir_prepare(state, &err);
+		check(r == 0, w, "%s", err.msg ? err.msg : "");
+	}
+}
+
+/* Directories owned by root below dir (depth-limited): a job running as its user cannot
+ * write into them. Reports the first few. */
+static void root_owned_below(const char *image, const char *rel, int depth, int *found)
+{
+	_cleanup_free_ char *dir = xasprintf("%s%s", image, rel);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) && *found < 5) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		_cleanup_free_ char *sub = xasprintf("%s/%s", rel, e->d_name);
+		if (st.st_uid == 0 && !(st.st_mode & 0002)) {
+			(*found)++;
+			check(false, "no root-owned directory where a job writes",
+			      "%s%s is a directory owned by root (mode %04o) left by the image build; a job running as its user cannot write it. Remove it from the image (rm -rf %s%s) or let the job create it",
+			      image, sub, st.st_mode & 07777, image, sub);
+		}
+		if (depth > 0)
+			root_owned_below(image, sub, depth - 1, found);
+	}
+	closedir(d);
+}
+
+static void image_checks(const char *image)
+{
+	_cleanup_free_ char *w = xasprintf("image %s", image);
+	check(is_dir(image), w, "not a directory; give --rootfs DIR holding a root file system");
+	if (!is_dir(image))
+		return;
+	_cleanup_free_ char *sh = xasprintf("%s/bin/sh", image);
+	check(access(sh, X_OK) == 0, "image has /bin/sh", "%s is missing or not executable; job steps run with sh", sh);
+	static const char *const tmps[] = { "/tmp", "/var/tmp" };
+	for (int i = 0; i < 2; i++) {
+		_cleanup_free_ char *p = xasprintf("%s%s", image, tmps[i]);
+		_cleanup_free_ char *what = xasprintf("image %s is empty", tmps[i]);
+		DIR *d = opendir(p);
+		int n = 0;
+		char first[256] = "";
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d)))
+				if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && n++ == 0)
+					snprintf(first, sizeof first, "%s", e->d_name);
+			closedir(d);
+		}
+		check(n == 0, what, "%s holds %d entr%s (e.g. %s) left by the image build; clean it (rm -rf %s/* %s/.[!.]*)", p, n,
+		      n == 1 ? "y" : "ies", first, p, p);
+		struct stat st;
+		if (stat(p, &st) == 0) {
+			_cleanup_free_ char *m = xasprintf("image %s mode is 01777", tmps[i]);
+			check((st.st_mode & 07777) == CELL_TMP_MODE, m, "%s has mode %04o; programs that check their temp directory refuse it; run 'chmod 1777 %s'",
+			      p, st.st_mode & 07777, p);
+		}
+	}
+	int found = 0;
+	root_owned_below(image, "/tmp", 3, &found);
+	root_owned_below(image, "/var/tmp", 3, &found);
+	_cleanup_free_ char *home = xasprintf("%s" CELL_HOME_PARENT "/" CELL_DEFAULT_USER, image);
+	if (is_dir(home))
+		root_owned_below(image, CELL_HOME_PARENT "/" CELL_DEFAULT_USER, 3, &found);
+	if (!found)
+		check(true, "no root-owned directory where a job writes (/tmp, /var/tmp, the run user's home)", " ");
+	_cleanup_free_ char *pw = xasprintf("%s/etc/passwd", image);
+	check(access(pw, R_OK) == 0 || !path_exists(pw), "image /etc/passwd readable",
+	      "%s cannot be read; the run user's entry is added to it in the cell", pw);
+	note("the run user is %s (uid %d) when root starts warren, added to the cell's /etc/passwd", CELL_DEFAULT_USER, CELL_DEFAULT_UID);
+}
+
+int cmd_selfcheck(int argc, char **argv)
+{
+	enum { O_STATE = 256, O_ROOTFS, O_HELP };
+	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
+					      { "rootfs", required_argument, NULL, O_ROOTFS },
+					      { "help", no_argument, NULL, O_HELP },
+					      { NULL, 0, NULL, 0 } };
+	const char *state_opt = NULL, *rootfs = NULL;
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case O_STATE: state_opt = optarg; break;
+		case O_ROOTFS: rootfs = optarg; break;
+		case O_HELP:
+			puts("usage: warren selfcheck [--rootfs DIR] [--state DIR]\n\n"
+			     "Check this host (user namespaces, overlayfs, cgroups, the state directory) and,\n"
+			     "with --rootfs, an image (empty sticky /tmp, no root-owned directories where a job\n"
+			     "writes). One line per check; exit 1 when any fails.");
+			return 0;
+		default:
+			return cli_usage_error("selfcheck", "selfcheck: unknown option or missing value '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("selfcheck", "selfcheck takes no operands, got '%s'", argv[optind]);
+	_cleanup_free_ char *state = statedir_default(state_opt);
+	failures = 0;
+	host_checks(state);
+	if (rootfs)
+		image_checks(rootfs);
+	printf("%s\n", failures ? "selfcheck: FAILED" : "selfcheck: all good");
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,65 @@
+/* main.c - dispatch of subcommands only. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char USAGE[] =
+	"usage: warren COMMAND [OPTIONS]\n"
+	"\n"
+	"Run untrusted jobs in a fresh cell of their own: private sticky /tmp (also $TMPDIR),\n"
+	"private home, an unprivileged user, own processes and network, named limits, and\n"
+	"nothing left behind.\n"
+	"\n"
+	"commands:\n"
+	"  run [OPTIONS] -- COMMAND [ARG...]   run one command in a fresh cell\n"
+	"  ps                                 list live runs\n"
+	"  show [RUN]                         show a run's record (default: the latest)\n"
+	"  gc [--older-than D] [RUN...]       reclaim what dead runs left; prune old records\n"
+	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
+	"\n"
+	"'warren COMMAND --help' describes a command's options. Exit status of 'run': the job's\n"
+	"own, 128+N when signal N killed it, 124 when --time or --cpu-time stopped it, 125 when\n"
+	"warren itself failed, 126/127 when the command cannot be run or is not found.\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(USAGE, stderr);
+		return 125;
+	}
+	const char *c = argv[1];
+	char *av[3];
+	if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
+		if (argc > 2 && strcmp(c, "help") == 0) {
+			av[0] = argv[2];
+			av[1] = (char *)"--help";
+			av[2] = NULL;
+			argv = av;
+			argc = 2;
+			c = av[0];
+		} else {
+			fputs(USAGE, stdout);
+			return 0;
+		}
+	} else {
+		argc--;
+		argv++;
+	}
+	if (!strcmp(c, "--version") || !strcmp(c, "version")) {
+		printf("warren %s\n", WARREN_VERSION);
+		return 0;
+	}
+	if (!strcmp(c, "run"))
+		return cmd_run(argc, argv);
+	if (!strcmp(c, "ps"))
+		return cmd_ps(argc, argv);
+	if (!strcmp(c, "show"))
+		return cmd_show(argc, argv);
+	if (!strcmp(c, "gc"))
+		return cmd_gc(argc, argv);
+	if (!strcmp(c, "selfcheck"))
+		return cmd_selfcheck(argc, argv);
+	fprintf(stderr, "warren: unknown command '%s'; the commands are run, ps, show, gc, selfcheck (see 'warren --help')\n", c);
+	return 125;
+}

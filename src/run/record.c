@@ -1,0 +1,131 @@
+/* record.c - spec.json and result.json of a run, through jansson. */
+#include "run/record.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/fs.h"
+
+const char *run_status_name(enum run_status s)
+{
+	static const char *const n[] = { "exited", "signaled", "limit", "interrupted", "error" };
+	return n[s];
+}
+
+char *format_rfc3339(char *buf, size_t len, const struct timespec *ts)
+{
+	struct tm tm;
+	gmtime_r(&ts->tv_sec, &tm);
+	char b[32];
+	strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03dZ", b, (int)((ts->tv_nsec / 1000000) % 1000));
+	return buf;
+}
+
+static json_t *strv_json(char **v)
+{
+	json_t *a = json_array();
+	for (char **p = v; p && *p; p++)
+		json_array_append_new(a, json_string(*p));
+	return a;
+}
+
+static json_t *opt_u64(uint64_t v) { return v ? json_integer((json_int_t)v) : json_null(); }
+static json_t *opt_str(const char *s) { return s ? json_string(s) : json_null(); }
+
+static json_t *limits_json(const struct limits *l)
+{
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "time_ms", opt_u64(l->time_ms), "cpu_time_ms",
+			 opt_u64(l->cpu_ms), "memory", opt_u64(l->memory), "pids", opt_u64(l->pids), "output",
+			 opt_u64(l->output), "scratch", opt_u64(l->scratch), "grace_ms", (json_int_t)l->grace_ms);
+}
+
+static json_t *user_json(const struct cell_spec *s)
+{
+	return json_pack("{s:I,s:I,s:s,s:s,s:I}", "uid", (json_int_t)s->uid, "gid", (json_int_t)s->gid, "name",
+			 s->user_name, "home", s->home, "host_uid", (json_int_t)spec_host_uid(s));
+}
+
+static int dump_to(const struct cell_spec *s, const char *name, json_t *j, struct error *err)
+{
+	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!txt)
+		return error_set(err, ENOMEM, "cannot serialise %s", name);
+	_cleanup_free_ char *path = xasprintf("%s/%s", s->rundir, name);
+	size_t n = strlen(txt);
+	txt = xrealloc(txt, n + 2);
+	txt[n] = '\n';
+	txt[n + 1] = '\0';
+	int r = write_file_atomic(path, txt, n + 1, 0644);
+	free(txt);
+	if (r < 0)
+		return error_set(err, -r, "cannot write %s", path);
+	return 0;
+}
+
+int record_write_spec(const struct cell_spec *s, struct error *err)
+{
+	json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:o,s:b,s:s,s:o}", "id", s->id, "command", strv_json(s->argv),
+			      "worktree", s->worktree, "rootfs", opt_str(s->rootfs), "user", user_json(s),
+			      "rootless", s->rootless, "driver", "container", "limits", limits_json(&s->limits));
+	if (!j)
+		return error_set(err, ENOMEM, "cannot build spec.json");
+	int r = dump_to(s, "spec.json", j, err);
+	json_decref(j);
+	return r;
+}
+
+char *record_result_json(const struct cell_spec *s, const struct run_result *r)
+{
+	char st[64], en[64];
+	format_rfc3339(st, sizeof st, &r->started);
+	format_rfc3339(en, sizeof en, &r->ended);
+	json_t *cause = json_null();
+	if (r->cause_limit)
+		cause = json_pack("{s:s,s:o,s:o}", "limit", r->cause_limit, "value", opt_str(r->cause_value),
+				  "message", opt_str(r->cause_message));
+	json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:o,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:f}", "id", s->id, "command",
+			      strv_json(s->argv), "worktree", s->worktree, "rootfs", opt_str(s->rootfs), "user",
+			      user_json(s), "started_at", st, "ended_at", en, "status", run_status_name(r->status),
+			      "exit_code", r->exit_code, "signal",
+			      r->signal ? json_string(sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?") : json_null(),
+			      "cause", cause, "error", opt_str(r->error), "wall_s", r->wall_s);
+	if (r->signal) {
+		char name[32];
+		snprintf(name, sizeof name, "SIG%s", sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?");
+		json_object_set_new(j, "signal", json_string(name));
+	}
+	json_object_set_new(j, "cpu_user_s", r->have_cpu ? json_real(r->cpu_user_s) : json_null());
+	json_object_set_new(j, "cpu_sys_s", r->have_cpu ? json_real(r->cpu_sys_s) : json_null());
+	json_object_set_new(j, "peak_memory_bytes", r->have_memory ? json_integer((json_int_t)r->peak_memory) : json_null());
+	json_object_set_new(j, "pids_peak", r->have_pids ? json_integer((json_int_t)r->pids_peak) : json_null());
+	json_object_set_new(j, "output_bytes", r->have_output ? json_integer((json_int_t)r->output_bytes) : json_null());
+	json_object_set_new(j, "scratch_bytes", json_integer((json_int_t)r->scratch_bytes));
+	json_object_set_new(j, "limits", limits_json(&s->limits));
+	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (!txt)
+		return NULL;
+	char *out = xasprintf("%s\n", txt);
+	free(txt);
+	return out;
+}
+
+int record_write_result(const struct cell_spec *s, const char *json, struct error *err)
+{
+	_cleanup_free_ char *path = xasprintf("%s/result.json", s->rundir);
+	int r = write_file_atomic(path, json, strlen(json), 0644);
+	if (r < 0)
+		return error_set(err, -r, "cannot write %s", path);
+	return 0;
+}
+
+void run_result_free(struct run_result *r)
+{
+	free(r->cause_limit);
+	free(r->cause_value);
+	free(r->cause_message);
+	free(r->error);
+}

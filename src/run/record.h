@@ -1,0 +1,41 @@
+/* record.h - the run's record: spec.json (what was asked) and result.json (how it ended),
+ * written atomically; the same JSON goes to --result FILE / --result-fd N. */
+#ifndef WARREN_RUN_RECORD_H
+#define WARREN_RUN_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cell/spec.h"
+#include "util/error.h"
+
+enum run_status { RUN_EXITED, RUN_SIGNALED, RUN_LIMIT, RUN_INTERRUPTED, RUN_ERROR };
+
+struct run_result {
+	enum run_status status;
+	int exit_code;              /* what warren exits with */
+	int signal;                 /* the signal that ended the job, 0 if none */
+	char *cause_limit;          /* "time", "cpu-time", "memory", "pids", "output", "scratch", "signal" or NULL */
+	char *cause_value;          /* "30s", "512 MiB", ... */
+	char *cause_message;        /* the one line shown to the user (without "warren: <id> stopped: ") */
+	char *error;                /* warren's own failure, for status error */
+	struct timespec started, ended; /* CLOCK_REALTIME */
+	double wall_s;
+	bool have_cpu, have_memory, have_pids;
+	double cpu_user_s, cpu_sys_s;
+	uint64_t peak_memory, pids_peak, output_bytes, scratch_bytes;
+	bool have_output;
+};
+
+const char *run_status_name(enum run_status s);
+/* RFC 3339 UTC with milliseconds into buf (>= 32 bytes). */
+char *format_rfc3339(char *buf, size_t len, const struct timespec *ts);
+
+int record_write_spec(const struct cell_spec *s, struct error *err);
+/* Serialise the result (heap string, pretty JSON, trailing newline). */
+char *record_result_json(const struct cell_spec *s, const struct run_result *r);
+int record_write_result(const struct cell_spec *s, const char *json, struct error *err);
+void run_result_free(struct run_result *r);
+
+#endif

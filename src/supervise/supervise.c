@@ -1,0 +1,685 @@
+/* supervise.c - the event loop of one run. epoll over: the cell init's pidfd (exit), its report
+ * pipe (setup errors, the job's wait status), a signalfd (SIGINT/SIGTERM/SIGHUP from the user,
+ * SIGWINCH), timerfds (wall clock, the limit watch, the grace period) and the job's output
+ * (pipes or a pty), which is relayed and counted. Every stop gets a cause. */
+#include "supervise/supervise.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cell/container.h"
+#include "cell/users.h"
+#include "cgroup/cgroup.h"
+#include "run/rundir.h"
+#include "util/fs.h"
+#include "util/units.h"
+
+#define WATCH_MS 100
+
+enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY };
+
+struct sup {
+	struct cell_spec *s;
+	struct cell cell;
+	struct cgroup cg;
+	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
+	int out_r, err_r;          /* job output pipes (read ends), -1 when closed */
+	int pty;                   /* pty master, -1 when none */
+	bool tty_raw;
+	struct termios saved_tio;
+	struct timespec t0;        /* CLOCK_MONOTONIC at start */
+	uint64_t output;           /* bytes the job wrote */
+	bool output_capped;
+
+	bool init_gone;
+	bool have_exit;
+	int job_status;            /* wait status of the job */
+	char *setup_error;         /* message from init */
+	int setup_status;
+	int setup_errnum;
+	uint64_t scratch_used;
+
+	bool stopping;             /* a cause was set and signals sent */
+	bool killed;               /* SIGKILL sent after the grace */
+	int stop_signal;
+	double stop_at_s;
+	char *cause_limit, *cause_value, *cause_text;
+	enum run_status cause_status;
+};
+
+static double elapsed_s(const struct sup *u)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - u->t0.tv_sec) + (double)(now.tv_nsec - u->t0.tv_nsec) / 1e9;
+}
+
+static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
+{
+	struct itimerspec it = {
+		.it_value = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 },
+		.it_interval = { .tv_sec = (time_t)(interval_ms / 1000), .tv_nsec = (long)(interval_ms % 1000) * 1000000 },
+	};
+	if (ms == 0)
+		it.it_value.tv_nsec = 1;
+	timerfd_settime(tfd, 0, &it, NULL);
+}
+
+static int signal_cell(struct sup *u, int sig)
+{
+	if (u->init_gone || u->cell.pidfd < 0)
+		return 0;
+	return (int)syscall(SYS_pidfd_send_signal, u->cell.pidfd, sig, NULL, 0);
+}
+
+/* Stop the whole cell for a named cause: the polite signal now, SIGKILL after the grace. */
+static void stop_cell(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text)
+{
+	if (u->stopping) {
+		free(text);
+		return;
+	}
+	u->stopping = true;
+	u->cause_status = st;
+	u->cause_limit = xstrdup(limit);
+	u->cause_value = value ? xstrdup(value) : NULL;
+	u->cause_text = text;
+	u->stop_signal = sig;
+	u->stop_at_s = elapsed_s(u);
+	signal_cell(u, sig);
+	arm(u->grace_tfd, u->s->limits.grace_ms, 0);
+}
+
+static void kill_cell(struct sup *u)
+{
+	if (u->killed)
+		return;
+	u->killed = true;
+	signal_cell(u, SIGKILL);
+}
+
+/* ---- output relay ---- */
+
+static int write_all(int fd, const char *b, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct timespec ts = { 0, 1000000 };
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			return -errno;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Read what the job wrote on fd and pass it on to out, within the output limit. */
+static bool relay(struct sup *u, int fd, int out)
+{
+	char buf[65536];
+	ssize_t n = read(fd, buf, sizeof buf);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0)
+		return false; /* EOF, or EIO on a pty whose slave is gone */
+	size_t pass = (size_t)n;
+	uint64_t lim = u->s->limits.output;
+	if (lim && u->output + pass > lim) {
+		pass = u->output >= lim ? 0 : (size_t)(lim - u->output);
+		if (!u->output_capped) {
+			u->output_capped = true;
+			char v[32];
+			format_size(v, sizeof v, lim);
+			stop_cell(u, RUN_LIMIT, "output", v, SIGTERM,
+				  xasprintf("output limit %s reached (the job wrote more than %llu bytes)", v,
+					    (unsigned long long)lim));
+		}
+	}
+	u->output += (uint64_t)n;
+	if (pass)
+		write_all(out, buf, pass);
+	return true;
+}
+
+/* ---- reports from init ---- */
+
+static void read_reports(struct sup *u)
+{
+	for (;;) {
+		struct cell_report r;
+		ssize_t n = read(u->cell.report_fd, &r, sizeof r);
+		if (n != (ssize_t)sizeof r)
+			return;
+		char *msg = xcalloc(1, r.len + 1);
+		if (r.len && read(u->cell.report_fd, msg, r.len) != (ssize_t)r.len) {
+			free(msg);
+			return;
+		}
+		if (r.type == CELL_REPORT_EXIT) {
+			u->have_exit = true;
+			u->job_status = r.status;
+			free(msg);
+		} else if (r.type == CELL_REPORT_ERROR && !u->setup_error) {
+			u->setup_error = msg;
+			u->setup_status = r.status;
+			u->setup_errnum = r.errnum;
+		} else {
+			free(msg);
+		}
+	}
+}
+
+/* ---- limits watched while the run lives ---- */
+
+static void watch_limits(struct sup *u)
+{
+	struct cgroup_usage cu;
+	cgroup_usage(&u->cg, &cu);
+	const struct limits *l = &u->s->limits;
+	char v[32];
+	if (l->memory && cu.oom_kills) {
+		format_size(v, sizeof v, l->memory);
+		stop_cell(u, RUN_LIMIT, "memory", v, SIGKILL,
+			  xasprintf("memory limit %s reached; the kernel killed %llu process%s", v,
+				    (unsigned long long)cu.oom_kills, cu.oom_kills == 1 ? "" : "es"));
+		kill_cell(u);
+	} else if (l->pids && cu.pids_max_hits) {
+		stop_cell(u, RUN_LIMIT, "pids", NULL, SIGTERM,
+			  xasprintf("process limit %llu reached (fork failed %llu time%s)", (unsigned long long)l->pids,
+				    (unsigned long long)cu.pids_max_hits, cu.pids_max_hits == 1 ? "" : "s"));
+		free(u->cause_value);
+		u->cause_value = xasprintf("%llu", (unsigned long long)l->pids);
+	} else if (l->cpu_ms && cu.have_cpu && cu.cpu_ns / 1000000 >= l->cpu_ms) {
+		format_duration_ms(v, sizeof v, l->cpu_ms);
+		char at[32];
+		format_seconds(at, sizeof at, elapsed_s(u));
+		stop_cell(u, RUN_LIMIT, "cpu-time", v, SIGTERM,
+			  xasprintf("CPU-time limit %s reached at %s of wall-clock time", v, at));
+	}
+}
+
+/* ---- the terminal ---- */
+
+static int setup_pty(struct sup *u, struct cell_io *io, struct error *err)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0) {
+		int e = errno;
+		closep(&m);
+		return error_set(err, e, "cannot open a pseudo-terminal for the job (is /dev/pts mounted?)");
+	}
+	char *name = ptsname(m);
+	int sl = name ? open(name, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+	if (sl < 0) {
+		int e = errno;
+		close(m);
+		return error_set(err, e, "cannot open the job's terminal %s", name ? name : "?");
+	}
+	struct winsize ws;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		ioctl(m, TIOCSWINSZ, &ws);
+	if (tcgetattr(STDIN_FILENO, &u->saved_tio) == 0) {
+		struct termios raw = u->saved_tio;
+		/* the job's terminal starts with the caller's settings */
+		tcsetattr(sl, TCSANOW, &u->saved_tio);
+		cfmakeraw(&raw);
+		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0)
+			u->tty_raw = true;
+	}
+	u->pty = m;
+	io->in = io->out = io->err = sl;
+	io->ctty = 1;
+	return 0;
+}
+
+static void restore_tty(struct sup *u)
+{
+	if (u->tty_raw) {
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &u->saved_tio);
+		u->tty_raw = false;
+	}
+}
+
+/* ---- the loop ---- */
+
+static void ep_add(int ep, int fd, uint32_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void ep_del_close(int ep, int *fd)
+{
+	if (*fd < 0)
+		return;
+	epoll_ctl(ep, EPOLL_CTL_DEL, *fd, NULL);
+	close(*fd);
+	*fd = -1;
+}
+
+static void on_signal(struct sup *u)
+{
+	struct signalfd_siginfo si;
+	while (read(u->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+		int sig = (int)si.ssi_signo;
+		if (sig == SIGWINCH) {
+			struct winsize ws;
+			if (u->pty >= 0 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+				ioctl(u->pty, TIOCSWINSZ, &ws);
+			continue;
+		}
+		if (sig == SIGCHLD)
+			continue;
+		if (u->stopping) {
+			/* asked twice: no more grace */
+			kill_cell(u);
+			continue;
+		}
+		stop_cell(u, RUN_INTERRUPTED, "signal", sigabbrev_np(sig), sig,
+			  xasprintf("interrupted by SIG%s", sigabbrev_np(sig)));
+	}
+}
+
+static void event_loop(struct sup *u)
+{
+	struct epoll_event evs[8];
+	bool in_open = u->pty >= 0;
+	while (!u->init_gone || u->out_r >= 0 || u->err_r >= 0 || u->pty >= 0) {
+		int n = epoll_wait(u->ep, evs, 8, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t exp;
+			switch (evs[i].data.u32) {
+			case EV_PIDFD:
+				read_reports(u);
+				u->init_gone = true;
+				epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.pidfd, NULL);
+				break;
+			case EV_REPORT:
+				read_reports(u);
+				if (evs[i].events & (EPOLLHUP | EPOLLERR))
+					epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.report_fd, NULL);
+				break;
+			case EV_SIGNAL:
+				on_signal(u);
+				break;
+			case EV_WALL: {
+				if (read(u->wall_tfd, &exp, sizeof exp) < 0)
+					break;
+				char v[32], at[32];
+				format_duration_ms(v, sizeof v, u->s->limits.time_ms);
+				format_seconds(at, sizeof at, elapsed_s(u));
+				stop_cell(u, RUN_LIMIT, "time", v, SIGTERM,
+					  xasprintf("wall-clock limit %s reached at %s", v, at));
+				break;
+			}
+			case EV_WATCH:
+				if (read(u->watch_tfd, &exp, sizeof exp) >= 0 && !u->init_gone)
+					watch_limits(u);
+				break;
+			case EV_GRACE:
+				if (read(u->grace_tfd, &exp, sizeof exp) >= 0)
+					kill_cell(u);
+				break;
+			case EV_OUT:
+				if (!relay(u, u->out_r, STDOUT_FILENO))
+					ep_del_close(u->ep, &u->out_r);
+				break;
+			case EV_ERR:
+				if (!relay(u, u->err_r, STDERR_FILENO))
+					ep_del_close(u->ep, &u->err_r);
+				break;
+			case EV_PTY:
+				if (!relay(u, u->pty, STDOUT_FILENO))
+					ep_del_close(u->ep, &u->pty);
+				break;
+			case EV_IN: {
+				char buf[4096];
+				ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
+				if (r <= 0 || u->pty < 0) {
+					if (in_open)
+						epoll_ctl(u->ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
+					in_open = false;
+				} else {
+					write_all(u->pty, buf, (size_t)r);
+				}
+				break;
+			}
+			}
+		}
+		/* the job and every process of the cell are gone once init is: stop waiting for a
+		 * pty whose other end a leaked descriptor might hold */
+		if (u->init_gone && u->pty >= 0) {
+			while (relay(u, u->pty, STDOUT_FILENO))
+				;
+			ep_del_close(u->ep, &u->pty);
+		}
+	}
+	if (in_open)
+		epoll_ctl(u->ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
+}
+
+/* ---- the outcome ---- */
+
+static const char *signal_name(int sig, char *buf, size_t len)
+{
+	snprintf(buf, len, "SIG%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	return buf;
+}
+
+static void build_result(struct sup *u, struct run_result *r)
+{
+	const struct limits *l = &u->s->limits;
+	/* how the job itself ended */
+	if (u->have_exit && WIFEXITED(u->job_status)) {
+		r->status = RUN_EXITED;
+		r->exit_code = WEXITSTATUS(u->job_status);
+	} else if (u->have_exit && WIFSIGNALED(u->job_status)) {
+		r->status = RUN_SIGNALED;
+		r->signal = WTERMSIG(u->job_status);
+		r->exit_code = 128 + r->signal;
+	} else {
+		/* init was killed before the job's end was reported: SIGKILL took everything */
+		r->status = RUN_SIGNALED;
+		r->signal = SIGKILL;
+		r->exit_code = 128 + SIGKILL;
+	}
+	if (u->setup_error) {
+		r->status = RUN_ERROR;
+		r->exit_code = u->setup_status ? u->setup_status : 125;
+		r->signal = 0;
+		r->error = xstrdup(u->setup_error);
+	}
+	struct cgroup_usage cu;
+	cgroup_usage(&u->cg, &cu);
+	/* a memory limit the kernel enforced after our last look still names itself */
+	if (!u->stopping && l->memory && cu.oom_kills) {
+		char v[32];
+		format_size(v, sizeof v, l->memory);
+		u->cause_status = RUN_LIMIT;
+		u->cause_limit = xstrdup("memory");
+		u->cause_value = xstrdup(v);
+		u->cause_text = xasprintf("memory limit %s reached; the kernel killed %llu process%s", v,
+					  (unsigned long long)cu.oom_kills, cu.oom_kills == 1 ? "" : "es");
+		u->stopping = true;
+	}
+	if (!u->stopping && l->scratch && u->scratch_used + 65536 >= l->scratch) {
+		char v[32];
+		format_size(v, sizeof v, l->scratch);
+		u->cause_status = RUN_LIMIT;
+		u->cause_limit = xstrdup("scratch");
+		u->cause_value = xstrdup(v);
+		u->cause_text = xasprintf("scratch limit %s reached (writes to /tmp, $HOME and the root failed with ENOSPC)", v);
+		u->stopping = true;
+	}
+	if (u->stopping && !u->setup_error) {
+		char sig[16];
+		r->status = u->cause_status;
+		if (!strcmp(u->cause_limit, "memory") || !strcmp(u->cause_limit, "scratch")) {
+			r->cause_message = xstrdup(u->cause_text);
+		} else if (u->killed) {
+			char g[32];
+			format_duration_ms(g, sizeof g, l->grace_ms);
+			r->cause_message = xasprintf("%s; sent %s, then SIGKILL after %s", u->cause_text,
+						     signal_name(u->stop_signal, sig, sizeof sig), g);
+		} else {
+			r->cause_message = xasprintf("%s; sent %s", u->cause_text, signal_name(u->stop_signal, sig, sizeof sig));
+		}
+		if (!strcmp(u->cause_limit, "time") || !strcmp(u->cause_limit, "cpu-time"))
+			r->exit_code = 124;
+		else if (r->status == RUN_INTERRUPTED)
+			r->exit_code = 128 + u->stop_signal;
+		r->cause_limit = xstrdup(u->cause_limit);
+		r->cause_value = u->cause_value ? xstrdup(u->cause_value) : NULL;
+	}
+	r->have_cpu = cu.have_cpu;
+	r->cpu_user_s = cu.cpu_user_s;
+	r->cpu_sys_s = cu.cpu_sys_s;
+	r->have_memory = cu.have_memory;
+	r->peak_memory = cu.peak_memory;
+	r->have_pids = cu.have_pids;
+	r->pids_peak = cu.pids_peak;
+	r->have_output = true;
+	r->output_bytes = u->output;
+}
+
+/* CPU time and peak RSS from the kernel's accounting of init and what it reaped, where no
+ * cgroup tells us. */
+static void rusage_fallback(struct run_result *r, const struct rusage *ru)
+{
+	if (!r->have_cpu) {
+		r->have_cpu = true;
+		r->cpu_user_s = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6;
+		r->cpu_sys_s = (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+	}
+	if (!r->have_memory) {
+		r->have_memory = true;
+		r->peak_memory = (uint64_t)ru->ru_maxrss * 1024;
+	}
+}
+
+static uint64_t scratch_bytes(const struct cell_spec *s)
+{
+	static const char *const parts[] = { "tmp", "var-tmp", "home", "upper" };
+	uint64_t total = 0;
+	for (size_t i = 0; i < 4; i++) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", s->rundir, parts[i]);
+		total += tree_bytes(p);
+	}
+	return total;
+}
+
+static void sup_close(struct sup *u)
+{
+	restore_tty(u);
+	closep(&u->ep);
+	closep(&u->sfd);
+	closep(&u->wall_tfd);
+	closep(&u->watch_tfd);
+	closep(&u->grace_tfd);
+	closep(&u->out_r);
+	closep(&u->err_r);
+	closep(&u->pty);
+	cell_close(&u->cell);
+	free(u->setup_error);
+	free(u->cause_limit);
+	free(u->cause_value);
+	free(u->cause_text);
+}
+
+static void emit_result(const struct supervise_opts *o, const char *json)
+{
+	if (o->result_fd >= 0)
+		write_all(o->result_fd, json, strlen(json));
+	if (o->result_file) {
+		int r = write_file_atomic(o->result_file, json, strlen(json), 0644);
+		if (r < 0)
+			fprintf(stderr, "warren: cannot write --result %s: %s\n", o->result_file, strerror(-r));
+	}
+}
+
+int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct error *err)
+{
+	struct sup u = { .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
+			 .out_r = -1, .err_r = -1, .pty = -1 };
+	u.cell.pidfd = u.cell.report_fd = u.cell.go_fd = u.cell.cgroup_fd = -1;
+	u.cg.v2_fd = -1;
+	struct run_result res = { 0 };
+	clock_gettime(CLOCK_REALTIME, &res.started);
+	clock_gettime(CLOCK_MONOTONIC, &u.t0);
+	int lock = -1, rc = -1;
+	bool made_rundir = false;
+	int out_w = -1, err_w = -1;
+
+	/* block the signals we watch before anything can be interrupted */
+	sigset_t mask, old;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGWINCH);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	signal(SIGPIPE, SIG_IGN);
+
+	lock = rundir_create(s, err);
+	if (lock < 0)
+		goto fail;
+	made_rundir = true;
+	if (users_write(s, err) < 0 || record_write_spec(s, err) < 0)
+		goto fail;
+	rundir_write_pid(s->rundir, getpid());
+	if (cgroup_create(&u.cg, s->id, &s->limits, s->rootless, err) < 0)
+		goto fail;
+
+	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO };
+	if (s->tty) {
+		if (setup_pty(&u, &io, err) < 0)
+			goto fail;
+	} else {
+		int p1[2], p2[2];
+		if (pipe2(p1, O_CLOEXEC) < 0 || pipe2(p2, O_CLOEXEC) < 0) {
+			error_set(err, errno, "cannot create the output pipes");
+			goto fail;
+		}
+		u.out_r = p1[0];
+		out_w = p1[1];
+		u.err_r = p2[0];
+		err_w = p2[1];
+		fcntl(u.out_r, F_SETFL, O_NONBLOCK);
+		fcntl(u.err_r, F_SETFL, O_NONBLOCK);
+		io.out = out_w;
+		io.err = err_w;
+	}
+
+	u.cell.cgroup_fd = u.cg.v2_fd;
+	if (container_start(s, &io, &u.cell, err) < 0)
+		goto fail;
+	closep(&out_w);
+	closep(&err_w);
+	if (s->tty) {
+		/* the job holds the slave now */
+		close(io.in);
+	}
+	if (cgroup_attach(&u.cg, u.cell.pid, err) < 0) {
+		signal_cell(&u, SIGKILL);
+		waitpid(u.cell.pid, NULL, 0);
+		goto fail;
+	}
+	container_release(&u.cell);
+
+	u.ep = epoll_create1(EPOLL_CLOEXEC);
+	u.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	u.wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	u.watch_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	u.grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	fcntl(u.cell.report_fd, F_SETFL, O_NONBLOCK);
+	ep_add(u.ep, u.cell.pidfd, EV_PIDFD);
+	ep_add(u.ep, u.cell.report_fd, EV_REPORT);
+	ep_add(u.ep, u.sfd, EV_SIGNAL);
+	ep_add(u.ep, u.wall_tfd, EV_WALL);
+	ep_add(u.ep, u.watch_tfd, EV_WATCH);
+	ep_add(u.ep, u.grace_tfd, EV_GRACE);
+	if (u.out_r >= 0)
+		ep_add(u.ep, u.out_r, EV_OUT);
+	if (u.err_r >= 0)
+		ep_add(u.ep, u.err_r, EV_ERR);
+	if (u.pty >= 0) {
+		fcntl(u.pty, F_SETFL, O_NONBLOCK);
+		ep_add(u.ep, u.pty, EV_PTY);
+		ep_add(u.ep, STDIN_FILENO, EV_IN);
+	}
+	if (s->limits.time_ms)
+		arm(u.wall_tfd, s->limits.time_ms, 0);
+	if (s->limits.cpu_ms || s->limits.pids || s->limits.memory)
+		arm(u.watch_tfd, WATCH_MS, WATCH_MS);
+
+	event_loop(&u);
+
+	struct rusage ru;
+	siginfo_t si;
+	memset(&ru, 0, sizeof ru);
+	/* reap init; its rusage covers what it reaped */
+	if (wait4(u.cell.pid, NULL, 0, &ru) < 0)
+		waitid(P_PIDFD, (id_t)u.cell.pidfd, &si, WEXITED);
+	read_reports(&u);
+	restore_tty(&u);
+	clock_gettime(CLOCK_REALTIME, &res.ended);
+	res.wall_s = elapsed_s(&u);
+	build_result(&u, &res);
+	rusage_fallback(&res, &ru);
+	res.scratch_bytes = scratch_bytes(s);
+
+	char *json = record_result_json(s, &res);
+	struct error e2 = { 0 };
+	if (json && record_write_result(s, json, &e2) < 0) {
+		fprintf(stderr, "warren: %s\n", e2.msg);
+		error_clear(&e2);
+	}
+	if (json)
+		emit_result(o, json);
+	free(json);
+
+	if (res.error)
+		fprintf(stderr, "warren: %s\n", res.error);
+	else if (res.cause_message && !o->quiet)
+		fprintf(stderr, "warren: %s stopped: %s\n", s->id, res.cause_message);
+
+	if (cgroup_destroy(&u.cg) < 0)
+		fprintf(stderr, "warren: cannot remove the cgroup of %s; run 'warren gc'\n", s->id);
+	if (s->keep) {
+		fprintf(stderr, "warren: kept the scratch of %s in %s (remove it with 'warren gc %s')\n", s->id, s->rundir, s->id);
+	} else if (rundir_reclaim(s->rundir, &e2) < 0) {
+		fprintf(stderr, "warren: %s\n", e2.msg);
+		error_clear(&e2);
+	}
+	rc = res.exit_code;
+	run_result_free(&res);
+	sup_close(&u);
+	close(lock);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+
+fail:
+	closep(&out_w);
+	closep(&err_w);
+	sup_close(&u);
+	cgroup_destroy(&u.cg);
+	if (made_rundir) {
+		/* nothing half-made stays: warren failed before the job ran */
+		struct error e2 = { 0 };
+		rundir_reclaim(s->rundir, &e2);
+		error_clear(&e2);
+		rm_tree(s->rundir);
+	}
+	if (lock >= 0)
+		close(lock);
+	run_result_free(&res);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err->errnum ? -err->errnum : -EINVAL;
+}

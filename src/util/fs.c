@@ -1,0 +1,284 @@
+/* fs.c - file and directory helpers used by the run directory, the record and the cell setup. */
+#include "util/fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *read_file_at(int dirfd, const char *path, size_t *len)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (n + 1 >= cap)
+			buf = xrealloc(buf, cap *= 2);
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *read_file(const char *path, size_t *len) { return read_file_at(AT_FDCWD, path, len); }
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, data, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		data += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int write_file(const char *path, const char *data, size_t len)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	return write_all(fd, data, len);
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
+{
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp", path);
+	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	int r = write_all(fd, data, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* One level of the removal: a directory being emptied, its name in its parent. */
+struct frame {
+	char *name;
+};
+
+static int open_dir_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		/* a directory without r or x for us: make it usable, then retry */
+		if (fchmodat(dirfd, name, 0700, 0) == 0)
+			fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	return fd;
+}
+
+/* Remove the non-directory entries of fd; return the name of the first subdirectory found
+ * (heap), or NULL when the directory holds nothing more. */
+static char *empty_files(int fd, int *first_err)
+{
+	int dup_fd = dup(fd);
+	if (dup_fd < 0) {
+		*first_err = *first_err ? *first_err : -errno;
+		return NULL;
+	}
+	DIR *d = fdopendir(dup_fd);
+	if (!d) {
+		close(dup_fd);
+		*first_err = *first_err ? *first_err : -errno;
+		return NULL;
+	}
+	rewinddir(d);
+	char *sub = NULL;
+	struct dirent *e;
+	fchmod(fd, 0700); /* so that unlink works in a read-only directory we own */
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno == EISDIR || errno == EPERM) {
+			struct stat st;
+			if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+				if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0)
+					continue;
+				if (!sub)
+					sub = xstrdup(e->d_name);
+				continue;
+			}
+		}
+		if (!*first_err)
+			*first_err = -errno;
+	}
+	closedir(d);
+	return sub;
+}
+
+int rm_tree_at(int dirfd, const char *name)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
+		return 0;
+
+	int first_err = 0;
+	size_t depth = 0, cap = 16;
+	struct frame *stack = xmalloc(cap * sizeof *stack);
+	stack[0].name = xstrdup(name);
+	int parent = dirfd == AT_FDCWD ? open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				       : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (parent < 0) {
+		free(stack[0].name);
+		free(stack);
+		return -errno;
+	}
+	int cur = open_dir_at(parent, name);
+	if (cur < 0) {
+		first_err = -errno;
+		goto out;
+	}
+	/* Descend into the first subdirectory that is not empty; climb back up with ".."
+	 * when a directory is empty, removing it from its parent. One fd for the walk. */
+	for (;;) {
+		char *sub = empty_files(cur, &first_err);
+		if (sub) {
+			int next = open_dir_at(cur, sub);
+			if (next < 0) {
+				if (!first_err)
+					first_err = -errno;
+				free(sub);
+				break;
+			}
+			if (depth + 1 == cap)
+				stack = xrealloc(stack, (cap *= 2) * sizeof *stack);
+			stack[++depth].name = sub;
+			close(cur);
+			cur = next;
+			continue;
+		}
+		if (first_err)
+			break;
+		if (depth == 0)
+			break;
+		int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0) {
+			first_err = -errno;
+			break;
+		}
+		close(cur);
+		cur = up;
+		if (unlinkat(cur, stack[depth].name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+			first_err = -errno;
+			break;
+		}
+		free(stack[depth].name);
+		depth--;
+	}
+	close(cur);
+	if (!first_err && unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		first_err = -errno;
+out:
+	for (size_t i = 0; i <= depth; i++)
+		free(stack[i].name);
+	free(stack);
+	close(parent);
+	return first_err;
+}
+
+int rm_tree(const char *path) { return rm_tree_at(AT_FDCWD, path); }
+
+static unsigned long long bytes_at(int fd, dev_t dev, int depth)
+{
+	unsigned long long total = 0;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
+			continue;
+		total += (unsigned long long)st.st_blocks * 512;
+		if (S_ISDIR(st.st_mode) && depth < 256) {
+			int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				total += bytes_at(sub, dev, depth + 1);
+		}
+	}
+	closedir(d);
+	return total;
+}
+
+unsigned long long tree_bytes(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return 0;
+	}
+	return bytes_at(fd, st.st_dev, 0);
+}
+
+bool path_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *abs_path(const char *path)
+{
+	return realpath(path, NULL);
+}

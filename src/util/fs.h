@@ -1,0 +1,31 @@
+/* fs.h - file helpers: read/write whole files, atomic replace, mkdir -p, and a tree removal
+ * that survives read-only directories, deep trees, odd names, sockets and full disks. */
+#ifndef WARREN_UTIL_FS_H
+#define WARREN_UTIL_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "util/error.h"
+
+/* Read a whole file (NUL-terminated). NULL and errno set on failure. */
+char *read_file(const char *path, size_t *len);
+char *read_file_at(int dirfd, const char *path, size_t *len);
+/* Write data to path (created 0644 or truncated). 0 or -errno. */
+int write_file(const char *path, const char *data, size_t len);
+/* Write to path.tmp then rename over path, fsync'd: readers see old or new, never half. */
+int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode);
+/* mkdir -p with mode for the created components. 0 or -errno. */
+int mkdir_p(const char *path, mode_t mode);
+/* Remove everything below and including dirfd/name. Uses one descriptor at a time, so depth
+ * is unbounded; makes directories writable as it goes. 0 or -errno of the first failure. */
+int rm_tree_at(int dirfd, const char *name);
+int rm_tree(const char *path);
+/* Total bytes allocated by files below path (st_blocks*512), not crossing mounts. */
+unsigned long long tree_bytes(const char *path);
+bool path_exists(const char *path);
+bool is_dir(const char *path);
+/* Absolute, symlink-free form of path (realpath), or NULL. */
+char *abs_path(const char *path);
+
+#endif

@@ -1,0 +1,160 @@
+/* units.c - durations and sizes as people write them, and back. */
+#include "util/units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int parse_uint(const char *s, uint64_t *v)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	char *end;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+/* Parse a non-negative decimal number at *p, advancing it. */
+static int number(const char **p, double *out)
+{
+	const char *s = *p;
+	if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1])))
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (errno || end == s || d < 0 || !isfinite(d))
+		return -EINVAL;
+	/* refuse exponents and hex that strtod accepts */
+	for (const char *c = s; c < end; c++)
+		if (!isdigit((unsigned char)*c) && *c != '.')
+			return -EINVAL;
+	*p = end;
+	*out = d;
+	return 0;
+}
+
+int parse_duration_ms(const char *s, uint64_t *ms)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	double total = 0;
+	const char *p = s;
+	int parts = 0;
+	while (*p) {
+		double d;
+		if (number(&p, &d) < 0)
+			return -EINVAL;
+		double unit;
+		if (strncmp(p, "ms", 2) == 0) { unit = 1; p += 2; }
+		else if (*p == 's') { unit = 1000; p++; }
+		else if (*p == 'm') { unit = 60000; p++; }
+		else if (*p == 'h') { unit = 3600000; p++; }
+		else if (*p == 'd') { unit = 86400000; p++; }
+		else if (*p == '\0' && parts == 0) unit = 1000;
+		else return -EINVAL;
+		total += d * unit;
+		parts++;
+	}
+	if (total > 1e15)
+		return -EINVAL;
+	*ms = (uint64_t)llround(total);
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	const char *p = s;
+	double d;
+	if (number(&p, &d) < 0)
+		return -EINVAL;
+	double mul = 1;
+	switch (toupper((unsigned char)*p)) {
+	case '\0': break;
+	case 'B': break;
+	case 'K': mul = 1024.0; p++; break;
+	case 'M': mul = 1024.0 * 1024; p++; break;
+	case 'G': mul = 1024.0 * 1024 * 1024; p++; break;
+	case 'T': mul = 1024.0 * 1024 * 1024 * 1024; p++; break;
+	default: return -EINVAL;
+	}
+	if (mul > 1) {
+		if (*p == 'i' && toupper((unsigned char)p[1]) == 'B') p += 2;
+		else if (toupper((unsigned char)*p) == 'B') p++;
+	} else if (toupper((unsigned char)*p) == 'B') {
+		p++;
+	}
+	if (*p)
+		return -EINVAL;
+	double v = d * mul;
+	if (v > 9.0e18)
+		return -EINVAL;
+	*bytes = (uint64_t)llround(v);
+	return 0;
+}
+
+char *format_duration_ms(char *buf, size_t len, uint64_t ms)
+{
+	uint64_t h = ms / 3600000, m = (ms / 60000) % 60, s = (ms / 1000) % 60, r = ms % 1000;
+	int n = 0;
+	buf[0] = '\0';
+	if (ms == 0) {
+		snprintf(buf, len, "0s");
+		return buf;
+	}
+	if (h) n += snprintf(buf + n, len - n, "%lluh", (unsigned long long)h);
+	if (m && (size_t)n < len) n += snprintf(buf + n, len - n, "%llum", (unsigned long long)m);
+	if ((s || r) && (size_t)n < len) {
+		if (r && !h && !m && !s)
+			snprintf(buf + n, len - n, "%llums", (unsigned long long)r);
+		else if (r)
+			snprintf(buf + n, len - n, "%llu.%03llus", (unsigned long long)s, (unsigned long long)r);
+		else
+			snprintf(buf + n, len - n, "%llus", (unsigned long long)s);
+	}
+	return buf;
+}
+
+char *format_seconds(char *buf, size_t len, double s)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60) {
+		snprintf(buf, len, "%.2fs", s);
+	} else if (s < 3600) {
+		int m = (int)(s / 60);
+		snprintf(buf, len, "%dm%04.1fs", m, s - m * 60.0);
+	} else {
+		int h = (int)(s / 3600);
+		int m = (int)((s - h * 3600.0) / 60);
+		snprintf(buf, len, "%dh%02dm%02ds", h, m, (int)(s - h * 3600.0 - m * 60.0));
+	}
+	return buf;
+}
+
+char *format_size(char *buf, size_t len, uint64_t b)
+{
+	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int i = 0;
+	double v = (double)b;
+	while (v >= 1024 && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)b);
+	else if (v == floor(v))
+		snprintf(buf, len, "%.0f %s", v, u[i]);
+	else
+		snprintf(buf, len, "%.1f %s", v, u[i]);
+	return buf;
+}
