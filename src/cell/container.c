@@ -157,9 +157,9 @@ static void write_map(const char *proc, pid_t pid, const char *file, const char 
 		die(-r, "cannot write %s (%s)", path, line);
 }
 
-/* A user namespace that maps on-disk uid/gid `from` to host `to`: the idmap of a worktree
- * mount, so that the run user owns the worktree inside and its files keep their owner. */
-static int idmap_userns(const char *proc, uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g)
+/* A user namespace that maps on-disk ids [from, from+n) to host ids [to, to+n): the idmap of
+ * an idmapped mount. Made by the supervisor (host pid namespace, host /proc) before the cell. */
+static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsigned n)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -179,37 +179,50 @@ static int idmap_userns(const char *proc, uid_t from_u, uid_t to_u, gid_t from_g
 	}
 	close(p[0]);
 	char line[64], path[128];
-	snprintf(line, sizeof line, "%u %u 1\n", from_u, to_u);
-	write_map(proc, pid, "uid_map", line);
-	snprintf(line, sizeof line, "%u %u 1\n", from_g, to_g);
-	write_map(proc, pid, "gid_map", line);
-	snprintf(path, sizeof path, "%s/%d/ns/user", proc, (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = -1;
+	snprintf(line, sizeof line, "%u %u %u\n", from_u, to_u, n);
+	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+	if (write_file(path, line, strlen(line)) == 0) {
+		snprintf(line, sizeof line, "%u %u %u\n", from_g, to_g, n);
+		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+		if (write_file(path, line, strlen(line)) == 0) {
+			snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
 	close(p[1]);
 	waitpid(pid, NULL, 0);
 	return fd;
 }
 
+/* Clone the tree at path as a detached mount, idmapped through userns fd ns. -1 when the
+ * kernel or the file system cannot. */
+static int idmapped_tree(const char *path, int ns)
+{
+	if (ns < 0)
+		return -1;
+	int t = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (t < 0)
+		return -1;
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				.userns_fd = (uint64_t)ns };
+	if (sys_mount_setattr(t, "", AT_EMPTY_PATH, &a) < 0) {
+		close(t);
+		return -1;
+	}
+	return t;
+}
+
+static int idmap_ns_work = -1, idmap_ns_image = -1;
+
 /* Bind the worktree read-write; in root mode through an idmapped mount so that its owner is the
  * run user inside the cell. Falls back to a plain bind where idmapping is not supported. */
-static void mount_worktree(const struct cell_spec *s, const char *root, const char *target)
+static void mount_worktree(const struct cell_spec *s, const char *target)
 {
 	ensure_mountpoint(target, false);
-	struct stat st;
-	if (stat(s->worktree, &st) < 0)
-		die(errno, "cannot use the worktree %s", s->worktree);
-	if (!s->rootless && (st.st_uid != spec_host_uid(s) || st.st_gid != spec_host_gid(s))) {
-		_cleanup_free_ char *proc = at(root, "/proc");
-		_cleanup_close_ int ns = idmap_userns(proc, st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s));
-		_cleanup_close_ int t = sys_open_tree(AT_FDCWD, s->worktree, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (ns >= 0 && t >= 0) {
-			struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-						.userns_fd = (uint64_t)ns };
-			if (sys_mount_setattr(t, "", AT_EMPTY_PATH, &a) == 0 &&
-			    sys_move_mount(t, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) == 0)
-				return;
-		}
-	}
+	_cleanup_close_ int t = idmapped_tree(s->worktree, idmap_ns_work);
+	if (t >= 0 && sys_move_mount(t, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) == 0)
+		return;
 	bind_path(s->worktree, target, false, false);
 }
 
@@ -247,8 +260,14 @@ static void mount_dev(const char *root)
 static void mount_root(const struct cell_spec *s, const char *root)
 {
 	if (s->rootfs) {
+		/* root mode: the image's own ids are the cell's (its root files belong to cell root) */
+		const char *lower = s->rootfs;
+		_cleanup_free_ char *idmapped = xasprintf("%s/" RUN_LOWER_DIR, s->rundir);
+		_cleanup_close_ int t = idmapped_tree(s->rootfs, idmap_ns_image);
+		if (t >= 0 && sys_move_mount(t, "", AT_FDCWD, idmapped, MOVE_MOUNT_F_EMPTY_PATH) == 0)
+			lower = idmapped;
 		_cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s/" RUN_UPPER_DIR ",workdir=%s/" RUN_WORK_DIR "%s",
-						      s->rootfs, s->rundir, s->rundir, s->rootless ? ",userxattr" : "");
+						      lower, s->rundir, s->rundir, s->rootless ? ",userxattr" : "");
 		if (mount("overlay", root, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
 			die(errno, "cannot mount an overlay of --rootfs %s on %s (is overlayfs available? see 'warren selfcheck')",
 			    s->rootfs, root);
@@ -301,7 +320,7 @@ static void build_root(const struct cell_spec *s)
 	}
 
 	_cleanup_free_ char *work = at(root, s->worktree);
-	mount_worktree(s, root, work);
+	mount_worktree(s, work);
 
 	/* the state directory (other runs' scratch and records) is hidden, also when it lies
 	 * inside the worktree */
@@ -543,6 +562,14 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		closep(&rep[1]);
 		return error_set(err, e, "cannot create pipes for the cell");
 	}
+	/* root mode: the worktree's owner is the run user inside; the image's ids are the cell's */
+	if (!s->rootless) {
+		struct stat st;
+		if (stat(s->worktree, &st) == 0 && (st.st_uid != spec_host_uid(s) || st.st_gid != spec_host_gid(s)))
+			idmap_ns_work = idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1);
+		if (s->rootfs)
+			idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE);
+	}
 	int pidfd = -1;
 	struct clone_args a = {
 		.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
@@ -573,6 +600,8 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	}
 	close(rep[1]);
 	close(go[0]);
+	closep(&idmap_ns_work);
+	closep(&idmap_ns_image);
 	c->pid = pid;
 	c->pidfd = pidfd;
 	c->report_fd = rep[0];

@@ -36,6 +36,7 @@
 #define RUN_UPPER_DIR      "upper"
 #define RUN_WORK_DIR       "work"
 #define RUN_ROOT_DIR       "root"
+#define RUN_LOWER_DIR      "lower"
 #define RUN_ETC_DIR        "etc"
 
 #endif

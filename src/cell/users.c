@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cell/contract.h"
 #include "util/fs.h"
@@ -51,6 +52,8 @@ static int write_db(const struct cell_spec *s, const char *file, bool group, str
 	fclose(out);
 	int r = write_file(out_path, buf, len);
 	free(buf);
+	if (r == 0 && geteuid() == 0 && chown(out_path, spec_host_root_uid(s), spec_host_root_uid(s)) < 0)
+		r = -errno;
 	if (r < 0)
 		return error_set(err, -r, "cannot write %s", out_path);
 	return 0;

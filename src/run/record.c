@@ -50,7 +50,7 @@ static json_t *user_json(const struct cell_spec *s)
 
 static int dump_to(const struct cell_spec *s, const char *name, json_t *j, struct error *err)
 {
-	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 	if (!txt)
 		return error_set(err, ENOMEM, "cannot serialise %s", name);
 	_cleanup_free_ char *path = xasprintf("%s/%s", s->rundir, name);
@@ -104,7 +104,7 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r)
 	json_object_set_new(j, "output_bytes", r->have_output ? json_integer((json_int_t)r->output_bytes) : json_null());
 	json_object_set_new(j, "scratch_bytes", json_integer((json_int_t)r->scratch_bytes));
 	json_object_set_new(j, "limits", limits_json(&s->limits));
-	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 	json_decref(j);
 	if (!txt)
 		return NULL;

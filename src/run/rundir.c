@@ -15,7 +15,7 @@
 #include "util/fs.h"
 
 static const char *const SCRATCH[] = { RUN_TMP_DIR, RUN_VARTMP_DIR, RUN_HOME_DIR, RUN_UPPER_DIR,
-				       RUN_WORK_DIR, RUN_ROOT_DIR, RUN_ETC_DIR, "scratch", NULL };
+				       RUN_WORK_DIR, RUN_ROOT_DIR, RUN_LOWER_DIR, RUN_ETC_DIR, "scratch", NULL };
 
 char *statedir_default(const char *opt)
 {
@@ -113,8 +113,10 @@ int rundir_create(const struct cell_spec *s, struct error *err)
 		}
 	}
 	if (s->rootfs) {
-		if ((r = mkdir_owned(dfd, RUN_UPPER_DIR, 0755, geteuid(), getegid())) < 0 ||
-		    (r = mkdir_owned(dfd, RUN_WORK_DIR, 0755, geteuid(), getegid())) < 0) {
+		/* the overlay's root directory takes its owner from upper: cell root */
+		if ((r = mkdir_owned(dfd, RUN_UPPER_DIR, 0755, ru, rg)) < 0 ||
+		    (r = mkdir_owned(dfd, RUN_WORK_DIR, 0755, geteuid(), getegid())) < 0 ||
+		    (r = mkdir_owned(dfd, RUN_LOWER_DIR, 0755, geteuid(), getegid())) < 0) {
 			what = "upper";
 			goto fail;
 		}
