@@ -2,8 +2,8 @@
 CC      ?= cc
 PKGS    := jansson libseccomp libcap
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 SRCS    := $(shell find src -name '*.c' | sort)

@@ -25,6 +25,8 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -215,6 +217,49 @@ static int idmapped_tree(const char *path, int ns)
 
 static int idmap_ns_work = -1, idmap_ns_image = -1;
 
+/* Where the scratch parts live: the run directory, or with --scratch a size-limited tmpfs
+ * mounted by init at <rundir>/scratch (so it is private to the cell and gone with it). */
+static char *scratch_base;
+static int scratch_fd = -1;
+
+static char *scratch_part(const char *part)
+{
+	return xasprintf("%s/%s", scratch_base, part);
+}
+
+static void mount_scratch(const struct cell_spec *s)
+{
+	if (!s->limits.scratch) {
+		scratch_base = xstrdup(s->rundir);
+		return;
+	}
+	scratch_base = xasprintf("%s/scratch", s->rundir);
+	_cleanup_free_ char *opts = xasprintf("size=%llu,mode=0755", (unsigned long long)s->limits.scratch);
+	ensure_mountpoint(scratch_base, false);
+	do_mount("tmpfs", scratch_base, "tmpfs", MS_NOSUID | MS_NODEV, opts);
+	scratch_fd = open(scratch_base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uid_t root_uid = s->rootless ? s->uid : 0, run_uid = s->uid;
+	gid_t root_gid = s->rootless ? s->gid : 0, run_gid = s->gid;
+	/* in root mode init is host root: give the parts their host owners */
+	if (!s->rootless) {
+		root_uid = spec_host_root_uid(s);
+		root_gid = s->id_base;
+		run_uid = spec_host_uid(s);
+		run_gid = spec_host_gid(s);
+	}
+	struct { const char *name; mode_t mode; uid_t u; gid_t g; } parts[] = {
+		{ RUN_TMP_DIR, CELL_TMP_MODE, root_uid, root_gid }, { RUN_VARTMP_DIR, CELL_TMP_MODE, root_uid, root_gid },
+		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid }, { RUN_UPPER_DIR, 0755, root_uid, root_gid },
+		{ RUN_WORK_DIR, 0755, root_uid, root_gid },
+	};
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		if (mkdirat(scratch_fd, parts[i].name, parts[i].mode) < 0 ||
+		    fchmodat(scratch_fd, parts[i].name, parts[i].mode, 0) < 0 ||
+		    fchownat(scratch_fd, parts[i].name, parts[i].u, parts[i].g, 0) < 0)
+			die(errno, "cannot prepare %s/%s", scratch_base, parts[i].name);
+	}
+}
+
 /* Bind the worktree read-write; in root mode through an idmapped mount so that its owner is the
  * run user inside the cell. Falls back to a plain bind where idmapping is not supported. */
 static void mount_worktree(const struct cell_spec *s, const char *target)
@@ -267,7 +312,7 @@ static void mount_root(const struct cell_spec *s, const char *root)
 		if (t >= 0 && sys_move_mount(t, "", AT_FDCWD, idmapped, MOVE_MOUNT_F_EMPTY_PATH) == 0)
 			lower = idmapped;
 		_cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s/" RUN_UPPER_DIR ",workdir=%s/" RUN_WORK_DIR "%s",
-						      lower, s->rundir, s->rundir, s->rootless ? ",userxattr" : "");
+						      lower, scratch_base, scratch_base, s->rootless ? ",userxattr" : "");
 		if (mount("overlay", root, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
 			die(errno, "cannot mount an overlay of --rootfs %s on %s (is overlayfs available? see 'warren selfcheck')",
 			    s->rootfs, root);
@@ -285,6 +330,7 @@ static void build_root(const struct cell_spec *s)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		die(errno, "cannot make the cell's mounts private");
 	_cleanup_free_ char *root = xasprintf("%s/" RUN_ROOT_DIR, s->rundir);
+	mount_scratch(s);
 	mount_root(s, root);
 
 	_cleanup_free_ char *proc = at(root, "/proc");
@@ -293,10 +339,10 @@ static void build_root(const struct cell_spec *s)
 	mount_dev(root);
 
 	_cleanup_free_ char *tmp = at(root, CELL_TMP_PATH);
-	_cleanup_free_ char *tmp_src = xasprintf("%s/" RUN_TMP_DIR, s->rundir);
+	_cleanup_free_ char *tmp_src = scratch_part(RUN_TMP_DIR);
 	bind_path(tmp_src, tmp, false, false);
 	_cleanup_free_ char *vartmp = at(root, CELL_VARTMP_PATH);
-	_cleanup_free_ char *vartmp_src = xasprintf("%s/" RUN_VARTMP_DIR, s->rundir);
+	_cleanup_free_ char *vartmp_src = scratch_part(RUN_VARTMP_DIR);
 	bind_path(vartmp_src, vartmp, false, false);
 
 	/* /run: empty (the host's sockets, e.g. docker.sock, stay out of reach) */
@@ -309,7 +355,7 @@ static void build_root(const struct cell_spec *s)
 		tmpfs(home_parent, "mode=0755,size=1m", MS_NOEXEC);
 	}
 	_cleanup_free_ char *home = at(root, s->home);
-	_cleanup_free_ char *home_src = xasprintf("%s/" RUN_HOME_DIR, s->rundir);
+	_cleanup_free_ char *home_src = scratch_part(RUN_HOME_DIR);
 	bind_path(home_src, home, false, false);
 
 	static const char *const dbs[] = { "passwd", "group" };
@@ -472,6 +518,23 @@ static pid_t start_job(const struct cell_spec *s, const struct cell_io *io)
 
 /* ---- init: pid 1 of the cell ---- */
 
+/* Report the scratch tmpfs's use; returns true when it is full. */
+static bool report_scratch(uint32_t type)
+{
+	struct statfs fs;
+	if (scratch_fd < 0 || fstatfs(scratch_fd, &fs) < 0)
+		return false;
+	unsigned long long used = (unsigned long long)(fs.f_blocks - fs.f_bfree) * fs.f_bsize;
+	unsigned long long avail = (unsigned long long)fs.f_bfree * fs.f_bsize;
+	bool full = avail < 65536;
+	if (type == CELL_REPORT_SCRATCH || full) {
+		char m[64];
+		snprintf(m, sizeof m, "%llu %llu", used, avail);
+		report(type, 0, 0, m);
+	}
+	return full;
+}
+
 static void __attribute__((noreturn)) init_loop(pid_t job)
 {
 	sigset_t all;
@@ -479,7 +542,26 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 	int sfd = signalfd(-1, &all, SFD_CLOEXEC);
 	if (sfd < 0)
 		die(errno, "signalfd");
+	/* with --scratch, a full scratch stops the run: look at it ten times a second */
+	int tfd = -1;
+	if (scratch_fd >= 0) {
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		struct itimerspec it = { .it_value = { 0, 100000000 }, .it_interval = { 0, 100000000 } };
+		timerfd_settime(tfd, 0, &it, NULL);
+	}
+	struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
 	for (;;) {
+		if (poll(pf, tfd >= 0 ? 2 : 1, -1) < 0)
+			continue;
+		if (tfd >= 0 && (pf[1].revents & POLLIN)) {
+			uint64_t n;
+			if (read(tfd, &n, sizeof n) > 0 && report_scratch(CELL_REPORT_SCRATCH_FULL)) {
+				close(tfd);
+				tfd = -1;
+			}
+		}
+		if (!(pf[0].revents & POLLIN))
+			continue;
 		struct signalfd_siginfo si;
 		ssize_t n = read(sfd, &si, sizeof si);
 		if (n != (ssize_t)sizeof si)
@@ -493,6 +575,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 		pid_t p;
 		while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (p == job) {
+				report_scratch(CELL_REPORT_SCRATCH);
 				report(CELL_REPORT_EXIT, status, 0, NULL);
 				/* pid 1 leaving takes every other process of the cell with it */
 				_exit(0);

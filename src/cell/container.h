@@ -26,6 +26,8 @@ struct cell {
 enum cell_report_type {
 	CELL_REPORT_ERROR = 1, /* setup or exec failed: status, errnum, message */
 	CELL_REPORT_EXIT = 2,  /* the job ended: status is its wait status */
+	CELL_REPORT_SCRATCH = 3, /* --scratch: "<used bytes> <free bytes>" of the scratch tmpfs */
+	CELL_REPORT_SCRATCH_FULL = 4, /* the same, sent once when the scratch is full */
 };
 
 struct cell_report {

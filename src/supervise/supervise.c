@@ -51,6 +51,8 @@ struct sup {
 	int setup_status;
 	int setup_errnum;
 	uint64_t scratch_used;
+	uint64_t scratch_free;
+	bool have_scratch;
 
 	bool stopping;             /* a cause was set and signals sent */
 	bool killed;               /* SIGKILL sent after the grace */
@@ -179,6 +181,20 @@ static void read_reports(struct sup *u)
 			u->have_exit = true;
 			u->job_status = r.status;
 			free(msg);
+		} else if (r.type == CELL_REPORT_SCRATCH || r.type == CELL_REPORT_SCRATCH_FULL) {
+			unsigned long long used = 0, fr = 0;
+			if (sscanf(msg, "%llu %llu", &used, &fr) == 2) {
+				u->have_scratch = true;
+				u->scratch_used = used;
+				u->scratch_free = fr;
+			}
+			free(msg);
+			if (r.type == CELL_REPORT_SCRATCH_FULL) {
+				char v[32];
+				format_size(v, sizeof v, u->s->limits.scratch);
+				stop_cell(u, RUN_LIMIT, "scratch", v, SIGTERM,
+					  xasprintf("scratch limit %s reached (writes to /tmp, $HOME and the root fail with ENOSPC)", v));
+			}
 		} else if (r.type == CELL_REPORT_ERROR && !u->setup_error) {
 			u->setup_error = msg;
 			u->setup_status = r.status;
@@ -425,21 +441,23 @@ static void build_result(struct sup *u, struct run_result *r)
 		u->cause_value = xstrdup(v);
 		u->cause_text = xasprintf("memory limit %s reached; the kernel killed %llu process%s", v,
 					  (unsigned long long)cu.oom_kills, cu.oom_kills == 1 ? "" : "es");
+		u->stop_signal = 0;
 		u->stopping = true;
 	}
-	if (!u->stopping && l->scratch && u->scratch_used + 65536 >= l->scratch) {
+	if (!u->stopping && l->scratch && u->have_scratch && u->scratch_free < 65536) {
 		char v[32];
 		format_size(v, sizeof v, l->scratch);
 		u->cause_status = RUN_LIMIT;
 		u->cause_limit = xstrdup("scratch");
 		u->cause_value = xstrdup(v);
 		u->cause_text = xasprintf("scratch limit %s reached (writes to /tmp, $HOME and the root failed with ENOSPC)", v);
+		u->stop_signal = 0;
 		u->stopping = true;
 	}
 	if (u->stopping && !u->setup_error) {
 		char sig[16];
 		r->status = u->cause_status;
-		if (!strcmp(u->cause_limit, "memory") || !strcmp(u->cause_limit, "scratch")) {
+		if (!u->stop_signal) {
 			r->cause_message = xstrdup(u->cause_text);
 		} else if (u->killed) {
 			char g[32];
@@ -633,7 +651,7 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 	res.wall_s = elapsed_s(&u);
 	build_result(&u, &res);
 	rusage_fallback(&res, &ru);
-	res.scratch_bytes = scratch_bytes(s);
+	res.scratch_bytes = u.have_scratch ? u.scratch_used : scratch_bytes(s);
 
 	char *json = record_result_json(s, &res);
 	struct error e2 = { 0 };
@@ -652,7 +670,11 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 
 	if (cgroup_destroy(&u.cg) < 0)
 		fprintf(stderr, "warren: cannot remove the cgroup of %s; run 'warren gc'\n", s->id);
-	if (s->keep) {
+	if (s->keep && s->limits.scratch) {
+		fprintf(stderr, "warren: note: with --scratch the scratch of %s lived in the cell's memory and is gone; the record is in %s\n", s->id, s->rundir);
+		rundir_reclaim(s->rundir, &e2);
+		error_clear(&e2);
+	} else if (s->keep) {
 		fprintf(stderr, "warren: kept the scratch of %s in %s (remove it with 'warren gc %s')\n", s->id, s->rundir, s->id);
 	} else if (rundir_reclaim(s->rundir, &e2) < 0) {
 		fprintf(stderr, "warren: %s\n", e2.msg);

@@ -64,11 +64,16 @@ int write_file(const char *path, const char *data, size_t len)
 
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
 {
-	_cleanup_free_ char *tmp = xasprintf("%s.tmp", path);
-	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	/* a name of our own, never followed through a link, never an old file's mode */
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
-	int r = write_all(fd, data, len);
+	int r = fchmod(fd, mode) < 0 ? -errno : 0;
+	if (r == 0)
+		r = write_all(fd, data, len);
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)
@@ -80,6 +85,8 @@ int write_file_atomic(const char *path, const char *data, size_t len, mode_t mod
 
 int mkdir_p(const char *path, mode_t mode)
 {
+	if (!*path)
+		return -ENOENT;
 	_cleanup_free_ char *p = xstrdup(path);
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/')
@@ -89,8 +96,12 @@ int mkdir_p(const char *path, mode_t mode)
 			return -errno;
 		*s = '/';
 	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return -errno;
+	if (mkdir(p, mode) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		if (!is_dir(p))
+			return -ENOTDIR;
+	}
 	return 0;
 }
 

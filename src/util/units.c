@@ -77,6 +77,17 @@ int parse_size(const char *s, uint64_t *bytes)
 	double d;
 	if (number(&p, &d) < 0)
 		return -EINVAL;
+	/* whole numbers of bytes stay exact (a double has 53 bits) */
+	if (*p == '\0' || ((*p == 'B' || *p == 'b') && p[1] == '\0')) {
+		if (memchr(s, '.', (size_t)(p - s)))
+			return -EINVAL;
+		errno = 0;
+		unsigned long long v = strtoull(s, NULL, 10);
+		if (errno)
+			return -EINVAL;
+		*bytes = v;
+		return 0;
+	}
 	double mul = 1;
 	switch (toupper((unsigned char)*p)) {
 	case '\0': break;
@@ -116,8 +127,15 @@ char *format_duration_ms(char *buf, size_t len, uint64_t ms)
 	if ((s || r) && (size_t)n < len) {
 		if (r && !h && !m && !s)
 			snprintf(buf + n, len - n, "%llums", (unsigned long long)r);
-		else if (r)
-			snprintf(buf + n, len - n, "%llu.%03llus", (unsigned long long)s, (unsigned long long)r);
+		else if (r) {
+			/* 1.5s, 1.25s, 1.125s */
+			unsigned long long frac = r, digits = 3;
+			while (frac % 10 == 0) {
+				frac /= 10;
+				digits--;
+			}
+			snprintf(buf + n, len - n, "%llu.%0*llus", (unsigned long long)s, (int)digits, frac);
+		}
 		else
 			snprintf(buf + n, len - n, "%llus", (unsigned long long)s);
 	}
@@ -126,17 +144,21 @@ char *format_duration_ms(char *buf, size_t len, uint64_t ms)
 
 char *format_seconds(char *buf, size_t len, double s)
 {
-	if (s < 0)
+	if (!(s >= 0)) /* also NaN */
 		s = 0;
-	if (s < 60) {
+	if (s > 1e9)
+		s = 1e9;
+	if (s < 59.995) {
 		snprintf(buf, len, "%.2fs", s);
-	} else if (s < 3600) {
-		int m = (int)(s / 60);
-		snprintf(buf, len, "%dm%04.1fs", m, s - m * 60.0);
+		return buf;
+	}
+	/* round to tenths first, so that 119.97 is 2m00.0s and never 1m60.0s */
+	long long tenths = llround(s * 10);
+	if (tenths < 36000) {
+		snprintf(buf, len, "%lldm%02lld.%llds", tenths / 600, (tenths % 600) / 10, tenths % 10);
 	} else {
-		int h = (int)(s / 3600);
-		int m = (int)((s - h * 3600.0) / 60);
-		snprintf(buf, len, "%dh%02dm%02ds", h, m, (int)(s - h * 3600.0 - m * 60.0));
+		long long secs = llround(s);
+		snprintf(buf, len, "%lldh%02lldm%02llds", secs / 3600, (secs % 3600) / 60, secs % 60);
 	}
 	return buf;
 }
@@ -146,7 +168,12 @@ char *format_size(char *buf, size_t len, uint64_t b)
 	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 	int i = 0;
 	double v = (double)b;
-	while (v >= 1024 && i < 5) {
+	/* move up a unit also when rounding to one decimal would print 1024.0 */
+	while ((v >= 1024 || (i > 0 && v >= 1023.95)) && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0 && v >= 1023.95 && b >= 1024) {
 		v /= 1024;
 		i++;
 	}

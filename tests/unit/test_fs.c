@@ -529,6 +529,10 @@ static void test_rm_tree_special_files(void **state)
 	int s = open_dir(t, "sub");
 	assert_int_equal(mkfifoat(s, "fifo2", 0000), 0);
 	make_socket_at(s, "sock2");
+	/* "." and ".." links, kept one level down so that even a remover that wrongly followed
+	 * them would stay inside this test's scratch */
+	assert_int_equal(symlinkat(".", s, "dot"), 0);
+	assert_int_equal(symlinkat("..", s, "dotdot"), 0);
 	assert_int_equal(fchmod(s, 0500), 0);
 	close(s);
 	/* a hard link to an outside file: the name goes, the file stays */
@@ -536,9 +540,6 @@ static void test_rm_tree_special_files(void **state)
 	/* symlink oddities */
 	assert_int_equal(symlinkat("self", t, "self"), 0);
 	assert_int_equal(symlinkat("nowhere/at/all", t, "dangling"), 0);
-	assert_int_equal(symlinkat(".", t, "dot"), 0);
-	assert_int_equal(symlinkat("..", t, "dotdot"), 0);
-	assert_int_equal(symlinkat("/", t, "root"), 0);
 	/* a device node when we are allowed to make one */
 	if (mknodat(t, "null", S_IFCHR | 0666, makedev(1, 3)) < 0)
 		print_message("note: mknod not permitted (%s); no device node in the tree\n", strerror(errno));

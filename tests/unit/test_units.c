@@ -375,7 +375,7 @@ static void test_format_seconds_more(void **state)
 	want_sec(1.5, "1.50s");
 	want_sec(59.5, "59.50s");
 	want_sec(60.0, "1m00.0s");
-	want_sec(62.25, "1m02.2s");
+	want_sec(62.25, "1m02.3s"); /* halves round up */
 	want_sec(600.0, "10m00.0s");
 	want_sec(3599.0, "59m59.0s");
 	want_sec(3600.0, "1h00m00s");
