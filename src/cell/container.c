@@ -454,7 +454,7 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (setsid() < 0)
 		die(errno, "setsid");
-	if (io->ctty && ioctl(io->in, TIOCSCTTY, 0) < 0)
+	if (io->console >= 0 && ioctl(io->in, TIOCSCTTY, 0) < 0)
 		die(errno, "cannot give the job its terminal");
 	int fds[3] = { io->in, io->out, io->err };
 	for (int i = 0; i < 3; i++) {
@@ -514,6 +514,35 @@ static pid_t start_job(const struct cell_spec *s, const struct cell_io *io)
 		die(errno, "cannot start the job");
 	close(go[1]);
 	return pid;
+}
+
+/* A terminal from the cell's own devpts (so that tty(1) and ttyname work inside): its master
+ * goes to the supervisor over the console socket, the job gets the other end. */
+static void open_console(const struct cell_spec *s, struct cell_io *io)
+{
+	int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0 || unlockpt(m) < 0)
+		die(errno, "cannot open a terminal in the cell (/dev/ptmx)");
+	int sl = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (sl < 0)
+		die(errno, "cannot open the job's terminal");
+	/* the job owns its terminal, as after a login */
+	if (!s->rootless && fchown(sl, spec_host_uid(s), spec_host_gid(s)) < 0)
+		die(errno, "cannot give the terminal to the run user");
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 't';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &m, sizeof(int));
+	if (sendmsg(io->console, &mh, 0) < 0)
+		die(errno, "cannot hand the terminal to the supervisor");
+	close(m);
+	close(io->console);
+	io->in = io->out = io->err = sl;
 }
 
 /* ---- init: pid 1 of the cell ---- */
@@ -615,10 +644,13 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 		_exit(125);
 	close(go);
 
-	pid_t job = start_job(s, io);
+	struct cell_io jio = *io;
+	if (io->console >= 0)
+		open_console(s, &jio);
+	pid_t job = start_job(s, &jio);
 	/* init keeps no stream of the job open: end of output is the job's */
 	for (int i = 0; i < 3; i++) {
-		int fd = i == 0 ? io->in : i == 1 ? io->out : io->err;
+		int fd = i == 0 ? jio.in : i == 1 ? jio.out : jio.err;
 		if (fd > 2)
 			close(fd);
 	}

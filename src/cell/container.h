@@ -12,7 +12,8 @@
 /* The job's standard streams, prepared by the supervisor (the caller's, pipes or a pty). */
 struct cell_io {
 	int in, out, err;
-	int ctty;            /* non-zero: `in` is a terminal to make the job's controlling tty */
+	int console;         /* -1, or a unix socket: init opens a terminal in the cell's own devpts,
+	                        sends its master over it and gives the job the other end */
 };
 
 struct cell {

@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -236,35 +237,33 @@ static void watch_limits(struct sup *u)
 
 /* ---- the terminal ---- */
 
-static int setup_pty(struct sup *u, struct cell_io *io, struct error *err)
+/* The job's terminal is opened by init in the cell's devpts; its master comes back over a
+ * socket. Until then the caller's terminal is left as it is. */
+static int recv_console(struct sup *u, int sock)
 {
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0) {
-		int e = errno;
-		closep(&m);
-		return error_set(err, e, "cannot open a pseudo-terminal for the job (is /dev/pts mounted?)");
-	}
-	char *name = ptsname(m);
-	int sl = name ? open(name, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
-	if (sl < 0) {
-		int e = errno;
-		close(m);
-		return error_set(err, e, "cannot open the job's terminal %s", name ? name : "?");
-	}
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	ssize_t n;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1; /* init failed before: its report says why */
+	memcpy(&u->pty, CMSG_DATA(cm), sizeof(int));
 	struct winsize ws;
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
-		ioctl(m, TIOCSWINSZ, &ws);
+		ioctl(u->pty, TIOCSWINSZ, &ws);
 	if (tcgetattr(STDIN_FILENO, &u->saved_tio) == 0) {
 		struct termios raw = u->saved_tio;
 		/* the job's terminal starts with the caller's settings */
-		tcsetattr(sl, TCSANOW, &u->saved_tio);
+		tcsetattr(u->pty, TCSANOW, &u->saved_tio);
 		cfmakeraw(&raw);
 		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0)
 			u->tty_raw = true;
 	}
-	u->pty = m;
-	io->in = io->out = io->err = sl;
-	io->ctty = 1;
 	return 0;
 }
 
@@ -576,9 +575,14 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 		goto fail;
 
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO };
+	int console[2] = { -1, -1 };
+	io.console = -1;
 	if (s->tty) {
-		if (setup_pty(&u, &io, err) < 0)
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, console) < 0) {
+			error_set(err, errno, "cannot create the console socket");
 			goto fail;
+		}
+		io.console = console[1];
 	} else {
 		int p1[2], p2[2];
 		if (pipe2(p1, O_CLOEXEC) < 0 || pipe2(p2, O_CLOEXEC) < 0) {
@@ -600,16 +604,17 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 		goto fail;
 	closep(&out_w);
 	closep(&err_w);
-	if (s->tty) {
-		/* the job holds the slave now */
-		close(io.in);
-	}
+	closep(&console[1]);
 	if (cgroup_attach(&u.cg, u.cell.pid, err) < 0) {
 		signal_cell(&u, SIGKILL);
 		waitpid(u.cell.pid, NULL, 0);
 		goto fail;
 	}
 	container_release(&u.cell);
+	if (console[0] >= 0) {
+		recv_console(&u, console[0]);
+		closep(&console[0]);
+	}
 
 	u.ep = epoll_create1(EPOLL_CLOEXEC);
 	u.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -688,6 +693,8 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 	return rc;
 
 fail:
+	closep(&console[0]);
+	closep(&console[1]);
 	closep(&out_w);
 	closep(&err_w);
 	sup_close(&u);
