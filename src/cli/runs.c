@@ -266,6 +266,26 @@ static int gc_one(const char *state, const char *id, uint64_t older_ms, bool *pr
 	/* a supervisor that died may leave its cell's init, stopped by PDEATHSIG, and the group */
 	if (geteuid() == 0 && cgroup_remove_by_id(id) < 0)
 		fprintf(stderr, "warren: cannot remove the cgroup of %s; is a process of it stuck?\n", id);
+	/* a run whose supervisor died has no result: record how it ended, as far as we know */
+	_cleanup_free_ char *result = xasprintf("%s/result.json", dir);
+	if (!path_exists(result)) {
+		json_t *r = load_json(dir, "spec.json");
+		if (r) {
+			pid_t pid = rundir_pid(dir);
+			_cleanup_free_ char *msg = xasprintf("the supervisor (pid %d) died before the run ended (killed, or the host crashed); reclaimed by warren gc", (int)pid);
+			json_object_set_new(r, "status", json_string("error"));
+			json_object_set_new(r, "exit_code", json_null());
+			json_object_set_new(r, "error", json_string(msg));
+			json_object_set_new(r, "cause", json_null());
+			char *txt = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+			if (txt) {
+				_cleanup_free_ char *t2 = xasprintf("%s\n", txt);
+				write_file_atomic(result, t2, strlen(t2), 0644);
+				free(txt);
+			}
+			json_decref(r);
+		}
+	}
 	if (rundir_has_scratch(dir)) {
 		_cleanup_error_ struct error err = { 0 };
 		if (rundir_reclaim(dir, &err) < 0) {

@@ -208,6 +208,52 @@ static void read_reports(struct sup *u)
 
 /* ---- limits watched while the run lives ---- */
 
+/* Which process the kernel's OOM killer chose in this run's cgroup, from the kernel log
+ * ("oom-kill:...,oom_memcg=/warren/<id>,...,task=cc1,pid=41,..."): "cc1 (host pid 41)", or
+ * NULL when the log cannot be read (not root, or the kernel restricts it). */
+static char *oom_victim(const char *id)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char *found = NULL;
+	char rec[8192];
+	_cleanup_free_ char *memcg = xasprintf("oom_memcg=/warren/%s,", id);
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof rec - 1);
+		if (n < 0 && errno == EPIPE)
+			continue; /* records overwritten while we read: go on */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (!strstr(rec, memcg))
+			continue;
+		char *task = strstr(rec, ",task=");
+		char *pid = strstr(rec, ",pid=");
+		if (!task || !pid)
+			continue;
+		task += 6;
+		pid += 5;
+		free(found);
+		found = xasprintf("%.*s (host pid %.*s)", (int)strcspn(task, ","), task, (int)strcspn(pid, ",\n"), pid);
+	}
+	close(fd);
+	return found;
+}
+
+static char *memory_cause(const struct limits *l, uint64_t kills, const char *id, char *v, size_t vlen)
+{
+	format_size(v, vlen, l->memory);
+	_cleanup_free_ char *who = oom_victim(id);
+	if (who && kills == 1)
+		return xasprintf("memory limit %s reached; the kernel killed %s", v, who);
+	if (who)
+		return xasprintf("memory limit %s reached; the kernel killed %llu processes, the last %s", v,
+				 (unsigned long long)kills, who);
+	return xasprintf("memory limit %s reached; the kernel killed %llu process%s", v, (unsigned long long)kills,
+			 kills == 1 ? "" : "es");
+}
+
 static void watch_limits(struct sup *u)
 {
 	struct cgroup_usage cu;
@@ -215,10 +261,9 @@ static void watch_limits(struct sup *u)
 	const struct limits *l = &u->s->limits;
 	char v[32];
 	if (l->memory && cu.oom_kills) {
-		format_size(v, sizeof v, l->memory);
-		stop_cell(u, RUN_LIMIT, "memory", v, SIGKILL,
-			  xasprintf("memory limit %s reached; the kernel killed %llu process%s", v,
-				    (unsigned long long)cu.oom_kills, cu.oom_kills == 1 ? "" : "es"));
+		char *text = memory_cause(l, cu.oom_kills, u->s->id, v, sizeof v);
+		stop_cell(u, RUN_LIMIT, "memory", v, SIGKILL, text);
+		u->stop_signal = 0;
 		kill_cell(u);
 	} else if (l->pids && cu.pids_max_hits) {
 		stop_cell(u, RUN_LIMIT, "pids", NULL, SIGTERM,
@@ -434,12 +479,10 @@ static void build_result(struct sup *u, struct run_result *r)
 	/* a memory limit the kernel enforced after our last look still names itself */
 	if (!u->stopping && l->memory && cu.oom_kills) {
 		char v[32];
-		format_size(v, sizeof v, l->memory);
+		u->cause_text = memory_cause(l, cu.oom_kills, u->s->id, v, sizeof v);
 		u->cause_status = RUN_LIMIT;
 		u->cause_limit = xstrdup("memory");
 		u->cause_value = xstrdup(v);
-		u->cause_text = xasprintf("memory limit %s reached; the kernel killed %llu process%s", v,
-					  (unsigned long long)cu.oom_kills, cu.oom_kills == 1 ? "" : "es");
 		u->stop_signal = 0;
 		u->stopping = true;
 	}
