@@ -1,6 +1,6 @@
 # warren - build, test, demo, bench. See README.md.
 CC      ?= cc
-PKGS    := jansson libseccomp libcap
+PKGS    := jansson libseccomp libcap yaml-0.1
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm

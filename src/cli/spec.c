@@ -1,0 +1,196 @@
+/* spec.c - building a cell spec from what a user gave (command line or job file): the run
+ * user, the paths, the environment (TMPDIR last), the state directory and the run id. */
+#include <ctype.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "cli/spec.h"
+#include "run/rundir.h"
+#include "util/fs.h"
+
+void env_set(struct envb *e, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+	for (size_t i = 0; i < e->n; i++) {
+		if (strncmp(e->v[i], kv, klen) == 0 && e->v[i][klen] == '=') {
+			free(e->v[i]);
+			memmove(e->v + i, e->v + i + 1, (e->n - i - 1) * sizeof *e->v);
+			e->n--;
+			break;
+		}
+	}
+	if (e->n + 2 > e->cap)
+		e->v = xrealloc(e->v, (e->cap = e->cap ? e->cap * 2 : 16) * sizeof *e->v);
+	e->v[e->n++] = xstrdup(kv);
+	e->v[e->n] = NULL;
+}
+
+void env_setkv(struct envb *e, const char *k, const char *v)
+{
+	_cleanup_free_ char *kv = xasprintf("%s=%s", k, v);
+	env_set(e, kv);
+}
+
+bool valid_env_name(const char *s, size_t len)
+{
+	if (!len || isdigit((unsigned char)s[0]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+int env_add_checked(struct envb *e, const char *kv, const char *what, struct error *err)
+{
+	const char *eq = strchr(kv, '=');
+	if (!eq || !valid_env_name(kv, (size_t)(eq - kv)))
+		return error_set(err, 0, "%s: '%s' is not NAME=VALUE (NAME of letters, digits and _)", what, kv);
+	if (strncmp(kv, CELL_TMPDIR_ENV "=", sizeof CELL_TMPDIR_ENV) == 0) {
+		if (strcmp(eq + 1, CELL_TMPDIR_VALUE) != 0)
+			fprintf(stderr, "warren: note: %s is always %s in the cell (it is the run's own scratch); %s ignored\n",
+				CELL_TMPDIR_ENV, CELL_TMPDIR_VALUE, kv);
+		return 0;
+	}
+	env_set(e, kv);
+	return 0;
+}
+
+int env_add_file(struct envb *e, const char *file, struct error *err)
+{
+	_cleanup_free_ char *txt = read_file(file, NULL);
+	if (!txt)
+		return error_set(err, errno, "--env-file %s", file);
+	int lineno = 0;
+	for (char *save = NULL, *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		lineno++;
+		while (isspace((unsigned char)*l))
+			l++;
+		if (!*l || *l == '#')
+			continue;
+		if (!strncmp(l, "export ", 7))
+			l += 7;
+		_cleanup_free_ char *what = xasprintf("--env-file %s, line %d", file, lineno);
+		if (env_add_checked(e, l, what, err) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int cellspec_user(struct cell_spec *s, const char *user, struct error *err)
+{
+	s->rootless = geteuid() != 0;
+	s->host_uid = geteuid();
+	s->host_gid = getegid();
+	s->id_base = s->rootless ? 0 : CELL_ROOT_ID_BASE;
+	if (s->rootless) {
+		s->uid = s->host_uid;
+		s->gid = s->host_gid;
+	} else {
+		s->uid = CELL_DEFAULT_UID;
+		s->gid = CELL_DEFAULT_GID;
+	}
+	if (user) {
+		unsigned long u, g;
+		char *end;
+		errno = 0;
+		u = strtoul(user, &end, 10);
+		g = u;
+		if (*end == ':') {
+			char *e2;
+			g = strtoul(end + 1, &e2, 10);
+			if (e2 == end + 1 || *e2)
+				end = e2, g = ~0UL;
+			else
+				end = e2;
+		}
+		if (errno || end == user || *end || u >= CELL_ID_RANGE || g >= CELL_ID_RANGE)
+			return error_set(err, 0, "--user: '%s' is not UID[:GID] with ids below %u", user, CELL_ID_RANGE);
+		if (s->rootless && u != 0 && u != s->host_uid)
+			return error_set(err, 0, "--user %s: a rootless run can be only you (uid %u) or 0 (root of the cell); run warren as root for other users",
+					 user, s->host_uid);
+		s->uid = (uid_t)u;
+		s->gid = (gid_t)g;
+		if (s->rootless && u == 0 && *strchr(user, ':') == '\0')
+			s->gid = 0;
+	}
+	if (s->uid == 0) {
+		s->user_name = xstrdup("root");
+		s->home = xstrdup("/root");
+	} else if (s->rootless && s->uid == s->host_uid) {
+		struct passwd *pw = getpwuid(s->host_uid);
+		s->user_name = xstrdup(pw ? pw->pw_name : "user");
+		s->home = xasprintf(CELL_HOME_PARENT "/%s", s->user_name);
+	} else {
+		s->user_name = xstrdup(CELL_DEFAULT_USER);
+		s->home = xstrdup(CELL_HOME_PARENT "/" CELL_DEFAULT_USER);
+	}
+	return 0;
+}
+
+int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, struct error *err)
+{
+	if (rootfs) {
+		s->rootfs = abs_path(rootfs);
+		if (!s->rootfs)
+			return error_set(err, errno, "--rootfs %s: cannot use it as the image (give a directory holding a root file system)", rootfs);
+		if (!is_dir(s->rootfs))
+			return error_set(err, ENOTDIR, "--rootfs %s", rootfs);
+		if (!strcmp(s->rootfs, "/"))
+			return error_set(err, 0, "--rootfs /: the host's / is the default (read-only); leave out --rootfs");
+	}
+	const char *w = work ? work : ".";
+	s->worktree = abs_path(w);
+	if (!s->worktree)
+		return error_set(err, errno, "%s %s: cannot use it as the worktree (create it, or pass --work DIR)",
+				 work ? "--work" : "the current directory", w);
+	if (!is_dir(s->worktree))
+		return error_set(err, ENOTDIR, "--work %s", w);
+	static const char *const refused[] = { "/", "/proc", "/sys", "/dev", "/tmp" };
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+		if (!strcmp(s->worktree, refused[i]))
+			return error_set(err, 0, "the worktree would be %s%s, which a job may not have read-write; cd into a project directory or pass --work DIR",
+					 s->worktree, work ? "" : " (the current directory)");
+	size_t sl = strlen(s->statedir);
+	if (!strncmp(s->worktree, s->statedir, sl) && (s->worktree[sl] == '/' || !s->worktree[sl]))
+		return error_set(err, 0, "the worktree %s is inside warren's state directory %s; pass --work DIR elsewhere", s->worktree, s->statedir);
+	return 0;
+}
+
+void cellspec_env(struct cell_spec *s, struct envb *late)
+{
+	struct envb e = { 0 };
+	env_setkv(&e, "PATH", CELL_PATH_ENV);
+	env_setkv(&e, "HOME", s->home);
+	env_setkv(&e, "USER", s->user_name);
+	env_setkv(&e, "LOGNAME", s->user_name);
+	env_setkv(&e, "SHELL", CELL_SHELL_PATH);
+	const char *term = getenv("TERM");
+	env_setkv(&e, "TERM", term && *term ? term : "dumb");
+	const char *lang = getenv("LANG");
+	if (lang && *lang)
+		env_setkv(&e, "LANG", lang);
+	for (size_t i = 0; i < late->n; i++)
+		env_set(&e, late->v[i]);
+	/* last, so nobody's TMPDIR wins */
+	env_setkv(&e, CELL_TMPDIR_ENV, CELL_TMPDIR_VALUE);
+	s->env = e.v;
+}
+
+int cellspec_finish(struct cell_spec *s, struct error *err)
+{
+	if (statedir_prepare(s->statedir, err) < 0)
+		return -EINVAL;
+	char *real_state = abs_path(s->statedir);
+	if (real_state) {
+		free(s->statedir);
+		s->statedir = real_state;
+	}
+	if (run_id_new(s->id) < 0)
+		return error_set(err, errno, "cannot make a run id (getrandom)");
+	s->rundir = xasprintf("%s/runs/%s", s->statedir, s->id);
+	return 0;
+}

@@ -1,0 +1,464 @@
+/* jobfile.c - the job file parser: libyaml's document tree, checked key by key with line and
+ * column for every mistake, unknown keys with a suggestion, durations and sizes in the units
+ * people write. */
+#include "job/jobfile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/units.h"
+
+struct ctx {
+	const char *path;
+	yaml_document_t *doc;
+	FILE *errs;
+	int n_errs;
+};
+
+static void bad(struct ctx *c, const yaml_node_t *n, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void bad(struct ctx *c, const yaml_node_t *n, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(c->errs, "%s:%zu:%zu: %s%s", c->path, n ? n->start_mark.line + 1 : 1, n ? n->start_mark.column + 1 : 1,
+		where, *where ? ": " : "");
+	vfprintf(c->errs, fmt, ap);
+	fputc('\n', c->errs);
+	va_end(ap);
+	c->n_errs++;
+}
+
+static yaml_node_t *node(struct ctx *c, int i) { return yaml_document_get_node(c->doc, i); }
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t *row = xcalloc(lb + 1, sizeof *row);
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
+			size_t best = prev + cost;
+			if (row[j] + 1 < best) best = row[j] + 1;
+			if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	size_t d = row[lb];
+	free(row);
+	return d;
+}
+
+const char *closest_word(const char *word, const char *const *names)
+{
+	const char *best = NULL;
+	size_t bd = (size_t)-1;
+	for (const char *const *n = names; *n; n++) {
+		size_t d = edit_distance(word, *n);
+		if (d < bd) {
+			bd = d;
+			best = *n;
+		}
+	}
+	size_t len = strlen(word);
+	return best && bd <= (len > 6 ? 3 : 2) ? best : NULL;
+}
+
+/* Check that a mapping's keys are known; report the unknown ones with a suggestion. */
+static bool check_keys(struct ctx *c, yaml_node_t *map, const char *where, const char *const *known)
+{
+	bool ok = true;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(c, p->key);
+		const char *key = scalar(k);
+		if (!key) {
+			bad(c, k, where, "keys must be plain words");
+			ok = false;
+			continue;
+		}
+		bool found = false;
+		for (const char *const *n = known; *n; n++)
+			if (!strcmp(key, *n))
+				found = true;
+		if (found)
+			continue;
+		ok = false;
+		const char *near = closest_word(key, known);
+		_cleanup_free_ char *w = *where ? xasprintf("%s.%s", where, key) : xstrdup(key);
+		if (near)
+			bad(c, k, w, "unknown key; did you mean '%s'?", near);
+		else {
+			char list[512] = "";
+			for (const char *const *n = known; *n; n++)
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", n == known ? "" : ", ", *n);
+			bad(c, k, w, "unknown key (known: %s)", list);
+		}
+	}
+	return ok;
+}
+
+static yaml_node_t *get(struct ctx *c, yaml_node_t *map, const char *key)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
+		if (scalar(node(c, p->key)) && !strcmp(scalar(node(c, p->key)), key))
+			return node(c, p->value);
+	return NULL;
+}
+
+static char *get_string(struct ctx *c, yaml_node_t *map, const char *key, const char *where)
+{
+	yaml_node_t *v = get(c, map, key);
+	if (!v)
+		return NULL;
+	_cleanup_free_ char *w = *where ? xasprintf("%s.%s", where, key) : xstrdup(key);
+	if (!scalar(v)) {
+		bad(c, v, w, "must be a string");
+		return NULL;
+	}
+	return xstrdup(scalar(v));
+}
+
+static uint64_t get_duration(struct ctx *c, yaml_node_t *map, const char *key, const char *where)
+{
+	yaml_node_t *v = get(c, map, key);
+	if (!v)
+		return 0;
+	_cleanup_free_ char *w = *where ? xasprintf("%s.%s", where, key) : xstrdup(key);
+	uint64_t ms;
+	if (!scalar(v) || parse_duration_ms(scalar(v), &ms) < 0 || ms == 0) {
+		bad(c, v, w, "\"%s\" is not a duration (e.g. 30s, 10m, 1h30m)", scalar(v) ? scalar(v) : "(not a scalar)");
+		return 0;
+	}
+	return ms;
+}
+
+static char **get_env(struct ctx *c, yaml_node_t *map, const char *where)
+{
+	yaml_node_t *v = get(c, map, "env");
+	if (!v)
+		return NULL;
+	_cleanup_free_ char *w = *where ? xasprintf("%s.env", where) : xstrdup("env");
+	if (v->type != YAML_MAPPING_NODE) {
+		bad(c, v, w, "must be a mapping of NAME: value");
+		return NULL;
+	}
+	size_t n = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	char **env = xcalloc(n + 1, sizeof *env);
+	size_t k = 0;
+	for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+		const char *name = scalar(node(c, p->key));
+		const char *val = scalar(node(c, p->value));
+		bool valid = name && *name && !isdigit((unsigned char)*name);
+		for (const char *s = name; valid && *s; s++)
+			valid = isalnum((unsigned char)*s) || *s == '_';
+		if (!valid) {
+			bad(c, node(c, p->key), w, "'%s' is not a variable name (letters, digits and _)", name ? name : "?");
+			continue;
+		}
+		if (!val) {
+			bad(c, node(c, p->value), w, "the value of %s must be a string", name);
+			continue;
+		}
+		env[k++] = xasprintf("%s=%s", name, val);
+	}
+	return env;
+}
+
+/* A path relative to the job file's directory, made absolute. */
+static char *job_relative(const char *jobpath, const char *p)
+{
+	if (p[0] == '/')
+		return xstrdup(p);
+	_cleanup_free_ char *copy = xstrdup(jobpath);
+	return xasprintf("%s/%s", dirname(copy), p);
+}
+
+static void parse_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
+{
+	if (m->type != YAML_MAPPING_NODE) {
+		bad(c, m, "limits", "must be a mapping, e.g. { memory: 2G, pids: 512, scratch: 4G }");
+		return;
+	}
+	static const char *const known[] = { "memory", "pids", "scratch", "output", "cpu-time", "grace", NULL };
+	check_keys(c, m, "limits", known);
+	static const char *const sizes[] = { "memory", "scratch", "output" };
+	uint64_t *dst[] = { &l->memory, &l->scratch, &l->output };
+	for (int i = 0; i < 3; i++) {
+		yaml_node_t *v = get(c, m, sizes[i]);
+		if (!v)
+			continue;
+		_cleanup_free_ char *w = xasprintf("limits.%s", sizes[i]);
+		if (!scalar(v) || parse_size(scalar(v), dst[i]) < 0 || !*dst[i])
+			bad(c, v, w, "\"%s\" is not a size (e.g. 512M, 2G)", scalar(v) ? scalar(v) : "(not a scalar)");
+	}
+	yaml_node_t *p = get(c, m, "pids");
+	if (p && (!scalar(p) || parse_uint(scalar(p), &l->pids) < 0 || !l->pids))
+		bad(c, p, "limits.pids", "\"%s\" is not a positive whole number", scalar(p) ? scalar(p) : "(not a scalar)");
+	l->cpu_ms = get_duration(c, m, "cpu-time", "limits");
+	yaml_node_t *g = get(c, m, "grace");
+	if (g)
+		l->grace_ms = get_duration(c, m, "grace", "limits");
+}
+
+static void parse_service(struct ctx *c, const char *name, yaml_node_t *m, struct job_service *s)
+{
+	_cleanup_free_ char *where = xasprintf("services.%s", name);
+	s->name = xstrdup(name);
+	if (m->type != YAML_MAPPING_NODE) {
+		bad(c, m, where, "must be a mapping with at least 'run'");
+		return;
+	}
+	static const char *const known[] = { "run", "ready", "env", NULL };
+	check_keys(c, m, where, known);
+	s->run = get_string(c, m, "run", where);
+	if (!s->run && !get(c, m, "run"))
+		bad(c, m, where, "has no 'run' (the command that starts it)");
+	s->env = get_env(c, m, where);
+	yaml_node_t *r = get(c, m, "ready");
+	if (!r)
+		return;
+	_cleanup_free_ char *rw = xasprintf("%s.ready", where);
+	if (r->type != YAML_MAPPING_NODE) {
+		bad(c, r, rw, "must be { tcp: PORT, timeout: D } or { run: COMMAND, timeout: D }");
+		return;
+	}
+	static const char *const rk[] = { "tcp", "run", "timeout", NULL };
+	check_keys(c, r, rw, rk);
+	yaml_node_t *tcp = get(c, r, "tcp");
+	if (tcp) {
+		uint64_t port;
+		if (!scalar(tcp) || parse_uint(scalar(tcp), &port) < 0 || port == 0 || port > 65535) {
+			_cleanup_free_ char *tw = xasprintf("%s.tcp", rw);
+			bad(c, tcp, tw, "\"%s\" is not a TCP port (1-65535)", scalar(tcp) ? scalar(tcp) : "(not a scalar)");
+		} else {
+			s->ready = READY_TCP;
+			s->tcp_port = (unsigned)port;
+		}
+	}
+	char *rr = get_string(c, r, "run", rw);
+	if (rr) {
+		if (tcp) {
+			bad(c, r, rw, "give either tcp or run, not both");
+			free(rr);
+		} else {
+			s->ready = READY_RUN;
+			s->ready_run = rr;
+		}
+	}
+	if (!tcp && !get(c, r, "run"))
+		bad(c, r, rw, "needs tcp: PORT or run: COMMAND");
+	s->ready_timeout_ms = get_duration(c, r, "timeout", rw);
+	if (!s->ready_timeout_ms)
+		s->ready_timeout_ms = 30000;
+}
+
+static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step *s)
+{
+	_cleanup_free_ char *where = xasprintf("steps[%zu]", i);
+	if (m->type != YAML_MAPPING_NODE) {
+		bad(c, m, where, "must be a mapping with at least 'run'");
+		return;
+	}
+	static const char *const known[] = { "name", "run", "timeout", "timeout-minutes", "env", "working-directory", "if", "shell", NULL };
+	check_keys(c, m, where, known);
+	s->name = get_string(c, m, "name", where);
+	s->run = get_string(c, m, "run", where);
+	if (!get(c, m, "run"))
+		bad(c, m, where, "has no 'run' (the script of the step)");
+	if (!s->name)
+		s->name = xasprintf("step%zu", i + 1);
+	for (char *p = s->name; *p; p++)
+		if (*p == '/' || *p == '\n')
+			*p = '-';
+	s->shell = get_string(c, m, "shell", where);
+	s->workdir = get_string(c, m, "working-directory", where);
+	s->env = get_env(c, m, where);
+	s->timeout_ms = get_duration(c, m, "timeout", where);
+	yaml_node_t *tm = get(c, m, "timeout-minutes");
+	if (tm) {
+		_cleanup_free_ char *w = xasprintf("%s.timeout-minutes", where);
+		char *end = NULL;
+		double mins = scalar(tm) ? strtod(scalar(tm), &end) : -1;
+		if (!scalar(tm) || !end || *end || mins <= 0)
+			bad(c, tm, w, "\"%s\" is not a number of minutes", scalar(tm) ? scalar(tm) : "(not a scalar)");
+		else if (get(c, m, "timeout"))
+			bad(c, tm, w, "give either timeout or timeout-minutes, not both");
+		else
+			s->timeout_ms = (uint64_t)(mins * 60000);
+	}
+	yaml_node_t *cond = get(c, m, "if");
+	if (cond) {
+		const char *v = scalar(cond);
+		_cleanup_free_ char *w = xasprintf("%s.if", where);
+		if (v && (!strcmp(v, "always") || !strcmp(v, "always()")))
+			s->always = true;
+		else if (!v || (strcmp(v, "success") && strcmp(v, "success()")))
+			bad(c, cond, w, "\"%s\" is not a condition this job file knows (always or success)", v ? v : "(not a scalar)");
+	}
+}
+
+static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
+{
+	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network", NULL };
+	check_keys(c, root, "", known);
+	job->name = get_string(c, root, "name", "");
+	char *rootfs = get_string(c, root, "rootfs", "");
+	if (rootfs) {
+		job->rootfs = job_relative(c->path, rootfs);
+		if (!is_dir(job->rootfs))
+			bad(c, get(c, root, "rootfs"), "rootfs", "%s is not a directory (build the image first, or leave out rootfs for the host's /)", job->rootfs);
+		free(rootfs);
+	}
+	char *work = get_string(c, root, "work", "");
+	job->work = job_relative(c->path, work ? work : ".");
+	if (work && !is_dir(job->work))
+		bad(c, get(c, root, "work"), "work", "%s is not a directory", job->work);
+	free(work);
+	job->shell = get_string(c, root, "shell", "");
+	job->timeout_ms = get_duration(c, root, "timeout", "");
+	job->env = get_env(c, root, "");
+	job->limits.grace_ms = 5000;
+	yaml_node_t *l = get(c, root, "limits");
+	if (l)
+		parse_limits(c, l, &job->limits);
+	yaml_node_t *net = get(c, root, "network");
+	if (net && (!scalar(net) || strcmp(scalar(net), "none")))
+		bad(c, net, "network", "\"%s\" is not supported yet (only none)", scalar(net) ? scalar(net) : "(not a scalar)");
+
+	yaml_node_t *sv = get(c, root, "services");
+	if (sv && sv->type != YAML_MAPPING_NODE) {
+		bad(c, sv, "services", "must be a mapping of NAME: { run: ..., ready: ... }");
+	} else if (sv) {
+		size_t n = (size_t)(sv->data.mapping.pairs.top - sv->data.mapping.pairs.start);
+		job->services = xcalloc(n, sizeof *job->services);
+		for (yaml_node_pair_t *p = sv->data.mapping.pairs.start; p < sv->data.mapping.pairs.top; p++) {
+			const char *name = scalar(node(c, p->key));
+			if (!name) {
+				bad(c, node(c, p->key), "services", "service names must be plain words");
+				continue;
+			}
+			parse_service(c, name, node(c, p->value), &job->services[job->n_services++]);
+		}
+	}
+	yaml_node_t *st = get(c, root, "steps");
+	if (!st) {
+		bad(c, root, "steps", "the job has no steps (a list of { name, run })");
+	} else if (st->type != YAML_SEQUENCE_NODE) {
+		bad(c, st, "steps", "must be a list of { name: ..., run: ... }");
+	} else {
+		size_t n = (size_t)(st->data.sequence.items.top - st->data.sequence.items.start);
+		if (n == 0)
+			bad(c, st, "steps", "the list is empty");
+		job->steps = xcalloc(n ? n : 1, sizeof *job->steps);
+		for (yaml_node_item_t *it = st->data.sequence.items.start; it < st->data.sequence.items.top; it++) {
+			size_t i = job->n_steps++;
+			parse_step(c, i, node(c, *it), &job->steps[i]);
+			for (size_t k = 0; k < i; k++)
+				if (job->steps[k].name && job->steps[i].name && !strcmp(job->steps[k].name, job->steps[i].name)) {
+					_cleanup_free_ char *w = xasprintf("steps[%zu].name", i);
+					bad(c, node(c, *it), w, "\"%s\" is already the name of steps[%zu]; names must differ", job->steps[i].name, k);
+				}
+		}
+	}
+}
+
+int job_load(const char *path, struct job *job, char **errors)
+{
+	memset(job, 0, sizeof *job);
+	*errors = NULL;
+	job->path = xstrdup(path);
+	char *buf = NULL;
+	size_t len = 0;
+	struct ctx c = { .path = path, .errs = open_memstream(&buf, &len) };
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(c.errs, "%s: cannot read the job file: %s\n", path, strerror(errno));
+		fclose(c.errs);
+		*errors = buf;
+		return -EINVAL;
+	}
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		fprintf(c.errs, "%s:%zu:%zu: not valid YAML: %s%s%s\n", path, parser.problem_mark.line + 1,
+			parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
+			parser.context ? " " : "", parser.context ? parser.context : "");
+		c.n_errs++;
+	} else {
+		c.doc = &doc;
+		yaml_node_t *root = yaml_document_get_root_node(&doc);
+		if (!root)
+			bad(&c, NULL, "", "the job file is empty");
+		else if (root->type != YAML_MAPPING_NODE)
+			bad(&c, root, "", "the job file must be a mapping (name:, steps:, ...)");
+		else
+			parse_root(&c, root, job);
+		yaml_document_delete(&doc);
+	}
+	yaml_parser_delete(&parser);
+	fclose(f);
+	fclose(c.errs);
+	if (c.n_errs) {
+		*errors = buf;
+		return -EINVAL;
+	}
+	free(buf);
+	if (!job->name) {
+		_cleanup_free_ char *copy = xstrdup(path);
+		job->name = xstrdup(basename(copy));
+	}
+	return 0;
+}
+
+static void strv_free(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+void job_free(struct job *job)
+{
+	for (size_t i = 0; i < job->n_services; i++) {
+		struct job_service *s = &job->services[i];
+		free(s->name);
+		free(s->run);
+		free(s->ready_run);
+		strv_free(s->env);
+	}
+	for (size_t i = 0; i < job->n_steps; i++) {
+		struct job_step *s = &job->steps[i];
+		free(s->name);
+		free(s->run);
+		free(s->shell);
+		free(s->workdir);
+		strv_free(s->env);
+	}
+	free(job->services);
+	free(job->steps);
+	strv_free(job->env);
+	free(job->path);
+	free(job->name);
+	free(job->rootfs);
+	free(job->work);
+	free(job->shell);
+}

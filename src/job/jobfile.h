@@ -1,0 +1,57 @@
+/* jobfile.h - a job file (YAML) read into a job: the cell, its services and its ordered steps.
+ * Every mistake is reported with file:line:column before anything starts. */
+#ifndef WARREN_JOB_JOBFILE_H
+#define WARREN_JOB_JOBFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cell/spec.h"
+
+enum ready_kind { READY_NONE, READY_TCP, READY_RUN };
+
+struct job_service {
+	char *name;
+	char *run;
+	char **env;               /* K=V, NULL-terminated */
+	enum ready_kind ready;
+	unsigned tcp_port;
+	char *ready_run;
+	uint64_t ready_timeout_ms;
+};
+
+struct job_step {
+	char *name;
+	char *run;
+	char *shell;              /* NULL: the job's shell */
+	char **env;
+	char *workdir;            /* relative to the worktree, or absolute inside it */
+	uint64_t timeout_ms;      /* 0: none (the job's timeout still applies) */
+	bool always;              /* if: always */
+};
+
+struct job {
+	char *path;               /* the job file */
+	char *name;
+	char *rootfs;             /* absolute or NULL */
+	char *work;               /* absolute */
+	char *shell;              /* default "sh -e" */
+	uint64_t timeout_ms;
+	struct limits limits;
+	char **env;
+	struct job_service *services;
+	size_t n_services;
+	struct job_step *steps;
+	size_t n_steps;
+};
+
+/* Read and check path. On mistakes returns -EINVAL and sets *errors to a heap string of lines
+ * "path:line:col: where: what" (one per mistake). */
+int job_load(const char *path, struct job *job, char **errors);
+void job_free(struct job *job);
+
+/* Suggest the closest of names to word (edit distance), or NULL. */
+const char *closest_word(const char *word, const char *const *names);
+
+#endif
