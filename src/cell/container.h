@@ -14,6 +14,7 @@ struct cell_io {
 	int in, out, err;
 	int console;         /* -1, or a unix socket: init opens a terminal in the cell's own devpts,
 	                        sends its master over it and gives the job the other end */
+	int control;         /* -1, or a unix socket: the job is warren's executor (job steps) */
 };
 
 struct cell {

@@ -77,7 +77,7 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 	return r;
 }
 
-char *record_result_json(const struct cell_spec *s, const struct run_result *r)
+char *record_result_json(const struct cell_spec *s, const struct run_result *r, json_t *extra)
 {
 	char st[64], en[64];
 	format_rfc3339(st, sizeof st, &r->started);
@@ -104,6 +104,8 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r)
 	json_object_set_new(j, "output_bytes", r->have_output ? json_integer((json_int_t)r->output_bytes) : json_null());
 	json_object_set_new(j, "scratch_bytes", json_integer((json_int_t)r->scratch_bytes));
 	json_object_set_new(j, "limits", limits_json(&s->limits));
+	if (extra)
+		json_object_update(j, extra);
 	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 	json_decref(j);
 	if (!txt)

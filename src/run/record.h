@@ -3,6 +3,7 @@
 #ifndef WARREN_RUN_RECORD_H
 #define WARREN_RUN_RECORD_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -34,7 +35,7 @@ char *format_rfc3339(char *buf, size_t len, const struct timespec *ts);
 
 int record_write_spec(const struct cell_spec *s, struct error *err);
 /* Serialise the result (heap string, pretty JSON, trailing newline). */
-char *record_result_json(const struct cell_spec *s, const struct run_result *r);
+char *record_result_json(const struct cell_spec *s, const struct run_result *r, json_t *extra);
 int record_write_result(const struct cell_spec *s, const char *json, struct error *err);
 void run_result_free(struct run_result *r);
 

@@ -5,6 +5,7 @@
 #include "supervise/supervise.h"
 
 #include <fcntl.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,40 +31,7 @@
 
 #define WATCH_MS 100
 
-enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY };
-
-struct sup {
-	struct cell_spec *s;
-	struct cell cell;
-	struct cgroup cg;
-	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
-	int out_r, err_r;          /* job output pipes (read ends), -1 when closed */
-	int pty;                   /* pty master, -1 when none */
-	bool tty_raw;
-	struct termios saved_tio;
-	struct timespec t0;        /* CLOCK_MONOTONIC at start */
-	uint64_t output;           /* bytes the job wrote */
-	bool output_capped;
-
-	bool init_gone;
-	bool have_exit;
-	int job_status;            /* wait status of the job */
-	char *setup_error;         /* message from init */
-	int setup_status;
-	int setup_errnum;
-	uint64_t scratch_used;
-	uint64_t scratch_free;
-	bool have_scratch;
-
-	bool stopping;             /* a cause was set and signals sent */
-	bool killed;               /* SIGKILL sent after the grace */
-	int stop_signal;
-	double stop_at_s;
-	char *cause_limit, *cause_value, *cause_text;
-	enum run_status cause_status;
-};
-
-static double elapsed_s(const struct sup *u)
+double sup_elapsed(const struct sup *u)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -89,7 +57,7 @@ static int signal_cell(struct sup *u, int sig)
 }
 
 /* Stop the whole cell for a named cause: the polite signal now, SIGKILL after the grace. */
-static void stop_cell(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text)
+void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text)
 {
 	if (u->stopping) {
 		free(text);
@@ -101,12 +69,12 @@ static void stop_cell(struct sup *u, enum run_status st, const char *limit, cons
 	u->cause_value = value ? xstrdup(value) : NULL;
 	u->cause_text = text;
 	u->stop_signal = sig;
-	u->stop_at_s = elapsed_s(u);
+	u->stop_at_s = sup_elapsed(u);
 	signal_cell(u, sig);
 	arm(u->grace_tfd, u->s->limits.grace_ms, 0);
 }
 
-static void kill_cell(struct sup *u)
+void sup_kill(struct sup *u)
 {
 	if (u->killed)
 		return;
@@ -116,7 +84,7 @@ static void kill_cell(struct sup *u)
 
 /* ---- output relay ---- */
 
-static int write_all(int fd, const char *b, size_t n)
+int write_all(int fd, const char *b, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, b, n);
@@ -153,7 +121,7 @@ static bool relay(struct sup *u, int fd, int out)
 			u->output_capped = true;
 			char v[32];
 			format_size(v, sizeof v, lim);
-			stop_cell(u, RUN_LIMIT, "output", v, SIGTERM,
+			sup_stop(u, RUN_LIMIT, "output", v, SIGTERM,
 				  xasprintf("output limit %s reached (the job wrote more than %llu bytes)", v,
 					    (unsigned long long)lim));
 		}
@@ -193,7 +161,7 @@ static void read_reports(struct sup *u)
 			if (r.type == CELL_REPORT_SCRATCH_FULL) {
 				char v[32];
 				format_size(v, sizeof v, u->s->limits.scratch);
-				stop_cell(u, RUN_LIMIT, "scratch", v, SIGTERM,
+				sup_stop(u, RUN_LIMIT, "scratch", v, SIGTERM,
 					  xasprintf("scratch limit %s reached (writes to /tmp, $HOME and the root fail with ENOSPC)", v));
 			}
 		} else if (r.type == CELL_REPORT_ERROR && !u->setup_error) {
@@ -262,11 +230,11 @@ static void watch_limits(struct sup *u)
 	char v[32];
 	if (l->memory && cu.oom_kills) {
 		char *text = memory_cause(l, cu.oom_kills, u->s->id, v, sizeof v);
-		stop_cell(u, RUN_LIMIT, "memory", v, SIGKILL, text);
+		sup_stop(u, RUN_LIMIT, "memory", v, SIGKILL, text);
 		u->stop_signal = 0;
-		kill_cell(u);
+		sup_kill(u);
 	} else if (l->pids && cu.pids_max_hits) {
-		stop_cell(u, RUN_LIMIT, "pids", NULL, SIGTERM,
+		sup_stop(u, RUN_LIMIT, "pids", NULL, SIGTERM,
 			  xasprintf("process limit %llu reached (fork failed %llu time%s)", (unsigned long long)l->pids,
 				    (unsigned long long)cu.pids_max_hits, cu.pids_max_hits == 1 ? "" : "s"));
 		free(u->cause_value);
@@ -274,8 +242,8 @@ static void watch_limits(struct sup *u)
 	} else if (l->cpu_ms && cu.have_cpu && cu.cpu_ns / 1000000 >= l->cpu_ms) {
 		format_duration_ms(v, sizeof v, l->cpu_ms);
 		char at[32];
-		format_seconds(at, sizeof at, elapsed_s(u));
-		stop_cell(u, RUN_LIMIT, "cpu-time", v, SIGTERM,
+		format_seconds(at, sizeof at, sup_elapsed(u));
+		sup_stop(u, RUN_LIMIT, "cpu-time", v, SIGTERM,
 			  xasprintf("CPU-time limit %s reached at %s of wall-clock time", v, at));
 	}
 }
@@ -322,17 +290,17 @@ static void restore_tty(struct sup *u)
 
 /* ---- the loop ---- */
 
-static void ep_add(int ep, int fd, uint32_t tag)
+void sup_watch_fd(struct sup *u, int fd, uint32_t tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
-	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	epoll_ctl(u->ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-static void ep_del_close(int ep, int *fd)
+void sup_unwatch_close(struct sup *u, int *fd)
 {
 	if (*fd < 0)
 		return;
-	epoll_ctl(ep, EPOLL_CTL_DEL, *fd, NULL);
+	epoll_ctl(u->ep, EPOLL_CTL_DEL, *fd, NULL);
 	close(*fd);
 	*fd = -1;
 }
@@ -352,95 +320,88 @@ static void on_signal(struct sup *u)
 			continue;
 		if (u->stopping) {
 			/* asked twice: no more grace */
-			kill_cell(u);
+			sup_kill(u);
 			continue;
 		}
-		stop_cell(u, RUN_INTERRUPTED, "signal", sigabbrev_np(sig), sig,
+		sup_stop(u, RUN_INTERRUPTED, "signal", sigabbrev_np(sig), sig,
 			  xasprintf("interrupted by SIG%s", sigabbrev_np(sig)));
 	}
 }
 
-static void event_loop(struct sup *u)
+bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 {
-	struct epoll_event evs[8];
-	bool in_open = u->pty >= 0;
-	while (!u->init_gone || u->out_r >= 0 || u->err_r >= 0 || u->pty >= 0) {
-		int n = epoll_wait(u->ep, evs, 8, -1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+	uint64_t exp;
+	switch (ev->data.u32) {
+	case EV_PIDFD:
+		read_reports(u);
+		u->init_gone = true;
+		epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.pidfd, NULL);
+		break;
+	case EV_REPORT:
+		read_reports(u);
+		if (ev->events & (EPOLLHUP | EPOLLERR))
+			epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.report_fd, NULL);
+		break;
+	case EV_SIGNAL:
+		on_signal(u);
+		break;
+	case EV_WALL: {
+		if (read(u->wall_tfd, &exp, sizeof exp) < 0)
 			break;
-		}
-		for (int i = 0; i < n; i++) {
-			uint64_t exp;
-			switch (evs[i].data.u32) {
-			case EV_PIDFD:
-				read_reports(u);
-				u->init_gone = true;
-				epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.pidfd, NULL);
-				break;
-			case EV_REPORT:
-				read_reports(u);
-				if (evs[i].events & (EPOLLHUP | EPOLLERR))
-					epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.report_fd, NULL);
-				break;
-			case EV_SIGNAL:
-				on_signal(u);
-				break;
-			case EV_WALL: {
-				if (read(u->wall_tfd, &exp, sizeof exp) < 0)
-					break;
-				char v[32], at[32];
-				format_duration_ms(v, sizeof v, u->s->limits.time_ms);
-				format_seconds(at, sizeof at, elapsed_s(u));
-				stop_cell(u, RUN_LIMIT, "time", v, SIGTERM,
-					  xasprintf("wall-clock limit %s reached at %s", v, at));
-				break;
-			}
-			case EV_WATCH:
-				if (read(u->watch_tfd, &exp, sizeof exp) >= 0 && !u->init_gone)
-					watch_limits(u);
-				break;
-			case EV_GRACE:
-				if (read(u->grace_tfd, &exp, sizeof exp) >= 0)
-					kill_cell(u);
-				break;
-			case EV_OUT:
-				if (!relay(u, u->out_r, STDOUT_FILENO))
-					ep_del_close(u->ep, &u->out_r);
-				break;
-			case EV_ERR:
-				if (!relay(u, u->err_r, STDERR_FILENO))
-					ep_del_close(u->ep, &u->err_r);
-				break;
-			case EV_PTY:
-				if (!relay(u, u->pty, STDOUT_FILENO))
-					ep_del_close(u->ep, &u->pty);
-				break;
-			case EV_IN: {
-				char buf[4096];
-				ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
-				if (r <= 0 || u->pty < 0) {
-					if (in_open)
-						epoll_ctl(u->ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
-					in_open = false;
-				} else {
-					write_all(u->pty, buf, (size_t)r);
-				}
-				break;
-			}
-			}
-		}
-		/* the job and every process of the cell are gone once init is: stop waiting for a
-		 * pty whose other end a leaked descriptor might hold */
-		if (u->init_gone && u->pty >= 0) {
-			while (relay(u, u->pty, STDOUT_FILENO))
-				;
-			ep_del_close(u->ep, &u->pty);
-		}
+		char v[32], at[32];
+		format_duration_ms(v, sizeof v, u->s->limits.time_ms);
+		format_seconds(at, sizeof at, sup_elapsed(u));
+		sup_stop(u, RUN_LIMIT, "time", v, SIGTERM, xasprintf("wall-clock limit %s reached at %s", v, at));
+		break;
 	}
-	if (in_open)
-		epoll_ctl(u->ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
+	case EV_WATCH:
+		if (read(u->watch_tfd, &exp, sizeof exp) >= 0 && !u->init_gone)
+			watch_limits(u);
+		break;
+	case EV_GRACE:
+		if (read(u->grace_tfd, &exp, sizeof exp) >= 0)
+			sup_kill(u);
+		break;
+	case EV_OUT:
+		if (!relay(u, u->out_r, STDOUT_FILENO))
+			sup_unwatch_close(u, &u->out_r);
+		break;
+	case EV_ERR:
+		if (!relay(u, u->err_r, STDERR_FILENO))
+			sup_unwatch_close(u, &u->err_r);
+		break;
+	case EV_PTY:
+		if (!relay(u, u->pty, STDOUT_FILENO))
+			sup_unwatch_close(u, &u->pty);
+		break;
+	case EV_IN: {
+		char buf[4096];
+		ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
+		if (r <= 0 || u->pty < 0) {
+			if (u->in_open)
+				epoll_ctl(u->ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
+			u->in_open = false;
+		} else {
+			write_all(u->pty, buf, (size_t)r);
+		}
+		break;
+	}
+	default:
+		return false;
+	}
+	/* every process of the cell is gone once init is: stop waiting for a pty whose other
+	 * end a leaked descriptor might hold */
+	if (u->init_gone && u->pty >= 0) {
+		while (relay(u, u->pty, STDOUT_FILENO))
+			;
+		sup_unwatch_close(u, &u->pty);
+	}
+	return true;
+}
+
+bool sup_running(const struct sup *u)
+{
+	return !u->init_gone || u->out_r >= 0 || u->err_r >= 0 || u->pty >= 0;
 }
 
 /* ---- the outcome ---- */
@@ -582,21 +543,19 @@ static void emit_result(const struct supervise_opts *o, const char *json)
 	}
 }
 
-int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct error *err)
+int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err)
 {
-	struct sup u = { .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
-			 .out_r = -1, .err_r = -1, .pty = -1 };
-	u.cell.pidfd = u.cell.report_fd = u.cell.go_fd = u.cell.cgroup_fd = -1;
-	u.cg.v2_fd = -1;
-	struct run_result res = { 0 };
-	clock_gettime(CLOCK_REALTIME, &res.started);
-	clock_gettime(CLOCK_MONOTONIC, &u.t0);
-	int lock = -1, rc = -1;
+	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
+			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1 };
+	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = -1;
+	u->cg.v2_fd = -1;
+	clock_gettime(CLOCK_REALTIME, &u->started);
+	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	bool made_rundir = false;
 	int out_w = -1, err_w = -1;
 
 	/* block the signals we watch before anything can be interrupted */
-	sigset_t mask, old;
+	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -604,23 +563,26 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGWINCH);
 	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigprocmask(SIG_BLOCK, &mask, &u->old_mask);
 	signal(SIGPIPE, SIG_IGN);
 
-	lock = rundir_create(s, err);
-	if (lock < 0)
+	u->lock = rundir_create(s, err);
+	if (u->lock < 0)
 		goto fail;
 	made_rundir = true;
 	if (users_write(s, err) < 0 || record_write_spec(s, err) < 0)
 		goto fail;
 	rundir_write_pid(s->rundir, getpid());
-	if (cgroup_create(&u.cg, s->id, &s->limits, s->rootless, err) < 0)
+	if (cgroup_create(&u->cg, s->id, &s->limits, s->rootless, err) < 0)
 		goto fail;
 
-	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO };
+	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1, .control = control };
 	int console[2] = { -1, -1 };
-	io.console = -1;
-	if (s->tty) {
+	if (control >= 0) {
+		/* a job: its steps get their own streams from the executor; nothing reads stdin */
+		io.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	if (s->tty && control < 0) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, console) < 0) {
 			error_set(err, errno, "cannot create the console socket");
 			goto fail;
@@ -632,76 +594,105 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 			error_set(err, errno, "cannot create the output pipes");
 			goto fail;
 		}
-		u.out_r = p1[0];
+		u->out_r = p1[0];
 		out_w = p1[1];
-		u.err_r = p2[0];
+		u->err_r = p2[0];
 		err_w = p2[1];
-		fcntl(u.out_r, F_SETFL, O_NONBLOCK);
-		fcntl(u.err_r, F_SETFL, O_NONBLOCK);
+		fcntl(u->out_r, F_SETFL, O_NONBLOCK);
+		fcntl(u->err_r, F_SETFL, O_NONBLOCK);
 		io.out = out_w;
 		io.err = err_w;
 	}
 
-	u.cell.cgroup_fd = u.cg.v2_fd;
-	if (container_start(s, &io, &u.cell, err) < 0)
+	u->cell.cgroup_fd = u->cg.v2_fd;
+	if (container_start(s, &io, &u->cell, err) < 0)
 		goto fail;
 	closep(&out_w);
 	closep(&err_w);
 	closep(&console[1]);
-	if (cgroup_attach(&u.cg, u.cell.pid, err) < 0) {
-		signal_cell(&u, SIGKILL);
-		waitpid(u.cell.pid, NULL, 0);
+	if (control >= 0)
+		close(io.in);
+	if (cgroup_attach(&u->cg, u->cell.pid, err) < 0) {
+		signal_cell(u, SIGKILL);
+		waitpid(u->cell.pid, NULL, 0);
 		goto fail;
 	}
-	container_release(&u.cell);
+	container_release(&u->cell);
 	if (console[0] >= 0) {
-		recv_console(&u, console[0]);
+		recv_console(u, console[0]);
 		closep(&console[0]);
 	}
 
-	u.ep = epoll_create1(EPOLL_CLOEXEC);
-	u.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	u.wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	u.watch_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	u.grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	fcntl(u.cell.report_fd, F_SETFL, O_NONBLOCK);
-	ep_add(u.ep, u.cell.pidfd, EV_PIDFD);
-	ep_add(u.ep, u.cell.report_fd, EV_REPORT);
-	ep_add(u.ep, u.sfd, EV_SIGNAL);
-	ep_add(u.ep, u.wall_tfd, EV_WALL);
-	ep_add(u.ep, u.watch_tfd, EV_WATCH);
-	ep_add(u.ep, u.grace_tfd, EV_GRACE);
-	if (u.out_r >= 0)
-		ep_add(u.ep, u.out_r, EV_OUT);
-	if (u.err_r >= 0)
-		ep_add(u.ep, u.err_r, EV_ERR);
-	if (u.pty >= 0) {
-		fcntl(u.pty, F_SETFL, O_NONBLOCK);
-		ep_add(u.ep, u.pty, EV_PTY);
-		ep_add(u.ep, STDIN_FILENO, EV_IN);
+	u->ep = epoll_create1(EPOLL_CLOEXEC);
+	u->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	u->wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	u->watch_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	u->grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	fcntl(u->cell.report_fd, F_SETFL, O_NONBLOCK);
+	sup_watch_fd(u, u->cell.pidfd, EV_PIDFD);
+	sup_watch_fd(u, u->cell.report_fd, EV_REPORT);
+	sup_watch_fd(u, u->sfd, EV_SIGNAL);
+	sup_watch_fd(u, u->wall_tfd, EV_WALL);
+	sup_watch_fd(u, u->watch_tfd, EV_WATCH);
+	sup_watch_fd(u, u->grace_tfd, EV_GRACE);
+	if (u->out_r >= 0)
+		sup_watch_fd(u, u->out_r, EV_OUT);
+	if (u->err_r >= 0)
+		sup_watch_fd(u, u->err_r, EV_ERR);
+	if (u->pty >= 0) {
+		fcntl(u->pty, F_SETFL, O_NONBLOCK);
+		sup_watch_fd(u, u->pty, EV_PTY);
+		sup_watch_fd(u, STDIN_FILENO, EV_IN);
+		u->in_open = true;
 	}
 	if (s->limits.time_ms)
-		arm(u.wall_tfd, s->limits.time_ms, 0);
+		arm(u->wall_tfd, s->limits.time_ms, 0);
 	if (s->limits.cpu_ms || s->limits.pids || s->limits.memory)
-		arm(u.watch_tfd, WATCH_MS, WATCH_MS);
+		arm(u->watch_tfd, WATCH_MS, WATCH_MS);
+	return 0;
 
-	event_loop(&u);
+fail:
+	closep(&console[0]);
+	closep(&console[1]);
+	closep(&out_w);
+	closep(&err_w);
+	sup_close(u);
+	cgroup_destroy(&u->cg);
+	if (made_rundir) {
+		/* nothing half-made stays: warren failed before the job ran */
+		struct error e2 = { 0 };
+		rundir_reclaim(s->rundir, &e2);
+		error_clear(&e2);
+		rm_tree(s->rundir);
+	}
+	closep(&u->lock);
+	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);
+	return err->errnum ? -err->errnum : -EINVAL;
+}
 
+int sup_finish(struct sup *u, const struct supervise_opts *o)
+{
+	struct cell_spec *s = u->s;
+	struct run_result res = { .started = u->started };
 	struct rusage ru;
 	siginfo_t si;
 	memset(&ru, 0, sizeof ru);
 	/* reap init; its rusage covers what it reaped */
-	if (wait4(u.cell.pid, NULL, 0, &ru) < 0)
-		waitid(P_PIDFD, (id_t)u.cell.pidfd, &si, WEXITED);
-	read_reports(&u);
-	restore_tty(&u);
+	if (wait4(u->cell.pid, NULL, 0, &ru) < 0)
+		waitid(P_PIDFD, (id_t)u->cell.pidfd, &si, WEXITED);
+	read_reports(u);
+	restore_tty(u);
 	clock_gettime(CLOCK_REALTIME, &res.ended);
-	res.wall_s = elapsed_s(&u);
-	build_result(&u, &res);
+	res.wall_s = sup_elapsed(u);
+	build_result(u, &res);
 	rusage_fallback(&res, &ru);
-	res.scratch_bytes = u.have_scratch ? u.scratch_used : scratch_bytes(s);
+	res.scratch_bytes = u->have_scratch ? u->scratch_used : scratch_bytes(s);
+	json_t *extra = NULL;
+	if (o->amend)
+		o->amend(o->amend_ctx, &res, &extra);
 
-	char *json = record_result_json(s, &res);
+	char *json = record_result_json(s, &res, extra);
+	json_decref(extra);
 	struct error e2 = { 0 };
 	if (json && record_write_result(s, json, &e2) < 0) {
 		fprintf(stderr, "warren: %s\n", e2.msg);
@@ -716,7 +707,7 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 	else if (res.cause_message && !o->quiet)
 		fprintf(stderr, "warren: %s stopped: %s\n", s->id, res.cause_message);
 
-	if (cgroup_destroy(&u.cg) < 0)
+	if (cgroup_destroy(&u->cg) < 0)
 		fprintf(stderr, "warren: cannot remove the cgroup of %s; run 'warren gc'\n", s->id);
 	if (s->keep && s->limits.scratch) {
 		fprintf(stderr, "warren: note: with --scratch the scratch of %s lived in the cell's memory and is gone; the record is in %s\n", s->id, s->rundir);
@@ -728,30 +719,29 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 		fprintf(stderr, "warren: %s\n", e2.msg);
 		error_clear(&e2);
 	}
-	rc = res.exit_code;
+	int rc = res.exit_code;
 	run_result_free(&res);
-	sup_close(&u);
-	close(lock);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sup_close(u);
+	closep(&u->lock);
+	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);
 	return rc;
+}
 
-fail:
-	closep(&console[0]);
-	closep(&console[1]);
-	closep(&out_w);
-	closep(&err_w);
-	sup_close(&u);
-	cgroup_destroy(&u.cg);
-	if (made_rundir) {
-		/* nothing half-made stays: warren failed before the job ran */
-		struct error e2 = { 0 };
-		rundir_reclaim(s->rundir, &e2);
-		error_clear(&e2);
-		rm_tree(s->rundir);
+int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct error *err)
+{
+	struct sup u;
+	int r = sup_start(&u, s, -1, err);
+	if (r < 0)
+		return r;
+	struct epoll_event evs[8];
+	while (sup_running(&u)) {
+		int n = epoll_wait(u.ep, evs, 8, -1);
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++)
+			sup_dispatch(&u, &evs[i]);
 	}
-	if (lock >= 0)
-		close(lock);
-	run_result_free(&res);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return err->errnum ? -err->errnum : -EINVAL;
+	if (u.in_open)
+		epoll_ctl(u.ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
+	return sup_finish(&u, o);
 }

@@ -3,15 +3,83 @@
 #ifndef WARREN_SUPERVISE_SUPERVISE_H
 #define WARREN_SUPERVISE_SUPERVISE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <termios.h>
+#include <time.h>
+
+#include "cell/container.h"
 #include "cell/spec.h"
+#include "cgroup/cgroup.h"
 #include "run/record.h"
 #include "util/error.h"
+
+enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY };
+
+/* One live run as the supervisor sees it. */
+struct sup {
+	struct cell_spec *s;
+	struct cell cell;
+	struct cgroup cg;
+	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
+	int out_r, err_r;          /* job output pipes (read ends), -1 when closed */
+	int pty;                   /* pty master, -1 when none */
+	bool tty_raw;
+	struct termios saved_tio;
+	struct timespec t0;        /* CLOCK_MONOTONIC at start */
+	uint64_t output;           /* bytes the job wrote */
+	bool output_capped;
+
+	bool init_gone;
+	bool have_exit;
+	int job_status;            /* wait status of the job */
+	char *setup_error;         /* message from init */
+	int setup_status;
+	int setup_errnum;
+	uint64_t scratch_used;
+	uint64_t scratch_free;
+	bool have_scratch;
+
+	bool stopping;             /* a cause was set and signals sent */
+	bool killed;               /* SIGKILL sent after the grace */
+	int stop_signal;
+	double stop_at_s;
+	char *cause_limit, *cause_value, *cause_text;
+	enum run_status cause_status;
+
+	int lock;                  /* the run directory's lock, held while the run lives */
+	bool in_open;              /* stdin relayed to the pty */
+	struct timespec started;   /* CLOCK_REALTIME at start */
+	sigset_t old_mask;
+};
 
 struct supervise_opts {
 	int result_fd;            /* -1, or where to write the result JSON too */
 	const char *result_file;  /* NULL, or a file to write the result JSON to */
 	bool quiet;               /* no cause line on stderr */
+	/* a job adds its steps and services to the record, and may set the status and cause */
+	void (*amend)(void *ctx, struct run_result *r, json_t **extra);
+	void *amend_ctx;
 };
+
+/* The pieces of supervise_run, for a caller with more to watch (a job's steps): start the
+ * cell (control: -1, or the executor's socket for a job), dispatch the supervisor's own
+ * events (false: not one of ours), stop it for a cause, finish (record, reclaim; returns the
+ * exit status). Callers add their fds with tags >= EV_APP. */
+#define EV_APP 64
+int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err);
+bool sup_dispatch(struct sup *u, const struct epoll_event *ev);
+bool sup_running(const struct sup *u);
+void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text);
+void sup_kill(struct sup *u);
+double sup_elapsed(const struct sup *u);
+void sup_watch_fd(struct sup *u, int fd, uint32_t tag);
+void sup_unwatch_close(struct sup *u, int *fd);
+int sup_finish(struct sup *u, const struct supervise_opts *o);
+int write_all(int fd, const char *b, size_t n);
 
 /* Run the cell described by s. Returns the exit status warren should exit with (the job's,
  * 128+N, 124, ...) or a negative errno with err filled when warren itself failed before the
