@@ -16,6 +16,10 @@ static const char USAGE[] =
 	"  ps                                 list live runs\n"
 	"  show [RUN]                         show a run's record (default: the latest)\n"
 	"  gc [--older-than D] [RUN...]       reclaim what dead runs left; prune old records\n"
+	"  job run FILE                       run a job file: services and steps in one cell\n"
+	"  job check FILE                     report every mistake in a job file\n"
+	"  logs RUN [STEP] [--follow]         print a run's step logs (live with --follow)\n"
+	"  kill RUN                           stop a live run from another terminal\n"
 	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
 	"\n"
 	"'warren COMMAND --help' describes a command's options. Exit status of 'run': the job's\n"
@@ -60,6 +64,12 @@ int main(int argc, char **argv)
 		return cmd_gc(argc, argv);
 	if (!strcmp(c, "selfcheck"))
 		return cmd_selfcheck(argc, argv);
-	fprintf(stderr, "warren: unknown command '%s'; the commands are run, ps, show, gc, selfcheck (see 'warren --help')\n", c);
+	if (!strcmp(c, "job"))
+		return cmd_job(argc, argv);
+	if (!strcmp(c, "logs"))
+		return cmd_logs(argc, argv);
+	if (!strcmp(c, "kill"))
+		return cmd_kill(argc, argv);
+	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, ps, show, gc, selfcheck (see 'warren --help')\n", c);
 	return 125;
 }

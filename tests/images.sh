@@ -90,14 +90,13 @@ _images_get() {
 	_images_prepare || return 1
 	final=$IMAGES_DIR/$name
 	partial=$final.partial
-	if [ ! -e "$final/.complete" ]; then
+	# Only a finished build is renamed to NAME: if NAME exists, it is complete.
+	if [ ! -d "$final" ]; then
 		(
 			flock 9 || exit 1
-			[ -e "$final/.complete" ] && exit 0
+			[ -d "$final" ] && exit 0
 			_images_build_"$name" "$partial" || exit 1
-			touch "$partial/.complete"
-			_images_remove_tree "$final"
-			mv "$partial" "$final"
+			mv -T "$partial" "$final"
 		) 9>"$IMAGES_DIR/.$name.lock" || return 1
 	fi
 	chmod 755 "$final"
@@ -114,7 +113,6 @@ make_dirty_image() {
 	src=$(image_busybox) || return 1
 	_images_remove_tree "$dst"
 	cp -a "$src" "$dst" || return 1
-	rm -f "$dst/.complete"
 	mkdir -m 755 "$dst/tmp/opencode" && chown 0:0 "$dst/tmp/opencode" && touch "$dst/tmp/opencode/state"
 }
 

@@ -16,6 +16,7 @@
 #             cgroups_named STR, nothing_left RUNDIR DESC (one test)
 #
 # Nothing here writes to the host's /tmp except host_tmp_marker (removed on exit).
+# WARREN_TEST_KEEP=1 keeps each script's scratch (build/test-scratch/<name>.XXXXXX).
 
 set -u
 export LC_ALL=C
@@ -174,6 +175,9 @@ _lib_cleanup() {
 	fi
 	if [ -n "$_tap_planned" ] && [ "$_tap_n" != "$_tap_planned" ]; then
 		echo "# planned $_tap_planned tests but ran $_tap_n"
+		[ "$st" = 0 ] && st=1
+	elif [ -n "$_tap_planned" ]; then
+		st=0	# every planned test ran: failures are in the TAP, not in the exit status
 	fi
 	exit "$st"
 }
@@ -181,13 +185,11 @@ trap _lib_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# host_tmp_marker: create a uniquely named file in the host's /tmp (removed on exit) and
-# print its path.
+# host_tmp_marker: create a uniquely named file in the host's /tmp, removed on exit; its
+# path is in MARKER. (Not in $(...): the cleanup list must be this shell's.)
 host_tmp_marker() {
-	local f
-	f=$(mktemp -p /tmp "warren-test-host-marker.XXXXXXXX") || return 1
-	_cleanup_files+=("$f")
-	printf '%s\n' "$f"
+	MARKER=$(mktemp -p /tmp "warren-test-host-marker.XXXXXXXX") || return 1
+	_cleanup_files+=("$MARKER")
 }
 
 # ---------------------------------------------------------------- the unprivileged user
@@ -373,12 +375,13 @@ rundir_count() {
 	for d in "$s"/runs/run_*; do [ -d "$d" ] && n=$((n + 1)); done
 	echo "$n"
 }
-# kept_rundir: the run directory named by "warren: kept run_<id> at <dir>" in ERR.
+# kept_rundir: the run directory that --keep named in ERR: a line "warren: kept ..." with
+# an absolute path ending in run_<id> (cli.md: "warren: kept run_<id> at <rundir>").
 kept_rundir() {
 	local line
 	while IFS= read -r line; do
-		if [[ $line =~ ^warren:\ kept\ (run_[0-9A-Za-z]+)\ at\ (.+)$ ]]; then
-			printf '%s\n' "${BASH_REMATCH[2]}"
+		if [[ $line =~ ^warren:\ kept\ .*[\ \'\"](/[^\ \'\"]*/run_[0-9A-Za-z]+)/?([\ \'\"\)\;,.]|$) ]]; then
+			printf '%s\n' "${BASH_REMATCH[1]}"
 			return 0
 		fi
 	done <<<"$ERR"
@@ -438,6 +441,21 @@ procs_matching() {
 	return 0
 }
 no_procs_matching() { [ -z "$(procs_matching "$1")" ]; }
+has_procs_matching() { [ -n "$(procs_matching "$1")" ]; }
+
+# job_pids ARG: pids whose whole command line is exactly "sleep ARG" (a job's sleep, not
+# the warren command that has "sleep ARG" among its own arguments).
+job_pids() {
+	local f p a
+	for f in /proc/[0-9]*/cmdline; do
+		p=${f#/proc/}; p=${p%/cmdline}
+		mapfile -d '' -t a 2>/dev/null <"$f" || continue
+		[ "${#a[@]}" = 2 ] && [ "${a[1]}" = "$1" ] && [[ ${a[0]} == sleep || ${a[0]} == */sleep ]] && echo "$p"
+	done
+	return 0
+}
+job_alive() { [ -n "$(job_pids "$1")" ]; }
+job_gone() { [ -z "$(job_pids "$1")" ]; }
 # cgroups_named STR: cgroup directories (any hierarchy) whose name contains STR.
 cgroups_named() {
 	find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "*$1*" 2>/dev/null

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cell/executor.h"
 #include "util/fs.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -349,11 +350,10 @@ static void build_root(const struct cell_spec *s)
 	_cleanup_free_ char *run = at(root, "/run");
 	tmpfs(run, "mode=0755,size=1m", MS_NOEXEC);
 
-	/* /home: only the run user's home, which is the run's home/ */
-	if (!s->rootfs) {
-		_cleanup_free_ char *home_parent = at(root, CELL_HOME_PARENT);
-		tmpfs(home_parent, "mode=0755,size=1m", MS_NOEXEC);
-	}
+	/* /home: only the run user's home, which is the run's home/ (an image's own /home
+	 * entries are hidden too: they are not the run's) */
+	_cleanup_free_ char *home_parent = at(root, CELL_HOME_PARENT);
+	tmpfs(home_parent, "mode=0755,size=1m", MS_NOEXEC);
 	_cleanup_free_ char *home = at(root, s->home);
 	_cleanup_free_ char *home_src = scratch_part(RUN_HOME_DIR);
 	bind_path(home_src, home, false, false);
@@ -480,6 +480,8 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 		die(errno, "cannot enter the worktree %s in the cell", s->worktree);
 	/* nothing of warren's leaks into the job: every fd but 0-2 and the report is closed */
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	if (io->control >= 0)
+		executor_main(s, io->control);
 	exec_job(s);
 }
 

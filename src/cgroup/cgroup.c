@@ -268,6 +268,7 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 		}
 		u->oom_kills = read_key(cg->v2, "memory.events", "oom_kill") - cg->oom_kills_at_start;
 		u->pids_max_hits = read_key(cg->v2, "pids.events", "max");
+		u->pids_current = read_u64(cg->v2, "pids.current");
 		return;
 	}
 	if (cg->kind != CGROUP_V1)
@@ -285,8 +286,10 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 					 : read_u64(cg->memory, "memory.max_usage_in_bytes");
 		u->oom_kills = read_key(cg->memory, "memory.oom_control", "oom_kill") - cg->oom_kills_at_start;
 	}
-	if (cg->pids)
+	if (cg->pids) {
 		u->pids_max_hits = read_key(cg->pids, "pids.events", "max");
+		u->pids_current = read_u64(cg->pids, "pids.current");
+	}
 }
 
 /* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped). */

@@ -26,6 +26,7 @@ struct cgroup_usage {
 	uint64_t cpu_ns;            /* user + system */
 	uint64_t peak_memory;
 	uint64_t pids_peak;         /* 0 when the host cannot tell */
+	uint64_t pids_current;
 	uint64_t oom_kills;
 	uint64_t pids_max_hits;     /* forks refused by the pids limit */
 };

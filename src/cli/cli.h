@@ -5,12 +5,17 @@
 #include "util/error.h"
 
 #define WARREN_VERSION "0.1.0"
+/* sigqueue value that tells a supervisor its SIGTERM came from `warren kill` */
+#define WARREN_KILL_MAGIC 0x57524b4c
 
 int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_selfcheck(int argc, char **argv);
+int cmd_job(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_kill(int argc, char **argv);
 
 /* Print "warren: <msg>" and return 125 (or err->status). */
 int cli_fail(struct error *err);

@@ -114,7 +114,7 @@ int cellspec_user(struct cell_spec *s, const char *user, struct error *err)
 					 user, s->host_uid);
 		s->uid = (uid_t)u;
 		s->gid = (gid_t)g;
-		if (s->rootless && u == 0 && *strchr(user, ':') == '\0')
+		if (s->rootless && u == 0 && !strchr(user, ':'))
 			s->gid = 0;
 	}
 	if (s->uid == 0) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cell/container.h"
+#include "cli/cli.h"
 #include "cell/users.h"
 #include "cgroup/cgroup.h"
 #include "run/rundir.h"
@@ -226,6 +227,8 @@ static void watch_limits(struct sup *u)
 {
 	struct cgroup_usage cu;
 	cgroup_usage(&u->cg, &cu);
+	if (cu.pids_current > u->pids_sampled)
+		u->pids_sampled = cu.pids_current;
 	const struct limits *l = &u->s->limits;
 	char v[32];
 	if (l->memory && cu.oom_kills) {
@@ -323,8 +326,12 @@ static void on_signal(struct sup *u)
 			sup_kill(u);
 			continue;
 		}
-		sup_stop(u, RUN_INTERRUPTED, "signal", sigabbrev_np(sig), sig,
-			  xasprintf("interrupted by SIG%s", sigabbrev_np(sig)));
+		if (si.ssi_code == SI_QUEUE && si.ssi_int == WARREN_KILL_MAGIC)
+			sup_stop(u, RUN_INTERRUPTED, "kill", NULL, SIGTERM,
+				 xasprintf("killed by warren kill (uid %u)", si.ssi_uid));
+		else
+			sup_stop(u, RUN_INTERRUPTED, "signal", sigabbrev_np(sig), sig,
+				 xasprintf("interrupted by SIG%s", sigabbrev_np(sig)));
 	}
 }
 
@@ -484,6 +491,11 @@ static void build_result(struct sup *u, struct run_result *r)
 	r->peak_memory = cu.peak_memory;
 	r->have_pids = cu.have_pids;
 	r->pids_peak = cu.pids_peak;
+	if (!cu.have_pids && u->pids_sampled) {
+		/* no pids.peak (cgroup v1): the highest count seen by the limit watch */
+		r->have_pids = true;
+		r->pids_peak = u->pids_sampled;
+	}
 	r->have_output = true;
 	r->output_bytes = u->output;
 }

@@ -51,6 +51,7 @@ struct sup {
 	enum run_status cause_status;
 
 	int lock;                  /* the run directory's lock, held while the run lives */
+	uint64_t pids_sampled;     /* highest pids.current seen (hosts without pids.peak) */
 	bool in_open;              /* stdin relayed to the pty */
 	struct timespec started;   /* CLOCK_REALTIME at start */
 	sigset_t old_mask;

@@ -1,0 +1,219 @@
+/* executor.c - runs inside the cell as the run user (after the same setup as a single job:
+ * ids, no capabilities, no_new_privs, the worktree as cwd). It starts each task the
+ * supervisor asks for in a session of its own, signals whole sessions, probes TCP ports on
+ * the cell's loopback, and reports starts and exits. It holds no privilege: a step that kills
+ * it only ends its own job. */
+#include "cell/executor.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "util/error.h"
+
+int exec_search(char **argv, char **env)
+{
+	const char *cmd = argv[0];
+	if (strchr(cmd, '/')) {
+		execve(cmd, argv, env);
+		return errno;
+	}
+	const char *path = NULL;
+	for (char **e = env; *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			path = *e + 5;
+	if (!path)
+		path = CELL_PATH_ENV;
+	int err = ENOENT;
+	char *copy = xstrdup(path), *save = NULL;
+	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *full = xasprintf("%s/%s", *dir ? dir : ".", cmd);
+		execve(full, argv, env);
+		free(full);
+		if (errno != ENOENT && errno != ENOTDIR)
+			err = errno;
+	}
+	free(copy);
+	return err;
+}
+
+struct task {
+	uint32_t id;
+	pid_t pid;
+};
+
+static struct task *tasks;
+static size_t n_tasks;
+
+static void send_msg(int ctl, uint32_t type, uint32_t task, int a)
+{
+	struct exec_hdr h = { .type = type, .task = task, .a = a };
+	ssize_t w = send(ctl, &h, sizeof h, MSG_NOSIGNAL);
+	(void)w;
+}
+
+static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	int in = open("/dev/null", O_RDONLY);
+	dup2(in, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	if (*cwd && chdir(cwd) < 0) {
+		dprintf(2, "warren: cannot enter the working directory %s: %s\n", cwd, strerror(errno));
+		_exit(125);
+	}
+	int e = exec_search(argv, env);
+	if (e == ENOENT || e == ENOTDIR) {
+		dprintf(2, "warren: command not found in the cell: %s\n", argv[0]);
+		_exit(127);
+	}
+	dprintf(2, "warren: cannot execute %s in the cell: %s\n", argv[0], strerror(e));
+	_exit(126);
+}
+
+static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, int out, int err)
+{
+	size_t nstr = (size_t)h->a + (size_t)h->b + 1;
+	char **strs = xcalloc(nstr + 2, sizeof *strs);
+	size_t k = 0;
+	for (char *p = payload; p < payload + len && k < nstr; p += strlen(p) + 1)
+		strs[k++] = p;
+	if (k != nstr || h->a < 1) {
+		send_msg(ctl, EXEC_FAILED, h->task, EINVAL);
+		free(strs);
+		return;
+	}
+	char *cwd = strs[0];
+	char **argv = xcalloc((size_t)h->a + 1, sizeof *argv);
+	char **env = xcalloc((size_t)h->b + 1, sizeof *env);
+	memcpy(argv, strs + 1, (size_t)h->a * sizeof *argv);
+	memcpy(env, strs + 1 + h->a, (size_t)h->b * sizeof *env);
+	pid_t pid = fork();
+	if (pid == 0)
+		child(cwd, argv, env, out, err);
+	if (pid < 0) {
+		send_msg(ctl, EXEC_FAILED, h->task, errno);
+	} else {
+		tasks = xrealloc(tasks, (n_tasks + 1) * sizeof *tasks);
+		tasks[n_tasks++] = (struct task){ .id = h->task, .pid = pid };
+		send_msg(ctl, EXEC_STARTED, h->task, pid);
+	}
+	free(argv);
+	free(env);
+	free(strs);
+}
+
+/* Signal every process of the session a task leads (its descendants, unless they left it). */
+static void signal_session(pid_t sid, int sig)
+{
+	kill(-sid, sig);
+	DIR *d = opendir("/proc");
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+		if (pid <= 1)
+			continue;
+		pid_t s = getsid(pid);
+		if (s == sid)
+			kill(pid, sig);
+	}
+	closedir(d);
+}
+
+static int probe_tcp(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+	close(fd);
+	return ok;
+}
+
+static void on_control(int ctl)
+{
+	char *buf = xmalloc(EXEC_MSG_MAX);
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = EXEC_MSG_MAX };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	ssize_t n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+	if (n <= 0) {
+		/* the supervisor is done with us (or gone): end, and the cell with us */
+		_exit(0);
+	}
+	int fds[2] = { -1, -1 };
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(2 * sizeof(int)))
+			memcpy(fds, CMSG_DATA(cm), sizeof fds);
+	struct exec_hdr h;
+	if ((size_t)n >= sizeof h) {
+		memcpy(&h, buf, sizeof h);
+		if (h.type == EXEC_START && fds[0] >= 0)
+			start(ctl, &h, buf + sizeof h, (size_t)n - sizeof h, fds[0], fds[1]);
+		else if (h.type == EXEC_SIGNAL) {
+			for (size_t i = 0; i < n_tasks; i++)
+				if (tasks[i].id == h.task)
+					signal_session(tasks[i].pid, h.a);
+		} else if (h.type == EXEC_PROBE_TCP)
+			send_msg(ctl, EXEC_PROBED, h.task, probe_tcp(h.a));
+	}
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	free(buf);
+}
+
+void executor_main(const struct cell_spec *s, int ctl)
+{
+	(void)s;
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	struct pollfd pf[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+	for (;;) {
+		if (poll(pf, 2, -1) < 0)
+			continue;
+		if (pf[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+				;
+			int st;
+			pid_t p;
+			while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+				for (size_t i = 0; i < n_tasks; i++) {
+					if (tasks[i].pid != p)
+						continue;
+					send_msg(ctl, EXEC_EXITED, tasks[i].id, st);
+					tasks[i] = tasks[--n_tasks];
+					break;
+				}
+			}
+		}
+		if (pf[0].revents & (POLLIN | POLLHUP))
+			on_control(ctl);
+	}
+}

@@ -1,0 +1,36 @@
+/* executor.h - warren's executor: the process that starts a job's steps and services inside
+ * the cell, as the run user, on the supervisor's request over a unix socket; and the protocol
+ * they speak. Messages are one SOCK_SEQPACKET datagram each: a header, then for EXEC_START the
+ * strings cwd, argv[0..a), env[0..b) NUL-terminated, and two fds (stdout, stderr). */
+#ifndef WARREN_CELL_EXECUTOR_H
+#define WARREN_CELL_EXECUTOR_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cell/spec.h"
+
+enum exec_msg {
+	EXEC_START = 1,   /* task, a = argc, b = envc; payload and 2 fds */
+	EXEC_SIGNAL,      /* task, a = signal: to every process of the task's session */
+	EXEC_PROBE_TCP,   /* task, a = port: can 127.0.0.1:port be connected to in the cell? */
+	EXEC_STARTED = 100, /* task, a = pid in the cell */
+	EXEC_FAILED,      /* task, a = errno (fork failed) */
+	EXEC_EXITED,      /* task, a = wait status */
+	EXEC_PROBED,      /* task, a = 1 when the port answered */
+};
+
+struct exec_hdr {
+	uint32_t type;
+	uint32_t task;
+	int32_t a, b;
+};
+
+#define EXEC_MSG_MAX (256 * 1024)
+
+/* execve argv searching PATH of env; returns the errno of the failure (ENOENT: not found). */
+int exec_search(char **argv, char **env);
+/* Run the executor on control socket ctl; never returns. */
+void executor_main(const struct cell_spec *s, int ctl) __attribute__((noreturn));
+
+#endif

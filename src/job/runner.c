@@ -1,0 +1,750 @@
+/* runner.c - the supervisor's side of a job: it asks the cell's executor to start services and
+ * steps, streams each task's output to its log (log/<n>-<name>.log, with a .times side file)
+ * and to the view, times each step against its limit, probes services for readiness, and adds
+ * the steps and services to the run's record. */
+#include "job/runner.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "cell/executor.h"
+#include "job/display.h"
+#include "run/record.h"
+#include "supervise/supervise.h"
+#include "util/fs.h"
+#include "util/units.h"
+
+enum { EV_CTL = EV_APP + 1, EV_TICK, EV_STEP_TIMER, EV_STEP_GRACE, EV_TASK = EV_APP + 16 };
+enum task_kind { T_STEP, T_SERVICE, T_PROBE };
+enum step_state { S_WAITING, S_RUNNING, S_OK, S_FAILED, S_LIMIT, S_SKIPPED, S_INTERRUPTED };
+enum svc_state { V_WAITING, V_STARTING, V_READY, V_FAILED, V_EXITED, V_STOPPED };
+enum phase { P_SERVICES, P_STEPS, P_STOPPING, P_DONE };
+
+static const char *const STEP_STATE[] = { "waiting", "running", "ok", "failed", "limit", "skipped", "interrupted" };
+static const char *const SVC_STATE[] = { "waiting", "starting", "ready", "failed", "exited", "stopped" };
+
+struct task {
+	enum task_kind kind;
+	size_t index;
+	uint32_t id;
+	pid_t pid;
+	int out_r;          /* output pipe, -1 when closed */
+	int log_fd, times_fd;
+	uint64_t bytes;
+	bool exited;
+	int status;
+};
+
+struct step_rec {
+	enum step_state state;
+	int exit_code, signal;
+	char *cause;
+	struct timespec started;
+	double t0, duration;
+	struct task *task;
+	bool term_sent, kill_sent;
+	double limit_at;            /* when the time limit fired, from the step's start */
+};
+
+struct svc_rec {
+	enum svc_state state;
+	int status;
+	bool have_status;
+	double t0, last_probe;
+	struct task *task, *probe;
+	bool probing;
+};
+
+struct runner {
+	const struct job *job;
+	struct cell_spec *s;
+	struct sup u;
+	struct display d;
+	int ctl, tick_tfd, step_tfd, grace_tfd;
+	enum phase phase;
+	size_t cur;                 /* current service / step */
+	struct task **tasks;
+	size_t n_tasks;
+	uint32_t next_id;
+	struct step_rec *steps;
+	struct svc_rec *svcs;
+	bool failed;                /* a step failed: later steps only if always */
+	char *job_cause;            /* a service that failed the job */
+	char *job_cause_limit;
+	int fail_code;
+	double stop_t0;
+	char *logdir;
+};
+
+static double now_s(struct runner *r) { return sup_elapsed(&r->u); }
+
+static void arm_ms(int tfd, uint64_t ms)
+{
+	struct itimerspec it = { .it_value = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 } };
+	if (!ms)
+		it.it_value.tv_nsec = 1;
+	timerfd_settime(tfd, 0, &it, NULL);
+}
+
+static void disarm(int tfd)
+{
+	struct itimerspec it = { 0 };
+	timerfd_settime(tfd, 0, &it, NULL);
+}
+
+/* ---- the environment and command of a task ---- */
+
+static char **task_env(const struct cell_spec *s, char **extra)
+{
+	size_t n = 0, m = 0;
+	while (s->env[n])
+		n++;
+	while (extra && extra[m])
+		m++;
+	char **env = xcalloc(n + m + 2, sizeof *env);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *e = s->env[i];
+		size_t kl = strcspn(e, "=");
+		bool overridden = !strncmp(e, CELL_TMPDIR_ENV "=", sizeof CELL_TMPDIR_ENV);
+		for (size_t j = 0; j < m && !overridden; j++)
+			overridden = !strncmp(extra[j], e, kl + 1);
+		if (!overridden)
+			env[k++] = xstrdup(e);
+	}
+	for (size_t j = 0; j < m; j++)
+		if (strncmp(extra[j], CELL_TMPDIR_ENV "=", sizeof CELL_TMPDIR_ENV))
+			env[k++] = xstrdup(extra[j]);
+	env[k++] = xstrdup(CELL_TMPDIR_ENV "=" CELL_TMPDIR_VALUE); /* last, always */
+	env[k] = NULL;
+	return env;
+}
+
+static char **shell_argv(const char *shell, const char *script)
+{
+	_cleanup_free_ char *copy = xstrdup(shell && *shell ? shell : "sh -e");
+	char **argv = xcalloc(strlen(copy) + 3, sizeof *argv);
+	size_t n = 0;
+	char *save = NULL;
+	for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+		argv[n++] = xstrdup(w);
+	argv[n++] = xstrdup("-c");
+	argv[n++] = xstrdup(script ? script : "");
+	return argv;
+}
+
+static void strv_free(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* ---- tasks ---- */
+
+static int open_log(struct runner *r, const char *base, int *times)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s.log", r->logdir, base);
+	_cleanup_free_ char *t = xasprintf("%s/%s.times", r->logdir, base);
+	*times = open(t, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	return open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+static struct task *start_task(struct runner *r, enum task_kind kind, size_t index, const char *log_base,
+			       const char *shell, const char *script, char **extra_env, const char *workdir)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return NULL;
+	struct task *t = xcalloc(1, sizeof *t);
+	t->kind = kind;
+	t->index = index;
+	t->id = ++r->next_id;
+	t->out_r = p[0];
+	t->log_fd = open_log(r, log_base, &t->times_fd);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+
+	char **argv = shell_argv(shell, script);
+	char **env = task_env(r->s, extra_env);
+	_cleanup_free_ char *cwd = !workdir ? xstrdup(r->s->worktree)
+				   : workdir[0] == '/' ? xstrdup(workdir) : xasprintf("%s/%s", r->s->worktree, workdir);
+	/* the message: header, cwd, argv, env */
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&msg, &len);
+	size_t argc = 0, envc = 0;
+	while (argv[argc])
+		argc++;
+	while (env[envc])
+		envc++;
+	struct exec_hdr h = { .type = EXEC_START, .task = t->id, .a = (int32_t)argc, .b = (int32_t)envc };
+	fwrite(&h, sizeof h, 1, f);
+	fwrite(cwd, strlen(cwd) + 1, 1, f);
+	for (size_t i = 0; i < argc; i++)
+		fwrite(argv[i], strlen(argv[i]) + 1, 1, f);
+	for (size_t i = 0; i < envc; i++)
+		fwrite(env[i], strlen(env[i]) + 1, 1, f);
+	fclose(f);
+	int fds[2] = { p[1], p[1] };
+	char cbuf[CMSG_SPACE(sizeof fds)] = { 0 };
+	struct iovec iov = { .iov_base = msg, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(cm), fds, sizeof fds);
+	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(r->ctl, &mh, MSG_NOSIGNAL) : -1;
+	free(msg);
+	close(p[1]);
+	strv_free(argv);
+	strv_free(env);
+	if (w < 0) {
+		close(p[0]);
+		closep(&t->log_fd);
+		closep(&t->times_fd);
+		free(t);
+		return NULL;
+	}
+	r->tasks = xrealloc(r->tasks, (r->n_tasks + 1) * sizeof *r->tasks);
+	r->tasks[r->n_tasks] = t;
+	sup_watch_fd(&r->u, t->out_r, EV_TASK + (uint32_t)r->n_tasks);
+	r->n_tasks++;
+	return t;
+}
+
+static void signal_task(struct runner *r, struct task *t, int sig)
+{
+	if (!t || t->exited)
+		return;
+	struct exec_hdr h = { .type = EXEC_SIGNAL, .task = t->id, .a = sig };
+	ssize_t w = send(r->ctl, &h, sizeof h, MSG_NOSIGNAL);
+	(void)w;
+}
+
+static const char *task_name(struct runner *r, struct task *t)
+{
+	return t->kind == T_STEP ? r->job->steps[t->index].name : r->job->services[t->index].name;
+}
+
+static void task_output(struct runner *r, struct task *t)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(t->out_r, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			sup_unwatch_close(&r->u, &t->out_r);
+			return;
+		}
+		if (t->log_fd >= 0)
+			write_all(t->log_fd, buf, (size_t)n);
+		if (t->times_fd >= 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			char st[64], line[96];
+			int l = snprintf(line, sizeof line, "%s %llu %zd\n", format_rfc3339(st, sizeof st, &ts),
+					 (unsigned long long)t->bytes, n);
+			write_all(t->times_fd, line, (size_t)l);
+		}
+		t->bytes += (uint64_t)n;
+		if (t->kind == T_STEP)
+			display_output(&r->d, task_name(r, t), buf, (size_t)n);
+	}
+}
+
+/* ---- steps ---- */
+
+static void step_finish(struct runner *r, size_t i, enum step_state st, char *cause)
+{
+	struct step_rec *sr = &r->steps[i];
+	sr->state = st;
+	sr->duration = now_s(r) - sr->t0;
+	free(sr->cause);
+	sr->cause = cause;
+	disarm(r->step_tfd);
+	disarm(r->grace_tfd);
+	enum step_mark m = st == S_OK ? MARK_OK : st == S_SKIPPED ? MARK_SKIPPED
+					 : st == S_INTERRUPTED ? MARK_STOPPED : MARK_FAILED;
+	const char *name = r->job->steps[i].name;
+	if (st == S_FAILED && !cause) {
+		_cleanup_free_ char *c = sr->signal ? xasprintf("killed by SIG%s after %.2fs", sigabbrev_np(sr->signal), sr->duration)
+						   : xasprintf("exited with status %d after %.2fs", sr->exit_code, sr->duration);
+		display_end(&r->d, m, name, sr->duration, c);
+	} else {
+		display_end(&r->d, m, name, sr->duration, cause);
+	}
+	if (st != S_OK && st != S_SKIPPED && !r->failed) {
+		r->failed = true;
+		r->fail_code = st == S_LIMIT ? 124 : sr->signal ? 128 + sr->signal : sr->exit_code;
+	}
+}
+
+static void step_start(struct runner *r, size_t i)
+{
+	const struct job_step *js = &r->job->steps[i];
+	struct step_rec *sr = &r->steps[i];
+	_cleanup_free_ char *base = xasprintf("%zu-%s", i + 1, js->name);
+	sr->t0 = now_s(r);
+	clock_gettime(CLOCK_REALTIME, &sr->started);
+	sr->state = S_RUNNING;
+	display_start(&r->d, "", js->name, js->timeout_ms);
+	sr->task = start_task(r, T_STEP, i, base, js->shell ? js->shell : r->job->shell, js->run, js->env, js->workdir);
+	if (!sr->task) {
+		step_finish(r, i, S_FAILED, xasprintf("warren could not start it: %s", strerror(errno)));
+		return;
+	}
+	if (js->timeout_ms)
+		arm_ms(r->step_tfd, js->timeout_ms);
+}
+
+static void step_time_limit(struct runner *r)
+{
+	size_t i = r->cur;
+	struct step_rec *sr = &r->steps[i];
+	if (r->phase != P_STEPS || sr->state != S_RUNNING || sr->term_sent)
+		return;
+	sr->term_sent = true;
+	sr->limit_at = now_s(r) - sr->t0;
+	signal_task(r, sr->task, SIGTERM);
+	arm_ms(r->grace_tfd, r->s->limits.grace_ms);
+}
+
+static void step_exited(struct runner *r, size_t i, int status)
+{
+	struct step_rec *sr = &r->steps[i];
+	const struct job_step *js = &r->job->steps[i];
+	if (WIFEXITED(status))
+		sr->exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status)) {
+		sr->signal = WTERMSIG(status);
+		sr->exit_code = 128 + sr->signal;
+	}
+	if (sr->term_sent) {
+		char v[32], at[32], g[32];
+		format_duration_ms(v, sizeof v, js->timeout_ms);
+		format_seconds(at, sizeof at, sr->limit_at);
+		format_duration_ms(g, sizeof g, r->s->limits.grace_ms);
+		step_finish(r, i, S_LIMIT,
+			    sr->kill_sent ? xasprintf("time limit %s reached at %s; sent SIGTERM, then SIGKILL after %s", v, at, g)
+					  : xasprintf("time limit %s reached at %s; sent SIGTERM", v, at));
+		sr->exit_code = 124;
+	} else {
+		step_finish(r, i, status == 0 ? S_OK : S_FAILED, NULL);
+	}
+}
+
+/* ---- services ---- */
+
+static void services_fail(struct runner *r, size_t i, char *cause)
+{
+	r->svcs[i].state = V_FAILED;
+	display_line(&r->d, "✖ service %s: %s", r->job->services[i].name, cause);
+	if (!r->job_cause) {
+		r->job_cause = cause;
+		r->job_cause_limit = xstrdup("service");
+	} else {
+		free(cause);
+	}
+	r->failed = true;
+	r->fail_code = 1;
+	/* nothing of the job runs without its services */
+	for (size_t k = 0; k < r->job->n_steps; k++)
+		r->steps[k].state = S_SKIPPED;
+	r->phase = P_STOPPING;
+}
+
+static void service_start(struct runner *r, size_t i)
+{
+	const struct job_service *js = &r->job->services[i];
+	struct svc_rec *v = &r->svcs[i];
+	_cleanup_free_ char *base = xasprintf("service-%s", js->name);
+	v->t0 = now_s(r);
+	v->state = V_STARTING;
+	display_start(&r->d, "service", js->name, js->ready != READY_NONE ? js->ready_timeout_ms : 0);
+	v->task = start_task(r, T_SERVICE, i, base, r->job->shell ? r->job->shell : "sh", js->run, js->env, NULL);
+	if (!v->task)
+		services_fail(r, i, xasprintf("warren could not start it: %s", strerror(errno)));
+	else if (js->ready == READY_NONE) {
+		v->state = V_READY;
+		display_line(&r->d, "✔ service %s started", js->name);
+	}
+}
+
+static void service_ready(struct runner *r, size_t i)
+{
+	struct svc_rec *v = &r->svcs[i];
+	v->state = V_READY;
+	char d[32];
+	display_line(&r->d, "✔ service %s ready after %s", r->job->services[i].name, format_seconds(d, sizeof d, now_s(r) - v->t0));
+}
+
+static void probe_services(struct runner *r)
+{
+	if (r->phase != P_SERVICES || r->cur >= r->job->n_services)
+		return;
+	size_t i = r->cur;
+	const struct job_service *js = &r->job->services[i];
+	struct svc_rec *v = &r->svcs[i];
+	if (v->state != V_STARTING)
+		return;
+	double t = now_s(r);
+	if ((t - v->t0) * 1000 > (double)js->ready_timeout_ms) {
+		char lim[32];
+		format_duration_ms(lim, sizeof lim, js->ready_timeout_ms);
+		services_fail(r, i, js->ready == READY_TCP
+					    ? xasprintf("not ready after %s (nothing accepted connections on port %u in the cell)", lim, js->tcp_port)
+					    : xasprintf("not ready after %s (its ready check never succeeded)", lim));
+		return;
+	}
+	if (t - v->last_probe < (js->ready == READY_TCP ? 0.1 : 0.25) || v->probing)
+		return;
+	v->last_probe = t;
+	v->probing = true;
+	if (js->ready == READY_TCP) {
+		struct exec_hdr h = { .type = EXEC_PROBE_TCP, .task = (uint32_t)(0x80000000u | i), .a = (int32_t)js->tcp_port };
+		if (send(r->ctl, &h, sizeof h, MSG_NOSIGNAL) < 0)
+			v->probing = false;
+	} else {
+		_cleanup_free_ char *base = xasprintf("service-%s.ready", js->name);
+		v->probe = start_task(r, T_PROBE, i, base, r->job->shell ? r->job->shell : "sh", js->ready_run, js->env, NULL);
+		if (!v->probe)
+			v->probing = false;
+	}
+}
+
+static void service_exited(struct runner *r, size_t i, int status)
+{
+	struct svc_rec *v = &r->svcs[i];
+	v->status = status;
+	v->have_status = true;
+	const char *name = r->job->services[i].name;
+	_cleanup_free_ char *how = WIFSIGNALED(status) ? xasprintf("killed by SIG%s", sigabbrev_np(WTERMSIG(status)))
+						       : xasprintf("exited with status %d", WEXITSTATUS(status));
+	if (r->phase == P_STOPPING || r->phase == P_DONE) {
+		v->state = V_STOPPED;
+		return;
+	}
+	if (v->state == V_STARTING) {
+		services_fail(r, i, xasprintf("%s before it was ready", how));
+		return;
+	}
+	v->state = V_EXITED;
+	if (r->phase == P_STEPS && r->cur < r->job->n_steps)
+		display_line(&r->d, "✖ service %s %s during step %s", name, how, r->job->steps[r->cur].name);
+	else
+		display_line(&r->d, "✖ service %s %s", name, how);
+}
+
+/* ---- messages from the executor ---- */
+
+static struct task *find_task(struct runner *r, uint32_t id)
+{
+	for (size_t i = 0; i < r->n_tasks; i++)
+		if (r->tasks[i]->id == id)
+			return r->tasks[i];
+	return NULL;
+}
+
+static void on_ctl(struct runner *r)
+{
+	struct exec_hdr h;
+	for (;;) {
+		ssize_t n = recv(r->ctl, &h, sizeof h, MSG_DONTWAIT);
+		if (n != (ssize_t)sizeof h)
+			return;
+		if (h.type == EXEC_PROBED) {
+			size_t i = h.task & 0x7fffffffu;
+			if (i < r->job->n_services) {
+				r->svcs[i].probing = false;
+				if (h.a && r->svcs[i].state == V_STARTING && r->phase == P_SERVICES)
+					service_ready(r, i);
+			}
+			continue;
+		}
+		struct task *t = find_task(r, h.task);
+		if (!t)
+			continue;
+		if (h.type == EXEC_STARTED) {
+			t->pid = h.a;
+		} else if (h.type == EXEC_FAILED || h.type == EXEC_EXITED) {
+			t->exited = true;
+			t->status = h.type == EXEC_EXITED ? h.a : (125 << 8);
+			/* the output of a task that ended is drained before its end is shown */
+			if (t->out_r >= 0)
+				task_output(r, t);
+			if (t->kind == T_STEP && r->steps[t->index].state == S_RUNNING)
+				step_exited(r, t->index, t->status);
+			else if (t->kind == T_SERVICE)
+				service_exited(r, t->index, t->status);
+			else if (t->kind == T_PROBE) {
+				struct svc_rec *v = &r->svcs[t->index];
+				v->probing = false;
+				if (t->status == 0 && v->state == V_STARTING && r->phase == P_SERVICES)
+					service_ready(r, t->index);
+			}
+		}
+	}
+}
+
+/* ---- the job's course ---- */
+
+static bool services_all_stopped(struct runner *r)
+{
+	for (size_t i = 0; i < r->job->n_services; i++)
+		if (r->svcs[i].task && !r->svcs[i].task->exited)
+			return false;
+	return true;
+}
+
+static void advance(struct runner *r)
+{
+	for (;;) {
+		if (r->u.stopping && r->phase < P_STOPPING) {
+			/* the whole cell is being stopped (job timeout, interrupt, a cell limit) */
+			for (size_t i = 0; i < r->job->n_steps; i++) {
+				if (r->steps[i].state == S_RUNNING)
+					step_finish(r, i, r->u.cause_status == RUN_INTERRUPTED ? S_INTERRUPTED : S_LIMIT,
+						    xstrdup(r->u.cause_text ? r->u.cause_text : "stopped"));
+				else if (r->steps[i].state == S_WAITING)
+					r->steps[i].state = S_SKIPPED;
+			}
+			r->phase = P_DONE;
+		}
+		switch (r->phase) {
+		case P_SERVICES:
+			if (r->cur < r->job->n_services) {
+				if (r->svcs[r->cur].state == V_WAITING)
+					service_start(r, r->cur);
+				if (r->phase == P_SERVICES && r->svcs[r->cur].state == V_READY) {
+					r->cur++;
+					continue;
+				}
+				return;
+			}
+			r->phase = P_STEPS;
+			r->cur = 0;
+			continue;
+		case P_STEPS:
+			while (r->cur < r->job->n_steps && r->steps[r->cur].state != S_WAITING &&
+			       r->steps[r->cur].state != S_RUNNING)
+				r->cur++;
+			if (r->cur >= r->job->n_steps) {
+				r->phase = P_STOPPING;
+				continue;
+			}
+			if (r->steps[r->cur].state == S_RUNNING)
+				return;
+			if (r->failed && !r->job->steps[r->cur].always) {
+				r->steps[r->cur].state = S_SKIPPED;
+				display_end(&r->d, MARK_SKIPPED, r->job->steps[r->cur].name, 0, NULL);
+				continue;
+			}
+			step_start(r, r->cur);
+			continue;
+		case P_STOPPING:
+			if (r->stop_t0 == 0) {
+				r->stop_t0 = now_s(r);
+				for (size_t i = 0; i < r->job->n_services; i++)
+					signal_task(r, r->svcs[i].task, SIGTERM);
+			}
+			if (!services_all_stopped(r)) {
+				if ((now_s(r) - r->stop_t0) * 1000 < (double)r->s->limits.grace_ms)
+					return;
+				for (size_t i = 0; i < r->job->n_services; i++)
+					signal_task(r, r->svcs[i].task, SIGKILL);
+				if ((now_s(r) - r->stop_t0) * 1000 < (double)r->s->limits.grace_ms + 2000)
+					return;
+			}
+			r->phase = P_DONE;
+			continue;
+		case P_DONE:
+			/* closing the control socket ends the executor, and with it the cell */
+			if (r->ctl >= 0) {
+				shutdown(r->ctl, SHUT_WR);
+			}
+			return;
+		}
+	}
+}
+
+/* ---- the record ---- */
+
+static void amend(void *ctx, struct run_result *res, json_t **extra)
+{
+	struct runner *r = ctx;
+	json_t *steps = json_array();
+	for (size_t i = 0; i < r->job->n_steps; i++) {
+		struct step_rec *sr = &r->steps[i];
+		char st[64];
+		json_t *o = json_pack("{s:s,s:s}", "name", r->job->steps[i].name, "status", STEP_STATE[sr->state]);
+		bool ran = sr->state != S_SKIPPED && sr->state != S_WAITING;
+		json_object_set_new(o, "exit_code", ran ? json_integer(sr->exit_code) : json_null());
+		json_object_set_new(o, "cause", sr->cause ? json_string(sr->cause) : json_null());
+		json_object_set_new(o, "started_at", ran ? json_string(format_rfc3339(st, sizeof st, &sr->started)) : json_null());
+		json_object_set_new(o, "duration_s", ran ? json_real(sr->duration) : json_null());
+		json_object_set_new(o, "timeout_ms", r->job->steps[i].timeout_ms ? json_integer((json_int_t)r->job->steps[i].timeout_ms) : json_null());
+		_cleanup_free_ char *log = xasprintf("log/%zu-%s.log", i + 1, r->job->steps[i].name);
+		json_object_set_new(o, "log", ran ? json_string(log) : json_null());
+		json_array_append_new(steps, o);
+	}
+	json_t *svcs = json_array();
+	for (size_t i = 0; i < r->job->n_services; i++) {
+		struct svc_rec *v = &r->svcs[i];
+		json_t *o = json_pack("{s:s,s:s}", "name", r->job->services[i].name, "status", SVC_STATE[v->state]);
+		json_object_set_new(o, "exit_code", v->have_status && WIFEXITED(v->status) ? json_integer(WEXITSTATUS(v->status)) : json_null());
+		json_object_set_new(o, "signal", v->have_status && WIFSIGNALED(v->status) ? json_string(sigabbrev_np(WTERMSIG(v->status))) : json_null());
+		json_array_append_new(svcs, o);
+	}
+	*extra = json_pack("{s:{s:s,s:s},s:o,s:o}", "job", "name", r->job->name, "file", r->job->path, "steps", steps, "services", svcs);
+	if (res->status == RUN_ERROR || res->cause_limit)
+		return; /* warren's own failure, or the cell was stopped: that is the cause */
+	if (r->job_cause) {
+		res->status = RUN_EXITED;
+		res->exit_code = r->fail_code;
+		res->cause_limit = xstrdup(r->job_cause_limit);
+		res->cause_message = xstrdup(r->job_cause);
+		return;
+	}
+	if (r->failed) {
+		for (size_t i = 0; i < r->job->n_steps; i++) {
+			struct step_rec *sr = &r->steps[i];
+			if (sr->state != S_FAILED && sr->state != S_LIMIT)
+				continue;
+			res->exit_code = r->fail_code;
+			res->signal = 0;
+			res->status = sr->state == S_LIMIT ? RUN_LIMIT : RUN_EXITED;
+			if (sr->state == S_LIMIT) {
+				char v[32];
+				res->cause_limit = xstrdup("step-time");
+				res->cause_value = xstrdup(format_duration_ms(v, sizeof v, r->job->steps[i].timeout_ms));
+				res->cause_message = xasprintf("step %s: %s", r->job->steps[i].name, sr->cause);
+			}
+			break;
+		}
+	} else {
+		res->exit_code = 0;
+		res->status = RUN_EXITED;
+	}
+}
+
+/* ---- the loop ---- */
+
+static int runner_loop(struct runner *r)
+{
+	struct epoll_event evs[16];
+	advance(r);
+	while (sup_running(&r->u)) {
+		int n = epoll_wait(r->u.ep, evs, 16, -1);
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++) {
+			uint64_t x;
+			uint32_t tag = evs[i].data.u32;
+			if (sup_dispatch(&r->u, &evs[i]))
+				continue;
+			if (tag == EV_CTL) {
+				on_ctl(r);
+				if (evs[i].events & (EPOLLHUP | EPOLLERR))
+					epoll_ctl(r->u.ep, EPOLL_CTL_DEL, r->ctl, NULL);
+			} else if (tag == EV_TICK) {
+				if (read(r->tick_tfd, &x, sizeof x) < 0)
+					continue;
+				probe_services(r);
+				if (r->phase == P_STEPS && r->cur < r->job->n_steps && r->steps[r->cur].state == S_RUNNING)
+					display_tick(&r->d, r->job->steps[r->cur].name, now_s(r) - r->steps[r->cur].t0,
+						     r->job->steps[r->cur].timeout_ms);
+			} else if (tag == EV_STEP_TIMER) {
+				if (read(r->step_tfd, &x, sizeof x) >= 0)
+					step_time_limit(r);
+			} else if (tag == EV_STEP_GRACE) {
+				if (read(r->grace_tfd, &x, sizeof x) >= 0 && r->cur < r->job->n_steps) {
+					r->steps[r->cur].kill_sent = true;
+					signal_task(r, r->steps[r->cur].task, SIGKILL);
+				}
+			} else if (tag >= EV_TASK && tag - EV_TASK < r->n_tasks) {
+				task_output(r, r->tasks[tag - EV_TASK]);
+			}
+		}
+		advance(r);
+	}
+	return 0;
+}
+
+int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opts *o, struct error *err)
+{
+	struct runner r = { .job = job, .s = s, .ctl = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1 };
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return error_set(err, errno, "cannot create the executor's socket");
+	r.ctl = sp[0];
+	r.steps = xcalloc(job->n_steps + 1, sizeof *r.steps);
+	r.svcs = xcalloc(job->n_services + 1, sizeof *r.svcs);
+	int out = o->json ? STDERR_FILENO : STDOUT_FILENO;
+	display_init(&r.d, out, isatty(out), o->quiet, o->prefix);
+	int rc = sup_start(&r.u, s, sp[1], err);
+	close(sp[1]);
+	if (rc < 0) {
+		close(sp[0]);
+		free(r.steps);
+		free(r.svcs);
+		return rc;
+	}
+	r.logdir = xasprintf("%s/log", s->rundir);
+	mkdir(r.logdir, 0755);
+	display_line(&r.d, "%s job %s (%zu step%s%s)", s->id, job->name, job->n_steps, job->n_steps == 1 ? "" : "s",
+		     job->n_services ? ", with services" : "");
+	r.tick_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	r.step_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	r.grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	struct itimerspec tick = { .it_value = { 0, 100000000 }, .it_interval = { 0, 100000000 } };
+	timerfd_settime(r.tick_tfd, 0, &tick, NULL);
+	sup_watch_fd(&r.u, r.ctl, EV_CTL);
+	sup_watch_fd(&r.u, r.tick_tfd, EV_TICK);
+	sup_watch_fd(&r.u, r.step_tfd, EV_STEP_TIMER);
+	sup_watch_fd(&r.u, r.grace_tfd, EV_STEP_GRACE);
+
+	runner_loop(&r);
+	for (size_t i = 0; i < r.n_tasks; i++)
+		if (r.tasks[i]->out_r >= 0)
+			task_output(&r, r.tasks[i]);
+	display_free(&r.d);
+
+	struct supervise_opts so = { .result_fd = o->json ? STDOUT_FILENO : o->result_fd, .result_file = o->result_file,
+				     .quiet = false, .amend = amend, .amend_ctx = &r };
+	rc = sup_finish(&r.u, &so);
+	char d[32];
+	format_seconds(d, sizeof d, r.u.t0.tv_sec ? 0 : 0);
+	for (size_t i = 0; i < r.n_tasks; i++) {
+		closep(&r.tasks[i]->out_r);
+		closep(&r.tasks[i]->log_fd);
+		closep(&r.tasks[i]->times_fd);
+		free(r.tasks[i]);
+	}
+	free(r.tasks);
+	for (size_t i = 0; i < job->n_steps; i++)
+		free(r.steps[i].cause);
+	free(r.steps);
+	free(r.svcs);
+	free(r.job_cause);
+	free(r.job_cause_limit);
+	free(r.logdir);
+	closep(&r.ctl);
+	closep(&r.tick_tfd);
+	closep(&r.step_tfd);
+	closep(&r.grace_tfd);
+	return rc;
+}

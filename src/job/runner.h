@@ -1,0 +1,24 @@
+/* runner.h - running a job in one cell: services first (with readiness), then the steps in
+ * order, each with its own time limit and log, then the services are stopped. */
+#ifndef WARREN_JOB_RUNNER_H
+#define WARREN_JOB_RUNNER_H
+
+#include <stdbool.h>
+
+#include "cell/spec.h"
+#include "job/jobfile.h"
+#include "util/error.h"
+
+struct job_run_opts {
+	bool quiet;    /* no step output on the terminal (it is still in the logs) */
+	bool prefix;   /* plain output: prefix each line with the step's name */
+	bool json;     /* print result.json on stdout at the end; the view goes to stderr */
+	int result_fd;
+	const char *result_file;
+};
+
+/* Run job in the cell described by s. Returns the job's exit status (the failing step's, 124
+ * for a time limit, ...) or a negative errno with err set when warren failed to start it. */
+int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opts *o, struct error *err);
+
+#endif

@@ -1,0 +1,72 @@
+#!/bin/bash
+# cli.t - exit codes and refusals of `warren run`, as root and as an unprivileged user:
+# the job's own code passes through, 128+N for a signal, 125 with one line "warren: ..."
+# for warren's own failures, 126/127 as the shell does, and nothing left on the host.
+. "$(dirname "$0")/../lib.sh"
+
+plan 53
+
+bounded "$WARREN" --version
+is "$RC" 0 "warren --version exits 0"
+like "$OUT" '[0-9]' "warren --version prints a version"
+bounded "$WARREN" --help
+is "$RC" 0 "warren --help exits 0"
+bounded "$WARREN" help run
+[ "$RC" = 0 ] && [[ $OUT == *--rootfs* ]] && [[ $OUT == *--work* ]]
+ok $? "warren help run exits 0 and describes --rootfs and --work"
+bounded "$WARREN" no-such-subcommand
+is "$RC" 125 "an unknown subcommand exits 125"
+
+for mode in root user; do
+	use_mode "$mode"
+	M="[$mode]"
+
+	wrun -- sh -c 'exit 7'
+	is "$RC" 7 "$M the job's exit code (7) passes through"
+	works=$?
+	wrun -- true
+	is "$RC/$OUT/$ERR" "0//" "$M a job that succeeds: exit 0, and warren prints nothing"
+	wrun -- sh -c 'kill -TERM $$'
+	is "$RC" 143 "$M a job killed by SIGTERM: exit 128+15"
+
+	# warren's own refusals: 125 and exactly one line "warren: ..."
+	# "--" is optional, as with bubblewrap: the first word that is not an option is the command
+	wrun sh -c 'exit 5'
+	is "$RC" 5 "$M a command without -- runs too"
+	is "$ERR" "" "$M ... and warren prints nothing"
+	wrun --no-such-option -- true
+	is "$RC" 125 "$M an unknown option exits 125"
+	one_warren_line "$M ... with one line 'warren: ...'"
+	like "$ERR" 'no-such-option' "$M ... naming the option"
+	wr run --work "$TEST_SCRATCH/no-such-worktree" -- true
+	is "$RC" 125 "$M a worktree that does not exist exits 125"
+	one_warren_line "$M ... with one line 'warren: ...'"
+	like "$ERR" "no-such-worktree" "$M ... naming the worktree"
+	wrun --rootfs "$TEST_SCRATCH/no-such-image" -- true
+	is "$RC" 125 "$M a missing --rootfs exits 125"
+	one_warren_line "$M ... with one line 'warren: ...'"
+	like "$ERR" "no-such-image" "$M ... naming the image"
+	wrun --time 5parsecs -- true
+	is "$RC" 125 "$M a bad duration (--time 5parsecs) exits 125"
+	one_warren_line "$M ... with one line 'warren: ...'"
+	touch "$TEST_SCRATCH/a-file"
+	bounded "${RUNNER[@]}" "$WARREN" run --state "$TEST_SCRATCH/a-file/state" --work "$WORK" -- true
+	is "$RC" 125 "$M a state directory that cannot be made exits 125"
+	one_warren_line "$M ... with one line 'warren: ...'"
+
+	# in the cell: 127 not found, 126 not executable, as the shell does
+	wrun -- no-such-command-xyz
+	is "$RC" 127 "$M a command not found in the cell exits 127"
+	line_like "$ERR" '^warren: .*no-such-command-xyz' "$M ... with a line 'warren: ...' naming it"
+	printf '#!/bin/sh\necho should not run\n' >"$WORK/not-executable"
+	chmod 644 "$WORK/not-executable"
+	wrun -- "$WORK/not-executable"
+	is "$RC" 126 "$M a command that is not executable exits 126"
+	line_like "$ERR" '^warren: .*not-executable' "$M ... with a line 'warren: ...' naming it"
+	rm -f "$WORK/not-executable"
+	wrun -- /
+	is "$RC" 126 "$M a directory as the command exits 126"
+
+	x=$(state_clean) && [ "$works" = 0 ]
+	ok $? "$M after the refusals nothing is left (scratch, mounts, processes)" || diag "$x" "warren works: $works"
+done

@@ -1,0 +1,250 @@
+#!/bin/bash
+# limits.t - issue 3: each limit stops a job that exceeds it, with one line
+# "warren: run_<id> stopped: <cause>" on stderr, the exit code, and result.json's
+# status/cause; a job within its limits is untouched; SIGINT to warren stops the cell
+# with its cause; kill -9 of warren leaves no process and `warren gc` leaves nothing.
+# Limits by cgroups are tested as root; the wall clock and signals also as the user.
+. "$(dirname "$0")/../lib.sh"
+
+plan 70
+
+use_mode root
+
+# after_stop DESC_PREFIX: RUNDIR, RJ, LINE, ID set from the last run.
+after_stop() {
+	RUNDIR=$(last_rundir); RUNDIR=${RUNDIR:-$STATE/runs/none}
+	RJ=$RUNDIR/result.json
+	LINE=$(stopped_line)
+	ID=$(basename "$RUNDIR")
+}
+
+# cause_recorded DESC: result.json has status "limit" and a cause whose message is the
+# text of the stderr line after "stopped: ".
+cause_recorded() {
+	local st msg want
+	st=$(jget "$RJ" 'd["status"]')
+	msg=$(jget "$RJ" 'd["cause"]["message"]')
+	want=${LINE#*stopped: }
+	[ "$st" = "${2:-limit}" ] && [ -n "$LINE" ] && [ -n "$msg" ] && [[ $want == *"$msg"* ]]
+	ok $? "$1" || diag "status: $st" "cause: $(jget "$RJ" 'd["cause"]')" "stderr line: $LINE"
+}
+
+# by_signal DESC: RC is 128+N, N a signal (the job was killed by a signal).
+by_signal() {
+	[ -n "$LINE" ] && [[ $RC =~ ^[0-9]+$ ]] && [ "$RC" -gt 128 ] && [ "$RC" -lt 160 ]
+	ok $? "$1" || diag "exit: $RC" "stopped line: $LINE"
+}
+
+# ---------------------------------------------------------------- --time
+wrun --time 1s -- sleep 30
+after_stop
+is "$RC" 124 "--time 1s on sleep 30: exit 124"
+like "$LINE" "^warren: $ID stopped: wall-clock limit 1s reached at 1\\.[0-9]{2}s; sent SIGTERM" \
+	"--time: one line 'warren: <id> stopped: wall-clock limit 1s reached at 1.NNs; sent SIGTERM...'"
+[ -n "$LINE" ] && [ "$ELAPSED_MS" -lt 10000 ]
+ok $? "--time: stopped within 10s (took ${ELAPSED_MS}ms)"
+cause_recorded "--time: result.json status limit, cause.message = the stderr cause"
+is "$(jget "$RJ" 'd["limits"]["time_ms"]')" 1000 "--time: result.json limits.time_ms 1000"
+w=$(jget "$RJ" 'd["wall_s"]')
+"$PY" -c 'import sys; sys.exit(not (1.0 <= float(sys.argv[1]) < 10))' "$w" 2>/dev/null
+ok $? "--time: result.json wall_s between 1 and 10 (got $w)"
+missing=$("$PY" - "$RJ" <<'EOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("(no result.json: %s)" % e); sys.exit(0)
+keys = "id command worktree rootfs user started_at ended_at status exit_code signal cause wall_s cpu_user_s cpu_sys_s peak_memory_bytes pids_peak output_bytes scratch_bytes limits".split()
+m = [k for k in keys if k not in d]
+m += ["cause." + k for k in ("limit", "value", "message") if not isinstance(d.get("cause"), dict) or k not in d["cause"]]
+m += ["limits." + k for k in "time_ms cpu_time_ms memory pids output scratch grace_ms".split() if k not in (d.get("limits") or {})]
+print(" ".join(m))
+EOF
+)
+is "$missing" "" "result.json has every field of issue 3 (id ... limits)"
+nothing_left "$RUNDIR" "--time: nothing left"
+
+# --result FILE gets the same JSON.
+wrun --time 1s --result "$TEST_SCRATCH/result-copy.json" -- sleep 30
+after_stop
+"$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
+	"$TEST_SCRATCH/result-copy.json" "$RJ" 2>/dev/null
+ok $? "--result FILE: FILE holds the same JSON as result.json"
+
+# A job that ignores SIGTERM gets SIGKILL after the grace.
+wrun --time 1s --grace 1s -- python3 -c 'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(30)'
+after_stop
+is "$RC" 124 "--time 1s --grace 1s on a job ignoring SIGTERM: exit 124"
+like "$LINE" "stopped: wall-clock limit 1s reached at 1\\.[0-9]{2}s; sent SIGTERM, then SIGKILL after 1s" \
+	"... the cause names SIGTERM, then SIGKILL after 1s"
+[ "$RC" = 124 ] && [ "$ELAPSED_MS" -lt 10000 ]
+ok $? "... stopped within 10s (took ${ELAPSED_MS}ms)"
+
+# ---------------------------------------------------------------- --cpu-time
+wrun --cpu-time 1s -- sh -c 'while :; do :; done'
+after_stop
+is "$RC" 124 "--cpu-time 1s on a busy loop: exit 124"
+like "$LINE" "^warren: $ID stopped: [Cc][Pp][Uu][- ]time limit 1s reached" "--cpu-time: one line 'stopped: CPU-time limit 1s reached...'"
+cause_recorded "--cpu-time: result.json status limit and the cause"
+c=$(jget "$RJ" 'd["cpu_user_s"] + d["cpu_sys_s"]')
+"$PY" -c 'import sys; sys.exit(not (0.9 <= float(sys.argv[1]) < 5))' "$c" 2>/dev/null
+ok $? "--cpu-time: result.json cpu_user_s + cpu_sys_s about 1s (got $c)"
+nothing_left "$RUNDIR" "--cpu-time: nothing left"
+
+# CPU time of every process of the cell counts, not only the first one's.
+wrun --cpu-time 2s -- sh -c '(while :; do :; done) & (while :; do :; done) & sleep 30'
+after_stop
+is "$RC" 124 "--cpu-time 2s, two busy children of an idle parent: exit 124"
+[ "$RC" = 124 ] && [ "$ELAPSED_MS" -lt 10000 ]
+ok $? "... stopped within 10s (took ${ELAPSED_MS}ms)"
+nothing_left "$RUNDIR" "... and no busy child is left"
+
+# ---------------------------------------------------------------- --memory
+HOG='b = []
+for i in range(1024):
+    b.append(b"x" * (1 << 20))
+print("allocated 1 GiB")'
+wrun --memory 64M -- python3 -c "$HOG"
+after_stop
+is "$RC" 137 "--memory 64M on a 1 GiB python hog: exit 137 (killed by SIGKILL)"
+like "$LINE" "^warren: $ID stopped: memory limit 64 MiB reached" "--memory: one line 'stopped: memory limit 64 MiB reached...'"
+[ -n "$LINE" ] && [[ $OUT != *allocated* ]]
+ok $? "--memory: the hog did not get its 1 GiB"
+cause_recorded "--memory: result.json status limit and the cause"
+p=$(jget "$RJ" 'd["peak_memory_bytes"]')
+"$PY" -c 'import sys; sys.exit(not (16 << 20 <= int(sys.argv[1]) <= 72 << 20))' "$p" 2>/dev/null
+ok $? "--memory: result.json peak_memory_bytes between 16 MiB and 72 MiB (got $p)"
+is "$(jget "$RJ" 'd["limits"]["memory"]')" $((64 << 20)) "--memory: result.json limits.memory = 64 MiB"
+nothing_left "$RUNDIR" "--memory: nothing left (cgroup removed)"
+
+# ---------------------------------------------------------------- --pids
+# A bounded fork bomb: at most 60 children, each sleeping 20s; it stops by itself.
+BOMB='import os, time
+kids, fails = [], 0
+for i in range(60):
+    try:
+        pid = os.fork()
+    except OSError:
+        fails += 1
+        time.sleep(0.05)
+        continue
+    if pid == 0:
+        time.sleep(20)
+        os._exit(0)
+    kids.append(pid)
+print("forked", len(kids), "failed", fails, flush=True)
+for k in kids:
+    os.waitpid(k, 0)'
+wrun --pids 20 -- python3 -c "$BOMB"
+after_stop
+like "$LINE" "^warren: $ID stopped: process limit 20 reached" "--pids 20 on a fork bomb: one line 'stopped: process limit 20 reached...'"
+by_signal "--pids: exit 128+N (the job was stopped by a signal)"
+[ -n "$LINE" ] && [ "$ELAPSED_MS" -lt 19000 ]
+ok $? "--pids: stopped before the bomb's children end by themselves (took ${ELAPSED_MS}ms)"
+cause_recorded "--pids: result.json status limit and the cause"
+pp=$(jget "$RJ" 'd["pids_peak"]')
+"$PY" -c 'import sys; sys.exit(not (2 <= int(sys.argv[1]) <= 20))' "$pp" 2>/dev/null
+ok $? "--pids: result.json pids_peak between 2 and 20 (got $pp)"
+nothing_left "$RUNDIR" "--pids: no child of the bomb is left"
+
+# ---------------------------------------------------------------- --output
+wrun --output 1K -- sh -c 'echo BEFORE-THE-FLOOD; exec yes'
+after_stop
+like "$LINE" "^warren: $ID stopped: output limit 1 KiB reached" "--output 1K on yes: one line 'stopped: output limit 1 KiB reached...'"
+is "$(head -n1 <<<"$OUT")" BEFORE-THE-FLOOD "--output: what came before is kept"
+n=${#OUT}
+ok $((n >= 100 && n <= 1024 ? 0 : 1)) "--output: between 100 and 1024 bytes reached stdout (got $n)"
+[[ $(tail -n +2 <<<"$OUT" | head -n -1 | sort -u) == y ]]
+ok $? "--output: the kept output is the job's (lines of y)"
+cause_recorded "--output: result.json status limit and the cause"
+by_signal "--output: exit 128+N (the job was stopped by a signal)"
+nothing_left "$RUNDIR" "--output: nothing left"
+wrun --output 1K -- sh -c 'exec yes >&2'
+after_stop
+like "$LINE" "stopped: output limit 1 KiB reached" "--output counts stderr too"
+
+# ---------------------------------------------------------------- --scratch
+wrun --scratch 1M -- sh -c 'dd if=/dev/zero of="$TMPDIR/fill" bs=64k count=64; echo dd-exit=$?; sleep 10; echo not-stopped'
+after_stop
+like "$LINE" "^warren: $ID stopped: scratch limit 1 MiB reached" "--scratch 1M, dd of 4 MiB into \$TMPDIR: one line 'stopped: scratch limit 1 MiB reached...'"
+cause_recorded "--scratch: result.json status limit and the cause"
+by_signal "--scratch: exit 128+N (the job was stopped by a signal)"
+[ -n "$LINE" ] && [[ $OUT != *not-stopped* ]]
+ok $? "--scratch: the job was stopped (it did not finish its sleep 10)"
+nothing_left "$RUNDIR" "--scratch: the full scratch is reclaimed"
+wrun --scratch 1M -- sh -c 'dd if=/dev/zero of="$HOME/fill" bs=64k count=64; echo dd-exit=$?'
+after_stop
+like "$LINE" "stopped: scratch limit 1 MiB reached" "--scratch counts \$HOME too"
+
+# ---------------------------------------------------------------- within the limits
+wrun --time 30s --cpu-time 30s --memory 256M --pids 64 --output 1M --scratch 16M --grace 2s -- \
+	sh -c 'echo hi; dd if=/dev/zero of="$TMPDIR/f" bs=64k count=16 2>/dev/null; python3 -c "x = bytearray(32 << 20)"; sleep 0.2; echo bye'
+after_stop
+is "$RC" 0 "a job within all its limits exits 0"
+is "$OUT" hi$'\n'bye "... its output is untouched"
+[ "$RC" = 0 ] && [ -z "$LINE" ]
+ok $? "... no 'stopped:' line" || diag "$ERR"
+is "$(jget "$RJ" 'd["status"]')/$(jget "$RJ" 'd["exit_code"]')/$(jget "$RJ" 'd["cause"]')" exited/0/null \
+	"... result.json: status exited, exit_code 0, cause null"
+is "$(jget "$RJ" '[d["limits"][k] for k in ("time_ms", "cpu_time_ms", "memory", "pids", "output", "scratch", "grace_ms")]')" \
+	"[30000, 30000, 268435456, 64, 1048576, 16777216, 2000]" "... result.json: the limits as asked"
+nothing_left "$RUNDIR" "... nothing left"
+
+# ---------------------------------------------------------------- signals to warren
+for sig in INT TERM; do
+	s=$(uniq_arg)
+	wr_bg run --work "$WORK" -- sleep "$s"
+	wp=$BG_PID
+	wait_for 15 job_alive "$s"
+	kill -"$sig" "$wp" 2>/dev/null
+	wait_bg "$wp" 20
+	rc=$RC
+	ERR=$(cat "$BG_ERR")
+	after_stop
+	like "$LINE" "^warren: $ID stopped: interrupted by SIG$sig" "SIG$sig to warren: one line 'stopped: interrupted by SIG$sig'"
+	RC=$rc by_signal "SIG$sig: exit 128+N"
+	cause_recorded "SIG$sig: result.json status interrupted and the cause" interrupted
+	nothing_left "$RUNDIR" "SIG$sig: no process of the cell, nothing left"
+done
+
+# ---------------------------------------------------------------- kill -9 of warren
+s=$(uniq_arg)
+wr_bg run --work "$WORK" --memory 128M --pids 50 --cpu-time 60s -- sh -c "sleep $s & sleep $s & wait"
+wp=$BG_PID
+wait_for 15 job_alive "$s"
+alive=$?
+rd=$(last_rundir); rd=${rd:-$STATE/runs/none}
+kill -KILL "$wp" 2>/dev/null
+wait "$wp" 2>/dev/null
+[ "$alive" = 0 ] && wait_for 10 job_gone "$s"
+ok $? "kill -9 of warren: no process of the cell is alive (alive before: $alive)" || diag "$(_pslist $(job_pids "$s"))"
+wr gc
+is "$RC" 0 "warren gc after kill -9 exits 0"
+nothing_left "$rd" "warren gc leaves no scratch, mount, process or cgroup of the killed run" norecord
+
+# ---------------------------------------------------------------- as the unprivileged user
+use_mode user
+wrun --time 1s -- sleep 30
+after_stop
+is "$RC" 124 "[user] --time 1s on sleep 30: exit 124"
+like "$LINE" "^warren: $ID stopped: wall-clock limit 1s reached" "[user] --time: the cause line"
+nothing_left "$RUNDIR" "[user] --time: nothing left"
+# Where the host cannot give an unprivileged user a memory cgroup, warren refuses the
+# limit (125, naming it); it never runs the job with the limit silently ignored.
+wrun --memory 64M -- python3 -c "$HOG"
+after_stop
+if [ "$RC" = 125 ]; then
+	line_like "$ERR" '^warren: .*memory' "[user] --memory: refused with a line naming the memory limit"
+else
+	like "$LINE" "stopped: memory limit 64 MiB reached" "[user] --memory: enforced (stopped by the memory limit)"
+fi
+s=$(uniq_arg)
+wr_bg run --work "$WORK" -- sleep "$s"
+wp=$BG_PID
+wait_for 15 job_alive "$s"
+kill -INT "$wp" 2>/dev/null
+wait_bg "$wp" 20
+ERR=$(cat "$BG_ERR")
+after_stop
+like "$LINE" "^warren: $ID stopped: interrupted by SIGINT" "[user] SIGINT to warren: the cause line"
+nothing_left "$RUNDIR" "[user] SIGINT: nothing left"
