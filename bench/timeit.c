@@ -2,11 +2,13 @@
  * report the wall time of each run (CLOCK_MONOTONIC, from the fork to the reap): median,
  * p99, mean; with -j K keep K runs in flight until N have finished and report runs/s.
  *
- *   timeit [-n N] [-w W] [-j K] [-F] [-e ERRFILE] [-s PREFIX] -- CMD [ARG...] [::: CMD...]
+ *   timeit [-n N] [-w W] [-j K] [-t SEC] [-F] [-e ERRFILE] [-s PREFIX] -- CMD [ARG...] [::: CMD...]
  *
  *   -n N        measured runs of each command (default 200)
  *   -w W        warm-up runs of each command before measuring, not counted (default 5)
  *   -j K        K runs at a time (default 1)
+ *   -t SEC      kill a run (SIGKILL) that takes longer than SEC seconds; it counts as
+ *               failed (default 0: no limit)
  *   -F          start children with fork() instead of vfork() (see below)
  *   -e FILE     append the children's stderr to FILE (default /dev/null)
  *   -s PREFIX   write each measured run's wall time (ms), one a line, to PREFIX.<i>
@@ -33,6 +35,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +57,14 @@ struct slot {
 };
 
 static int null_fd = -1, err_fd = -1, use_fork;
+static long timeout_s;
+
+/* With -t, SIGALRM every second interrupts waitpid() so overdue runs can be killed. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarm(1);
+}
 
 static double now_s(void)
 {
@@ -103,6 +114,24 @@ static char *subst(char *s, const char *tag)
 	return out;
 }
 
+/* In the child after a failed exec: "timeit: cannot exec PATH: errno N" on stderr, exit
+ * 127. Async-signal-safe (after vfork the memory is the parent's): write() only. */
+static _Noreturn void exec_failed(const char *path, int err)
+{
+	char num[16];
+	int i = (int)sizeof num;
+	do
+		num[--i] = (char)('0' + err % 10);
+	while ((err /= 10) > 0 && i > 0);
+	const char *parts[] = { "timeit: cannot exec ", path, ": errno " };
+	for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
+		if (write(2, parts[k], strlen(parts[k])) < 0)
+			_exit(127);
+	if (write(2, num + i, sizeof num - (size_t)i) < 0 || write(2, "\n", 1) < 0)
+		_exit(127);
+	_exit(127);
+}
+
 /* fork or vfork, then exec av in the child; no local of the caller lives across the
  * vfork (kept out of line for that reason). */
 static __attribute__((noinline)) pid_t start_child(char **av)
@@ -110,15 +139,11 @@ static __attribute__((noinline)) pid_t start_child(char **av)
 	pid_t pid = use_fork ? fork() : vfork();
 	if (pid == 0) {
 		/* only async-signal-safe calls here: the memory is the parent's */
-		static const char msg[] = "timeit: cannot exec the command\n";
 		dup2(null_fd, 0);
 		dup2(null_fd, 1);
 		dup2(err_fd >= 0 ? err_fd : null_fd, 2);
 		execvp(av[0], av);
-		if (write(2, msg, sizeof msg - 1) < 0) {
-			/* nothing more to say */
-		}
-		_exit(127);
+		exec_failed(av[0], errno);
 	}
 	return pid;
 }
@@ -168,9 +193,12 @@ static double run_batch(struct cmd *c, long first, long total, int j, int record
 		pid_t pid = waitpid(-1, &status, 0);
 		double t = now_s();
 		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			die("waitpid");
+			if (errno != EINTR)
+				die("waitpid");
+			for (int k = 0; k < j; k++)
+				if (slots[k].pid && t - slots[k].start > (double)timeout_s)
+					kill(slots[k].pid, SIGKILL);
+			continue;
 		}
 		int k = 0;
 		while (k < j && slots[k].pid != pid)
@@ -220,7 +248,7 @@ static void report(int i, struct cmd *c, int j, const char *prefix)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: timeit [-n N] [-w W] [-j K] [-F] [-e ERRFILE] [-s PREFIX] "
+	fprintf(stderr, "usage: timeit [-n N] [-w W] [-j K] [-t SEC] [-F] [-e ERRFILE] [-s PREFIX] "
 			"-- CMD [ARG...] [::: CMD [ARG...]]...\n");
 	exit(2);
 }
@@ -231,19 +259,27 @@ int main(int argc, char **argv)
 	int j = 1, opt, ncmd = 0;
 	const char *errfile = NULL, *prefix = NULL;
 
-	while ((opt = getopt(argc, argv, "+n:w:j:Fe:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:w:j:t:Fe:s:")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'w': warm = atol(optarg); break;
 		case 'j': j = atoi(optarg); break;
+		case 't': timeout_s = atol(optarg); break;
 		case 'F': use_fork = 1; break;
 		case 'e': errfile = optarg; break;
 		case 's': prefix = optarg; break;
 		default: usage();
 		}
 	}
-	if (optind >= argc || n < 1 || warm < 0 || j < 1)
+	if (optind >= argc || n < 1 || warm < 0 || j < 1 || timeout_s < 0)
 		usage();
+	if (timeout_s > 0) {
+		struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGALRM, &sa, NULL) < 0)
+			die("sigaction");
+		alarm(1);
+	}
 
 	/* split the rest at ":::" into commands */
 	struct cmd *cmds = xcalloc((size_t)(argc - optind), sizeof *cmds);
