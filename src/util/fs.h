@@ -13,7 +13,7 @@ char *read_file(const char *path, size_t *len);
 char *read_file_at(int dirfd, const char *path, size_t *len);
 /* Write data to path (created 0644 or truncated). 0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
-/* Write to path.tmp then rename over path, fsync'd: readers see old or new, never half. */
+/* Write to a temporary name then rename over path: readers see old or new, never half. */
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode);
 /* mkdir -p with mode for the created components. 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
