@@ -1,28 +1,37 @@
 # warren - build, test, demo, bench. See README.md.
+#   make            build/warren (optimised)
+#   make check      deps, then a sanitizer build in build/san/ (ASan + UBSan), unit and
+#                   integration tests against it; ends with "N passed, N failed"
+#   make demo       deps, build, run the demo job
+#   make bench      deps, build, warren beside bubblewrap and runc
 CC      ?= cc
 PKGS    := jansson libseccomp libcap yaml-0.1
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+# the libraries are linked statically: each shared library costs every run its loading
+override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) -Wl,-Bdynamic -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
+# BUILD is where objects and binaries go: build (optimised) or build/san (sanitizers)
+BUILD   ?= build
 SRCS    := $(shell find src -name '*.c' | sort)
-OBJS    := $(SRCS:src/%.c=build/obj/%.o)
-LIBOBJS := $(filter-out build/obj/main.o,$(OBJS))
-UNIT    := $(patsubst tests/unit/%.c,build/unit/%,$(wildcard tests/unit/test_*.c))
+HDRS    := $(shell find src -name '*.h')
+OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+LIBOBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps check unit integration demo bench clean san
+.PHONY: all deps check unit demo bench clean
 
-all: build/warren
+all: $(BUILD)/warren
 
-build/warren: $(OBJS)
+$(BUILD)/warren: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-build/obj/%.o: src/%.c $(wildcard src/*/*.h) Makefile
+$(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-build/unit/%: tests/unit/%.c $(LIBOBJS)
+$(BUILD)/unit/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS) -lcmocka
 
@@ -30,11 +39,11 @@ build/unit/%: tests/unit/%.c $(LIBOBJS)
 deps:
 	@scripts/install-deps
 
-# Tests build with AddressSanitizer and UndefinedBehaviorSanitizer.
+# Tests run against a build with AddressSanitizer and UndefinedBehaviorSanitizer.
 check: deps
-	$(MAKE) clean-obj
-	$(MAKE) all $(UNIT) CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)"
-	@tests/run-all $(UNIT)
+	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren \
+		$(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
+	@WARREN=$(CURDIR)/build/san/warren tests/run-all $(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
 
 unit: $(UNIT)
 	@tests/run-all --unit-only $(UNIT)
@@ -45,8 +54,5 @@ demo: deps all
 bench: deps all
 	@bench/run
 
-clean-obj:
-	rm -rf build/obj build/unit build/warren
-
-clean: clean-obj
-	rm -rf build
+clean:
+	rm -rf build/obj build/unit build/warren build/san

@@ -33,6 +33,7 @@
 
 #include "cell/contract.h"
 #include "cell/executor.h"
+#include "cell/users.h"
 #include "util/fs.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -358,10 +359,21 @@ static void build_root(const struct cell_spec *s)
 	_cleanup_free_ char *home_src = scratch_part(RUN_HOME_DIR);
 	bind_path(home_src, home, false, false);
 
+	/* the run user's passwd and group entries: written into the cell's /run (a tmpfs that
+	 * dies with the cell, nothing on the host's disk), bound read-only over the image's */
 	static const char *const dbs[] = { "passwd", "group" };
+	_cleanup_free_ char *dbdir = xasprintf("%s/run/.warren", root);
+	if (mkdir(dbdir, 0755) < 0)
+		die(errno, "cannot create %s", dbdir);
 	for (size_t i = 0; i < 2; i++) {
 		_cleanup_free_ char *t = xasprintf("%s/etc/%s", root, dbs[i]);
-		_cleanup_free_ char *src = xasprintf("%s/" RUN_ETC_DIR "/%s", s->rundir, dbs[i]);
+		_cleanup_free_ char *src = xasprintf("%s/%s", dbdir, dbs[i]);
+		_cleanup_free_ char *txt = users_db(s, i == 1);
+		if (!txt || write_file(src, txt, strlen(txt)) < 0)
+			die(errno, "cannot write %s", src);
+		/* root of the cell owns it */
+		if (!s->rootless && chown(src, s->id_base, s->id_base) < 0)
+			die(errno, "cannot chown %s", src);
 		bind_path(src, t, true, true);
 	}
 

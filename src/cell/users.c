@@ -30,17 +30,17 @@ static void copy_filtered(FILE *out, const char *src, const char *name, unsigned
 	}
 }
 
-static int write_db(const struct cell_spec *s, const char *file, bool group, struct error *err)
+char *users_db(const struct cell_spec *s, bool group)
 {
 	const char *root = s->rootfs ? s->rootfs : "";
+	const char *file = group ? "group" : "passwd";
 	_cleanup_free_ char *src_path = xasprintf("%s/etc/%s", root, file);
 	_cleanup_free_ char *src = read_file(src_path, NULL);
-	_cleanup_free_ char *out_path = xasprintf("%s/etc/%s", s->rundir, file);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	if (!out)
-		return error_set(err, errno, "cannot build %s", out_path);
+		return NULL;
 	if (group) {
 		copy_filtered(out, src, s->user_name, s->gid);
 		fprintf(out, "%s:x:%u:\n", s->user_name, (unsigned)s->gid);
@@ -50,19 +50,5 @@ static int write_db(const struct cell_spec *s, const char *file, bool group, str
 			s->user_name, s->home, CELL_SHELL_PATH);
 	}
 	fclose(out);
-	int r = write_file(out_path, buf, len);
-	free(buf);
-	if (r == 0 && geteuid() == 0 && chown(out_path, spec_host_root_uid(s), spec_host_root_uid(s)) < 0)
-		r = -errno;
-	if (r < 0)
-		return error_set(err, -r, "cannot write %s", out_path);
-	return 0;
-}
-
-int users_write(const struct cell_spec *s, struct error *err)
-{
-	int r = write_db(s, "passwd", false, err);
-	if (r < 0)
-		return r;
-	return write_db(s, "group", true, err);
+	return buf;
 }

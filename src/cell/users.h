@@ -3,11 +3,13 @@
 #ifndef WARREN_CELL_USERS_H
 #define WARREN_CELL_USERS_H
 
+#include <stdbool.h>
+
 #include "cell/spec.h"
 #include "util/error.h"
 
-/* Write <rundir>/etc/passwd and <rundir>/etc/group: the image's entries (from <root>/etc, where
- * root is the rootfs or "/") minus any that clash with the run user, plus the run user. */
-int users_write(const struct cell_spec *s, struct error *err);
+/* The cell's /etc/passwd (or /etc/group): the image's entries (from <root>/etc, where root is
+ * the rootfs or "/") minus any that clash with the run user, plus the run user. Heap string. */
+char *users_db(const struct cell_spec *s, bool group);
 
 #endif

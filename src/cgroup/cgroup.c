@@ -137,6 +137,11 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 						 c[i].flag, c[i].ctrl);
 			continue;
 		}
+		/* on v1 each controller is a hierarchy of its own, and moving the cell into each
+		 * costs the start of every run: memory always (the peak of the whole cell), pids
+		 * and cpuacct only for their limits (CPU time comes from rusage otherwise) */
+		if (!c[i].needed && i != 0)
+			continue;
 		_cleanup_free_ char *parent = xasprintf(CG_ROOT "/%s/warren", c[i].ctrl);
 		int r = mk(parent, err);
 		if (r < 0)

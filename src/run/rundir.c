@@ -99,7 +99,6 @@ int rundir_create(const struct cell_spec *s, struct error *err)
 		{ RUN_VARTMP_DIR, CELL_TMP_MODE, ru, rg },
 		{ RUN_HOME_DIR, CELL_HOME_MODE, spec_host_uid(s), spec_host_gid(s) },
 		{ RUN_ROOT_DIR, 0755, 0, 0 },
-		{ RUN_ETC_DIR, 0755, 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		uid_t u = parts[i].uid, g = parts[i].gid;

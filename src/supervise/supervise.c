@@ -24,7 +24,6 @@
 
 #include "cell/container.h"
 #include "cli/cli.h"
-#include "cell/users.h"
 #include "cgroup/cgroup.h"
 #include "run/rundir.h"
 #include "util/fs.h"
@@ -565,6 +564,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	bool made_rundir = false;
 	int out_w = -1, err_w = -1;
+	int console[2] = { -1, -1 };
 
 	/* block the signals we watch before anything can be interrupted */
 	sigset_t mask;
@@ -582,14 +582,14 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	if (u->lock < 0)
 		goto fail;
 	made_rundir = true;
-	if (users_write(s, err) < 0 || record_write_spec(s, err) < 0)
+	if (record_write_spec(s, err) < 0)
 		goto fail;
 	rundir_write_pid(s->rundir, getpid());
 	if (cgroup_create(&u->cg, s->id, &s->limits, s->rootless, err) < 0)
 		goto fail;
 
-	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1, .control = control };
-	int console[2] = { -1, -1 };
+	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
+			      .control = control };
 	if (control >= 0) {
 		/* a job: its steps get their own streams from the executor; nothing reads stdin */
 		io.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
