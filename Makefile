@@ -5,7 +5,7 @@
 #   make demo       deps, build, run the demo job
 #   make bench      deps, build, warren beside bubblewrap and runc
 CC      ?= cc
-PKGS    := jansson libseccomp libcap yaml-0.1
+PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # the libraries are linked statically: each shared library costs every run its loading

@@ -34,6 +34,7 @@
 #include "cell/contract.h"
 #include "cell/executor.h"
 #include "cell/users.h"
+#include "policy/policy.h"
 #include "util/fs.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -376,6 +377,16 @@ static void build_root(const struct cell_spec *s)
 			die(errno, "cannot chown %s", src);
 		bind_path(src, t, true, true);
 	}
+	/* --net nat|allow: resolv.conf names warren's resolver on the gateway; hosts has
+	 * localhost and the run's hostname (net/net.h) */
+	for (int i = 0; s->net.mode != NET_NONE && i < 2; i++) {
+		_cleanup_free_ char *t = xasprintf("%s/etc/%s", root, i ? "hosts" : "resolv.conf");
+		_cleanup_free_ char *src = xasprintf("%s/%s", dbdir, i ? "hosts" : "resolv.conf");
+		_cleanup_free_ char *txt = net_cell_file(s->id, i);
+		if (!txt || write_file(src, txt, strlen(txt)) < 0)
+			die(errno, "cannot write %s", src);
+		bind_path(src, t, true, true);
+	}
 
 	_cleanup_free_ char *work = at(root, s->worktree);
 	mount_worktree(s, work);
@@ -385,6 +396,12 @@ static void build_root(const struct cell_spec *s)
 	_cleanup_free_ char *state = at(root, s->statedir);
 	if (is_dir(state))
 		tmpfs(state, "mode=0755,size=4k", MS_RDONLY | MS_NOEXEC);
+
+	/* kernel files masked, /proc/sys read-only, .git/hooks and --protect read-only; the
+	 * Landlock ruleset the job enters */
+	struct error perr = { 0 };
+	if (policy_build_root(s, root, &perr) < 0)
+		die(0, "%s", perr.msg);
 
 	if (chdir(root) < 0)
 		die(errno, "cannot enter %s", root);
@@ -492,6 +509,10 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 		die(errno, "cannot enter the worktree %s in the cell", s->worktree);
 	/* nothing of warren's leaks into the job: every fd but 0-2 and the report is closed */
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* rlimits, capabilities, Landlock, seccomp: for the job and for the executor's steps */
+	struct error perr = { 0 };
+	if (policy_apply_job(s, &perr) < 0)
+		die(0, "%s", perr.msg);
 	if (io->control >= 0)
 		executor_main(s, io->control);
 	exec_job(s);

@@ -192,6 +192,12 @@ void executor_main(const struct cell_spec *s, int ctl)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
+	/* a stop of the cell (SIGTERM to every process) is for the tasks: the executor stays to
+	 * report how they ended, and leaves when the supervisor closes the socket (or SIGKILL) */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 	struct pollfd pf[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 	for (;;) {

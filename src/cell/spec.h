@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "policy/policy.h"
+#include "net/net.h"     /* struct net_opts (--net, --publish) */
 #include "run/id.h"
 
 /* Limits; 0 means "not set". */
@@ -42,6 +44,8 @@ struct cell_spec {
 	bool keep;
 	bool tty;             /* give the job a pseudo-terminal of its own */
 	struct limits limits;
+	struct policy_opts policy; /* seccomp, Landlock, masks, protected paths (policy/policy.h) */
+	struct net_opts net;  /* --net, --publish, --dns-max-names (net/net.h); mode 0: none */
 };
 
 /* The host uid/gid the run user's files carry. */

@@ -33,13 +33,41 @@ static const char JOB_HELP[] =
 	"Exit status: the failing step's (124 when a time limit stopped it), 0 when all passed,\n"
 	"125 when the job file is wrong or warren failed.\n";
 
+/* "file:LINE:COL: ..." lines in the order of the file */
+static long line_key(const char *l)
+{
+	const char *p = strchr(l, ':');
+	if (!p)
+		return 0;
+	char *end;
+	long line = strtol(p + 1, &end, 10);
+	long col = *end == ':' ? strtol(end + 1, NULL, 10) : 0;
+	return line * 100000 + col;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	long x = line_key(*(char *const *)a), y = line_key(*(char *const *)b);
+	return x < y ? -1 : x > y;
+}
+
 static int load(const char *file, struct job *job)
 {
 	char *errors = NULL;
 	if (job_load(file, job, &errors) < 0) {
-		/* every mistake on a line of its own, prefixed like every warren error */
-		for (char *save = NULL, *l = strtok_r(errors, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-			fprintf(stderr, "warren: %s\n", l);
+		/* every mistake on a line of its own, in the file's order, prefixed like every
+		 * warren error */
+		char **lines = NULL;
+		size_t n = 0;
+		for (char *save = NULL, *l = strtok_r(errors, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			lines = xrealloc(lines, (n + 1) * sizeof *lines);
+			lines[n++] = l;
+		}
+		if (n)
+			qsort(lines, n, sizeof *lines, cmp_lines);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "warren: %s\n", lines[i]);
+		free(lines);
 		free(errors);
 		job_free(job);
 		return -1;
@@ -265,19 +293,25 @@ int cmd_logs(int argc, char **argv)
 
 int cmd_kill(int argc, char **argv)
 {
+	enum { O_STATE = 256, O_HELP };
+	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
+					      { "help", no_argument, NULL, O_HELP },
+					      { NULL, 0, NULL, 0 } };
 	const char *state_opt = NULL;
-	int i = 1;
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--state") && i + 1 < argc)
-			state_opt = argv[++i];
-		else if (!strncmp(argv[i], "--state=", 8))
-			state_opt = argv[i] + 8;
-		else if (!strcmp(argv[i], "--help")) {
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == O_STATE) {
+			state_opt = optarg;
+		} else if (c == O_HELP) {
 			puts("usage: warren kill RUN [--state DIR]\n\nStop a live run: SIGTERM to every process of its cell, SIGKILL after its grace.\nThe record names the cause: killed by warren kill (uid N).");
 			return 0;
-		} else
-			return cli_usage_error("kill", "kill: unknown option '%s'", argv[i]);
+		} else {
+			return cli_usage_error("kill", "kill: unknown option or missing value '%s'", argv[optind - 1]);
+		}
 	}
+	int i = optind;
 	if (i != argc - 1)
 		return cli_usage_error("kill", "kill takes one run id (or a unique prefix)");
 	_cleanup_free_ char *state = statedir_default(state_opt);

@@ -15,6 +15,7 @@
 #include "supervise/supervise.h"
 #include "util/fs.h"
 #include "util/units.h"
+#include "util/words.h"
 
 static const char RUN_HELP[] =
 	"usage: warren run [OPTIONS] -- COMMAND [ARG...]\n"
@@ -46,6 +47,24 @@ static const char RUN_HELP[] =
 	"  --scratch SIZE      bytes the run may write to /tmp, /var/tmp, $HOME and the root\n"
 	"  --grace D           from SIGTERM to SIGKILL when stopping (default 5s)\n"
 	"\n"
+	"defences (all on by default; see docs/hardening.md):\n"
+	"  --seccomp FILE      use the seccomp profile FILE instead of the default one\n"
+	"  --seccomp-print     print the seccomp profile the options before it select, and exit\n"
+	"  --allow-nested      let the job create user namespaces (unshare -U, sandboxes inside)\n"
+	"  --require-landlock  refuse to start when the kernel has no Landlock\n"
+	"  --protect PATH      keep PATH of the worktree read-only (repeatable; .git/hooks and\n"
+	"                      .git/config always are)\n"
+	"  --core              allow core dumps (off by default)\n"
+	"  --no-sys            no /sys in the cell\n"
+	"\n"
+	"network (default none: loopback only; see docs/network.md):\n"
+	"  --net MODE          none, nat (a link of its own, NAT to the host's uplink), or\n"
+	"                      allow=LIST (egress only to LIST: names, *.names, addresses, CIDRs,\n"
+	"                      each with an optional :port, e.g. pypi.org:443,10.1.2.0/24)\n"
+	"  --publish [ADDR:]HOSTPORT:CELLPORT  expose a TCP port of the cell on the host\n"
+	"                      (ADDR default 127.0.0.1; implies --net nat unless --net is given)\n"
+	"  --dns-max-names N   distinct names the run may ask warren's resolver (default 1000)\n"
+	"\n"
 	"the record:\n"
 	"  --result FILE       also write result.json to FILE\n"
 	"  --result-fd N       also write result.json to file descriptor N\n"
@@ -57,6 +76,8 @@ static const char RUN_HELP[] =
 enum {
 	O_ROOTFS = 256, O_WORK, O_USER, O_ENV, O_ENV_FILE, O_PASS_ENV, O_KEEP, O_STATE, O_TIME, O_CPU,
 	O_MEMORY, O_PIDS, O_OUTPUT, O_SCRATCH, O_GRACE, O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
+	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS,
+	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
 };
 
 static const struct option OPTS[] = {
@@ -69,7 +90,13 @@ static const struct option OPTS[] = {
 	{ "output", required_argument, NULL, O_OUTPUT }, { "scratch", required_argument, NULL, O_SCRATCH },
 	{ "grace", required_argument, NULL, O_GRACE }, { "result", required_argument, NULL, O_RESULT },
 	{ "result-fd", required_argument, NULL, O_RESULT_FD }, { "quiet", no_argument, NULL, O_QUIET },
-	{ "help", no_argument, NULL, O_HELP }, { NULL, 0, NULL, 0 },
+	{ "help", no_argument, NULL, O_HELP },
+	{ "seccomp", required_argument, NULL, O_SECCOMP }, { "seccomp-print", no_argument, NULL, O_SECCOMP_PRINT },
+	{ "allow-nested", no_argument, NULL, O_ALLOW_NESTED }, { "require-landlock", no_argument, NULL, O_REQUIRE_LANDLOCK },
+	{ "protect", required_argument, NULL, O_PROTECT }, { "core", no_argument, NULL, O_CORE },
+	{ "no-sys", no_argument, NULL, O_NO_SYS },
+	{ "net", required_argument, NULL, O_NET }, { "publish", required_argument, NULL, O_PUBLISH },
+	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES }, { NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -82,6 +109,8 @@ struct run_opts {
 	bool keep, quiet;
 	struct limits limits;
 	struct envb env;
+	struct policy_opts policy;
+	struct net_opts net;       /* --net, --publish, --dns-max-names */
 };
 
 static int parse_limit_duration(const char *flag, const char *v, uint64_t *out, struct error *err)
@@ -98,24 +127,16 @@ static int parse_limit_size(const char *flag, const char *v, uint64_t *out, stru
 	return 0;
 }
 
+/* The option closest to what was typed ("--tme" -> "time"), or NULL. */
 static const char *closest_option(const char *arg)
 {
-	const char *name = arg;
-	while (*name == '-')
-		name++;
-	size_t n = strcspn(name, "=");
-	const char *best = NULL;
-	size_t best_common = 0;
-	for (const struct option *o = OPTS; o->name; o++) {
-		size_t c = 0;
-		while (c < n && o->name[c] && o->name[c] == name[c])
-			c++;
-		if (c > best_common && c * 2 >= n) {
-			best = o->name;
-			best_common = c;
-		}
-	}
-	return best;
+	const char *names[sizeof OPTS / sizeof OPTS[0]];
+	size_t n = 0;
+	for (const struct option *o = OPTS; o->name; o++)
+		names[n++] = o->name;
+	names[n] = NULL;
+	_cleanup_free_ char *word = strndup(arg + strspn(arg, "-"), strcspn(arg + strspn(arg, "-"), "="));
+	return closest_word(word, names);
 }
 
 static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, struct error *err)
@@ -166,6 +187,19 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 			break;
 		}
 		case O_HELP: fputs(RUN_HELP, stdout); return 1;
+		case O_NET: r = net_parse_mode(&o->net, optarg, err); break;
+		case O_PUBLISH: r = net_parse_publish(&o->net, optarg, err); break;
+		case O_DNS_MAX_NAMES: r = net_parse_max_names(&o->net, optarg, err); break;
+		case O_SECCOMP: r = policy_set_seccomp_file(&o->policy, optarg, err); break;
+		case O_SECCOMP_PRINT:
+			if (policy_seccomp_print(stdout, &o->policy, err) < 0)
+				return -EINVAL;
+			return 1;
+		case O_ALLOW_NESTED: o->policy.allow_nested = true; break;
+		case O_REQUIRE_LANDLOCK: o->policy.require_landlock = true; break;
+		case O_PROTECT: r = policy_add_protect(&o->policy, optarg, err); break;
+		case O_CORE: o->policy.core = true; break;
+		case O_NO_SYS: o->policy.no_sys = true; break;
 		case '?':
 		default: {
 			const char *bad = argv[optind - 1];
@@ -205,11 +239,14 @@ int cmd_run(int argc, char **argv)
 	if (r < 0)
 		goto fail;
 	s.limits = o.limits;
+	s.net = o.net; /* network options (net/net.h) */
+	s.policy = o.policy;
+	memset(&o.policy, 0, sizeof o.policy);
 	s.keep = o.keep;
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
 	if (cellspec_user(&s, o.user, &err) < 0 || cellspec_finish(&s, &err) < 0 ||
-	    cellspec_paths(&s, o.rootfs, o.work, &err) < 0)
+	    cellspec_paths(&s, o.rootfs, o.work, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
 		goto fail;
 	size_t n = (size_t)(argc - optind);
 	s.argv = xcalloc(n + 1, sizeof *s.argv);
@@ -227,6 +264,8 @@ out:
 	for (size_t i = 0; i < late.n; i++)
 		free(late.v[i]);
 	free(late.v);
+	policy_opts_free(&o.policy);
+	policy_opts_free(&s.policy);
 	cell_spec_free(&s);
 	return rc;
 }

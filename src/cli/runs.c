@@ -11,6 +11,7 @@
 
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
+#include "net/net.h"
 #include "run/rundir.h"
 #include "util/fs.h"
 #include "util/units.h"
@@ -266,6 +267,9 @@ static int gc_one(const char *state, const char *id, uint64_t older_ms, bool *pr
 	/* a supervisor that died may leave its cell's init, stopped by PDEATHSIG, and the group */
 	if (geteuid() == 0 && cgroup_remove_by_id(id) < 0)
 		fprintf(stderr, "warren: cannot remove the cgroup of %s; is a process of it stuck?\n", id);
+	/* --net: its veth, firewall chains and sets, published ports and address lease */
+	if (geteuid() == 0 && net_gc_run(id) > 0)
+		did = 1;
 	/* a run whose supervisor died has no result: record how it ended, as far as we know */
 	_cleanup_free_ char *result = xasprintf("%s/result.json", dir);
 	if (!path_exists(result)) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -148,8 +149,16 @@ void display_tick(struct display *d, const char *name, double elapsed_s, uint64_
 		char v[32];
 		snprintf(l, sizeof l, " / %s", format_duration_ms(v, sizeof v, limit_ms));
 	}
-	char line[256];
-	snprintf(line, sizeof line, "\r\033[2K%s %s  %s%s", MARKS[MARK_RUNNING], name, e, l);
+	/* one row, never wrapped: a wrapped line could not be redrawn in place */
+	struct winsize ws;
+	size_t cols = ioctl(d->out, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 ? ws.ws_col : 80;
+	size_t tail = strlen(e) + strlen(l) + 4; /* marker, spaces */
+	size_t room = cols > tail + 4 ? cols - tail - 1 : 4;
+	char line[512];
+	if (strlen(name) > room)
+		snprintf(line, sizeof line, "\r\033[2K%s %.*s…  %s%s", MARKS[MARK_RUNNING], (int)(room - 1), name, e, l);
+	else
+		snprintf(line, sizeof line, "\r\033[2K%s %s  %s%s", MARKS[MARK_RUNNING], name, e, l);
 	puts_(d, line);
 	d->live = true;
 }

@@ -13,6 +13,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/units.h"
+#include "util/words.h"
 
 struct ctx {
 	const char *path;
@@ -42,45 +43,6 @@ static const char *scalar(const yaml_node_t *n)
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t *row = xcalloc(lb + 1, sizeof *row);
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
-			size_t best = prev + cost;
-			if (row[j] + 1 < best) best = row[j] + 1;
-			if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	size_t d = row[lb];
-	free(row);
-	return d;
-}
-
-const char *closest_word(const char *word, const char *const *names)
-{
-	const char *best = NULL;
-	size_t bd = (size_t)-1;
-	for (const char *const *n = names; *n; n++) {
-		size_t d = edit_distance(word, *n);
-		if (d < bd) {
-			bd = d;
-			best = *n;
-		}
-	}
-	size_t len = strlen(word);
-	return best && bd <= (len > 6 ? 3 : 2) ? best : NULL;
-}
-
 /* Check that a mapping's keys are known; report the unknown ones with a suggestion. */
 static bool check_keys(struct ctx *c, yaml_node_t *map, const char *where, const char *const *known)
 {
@@ -92,6 +54,15 @@ static bool check_keys(struct ctx *c, yaml_node_t *map, const char *where, const
 			bad(c, k, where, "keys must be plain words");
 			ok = false;
 			continue;
+		}
+		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+			const char *other = scalar(node(c, q->key));
+			if (other && !strcmp(other, key)) {
+				_cleanup_free_ char *w = *where ? xasprintf("%s.%s", where, key) : xstrdup(key);
+				bad(c, k, w, "given twice (first at line %zu); keep one", node(c, q->key)->start_mark.line + 1);
+				ok = false;
+				break;
+			}
 		}
 		bool found = false;
 		for (const char *const *n = known; *n; n++)
@@ -373,7 +344,9 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 			for (size_t k = 0; k < i; k++)
 				if (job->steps[k].name && job->steps[i].name && !strcmp(job->steps[k].name, job->steps[i].name)) {
 					_cleanup_free_ char *w = xasprintf("steps[%zu].name", i);
-					bad(c, node(c, *it), w, "\"%s\" is already the name of steps[%zu]; names must differ", job->steps[i].name, k);
+					yaml_node_t *sn = node(c, *it);
+					yaml_node_t *nn = sn->type == YAML_MAPPING_NODE ? get(c, sn, "name") : NULL;
+					bad(c, nn ? nn : sn, w, "\"%s\" is already the name of steps[%zu]; names must differ", job->steps[i].name, k);
 				}
 		}
 	}
@@ -383,7 +356,8 @@ int job_load(const char *path, struct job *job, char **errors)
 {
 	memset(job, 0, sizeof *job);
 	*errors = NULL;
-	job->path = xstrdup(path);
+	char *real = abs_path(path);
+	job->path = real ? real : xstrdup(path);
 	char *buf = NULL;
 	size_t len = 0;
 	struct ctx c = { .path = path, .errs = open_memstream(&buf, &len) };

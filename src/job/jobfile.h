@@ -51,7 +51,4 @@ struct job {
 int job_load(const char *path, struct job *job, char **errors);
 void job_free(struct job *job);
 
-/* Suggest the closest of names to word (edit distance), or NULL. */
-const char *closest_word(const char *word, const char *const *names);
-
 #endif

@@ -54,6 +54,7 @@ struct step_rec {
 	struct task *task;
 	bool term_sent, kill_sent;
 	double limit_at;            /* when the time limit fired, from the step's start */
+	bool have_exit;             /* its end was reported (not when the cell was killed) */
 };
 
 struct svc_rec {
@@ -323,15 +324,26 @@ static void step_time_limit(struct runner *r)
 	arm_ms(r->grace_tfd, r->s->limits.grace_ms);
 }
 
+/* The cause of a step that the whole cell's stop ended. */
+static enum step_state stopped_state(struct runner *r)
+{
+	return r->u.cause_status == RUN_INTERRUPTED ? S_INTERRUPTED : S_LIMIT;
+}
+
 static void step_exited(struct runner *r, size_t i, int status)
 {
 	struct step_rec *sr = &r->steps[i];
 	const struct job_step *js = &r->job->steps[i];
+	sr->have_exit = true;
 	if (WIFEXITED(status))
 		sr->exit_code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status)) {
 		sr->signal = WTERMSIG(status);
 		sr->exit_code = 128 + sr->signal;
+	}
+	if (r->u.stopping && !sr->term_sent) {
+		step_finish(r, i, stopped_state(r), xstrdup(r->u.cause_text ? r->u.cause_text : "stopped"));
+		return;
 	}
 	if (sr->term_sent) {
 		char v[32], at[32], g[32];
@@ -354,16 +366,17 @@ static void services_fail(struct runner *r, size_t i, char *cause)
 	r->svcs[i].state = V_FAILED;
 	display_line(&r->d, "✖ service %s: %s", r->job->services[i].name, cause);
 	if (!r->job_cause) {
-		r->job_cause = cause;
+		r->job_cause = xasprintf("service %s: %s", r->job->services[i].name, cause);
 		r->job_cause_limit = xstrdup("service");
-	} else {
-		free(cause);
 	}
+	free(cause);
 	r->failed = true;
 	r->fail_code = 1;
 	/* nothing of the job runs without its services */
-	for (size_t k = 0; k < r->job->n_steps; k++)
+	for (size_t k = 0; k < r->job->n_steps; k++) {
 		r->steps[k].state = S_SKIPPED;
+		display_end(&r->d, MARK_SKIPPED, r->job->steps[k].name, 0, NULL);
+	}
 	r->phase = P_STOPPING;
 }
 
@@ -435,7 +448,8 @@ static void service_exited(struct runner *r, size_t i, int status)
 	_cleanup_free_ char *how = WIFSIGNALED(status) ? xasprintf("killed by SIG%s", sigabbrev_np(WTERMSIG(status)))
 						       : xasprintf("exited with status %d", WEXITSTATUS(status));
 	if (r->phase == P_STOPPING || r->phase == P_DONE) {
-		v->state = V_STOPPED;
+		if (v->state != V_FAILED)
+			v->state = V_STOPPED;
 		return;
 	}
 	if (v->state == V_STARTING) {
@@ -514,15 +528,14 @@ static void advance(struct runner *r)
 {
 	for (;;) {
 		if (r->u.stopping && r->phase < P_STOPPING) {
-			/* the whole cell is being stopped (job timeout, interrupt, a cell limit) */
-			for (size_t i = 0; i < r->job->n_steps; i++) {
-				if (r->steps[i].state == S_RUNNING)
-					step_finish(r, i, r->u.cause_status == RUN_INTERRUPTED ? S_INTERRUPTED : S_LIMIT,
-						    xstrdup(r->u.cause_text ? r->u.cause_text : "stopped"));
-				else if (r->steps[i].state == S_WAITING)
+			/* the whole cell is being stopped (job timeout, interrupt, a cell limit): every
+			 * process got the signal; the running step's end is recorded when it comes */
+			for (size_t i = 0; i < r->job->n_steps; i++)
+				if (r->steps[i].state == S_WAITING) {
 					r->steps[i].state = S_SKIPPED;
-			}
-			r->phase = P_DONE;
+					display_end(&r->d, MARK_SKIPPED, r->job->steps[i].name, 0, NULL);
+				}
+			r->phase = P_STOPPING;
 		}
 		switch (r->phase) {
 		case P_SERVICES:
@@ -592,7 +605,7 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 		char st[64];
 		json_t *o = json_pack("{s:s,s:s}", "name", r->job->steps[i].name, "status", STEP_STATE[sr->state]);
 		bool ran = sr->state != S_SKIPPED && sr->state != S_WAITING;
-		json_object_set_new(o, "exit_code", ran ? json_integer(sr->exit_code) : json_null());
+		json_object_set_new(o, "exit_code", ran && sr->have_exit ? json_integer(sr->exit_code) : json_null());
 		json_object_set_new(o, "cause", sr->cause ? json_string(sr->cause) : json_null());
 		json_object_set_new(o, "started_at", ran ? json_string(format_rfc3339(st, sizeof st, &sr->started)) : json_null());
 		json_object_set_new(o, "duration_s", ran ? json_real(sr->duration) : json_null());
@@ -721,13 +734,19 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	for (size_t i = 0; i < r.n_tasks; i++)
 		if (r.tasks[i]->out_r >= 0)
 			task_output(&r, r.tasks[i]);
+	/* the cell is gone: what still ran was killed with it */
+	for (size_t i = 0; i < job->n_steps; i++)
+		if (r.steps[i].state == S_RUNNING)
+			step_finish(&r, i, r.u.stopping ? stopped_state(&r) : S_FAILED,
+				    xstrdup(r.u.cause_text ? r.u.cause_text : "the cell ended before the step did"));
+	for (size_t i = 0; i < job->n_services; i++)
+		if (r.svcs[i].state == V_READY || r.svcs[i].state == V_STARTING)
+			r.svcs[i].state = V_STOPPED;
 	display_free(&r.d);
 
 	struct supervise_opts so = { .result_fd = o->json ? STDOUT_FILENO : o->result_fd, .result_file = o->result_file,
 				     .quiet = false, .amend = amend, .amend_ctx = &r };
 	rc = sup_finish(&r.u, &so);
-	char d[32];
-	format_seconds(d, sizeof d, r.u.t0.tv_sec ? 0 : 0);
 	for (size_t i = 0; i < r.n_tasks; i++) {
 		closep(&r.tasks[i]->out_r);
 		closep(&r.tasks[i]->log_fd);

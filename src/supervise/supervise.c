@@ -364,6 +364,9 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 		if (read(u->watch_tfd, &exp, sizeof exp) >= 0 && !u->init_gone)
 			watch_limits(u);
 		break;
+	case EV_NET:
+		net_dispatch(&u->net);
+		break;
 	case EV_GRACE:
 		if (read(u->grace_tfd, &exp, sizeof exp) >= 0)
 			sup_kill(u);
@@ -584,6 +587,9 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	made_rundir = true;
 	if (record_write_spec(s, err) < 0)
 		goto fail;
+	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
+	if (s->net.mode != NET_NONE && net_prepare(&u->net, s, err) < 0)
+		goto fail;
 	rundir_write_pid(s->rundir, getpid());
 	if (cgroup_create(&u->cg, s->id, &s->limits, s->rootless, err) < 0)
 		goto fail;
@@ -629,6 +635,12 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		waitpid(u->cell.pid, NULL, 0);
 		goto fail;
 	}
+	/* network (opt-in): veth, address, route, firewall and resolver, set up from outside */
+	if (s->net.mode != NET_NONE && net_attach(&u->net, s, u->cell.pid, err) < 0) {
+		signal_cell(u, SIGKILL);
+		waitpid(u->cell.pid, NULL, 0);
+		goto fail;
+	}
 	container_release(&u->cell);
 	if (console[0] >= 0) {
 		recv_console(u, console[0]);
@@ -647,6 +659,8 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	sup_watch_fd(u, u->wall_tfd, EV_WALL);
 	sup_watch_fd(u, u->watch_tfd, EV_WATCH);
 	sup_watch_fd(u, u->grace_tfd, EV_GRACE);
+	for (int i = 0; u->net.on && i < 2; i++)
+		sup_watch_fd(u, net_fd(&u->net, i), EV_NET);
 	if (u->out_r >= 0)
 		sup_watch_fd(u, u->out_r, EV_OUT);
 	if (u->err_r >= 0)
@@ -670,6 +684,7 @@ fail:
 	closep(&err_w);
 	sup_close(u);
 	cgroup_destroy(&u->cg);
+	net_teardown(&u->net); /* nothing unless --net made something */
 	if (made_rundir) {
 		/* nothing half-made stays: warren failed before the job ran */
 		struct error e2 = { 0 };
@@ -702,6 +717,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	json_t *extra = NULL;
 	if (o->amend)
 		o->amend(o->amend_ctx, &res, &extra);
+	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
 
 	char *json = record_result_json(s, &res, extra);
 	json_decref(extra);
@@ -719,6 +735,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	else if (res.cause_message && !o->quiet)
 		fprintf(stderr, "warren: %s stopped: %s\n", s->id, res.cause_message);
 
+	net_teardown(&u->net);
 	if (cgroup_destroy(&u->cg) < 0)
 		fprintf(stderr, "warren: cannot remove the cgroup of %s; run 'warren gc'\n", s->id);
 	if (s->keep && s->limits.scratch) {

@@ -17,7 +17,8 @@
 #include "run/record.h"
 #include "util/error.h"
 
-enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY };
+enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY,
+       EV_NET /* the run's DNS resolver (net/net.h) */ };
 
 /* One live run as the supervisor sees it. */
 struct sup {
@@ -55,6 +56,7 @@ struct sup {
 	bool in_open;              /* stdin relayed to the pty */
 	struct timespec started;   /* CLOCK_REALTIME at start */
 	sigset_t old_mask;
+	struct net_state net;      /* --net nat|allow: the run's link, firewall, resolver (net/net.h) */
 };
 
 struct supervise_opts {

@@ -1,0 +1,301 @@
+/* fw.c - the firewall through libnftables. One table of warren's (inet warren) whose base
+ * chains dispatch on the cell's source address through verdict maps to each run's own chains
+ * (f_<id> forward, i_<id> to the host, p_<id> DNS redirect, u_<id> published ports, r_<id>
+ * refuse), a set of allowed destinations a_<id> and a set of refused ones with counters
+ * x_<id>. Bridged traffic between cells is dropped by table bridge warren. A run's objects
+ * are added and removed in single transactions; nothing is matched by rule handle. */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nftables/libnftables.h>
+
+#include "net/internal.h"
+
+/* libnftables has no static library: it is loaded when a run asks for a network, so that
+ * runs without one (the default) never pay for loading it and its dependencies. */
+static struct {
+	void *h;
+	__typeof__(nft_ctx_new) *ctx_new;
+	__typeof__(nft_ctx_free) *ctx_free;
+	__typeof__(nft_ctx_buffer_output) *buffer_output;
+	__typeof__(nft_ctx_buffer_error) *buffer_error;
+	__typeof__(nft_ctx_get_output_buffer) *get_output;
+	__typeof__(nft_ctx_get_error_buffer) *get_error;
+	__typeof__(nft_ctx_output_set_flags) *set_flags;
+	__typeof__(nft_run_cmd_from_buffer) *run;
+} lib;
+
+static bool lib_load(void)
+{
+	if (lib.h)
+		return true;
+	void *h = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return false;
+#define SYM(f, name) (*(void **)&lib.f = dlsym(h, name))
+	if (!SYM(ctx_new, "nft_ctx_new") || !SYM(ctx_free, "nft_ctx_free") ||
+	    !SYM(buffer_output, "nft_ctx_buffer_output") || !SYM(buffer_error, "nft_ctx_buffer_error") ||
+	    !SYM(get_output, "nft_ctx_get_output_buffer") || !SYM(get_error, "nft_ctx_get_error_buffer") ||
+	    !SYM(set_flags, "nft_ctx_output_set_flags") || !SYM(run, "nft_run_cmd_from_buffer")) {
+		dlclose(h);
+		return false;
+	}
+#undef SYM
+	lib.h = h;
+	return true;
+}
+#define nft_ctx_new lib.ctx_new
+#define nft_ctx_free lib.ctx_free
+#define nft_ctx_buffer_output lib.buffer_output
+#define nft_ctx_buffer_error lib.buffer_error
+#define nft_ctx_get_output_buffer lib.get_output
+#define nft_ctx_get_error_buffer lib.get_error
+#define nft_ctx_output_set_flags lib.set_flags
+#define nft_run_cmd_from_buffer lib.run
+
+static const char *ip4(uint32_t a, char *buf)
+{
+	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
+}
+
+struct nft_ctx *fw_open(void)
+{
+	if (!lib_load())
+		return NULL;
+	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	if (!nft)
+		return NULL;
+	nft_ctx_buffer_output(nft);
+	nft_ctx_buffer_error(nft);
+	return nft;
+}
+
+void fw_close(struct nft_ctx *nft)
+{
+	if (nft)
+		nft_ctx_free(nft);
+}
+
+int fw_run(struct nft_ctx *nft, const char *cmds, struct error *err)
+{
+	if (nft_run_cmd_from_buffer(nft, cmds) == 0)
+		return 0;
+	if (err) {
+		const char *e = nft_ctx_get_error_buffer(nft);
+		size_t l = e ? strcspn(e, "\n") : 0;
+		error_set(err, 0, "nftables refused warren's rules: %.*s", (int)l, e ? e : "?");
+	}
+	return -EIO;
+}
+
+int fw_base_ensure(struct nft_ctx *nft, uint32_t subnet, int prefix, struct error *err)
+{
+	if (fw_run(nft, "list table inet warren", NULL) == 0 && fw_run(nft, "list table bridge warren", NULL) == 0)
+		return 0;
+	char net[INET_ADDRSTRLEN];
+	_cleanup_free_ char *cmds = xasprintf(
+		"table inet warren {\n"
+		" map runs_fwd { type ipv4_addr : verdict; }\n"
+		" map runs_in { type ipv4_addr : verdict; }\n"
+		" map runs_pre { type ipv4_addr : verdict; }\n"
+		" map pubs { type inet_service : verdict; }\n"
+		" chain forward { type filter hook forward priority 0; policy accept;\n"
+		"  iifname \"%1$s\" ip saddr vmap @runs_fwd\n"
+		"  iifname \"%1$s\" drop\n"
+		"  oifname \"%1$s\" ct state established,related accept\n"
+		"  oifname \"%1$s\" ct status dnat accept\n"
+		"  oifname \"%1$s\" drop\n"
+		" }\n"
+		" chain input { type filter hook input priority 0; policy accept;\n"
+		"  iifname \"%1$s\" ip saddr vmap @runs_in\n"
+		"  iifname \"%1$s\" drop\n"
+		" }\n"
+		" chain prerouting { type nat hook prerouting priority -100; policy accept;\n"
+		"  iifname \"%1$s\" ip saddr vmap @runs_pre\n"
+		"  fib daddr type local tcp dport vmap @pubs\n"
+		" }\n"
+		" chain output { type nat hook output priority -100; policy accept;\n"
+		"  fib daddr type local tcp dport vmap @pubs\n"
+		" }\n"
+		" chain postrouting { type nat hook postrouting priority 100; policy accept;\n"
+		"  oifname != \"%1$s\" ip saddr %2$s/%3$d masquerade\n"
+		"  oifname \"%1$s\" ip saddr 127.0.0.0/8 masquerade\n"
+		" }\n"
+		"}\n"
+		"table bridge warren {\n"
+		" chain forward { type filter hook forward priority 0; policy accept;\n"
+		"  iifname \"wv*\" drop\n"
+		" }\n"
+		"}\n",
+		NET_BRIDGE, ip4(subnet, net), prefix);
+	return fw_run(nft, cmds, err);
+}
+
+void fw_base_remove(struct nft_ctx *nft)
+{
+	fw_run(nft, "delete table inet warren", NULL);
+	fw_run(nft, "delete table bridge warren", NULL);
+}
+
+static char *port_key(uint16_t port, char *buf, size_t len)
+{
+	if (port)
+		snprintf(buf, len, "%u", port);
+	else
+		snprintf(buf, len, "0-65535");
+	return buf;
+}
+
+int fw_run_add(struct nft_ctx *nft, const struct net_state *n, const struct net_allow *allow, size_t nallow,
+	       uint16_t dns_port, struct error *err)
+{
+	char a[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN], sn[INET_ADDRSTRLEN], pk[16];
+	const char *id = n->id;
+	ip4(n->addr, a);
+	ip4(n->gw, gw);
+	ip4(n->subnet, sn);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return error_set(err, errno, "cannot build the firewall rules");
+	fprintf(f,
+		"add set inet warren a_%1$s { type ipv4_addr . inet_service; flags interval,timeout; }\n"
+		"add set inet warren x_%1$s { type ipv4_addr . inet_service; size 4096; flags dynamic; counter; }\n"
+		"add chain inet warren r_%1$s\n"
+		"add rule inet warren r_%1$s meta l4proto { tcp, udp } add @x_%1$s { ip daddr . th dport }\n"
+		"add rule inet warren r_%1$s meta l4proto tcp reject with tcp reset\n"
+		"add rule inet warren r_%1$s reject with icmpx admin-prohibited\n"
+		"add chain inet warren f_%1$s\n"
+		"add rule inet warren f_%1$s ct state established,related accept\n"
+		"add rule inet warren f_%1$s ip daddr { 169.254.0.0/16, 224.0.0.0/4, 255.255.255.255, %2$s/%3$d } goto r_%1$s\n"
+		"add rule inet warren f_%1$s fib daddr type { local, broadcast, multicast } goto r_%1$s\n",
+		id, sn, n->prefix);
+	if (n->mode == NET_NAT)
+		fprintf(f, "add rule inet warren f_%s accept\n", id);
+	else
+		fprintf(f, "add rule inet warren f_%1$s ip daddr . th dport @a_%1$s accept\n", id);
+	fprintf(f,
+		"add rule inet warren f_%1$s goto r_%1$s\n"
+		"add chain inet warren i_%1$s\n"
+		"add rule inet warren i_%1$s ct state established,related accept\n"
+		"add rule inet warren i_%1$s ip daddr %2$s udp dport %3$u accept\n"
+		"add rule inet warren i_%1$s goto r_%1$s\n"
+		"add chain inet warren p_%1$s\n"
+		"add rule inet warren p_%1$s ip daddr %2$s udp dport 53 redirect to :%3$u\n"
+		"add element inet warren runs_fwd { %4$s : jump f_%1$s }\n"
+		"add element inet warren runs_in { %4$s : jump i_%1$s }\n"
+		"add element inet warren runs_pre { %4$s : jump p_%1$s }\n",
+		id, gw, dns_port, a);
+	if (n->npublish) {
+		fprintf(f, "add chain inet warren u_%s\n", id);
+		for (unsigned i = 0; i < n->npublish; i++) {
+			char ha[INET_ADDRSTRLEN];
+			const struct net_publish *p = &n->publish[i];
+			fprintf(f, "add rule inet warren u_%s ip daddr %s tcp dport %u dnat ip to %s:%u\n", id,
+				ip4(p->host_addr, ha), p->host_port, a, p->cell_port);
+			fprintf(f, "add element inet warren pubs { %u : jump u_%s }\n", p->host_port, id);
+		}
+	}
+	for (size_t i = 0; i < nallow; i++) {
+		if (allow[i].name)
+			continue;
+		char na[INET_ADDRSTRLEN];
+		fprintf(f, "add element inet warren a_%s { %s/%d . %s }\n", id, ip4(allow[i].addr, na), allow[i].prefix,
+			port_key(allow[i].port, pk, sizeof pk));
+	}
+	fclose(f);
+	int r = fw_run(nft, buf, err);
+	free(buf);
+	return r;
+}
+
+void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub)
+{
+	char a[INET_ADDRSTRLEN];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	if (addr) {
+		ip4(addr, a);
+		fprintf(f, "delete element inet warren runs_fwd { %1$s }\ndelete element inet warren runs_in { %1$s }\n"
+			   "delete element inet warren runs_pre { %1$s }\n", a);
+	}
+	for (unsigned i = 0; i < npub; i++)
+		fprintf(f, "delete element inet warren pubs { %u }\n", pub[i].host_port);
+	static const char *const chains[] = { "f", "i", "p", "u", "r" };
+	for (size_t i = 0; i < 5; i++)
+		fprintf(f, "flush chain inet warren %s_%s\n", chains[i], id);
+	for (size_t i = 0; i < 5; i++)
+		fprintf(f, "delete chain inet warren %s_%s\n", chains[i], id);
+	fprintf(f, "delete set inet warren a_%1$s\ndelete set inet warren x_%1$s\n", id);
+	fclose(f);
+	if (fw_run(nft, buf, NULL) < 0) {
+		/* something was not there (no published ports, a half-made run): one at a time */
+		for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			fw_run(nft, l, NULL);
+	}
+	free(buf);
+}
+
+int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s)
+{
+	char a[INET_ADDRSTRLEN], pk[16];
+	_cleanup_free_ char *cmd = xasprintf("add element inet warren a_%s { %s . %s timeout %us }", id, ip4(addr, a),
+					     port_key(port, pk, sizeof pk), timeout_s);
+	return fw_run(nft, cmd, NULL);
+}
+
+static int by_count(const void *x, const void *y)
+{
+	json_int_t a = json_integer_value(json_object_get(*(json_t *const *)x, "count"));
+	json_int_t b = json_integer_value(json_object_get(*(json_t *const *)y, "count"));
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+json_t *fw_refused(struct nft_ctx *nft, const char *id)
+{
+	json_t *out = json_array();
+	_cleanup_free_ char *cmd = xasprintf("list set inet warren x_%s", id);
+	nft_ctx_output_set_flags(nft, NFT_CTX_OUTPUT_JSON);
+	int r = nft_run_cmd_from_buffer(nft, cmd);
+	nft_ctx_output_set_flags(nft, 0);
+	if (r != 0)
+		return out;
+	json_t *j = json_loads(nft_ctx_get_output_buffer(nft), 0, NULL);
+	json_t *items = json_object_get(j, "nftables"), *it;
+	size_t i;
+	json_array_foreach(items, i, it) {
+		json_t *elems = json_object_get(json_object_get(it, "set"), "elem"), *e;
+		size_t k;
+		json_array_foreach(elems, k, e) {
+			json_t *el = json_object_get(e, "elem");
+			json_t *cat = json_object_get(json_object_get(el, "val"), "concat");
+			json_t *cnt = json_object_get(json_object_get(el, "counter"), "packets");
+			const char *addr = json_string_value(json_array_get(cat, 0));
+			json_t *port = json_array_get(cat, 1);
+			if (!addr || !json_is_integer(port))
+				continue;
+			_cleanup_free_ char *dest = xasprintf("%s:%lld", addr, (long long)json_integer_value(port));
+			json_array_append_new(out, json_pack("{s:s,s:I}", "dest", dest, "count",
+							     (json_int_t)(json_is_integer(cnt) ? json_integer_value(cnt) : 1)));
+		}
+	}
+	json_decref(j);
+	size_t n = json_array_size(out);
+	if (n > 1) {
+		json_t **v = xcalloc(n, sizeof *v);
+		for (i = 0; i < n; i++)
+			v[i] = json_incref(json_array_get(out, i));
+		qsort(v, n, sizeof *v, by_count);
+		json_array_clear(out);
+		for (i = 0; i < n; i++)
+			json_array_append_new(out, v[i]);
+		free(v);
+	}
+	return out;
+}

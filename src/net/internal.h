@@ -1,0 +1,49 @@
+/* internal.h - what the pieces of src/net share: links (link.c), the firewall (fw.c), the
+ * resolver (dns.c) and the address leases (net.c). Not for use outside src/net. */
+#ifndef WARREN_NET_INTERNAL_H
+#define WARREN_NET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "net/net.h"
+
+#define NET_BRIDGE "warren0"
+#define NET_CELL_IF "eth0"
+#define NET_TABLE "inet warren"
+#define NET_RUNDIR "/run/warren/net"     /* leases and their lock: host-wide, like the bridge */
+#define NET_DNS_TTL_SLACK 30             /* seconds an answered address outlives its TTL */
+
+int link_bridge_ensure(uint32_t gw, int prefix, struct error *err);
+void link_bridge_remove(void);
+int link_veth_attach(const char *host_if, pid_t pid, uint32_t addr, int prefix, uint32_t gw, struct error *err);
+void link_remove(const char *ifname);
+bool link_exists(const char *ifname);
+
+struct nft_ctx *fw_open(void);
+void fw_close(struct nft_ctx *nft);
+/* Run nft commands (one transaction); 0, or -EIO with the message of nft in err. */
+int fw_run(struct nft_ctx *nft, const char *cmds, struct error *err);
+int fw_base_ensure(struct nft_ctx *nft, uint32_t subnet, int prefix, struct error *err);
+void fw_base_remove(struct nft_ctx *nft);
+int fw_run_add(struct nft_ctx *nft, const struct net_state *n, const struct net_allow *allow, size_t nallow,
+	       uint16_t dns_port, struct error *err);
+/* Remove a run's chains, sets and map entries (addr 0: unknown, only the named objects). */
+void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub);
+int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s);
+/* The refused destinations: a JSON array of {dest, count}, sorted by count. */
+json_t *fw_refused(struct nft_ctx *nft, const char *id);
+
+/* The resolver of one run. */
+typedef void (*dns_allow_fn)(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl);
+struct net_dns *dns_open(uint32_t gw, enum net_mode mode, const struct net_allow *allow, size_t nallow,
+			 unsigned max_names, dns_allow_fn fn, void *ctx, struct error *err);
+uint16_t dns_port(const struct net_dns *d);
+int dns_fd(const struct net_dns *d, int which);
+void dns_dispatch(struct net_dns *d);
+/* {names, names_cap, names_capped, refused: [{name, count}]}; *line: a note for the terminal or NULL. */
+json_t *dns_record(struct net_dns *d, char **line);
+void dns_close(struct net_dns *d);
+
+#endif

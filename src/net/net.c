@@ -1,0 +1,364 @@
+/* net.c - a run's network from start to end: the address lease (one address of warren's
+ * subnet per run, chosen under a host-wide lock in /run/warren/net), the cell's resolv.conf
+ * and hosts, the veth and firewall of the run, its resolver, the record of what was refused,
+ * and the removal of all of it, also by warren gc after warren itself was killed. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cell/spec.h"
+#include "net/internal.h"
+#include "run/rundir.h"
+#include "util/fs.h"
+
+/* ---- the subnet ---- */
+
+/* $WARREN_NET_SUBNET (an IPv4 network, /16 to /28), default 10.88.0.0/24. */
+static int subnet_get(uint32_t *net, int *prefix, struct error *err)
+{
+	const char *v = getenv("WARREN_NET_SUBNET");
+	if (!v || !*v)
+		v = "10.88.0.0/24";
+	char a[32];
+	int p;
+	struct in_addr in;
+	if (sscanf(v, "%31[0-9.]/%d", a, &p) != 2 || inet_pton(AF_INET, a, &in) != 1 || p < 16 || p > 28)
+		return error_set(err, 0, "WARREN_NET_SUBNET: '%s' is not an IPv4 network from /16 to /28 (e.g. 10.88.0.0/24)", v);
+	*prefix = p;
+	*net = in.s_addr & htonl(~0u << (32 - p));
+	return 0;
+}
+
+static uint32_t host_n(uint32_t net, uint32_t i)
+{
+	return htonl(ntohl(net) + i);
+}
+
+/* ---- leases: <NET_RUNDIR>/leases/<addr> = "<id>\n<rundir>\n<published host ports>\n" ---- */
+
+struct lease {
+	char id[32];
+	char *rundir;
+	struct net_publish pub[NET_MAX_PUBLISH];
+	unsigned npub;
+};
+
+static int lock_net(struct error *err)
+{
+	int r = mkdir_p(NET_RUNDIR "/leases", 0700);
+	if (r < 0)
+		return error_set(err, -r, "cannot create %s", NET_RUNDIR "/leases");
+	int fd = open(NET_RUNDIR "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		closep(&fd);
+		return error_set(err, errno, "cannot lock %s", NET_RUNDIR "/lock");
+	}
+	return fd;
+}
+
+static bool lease_read(const char *path, struct lease *l)
+{
+	*l = (struct lease){ 0 };
+	_cleanup_free_ char *t = read_file(path, NULL);
+	if (!t)
+		return false;
+	char *save = NULL;
+	char *id = strtok_r(t, "\n", &save), *dir = strtok_r(NULL, "\n", &save), *ports = strtok_r(NULL, "\n", &save);
+	if (!id || !dir)
+		return false;
+	snprintf(l->id, sizeof l->id, "%s", id);
+	l->rundir = xstrdup(dir);
+	for (char *s2 = NULL, *p = ports ? strtok_r(ports, " ", &s2) : NULL; p && l->npub < NET_MAX_PUBLISH;
+	     p = strtok_r(NULL, " ", &s2))
+		l->pub[l->npub++].host_port = (uint16_t)atoi(p);
+	return true;
+}
+
+static void host_if_name(const char *id, char *out)
+{
+	size_t l = strlen(id), k = l > 12 ? 12 : l;
+	memcpy(out, "wv", 2);
+	memcpy(out + 2, id + l - k, k);
+	out[2 + k] = '\0';
+}
+
+/* Remove what the run of lease l (at addr) added; the caller holds the lock. */
+static void lease_reclaim(struct nft_ctx *nft, const char *path, const struct lease *l, uint32_t addr)
+{
+	char ifn[16];
+	host_if_name(l->id, ifn);
+	if (nft)
+		fw_run_remove(nft, l->id, addr, l->pub, l->npub);
+	link_remove(ifn);
+	unlink(path);
+}
+
+static bool leases_empty(void)
+{
+	DIR *d = opendir(NET_RUNDIR "/leases");
+	if (!d)
+		return true;
+	struct dirent *e;
+	bool empty = true;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+/* Choose a free address for the run, reclaiming leases of runs whose supervisor is gone. */
+static int lease_take(struct net_state *n, const struct cell_spec *s, struct error *err)
+{
+	uint32_t size = 1u << (32 - n->prefix);
+	for (uint32_t i = 2; i < size - 1; i++) {
+		uint32_t a = host_n(n->subnet, i);
+		char as[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &a, as, sizeof as);
+		_cleanup_free_ char *path = xasprintf(NET_RUNDIR "/leases/%s", as);
+		struct lease l;
+		if (lease_read(path, &l)) {
+			bool live = rundir_is_live(l.rundir);
+			for (unsigned k = 0; live && k < l.npub; k++)
+				for (unsigned j = 0; j < n->npublish; j++)
+					if (l.pub[k].host_port == n->publish[j].host_port) {
+						free(l.rundir);
+						return error_set(err, EADDRINUSE, "--publish: host port %u is published by %s",
+								 n->publish[j].host_port, l.id);
+					}
+			if (!live)
+				lease_reclaim(n->nft, path, &l, a);
+			free(l.rundir);
+			if (live)
+				continue;
+		}
+		if (n->lease)
+			continue;
+		char *txt = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&txt, &len);
+		fprintf(f, "%s\n%s\n", s->id, s->rundir);
+		for (unsigned j = 0; j < n->npublish; j++)
+			fprintf(f, "%s%u", j ? " " : "", n->publish[j].host_port);
+		fprintf(f, "\n");
+		fclose(f);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		bool ok = fd >= 0 && write(fd, txt, len) == (ssize_t)len;
+		closep(&fd);
+		free(txt);
+		if (!ok) {
+			unlink(path);
+			return error_set(err, errno, "cannot write the address lease %s", path);
+		}
+		n->lease = steal_pointer(&path);
+		n->addr = a;
+	}
+	if (!n->lease)
+		return error_set(err, EADDRNOTAVAIL, "no free address left in warren's subnet (%u runs with a network are live); "
+				 "set WARREN_NET_SUBNET to a larger one", size - 3);
+	return 0;
+}
+
+/* ---- the cell's /etc/resolv.conf and /etc/hosts ---- */
+
+char *net_cell_file(const char *id, int which)
+{
+	uint32_t net, gw;
+	int prefix;
+	struct error e = { 0 };
+	if (subnet_get(&net, &prefix, &e) < 0) {
+		error_clear(&e);
+		return NULL;
+	}
+	gw = host_n(net, 1);
+	char g[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &gw, g, sizeof g);
+	if (which == 0)
+		return xasprintf("# warren: the run's own resolver, on the gateway\nnameserver %s\noptions edns0\n", g);
+	return xasprintf("127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n", id);
+}
+
+/* ---- the run's network ---- */
+
+int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *err)
+{
+	*n = (struct net_state){ .mode = s->net.mode, .npublish = s->net.npublish };
+	memcpy(n->publish, s->net.publish, sizeof n->publish);
+	snprintf(n->id, sizeof n->id, "%s", s->id);
+	host_if_name(s->id, n->host_if);
+	if (s->rootless)
+		return error_set(err, EPERM, "--net %s needs root: rootless runs have --net none only for now "
+				 "(warren does not drive pasta or slirp4netns yet)", n->mode == NET_NAT ? "nat" : "allow");
+	if (subnet_get(&n->subnet, &n->prefix, err) < 0)
+		return -EINVAL;
+	n->gw = host_n(n->subnet, 1);
+	n->on = true;
+	n->nft = fw_open();
+	if (!n->nft)
+		return error_set(err, ENOENT, "cannot load libnftables.so.1 (%s); install the Debian package libnftables1",
+				 dlerror() ? dlerror() : "no such library");
+	_cleanup_close_ int lock = lock_net(err);
+	if (lock < 0)
+		return lock;
+	if (link_bridge_ensure(n->gw, n->prefix, err) < 0 || fw_base_ensure(n->nft, n->subnet, n->prefix, err) < 0 ||
+	    lease_take(n, s, err) < 0)
+		return -EIO;
+	return 0;
+}
+
+static void allow_addr(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl)
+{
+	struct net_state *n = ctx;
+	fw_allow_addr(n->nft, n->id, addr, port, ttl);
+}
+
+int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, struct error *err)
+{
+	struct net_allow *allow = NULL;
+	size_t nallow = 0;
+	if (s->net.mode == NET_ALLOW && net_allow_parse(s->net.allow, &allow, &nallow, err) < 0)
+		return -EINVAL;
+	n->allow = allow;
+	n->nallow = nallow;
+	if (link_veth_attach(n->host_if, cell_pid, n->addr, n->prefix, n->gw, err) < 0)
+		return -EIO;
+	n->dns = dns_open(n->gw, n->mode, allow, nallow,
+			  s->net.dns_max_names ? s->net.dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
+	if (!n->dns)
+		return -EIO;
+	n->nft_made = true;
+	return fw_run_add(n->nft, n, allow, nallow, dns_port(n->dns), err);
+}
+
+int net_fd(const struct net_state *n, int which)
+{
+	return n->on && n->dns ? dns_fd(n->dns, which) : -1;
+}
+
+void net_dispatch(struct net_state *n)
+{
+	if (n->on && n->dns)
+		dns_dispatch(n->dns);
+}
+
+void net_record(struct net_state *n, json_t **extra, bool quiet)
+{
+	if (!n->on)
+		return;
+	char a[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &n->addr, a, sizeof a);
+	json_t *refused = n->nft_made ? fw_refused(n->nft, n->id) : json_array();
+	char *dns_line = NULL;
+	json_t *dns = n->dns ? dns_record(n->dns, &dns_line) : json_null();
+	json_t *net = json_pack("{s:s,s:s,s:o,s:o}", "mode", n->mode == NET_NAT ? "nat" : "allow", "address", a,
+				"refused", refused, "dns", dns);
+	if (!*extra)
+		*extra = json_object();
+	json_object_set_new(*extra, "network", net);
+	if (quiet) {
+		free(dns_line);
+		return;
+	}
+	size_t nr = json_array_size(refused);
+	if (nr) {
+		json_int_t total = 0;
+		char *list = xstrdup("");
+		for (size_t i = 0; i < nr; i++) {
+			json_t *e = json_array_get(refused, i);
+			json_int_t c = json_integer_value(json_object_get(e, "count"));
+			total += c;
+			char *m = nr == 1 ? xasprintf("%s", json_string_value(json_object_get(e, "dest")))
+					  : i < 5 ? xasprintf("%s%s%s (%lld)", list, i ? ", " : "", json_string_value(json_object_get(e, "dest")), (long long)c)
+						  : xasprintf("%s%s", list, i == 5 ? ", ..." : "");
+			free(list);
+			list = m;
+		}
+		fprintf(stderr, "warren: %s refused %lld connection%s to %s (%s)\n", n->id, (long long)total,
+			total == 1 ? "" : "s", list,
+			n->mode == NET_ALLOW ? "not in --net allow" : "the host, other runs, link-local, multicast and broadcast are refused");
+		free(list);
+	}
+	size_t nd = json_array_size(json_object_get(dns, "refused"));
+	if (nd) {
+		json_t *first = json_array_get(json_object_get(dns, "refused"), 0);
+		fprintf(stderr, "warren: %s refused DNS for %zu name%s, e.g. %s (not in --net allow)\n", n->id, nd,
+			nd == 1 ? "" : "s", json_string_value(json_object_get(first, "name")));
+	}
+	if (dns_line)
+		fprintf(stderr, "warren: %s %s\n", n->id, dns_line);
+	free(dns_line);
+}
+
+void net_teardown(struct net_state *n)
+{
+	if (!n->on)
+		return;
+	dns_close(n->dns);
+	n->dns = NULL;
+	struct error e = { 0 };
+	int lock = lock_net(&e);
+	error_clear(&e);
+	if (n->nft)
+		fw_run_remove(n->nft, n->id, n->lease ? n->addr : 0, n->publish, n->npublish);
+	link_remove(n->host_if);
+	if (n->lease)
+		unlink(n->lease);
+	/* the bridge and the table stay while runs use them */
+	if (lock >= 0 && leases_empty()) {
+		if (n->nft)
+			fw_base_remove(n->nft);
+		link_bridge_remove();
+	}
+	closep(&lock);
+	free(n->lease);
+	n->lease = NULL;
+	fw_close(n->nft);
+	n->nft = NULL;
+	net_allow_free(n->allow, n->nallow);
+	n->allow = NULL;
+	n->on = false;
+}
+
+int net_gc_run(const char *id)
+{
+	if (!is_dir(NET_RUNDIR "/leases"))
+		return 0;
+	struct error e = { 0 };
+	_cleanup_close_ int lock = lock_net(&e);
+	error_clear(&e);
+	if (lock < 0)
+		return 0;
+	struct nft_ctx *nft = fw_open();
+	int did = 0;
+	DIR *d = opendir(NET_RUNDIR "/leases");
+	struct dirent *ent;
+	while (d && (ent = readdir(d))) {
+		if (ent->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *path = xasprintf(NET_RUNDIR "/leases/%s", ent->d_name);
+		struct lease l;
+		struct in_addr in;
+		if (!lease_read(path, &l))
+			continue;
+		if (!strcmp(l.id, id) && !rundir_is_live(l.rundir) && inet_pton(AF_INET, ent->d_name, &in) == 1) {
+			lease_reclaim(nft, path, &l, in.s_addr);
+			did = 1;
+		}
+		free(l.rundir);
+	}
+	if (d)
+		closedir(d);
+	if (did && leases_empty()) {
+		if (nft)
+			fw_base_remove(nft);
+		link_bridge_remove();
+	}
+	fw_close(nft);
+	return did;
+}

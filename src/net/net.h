@@ -1,0 +1,94 @@
+/* net.h - a run's network beyond loopback (opt-in with --net): a veth pair whose host end is
+ * on warren's bridge warren0, the cell's address and default route set from outside the cell,
+ * a default-deny nftables firewall per run (table inet warren), warren's own DNS resolver for
+ * the allowlist by name, published ports, and the removal of all of it (also by warren gc).
+ * `--net none` (the default) never reaches any of this. See docs/network.md. */
+#ifndef WARREN_NET_NET_H
+#define WARREN_NET_NET_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+
+#define NET_MAX_PUBLISH 16
+#define NET_DNS_MAX_NAMES_DEFAULT 1000
+
+enum net_mode { NET_NONE = 0, NET_NAT, NET_ALLOW };
+
+struct net_publish {
+	uint32_t host_addr;   /* network order; 127.0.0.1 by default */
+	uint16_t host_port, cell_port;
+};
+
+/* What the user asked for (part of the cell spec). Strings point into argv or the job. */
+struct net_opts {
+	enum net_mode mode;
+	const char *allow;    /* LIST of --net allow=LIST */
+	unsigned npublish;
+	struct net_publish publish[NET_MAX_PUBLISH];
+	unsigned dns_max_names; /* 0: NET_DNS_MAX_NAMES_DEFAULT */
+};
+
+/* Parse --net MODE, --publish SPEC, --dns-max-names N into o (checked: errors name the value). */
+int net_parse_mode(struct net_opts *o, const char *arg, struct error *err);
+int net_parse_publish(struct net_opts *o, const char *arg, struct error *err);
+int net_parse_max_names(struct net_opts *o, const char *arg, struct error *err);
+
+/* One entry of an allow list: a name (exact or "*.suffix") or an IPv4 network, a port or 0. */
+struct net_allow {
+	char *name;           /* lower case, no trailing dot; NULL for an address entry */
+	uint32_t addr;        /* network order */
+	int prefix;
+	uint16_t port;        /* 0: any port */
+};
+int net_allow_parse(const char *list, struct net_allow **out, size_t *n, struct error *err);
+void net_allow_free(struct net_allow *a, size_t n);
+/* True when name (lower case, no trailing dot) is allowed by entry a. */
+bool net_allow_name_matches(const struct net_allow *a, const char *name);
+
+struct net_dns;
+struct nft_ctx;
+
+/* A run's network as the supervisor holds it. All zero means "nothing made". */
+struct net_state {
+	bool on;
+	enum net_mode mode;
+	char id[32];
+	char host_if[16];     /* the host end of the veth */
+	uint32_t gw, addr, subnet; /* network order */
+	int prefix;
+	char *lease;          /* the lease file that holds addr */
+	bool nft_made;
+	struct nft_ctx *nft;
+	struct net_dns *dns;  /* the resolver; NULL when none */
+	struct net_allow *allow; /* the parsed allow list */
+	size_t nallow;
+	unsigned npublish;
+	struct net_publish publish[NET_MAX_PUBLISH];
+};
+
+struct cell_spec;
+
+/* The cell's /etc/resolv.conf (which 0: the gateway's resolver) or /etc/hosts (1: localhost
+ * and the run's hostname), for init to bind over the image's. Heap string. */
+char *net_cell_file(const char *id, int which);
+/* Before the cell: the bridge and table (created on demand) and the run's address (under a
+ * host-wide lock). */
+int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *err);
+/* Between the cell's start and its release: veth, bridge, address, route, firewall, resolver. */
+int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, struct error *err);
+/* The resolver's sockets, to watch in the supervisor's loop (-1 when none). */
+int net_fd(const struct net_state *n, int which);
+/* Something arrived on one of the resolver's sockets. */
+void net_dispatch(struct net_state *n);
+/* Add "network" to the record (refused connections, DNS names) and print the refusals. */
+void net_record(struct net_state *n, json_t **extra, bool quiet);
+/* Remove everything the run added. Safe to call twice and on a state never made. */
+void net_teardown(struct net_state *n);
+/* warren gc: remove what a dead run (its supervisor killed) left. 1 when something was removed. */
+int net_gc_run(const char *id);
+
+#endif

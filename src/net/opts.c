@@ -1,0 +1,178 @@
+/* opts.c - the words of the network options: --net none|nat|allow=LIST, --publish
+ * [ADDR:]HOSTPORT:CELLPORT, --dns-max-names N, and the allow list's entries. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "net/net.h"
+
+static int parse_port(const char *s, size_t len, uint16_t *out)
+{
+	if (!len || len > 5)
+		return -1;
+	unsigned v = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	if (!v || v > 65535)
+		return -1;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+static bool valid_name(const char *n)
+{
+	if (!*n || strlen(n) > 253)
+		return false;
+	if (n[0] == '*' && n[1] == '.')
+		n += 2;
+	for (const char *p = n; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.' && *p != '_')
+			return false;
+	return *n && *n != '.';
+}
+
+static int parse_entry(const char *e, struct net_allow *a, struct error *err)
+{
+	*a = (struct net_allow){ 0 };
+	_cleanup_free_ char *w = xstrdup(e);
+	if (strchr(w, '[') || strchr(w, ':') != strrchr(w, ':'))
+		return error_set(err, 0, "--net allow: '%s': IPv6 is not supported; give IPv4 addresses or host names", e);
+	char *colon = strchr(w, ':');
+	if (colon) {
+		if (parse_port(colon + 1, strlen(colon + 1), &a->port) < 0)
+			return error_set(err, 0, "--net allow: '%s': '%s' is not a port (1-65535)", e, colon + 1);
+		*colon = '\0';
+	}
+	char *slash = strchr(w, '/');
+	if (slash)
+		*slash = '\0';
+	struct in_addr in;
+	if (inet_pton(AF_INET, w, &in) == 1) {
+		a->prefix = 32;
+		if (slash) {
+			char *end;
+			long p = strtol(slash + 1, &end, 10);
+			if (!slash[1] || *end || p < 0 || p > 32)
+				return error_set(err, 0, "--net allow: '%s': '/%s' is not a prefix length (0-32)", e, slash + 1);
+			a->prefix = (int)p;
+		}
+		uint32_t mask = a->prefix ? htonl(~0u << (32 - a->prefix)) : 0;
+		a->addr = in.s_addr & mask;
+		return 0;
+	}
+	if (slash || !valid_name(w))
+		return error_set(err, 0, "--net allow: '%s' is neither an IPv4 address, a CIDR nor a host name "
+				 "(e.g. pypi.org:443, *.githubusercontent.com, 10.1.2.0/24:5432)", e);
+	for (char *p = w; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	size_t l = strlen(w);
+	if (l && w[l - 1] == '.')
+		w[l - 1] = '\0';
+	a->name = steal_pointer(&w);
+	return 0;
+}
+
+int net_allow_parse(const char *list, struct net_allow **out, size_t *n, struct error *err)
+{
+	*out = NULL;
+	*n = 0;
+	_cleanup_free_ char *copy = xstrdup(list);
+	char *save = NULL;
+	for (char *e = strtok_r(copy, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*e))
+			e++;
+		if (!*e)
+			continue;
+		*out = xrealloc(*out, (*n + 1) * sizeof **out);
+		if (parse_entry(e, &(*out)[*n], err) < 0) {
+			net_allow_free(*out, *n);
+			*out = NULL;
+			*n = 0;
+			return -EINVAL;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
+void net_allow_free(struct net_allow *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(a[i].name);
+	free(a);
+}
+
+bool net_allow_name_matches(const struct net_allow *a, const char *name)
+{
+	if (!a->name)
+		return false;
+	if (a->name[0] == '*' && a->name[1] == '.') {
+		size_t sl = strlen(a->name + 1), nl = strlen(name);
+		return nl > sl && strcmp(name + nl - sl, a->name + 1) == 0;
+	}
+	return strcmp(a->name, name) == 0;
+}
+
+int net_parse_mode(struct net_opts *o, const char *arg, struct error *err)
+{
+	if (!strcmp(arg, "none")) {
+		o->mode = NET_NONE;
+	} else if (!strcmp(arg, "nat")) {
+		o->mode = NET_NAT;
+	} else if (!strncmp(arg, "allow=", 6)) {
+		struct net_allow *a;
+		size_t n;
+		if (net_allow_parse(arg + 6, &a, &n, err) < 0)
+			return -EINVAL;
+		net_allow_free(a, n);
+		o->mode = NET_ALLOW;
+		o->allow = arg + 6;
+	} else {
+		return error_set(err, 0, "--net: '%s' is not a network mode (none, nat, allow=LIST)", arg);
+	}
+	return 0;
+}
+
+int net_parse_publish(struct net_opts *o, const char *arg, struct error *err)
+{
+	if (o->npublish >= NET_MAX_PUBLISH)
+		return error_set(err, 0, "--publish: at most %d ports", NET_MAX_PUBLISH);
+	struct net_publish p = { .host_addr = htonl(INADDR_LOOPBACK) };
+	const char *last = strrchr(arg, ':');
+	if (!last)
+		return error_set(err, 0, "--publish: '%s' is not [ADDR:]HOSTPORT:CELLPORT (e.g. 8080:80)", arg);
+	const char *mid = last;
+	while (mid > arg && mid[-1] != ':')
+		mid--;
+	if (parse_port(last + 1, strlen(last + 1), &p.cell_port) < 0 ||
+	    parse_port(mid, (size_t)(last - mid), &p.host_port) < 0)
+		return error_set(err, 0, "--publish: '%s' is not [ADDR:]HOSTPORT:CELLPORT with ports 1-65535 (e.g. 8080:80)", arg);
+	if (mid > arg) {
+		_cleanup_free_ char *a = xasprintf("%.*s", (int)(mid - 1 - arg), arg);
+		struct in_addr in;
+		if (inet_pton(AF_INET, a, &in) != 1)
+			return error_set(err, 0, "--publish: '%s' is not an IPv4 address of this host", a);
+		p.host_addr = in.s_addr;
+	}
+	for (unsigned i = 0; i < o->npublish; i++)
+		if (o->publish[i].host_port == p.host_port)
+			return error_set(err, 0, "--publish: host port %u is given twice", p.host_port);
+	o->publish[o->npublish++] = p;
+	if (o->mode == NET_NONE)
+		o->mode = NET_NAT; /* a published port needs a link; a later --net chooses another mode */
+	return 0;
+}
+
+int net_parse_max_names(struct net_opts *o, const char *arg, struct error *err)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (!*arg || *end || !v || v > 1000000)
+		return error_set(err, 0, "--dns-max-names: '%s' is not a whole number from 1 to 1000000", arg);
+	o->dns_max_names = (unsigned)v;
+	return 0;
+}

@@ -1,0 +1,345 @@
+/* mask.c - what init hides and freezes in the cell's root before pivot_root: kernel files of
+ * /proc and /sys masked as runc does (a file under /dev/null, a directory under an empty
+ * read-only tmpfs), /proc/sys and friends read-only, /sys hidden with --no-sys, and the
+ * worktree paths the host executes later (.git/hooks, .git/config, --protect) read-only.
+ *
+ * Every target is opened without following symlinks and without leaving its parent, and its
+ * file-system type is checked (procfs, sysfs) before anything is mounted on it, so a planted
+ * symlink or a swapped file cannot redirect a mount (the class of runc's 2025 advisories).
+ * Mounts go through file descriptors (open_tree, fsmount, move_mount), never through paths. */
+#include "policy/policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cell/spec.h"
+
+const char *const policy_default_protect[] = { ".git/hooks", ".git/config", NULL };
+
+/* ---- system calls glibc 2.36 does not wrap ---- */
+
+static int sys_openat2(int dfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve };
+	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof how);
+}
+
+static int sys_open_tree(int dfd, const char *path, unsigned flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static int sys_move_mount_fd(int from, int to)
+{
+	return (int)syscall(SYS_move_mount, from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static int sys_mount_setattr_fd(int fd, uint64_t set)
+{
+	struct mount_attr a = { .attr_set = set };
+	return (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &a, sizeof a);
+}
+
+/* ---- checked opens ---- */
+
+int policy_open_checked(int dirfd, const char *path, int flags, long magic)
+{
+	int fd = sys_openat2(dirfd, path, flags | O_NOFOLLOW, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
+	if (fd < 0)
+		return errno == ELOOP ? -EXDEV : -errno;
+	struct statfs fs;
+	if (magic && (fstatfs(fd, &fs) < 0 || fs.f_type != magic)) {
+		close(fd);
+		return -EXDEV;
+	}
+	return fd;
+}
+
+int policy_write_checked(int dirfd, const char *path, long magic, const char *data, size_t len)
+{
+	_cleanup_close_ int fd = policy_open_checked(dirfd, path, O_WRONLY, magic);
+	if (fd < 0)
+		return fd;
+	while (len) {
+		ssize_t w = write(fd, data, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		data += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* ---- the three kinds of mask ---- */
+
+/* The host's /dev/null, checked to be the character device 1:3. */
+static int open_devnull(struct error *err)
+{
+	int fd = sys_openat2(AT_FDCWD, "/dev/null", O_PATH, RESOLVE_NO_SYMLINKS);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return error_set(err, errno, "cannot open /dev/null to mask kernel files with");
+	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != 1 || minor(st.st_rdev) != 3) {
+		close(fd);
+		return error_set(err, 0, "/dev/null is not the character device 1:3; refusing to mask kernel files with it");
+	}
+	return fd;
+}
+
+/* Mount a clone of src (a file or a tree) on target; with attrs, make the clone so first. */
+static int bind_fd(int src, int target, uint64_t attrs)
+{
+	_cleanup_close_ int t = sys_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (t < 0)
+		return -errno;
+	if (attrs && sys_mount_setattr_fd(t, attrs) < 0)
+		return -errno;
+	return sys_move_mount_fd(t, target) < 0 ? -errno : 0;
+}
+
+/* An empty read-only tmpfs on the directory target. */
+static int empty_dir_on(int target)
+{
+	_cleanup_close_ int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -errno;
+	_cleanup_close_ int m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+					     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (m < 0)
+		return -errno;
+	return sys_move_mount_fd(m, target) < 0 ? -errno : 0;
+}
+
+#define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+
+enum mask_kind { MASK_HIDE, MASK_RDONLY };
+
+struct mask {
+	const char *path;      /* below the file system's root (proc/ or sys/) */
+	enum mask_kind kind;
+	long alt_magic;        /* another kernel file system that may be mounted there */
+};
+
+/* runc's lists of masked and read-only paths, with sysrq-trigger hidden and /proc/interrupts
+ * (Docker's newer list). Files only host root can read (kallsyms, kpage*) need no mask. */
+static const struct mask PROC_MASKS[] = {
+	{ "kcore", MASK_HIDE, 0 }, { "sysrq-trigger", MASK_HIDE, 0 }, { "keys", MASK_HIDE, 0 },
+	{ "key-users", MASK_HIDE, 0 }, { "timer_list", MASK_HIDE, 0 }, { "timer_stats", MASK_HIDE, 0 },
+	{ "sched_debug", MASK_HIDE, 0 }, { "latency_stats", MASK_HIDE, 0 }, { "interrupts", MASK_HIDE, 0 },
+	{ "acpi", MASK_HIDE, 0 }, { "asound", MASK_HIDE, 0 }, { "scsi", MASK_HIDE, 0 },
+	{ "sys", MASK_RDONLY, 0 }, { "irq", MASK_RDONLY, 0 }, { "bus", MASK_RDONLY, 0 }, { "fs", MASK_RDONLY, 0 },
+};
+
+/* (debugfs, tracefs and bpffs, where the host mounts them, are host root's only) */
+static const struct mask SYS_MASKS[] = {
+	{ "firmware", MASK_HIDE, 0 }, { "devices/virtual/powercap", MASK_HIDE, 0 },
+	{ "kernel/security", MASK_HIDE, SECURITYFS_MAGIC },
+};
+
+/* Apply masks below dir (a procfs or sysfs root of type magic). */
+static int apply_masks(int dir, const char *what, long magic, const struct mask *m, size_t n, int devnull,
+		       struct error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_close_ int t = policy_open_checked(dir, m[i].path, O_PATH, magic);
+		if (t == -EXDEV && m[i].alt_magic)
+			t = policy_open_checked(dir, m[i].path, O_PATH, m[i].alt_magic);
+		if (t == -ENOENT || t == -EXDEV || t == -EACCES)
+			continue;  /* not there, or not the kernel's file: nothing to hide */
+		if (t < 0)
+			return error_set(err, -t, "cannot open %s/%s to mask it", what, m[i].path);
+		struct stat st;
+		if (fstat(t, &st) < 0)
+			return error_set(err, errno, "cannot stat %s/%s", what, m[i].path);
+		int r;
+		if (m[i].kind == MASK_RDONLY)
+			r = bind_fd(t, t, RO_ATTRS);
+		else if (S_ISDIR(st.st_mode))
+			r = empty_dir_on(t);
+		else
+			r = bind_fd(devnull, t, 0);
+		if (r < 0)
+			return error_set(err, -r, "cannot %s %s/%s in the cell", m[i].kind == MASK_RDONLY ? "make read-only" : "mask",
+					 what, m[i].path);
+	}
+	return 0;
+}
+
+static int mask_kernel(const struct cell_spec *s, int rootfd, struct error *err)
+{
+	_cleanup_close_ int devnull = open_devnull(err);
+	if (devnull < 0)
+		return devnull;
+	_cleanup_close_ int proc = policy_open_checked(rootfd, "proc", O_PATH | O_DIRECTORY, PROC_SUPER_MAGIC);
+	if (proc < 0)
+		return error_set(err, -proc, "the cell's /proc is not a procfs; refusing to go on");
+	if (apply_masks(proc, "/proc", PROC_SUPER_MAGIC, PROC_MASKS, sizeof PROC_MASKS / sizeof PROC_MASKS[0], devnull, err) < 0)
+		return -EINVAL;
+	_cleanup_close_ int sys = policy_open_checked(rootfd, "sys", O_PATH | O_DIRECTORY, 0);
+	if (sys < 0)
+		return 0;  /* no /sys in this root */
+	if (s->policy.no_sys) {
+		int r = empty_dir_on(sys);
+		return r < 0 ? error_set(err, -r, "--no-sys: cannot hide /sys in the cell") : 0;
+	}
+	struct statfs fs;
+	if (fstatfs(sys, &fs) < 0 || fs.f_type != SYSFS_MAGIC)
+		return 0;  /* an image's empty /sys: nothing of the kernel's there */
+	/* the host's /sys came in with the read-only root; make sure of it */
+	if (!(fs.f_flags & ST_RDONLY)) {
+		int r = bind_fd(sys, sys, RO_ATTRS);
+		if (r < 0)
+			return error_set(err, -r, "cannot make /sys read-only in the cell");
+		closep(&sys);
+		sys = policy_open_checked(rootfd, "sys", O_PATH | O_DIRECTORY, SYSFS_MAGIC);
+		if (sys < 0)
+			return error_set(err, -sys, "cannot reopen the cell's /sys");
+	}
+	return apply_masks(sys, "/sys", SYSFS_MAGIC, SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0], devnull, err);
+}
+
+/* ---- protected worktree paths ---- */
+
+/* The path (as init sees it) of what fd is open on. */
+static char *fd_path(int fd)
+{
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	char buf[4096];
+	ssize_t n = readlink(link, buf, sizeof buf - 1);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return xstrdup(buf);
+}
+
+/* .git/hooks is created (empty, owned like .git) when .git exists without it, so that a job
+ * cannot create it with a hook inside. */
+static void create_hooks_dir(const struct cell_spec *s)
+{
+	_cleanup_close_ int w = sys_openat2(AT_FDCWD, s->worktree, O_PATH | O_DIRECTORY, RESOLVE_NO_MAGICLINKS);
+	if (w < 0)
+		return;
+	_cleanup_close_ int git = sys_openat2(w, ".git", O_RDONLY | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	struct stat st;
+	if (git < 0 || fstat(git, &st) < 0)
+		return;
+	if (mkdirat(git, "hooks", 0755) == 0 && fchownat(git, "hooks", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+}
+
+struct target {
+	char *rel;    /* symlink-free path below the cell's root, e.g. "src/app/.git/hooks" */
+	bool leaf;    /* the protected path itself (read-only), or a directory on the way (pinned) */
+};
+
+static int add_target(struct target **v, size_t *n, const char *rel, bool leaf)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].rel, rel)) {
+			(*v)[i].leaf |= leaf;
+			return 0;
+		}
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = (struct target){ xstrdup(rel), leaf };
+	return 0;
+}
+
+static int cmp_depth(const void *a, const void *b)
+{
+	const struct target *x = a, *y = b;
+	size_t dx = 0, dy = 0;
+	for (const char *p = x->rel; *p; p++)
+		dx += *p == '/';
+	for (const char *p = y->rel; *p; p++)
+		dy += *p == '/';
+	if (dx != dy)
+		return dx < dy ? -1 : 1;
+	return strcmp(x->rel, y->rel);
+}
+
+/* Resolve worktree/rel as the job would (symlinks stay inside the cell's root); when it lands
+ * in the worktree, note it and every directory between the worktree and it. */
+static int resolve_protected(const struct cell_spec *s, int rootfd, const char *root, const char *rel,
+			     struct target **v, size_t *n)
+{
+	_cleanup_free_ char *inside = xasprintf("%s/%s", s->worktree + 1, rel);
+	_cleanup_close_ int fd = sys_openat2(rootfd, inside, O_PATH | O_NOFOLLOW, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0)
+		return 0;  /* not there: nothing to protect */
+	_cleanup_free_ char *real = fd_path(fd);
+	_cleanup_free_ char *work = xasprintf("%s%s/", root, s->worktree);
+	size_t wl = strlen(work);
+	/* elsewhere than the worktree (a symlink out of it): not a file the host runs from it */
+	if (!real || strncmp(real, work, wl) != 0 || !real[wl])
+		return 0;
+	const char *below = real + strlen(root) + 1;  /* "<worktree without />/.git/hooks" */
+	size_t wtl = strlen(s->worktree + 1);
+	for (const char *p = below + wtl + 1; (p = strchr(p, '/')); p++) {
+		_cleanup_free_ char *dir = strndup(below, (size_t)(p - below));
+		add_target(v, n, dir, false);
+	}
+	return add_target(v, n, below, true);
+}
+
+static int protect_worktree(const struct cell_spec *s, int rootfd, const char *root, struct error *err)
+{
+	create_hooks_dir(s);
+	struct target *v = NULL;
+	size_t n = 0;
+	for (const char *const *p = policy_default_protect; *p; p++)
+		resolve_protected(s, rootfd, root, *p, &v, &n);
+	for (size_t i = 0; i < s->policy.nprotect; i++)
+		resolve_protected(s, rootfd, root, s->policy.protect[i], &v, &n);
+	/* outer directories first: each becomes a mount point of its own (so it cannot be renamed
+	 * away and replaced), then the protected paths go read-only on top */
+	qsort(v, n, sizeof *v, cmp_depth);
+	int rc = 0;
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			if (v[i].leaf != (pass == 1))
+				continue;
+			_cleanup_close_ int fd = policy_open_checked(rootfd, v[i].rel, O_PATH, 0);
+			if (fd < 0) {
+				rc = error_set(err, -fd, "cannot open /%s to protect it", v[i].rel);
+				break;
+			}
+			int r = bind_fd(fd, fd, pass ? MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV : 0);
+			if (r < 0)
+				rc = error_set(err, -r, "cannot make /%s read-only in the cell", v[i].rel);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].rel);
+	free(v);
+	return rc;
+}
+
+int policy_build_root(const struct cell_spec *s, const char *root, struct error *err)
+{
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return error_set(err, errno, "cannot open the cell's root %s", root);
+	if (mask_kernel(s, rootfd, err) < 0 || protect_worktree(s, rootfd, root, err) < 0)
+		return -EINVAL;
+	return policy_landlock_prepare(s, root, err);
+}

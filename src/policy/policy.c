@@ -1,0 +1,67 @@
+/* policy.c - the policy of a cell as a whole: the options, and the order in which the job
+ * process takes on its defences just before it executes the job (rlimits, capabilities,
+ * Landlock, seccomp last, so that nothing before it needs a call it refuses). */
+#include "policy/policy.h"
+
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "cell/spec.h"
+
+void policy_opts_free(struct policy_opts *p)
+{
+	free(p->seccomp_file);
+	free(p->seccomp_text);
+	for (size_t i = 0; i < p->nprotect; i++)
+		free(p->protect[i]);
+	free(p->protect);
+	free(p->bpf);
+	memset(p, 0, sizeof *p);
+}
+
+int policy_add_protect(struct policy_opts *p, const char *path, struct error *err)
+{
+	if (!*path || path[0] == '/')
+		return error_set(err, 0, "--protect '%s': give a path relative to the worktree (e.g. .envrc or .vscode)", path);
+	_cleanup_free_ char *copy = xstrdup(path);
+	char *save = NULL;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+		if (!strcmp(c, ".."))
+			return error_set(err, 0, "--protect '%s': '..' would leave the worktree", path);
+	/* normalised: no empty or "." components, no trailing slash */
+	char *norm = xstrdup(path);
+	char *w = norm;
+	strcpy(copy, path);
+	save = NULL;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		if (w != norm)
+			*w++ = '/';
+		size_t l = strlen(c);
+		memcpy(w, c, l);
+		w += l;
+	}
+	*w = '\0';
+	if (!*norm) {
+		free(norm);
+		return error_set(err, 0, "--protect '%s': that is the worktree itself, which stays writable; name a path inside it", path);
+	}
+	p->protect = xrealloc(p->protect, (p->nprotect + 2) * sizeof *p->protect);
+	p->protect[p->nprotect++] = norm;
+	p->protect[p->nprotect] = NULL;
+	return 0;
+}
+
+int policy_apply_job(const struct cell_spec *s, struct error *err)
+{
+	/* set by the driver already; Landlock and seccomp need it */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_set(err, errno, "cannot set no_new_privs");
+	if (policy_set_rlimits(s, err) < 0 || policy_set_caps(s, err) < 0)
+		return -EINVAL;
+	int abi;
+	if (policy_landlock(s, &abi, err) < 0)
+		return -EINVAL;
+	return policy_seccomp(s, err);
+}

@@ -1,0 +1,160 @@
+/* policy.h - the defences a cell puts around its job: a seccomp profile, Landlock rules,
+ * capabilities and rlimits (applied by the job process itself, just before it executes the
+ * job), masked kernel files and read-only protected worktree paths (mounted by init while it
+ * builds the cell's root). See docs/hardening.md. */
+#ifndef WARREN_POLICY_POLICY_H
+#define WARREN_POLICY_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/error.h"
+
+struct cell_spec;
+
+/* What TCP the job may use under Landlock ABI >= 4. Decided by the network mode: the cell has
+ * loopback only for now, so any TCP is allowed (NET_ANY leaves TCP unhandled). */
+enum policy_net {
+	POLICY_NET_ANY = 0,   /* TCP bind/connect not restricted by Landlock */
+	POLICY_NET_NONE,      /* no TCP bind or connect at all */
+};
+
+struct sock_filter;
+
+/* The user's choices; zero is the default (every defence on). */
+struct policy_opts {
+	char *seccomp_file;     /* --seccomp FILE, or NULL: the default profile */
+	char *seccomp_text;     /* its text, read (and checked) by the CLI on the host */
+	bool allow_nested;      /* --allow-nested: user namespaces may be created inside */
+	bool require_landlock;  /* --require-landlock: refuse to start without Landlock */
+	bool core;              /* --core: keep RLIMIT_CORE as the caller had it */
+	bool no_sys;            /* --no-sys: no /sys in the cell */
+	char **protect;         /* --protect PATH (relative to the worktree), NULL-terminated */
+	size_t nprotect;
+	enum policy_net net;
+	/* made by policy_prepare() on the host, so that the freshly cloned job process only
+	 * loads it: the seccomp program */
+	struct sock_filter *bpf;
+	unsigned short bpf_len;
+};
+
+/* The worktree paths that are read-only in every cell (the host executes them later). */
+extern const char *const policy_default_protect[];
+
+void policy_opts_free(struct policy_opts *p);
+/* On the host, before the cell is made: compile the seccomp profile p selects into p->bpf.
+ * (Without it the job compiles the profile itself, which costs it a millisecond.) */
+int policy_prepare(struct policy_opts *p, struct error *err);
+
+/* ---- the command line (host side) ---- */
+
+/* --seccomp FILE: read and check the profile (syntax, names, values) into p. */
+int policy_set_seccomp_file(struct policy_opts *p, const char *file, struct error *err);
+/* --protect PATH: a relative path inside the worktree, without '..'. */
+int policy_add_protect(struct policy_opts *p, const char *path, struct error *err);
+/* --seccomp-print: the profile p selects (the default, or --seccomp's), in the text format,
+ * with the rules --allow-nested lifts commented out when it is set. */
+int policy_seccomp_print(FILE *out, const struct policy_opts *p, struct error *err);
+
+/* ---- the seccomp profile ---- */
+
+/* The default profile, in the text format of docs/hardening.md. */
+extern const char policy_default_seccomp[];
+
+enum seccomp_cmp { CMP_NE = 1, CMP_LT, CMP_LE, CMP_EQ, CMP_GE, CMP_GT, CMP_MASKED_EQ };
+
+struct seccomp_cond {
+	unsigned arg;          /* 0..5 */
+	enum seccomp_cmp op;
+	uint64_t mask;         /* CMP_MASKED_EQ only */
+	uint64_t value;
+};
+
+#define SECCOMP_MAX_COND 6
+#define SECCOMP_MAX_SET 16
+
+struct seccomp_rule {
+	bool allow;            /* allow or deny */
+	int errnum;            /* deny: the errno the call fails with */
+	char name[40];
+	int nr;                /* the native syscall number */
+	int line;              /* in the profile's text */
+	unsigned ncond;
+	struct seccomp_cond cond[SECCOMP_MAX_COND];   /* "if": all must hold */
+	bool unless;           /* "unless argN in V,...": deny when argN's low 32 bits are none of set */
+	unsigned unless_arg;
+	unsigned nset;
+	uint32_t set[SECCOMP_MAX_SET];
+	bool lifted;           /* removed by --allow-nested */
+	bool dropped;          /* removed by a later 'allow NAME' */
+};
+
+struct seccomp_profile {
+	bool default_allow;
+	int default_errnum;    /* default deny: its errno */
+	struct seccomp_rule *rules;
+	size_t n, cap;
+};
+
+/* Parse text (name: for messages) into prof. 0, or -EINVAL with "NAME, line N: ..." in err. */
+int seccomp_profile_parse(struct seccomp_profile *prof, const char *text, const char *name, struct error *err);
+void seccomp_profile_free(struct seccomp_profile *prof);
+/* Mark the rules --allow-nested lifts: clone3, and clone/unshare rules on CLONE_NEWUSER. */
+void seccomp_profile_allow_nested(struct seccomp_profile *prof);
+/* Build the libseccomp filter of prof (a scmp_filter_ctx, returned as void *). NULL and err
+ * on failure. Non-native architectures fail every call with EPERM. */
+void *seccomp_profile_compile(const struct seccomp_profile *prof, struct error *err);
+/* The whole program of prof, ready for seccomp(2): libseccomp's filter with the 'unless'
+ * rules before it (see seccomp.c). *out is the caller's to free. */
+int seccomp_profile_bpf(const struct seccomp_profile *prof, struct sock_filter **out, unsigned short *len,
+			struct error *err);
+
+/* ---- in the job process, just before exec ---- */
+
+/* Apply everything, in this order: rlimits, capabilities, Landlock, seccomp (the last needs
+ * no call the filter refuses). */
+int policy_apply_job(const struct cell_spec *s, struct error *err);
+int policy_set_rlimits(const struct cell_spec *s, struct error *err);
+/* Non-root: check every capability set is empty. --user 0: keep only the documented set. */
+int policy_set_caps(const struct cell_spec *s, struct error *err);
+extern const int policy_root_caps[];
+extern const size_t policy_root_caps_n;
+/* Landlock, best effort down to ABI 1; an error only with --require-landlock (or a failure
+ * the kernel should not give). *abi_out: the ABI used, 0 when Landlock is unavailable. */
+int policy_landlock(const struct cell_spec *s, int *abi_out, struct error *err);
+/* In init, before pivot_root (paths under root): make the ruleset the job will enter. */
+int policy_landlock_prepare(const struct cell_spec *s, const char *root, struct error *err);
+int landlock_abi(void);
+/* The file-system and net accesses a ruleset handles at ABI abi. */
+uint64_t landlock_fs_handled(int abi);
+uint64_t landlock_net_handled(int abi, enum policy_net net);
+int policy_seccomp(const struct cell_spec *s, struct error *err);
+
+/* ---- in init, while it builds the cell's root (before pivot_root) ---- */
+
+/* Mask kernel files of <root>/proc and <root>/sys, make /proc/sys and friends read-only,
+ * hide /sys with --no-sys, make the protected worktree paths read-only, and prepare the
+ * Landlock ruleset the job enters. */
+int policy_build_root(const struct cell_spec *s, const char *root, struct error *err);
+
+/* ---- checked access to the cell's kernel file systems ---- */
+
+/* Open path below dirfd without following any symlink and without leaving dirfd, and check
+ * that the result lives on a file system of type magic (PROC_SUPER_MAGIC, SYSFS_MAGIC,
+ * TMPFS_MAGIC, DEVPTS_SUPER_MAGIC...; 0: any). flags: open flags (O_PATH, O_WRONLY...).
+ * -ENOENT when it does not exist, -EXDEV when it is on another file system type. */
+int policy_open_checked(int dirfd, const char *path, int flags, long magic);
+/* Write data to path below dirfd through policy_open_checked(..., O_WRONLY, magic). */
+int policy_write_checked(int dirfd, const char *path, long magic, const char *data, size_t len);
+
+/* ---- the write check of `warren policy` and the supervisor ---- */
+
+enum policy_access { POLICY_READ = 1, POLICY_WRITE, POLICY_EXEC };
+
+/* May a run with spec s access path (a path inside the cell) this way? true or false, and
+ * when false a one-line reason naming where the run may write. */
+bool policy_allows(const struct cell_spec *s, const char *path, enum policy_access how, char **why);
+
+#endif

@@ -1,0 +1,545 @@
+#!/bin/bash
+# jobs.t - issue 4: jobs (services and steps in one cell). A step that hits its time limit
+# (its cause named on the view, in the record, with the clock; later steps skipped, the
+# `if: always` step run, exit 124); a service that opens a port and a step that talks to
+# it; a service that never becomes ready; a job stopped with `warren kill` from another
+# process; a job file with many mistakes, each reported as FILE:LINE:COL, exit 125 and
+# nothing started; `warren logs --follow` while a step runs; step env, working-directory,
+# shell; TMPDIR=/tmp in steps and services whatever the job's env says; files and /tmp
+# persisting across steps; the scratch reclaimed (kept with --keep); --json on stdout.
+# Jobs run as root (the main case) and as the unprivileged user; the parser's checks once.
+. "$(dirname "$0")/../lib.sh"
+
+# Tests: per mode 77 (time limit 19, service 7, never ready 9, kill 12, follow 7, env and
+# persistence 20, sh -e and --prefix 3); job file mistakes 32; the job's own timeout 4;
+# a service dying during the steps 2; kill RUN --state DIR 2.
+plan $((77 * 2 + 32 + 4 + 2 + 2))
+
+RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
+CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
+
+# job_file NAME: the job file $WORK/NAME.yaml from stdin (readable by the job's invoker);
+# its path in JF.
+job_file() {
+	JF=$WORK/$1.yaml
+	cat >"$JF"
+	chmod 644 "$JF"
+}
+# jrun FILE ARGS...: warren job run FILE --state $STATE ARGS..., bounded (RC OUT ERR).
+jrun() {
+	local f=$1; shift
+	bounded "${RUNNER[@]}" "$WARREN" job run "$f" --state "$STATE" "$@"
+}
+# jrun_bg FILE ARGS...: the same in the background (BG_PID BG_OUT BG_ERR).
+jrun_bg() {
+	local f=$1; shift
+	start_bg "${RUNNER[@]}" env --default-signal=INT "$WARREN" job run "$f" --state "$STATE" "$@"
+}
+# after_job: RD (the newest run directory), RJ (its result.json), ID, LINE (stopped line).
+after_job() {
+	RD=$(last_rundir); RD=${RD:-$STATE/runs/none}
+	RJ=$RD/result.json
+	ID=$(basename "$RD")
+	LINE=$(stopped_line)
+}
+# between LO HI X: LO <= X < HI (floats).
+between() { "$PY" -c 'import sys; a, b, x = map(float, sys.argv[1:]); sys.exit(not (a <= x < b))' "$@" 2>/dev/null; }
+# file_has FILE TEXT: FILE exists and contains TEXT.
+file_has() { [ -f "$1" ] && grep -qF -- "$2" "$1"; }
+# step1_log_has ERE: the newest run directory has a step 1 log matching ERE.
+step1_log_has() {
+	local rd
+	rd=$(last_rundir) || return 1
+	grep -qE -- "$1" "$rd"/log/1-*.log 2>/dev/null
+}
+
+for mode in root user; do
+	use_mode "$mode"
+	M="[$mode]"
+	if [ "$mode" = root ]; then KILL_UID=0; else KILL_UID=$TEST_USER_UID; fi
+
+	# ================================================================ a step hits its time limit
+	s=$(uniq_arg)
+	job_file timeout <<EOF
+name: limited
+limits: { grace: 1s }
+steps:
+  - name: first
+    run: |
+      echo persisted > /tmp/from-first
+      echo in-worktree > from-first.txt
+      echo first-done
+  - name: slow
+    run: echo slow-started; sleep $s; echo slow-not-reached
+    timeout: 2s
+  - name: later
+    run: echo later-ran > later.txt
+  - name: report
+    if: always
+    run: echo "report sees \$(cat /tmp/from-first) \$(cat from-first.txt)"
+EOF
+	rm -f "$WORK/later.txt" "$WORK/from-first.txt"
+	jrun "$JF"
+	after_job
+	is "$RC" 124 "$M a job whose middle step hits its 2s limit exits 124"
+	first=$(sed -n 1p <<<"$OUT")
+	like "$first" "$RUN_ID_RE" "$M the first line of the view names the run id"
+	like "$first" " $ID " "$M ... the id of the run directory"
+	line_like "$OUT" "^$CLOCK ▶ slow \\(limit 2s\\)\$" "$M the view (not a terminal): '12:00:01 ▶ slow (limit 2s)'"
+	line_like "$OUT" "^$CLOCK ✖ slow: time limit 2s reached at 2\\.[0-9]{2}s; sent SIGTERM" \
+		"$M the view names the cause: '✖ slow: time limit 2s reached at 2.NNs; sent SIGTERM'"
+	like "$LINE" "^warren: $ID stopped: step slow: time limit 2s reached at 2\\.[0-9]{2}s" \
+		"$M stderr: 'warren: <id> stopped: step slow: time limit 2s reached at ...'"
+	is "$(jget "$RJ" '[d["status"], d["exit_code"], d["cause"]["limit"], d["cause"]["value"]]')" \
+		'["limit", 124, "step-time", "2s"]' "$M result.json: status limit, exit_code 124, cause step-time 2s"
+	like "$(jget "$RJ" 'd["cause"]["message"]')" '^step slow: time limit 2s reached at 2\.[0-9]{2}s' \
+		"$M result.json: cause.message names the step and the limit"
+	is "$(jget "$RJ" '[(s["name"], s["status"]) for s in d["steps"]]')" \
+		'[["first", "ok"], ["slow", "limit"], ["later", "skipped"], ["report", "ok"]]' \
+		"$M result.json steps: first ok, slow limit, later skipped, report ok"
+	is "$(jget "$RJ" '[d["steps"][1][k] for k in ("exit_code", "timeout_ms", "log")]')" '[124, 2000, "log/2-slow.log"]' \
+		"$M steps[1]: exit_code 124, timeout_ms 2000, log log/2-slow.log"
+	like "$(jget "$RJ" 'd["steps"][1]["cause"]')" '^time limit 2s reached at 2\.[0-9]{2}s; sent SIGTERM' \
+		"$M steps[1].cause: 'time limit 2s reached at 2.NNs; sent SIGTERM'"
+	dur=$(jget "$RJ" 'd["steps"][1]["duration_s"]')
+	between 1.95 3.5 "$dur"
+	ok $? "$M the clock in the record: steps[1].duration_s about the limit (got $dur)"
+	like "$(jget "$RJ" 'd["steps"][1]["started_at"]')" "$RFC3339" "$M steps[1].started_at is RFC 3339"
+	is "$(jget "$RJ" '[d["steps"][2][k] for k in ("exit_code", "started_at", "duration_s", "log")]')" \
+		'[null, null, null, null]' "$M the skipped step has no exit_code, started_at, duration_s, log"
+	[ ! -e "$WORK/later.txt" ] && [ ! -e "$RD/log/3-later.log" ]
+	ok $? "$M the skipped step did not run (no file, no log)"
+	line_like "$OUT" '^report sees persisted in-worktree$' \
+		"$M the always step ran after the limit, and sees /tmp and the worktree of the first step"
+	[ "$ELAPSED_MS" -lt 10000 ] && file_has "$RD/log/2-slow.log" slow-started && ! file_has "$RD/log/2-slow.log" slow-not-reached &&
+		grep -qE "^[0-9T:.-]+(Z|[+-][0-9:]+) [0-9]+ [0-9]+\$" "$RD/log/2-slow.times"
+	ok $? "$M stopped within 10s (${ELAPSED_MS}ms); log/2-slow.log has its output, .times its timestamps"
+	job_gone "$s"
+	ok $? "$M the step's sleep is gone" || diag "$(_pslist $(job_pids "$s"))"
+	nothing_left "$RD" "$M after the job its scratch is reclaimed, nothing left"
+
+	# ================================================================ a service on a port
+	job_file service <<'EOF'
+name: served
+env: { TMPDIR: /not-tmp }
+services:
+  web:
+    run: exec python3 -m http.server 18080 --bind 127.0.0.1 --directory "$TMPDIR"
+    ready: { tcp: 18080, timeout: 20s }
+steps:
+  - name: put
+    run: echo "page from $TMPDIR" > "$TMPDIR/page.txt"
+  - name: get
+    timeout: 20s
+    run: python3 -c 'import urllib.request; print("got:", urllib.request.urlopen("http://127.0.0.1:18080/page.txt").read().decode().strip())'
+EOF
+	jrun "$JF"
+	after_job
+	is "$RC" 0 "$M a job with a service on port 18080 and a step that talks to it exits 0"
+	line_like "$OUT" '^got: page from /tmp$' "$M the step fetched the service's page (served from the service's TMPDIR=/tmp)"
+	line_like "$OUT" "^$CLOCK ✔ service web ready after [0-9.]+s\$" "$M the view: '✔ service web ready after N.NNs'"
+	is "$(jget "$RJ" '[(s["name"], s["status"]) for s in d["services"]]')" '[["web", "stopped"]]' \
+		"$M result.json services: web stopped (after the last step)"
+	is "$(jget "$RJ" '[d["status"], d["exit_code"], [s["status"] for s in d["steps"]]]')" '["exited", 0, ["ok", "ok"]]' \
+		"$M result.json: exited 0, both steps ok"
+	file_has "$RD/log/service-web.log" 'GET /page.txt'
+	ok $? "$M the service's output is in log/service-web.log"
+	nothing_left "$RD" "$M no server left after the job"
+
+	# ================================================================ a service never ready
+	s=$(uniq_arg)
+	rm -f "$WORK/never.txt"
+	job_file never <<EOF
+name: never-ready
+services:
+  dead:
+    run: exec sleep $s
+    ready: { tcp: 18081, timeout: 2s }
+steps:
+  - name: never
+    run: echo ran > never.txt
+EOF
+	jrun "$JF"
+	after_job
+	[[ $RC =~ ^[0-9]+$ ]] && [ "$RC" != 0 ]
+	ok $? "$M a service never ready: exit non-zero (got $RC)"
+	line_like "$OUT" "^$CLOCK ✖ service dead: not ready after 2s" "$M the view: '✖ service dead: not ready after 2s ...'"
+	like "$LINE" "^warren: $ID stopped: .*dead.*not ready after 2s" \
+		"$M stderr: 'warren: <id> stopped: ...' names the service and the cause"
+	is "$(jget "$RJ" 'd["cause"]["limit"]')" service "$M result.json: cause.limit service"
+	like "$(jget "$RJ" 'd["cause"]["message"]')" 'dead.*not ready after 2s|not ready after 2s.*dead' \
+		"$M result.json: cause.message names the service and 'not ready after 2s'"
+	is "$(jget "$RJ" '[(s["name"], s["status"]) for s in d["services"]]')" '[["dead", "failed"]]' \
+		"$M result.json services: dead failed"
+	[ ! -e "$WORK/never.txt" ] && [ ! -e "$RD/log/1-never.log" ] &&
+		[ "$(jget "$RJ" '[s["status"] for s in d["steps"]]')" = '["skipped"]' ]
+	ok $? "$M no step ran (no file, no log, status skipped)" || diag "$(jget "$RJ" 'd["steps"]')"
+	[ "$ELAPSED_MS" -lt 10000 ] && job_gone "$s"
+	ok $? "$M within 10s (${ELAPSED_MS}ms), and the service's process is gone"
+	nothing_left "$RD" "$M nothing of the job left"
+
+	# ================================================================ warren kill
+	s1=$(uniq_arg); s2=$(uniq_arg)
+	job_file kill <<EOF
+name: killable
+services:
+  bg:
+    run: exec sleep $s1
+steps:
+  - name: one
+    run: echo one-started; sleep $s2
+  - name: two
+    run: echo two-ran > two.txt
+  - name: fin
+    if: always
+    run: echo fin
+EOF
+	rm -f "$WORK/two.txt"
+	jrun_bg "$JF"
+	jp=$BG_PID
+	wait_for 15 step1_log_has one-started && wait_for 5 job_alive "$s2"
+	ok $? "$M the job to kill is running its first step"
+	after_job
+	wr kill "$ID"
+	is "$RC" 0 "$M warren kill <id> from another process exits 0"
+	wait_bg "$jp" 20
+	jrc=$RC
+	ERR=$(cat "$BG_ERR"); OUT=$(cat "$BG_OUT")
+	LINE=$(stopped_line)
+	[[ $jrc =~ ^[0-9]+$ ]] && [ "$jrc" -gt 128 ] && [ "$jrc" -lt 160 ]
+	ok $? "$M the killed job exits 128+N (got $jrc)"
+	like "$LINE" "^warren: $ID stopped: killed by warren kill \\(uid $KILL_UID\\)" \
+		"$M stderr: 'warren: <id> stopped: killed by warren kill (uid $KILL_UID)'"
+	is "$(jget "$RJ" '[d["status"], d["cause"]["limit"]]')" '["interrupted", "kill"]' \
+		"$M result.json: status interrupted, cause.limit kill"
+	like "$(jget "$RJ" 'd["cause"]["message"]')" "^killed by warren kill \\(uid $KILL_UID\\)" \
+		"$M result.json: cause.message 'killed by warren kill (uid $KILL_UID)'"
+	is "$(jget "$RJ" '[(s["status"], s["cause"]) for s in d["steps"]]')" \
+		"[[\"interrupted\", \"killed by warren kill (uid $KILL_UID)\"], [\"skipped\", null], [\"skipped\", null]]" \
+		"$M result.json steps: one interrupted with the cause, two and fin skipped"
+	ec=$(jget "$RJ" 'd["steps"][0]["exit_code"]')
+	[ "$ec" != 0 ]
+	ok $? "$M the interrupted step's exit_code is not 0 (got $ec)"
+	is "$(jget "$RJ" '[(s["name"], s["status"]) for s in d["services"]]')" '[["bg", "stopped"]]' \
+		"$M result.json services: bg stopped"
+	[ ! -e "$WORK/two.txt" ] && job_gone "$s1" && job_gone "$s2"
+	ok $? "$M the later step did not run; the step's and the service's processes are gone"
+	nothing_left "$RD" "$M nothing of the killed job left"
+	wr kill "$ID"
+	[ "$RC" = 1 ] && [[ $ERR == *"not running"* ]]
+	ok $? "$M warren kill of a finished run: exit 1, 'not running'" || diag "rc $RC: $ERR"
+
+	# ================================================================ warren logs --follow
+	job_file follow <<'EOF'
+name: follow
+steps:
+  - name: talk
+    run: echo first-line; sleep 3; echo second-line
+  - name: after
+    run: echo after-line
+EOF
+	jrun_bg "$JF"
+	jp=$BG_PID
+	wait_for 15 step1_log_has first-line
+	after_job
+	start_bg "${RUNNER[@]}" "$WARREN" logs --state "$STATE" "$ID" --follow
+	lp=$BG_PID; lout=$BG_OUT
+	wait_for 10 file_has "$lout" first-line
+	got_first=$?
+	kill -0 "$jp" 2>/dev/null
+	live=$?
+	[ "$got_first" = 0 ] && [ "$live" = 0 ] && ! file_has "$lout" second-line
+	ok $? "$M logs --follow shows the running step's first line while it runs (before its second)" ||
+		diag "got first: $got_first, job live: $live" "logs said: $(cat "$lout")"
+	wait_bg "$jp" 20
+	is "$RC" 0 "$M the followed job exits 0"
+	wait_bg "$lp" 5
+	is "$RC" 0 "$M logs --follow ends (exit 0) within 5s of the job's end"
+	is "$(cat "$lout")" first-line$'\n'second-line$'\n'after-line "$M logs --follow printed every step's output, in order"
+	wr logs "$ID" talk
+	is "$OUT" first-line$'\n'second-line "$M warren logs <id> talk: that step's output"
+	wr logs "$ID" 2
+	is "$OUT" after-line "$M warren logs <id> 2: the second step's output"
+	wr logs
+	is "$OUT" first-line$'\n'second-line$'\n'after-line "$M warren logs (no run): the latest run's output"
+
+	# ================================================================ env, working-directory, shell, persistence
+	mkdir_for_mode "$WORK/sub"
+	job_file env <<'EOF'
+name: env
+env: { TMPDIR: /elsewhere, JOBVAR: job, SHARED: from-job }
+steps:
+  - name: vars
+    env: { STEPVAR: step, SHARED: from-step, TMPDIR: /step-tmp }
+    run: |
+      echo "vars: $JOBVAR $STEPVAR $SHARED $TMPDIR $(env | grep -c '^TMPDIR=')"
+      echo "mktemp: $(mktemp)"
+      echo "pwd: $(pwd)"
+      echo kept > "$TMPDIR/kept-file"
+      echo home > "$HOME/home-file"
+      sleep SLEEPARG > /dev/null 2>&1 &
+      echo $! > /tmp/bg.pid
+  - name: next
+    run: |
+      echo "next: ${STEPVAR-unset} $SHARED $TMPDIR"
+      echo "persist: $(cat /tmp/kept-file) $(cat "$HOME/home-file") $(kill -0 "$(cat /tmp/bg.pid)" && echo bg-alive)"
+  - name: wd
+    working-directory: sub
+    run: |
+      echo "wd: $(pwd)"
+  - name: bash
+    shell: bash -e
+    run: |
+      [[ -n $BASH_VERSION ]] && echo "bash: yes"
+  - name: py
+    shell: python3
+    run: |
+      import os
+      print("py:", os.environ["TMPDIR"])
+EOF
+	s=$(uniq_arg)
+	sed -i "s/SLEEPARG/$s/" "$JF"
+	jrun "$JF" --json --keep
+	is "$RC" 0 "$M the env/working-directory/shell job exits 0"
+	rd=$(kept_rundir)
+	after_job
+	"$PY" -c 'import json,sys; sys.exit(json.loads(sys.argv[1]) != json.load(open(sys.argv[2])))' "$OUT" "$RJ" 2>/dev/null
+	ok $? "$M --json: stdout is exactly result.json" || diag "stdout: $(_clip "$OUT")"
+	line_like "$ERR" "^$CLOCK $RUN_ID_RE job env " "$M --json: the view goes to stderr"
+	line_like "$ERR" '^vars: job step from-step /tmp 1$' \
+		"$M job and step env both apply, the step's wins; TMPDIR is /tmp (once) though job and step set it"
+	line_like "$ERR" '^mktemp: /tmp/tmp\.' "$M mktemp in a step makes its file in /tmp"
+	line_like "$ERR" "^pwd: $WORK\$" "$M a step's working directory is the worktree"
+	line_like "$ERR" '^next: unset from-job /tmp$' "$M a step's env does not leak into the next step"
+	line_like "$ERR" '^persist: kept home bg-alive$' \
+		"$M /tmp, \$HOME and a background process persist across steps"
+	line_like "$ERR" "^wd: $WORK/sub\$" "$M working-directory: sub runs in <worktree>/sub"
+	line_like "$ERR" '^bash: yes$' "$M shell: bash -e runs the step with bash"
+	line_like "$ERR" '^py: /tmp$' "$M shell: python3 runs the step with python3"
+	is "$(jget "$RJ" '[s["status"] for s in d["steps"]]')" '["ok", "ok", "ok", "ok", "ok"]' "$M every step ok"
+	like "$rd" "^$STATE/runs/$RUN_ID_RE\$" "$M --keep names the kept run directory"
+	rd=${rd:-$STATE/runs/none}
+	[ -f "$rd/tmp/kept-file" ]
+	ok $? "$M --keep: the job's /tmp is still in the run directory" || diag "$(ls -la "$rd" "$rd/tmp" 2>&1)"
+	is "$(stat -c %u "$rd/tmp/kept-file" 2>&1)" "$HOST_JOB_UID" "$M ... owned by the run user"
+	job_gone "$s"
+	ok $? "$M the background process of a step does not outlive the job" || diag "$(_pslist $(job_pids "$s"))"
+	wr gc "$(basename "$rd")"
+	nothing_left "$rd" "$M after gc the kept job's scratch is gone"
+	# Without --keep the same job leaves nothing.
+	jrun "$JF" --quiet
+	after_job
+	[ "$RC" = 0 ] && [ -z "$(grep -E '^(vars|next|wd|bash|py):' <<<"$OUT")" ]
+	ok $? "$M --quiet: the job passes and the steps' output is not shown" || diag "rc $RC" "$OUT"
+	file_has "$RD/log/1-vars.log" "vars: job step from-step /tmp 1"
+	ok $? "$M --quiet: the output is still in the log"
+	nothing_left "$RD" "$M without --keep the scratch is reclaimed after the job"
+
+	# ================================================================ sh -e, --prefix
+	job_file shell <<'EOF'
+name: shell
+steps:
+  - name: fails
+    run: |
+      echo before
+      false
+      echo after-false
+EOF
+	jrun "$JF" --prefix
+	after_job
+	is "$RC" 1 "$M a step runs under sh -e: a failing command fails the step, exit 1"
+	line_like "$OUT" '^fails \| before$' "$M --prefix: 'fails | before'"
+	[ "$(jget "$RJ" '[d["steps"][0]["status"], d["steps"][0]["exit_code"]]')" = '["failed", 1]' ] &&
+		file_has "$RD/log/1-fails.log" before && ! file_has "$RD/log/1-fails.log" after-false
+	ok $? "$M result.json: failed, exit_code 1; the line after 'false' did not run" || diag "$(jget "$RJ" 'd["steps"]')"
+done
+
+# ==================================================================== job file mistakes
+use_mode root
+job_file mistakes <<'EOF'
+name: mistakes
+timout: 30m
+limits: { memory: 2 gigs, pids: lots }
+env: [ "A=1" ]
+network: host
+services:
+  web:
+    run: python3 -m http.server 8080
+    ready: { tcp: 99999, timeout: 5s }
+  db:
+    command: postgres
+steps:
+  - name: build
+    run: make
+    timeout: 10 minutes
+  - name: test
+    runn: make check
+  - name: build
+    run: echo dup
+    if: sometimes
+  - name: vars
+    run: echo x
+    env: { 1BAD: x, GOOD: [1] }
+    working-directroy: tests
+  - name: minutes
+    run: echo
+    timeout-minutes: ten
+  - echo not a mapping
+  - name: both
+    run: echo
+    timeout: 1m
+    timeout-minutes: 2
+EOF
+F=$JF
+# LINE:COL<TAB>the text after "FILE:LINE:COL: " (an ERE)
+expected=(
+	"2:1	timout: unknown key; did you mean 'timeout'\\?"
+	"3:19	limits\\.memory: \"2 gigs\" is not a size"
+	"3:33	limits\\.pids: \"lots\" is not a"
+	"4:6	env: must be a mapping"
+	"5:10	network: \"host\" is not supported"
+	"9:19	services\\.web\\.ready\\.tcp: \"99999\" is not a TCP port"
+	"11:5	services\\.db\\.command: unknown key"
+	"11:5	services\\.db: has no 'run'"
+	"15:14	steps\\[0\\]\\.timeout: \"10 minutes\" is not a duration \\(e\\.g\\. 30s, 10m, 1h30m\\)"
+	"17:5	steps\\[1\\]\\.runn: unknown key; did you mean 'run'\\?"
+	"16:5	steps\\[1\\]: has no 'run'"
+	"20:9	steps\\[2\\]\\.if: \"sometimes\" is not a condition"
+	"18:(5|11)	steps\\[2\\]\\.name: \"build\" is already the name of steps\\[0\\]"
+	"23:12	steps\\[3\\]\\.env: '1BAD' is not a variable name"
+	"23:27	steps\\[3\\]\\.env: the value of GOOD must be a string"
+	"24:5	steps\\[3\\]\\.working-directroy: unknown key; did you mean 'working-directory'\\?"
+	"27:22	steps\\[4\\]\\.timeout-minutes: \"ten\" is not a number of minutes"
+	"28:5	steps\\[5\\]: must be a mapping"
+	"32:22	steps\\[6\\]\\.timeout-minutes: give either timeout or timeout-minutes"
+)
+n_before=$(rundir_count)
+jrun "$F"
+is "$RC" 125 "a job file with ${#expected[@]} mistakes: job run exits 125"
+is "$OUT" "" "... nothing on stdout (no run id: nothing started)"
+is "$(rundir_count)" "$n_before" "... no run directory was created"
+nl=$(printf '%s\n' "$ERR" | grep -c .)
+is "$nl" "${#expected[@]}" "... one line per mistake (${#expected[@]})"
+bad_lines=$(printf '%s\n' "$ERR" | grep -vE "^warren: $F:[0-9]+:[0-9]+: [^ ]")
+is "$bad_lines" "" "... every line is 'warren: FILE:LINE:COL: ...'"
+for e in "${expected[@]}"; do
+	pos=${e%%$'\t'*} text=${e#*$'\t'}
+	line_like "$ERR" "^warren: $F:$pos: $text" "... $pos: $(sed 's/\\//g' <<<"${text%% is *}" | cut -c1-60)"
+done
+mist_err=$ERR
+bounded "$WARREN" job check "$F"
+[ "$RC" = 125 ] && [ "$ERR" = "$mist_err" ] && [ -z "$OUT" ]
+ok $? "job check FILE: the same lines, exit 125" || diag "rc $RC" "$ERR"
+
+# Bad YAML in a second file: one line with where the parser stopped.
+job_file broken <<'EOF'
+name: broken
+steps:
+  - name: a
+    run: echo a
+   bad: indent
+  - name: b
+    run: echo b
+EOF
+n_before=$(rundir_count)
+jrun "$JF"
+[ "$RC" = 125 ] && [ "$(rundir_count)" = "$n_before" ]
+ok $? "bad YAML: exit 125, nothing started"
+one_warren_line "bad YAML: one line on stderr"
+like "$ERR" "^warren: $JF:5:4: .*YAML" "bad YAML: 'warren: FILE:5:4: not valid YAML...' (the misindented key)"
+
+# A duplicate step name where name is not the step's first key: the line of the name.
+job_file dupname <<'EOF'
+steps:
+  - run: echo a
+    name: one
+  - run: echo b
+    name: one
+EOF
+bounded "$WARREN" job check "$JF"
+like "$ERR" "^warren: $JF:5:(5|11): steps\\[1\\]\\.name: \"one\" is already the name" \
+	"a duplicate step name is reported on the line of the name (5), not of the step's first key"
+
+# A key given twice in one mapping (YAML forbids it): an error, not the first silently kept.
+job_file dupkey <<'EOF'
+steps:
+  - name: a
+    run: echo first
+    run: echo second
+EOF
+bounded "$WARREN" job check "$JF"
+[ "$RC" = 125 ] && [[ $ERR == "warren: $JF:4:5: "* ]]
+ok $? "a key given twice (run:) is reported at 4:5, exit 125" || diag "rc $RC" "stdout: $OUT" "stderr: $ERR"
+
+# The user mode reports the same, and starts nothing either.
+use_mode user
+n_before=$(rundir_count)
+jrun "$F"
+[ "$RC" = 125 ] && [ "$ERR" = "$mist_err" ] && [ "$(rundir_count)" = "$n_before" ]
+ok $? "[user] the job file with mistakes: the same lines, exit 125, nothing started" || diag "rc $RC" "$ERR"
+
+# A correct job file: job check says so.
+use_mode root
+bounded "$WARREN" job check "$WORK/service.yaml"
+[ "$RC" = 0 ] && [[ $OUT == *"ok (1 service, 2 steps)"* ]]
+ok $? "job check of a correct file: exit 0, 'ok (1 service, 2 steps)'" || diag "rc $RC: $OUT $ERR"
+
+# ==================================================================== the job's own timeout
+use_mode root
+s=$(uniq_arg)
+job_file jobtime <<EOF
+name: jobtime
+timeout: 2s
+limits: { grace: 1s }
+steps:
+  - name: long
+    run: echo long-started; sleep $s
+    timeout: 1m
+  - name: fin
+    run: echo fin
+EOF
+jrun "$JF"
+after_job
+is "$RC" 124 "the job's own timeout (2s) during a step: exit 124"
+like "$LINE" "^warren: $ID stopped: .*limit 2s reached at 2\\.[0-9]{2}s" "... stderr names the 2s limit"
+is "$(jget "$RJ" '[(s["name"], s["status"]) for s in d["steps"]]')" '[["long", "limit"], ["fin", "skipped"]]' \
+	"... result.json steps: long limit, fin skipped"
+ec=$(jget "$RJ" 'd["steps"][0]["exit_code"]')
+[ "$ec" != 0 ] && job_gone "$s"
+ok $? "... the stopped step's exit_code is not 0 (got $ec); its sleep is gone"
+
+# ==================================================================== a service dies during the steps
+job_file dies <<'EOF'
+name: dies
+services:
+  flaky:
+    run: sleep 0.5; exit 3
+steps:
+  - name: wait
+    run: sleep 2
+EOF
+jrun "$JF"
+after_job
+line_like "$OUT" "^$CLOCK ✖ service flaky exited with status 3 during step wait\$" \
+	"a service that dies during a step is reported with its exit status and the step"
+is "$(jget "$RJ" '[(s["name"], s["status"], s["exit_code"]) for s in d["services"]]')" '[["flaky", "exited", 3]]' \
+	"... result.json services: flaky exited, exit_code 3"
+
+# ==================================================================== warren kill RUN --state DIR
+# The order of the usage line: "warren kill RUN [--state DIR]".
+s=$(uniq_arg)
+job_file kill2 <<EOF
+steps:
+  - name: wait
+    run: sleep $s
+EOF
+jrun_bg "$JF"
+jp=$BG_PID
+wait_for 15 job_alive "$s"
+after_job
+bounded "$WARREN" kill "$ID" --state "$STATE"
+is "$RC" 0 "warren kill RUN --state DIR (the usage's order) exits 0" || diag "$ERR"
+[ "$RC" = 0 ] || bounded "$WARREN" kill --state "$STATE" "$ID"
+wait_bg "$jp" 20
+LINE=$(ERR=$(cat "$BG_ERR"); stopped_line)
+like "$LINE" "stopped: killed by warren kill \\(uid 0\\)" "... and the job stops with that cause"

@@ -1,0 +1,181 @@
+#!/bin/bash
+# net.t - --net none|nat|allow=LIST and --publish, in a throwaway world: the whole script
+# (warren included) runs in a network namespace of its own with no route off the machine;
+# the "internet" is a further namespace behind it (web1, web2: HTTP servers; a dnsmasq that
+# answers for a few made-up names). Nothing is sent beyond these namespaces.
+if [ -z "${WARREN_NET_WORLD:-}" ]; then
+	command -v unshare >/dev/null || { echo "1..0 # SKIP no unshare"; exit 0; }
+	exec env WARREN_NET_WORLD=1 unshare --net --mount --propagation private bash "$0" "$@"
+fi
+. "$(dirname "$0")/../lib.sh"
+
+for c in nft dnsmasq curl python3 ip; do
+	command -v "$c" >/dev/null || skip_all "$c is not installed (make deps)"
+done
+
+plan 48
+
+# ---------------------------------------------------------------- the world
+W=$TEST_SCRATCH/world
+mkdir -p "$W/web1" "$W/web2" "$W/hostweb"
+# warren's host-wide lease directory, and the host's resolv.conf, are the world's own
+mkdir -p /run/warren && mount -t tmpfs -o mode=0755 warren-test /run/warren || bail_out "cannot mount a tmpfs on /run/warren"
+printf 'nameserver 203.0.113.53\n' >"$W/resolv.conf"
+mount --bind "$W/resolv.conf" /etc/resolv.conf || bail_out "cannot bind the world's resolv.conf"
+ip link set lo up
+INET=wt-inet-$$
+ip netns add "$INET" || bail_out "cannot create the internet namespace"
+world_down() { ip netns pids "$INET" 2>/dev/null | xargs -r kill -KILL; ip netns del "$INET" 2>/dev/null; }
+trap 'world_down; _lib_cleanup' EXIT
+ip link add up0 type veth peer name up1 netns "$INET"
+ip addr add 198.51.100.1/24 dev up0 && ip link set up0 up
+ip route add 203.0.113.0/24 via 198.51.100.2
+ip -n "$INET" link set lo up
+ip -n "$INET" addr add 198.51.100.2/24 dev up1 && ip -n "$INET" link set up1 up
+for a in 10 20 53; do ip -n "$INET" addr add 203.0.113.$a/32 dev lo; done
+# a stand-in for the cloud's metadata service, reachable from the world (as on a cloud host)
+ip -n "$INET" addr add 169.254.169.254/32 dev lo
+ip route add 169.254.0.0/16 via 198.51.100.2
+echo "this is web1" >"$W/web1/index.html"
+echo "this is web2" >"$W/web2/index.html"
+echo "this is the host" >"$W/hostweb/index.html"
+printf '203.0.113.10 web1.test\n203.0.113.20 web2.test\n203.0.113.10 move.test\n203.0.113.10 a.web1.test b.web1.test c.web1.test d.web1.test e.web1.test\n' >"$W/hosts"
+start_bg ip netns exec "$INET" python3 -m http.server --bind 203.0.113.10 --directory "$W/web1" 8080
+start_bg ip netns exec "$INET" python3 -m http.server --bind 203.0.113.20 --directory "$W/web2" 8080
+start_bg ip netns exec "$INET" python3 -m http.server --bind 169.254.169.254 --directory "$W/hostweb" 80
+start_bg python3 -m http.server --bind 198.51.100.1 --directory "$W/hostweb" 8081
+start_bg ip netns exec "$INET" dnsmasq --keep-in-foreground --no-resolv --no-hosts --conf-file=/dev/null --user=root \
+	--listen-address=203.0.113.53 --bind-interfaces --addn-hosts="$W/hosts" --local-ttl=1 --pid-file="$W/dnsmasq.pid"
+up() { curl -s -m 1 -o /dev/null "$1"; }
+wait_for 10 up http://203.0.113.10:8080/ && wait_for 10 up http://203.0.113.20:8080/ && wait_for 10 up http://198.51.100.1:8081/ && wait_for 10 up http://169.254.169.254/ ||
+	bail_out "the world's web servers did not start"
+
+use_mode root
+CURL="curl -s -m 3"
+
+# net_left ID: what of run ID is left in the kernel and in the lease directory (empty: nothing)
+net_left() {
+	local id=$1 short=${1: -12}
+	nft list ruleset 2>/dev/null | grep -F -- "$id" | head -3
+	ip -br link 2>/dev/null | grep -F "wv$short"
+	grep -rl -- "$id" /run/warren/net/leases 2>/dev/null
+}
+world_clean() {
+	nft list tables 2>/dev/null | grep warren
+	ip -br link | grep -E '^(warren0|wv)'
+	ls /run/warren/net/leases 2>/dev/null
+}
+
+# ---------------------------------------------------------------- none
+wrun -- sh -c "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; $CURL http://203.0.113.10:8080/; echo rc=\$?"
+is "$RC" 0 "none: the run ends well"
+like "$OUT" $'^lo\nrc=7$' "none: only lo, and web1 is unreachable (curl: could not connect)"
+is "$(world_clean)" "" "none: no bridge, table or lease is made"
+
+# ---------------------------------------------------------------- nat
+wrun --net nat -- sh -c "$CURL http://203.0.113.10:8080/; $CURL http://web1.test:8080/; cat /etc/resolv.conf; \
+	$CURL http://198.51.100.1:8081/; echo host=\$?; $CURL http://169.254.169.254/; echo meta=\$?"
+ID=$(basename "$(last_rundir)")
+is "$RC" 0 "nat: the run ends well"
+line_like "$OUT" '^this is web1$' "nat: reaches a test host by address"
+is "$(grep -c 'this is web1' <<<"$OUT")" 2 "nat: and by name through warren's resolver"
+line_like "$OUT" '^nameserver 10\.88\.0\.1$' "nat: resolv.conf names the gateway"
+line_like "$OUT" '^host=7$' "nat: the host's own address is refused"
+line_like "$OUT" '^meta=7$' "nat: 169.254.169.254 is refused"
+RD=$(last_rundir)
+is "$(jget "$RD/result.json" 'sorted(x["dest"] for x in d["network"]["refused"])')" '["169.254.169.254:80", "198.51.100.1:8081"]' "nat: the refusals are recorded"
+line_like "$ERR" "^warren: $ID refused 2 connections to " "nat: one line on stderr names the refusals"
+is "$(net_left "$ID")" "" "nat: nothing of the run is left (veth, rules, sets, lease)"
+is "$(world_clean)" "" "nat: the bridge and the table go with the last run"
+nothing_left "$RD" "nat: no scratch, mount, process or cgroup left"
+
+# the job holds no CAP_NET_ADMIN over its network, even as --user 0
+wrun --net nat --user 0 -- sh -c 'ip addr add 10.88.0.200/24 dev eth0 2>&1; ip link set eth0 down 2>&1; echo done'
+like "$OUT" "Operation not permitted" "nat --user 0: the cell cannot change its addresses"
+unlike "$OUT" "^done$" "nat --user 0: (the output ends with done after two failures)" || true
+
+# ---------------------------------------------------------------- allow=
+wrun --net allow=web1.test -- sh -c "$CURL http://web1.test:8080/; echo w1=\$?; \
+	$CURL http://web2.test:8080/; echo w2name=\$?; $CURL http://203.0.113.20:8080/; echo w2addr=\$?; \
+	$CURL http://198.51.100.1:8081/; echo host=\$?; $CURL http://169.254.169.254/; echo meta=\$?; \
+	$CURL http://203.0.113.20:8080/; echo w2again=\$?"
+ID=$(basename "$(last_rundir)")
+RD=$(last_rundir)
+is "$RC" 0 "allow: the run ends well"
+line_like "$OUT" '^this is web1$' "allow=web1.test: reaches web1 by name"
+line_like "$OUT" '^w2name=6$' "allow: web2.test does not resolve (REFUSED)"
+line_like "$OUT" '^w2addr=7$' "allow: web2 by address is refused"
+line_like "$OUT" '^host=7$' "allow: the host is refused"
+line_like "$OUT" '^meta=7$' "allow: 169.254.169.254 is refused"
+no_line_like "$OUT" 'this is web2|this is the host' "allow: nothing but web1 answered"
+is "$(jget "$RD/result.json" 'sorted([x["dest"], x["count"]] for x in d["network"]["refused"])')" \
+	'[["169.254.169.254:80", 1], ["198.51.100.1:8081", 1], ["203.0.113.20:8080", 2]]' "allow: refusals counted per destination"
+is "$(jget "$RD/result.json" '[[x["name"] for x in d["network"]["dns"]["refused"]], d["network"]["dns"]["names"]]')" \
+	'[["web2.test"], 2]' "allow: the refused name and the distinct names are recorded"
+line_like "$ERR" "^warren: $ID refused 4 connections to 203\.0\.113\.20:8080 \(2\), .*\(not in --net allow\)$" "allow: one line names the refusals"
+is "$(net_left "$ID")" "" "allow: nothing of the run is left"
+
+wrun --net allow=203.0.113.20:8080 -- sh -c "$CURL http://203.0.113.20:8080/; $CURL http://203.0.113.10:8080/; echo w1=\$?; $CURL http://web2.test:8080/; echo name=\$?"
+line_like "$OUT" '^this is web2$' "allow=ADDR:PORT: reaches that address and port"
+line_like "$OUT" '^w1=7$' "allow=ADDR:PORT: not another address"
+line_like "$OUT" '^name=6$' "allow=ADDR:PORT: names are not resolved"
+
+# a name whose address changes mid-run still works
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net allow=move.test -- sh -c \
+	"$CURL http://move.test:8080/; touch moved.1; i=0; while [ ! -e moved.2 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done; sleep 1.2; $CURL http://move.test:8080/"
+rm -f "$WORK/moved.1" "$WORK/moved.2"
+MV_PID=$BG_PID
+wait_for 15 test -e "$WORK/moved.1"
+sed -i 's/^203.0.113.10 move.test$/203.0.113.20 move.test/' "$W/hosts"
+kill -HUP "$(cat "$W/dnsmasq.pid")"
+touch "$WORK/moved.2"
+wait_bg "$MV_PID" 30
+is "$(cat "$BG_OUT")" $'this is web1\nthis is web2' "allow=move.test: follows the name to its new address"
+rm -f "$WORK/moved.1" "$WORK/moved.2"
+
+# the cap on distinct names
+wrun --net 'allow=*.web1.test' --dns-max-names 3 -- sh -c "for n in a b c d e; do $CURL -o /dev/null http://\$n.web1.test:8080/; echo \$n=\$?; done"
+RD=$(last_rundir)
+is "$(tr '\n' ' ' <<<"$OUT")" "a=0 b=0 c=0 d=6 e=6 " "--dns-max-names 3: the fourth distinct name is refused"
+is "$(jget "$RD/result.json" '[d["network"]["dns"]["names"], d["network"]["dns"]["names_capped"]]')" '[3, true]' "--dns-max-names: recorded"
+line_like "$ERR" 'past --dns-max-names 3' "--dns-max-names: named on stderr"
+
+# ---------------------------------------------------------------- other runs
+echo "cell A" >"$WORK/index.html"
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net nat --publish 18089:8000 -- python3 -m http.server --bind 0.0.0.0 8000
+A_PID=$BG_PID
+wait_for 15 up http://127.0.0.1:18089/
+is "$(curl -s -m 3 http://127.0.0.1:18089/index.html)" "cell A" "--publish 18089:8000: a host program fetches a page served in the cell"
+A_ADDR=$(grep -l run_ /run/warren/net/leases/* 2>/dev/null | head -1 | xargs -r basename)
+like "$A_ADDR" '^10\.88\.0\.[0-9]+$' "the serving run has an address of warren's subnet"
+# cells share no link layer: the bridge drops frames between its ports (curl times out)
+wrun --net nat -- sh -c "curl -s -m 2 http://$A_ADDR:8000/index.html; echo rc=\$?"
+like "$OUT" '^rc=(7|28)$' "nat: another run's cell is refused"
+wrun --net allow=web1.test -- sh -c "curl -s -m 2 http://$A_ADDR:8000/index.html; echo rc=\$?"
+like "$OUT" '^rc=(7|28)$' "allow: another run's cell is refused"
+kill -TERM "$A_PID"; wait_bg "$A_PID" 20
+is "$(world_clean)" "" "after the published run: nothing left"
+
+# ---------------------------------------------------------------- kill -9 and gc
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net allow=web1.test --publish 18090:80 -- sleep 30
+K_PID=$BG_PID
+wait_for 15 sh -c 'ip -br link | grep -q "^wv"'
+RD=$(last_rundir); ID=$(basename "$RD")
+isnt "$(net_left "$ID")" "" "a live run has its veth, rules and lease"
+kill -KILL "$K_PID"; wait "$K_PID" 2>/dev/null
+wait_for 10 sh -c '! ip -br link | grep -q "^wv"'
+wr gc
+is "$RC" 0 "gc after kill -9 of warren"
+is "$(net_left "$ID")" "" "gc: no veth, rule, set or lease of the run is left"
+is "$(world_clean)" "" "gc: the bridge and the table are gone with the last run"
+
+# ---------------------------------------------------------------- refused words and rootless
+wrun --net bogus -- true
+is "$RC" 125 "--net bogus: exit 125"
+one_warren_line "--net bogus: one line"
+wrun --net allow=pypi.org:99999 -- true
+like "$ERR" "not a port" "--net allow with a bad port: named"
+use_mode user
+wrun --net nat -- true
+is "$RC" 125 "rootless --net nat: refused"
+like "$ERR" "needs root" "rootless --net nat: the refusal names what is missing"
