@@ -120,6 +120,7 @@ static int job_run_cmd(int argc, char **argv)
 	int rc = 125;
 	s.limits = job.limits;
 	s.limits.time_ms = job.timeout_ms;
+	s.net = job.net;
 	s.keep = keep;
 	s.statedir = statedir_default(state);
 	if (cellspec_user(&s, user, &err) < 0 || cellspec_finish(&s, &err) < 0 ||

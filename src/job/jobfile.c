@@ -310,8 +310,15 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 	if (l)
 		parse_limits(c, l, &job->limits);
 	yaml_node_t *net = get(c, root, "network");
-	if (net && (!scalar(net) || strcmp(scalar(net), "none")))
-		bad(c, net, "network", "\"%s\" is not supported yet (only none)", scalar(net) ? scalar(net) : "(not a scalar)");
+	if (net) {
+		struct error e = { 0 };
+		job->network = scalar(net) ? xstrdup(scalar(net)) : NULL;
+		if (!job->network)
+			bad(c, net, "network", "must be none, nat or allow=LIST");
+		else if (net_parse_mode(&job->net, job->network, &e) < 0)
+			bad(c, net, "network", "%s", e.msg);
+		error_clear(&e);
+	}
 
 	yaml_node_t *sv = get(c, root, "services");
 	if (sv && sv->type != YAML_MAPPING_NODE) {
@@ -435,4 +442,5 @@ void job_free(struct job *job)
 	free(job->rootfs);
 	free(job->work);
 	free(job->shell);
+	free(job->network);
 }

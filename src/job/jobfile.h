@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cell/spec.h"
+#include "net/net.h"
 
 enum ready_kind { READY_NONE, READY_TCP, READY_RUN };
 
@@ -39,6 +40,8 @@ struct job {
 	char *shell;              /* default "sh -e" */
 	uint64_t timeout_ms;
 	struct limits limits;
+	char *network;            /* network: none | nat | allow=LIST */
+	struct net_opts net;      /* parsed; its allow list points into network */
 	char **env;
 	struct job_service *services;
 	size_t n_services;
