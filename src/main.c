@@ -20,6 +20,7 @@ static const char USAGE[] =
 	"  job check FILE                     report every mistake in a job file\n"
 	"  logs RUN [STEP] [--follow]         print a run's step logs (live with --follow)\n"
 	"  kill RUN                           stop a live run from another terminal\n"
+	"  policy RUN PATH [--write|--read|--exec]   may the run write (read, run) PATH?\n"
 	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
 	"\n"
 	"'warren COMMAND --help' describes a command's options. Exit status of 'run': the job's\n"
@@ -70,6 +71,8 @@ int main(int argc, char **argv)
 		return cmd_logs(argc, argv);
 	if (!strcmp(c, "kill"))
 		return cmd_kill(argc, argv);
-	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, ps, show, gc, selfcheck (see 'warren --help')\n", c);
+	if (!strcmp(c, "policy"))
+		return cmd_policy(argc, argv);
+	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck (see 'warren --help')\n", c);
 	return 125;
 }

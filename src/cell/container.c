@@ -545,6 +545,9 @@ static pid_t start_job(const struct cell_spec *s, const struct cell_io *io)
 		write_map("/proc", pid, "uid_map", line);
 		write_map("/proc", pid, "gid_map", line);
 	}
+	/* from here on the job runs code of its own: init must not be ptrace-able or readable
+	 * through /proc by it (earlier would break the rootless id maps) */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (write(go[1], "g", 1) != 1)
 		die(errno, "cannot start the job");
 	close(go[1]);

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "policy/policy.h"
+
 uid_t spec_host_uid(const struct cell_spec *s) { return s->rootless ? s->host_uid : s->id_base + s->uid; }
 gid_t spec_host_gid(const struct cell_spec *s) { return s->rootless ? s->host_gid : s->id_base + s->gid; }
 uid_t spec_host_root_uid(const struct cell_spec *s) { return s->rootless ? s->host_uid : s->id_base; }
@@ -26,4 +28,5 @@ void cell_spec_free(struct cell_spec *s)
 	free(s->statedir);
 	free(s->user_name);
 	free(s->home);
+	policy_opts_free(&s->policy);
 }

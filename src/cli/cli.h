@@ -16,6 +16,7 @@ int cmd_selfcheck(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
 
 /* Print "warren: <msg>" and return 125 (or err->status). */
 int cli_fail(struct error *err);

@@ -132,6 +132,9 @@ static int job_run_cmd(int argc, char **argv)
 	for (char **e = job.env; e && *e; e++)
 		env_set(&late, *e);
 	cellspec_env(&s, &late);
+	/* the seccomp profile is compiled here, once, not in the cell */
+	if (policy_prepare(&s.policy, &err) < 0)
+		goto fail;
 	rc = job_run(&job, &s, &o, &err);
 	if (rc < 0)
 		goto fail;

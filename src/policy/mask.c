@@ -312,7 +312,8 @@ static int protect_worktree(const struct cell_spec *s, int rootfd, const char *r
 		resolve_protected(s, rootfd, root, s->policy.protect[i], &v, &n);
 	/* outer directories first: each becomes a mount point of its own (so it cannot be renamed
 	 * away and replaced), then the protected paths go read-only on top */
-	qsort(v, n, sizeof *v, cmp_depth);
+	if (n)
+		qsort(v, n, sizeof *v, cmp_depth);
 	int rc = 0;
 	for (int pass = 0; pass < 2 && rc == 0; pass++) {
 		for (size_t i = 0; i < n && rc == 0; i++) {

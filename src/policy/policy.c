@@ -3,6 +3,7 @@
  * Landlock, seccomp last, so that nothing before it needs a call it refuses). */
 #include "policy/policy.h"
 
+#include <jansson.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -64,4 +65,14 @@ int policy_apply_job(const struct cell_spec *s, struct error *err)
 	if (policy_landlock(s, &abi, err) < 0)
 		return -EINVAL;
 	return policy_seccomp(s, err);
+}
+
+json_t *policy_json(const struct policy_opts *p)
+{
+	json_t *prot = json_array();
+	for (size_t i = 0; i < p->nprotect; i++)
+		json_array_append_new(prot, json_string(p->protect[i]));
+	return json_pack("{s:o,s:b,s:b,s:b,s:b,s:o}", "seccomp", p->seccomp_file ? json_string(p->seccomp_file) : json_null(),
+			 "allow_nested", p->allow_nested, "require_landlock", p->require_landlock, "core", p->core,
+			 "no_sys", p->no_sys, "protect", prot);
 }

@@ -44,6 +44,11 @@ struct policy_opts {
 extern const char *const policy_default_protect[];
 
 void policy_opts_free(struct policy_opts *p);
+/* The user's choices for spec.json: {"seccomp": FILE|null, "allow_nested": bool,
+ * "require_landlock": bool, "core": bool, "no_sys": bool, "protect": [PATH...]} (a jansson
+ * json_t *, new reference; `warren policy` reads "protect" back). */
+struct json_t;
+struct json_t *policy_json(const struct policy_opts *p);
 /* On the host, before the cell is made: compile the seccomp profile p selects into p->bpf.
  * (Without it the job compiles the profile itself, which costs it a millisecond.) */
 int policy_prepare(struct policy_opts *p, struct error *err);

@@ -330,16 +330,20 @@ int seccomp_profile_parse(struct seccomp_profile *prof, const char *text, const 
 			*hash = '\0';
 		char *tok[MAX_TOKENS];
 		int ntok = 0;
+		bool too_many = false;
 		char *save = NULL;
 		for (char *t = strtok_r(l, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
-			if (ntok == MAX_TOKENS) {
-				seccomp_profile_free(prof);
-				return error_set(err, 0, "%s, line %d: too many words", name, line);
-			}
-			tok[ntok++] = t;
+			if (ntok == MAX_TOKENS)
+				too_many = true;
+			else
+				tok[ntok++] = t;
 		}
 		if (!ntok)
 			continue;
+		if (too_many && (!strcmp(tok[0], "deny") || !strcmp(tok[0], "allow") || !strcmp(tok[0], "default"))) {
+			seccomp_profile_free(prof);
+			return error_set(err, 0, "%s, line %d: too many words", name, line);
+		}
 		if (parse_line(prof, tok, ntok, line, &seen_rule, err, name) < 0) {
 			seccomp_profile_free(prof);
 			return -EINVAL;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "policy/policy.h"
 #include "util/fs.h"
 
 const char *run_status_name(enum run_status s)
@@ -72,6 +73,8 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 			      "rootless", s->rootless, "driver", "container", "limits", limits_json(&s->limits));
 	if (!j)
 		return error_set(err, ENOMEM, "cannot build spec.json");
+	/* the defences asked for: `warren policy` answers from them */
+	json_object_set_new(j, "policy", policy_json(&s->policy));
 	int r = dump_to(s, "spec.json", j, err);
 	json_decref(j);
 	return r;

@@ -397,7 +397,7 @@ expected=(
 	"3:19	limits\\.memory: \"2 gigs\" is not a size"
 	"3:33	limits\\.pids: \"lots\" is not a"
 	"4:6	env: must be a mapping"
-	"5:10	network: \"host\" is not supported"
+	"5:10	network: --net: 'host' is not a network mode"
 	"9:19	services\\.web\\.ready\\.tcp: \"99999\" is not a TCP port"
 	"11:5	services\\.db\\.command: unknown key"
 	"11:5	services\\.db: has no 'run'"

@@ -1,7 +1,8 @@
 /* test_policy.c - the seccomp profile format (parse, errors, print), the filter libseccomp
  * builds from it (run through a small classic-BPF interpreter, so that every rule, the
  * 32-bit architecture and the 64-bit argument tricks are checked without loading anything),
- * the "unless in" cover, --protect paths and the Landlock rights per ABI. */
+ * the 'unless' rules, --protect paths, the Landlock rights per ABI, and the answers of
+ * policy_allows() (`warren policy`). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cell/spec.h"
 #include "policy/policy.h"
 
 /* ---------- a classic BPF interpreter for seccomp programs ---------- */
@@ -419,6 +421,62 @@ static void landlock_rights(void **state)
 	assert_int_equal(landlock_net_handled(4, POLICY_NET_NONE), 3);
 }
 
+/* ---------- policy_allows: what `warren policy` answers ---------- */
+
+static void expect_access(const struct cell_spec *s, const char *path, enum policy_access how, bool want,
+			  const char *why_part)
+{
+	char *why = NULL;
+	bool got = policy_allows(s, path, how, &why);
+	if (got != want)
+		fail_msg("%s (%d): got %s (%s), expected %s", path, how, got ? "allowed" : "denied", why ? why : "",
+			 want ? "allowed" : "denied");
+	if (why_part && (!why || !strstr(why, why_part)))
+		fail_msg("%s: reason '%s' does not contain '%s'", path, why ? why : "(none)", why_part);
+	free(why);
+}
+
+static void access_answers(void **state)
+{
+	(void)state;
+	char *protect[] = { ".envrc", NULL };
+	struct cell_spec s = { .id = "run_01TEST", .worktree = (char *)"/src/app", .home = (char *)"/home/warren",
+			       .rundir = (char *)"/var/lib/warren/runs/run_01TEST", .statedir = (char *)"/var/lib/warren",
+			       .policy = { .protect = protect, .nprotect = 1 } };
+	expect_access(&s, "/tmp/x", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/var/tmp/a/b", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/home/warren/.cache/pip/x", POLICY_WRITE, true, NULL);
+	expect_access(&s, "build/out.o", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/src/app/../app/x", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/dev/null", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/dev/shm/x", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/proc/self/oom_score_adj", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/opt/cache/x", POLICY_WRITE, false,
+		      "denied: /opt/cache/x is outside run_01TEST — it may write under $TMPDIR=/tmp "
+		      "(host: /var/lib/warren/runs/run_01TEST/tmp, reclaimed when the run ends), its home /home/warren "
+		      "and the worktree /src/app");
+	expect_access(&s, "/tmp2/y", POLICY_WRITE, false, "is outside run_01TEST");
+	expect_access(&s, "/src/application/x", POLICY_WRITE, false, "is outside");   /* not beneath /src/app */
+	expect_access(&s, "../x", POLICY_WRITE, false, "denied: /src/x is outside");
+	expect_access(&s, "/src/app/.git/hooks/pre-commit", POLICY_WRITE, false, "protected: the host runs .git/hooks");
+	expect_access(&s, ".git/config", POLICY_WRITE, false, "protected");
+	expect_access(&s, ".git/objects/ab/cdef", POLICY_WRITE, true, NULL);
+	expect_access(&s, ".envrc", POLICY_WRITE, false, "protected: the host runs .envrc");
+	expect_access(&s, "/dev/sda", POLICY_WRITE, false, "/dev is read-only");
+	expect_access(&s, "/proc/sys/kernel/hostname", POLICY_WRITE, false, "read-only kernel setting");
+	expect_access(&s, "/sys/kernel/x", POLICY_WRITE, false, "/sys is read-only");
+	expect_access(&s, "/var/lib/warren/runs/other/tmp/x", POLICY_READ, false, "state directory");
+	expect_access(&s, "/etc/shadow", POLICY_READ, true, NULL);
+	expect_access(&s, "/usr/bin/make", POLICY_EXEC, true, NULL);
+	expect_access(&s, "/dev/shm/x", POLICY_EXEC, false, "noexec");
+	/* --rootfs: the whole root is the run's, but not /etc/passwd, the kernel's, or protected paths */
+	s.rootfs = (char *)"/srv/images/debian";
+	expect_access(&s, "/opt/cache/x", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/etc/passwd", POLICY_WRITE, false, "outside");
+	expect_access(&s, "/sys/x", POLICY_WRITE, false, "read-only");
+	expect_access(&s, ".git/hooks/x", POLICY_WRITE, false, "protected");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +491,7 @@ int main(void)
 		cmocka_unit_test(unless_filter_is_exact),
 		cmocka_unit_test(protect_paths),
 		cmocka_unit_test(landlock_rights),
+		cmocka_unit_test(access_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
