@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -104,49 +105,133 @@ static char *at(const char *root, const char *path)
 	return xasprintf("%s%s", root, path);
 }
 
+/* Paths below the cell's root are resolved inside it, the way the cell will see them: an
+ * image's symlinks (an untrusted image may point /etc/group or /var at the host's files) stay
+ * within the image, and nothing is read or created on the host through them. Everything is
+ * done on descriptors; mount(2) gets their /proc/self/fd paths. */
+static const char *cell_root;
+static int cell_root_fd = -1;
+
+#ifndef RESOLVE_IN_ROOT
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_IN_ROOT 0x10
+#endif
+
+struct how_ {
+	uint64_t flags, mode, resolve;
+};
+
+/* open full (under cell_root: resolved in the root; else as it is) with flags; -1 + errno */
+static int in_root(const char *full, int flags)
+{
+	size_t n = cell_root ? strlen(cell_root) : 0;
+	if (cell_root_fd < 0 || strncmp(full, cell_root, n) || (full[n] && full[n] != '/'))
+		return open(full, flags | O_CLOEXEC);
+	const char *rel = full + n;
+	while (*rel == '/')
+		rel++;
+	struct how_ how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	return (int)syscall(SYS_openat2, cell_root_fd, *rel ? rel : ".", &how, sizeof how);
+}
+
+/* An O_PATH descriptor of target (a directory, or an empty file when file is set), created
+ * inside the root where it is missing (overlay, tmpfs); a read-only host / must have it. */
+static int ensure_mountpoint(const char *target, bool file)
+{
+	int fd = in_root(target, O_PATH);
+	if (fd >= 0 || errno != ENOENT)
+		goto out;
+	char *copy = xstrdup(target);
+	char *slash = strrchr(copy, '/');
+	if (!slash || slash == copy) {
+		free(copy);
+		goto out;
+	}
+	*slash = '\0';
+	const char *last = slash + 1;
+	int pfd = ensure_mountpoint(copy, false);
+	int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	if (dfd < 0)
+		die(errno, "cannot open %s", copy);
+	if (file) {
+		int f = openat(dfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (f < 0 && errno != EEXIST)
+			die(errno, "cannot create the mount point %s", target);
+		if (f >= 0)
+			close(f);
+	} else if (mkdirat(dfd, last, 0755) < 0 && errno != EEXIST) {
+		die(errno, "cannot create the mount point %s", target);
+	}
+	close(dfd);
+	free(copy);
+	fd = in_root(target, O_PATH);
+out:
+	if (fd < 0)
+		die(errno, "cannot use the mount point %s (in an image: is it, or a directory on its way, a symlink to nowhere inside the image?)", target);
+	return fd;
+}
+
+static void do_mount_fd(const char *src, int fd, const char *what, const char *type, unsigned long flags,
+			const char *data)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	if (mount(src, p, type, flags, data) < 0)
+		die(errno, "cannot mount %s on %s", type ? type : src, what);
+}
+
 static void do_mount(const char *src, const char *target, const char *type, unsigned long flags,
 		     const char *data)
 {
-	if (mount(src, target, type, flags, data) < 0)
-		die(errno, "cannot mount %s on %s", type ? type : src, target);
-}
-
-/* Make sure target exists as a directory (or an empty file when file is set), creating it
- * where the root is writable (overlay, tmpfs); a read-only host / must already have it. */
-static void ensure_mountpoint(const char *target, bool file)
-{
-	struct stat st;
-	if (stat(target, &st) == 0)
-		return;
-	if (file) {
-		int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0)
-			die(errno, "cannot create the mount point %s", target);
-		close(fd);
-		return;
-	}
-	int r = mkdir_p(target, 0755);
-	if (r < 0)
-		die(-r, "cannot create the mount point %s", target);
+	int fd = ensure_mountpoint(target, false);
+	do_mount_fd(src, fd, target, type, flags, data);
+	close(fd);
 }
 
 static void bind_path(const char *src, const char *target, bool rdonly, bool file)
 {
-	ensure_mountpoint(target, file);
-	do_mount(src, target, NULL, MS_BIND | MS_REC, NULL);
-	unsigned long fl = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | (rdonly ? MS_RDONLY : 0);
-	if (mount(NULL, target, NULL, fl, NULL) < 0) {
-		/* rootless: locked flags of the source must be kept; retry without changing them */
-		struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rdonly ? MOUNT_ATTR_RDONLY : 0) };
-		if (sys_mount_setattr(AT_FDCWD, target, AT_RECURSIVE, &a) < 0)
-			die(errno, "cannot restrict the bind mount %s", target);
-	}
+	int sfd = in_root(src, O_PATH);
+	if (sfd < 0)
+		die(errno, "cannot open %s", src);
+	char sp[64];
+	snprintf(sp, sizeof sp, "/proc/self/fd/%d", sfd);
+	int fd = ensure_mountpoint(target, file);
+	do_mount_fd(sp, fd, target, NULL, MS_BIND | MS_REC, NULL);
+	close(fd);
+	close(sfd);
+	/* the new mount, as the path now resolves */
+	fd = in_root(target, O_PATH);
+	if (fd < 0)
+		die(errno, "cannot open %s", target);
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rdonly ? MOUNT_ATTR_RDONLY : 0) };
+	if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a) < 0)
+		die(errno, "cannot restrict the bind mount %s", target);
+	close(fd);
 }
 
 static void tmpfs(const char *target, const char *opts, unsigned long flags)
 {
-	ensure_mountpoint(target, false);
 	do_mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | flags, opts);
+}
+
+/* A directory descriptor of dir (under the root: resolved in it) to create files in. */
+static int dir_in_root(const char *dir)
+{
+	int fd = in_root(dir, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		die(errno, "cannot open %s", dir);
+	return fd;
+}
+
+/* Write a new file name in directory fd dfd (never through a link). */
+static void write_new_at(int dfd, const char *name, const char *txt, const char *what)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	size_t len = strlen(txt);
+	if (fd < 0 || write(fd, txt, len) != (ssize_t)len)
+		die(errno, "cannot write %s", what);
+	close(fd);
 }
 
 /* Write a map (uid_map, gid_map, setgroups) of pid under proc. */
@@ -202,11 +287,11 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 
 /* Clone the tree at path as a detached mount, idmapped through userns fd ns. -1 when the
  * kernel or the file system cannot. */
-static int idmapped_tree(const char *path, int ns)
+static int idmapped_tree(int dfd, const char *path, int ns)
 {
 	if (ns < 0)
 		return -1;
-	int t = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	int t = sys_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (*path ? 0 : AT_EMPTY_PATH));
 	if (t < 0)
 		return -1;
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
@@ -238,7 +323,6 @@ static void mount_scratch(const struct cell_spec *s)
 	}
 	scratch_base = xasprintf("%s/scratch", s->rundir);
 	_cleanup_free_ char *opts = xasprintf("size=%llu,mode=0755", (unsigned long long)s->limits.scratch);
-	ensure_mountpoint(scratch_base, false);
 	do_mount("tmpfs", scratch_base, "tmpfs", MS_NOSUID | MS_NODEV, opts);
 	scratch_fd = open(scratch_base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	uid_t root_uid = s->rootless ? s->uid : 0, run_uid = s->uid;
@@ -267,11 +351,19 @@ static void mount_scratch(const struct cell_spec *s)
  * run user inside the cell. Falls back to a plain bind where idmapping is not supported. */
 static void mount_worktree(const struct cell_spec *s, const char *target)
 {
-	ensure_mountpoint(target, false);
-	_cleanup_close_ int t = idmapped_tree(s->worktree, idmap_ns_work);
-	if (t >= 0 && sys_move_mount(t, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) == 0)
+	_cleanup_close_ int fd = ensure_mountpoint(target, false);
+	/* the directory that was checked, not whatever its path names now: open it again in
+	 * this mount namespace without following links, and it must be the same inode */
+	struct how_ how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = 0x04 /* RESOLVE_NO_SYMLINKS */ };
+	_cleanup_close_ int wfd = (int)syscall(SYS_openat2, AT_FDCWD, s->worktree, &how, sizeof how);
+	struct stat a, b;
+	if (wfd < 0 || fstat(wfd, &a) < 0 || fstat(s->worktree_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		die(wfd < 0 ? errno : 0, "the worktree %s changed while the cell was being made (a directory on its way was replaced); run again", s->worktree);
+	_cleanup_close_ int t = idmapped_tree(wfd, "", idmap_ns_work);
+	if (t >= 0 && sys_move_mount(t, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
 		return;
-	bind_path(s->worktree, target, false, false);
+	_cleanup_free_ char *src = xasprintf("/proc/self/fd/%d", wfd);
+	bind_path(src, target, false, false);
 }
 
 static void mount_dev(const char *root)
@@ -282,27 +374,28 @@ static void mount_dev(const char *root)
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		_cleanup_free_ char *host = xasprintf("/dev/%s", nodes[i]);
 		_cleanup_free_ char *t = xasprintf("%s/%s", dev, nodes[i]);
-		ensure_mountpoint(t, true);
-		do_mount(host, t, NULL, MS_BIND, NULL);
+		int fd = ensure_mountpoint(t, true);
+		do_mount_fd(host, fd, t, NULL, MS_BIND, NULL);
+		close(fd);
 	}
 	_cleanup_free_ char *pts = xasprintf("%s/pts", dev);
-	ensure_mountpoint(pts, false);
-	if (mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") < 0)
-		die(errno, "cannot mount devpts on %s", pts);
+	int pfd = ensure_mountpoint(pts, false);
+	do_mount_fd("devpts", pfd, pts, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620");
+	close(pfd);
 	_cleanup_free_ char *shm = xasprintf("%s/shm", dev);
 	tmpfs(shm, "mode=1777", 0);
 	static const char *const links[][2] = {
 		{ "pts/ptmx", "ptmx" }, { "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" },
 		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
 	};
-	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
-		_cleanup_free_ char *t = xasprintf("%s/%s", dev, links[i][1]);
-		if (symlink(links[i][0], t) < 0)
-			die(errno, "cannot create %s", t);
-	}
+	int dfd = dir_in_root(dev);
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+		if (symlinkat(links[i][0], dfd, links[i][1]) < 0)
+			die(errno, "cannot create %s/%s", dev, links[i][1]);
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
-	if (sys_mount_setattr(AT_FDCWD, dev, 0, &a) < 0)
+	if (sys_mount_setattr(dfd, "", AT_EMPTY_PATH, &a) < 0)
 		die(errno, "cannot make %s read-only", dev);
+	close(dfd);
 }
 
 static void mount_root(const struct cell_spec *s, const char *root)
@@ -311,7 +404,7 @@ static void mount_root(const struct cell_spec *s, const char *root)
 		/* root mode: the image's own ids are the cell's (its root files belong to cell root) */
 		const char *lower = s->rootfs;
 		_cleanup_free_ char *idmapped = xasprintf("%s/" RUN_LOWER_DIR, s->rundir);
-		_cleanup_close_ int t = idmapped_tree(s->rootfs, idmap_ns_image);
+		_cleanup_close_ int t = idmapped_tree(AT_FDCWD, s->rootfs, idmap_ns_image);
 		if (t >= 0 && sys_move_mount(t, "", AT_FDCWD, idmapped, MOVE_MOUNT_F_EMPTY_PATH) == 0)
 			lower = idmapped;
 		_cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s/" RUN_UPPER_DIR ",workdir=%s/" RUN_WORK_DIR "%s",
@@ -335,9 +428,12 @@ static void build_root(const struct cell_spec *s)
 	_cleanup_free_ char *root = xasprintf("%s/" RUN_ROOT_DIR, s->rundir);
 	mount_scratch(s);
 	mount_root(s, root);
+	cell_root = root;
+	cell_root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cell_root_fd < 0)
+		die(errno, "cannot open %s", root);
 
 	_cleanup_free_ char *proc = at(root, "/proc");
-	ensure_mountpoint(proc, false);
 	do_mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	mount_dev(root);
 
@@ -363,30 +459,37 @@ static void build_root(const struct cell_spec *s)
 	/* the run user's passwd and group entries: written into the cell's /run (a tmpfs that
 	 * dies with the cell, nothing on the host's disk), bound read-only over the image's */
 	static const char *const dbs[] = { "passwd", "group" };
-	_cleanup_free_ char *dbdir = xasprintf("%s/run/.warren", root);
-	if (mkdir(dbdir, 0755) < 0)
+	_cleanup_free_ char *dbdir = xasprintf("%s/.warren", run);
+	int rfd = dir_in_root(run);
+	if (mkdirat(rfd, ".warren", 0755) < 0)
 		die(errno, "cannot create %s", dbdir);
+	close(rfd);
+	int dbfd = dir_in_root(dbdir);
 	for (size_t i = 0; i < 2; i++) {
 		_cleanup_free_ char *t = xasprintf("%s/etc/%s", root, dbs[i]);
 		_cleanup_free_ char *src = xasprintf("%s/%s", dbdir, dbs[i]);
 		_cleanup_free_ char *txt = users_db(s, i == 1);
-		if (!txt || write_file(src, txt, strlen(txt)) < 0)
-			die(errno, "cannot write %s", src);
+		if (!txt)
+			die(errno, "cannot build %s", src);
+		write_new_at(dbfd, dbs[i], txt, src);
 		/* root of the cell owns it */
-		if (!s->rootless && chown(src, s->id_base, s->id_base) < 0)
+		if (!s->rootless && fchownat(dbfd, dbs[i], s->id_base, s->id_base, AT_SYMLINK_NOFOLLOW) < 0)
 			die(errno, "cannot chown %s", src);
 		bind_path(src, t, true, true);
 	}
 	/* --net nat|allow: resolv.conf names warren's resolver on the gateway; hosts has
 	 * localhost and the run's hostname (net/net.h) */
 	for (int i = 0; s->net.mode != NET_NONE && i < 2; i++) {
-		_cleanup_free_ char *t = xasprintf("%s/etc/%s", root, i ? "hosts" : "resolv.conf");
-		_cleanup_free_ char *src = xasprintf("%s/%s", dbdir, i ? "hosts" : "resolv.conf");
+		const char *name = i ? "hosts" : "resolv.conf";
+		_cleanup_free_ char *t = xasprintf("%s/etc/%s", root, name);
+		_cleanup_free_ char *src = xasprintf("%s/%s", dbdir, name);
 		_cleanup_free_ char *txt = net_cell_file(s->id, i);
-		if (!txt || write_file(src, txt, strlen(txt)) < 0)
-			die(errno, "cannot write %s", src);
+		if (!txt)
+			die(errno, "cannot build %s", src);
+		write_new_at(dbfd, name, txt, src);
 		bind_path(src, t, true, true);
 	}
+	close(dbfd);
 
 	_cleanup_free_ char *work = at(root, s->worktree);
 	mount_worktree(s, work);
@@ -394,8 +497,11 @@ static void build_root(const struct cell_spec *s)
 	/* the state directory (other runs' scratch and records) is hidden, also when it lies
 	 * inside the worktree */
 	_cleanup_free_ char *state = at(root, s->statedir);
-	if (is_dir(state))
+	int sfd = in_root(state, O_RDONLY | O_DIRECTORY);
+	if (sfd >= 0) {
+		close(sfd);
 		tmpfs(state, "mode=0755,size=4k", MS_RDONLY | MS_NOEXEC);
+	}
 
 	/* kernel files masked, /proc/sys read-only, .git/hooks and --protect read-only; the
 	 * Landlock ruleset the job enters */
@@ -651,6 +757,23 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 	}
 }
 
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* Close every descriptor but those in keep (negative entries are ignored). */
+static void close_all_but(int *keep, size_t n)
+{
+	qsort(keep, n, sizeof *keep, cmp_int);
+	unsigned from = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0)
+			continue;
+		if ((unsigned)keep[i] > from)
+			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
 static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const struct cell_io *io, int go)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -662,6 +785,22 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
+	/* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll,
+	 * other pipes' ends, nor what warren's caller left open) */
+	int keep[] = { 0, 1, 2, report_fd, go, io->in, io->out, io->err, io->console, io->control,
+		       idmap_ns_work, idmap_ns_image, s->worktree_fd };
+	close_all_but(keep, sizeof keep / sizeof keep[0]);
+	/* rootless, the job has init's host uid and may prlimit() it: what init allows itself
+	 * is fixed here, where nothing can raise it again (no core dumps, a bounded NOFILE) */
+	struct rlimit core0 = { 0, 0 }, nofile;
+	if (!s->policy.core)
+		setrlimit(RLIMIT_CORE, &core0);
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_max > 524288) {
+		nofile.rlim_max = 524288;
+		if (nofile.rlim_cur > nofile.rlim_max)
+			nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 
 	if (s->rootless) {
 		char line[64];
@@ -718,7 +857,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	/* root mode: the worktree's owner is the run user inside; the image's ids are the cell's */
 	if (!s->rootless) {
 		struct stat st;
-		if (stat(s->worktree, &st) == 0 && (st.st_uid != spec_host_uid(s) || st.st_gid != spec_host_gid(s)))
+		if (fstat(s->worktree_fd, &st) == 0 && (st.st_uid != spec_host_uid(s) || st.st_gid != spec_host_gid(s)))
 			idmap_ns_work = idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1);
 		if (s->rootfs)
 			idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE);

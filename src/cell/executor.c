@@ -11,9 +11,11 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -71,7 +73,7 @@ static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, 
 		signal(sig, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
-	int in = open("/dev/null", O_RDONLY);
+	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	dup2(in, 0);
 	dup2(out, 1);
 	dup2(err, 2);
@@ -194,6 +196,10 @@ void executor_main(const struct cell_spec *s, int ctl)
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 	/* a stop of the cell (SIGTERM to every process) is for the tasks: the executor stays to
 	 * report how they ended, and leaves when the supervisor closes the socket (or SIGKILL) */
+	/* not ptrace-able nor readable through /proc by the steps (same uid when rootless):
+	 * they must not reach the control socket. What a step leaves running in the background
+	 * stays for later steps, as in GitHub Actions (a server started with & in one step) */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -213,8 +219,9 @@ void executor_main(const struct cell_spec *s, int ctl)
 				for (size_t i = 0; i < n_tasks; i++) {
 					if (tasks[i].pid != p)
 						continue;
-					send_msg(ctl, EXEC_EXITED, tasks[i].id, st);
+					uint32_t id = tasks[i].id;
 					tasks[i] = tasks[--n_tasks];
+					send_msg(ctl, EXEC_EXITED, id, st);
 					break;
 				}
 			}

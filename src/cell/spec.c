@@ -29,4 +29,7 @@ void cell_spec_free(struct cell_spec *s)
 	free(s->user_name);
 	free(s->home);
 	policy_opts_free(&s->policy);
+	if (s->worktree_fd > 0)
+		close(s->worktree_fd);
+	s->worktree_fd = -1;
 }

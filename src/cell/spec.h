@@ -27,7 +27,9 @@ struct cell_spec {
 	char **argv;          /* NULL-terminated */
 	char **env;           /* final environment, TMPDIR last; NULL-terminated */
 	char *rootfs;         /* absolute, or NULL for the host's / read-only */
-	char *worktree;       /* absolute */
+	char *worktree;       /* absolute, symlink-free */
+	int worktree_fd;      /* O_PATH of the worktree, opened once: what is mounted is what was
+	                         checked, whatever happens to the path later (-1 until opened) */
 	char *rundir;         /* absolute <state>/runs/<id> */
 	char *statedir;       /* absolute <state> (masked inside the cell) */
 

@@ -32,10 +32,9 @@ static void copy_filtered(FILE *out, const char *src, const char *name, unsigned
 
 char *users_db(const struct cell_spec *s, bool group)
 {
-	const char *root = s->rootfs ? s->rootfs : "";
 	const char *file = group ? "group" : "passwd";
-	_cleanup_free_ char *src_path = xasprintf("%s/etc/%s", root, file);
-	_cleanup_free_ char *src = read_file(src_path, NULL);
+	_cleanup_free_ char *rel = xasprintf("etc/%s", file);
+	_cleanup_free_ char *src = read_file_in_root(s->rootfs ? s->rootfs : "/", rel, NULL);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);

@@ -3,11 +3,16 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/filter.h>
+#include <linux/keyctl.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -16,6 +21,7 @@
 #include "cell/contract.h"
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
+#include "policy/policy.h"
 #include "run/rundir.h"
 #include "util/fs.h"
 
@@ -66,6 +72,58 @@ static bool has_fs(const char *name)
 	return strstr(s, pat) != NULL;
 }
 
+/* Load the default seccomp profile in a child and see it refuse keyctl with EPERM (a call any
+ * process may make on a bare host). 0, or the errno that broke it (ENOSYS: keyctl got through). */
+static int seccomp_works(const struct policy_opts *p)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		struct sock_fprog prog = { .len = p->bpf_len, .filter = p->bpf };
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			_exit(errno & 0x7f);
+		long r = syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+		_exit(r < 0 && errno == EPERM ? 0 : ENOSYS);
+	}
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c)
+		return ECHILD;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : EINTR;
+}
+
+/* The defences of docs/hardening.md this host supports: seccomp filters (the default profile,
+ * compiled and loaded in a child) and the Landlock ABI. */
+static void defence_checks(void)
+{
+	int mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+	if (mode == 2)
+		note("seccomp: warren itself runs under a seccomp filter (a container?); the cell's filter stacks on it");
+	_cleanup_error_ struct error err = { 0 };
+	struct policy_opts p = { 0 };
+	if (policy_prepare(&p, &err) < 0) {
+		check(false, "seccomp", "the default profile does not compile: %s", err.msg ? err.msg : "");
+	} else {
+		int e = seccomp_works(&p);
+		_cleanup_free_ char *w = xasprintf("seccomp (the default profile, %u instructions, refuses keyctl with EPERM)", p.bpf_len);
+		if (e == ENOSYS)
+			check(false, "seccomp", "the default profile loaded but keyctl was not refused; report this with 'warren run --seccomp-print'");
+		else
+			check(e == 0, w, "cannot load a seccomp filter (%s); the kernel needs CONFIG_SECCOMP_FILTER, and no run can start without it",
+			      strerror(e));
+	}
+	free(p.bpf);
+	int abi = landlock_abi();
+	if (abi > 0) {
+		_cleanup_free_ char *w = xasprintf("Landlock ABI %d (%s)", abi,
+						   abi >= 6 ? "file system, TCP, signal and abstract socket scoping" :
+						   abi >= 4 ? "file system and TCP" :
+						   abi >= 2 ? "file system, with moves across directories" :
+							      "file system; moves across directories fail with EXDEV");
+		check(true, w, " ");
+	} else {
+		note("Landlock: not available (kernel older than 5.13, or 'landlock' missing from the lsm= boot parameter); runs go on with the other defences, and --require-landlock refuses to start");
+	}
+}
+
 static void host_checks(const char *state)
 {
 	struct utsname u;
@@ -87,6 +145,7 @@ static void host_checks(const char *state)
 	}
 	free(where);
 	free(missing);
+	defence_checks();
 	_cleanup_error_ struct error err = { 0 };
 	_cleanup_free_ char *w = xasprintf("state directory %s", state);
 	struct stat st;
@@ -188,9 +247,9 @@ int cmd_selfcheck(int argc, char **argv)
 		case O_ROOTFS: rootfs = optarg; break;
 		case O_HELP:
 			puts("usage: warren selfcheck [--rootfs DIR] [--state DIR]\n\n"
-			     "Check this host (user namespaces, overlayfs, cgroups, the state directory) and,\n"
-			     "with --rootfs, an image (empty sticky /tmp, no root-owned directories where a job\n"
-			     "writes). One line per check; exit 1 when any fails.");
+			     "Check this host (user namespaces, overlayfs, cgroups, seccomp, the Landlock ABI, the\n"
+			     "state directory) and, with --rootfs, an image (empty sticky /tmp, no root-owned\n"
+			     "directories where a job writes). One line per check; exit 1 when any fails.");
 			return 0;
 		default:
 			return cli_usage_error("selfcheck", "selfcheck: unknown option or missing value '%s'", argv[optind - 1]);

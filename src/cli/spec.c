@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "cell/contract.h"
 #include "cli/spec.h"
@@ -131,6 +135,83 @@ int cellspec_user(struct cell_spec *s, const char *user, struct error *err)
 	return 0;
 }
 
+/* Open the worktree w once, component by component, holding a descriptor all the way: what
+ * is opened is what was checked, and a symlink on the way that someone else owns (who could
+ * swap it: root running warren in alice's project) is refused instead of followed. The
+ * canonical path comes from the descriptor. */
+static int open_worktree(const char *w, int *out_fd, char **canon, struct error *err)
+{
+	char *rest = xstrdup(w);
+	int cur = open(w[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int hops = 0, r = 0;
+	char *p = rest;
+	while (cur >= 0 && *p) {
+		char *slash = strchr(p, '/');
+		if (slash)
+			*slash = '\0';
+		char *comp = p;
+		char *after = slash ? slash + 1 : p + strlen(p);
+		if (!*comp || !strcmp(comp, ".")) {
+			p = after;
+			continue;
+		}
+		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			r = error_set(err, errno, "%s %s: cannot use it as the worktree (create it, or pass --work DIR)", "--work", w);
+			closep(&fd);
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
+			close(fd);
+			if (st.st_uid != geteuid() && st.st_uid != 0) {
+				r = error_set(err, 0, "the worktree path %s goes through the symlink %s, owned by uid %u; pass the real directory with --work",
+					      w, comp, st.st_uid);
+				break;
+			}
+			if (n < 0 || ++hops > 40) {
+				r = error_set(err, n < 0 ? errno : ELOOP, "--work %s", w);
+				break;
+			}
+			target[n] = '\0';
+			char *next = xasprintf("%s/%s", target, after);
+			if (target[0] == '/') {
+				close(cur);
+				cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			}
+			free(rest);
+			rest = p = next;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			close(fd);
+			r = error_set(err, ENOTDIR, "--work %s", w);
+			break;
+		}
+		close(cur);
+		cur = fd;
+		p = after;
+	}
+	free(rest);
+	if (r < 0 || cur < 0) {
+		closep(&cur);
+		return r < 0 ? r : error_set(err, errno, "--work %s", w);
+	}
+	char link[64], path[4096];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", cur);
+	ssize_t n = readlink(link, path, sizeof path - 1);
+	if (n <= 0) {
+		close(cur);
+		return error_set(err, errno, "cannot find the path of the worktree %s", w);
+	}
+	path[n] = '\0';
+	*out_fd = cur;
+	*canon = xstrdup(path);
+	return 0;
+}
+
 int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, struct error *err)
 {
 	if (rootfs) {
@@ -143,17 +224,25 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 			return error_set(err, 0, "--rootfs /: the host's / is the default (read-only); leave out --rootfs");
 	}
 	const char *w = work ? work : ".";
-	s->worktree = abs_path(w);
-	if (!s->worktree)
-		return error_set(err, errno, "%s %s: cannot use it as the worktree (create it, or pass --work DIR)",
-				 work ? "--work" : "the current directory", w);
+	if (open_worktree(w, &s->worktree_fd, &s->worktree, err) < 0)
+		return -EINVAL;
 	if (!is_dir(s->worktree))
 		return error_set(err, ENOTDIR, "--work %s", w);
-	static const char *const refused[] = { "/", "/proc", "/sys", "/dev", "/tmp" };
-	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-		if (!strcmp(s->worktree, refused[i]))
-			return error_set(err, 0, "the worktree would be %s%s, which a job may not have read-write; cd into a project directory or pass --work DIR",
-					 s->worktree, work ? "" : " (the current directory)");
+	/* the system's own trees never become a job's worktree: neither these directories nor
+	 * anything below the first group (the host would run what a job wrote there) */
+	static const char *const below[] = { "/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/bin", "/sbin",
+					     "/lib", "/lib32", "/lib64", "/libx32", "/run" };
+	static const char *const exactly[] = { "/", "/tmp", "/var", "/var/tmp", "/var/lib", "/home", "/root", "/srv", "/opt", "/mnt", "/media" };
+	bool refuse = false;
+	for (size_t i = 0; i < sizeof exactly / sizeof exactly[0]; i++)
+		refuse |= !strcmp(s->worktree, exactly[i]);
+	for (size_t i = 0; i < sizeof below / sizeof below[0]; i++) {
+		size_t n = strlen(below[i]);
+		refuse |= !strncmp(s->worktree, below[i], n) && (s->worktree[n] == '/' || !s->worktree[n]);
+	}
+	if (refuse)
+		return error_set(err, 0, "the worktree would be %s%s, a system directory a job may not have read-write; cd into a project directory or pass --work DIR",
+				 s->worktree, work ? "" : " (the current directory)");
 	size_t sl = strlen(s->statedir);
 	if (!strncmp(s->worktree, s->statedir, sl) && (s->worktree[sl] == '/' || !s->worktree[sl]))
 		return error_set(err, 0, "the worktree %s is inside warren's state directory %s; pass --work DIR elsewhere", s->worktree, s->statedir);

@@ -3,9 +3,11 @@
  * (f_<id> forward, i_<id> to the host, p_<id> DNS redirect, u_<id> published ports, r_<id>
  * refuse), a set of allowed destinations a_<id> and a set of refused ones with counters
  * x_<id>. Bridged traffic between cells is dropped by table bridge warren. A run's objects
- * are added and removed in single transactions; nothing is matched by rule handle. */
+ * (and the base, idempotently) are added in one transaction and removed in another; nothing
+ * is listed first and nothing is matched by rule handle. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,6 +66,11 @@ struct nft_ctx *fw_open(void)
 {
 	if (!lib_load())
 		return NULL;
+	/* Each ruleset cache libnftables builds allocates hash tables of 128 KiB per table and kind
+	 * of object; glibc serves those with mmap and returns them on free, so every command faulted
+	 * in ~1 MiB afresh (5-10 ms of page faults on a VM). Kept on the heap, only the first does. */
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 32 << 20);
 	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (!nft)
 		return NULL;
@@ -90,53 +97,54 @@ int fw_run(struct nft_ctx *nft, const char *cmds, struct error *err)
 	return -EIO;
 }
 
-int fw_base_ensure(struct nft_ctx *nft, uint32_t subnet, int prefix, struct error *err)
+/* The base of table inet warren and table bridge warren, written so that running it again is
+ * harmless: objects are added if missing, and the base chains are flushed and refilled in the
+ * same transaction (so they always hold exactly these rules, also after someone flushed them).
+ * It goes into each run's own transaction: no listing of the ruleset first. */
+static void base_cmds(FILE *f, uint32_t subnet, int prefix)
 {
-	if (fw_run(nft, "list table inet warren", NULL) == 0 && fw_run(nft, "list table bridge warren", NULL) == 0)
-		return 0;
 	char net[INET_ADDRSTRLEN];
-	_cleanup_free_ char *cmds = xasprintf(
-		"table inet warren {\n"
-		" map runs_fwd { type ipv4_addr : verdict; }\n"
-		" map runs_in { type ipv4_addr : verdict; }\n"
-		" map runs_pre { type ipv4_addr : verdict; }\n"
-		" map pubs { type inet_service : verdict; }\n"
-		" chain forward { type filter hook forward priority 0; policy accept;\n"
-		"  iifname \"%1$s\" ip saddr vmap @runs_fwd\n"
-		"  iifname \"%1$s\" drop\n"
-		"  oifname \"%1$s\" ct state established,related accept\n"
-		"  oifname \"%1$s\" ct status dnat accept\n"
-		"  oifname \"%1$s\" drop\n"
-		" }\n"
-		" chain input { type filter hook input priority 0; policy accept;\n"
-		"  iifname \"%1$s\" ip saddr vmap @runs_in\n"
-		"  iifname \"%1$s\" drop\n"
-		" }\n"
-		" chain prerouting { type nat hook prerouting priority -100; policy accept;\n"
-		"  iifname \"%1$s\" ip saddr vmap @runs_pre\n"
-		"  fib daddr type local tcp dport vmap @pubs\n"
-		" }\n"
-		" chain output { type nat hook output priority -100; policy accept;\n"
-		"  fib daddr type local tcp dport vmap @pubs\n"
-		" }\n"
-		" chain postrouting { type nat hook postrouting priority 100; policy accept;\n"
-		"  oifname != \"%1$s\" ip saddr %2$s/%3$d masquerade\n"
-		"  oifname \"%1$s\" ip saddr 127.0.0.0/8 masquerade\n"
-		" }\n"
-		"}\n"
-		"table bridge warren {\n"
-		" chain forward { type filter hook forward priority 0; policy accept;\n"
-		"  iifname \"wv*\" drop\n"
-		" }\n"
-		"}\n",
+	fprintf(f,
+		"add table inet warren\n"
+		"add map inet warren runs_fwd { type ipv4_addr : verdict; }\n"
+		"add map inet warren runs_in { type ipv4_addr : verdict; }\n"
+		"add map inet warren runs_pre { type ipv4_addr : verdict; }\n"
+		"add map inet warren pubs { type inet_service : verdict; }\n"
+		"add chain inet warren forward { type filter hook forward priority 0; policy accept; }\n"
+		"add chain inet warren input { type filter hook input priority 0; policy accept; }\n"
+		"add chain inet warren prerouting { type nat hook prerouting priority -100; policy accept; }\n"
+		"add chain inet warren output { type nat hook output priority -100; policy accept; }\n"
+		"add chain inet warren postrouting { type nat hook postrouting priority 100; policy accept; }\n"
+		"flush chain inet warren forward\n"
+		"flush chain inet warren input\n"
+		"flush chain inet warren prerouting\n"
+		"flush chain inet warren output\n"
+		"flush chain inet warren postrouting\n"
+		"add rule inet warren forward iifname \"%1$s\" ip saddr vmap @runs_fwd\n"
+		"add rule inet warren forward iifname \"%1$s\" drop\n"
+		"add rule inet warren forward oifname \"%1$s\" ct state established,related accept\n"
+		"add rule inet warren forward oifname \"%1$s\" ct status dnat accept\n"
+		"add rule inet warren forward oifname \"%1$s\" drop\n"
+		"add rule inet warren input iifname \"%1$s\" ip saddr vmap @runs_in\n"
+		"add rule inet warren input iifname \"%1$s\" drop\n"
+		"add rule inet warren prerouting iifname \"%1$s\" ip saddr vmap @runs_pre\n"
+		"add rule inet warren prerouting fib daddr type local tcp dport vmap @pubs\n"
+		"add rule inet warren output fib daddr type local tcp dport vmap @pubs\n"
+		"add rule inet warren postrouting oifname != \"%1$s\" ip saddr %2$s/%3$d masquerade\n"
+		"add rule inet warren postrouting oifname \"%1$s\" ip saddr 127.0.0.0/8 masquerade\n"
+		"add table bridge warren\n"
+		"add chain bridge warren forward { type filter hook forward priority 0; policy accept; }\n"
+		"flush chain bridge warren forward\n"
+		"add rule bridge warren forward iifname \"wv*\" drop\n",
 		NET_BRIDGE, ip4(subnet, net), prefix);
-	return fw_run(nft, cmds, err);
 }
 
 void fw_base_remove(struct nft_ctx *nft)
 {
-	fw_run(nft, "delete table inet warren", NULL);
-	fw_run(nft, "delete table bridge warren", NULL);
+	if (fw_run(nft, "delete table inet warren\ndelete table bridge warren\n", NULL) < 0) {
+		fw_run(nft, "delete table inet warren", NULL);
+		fw_run(nft, "delete table bridge warren", NULL);
+	}
 }
 
 static char *port_key(uint16_t port, char *buf, size_t len)
@@ -161,6 +169,7 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, const struct net_
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return error_set(err, errno, "cannot build the firewall rules");
+	base_cmds(f, n->subnet, n->prefix);
 	fprintf(f,
 		"add set inet warren a_%1$s { type ipv4_addr . inet_service; flags interval,timeout; }\n"
 		"add set inet warren x_%1$s { type ipv4_addr . inet_service; size 4096; flags dynamic; counter; }\n"
@@ -227,11 +236,15 @@ void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const str
 	}
 	for (unsigned i = 0; i < npub; i++)
 		fprintf(f, "delete element inet warren pubs { %u }\n", pub[i].host_port);
+	/* u_<id> exists only with published ports (fw_run_add): the transaction names exactly
+	 * what the run made, so it goes through in one piece */
 	static const char *const chains[] = { "f", "i", "p", "u", "r" };
 	for (size_t i = 0; i < 5; i++)
-		fprintf(f, "flush chain inet warren %s_%s\n", chains[i], id);
+		if (chains[i][0] != 'u' || npub)
+			fprintf(f, "flush chain inet warren %s_%s\n", chains[i], id);
 	for (size_t i = 0; i < 5; i++)
-		fprintf(f, "delete chain inet warren %s_%s\n", chains[i], id);
+		if (chains[i][0] != 'u' || npub)
+			fprintf(f, "delete chain inet warren %s_%s\n", chains[i], id);
 	fprintf(f, "delete set inet warren a_%1$s\ndelete set inet warren x_%1$s\n", id);
 	fclose(f);
 	if (fw_run(nft, buf, NULL) < 0) {

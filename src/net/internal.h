@@ -25,8 +25,8 @@ struct nft_ctx *fw_open(void);
 void fw_close(struct nft_ctx *nft);
 /* Run nft commands (one transaction); 0, or -EIO with the message of nft in err. */
 int fw_run(struct nft_ctx *nft, const char *cmds, struct error *err);
-int fw_base_ensure(struct nft_ctx *nft, uint32_t subnet, int prefix, struct error *err);
 void fw_base_remove(struct nft_ctx *nft);
+/* The base (if missing, and its base chains refilled) and the run's objects, in one transaction. */
 int fw_run_add(struct nft_ctx *nft, const struct net_state *n, const struct net_allow *allow, size_t nallow,
 	       uint16_t dns_port, struct error *err);
 /* Remove a run's chains, sets and map entries (addr 0: unknown, only the named objects). */
@@ -34,6 +34,11 @@ void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const str
 int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s);
 /* The refused destinations: a JSON array of {dest, count}, sorted by count. */
 json_t *fw_refused(struct nft_ctx *nft, const char *id);
+
+/* Rootless --net nat: pasta (passt) attached to the cell's network namespace. */
+char *pasta_find(void);
+int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err);
+void pasta_stop(struct net_state *n);
 
 /* The resolver of one run. */
 typedef void (*dns_allow_fn)(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl);

@@ -113,33 +113,54 @@ static bool leases_empty(void)
 	return empty;
 }
 
-/* Choose a free address for the run, reclaiming leases of runs whose supervisor is gone. */
+/* Choose a free address for the run: one pass over the lease directory (reclaiming leases of
+ * runs whose supervisor is gone, refusing a host port another live run publishes), then the
+ * first address no lease names. The caller holds the lock. */
 static int lease_take(struct net_state *n, const struct cell_spec *s, struct error *err)
 {
 	uint32_t size = 1u << (32 - n->prefix);
+	_cleanup_free_ uint8_t *used = xcalloc(size, 1);
+	DIR *d = opendir(NET_RUNDIR "/leases");
+	struct dirent *e;
+	int r = 0;
+	while (r == 0 && d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *path = xasprintf(NET_RUNDIR "/leases/%s", e->d_name);
+		struct in_addr in;
+		bool ours = inet_pton(AF_INET, e->d_name, &in) == 1 &&
+			    (in.s_addr & htonl(~0u << (32 - n->prefix))) == n->subnet;
+		struct lease l;
+		if (!lease_read(path, &l)) {
+			if (ours)
+				used[ntohl(in.s_addr) - ntohl(n->subnet)] = 1; /* unreadable: leave it alone */
+			continue;
+		}
+		bool live = rundir_is_live(l.rundir);
+		for (unsigned k = 0; live && k < l.npub && r == 0; k++)
+			for (unsigned j = 0; j < n->npublish; j++)
+				if (l.pub[k].host_port == n->publish[j].host_port) {
+					r = error_set(err, EADDRINUSE, "--publish: host port %u is published by %s",
+						      n->publish[j].host_port, l.id);
+					break;
+				}
+		if (!live)
+			lease_reclaim(n->nft, path, &l, inet_pton(AF_INET, e->d_name, &in) == 1 ? in.s_addr : 0);
+		else if (ours)
+			used[ntohl(in.s_addr) - ntohl(n->subnet)] = 1;
+		free(l.rundir);
+	}
+	if (d)
+		closedir(d);
+	if (r < 0)
+		return r;
 	for (uint32_t i = 2; i < size - 1; i++) {
+		if (used[i])
+			continue;
 		uint32_t a = host_n(n->subnet, i);
 		char as[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &a, as, sizeof as);
 		_cleanup_free_ char *path = xasprintf(NET_RUNDIR "/leases/%s", as);
-		struct lease l;
-		if (lease_read(path, &l)) {
-			bool live = rundir_is_live(l.rundir);
-			for (unsigned k = 0; live && k < l.npub; k++)
-				for (unsigned j = 0; j < n->npublish; j++)
-					if (l.pub[k].host_port == n->publish[j].host_port) {
-						free(l.rundir);
-						return error_set(err, EADDRINUSE, "--publish: host port %u is published by %s",
-								 n->publish[j].host_port, l.id);
-					}
-			if (!live)
-				lease_reclaim(n->nft, path, &l, a);
-			free(l.rundir);
-			if (live)
-				continue;
-		}
-		if (n->lease)
-			continue;
 		char *txt = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&txt, &len);
@@ -150,19 +171,21 @@ static int lease_take(struct net_state *n, const struct cell_spec *s, struct err
 		fclose(f);
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		bool ok = fd >= 0 && write(fd, txt, len) == (ssize_t)len;
+		int saved = errno;
 		closep(&fd);
 		free(txt);
 		if (!ok) {
+			if (fd < 0 && saved == EEXIST)
+				continue;
 			unlink(path);
-			return error_set(err, errno, "cannot write the address lease %s", path);
+			return error_set(err, saved, "cannot write the address lease %s", path);
 		}
 		n->lease = steal_pointer(&path);
 		n->addr = a;
+		return 0;
 	}
-	if (!n->lease)
-		return error_set(err, EADDRNOTAVAIL, "no free address left in warren's subnet (%u runs with a network are live); "
-				 "set WARREN_NET_SUBNET to a larger one", size - 3);
-	return 0;
+	return error_set(err, EADDRNOTAVAIL, "no free address left in warren's subnet (%u runs with a network are live); "
+			 "set WARREN_NET_SUBNET to a larger one", size - 3);
 }
 
 /* ---- the cell's /etc/resolv.conf and /etc/hosts ---- */
@@ -186,18 +209,41 @@ char *net_cell_file(const char *id, int which)
 
 /* ---- the run's network ---- */
 
+/* A rootless run: its network namespace is its own (owned by its user namespace), so the
+ * address plan of a root run is reused as is; pasta carries the traffic and a firewall in the
+ * cell's own namespace refuses what a root run refuses (pasta.c). allow= would also need
+ * warren's resolver and the allow set in that namespace: refused, not half-enforced. */
+static int rootless_prepare(struct net_state *n, const struct cell_spec *s, struct error *err)
+{
+	if (n->mode == NET_ALLOW)
+		return error_set(err, EPERM, "--net allow= needs root: a rootless run's traffic leaves through pasta, "
+				 "and warren does not enforce an allow list there yet; use --net nat, or run warren as root");
+	if (n->npublish)
+		return error_set(err, EPERM, "--publish needs root: rootless runs do not publish ports yet");
+	_cleanup_free_ char *pasta = pasta_find();
+	if (!pasta)
+		return error_set(err, ENOENT, "--net nat in a rootless run needs pasta; install the Debian package passt");
+	if (access("/dev/net/tun", R_OK | W_OK) < 0)
+		return error_set(err, errno, "--net nat in a rootless run needs /dev/net/tun open to you (pasta's tap); "
+				 "it is usually mode 0666 (udev's rule), check 'ls -l /dev/net/tun'");
+	n->rootless = true;
+	n->addr = host_n(n->subnet, 2);
+	n->rundir = xstrdup(s->rundir);
+	n->on = true;
+	return 0;
+}
+
 int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *err)
 {
 	*n = (struct net_state){ .mode = s->net.mode, .npublish = s->net.npublish };
 	memcpy(n->publish, s->net.publish, sizeof n->publish);
 	snprintf(n->id, sizeof n->id, "%s", s->id);
 	host_if_name(s->id, n->host_if);
-	if (s->rootless)
-		return error_set(err, EPERM, "--net %s needs root: rootless runs have --net none only for now "
-				 "(warren does not drive pasta or slirp4netns yet)", n->mode == NET_NAT ? "nat" : "allow");
 	if (subnet_get(&n->subnet, &n->prefix, err) < 0)
 		return -EINVAL;
 	n->gw = host_n(n->subnet, 1);
+	if (s->rootless)
+		return rootless_prepare(n, s, err);
 	n->on = true;
 	n->nft = fw_open();
 	if (!n->nft)
@@ -206,8 +252,8 @@ int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *er
 	_cleanup_close_ int lock = lock_net(err);
 	if (lock < 0)
 		return lock;
-	if (link_bridge_ensure(n->gw, n->prefix, err) < 0 || fw_base_ensure(n->nft, n->subnet, n->prefix, err) < 0 ||
-	    lease_take(n, s, err) < 0)
+	/* the nftables base comes with the run's own rules, in net_attach's one transaction */
+	if (link_bridge_ensure(n->gw, n->prefix, err) < 0 || lease_take(n, s, err) < 0)
 		return -EIO;
 	return 0;
 }
@@ -220,6 +266,8 @@ static void allow_addr(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl)
 
 int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, struct error *err)
 {
+	if (n->rootless)
+		return pasta_start(n, cell_pid, err);
 	struct net_allow *allow = NULL;
 	size_t nallow = 0;
 	if (s->net.mode == NET_ALLOW && net_allow_parse(s->net.allow, &allow, &nallow, err) < 0)
@@ -232,8 +280,10 @@ int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, s
 			  s->net.dns_max_names ? s->net.dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
 	if (!n->dns)
 		return -EIO;
-	n->nft_made = true;
-	return fw_run_add(n->nft, n, allow, nallow, dns_port(n->dns), err);
+	if (fw_run_add(n->nft, n, allow, nallow, dns_port(n->dns), err) < 0)
+		return -EIO;
+	n->nft_made = true; /* all of it: the transaction is atomic */
+	return 0;
 }
 
 int net_fd(const struct net_state *n, int which)
@@ -258,6 +308,8 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 	json_t *dns = n->dns ? dns_record(n->dns, &dns_line) : json_null();
 	json_t *net = json_pack("{s:s,s:s,s:o,s:o}", "mode", n->mode == NET_NAT ? "nat" : "allow", "address", a,
 				"refused", refused, "dns", dns);
+	if (n->rootless)
+		json_object_set_new(net, "via", json_string("pasta"));
 	if (!*extra)
 		*extra = json_object();
 	json_object_set_new(*extra, "network", net);
@@ -299,22 +351,26 @@ void net_teardown(struct net_state *n)
 {
 	if (!n->on)
 		return;
+	if (n->rootless) {
+		pasta_stop(n);
+		free(n->rundir);
+		n->rundir = NULL;
+		n->on = false;
+		return;
+	}
 	dns_close(n->dns);
 	n->dns = NULL;
 	struct error e = { 0 };
 	int lock = lock_net(&e);
 	error_clear(&e);
-	if (n->nft)
-		fw_run_remove(n->nft, n->id, n->lease ? n->addr : 0, n->publish, n->npublish);
+	/* the run's one transaction either made all of its objects or none */
+	if (n->nft && n->nft_made)
+		fw_run_remove(n->nft, n->id, n->addr, n->publish, n->npublish);
 	link_remove(n->host_if);
 	if (n->lease)
 		unlink(n->lease);
-	/* the bridge and the table stay while runs use them */
-	if (lock >= 0 && leases_empty()) {
-		if (n->nft)
-			fw_base_remove(n->nft);
-		link_bridge_remove();
-	}
+	/* the bridge and the base tables stay for the next run (making them again costs more than
+	 * the run itself); warren gc removes them when no run holds a lease */
 	closep(&lock);
 	free(n->lease);
 	n->lease = NULL;

@@ -1,8 +1,9 @@
 /* net.h - a run's network beyond loopback (opt-in with --net): a veth pair whose host end is
  * on warren's bridge warren0, the cell's address and default route set from outside the cell,
  * a default-deny nftables firewall per run (table inet warren), warren's own DNS resolver for
- * the allowlist by name, published ports, and the removal of all of it (also by warren gc).
- * `--net none` (the default) never reaches any of this. See docs/network.md. */
+ * the allowlist by name, published ports, and the removal of all of it (also by warren gc);
+ * for rootless runs, nat through pasta (pasta.c). `--net none` (the default) never reaches
+ * any of this. See docs/network.md. */
 #ifndef WARREN_NET_NET_H
 #define WARREN_NET_NET_H
 
@@ -68,6 +69,10 @@ struct net_state {
 	size_t nallow;
 	unsigned npublish;
 	struct net_publish publish[NET_MAX_PUBLISH];
+	bool rootless;        /* nat through pasta instead of the bridge and firewall */
+	char *rundir;
+	pid_t pasta_pid;      /* 0: none */
+	char *pasta_pidfile;
 };
 
 struct cell_spec;
@@ -75,10 +80,11 @@ struct cell_spec;
 /* The cell's /etc/resolv.conf (which 0: the gateway's resolver) or /etc/hosts (1: localhost
  * and the run's hostname), for init to bind over the image's. Heap string. */
 char *net_cell_file(const char *id, int which);
-/* Before the cell: the bridge and table (created on demand) and the run's address (under a
- * host-wide lock). */
+/* Before the cell: the bridge (created on demand) and the run's address (under a host-wide
+ * lock); rootless runs: only the checks (nat only, pasta installed). */
 int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *err);
-/* Between the cell's start and its release: veth, bridge, address, route, firewall, resolver. */
+/* Between the cell's start and its release: veth, bridge, address, route, firewall, resolver;
+ * rootless runs: pasta attached to the cell's network namespace. */
 int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, struct error *err);
 /* The resolver's sockets, to watch in the supervisor's loop (-1 when none). */
 int net_fd(const struct net_state *n, int which);

@@ -96,7 +96,34 @@ const char policy_default_seccomp[] =
 	"deny fspick\n"
 	"deny move_mount\n"
 	"deny open_tree\n"
-	"deny mount_setattr\n";
+	"deny mount_setattr\n"
+	"\n"
+	"# no set-user-id or set-group-id files: the worktree (and kept scratch) is on the host's\n"
+	"# disk, where such a file would give whoever runs it its owner's ids (the worktree's owner\n"
+	"# is the run user inside). openat2 passes its mode in memory: ENOSYS makes libc use openat\n"
+	"deny chmod if arg1&S_ISUID==S_ISUID\n"
+	"deny chmod if arg1&S_ISGID==S_ISGID\n"
+	"deny fchmod if arg1&S_ISUID==S_ISUID\n"
+	"deny fchmod if arg1&S_ISGID==S_ISGID\n"
+	"deny fchmodat if arg2&S_ISUID==S_ISUID\n"
+	"deny fchmodat if arg2&S_ISGID==S_ISGID\n"
+	"deny fchmodat2 if arg2&S_ISUID==S_ISUID\n"
+	"deny fchmodat2 if arg2&S_ISGID==S_ISGID\n"
+	"deny creat if arg1&S_ISUID==S_ISUID\n"
+	"deny creat if arg1&S_ISGID==S_ISGID\n"
+	"deny open if arg1&O_CREAT==O_CREAT arg2&S_ISUID==S_ISUID\n"
+	"deny open if arg1&O_CREAT==O_CREAT arg2&S_ISGID==S_ISGID\n"
+	"deny open if arg1&O_TMPFILE==O_TMPFILE arg2&S_ISUID==S_ISUID\n"
+	"deny open if arg1&O_TMPFILE==O_TMPFILE arg2&S_ISGID==S_ISGID\n"
+	"deny openat if arg2&O_CREAT==O_CREAT arg3&S_ISUID==S_ISUID\n"
+	"deny openat if arg2&O_CREAT==O_CREAT arg3&S_ISGID==S_ISGID\n"
+	"deny openat if arg2&O_TMPFILE==O_TMPFILE arg3&S_ISUID==S_ISUID\n"
+	"deny openat if arg2&O_TMPFILE==O_TMPFILE arg3&S_ISGID==S_ISGID\n"
+	"deny mknod if arg1&S_ISUID==S_ISUID\n"
+	"deny mknod if arg1&S_ISGID==S_ISGID\n"
+	"deny mknodat if arg2&S_ISUID==S_ISUID\n"
+	"deny mknodat if arg2&S_ISGID==S_ISGID\n"
+	"deny openat2 ENOSYS\n";
 
 /* ---- names ---- */
 
@@ -107,6 +134,7 @@ static const struct { const char *name; uint64_t value; } CONSTS[] = {
 	{ "TIOCSTI", 0x5412 }, { "TIOCLINUX", 0x541C },
 	{ "PER_LINUX", 0 }, { "PER_LINUX32", 0x8 }, { "UNAME26", 0x20000 }, { "ADDR_NO_RANDOMIZE", 0x40000 },
 	{ "READ_IMPLIES_EXEC", 0x400000 },
+	{ "S_ISUID", 04000 }, { "S_ISGID", 02000 }, { "O_CREAT", 0100 }, { "O_TMPFILE", 020000000 },
 };
 
 static const struct { const char *name; int value; } ERRNOS[] = {

@@ -39,8 +39,10 @@ char *statedir_default(const char *opt)
 
 int statedir_prepare(const char *state, struct error *err)
 {
+	/* runs/ and every run directory are the invoker's alone (0700): no other host user may
+	 * reach into a cell's /tmp or home, nor move directories under warren's reclaim */
 	_cleanup_free_ char *runs = xasprintf("%s/runs", state);
-	int r = mkdir_p(runs, 0755);
+	int r = mkdir_p(runs, 0700);
 	if (r < 0)
 		return error_set(err, -r, "cannot create the state directory %s (pass --state DIR or set WARREN_STATE to a directory you can write)", runs);
 	struct stat st;
@@ -54,6 +56,9 @@ int statedir_prepare(const char *state, struct error *err)
 				 state, st.st_mode & 07777, state);
 	if (access(runs, W_OK) < 0)
 		return error_set(err, errno, "cannot write the state directory %s (pass --state DIR)", runs);
+	struct stat rst;
+	if (stat(runs, &rst) == 0 && (rst.st_mode & 077) && rst.st_uid == geteuid() && chmod(runs, 0700) < 0)
+		return error_set(err, errno, "cannot make %s private (chmod 0700)", runs);
 	return 0;
 }
 
@@ -71,7 +76,7 @@ static int mkdir_owned(int dfd, const char *name, mode_t mode, uid_t uid, gid_t 
 
 int rundir_create(const struct cell_spec *s, struct error *err)
 {
-	if (mkdir(s->rundir, 0755) < 0)
+	if (mkdir(s->rundir, 0700) < 0)
 		return error_set(err, errno, "cannot create the run directory %s", s->rundir);
 	_cleanup_close_ int dfd = open(s->rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int lock = -1;

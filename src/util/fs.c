@@ -2,17 +2,16 @@
 #include "util/fs.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-char *read_file_at(int dirfd, const char *path, size_t *len)
+static char *read_fd(int fd, size_t *len)
 {
-	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
 	size_t cap = 4096, n = 0;
 	char *buf = xmalloc(cap);
 	for (;;) {
@@ -37,7 +36,34 @@ char *read_file_at(int dirfd, const char *path, size_t *len)
 	return buf;
 }
 
+char *read_file_at(int dirfd, const char *path, size_t *len)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	return read_fd(fd, len);
+}
+
 char *read_file(const char *path, size_t *len) { return read_file_at(AT_FDCWD, path, len); }
+
+struct open_how_ {
+	uint64_t flags, mode, resolve;
+};
+
+char *read_file_in_root(const char *root, const char *rel, size_t *len)
+{
+	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return NULL;
+	while (*rel == '/')
+		rel++;
+	/* RESOLVE_IN_ROOT (0x10) | RESOLVE_NO_MAGICLINKS (0x02): links stay inside root */
+	struct open_how_ how = { .flags = O_RDONLY | O_CLOEXEC, .resolve = 0x10 | 0x02 };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, rfd, rel, &how, sizeof how);
+	if (fd < 0)
+		return NULL;
+	return read_fd(fd, len);
+}
 
 static int write_all(int fd, const char *data, size_t len)
 {
@@ -115,7 +141,7 @@ static int open_dir_at(int dirfd, const char *name)
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES) {
 		/* a directory without r or x for us: make it usable, then retry */
-		if (fchmodat(dirfd, name, 0700, 0) == 0)
+		if (fchmodat(dirfd, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
 			fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	return fd;

@@ -13,7 +13,7 @@ for c in nft dnsmasq curl python3 ip; do
 	command -v "$c" >/dev/null || skip_all "$c is not installed (make deps)"
 done
 
-plan 48
+plan 60
 
 # ---------------------------------------------------------------- the world
 W=$TEST_SCRATCH/world
@@ -60,6 +60,12 @@ net_left() {
 	ip -br link 2>/dev/null | grep -F "wv$short"
 	grep -rl -- "$id" /run/warren/net/leases 2>/dev/null
 }
+# what runs left in the world (empty: nothing); the bridge and the base tables stay between runs
+world_idle() {
+	nft list ruleset 2>/dev/null | grep -E 'run_|elements' | head -3
+	ip -br link | grep -E '^wv'
+	ls /run/warren/net/leases 2>/dev/null
+}
 world_clean() {
 	nft list tables 2>/dev/null | grep warren
 	ip -br link | grep -E '^(warren0|wv)'
@@ -86,7 +92,9 @@ RD=$(last_rundir)
 is "$(jget "$RD/result.json" 'sorted(x["dest"] for x in d["network"]["refused"])')" '["169.254.169.254:80", "198.51.100.1:8081"]' "nat: the refusals are recorded"
 line_like "$ERR" "^warren: $ID refused 2 connections to " "nat: one line on stderr names the refusals"
 is "$(net_left "$ID")" "" "nat: nothing of the run is left (veth, rules, sets, lease)"
-is "$(world_clean)" "" "nat: the bridge and the table go with the last run"
+is "$(world_idle)" "" "nat: no run's rule, set, map entry, veth or lease is left"
+is "$(nft list tables | tr '\n' ' '; ip -br link | grep -c '^warren0')" "table inet warren table bridge warren 1" \
+	"nat: the bridge and the base tables stay for the next run"
 nothing_left "$RD" "nat: no scratch, mount, process or cgroup left"
 
 # the job holds no CAP_NET_ADMIN over its network, even as --user 0
@@ -154,7 +162,7 @@ like "$OUT" '^rc=(7|28)$' "nat: another run's cell is refused"
 wrun --net allow=web1.test -- sh -c "curl -s -m 2 http://$A_ADDR:8000/index.html; echo rc=\$?"
 like "$OUT" '^rc=(7|28)$' "allow: another run's cell is refused"
 kill -TERM "$A_PID"; wait_bg "$A_PID" 20
-is "$(world_clean)" "" "after the published run: nothing left"
+is "$(world_idle)" "" "after the published run: nothing of a run left"
 
 # ---------------------------------------------------------------- kill -9 and gc
 start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net allow=web1.test --publish 18090:80 -- sleep 30
@@ -175,7 +183,38 @@ is "$RC" 125 "--net bogus: exit 125"
 one_warren_line "--net bogus: one line"
 wrun --net allow=pypi.org:99999 -- true
 like "$ERR" "not a port" "--net allow with a bad port: named"
+# ---------------------------------------------------------------- rootless: nat through pasta
 use_mode user
-wrun --net nat -- true
-is "$RC" 125 "rootless --net nat: refused"
-like "$ERR" "needs root" "rootless --net nat: the refusal names what is missing"
+wrun --net allow=web1.test -- true
+is "$RC" 125 "rootless --net allow=: refused"
+like "$ERR" "allow= needs root: .*pasta" "rootless allow=: the refusal names why"
+if ! command -v pasta >/dev/null; then
+	skip 11 "pasta is not installed (Debian package passt)"
+else
+	# pasta needs a routable interface (the world's default route leads only to the internet
+	# namespace, which routes nowhere) and /dev/net/tun open to the user: a node of the
+	# world's own (mode 0666, as udev makes it), bound over /dev/net/tun in the world only
+	ip route add default via 198.51.100.2
+	mknod -m 666 "$W/tun" c 10 200 && mount --bind "$W/tun" /dev/net/tun || bail_out "cannot give the world a /dev/net/tun"
+	wrun --net nat -- sh -c "ip -br addr show eth0 | tr -s ' '; ip route | head -1; $CURL http://203.0.113.10:8080/; $CURL http://web1.test:8080/; \
+		$CURL http://198.51.100.1:8081/; echo host=\$?; $CURL http://169.254.169.254/; echo meta=\$?; $CURL http://10.88.0.1:8081/; echo gw=\$?; \
+		ip addr add 10.88.0.200/24 dev eth0 2>&1; nft list ruleset 2>&1 | head -1"
+	RD=$(last_rundir)
+	is "$RC" 0 "rootless nat: the run ends well"
+	line_like "$OUT" '^eth0 UNKNOWN 10\.88\.0\.2/24' "rootless nat: eth0 has the run's address (pasta's tap)"
+	line_like "$OUT" '^default via 10\.88\.0\.1 dev eth0' "rootless nat: the default route via the gateway"
+	is "$(grep -c 'this is web1' <<<"$OUT")" 2 "rootless nat: reaches a test host by address and by name"
+	line_like "$OUT" '^host=7$' "rootless nat: the host's own address is refused"
+	line_like "$OUT" '^meta=7$' "rootless nat: 169.254.169.254 is refused"
+	line_like "$OUT" '^gw=7$' "rootless nat: the gateway is refused but for DNS"
+	like "$OUT" "Operation not permitted" "rootless nat: the cell cannot change its addresses or read its firewall"
+	is "$(jget "$RD/result.json" '[d["network"]["mode"], d["network"]["via"]]')" '["nat", "pasta"]' "rootless nat: recorded as nat via pasta"
+	is "$(pgrep -u "$TEST_USER_UID" -x pasta)" "" "rootless nat: pasta ended with the run"
+	# kill -9 of warren: pasta has a parent-death signal
+	wr_bg run --work "$WORK" --net nat -- sleep 30
+	K_PID=$BG_PID
+	wait_for 15 pgrep -u "$TEST_USER_UID" -x pasta
+	kill -KILL "$K_PID"; wait "$K_PID" 2>/dev/null
+	wait_for 10 sh -c '! pgrep -u "$TEST_USER_UID" -x pasta'
+	is "$(pgrep -u "$TEST_USER_UID" -x pasta)" "" "rootless nat: kill -9 of warren ends pasta too"
+fi

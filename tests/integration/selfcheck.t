@@ -2,10 +2,12 @@
 # selfcheck.t - `warren selfcheck [--rootfs DIR]`: one line per check ("ok   ..." or
 # "FAIL ...: how to fix"), exit 1 when any fails. It fails on an image whose /tmp holds a
 # root-owned `opencode` directory (left by an image build), whose /tmp is not 01777, or
-# whose /var/tmp is not empty, and passes on a clean image. It changes no image.
+# whose /var/tmp is not empty, and passes on a clean image. It changes no image. It reports
+# the defences the host supports: seccomp (the default profile loaded in a child), the
+# Landlock ABI (as the kernel reports it) and the cgroup controllers.
 . "$(dirname "$0")/../lib.sh"
 
-plan 24
+plan 30
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 BB_BEFORE=$(image_manifest "$BB")
@@ -53,6 +55,13 @@ failed_run() {
 	ok $? "$1" || diag "exit $RC" "$OUT" "$ERR"
 }
 
+# The Landlock ABI of this kernel (0: none), asked the way warren asks.
+HOST_LANDLOCK=$("$PY" -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(max(libc.syscall(444, None, 0, 1), 0))  # landlock_create_ruleset(NULL, 0, VERSION)
+')
+
 for mode in root user; do
 	use_mode "$mode"
 	M="[$mode]"
@@ -82,6 +91,14 @@ for mode in root user; do
 	fi
 
 	wr selfcheck
+	line_like "$OUT" '^ok +seccomp \(the default profile, [0-9]+ instructions, refuses keyctl with EPERM\)$' \
+		"$M selfcheck reports seccomp: the default profile loads and refuses keyctl"
+	if [ "${HOST_LANDLOCK:-0}" -gt 0 ]; then
+		line_like "$OUT" "^ok +Landlock ABI $HOST_LANDLOCK " "$M selfcheck reports the kernel's Landlock ABI ($HOST_LANDLOCK)"
+	else
+		line_like "$OUT" '^note +Landlock: not available' "$M selfcheck notes that this kernel has no Landlock"
+	fi
+	line_like "$OUT" '^(ok|note|FAIL) +cgroups: ' "$M selfcheck reports the cgroup controllers"
 	if [ "$mode" = root ]; then
 		is "$RC" 0 "$M selfcheck of the host alone passes" || diag "$OUT"
 	else

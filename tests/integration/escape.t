@@ -1,0 +1,330 @@
+#!/bin/bash
+# escape.t - the escape suite of issue 6 (tests/escape/): each attempt, a small static C
+# program, runs as the job of a cell of its own and tries one way out; it prints its name and
+# `held` or `ESCAPED`. The whole suite runs as root and rootless, on the host's / and on the
+# busybox and Debian images (--rootfs), one TAP test per attempt per configuration. A test
+# passes when the attempt's last line is "NAME: held", no line says ESCAPED, and what the
+# host can check afterwards agrees (the sleep it started lives, /etc, the image, warren's
+# binary and the worktree's .git are unchanged, no nftables table appeared...).
+#
+# NAME@0 is the attempt run with --user 0. symlink_race_worktree and symlink_race_git are
+# races run from here: a racer swaps a path component with a symlink while warren starts.
+. "$(dirname "$0")/../lib.sh"
+
+command -v cc >/dev/null || skip_all "cc is needed to build the attempts"
+
+ESC=$REPO/tests/escape
+ATTEMPTS="read_host_tmp read_host_root write_etc write_image other_run_scratch other_state_scratch
+ptrace_outside kill_outside mount mount@0 userns userns@0 seccomp_forbidden tiocsti tioclinux
+proc_kcore sysrq_trigger worktree_symlink symlink_race_worktree symlink_race_git reexec_exe
+reexec_exe@0 inherited_fd cgroup_move rlimits rlimits@0 git_hooks git_hooks@0 nftables nftables@0"
+N_ATTEMPTS=$(wc -w <<<"$ATTEMPTS")
+RACE_ROUNDS=${RACE_ROUNDS:-15}
+plan $((N_ATTEMPTS * 6))
+
+# ---------------------------------------------------------------- build
+
+BIN=$TEST_SCRATCH/bin
+mkdir -p "$BIN"
+for src in "$ESC"/*.c; do
+	name=$(basename "$src" .c)
+	TMPDIR=$TEST_SCRATCH cc -O1 -static -Wall -o "$BIN/$name" "$src" 2>"$TEST_SCRATCH/cc.log" ||
+		bail_out "cannot build $name: $(cat "$TEST_SCRATCH/cc.log")"
+done
+chmod 755 "$BIN" "$BIN"/*
+
+# A private copy of warren: the binary the attempts must not overwrite, safe from rebuilds
+# of build/warren while the suite runs.
+cp "$WARREN" "$TEST_SCRATCH/warren" && chmod 755 "$TEST_SCRATCH/warren" || bail_out "cannot copy $WARREN"
+WARREN=$TEST_SCRATCH/warren
+
+BB=$(image_busybox) || bail_out "cannot build the busybox image"
+DEB=$(image_debian) || DEB=
+STAMP=$TEST_SCRATCH/stamp
+touch "$STAMP"
+sleep 0.01
+WARREN_SUM=$(sha256sum <"$WARREN")
+
+# Secrets the attempts look for: a marker in the host's /tmp and one in the host's /root.
+SECRET=warren-escape-secret-$$-$RANDOM$RANDOM
+host_tmp_marker || bail_out "cannot create a marker in the host's /tmp"
+TMP_MARKER=$MARKER
+echo "$SECRET" >"$TMP_MARKER"
+chmod 644 "$TMP_MARKER"
+ROOT_MARKER=$(mktemp -p /root warren-escape-marker.XXXXXXXX) || bail_out "cannot create a marker in /root"
+_cleanup_files+=("$ROOT_MARKER")
+echo "$SECRET" >"$ROOT_MARKER"
+chmod 644 "$ROOT_MARKER"
+# A state directory of another invocation (as /var/lib/warren is to a rootless user).
+OTHER_STATE=$TEST_SCRATCH/other/state
+mkdir -p "$TEST_SCRATCH/other" && chmod 755 "$TEST_SCRATCH/other"
+
+# ---------------------------------------------------------------- helpers
+
+# new_wt NAME: a fresh worktree for one attempt of the current configuration, owned by the
+# mode's invoker, holding the attempt's binary; sets WT.
+new_wt() {
+	WT=$TEST_SCRATCH/wt/$CONF/$1
+	mkdir -p "$TEST_SCRATCH/wt/$CONF"
+	chmod 755 "$TEST_SCRATCH/wt" "$TEST_SCRATCH/wt/$CONF"
+	mkdir_for_mode "$WT"
+	local bin=${1%@0}
+	case $bin in other_run_scratch | other_state_scratch) bin=reach_scratch ;; esac
+	cp "$BIN/$bin" "$WT/$bin" && chmod 755 "$WT/$bin"
+	[ "$MODE" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$WT/$bin"
+	return 0
+}
+
+# attempt NAME [WARREN-OPTIONS...] -- ARGS...: run the attempt in its worktree (new_wt first).
+attempt() {
+	local name=$1 opts=() bin; shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	bin=${name%@0}
+	case $bin in other_run_scratch | other_state_scratch) bin=reach_scratch ;; esac
+	[[ $name == *@0 ]] && opts+=(--user 0)
+	wr run --work "$WT" "${ROOTFS[@]}" "${opts[@]}" -- "./$bin" "$@"
+}
+
+# verdict NAME [HOSTCHECK-STATUS HOSTCHECK-MESSAGE]: one test: OUT's last line is
+# "NAME: held", no line says ESCAPED, and the host's own check (0 = fine) agrees.
+verdict() {
+	local name=${1%@0} desc="$M $1" last st=0 msgs=()
+	last=$(tr -d '\r\0' <<<"$OUT" | sed '/^$/d' | tail -n 1)
+	[ "$last" = "$name: held" ] || { st=1; msgs+=("last line: '$last' (expected '$name: held')"); }
+	if grep -q ESCAPED <<<"$OUT"; then st=1; msgs+=("ESCAPED:" "$(grep ESCAPED <<<"$OUT")"); fi
+	if [ "${2:-0}" != 0 ]; then st=1; msgs+=("host check: ${3:-}"); fi
+	if ok "$st" "$desc: held"; then return 0; fi
+	diag "${msgs[@]}" "exit: $RC" "stdout:" "$(_clip "$OUT")" "stderr: $(_clip "$ERR")" "command: $_last_cmd"
+	return 1
+}
+
+# A background run keeping SECRET in its /tmp, /var/tmp and $HOME under the file name
+# BG_MARK; as the current mode's user (same state) or as root in OTHER_STATE.
+BG_MARK=warren-escape-scratch-marker
+start_scratch_run() {	# same|other
+	local wt=$TEST_SCRATCH/wt/$CONF/bg-$1 job
+	mkdir -p "$TEST_SCRATCH/wt/$CONF"
+	job="for d in /tmp /var/tmp \$HOME; do echo '$SECRET' > \$d/$BG_MARK; done; sleep 120"
+	if [ "$1" = same ]; then
+		mkdir_for_mode "$wt"
+		wr_bg run --work "$wt" -- sh -c "$job"
+		SAME_BG=$BG_PID
+		wait_for 15 compgen -G "$STATE/runs/*/tmp/$BG_MARK" >/dev/null
+	else
+		mkdir -p "$wt" && chmod 755 "$wt"
+		start_bg "$WARREN" run --state "$OTHER_STATE" --work "$wt" -- sh -c "$job"
+		OTHER_BG=$BG_PID
+		wait_for 15 compgen -G "$OTHER_STATE/runs/*/tmp/$BG_MARK" >/dev/null
+	fi
+}
+stop_bg() { kill -TERM "$1" 2>/dev/null; wait_bg "$1" 20; }
+
+# The racer: swaps A and B (renameat2 RENAME_EXCHANGE) as fast as it can until STOP exists
+# (at most 120 s), as the invoker of the mode (a user who owns the worktree's directory).
+RACER=$TEST_SCRATCH/racer.py
+cat >"$RACER" <<'EOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+a, b, stop = (p.encode() for p in sys.argv[1:4])
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+n, t0 = 0, time.time()
+while not os.path.exists(stop) and time.time() - t0 < 120:
+    libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
+    n += 1
+    if n % 2 == 0 and n % 512 == 0:
+        time.sleep(0)
+# leave them as they started (an even number of swaps)
+if n % 2:
+    libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
+print(n)
+EOF
+chmod 644 "$RACER"
+
+# tree_sum DIR: a listing of DIR (names, modes, owners, contents) to compare before/after.
+tree_sum() { (cd "$1" && find . -printf '%p %m %U %G %s %l\n' | sort && find . -type f -exec sha256sum {} + | sort) 2>&1; }
+
+# run_race KIND: the symlink races (see below); prints nothing, sets RACE_ST and RACE_MSG.
+run_race() {
+	local kind=$1 R=$TEST_SCRATCH/race/$CONF/$1 i before after n stop=$TEST_SCRATCH/race/$CONF/$1.stop msgs=()
+	mkdir -p "$TEST_SCRATCH/race/$CONF" && chmod 755 "$TEST_SCRATCH/race" "$TEST_SCRATCH/race/$CONF"
+	mkdir -p "$R" && chown "$TEST_USER_UID:$TEST_USER_GID" "$R" && chmod 755 "$R"
+	# the victim: a root-owned directory outside the worktree
+	mkdir -p "$R/victim/wt" "$R/victim-git"
+	echo victim >"$R/victim/wt/victim-file"
+	printf '[core]\n\tbare = false\n' >"$R/victim-git/config"
+	echo 'ref: refs/heads/main' >"$R/victim-git/HEAD"
+	chown -R 0:0 "$R/victim" "$R/victim-git"
+	chmod 755 "$R/victim" "$R/victim/wt" "$R/victim-git"
+	before=$(tree_sum "$R/victim"; tree_sum "$R/victim-git")
+	local a b work
+	if [ "$kind" = worktree ]; then
+		# --work R/p/wt; the racer exchanges the directory R/p with R/q, a symlink to R/victim
+		mkdir -p "$R/p/wt"
+		ln -s victim "$R/q"
+		chown -h -R "$TEST_USER_UID:$TEST_USER_GID" "$R/p" "$R/q"
+		a=$R/p b=$R/q work=$R/p/wt
+	else
+		# --work R/gw, a git repository; the racer exchanges R/gw/.git with R/gw/.git-evil, a
+		# symlink to R/victim-git (a git directory without hooks, outside the worktree)
+		mkdir -p "$R/gw"
+		git init -q "$R/gw" && rm -rf "$R/gw/.git/hooks"
+		ln -s ../victim-git "$R/gw/.git-evil"
+		chown -h -R "$TEST_USER_UID:$TEST_USER_GID" "$R/gw"
+		a=$R/gw/.git b=$R/gw/.git-evil work=$R/gw
+	fi
+	start_bg "${AS_USER[@]}" "$PY" "$RACER" "$a" "$b" "$stop"
+	local racer=$BG_PID racer_out=$BG_OUT started=0
+	for ((i = 0; i < RACE_ROUNDS; i++)); do
+		wr run --work "$work" "${ROOTFS[@]}" -- sh -c "echo x > escaped-$i; echo x >> victim-file; mkdir -p .git/hooks && echo x > .git/hooks/pre-commit; true"
+		[ "$RC" = 0 ] && started=$((started + 1))
+	done
+	touch "$stop"
+	wait_bg "$racer" 20
+	n=$(cat "$racer_out" 2>/dev/null)
+	after=$(tree_sum "$R/victim"; tree_sum "$R/victim-git")
+	[ "$before" = "$after" ] || msgs+=("the victim outside the worktree changed:" "$(diff <(echo "$before") <(echo "$after"))")
+	local m
+	m=$(mounts_under "$R"); [ -z "$m" ] || msgs+=("mounts left: $m")
+	[ "$started" -gt 0 ] || msgs+=("no run of the $RACE_ROUNDS started")
+	[ "${n:-0}" -gt 0 ] || msgs+=("the racer did not race (swaps: '${n:-}')")
+	RACE_ST=0
+	[ ${#msgs[@]} = 0 ] || RACE_ST=1
+	RACE_MSG=$(printf '%s\n' "${msgs[@]}" "$started of $RACE_ROUNDS runs started; ${n:-0} swaps")
+	OUT="symlink_race_$kind: $([ "$RACE_ST" = 0 ] && echo held || echo ESCAPED)"
+}
+
+# ---------------------------------------------------------------- the suite
+
+run_suite() {
+	local name st msg x
+	for name in $ATTEMPTS; do
+		st=0 msg=
+		case $name in
+		read_host_tmp)
+			new_wt "$name"; attempt "$name" -- "$SECRET" "$TMP_MARKER"
+			verdict "$name" ;;
+		read_host_root)
+			new_wt "$name"; attempt "$name" -- "$SECRET" "$ROOT_MARKER"
+			verdict "$name" ;;
+		write_etc)
+			new_wt "$name"; attempt "$name" -- "$CONF"
+			x=$(ls -d /etc/warren-escape-* 2>/dev/null); [ -z "$x" ] || { st=1 msg="on the host: $x"; rm -rf /etc/warren-escape-*; }
+			verdict "$name" "$st" "$msg" ;;
+		write_image)
+			new_wt "$name"
+			if [ -n "$IMG" ]; then
+				attempt "$name" -- "$CONF" "$IMG" overlay
+				x=$(find "$IMG" -xdev -newer "$STAMP" -print 2>/dev/null | head -5)
+			else
+				attempt "$name" -- "$CONF" -
+				x=$(ls -d /warren-escape-* /usr/bin/warren-escape-* /bin/warren-escape-* 2>/dev/null)
+			fi
+			[ -z "$x" ] || st=1 msg="changed on the host: $x"
+			verdict "$name" "$st" "$msg" ;;
+		other_run_scratch)
+			new_wt "$name"
+			if [ -n "${SAME_BG:-}" ] && compgen -G "$STATE/runs/*/tmp/$BG_MARK" >/dev/null; then
+				attempt "$name" -- "$name" "$SECRET" "$BG_MARK" "$STATE"
+				verdict "$name"
+			else
+				OUT="(the other run did not start)"; verdict "$name" 1 "no second run with a marker in $STATE"
+			fi ;;
+		other_state_scratch)
+			new_wt "$name"
+			if [ -n "${OTHER_BG:-}" ] && compgen -G "$OTHER_STATE/runs/*/tmp/$BG_MARK" >/dev/null; then
+				attempt "$name" -- "$name" "$SECRET" "$BG_MARK" "$OTHER_STATE"
+				verdict "$name"
+			else
+				OUT="(the other run did not start)"; verdict "$name" 1 "no run with a marker in $OTHER_STATE"
+			fi ;;
+		ptrace_outside | kill_outside)
+			new_wt "$name"
+			start_bg setpriv --reuid="$HOST_JOB_UID" --regid="$HOST_JOB_UID" --clear-groups sleep 100
+			local sp=$BG_PID
+			attempt "$name" -- "$sp"
+			if ! kill -0 "$sp" 2>/dev/null; then
+				st=1 msg="the host's sleep (pid $sp) is dead"
+			elif ! grep -q '^TracerPid:[[:space:]]*0$' "/proc/$sp/status"; then
+				st=1 msg="the host's sleep is traced: $(grep TracerPid "/proc/$sp/status")"
+			fi
+			kill -KILL "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+			verdict "$name" "$st" "$msg" ;;
+		tiocsti)
+			# on a terminal: warren under script(1), so the job's fds 0-2 are a pty
+			new_wt "$name"
+			local cmd
+			cmd=$(printf '%q ' "${RUNNER[@]}" "$WARREN" run --state "$STATE" --work "$WT" "${ROOTFS[@]}" -- ./tiocsti need-tty)
+			bounded script -qec "$cmd" /dev/null
+			verdict "$name" ;;
+		worktree_symlink)
+			new_wt "$name"
+			local outside=$TEST_SCRATCH/outside-git/$CONF
+			mkdir -p "$outside" && printf '[core]\n\tbare = false\n' >"$outside/config" && chmod 755 "$TEST_SCRATCH/outside-git" "$outside"
+			local before; before=$(tree_sum "$outside")
+			ln -s /root "$WT/link-root"; ln -s /etc/shadow "$WT/link-shadow"; ln -s /etc "$WT/link-etc"
+			ln -s "$TMP_MARKER" "$WT/link-tmp-marker"; ln -s "$ROOT_MARKER" "$WT/link-root-marker"
+			ln -s "$STATE" "$WT/link-state"; ln -s "$outside" "$WT/.git"
+			[ "$MODE" = user ] && chown -h "$TEST_USER_UID:$TEST_USER_GID" "$WT"/link-* "$WT/.git"
+			attempt "$name" -- "$SECRET"
+			[ "$(tree_sum "$outside")" = "$before" ] || st=1 msg="the directory .git points to changed: $(ls -la "$outside")"
+			x=$(ls -d /etc/warren-escape* 2>/dev/null); [ -z "$x" ] || { st=1 msg="$msg on the host: $x"; rm -rf /etc/warren-escape*; }
+			verdict "$name" "$st" "$msg" ;;
+		symlink_race_worktree | symlink_race_git)
+			run_race "${name#symlink_race_}"
+			verdict "$name" "$RACE_ST" "$RACE_MSG" ;;
+		reexec_exe | reexec_exe@0)
+			new_wt "$name"; attempt "$name" -- "$WARREN"
+			[ "$(sha256sum <"$WARREN")" = "$WARREN_SUM" ] || st=1 msg="warren's binary changed"
+			verdict "$name" "$st" "$msg" ;;
+		inherited_fd)
+			# fds 5..9 open on host files when warren starts
+			new_wt "$name"
+			local f6=$TEST_SCRATCH/fd6-$CONF; : >"$f6"
+			bounded bash -c 'exec 5<"$1" 6>>"$2" 7</ 8</root 9<"$3"; shift 3; exec "$@"' _ \
+				"$TMP_MARKER" "$f6" "$WARREN" "${RUNNER[@]}" "$WARREN" run --state "$STATE" --work "$WT" "${ROOTFS[@]}" -- ./inherited_fd
+			[ -s "$f6" ] && st=1 msg="the host file on fd 6 was written"
+			verdict "$name" "$st" "$msg" ;;
+		git_hooks | git_hooks@0)
+			new_wt "$name"
+			if [ "$MODE" = user ]; then as_user git init -q "$WT"; else git init -q "$WT"; fi
+			local gb; gb=$(tree_sum "$WT/.git")
+			attempt "$name" --
+			[ "$(tree_sum "$WT/.git" 2>&1)" = "$gb" ] && [ -d "$WT/.git" ] && [ ! -L "$WT/.git" ] ||
+				st=1 msg="the worktree's .git changed: $(diff <(echo "$gb") <(tree_sum "$WT/.git") | head -20)"
+			verdict "$name" "$st" "$msg" ;;
+		nftables | nftables@0)
+			new_wt "$name"; attempt "$name" --
+			x=$(nft list tables 2>/dev/null | grep warren_escape)
+			[ -z "$x" ] || { st=1 msg="on the host: $x"; nft delete table inet warren_escape 2>/dev/null; nft delete table inet warren_escape_cli 2>/dev/null; }
+			verdict "$name" "$st" "$msg" ;;
+		*)
+			new_wt "$name"; attempt "$name" --
+			verdict "$name" ;;
+		esac
+	done
+}
+
+for mode in root user; do
+	use_mode "$mode"
+	for img in host busybox debian; do
+		CONF=$mode-$img
+		case $img in
+		host) IMG= M="[$mode]" ;;
+		busybox) IMG=$BB M="[$mode --rootfs busybox]" ;;
+		debian) IMG=$DEB M="[$mode --rootfs debian]" ;;
+		esac
+		if [ "$img" = debian ] && [ -z "$DEB" ]; then
+			skip "$N_ATTEMPTS" "no Debian image (see build/cache/images/debian.build.log)"
+			continue
+		fi
+		ROOTFS=()
+		[ -n "$IMG" ] && ROOTFS=(--rootfs "$IMG")
+		SAME_BG= OTHER_BG=
+		start_scratch_run same
+		start_scratch_run other
+		run_suite
+		stop_bg "$SAME_BG"
+		stop_bg "$OTHER_BG"
+	done
+done
