@@ -142,9 +142,7 @@ static int job_run_cmd(int argc, char **argv)
 fail:
 	rc = cli_fail(&err);
 out:
-	for (size_t i = 0; i < late.n; i++)
-		free(late.v[i]);
-	free(late.v);
+	envb_free(&late);
 	cell_spec_free(&s);
 	job_free(&job);
 	return rc;

@@ -261,9 +261,7 @@ int cmd_run(int argc, char **argv)
 fail:
 	rc = cli_fail(&err);
 out:
-	for (size_t i = 0; i < late.n; i++)
-		free(late.v[i]);
-	free(late.v);
+	envb_free(&late);
 	policy_opts_free(&o.policy);
 	policy_opts_free(&s.policy);
 	cell_spec_free(&s);

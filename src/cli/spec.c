@@ -15,6 +15,15 @@
 #include "run/rundir.h"
 #include "util/fs.h"
 
+void envb_free(struct envb *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->v[i]);
+	free(e->v);
+	e->v = NULL;
+	e->n = e->cap = 0;
+}
+
 void env_set(struct envb *e, const char *kv)
 {
 	size_t klen = strcspn(kv, "=");

@@ -15,6 +15,7 @@ struct envb {
 };
 
 void env_set(struct envb *e, const char *kv);
+void envb_free(struct envb *e);
 void env_setkv(struct envb *e, const char *k, const char *v);
 bool valid_env_name(const char *s, size_t len);
 /* Add NAME=VALUE after checking it; TMPDIR is refused with a note (it is always /tmp). */

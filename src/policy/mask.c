@@ -8,6 +8,7 @@
  * symlink or a swapped file cannot redirect a mount (the class of runc's 2025 advisories).
  * Mounts go through file descriptors (open_tree, fsmount, move_mount), never through paths. */
 #include "policy/policy.h"
+#include "util/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,17 +72,7 @@ int policy_write_checked(int dirfd, const char *path, long magic, const char *da
 	_cleanup_close_ int fd = policy_open_checked(dirfd, path, O_WRONLY, magic);
 	if (fd < 0)
 		return fd;
-	while (len) {
-		ssize_t w = write(fd, data, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		data += w;
-		len -= (size_t)w;
-	}
-	return 0;
+	return write_fd_all(fd, data, len);
 }
 
 /* ---- the three kinds of mask ---- */

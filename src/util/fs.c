@@ -65,7 +65,7 @@ char *read_file_in_root(const char *root, const char *rel, size_t *len)
 	return read_fd(fd, len);
 }
 
-static int write_all(int fd, const char *data, size_t len)
+int write_fd_all(int fd, const char *data, size_t len)
 {
 	while (len) {
 		ssize_t w = write(fd, data, len);
@@ -85,7 +85,7 @@ int write_file(const char *path, const char *data, size_t len)
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	return write_all(fd, data, len);
+	return write_fd_all(fd, data, len);
 }
 
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
@@ -101,7 +101,7 @@ int write_file_atomic(const char *path, const char *data, size_t len, mode_t mod
 		return -errno;
 	int r = fchmod(fd, mode) < 0 ? -errno : 0;
 	if (r == 0)
-		r = write_all(fd, data, len);
+		r = write_fd_all(fd, data, len);
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0)

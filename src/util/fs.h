@@ -14,6 +14,8 @@ char *read_file_at(int dirfd, const char *path, size_t *len);
 /* Read rel inside the directory root, symlinks resolved as if root were / (an untrusted
  * image's links never reach the host's files). */
 char *read_file_in_root(const char *root, const char *rel, size_t *len);
+/* Write all of data to fd (retrying short writes and EINTR). 0 or -errno. */
+int write_fd_all(int fd, const char *data, size_t len);
 /* Write data to path (created 0644 or truncated). 0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
 /* Write to a temporary name then rename over path: readers see old or new, never half. */
