@@ -98,17 +98,7 @@ out:
 
 void link_bridge_remove(void)
 {
-	struct error e = { 0 };
-	struct nl_sock *sk = nl_open(&e);
-	error_clear(&e);
-	if (!sk)
-		return;
-	struct rtnl_link *l = NULL;
-	if (rtnl_link_get_kernel(sk, 0, NET_BRIDGE, &l) == 0) {
-		rtnl_link_delete(sk, l);
-		rtnl_link_put(l);
-	}
-	nl_socket_free(sk);
+	link_remove(NET_BRIDGE);
 }
 
 /* Configure the cell's end from inside its network namespace: IPv6 off, the address, up,

@@ -151,12 +151,8 @@ int rundir_reclaim(const char *rundir, struct error *err)
 		return errno == ENOENT ? 0 : error_set(err, errno, "cannot open the run directory %s", rundir);
 	int first = 0;
 	const char *bad = NULL;
-	/* a size-limited scratch tmpfs mounted by the supervisor (root) goes first */
-	_cleanup_free_ char *scratch = xasprintf("%s/scratch", rundir);
-	if (umount2(scratch, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT && errno != EPERM) {
-		first = -errno;
-		bad = "scratch";
-	}
+	/* (a --scratch tmpfs is mounted by init in the cell's mount namespace: gone with the cell;
+	 * what stays here is its empty mount point) */
 	for (const char *const *p = SCRATCH; *p; p++) {
 		int r = rm_tree_at(dfd, *p);
 		if (r < 0 && !first) {
