@@ -53,6 +53,7 @@ demo: deps all
 
 bench: deps all
 	@bench/run
+	@bench/refused-writes
 
 clean:
 	rm -rf build/obj build/unit build/warren build/san

@@ -617,7 +617,7 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
 	/* rlimits, capabilities, Landlock, seccomp: for the job and for the executor's steps */
 	struct error perr = { 0 };
-	if (policy_apply_job(s, &perr) < 0)
+	if (policy_apply_job(s, io->watch, &perr) < 0)
 		die(0, "%s", perr.msg);
 	if (io->control >= 0)
 		executor_main(s, io->control);
@@ -787,7 +787,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	/* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll,
 	 * other pipes' ends, nor what warren's caller left open) */
-	int keep[] = { 0, 1, 2, report_fd, go, io->in, io->out, io->err, io->console, io->control,
+	int keep[] = { 0, 1, 2, report_fd, go, io->in, io->out, io->err, io->console, io->control, io->watch,
 		       idmap_ns_work, idmap_ns_image, s->worktree_fd };
 	close_all_but(keep, sizeof keep / sizeof keep[0]);
 	/* rootless, the job has init's host uid and may prlimit() it: what init allows itself
@@ -825,6 +825,8 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	if (io->console >= 0)
 		open_console(s, &jio);
 	pid_t job = start_job(s, &jio);
+	if (io->watch >= 0)
+		close(io->watch);
 	/* init keeps no stream of the job open: end of output is the job's */
 	for (int i = 0; i < 3; i++) {
 		int fd = i == 0 ? jio.in : i == 1 ? jio.out : jio.err;

@@ -15,6 +15,8 @@ struct cell_io {
 	int console;         /* -1, or a unix socket: init opens a terminal in the cell's own devpts,
 	                        sends its master over it and gives the job the other end */
 	int control;         /* -1, or a unix socket: the job is warren's executor (job steps) */
+	int watch;           /* -1, or a unix socket: the job sends the write watch's listener
+	                        over it (policy_watch_writes) */
 };
 
 struct cell {

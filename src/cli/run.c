@@ -56,6 +56,9 @@ static const char RUN_HELP[] =
 	"                      .git/config always are)\n"
 	"  --core              allow core dumps (off by default)\n"
 	"  --no-sys            no /sys in the cell\n"
+	"  --no-refused-writes do not record the writes the cell refuses (the record and the\n"
+	"                      end line name them and where to write instead; a job that needs\n"
+	"                      its own seccomp listener inside needs this)\n"
 	"\n"
 	"network (default none: loopback only; see docs/network.md):\n"
 	"  --net MODE          none, nat (a link of its own, NAT to the host's uplink), or\n"
@@ -76,7 +79,7 @@ static const char RUN_HELP[] =
 enum {
 	O_ROOTFS = 256, O_WORK, O_USER, O_ENV, O_ENV_FILE, O_PASS_ENV, O_KEEP, O_STATE, O_TIME, O_CPU,
 	O_MEMORY, O_PIDS, O_OUTPUT, O_SCRATCH, O_GRACE, O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
-	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS,
+	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
 };
 
@@ -94,7 +97,7 @@ static const struct option OPTS[] = {
 	{ "seccomp", required_argument, NULL, O_SECCOMP }, { "seccomp-print", no_argument, NULL, O_SECCOMP_PRINT },
 	{ "allow-nested", no_argument, NULL, O_ALLOW_NESTED }, { "require-landlock", no_argument, NULL, O_REQUIRE_LANDLOCK },
 	{ "protect", required_argument, NULL, O_PROTECT }, { "core", no_argument, NULL, O_CORE },
-	{ "no-sys", no_argument, NULL, O_NO_SYS },
+	{ "no-sys", no_argument, NULL, O_NO_SYS }, { "no-refused-writes", no_argument, NULL, O_NO_REFUSED },
 	{ "net", required_argument, NULL, O_NET }, { "publish", required_argument, NULL, O_PUBLISH },
 	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES }, { NULL, 0, NULL, 0 },
 };
@@ -200,6 +203,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_PROTECT: r = policy_add_protect(&o->policy, optarg, err); break;
 		case O_CORE: o->policy.core = true; break;
 		case O_NO_SYS: o->policy.no_sys = true; break;
+		case O_NO_REFUSED: o->policy.no_refused_writes = true; break;
 		case '?':
 		default: {
 			const char *bad = argv[optind - 1];

@@ -224,6 +224,27 @@ int cmd_show(int argc, char **argv)
 	row("pids peak", pps);
 	row_size("output", json_object_get(r, "output_bytes"));
 	row_size("scratch", json_object_get(r, "scratch_bytes"));
+	/* refused writes: the count, then the first paths, one row each */
+	json_t *rw = json_object_get(r, "refused_writes");
+	if (json_is_array(rw)) {
+		json_int_t total = json_integer_value(json_object_get(r, "refused_writes_total"));
+		_cleanup_free_ char *t = xasprintf("%lld%s", (long long)total, total ? "" : " (it wrote only where it may)");
+		row("refused writes", t);
+		size_t i;
+		json_t *w;
+		json_array_foreach(rw, i, w) {
+			if (i == 10) {
+				_cleanup_free_ char *more = xasprintf("… %zu more paths in %s/result.json", json_array_size(rw) - 10, dir);
+				row("", more);
+				break;
+			}
+			_cleanup_free_ char *line = xasprintf("%s (%lld)", json_string_value(json_object_get(w, "path")) ?: "?",
+							      (long long)json_integer_value(json_object_get(w, "count")));
+			row("", line);
+		}
+	} else if (json_is_string(json_object_get(r, "refused_writes_off"))) {
+		row("refused writes", json_string_value(json_object_get(r, "refused_writes_off")));
+	}
 	json_t *l = json_object_get(r, "limits");
 	char *lim = xstrdup("");
 	const char *key;

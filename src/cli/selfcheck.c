@@ -11,7 +11,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -23,6 +26,7 @@
 #include "cli/cli.h"
 #include "policy/policy.h"
 #include "run/rundir.h"
+#include "supervise/refused.h"
 #include "util/fs.h"
 
 static int failures;
@@ -90,6 +94,53 @@ static int seccomp_works(const struct policy_opts *p)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : EINTR;
 }
 
+/* The write watch (refused writes in the record): a child loads its filter and sends the
+ * listener as a job does, then makes one watched call (a mkdir that fails with ENOENT); it
+ * must arrive here and go on. 0, or the errno that broke it. */
+static int watch_works(char **why)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return errno;
+	pid_t c = fork();
+	if (c == 0) {
+		close(sv[0]);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(1);
+		policy_watch_writes(sv[1]);
+		_exit(mkdir("/nonexistent-warren-selfcheck/x", 0700) < 0 && errno == ENOENT ? 0 : 2);
+	}
+	close(sv[1]);
+	struct refused r;
+	refused_init(&r);
+	r.sock = sv[0];
+	int e = ETIMEDOUT;
+	struct pollfd pf = { .fd = sv[0], .events = POLLIN };
+	if (c > 0 && poll(&pf, 1, 5000) == 1 && refused_take_listener(&r)) {
+		pf.fd = r.listener;
+		struct seccomp_notif *req = r.req;
+		struct seccomp_notif_resp *resp = r.resp;
+		int p = poll(&pf, 1, 5000);
+		if (p == 1 && ioctl(r.listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
+			resp->id = req->id;
+			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			e = ioctl(r.listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0 ? 0 : errno;
+		} else {
+			e = p == 0 ? ETIMEDOUT : errno;
+		}
+	} else if (r.off) {
+		*why = xstrdup(r.off);
+		e = EOPNOTSUPP;
+	}
+	refused_free(&r);
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c)
+		return ECHILD;
+	if (!e && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		e = EPROTO;
+	return e;
+}
+
 /* The defences of docs/hardening.md this host supports: seccomp filters (the default profile,
  * compiled and loaded in a child) and the Landlock ABI. */
 static void defence_checks(void)
@@ -111,6 +162,14 @@ static void defence_checks(void)
 			      strerror(e));
 	}
 	free(p.bpf);
+	_cleanup_free_ char *why = NULL;
+	int we = watch_works(&why);
+	if (we)
+		note("refused writes: not recorded on this host (%s); runs go on and their record says so. "
+		     "The kernel needs seccomp user notification (5.5+, 5.19+ for killable waits); EBUSY means warren itself runs under a seccomp listener",
+		     why ? why : strerror(we));
+	else
+		check(true, "refused writes recorded (seccomp user notification)", " ");
 	int abi = landlock_abi();
 	if (abi > 0) {
 		_cleanup_free_ char *w = xasprintf("Landlock ABI %d (%s)", abi,

@@ -92,6 +92,13 @@ static char *where_to_write(const struct cell_spec *s)
 			 s->rootfs ? " (and, with --rootfs, anywhere in the image's root)" : "");
 }
 
+bool policy_protected(const struct cell_spec *s, const char *path)
+{
+	_cleanup_free_ char *p = normalise(s, path);
+	const char *which;
+	return beneath(p, s->worktree) && is_protected(s, p, &which);
+}
+
 bool policy_allows(const struct cell_spec *s, const char *path, enum policy_access how, char **why)
 {
 	_cleanup_free_ char *p = normalise(s, path);

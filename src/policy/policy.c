@@ -54,7 +54,7 @@ int policy_add_protect(struct policy_opts *p, const char *path, struct error *er
 	return 0;
 }
 
-int policy_apply_job(const struct cell_spec *s, struct error *err)
+int policy_apply_job(const struct cell_spec *s, int watch_sock, struct error *err)
 {
 	/* set by the driver already; Landlock and seccomp need it */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -64,6 +64,10 @@ int policy_apply_job(const struct cell_spec *s, struct error *err)
 	int abi;
 	if (policy_landlock(s, &abi, err) < 0)
 		return -EINVAL;
+	/* before the profile, which may refuse seccomp(2) itself; the order of filters does not
+	 * change what a call gets */
+	if (watch_sock >= 0)
+		policy_watch_writes(watch_sock);
 	return policy_seccomp(s, err);
 }
 
@@ -72,7 +76,7 @@ json_t *policy_json(const struct policy_opts *p)
 	json_t *prot = json_array();
 	for (size_t i = 0; i < p->nprotect; i++)
 		json_array_append_new(prot, json_string(p->protect[i]));
-	return json_pack("{s:o,s:b,s:b,s:b,s:b,s:o}", "seccomp", p->seccomp_file ? json_string(p->seccomp_file) : json_null(),
+	return json_pack("{s:o,s:b,s:b,s:b,s:b,s:o,s:b}", "seccomp", p->seccomp_file ? json_string(p->seccomp_file) : json_null(),
 			 "allow_nested", p->allow_nested, "require_landlock", p->require_landlock, "core", p->core,
-			 "no_sys", p->no_sys, "protect", prot);
+			 "no_sys", p->no_sys, "protect", prot, "refused_writes", !p->no_refused_writes);
 }

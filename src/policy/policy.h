@@ -12,6 +12,19 @@
 
 #include "util/error.h"
 
+/* System calls newer than some C libraries' headers (the same number on every architecture),
+ * for the write watch's filter and its supervisor side. */
+#include <sys/syscall.h>
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+
 struct cell_spec;
 
 /* What TCP the job may use under Landlock ABI >= 4. Decided by the network mode: the cell has
@@ -34,6 +47,7 @@ struct policy_opts {
 	char **protect;         /* --protect PATH (relative to the worktree), NULL-terminated */
 	size_t nprotect;
 	enum policy_net net;
+	bool no_refused_writes; /* --no-refused-writes: no write watch (policy/watch.c) */
 	/* made by policy_prepare() on the host, so that the freshly cloned job process only
 	 * loads it: the seccomp program */
 	struct sock_filter *bpf;
@@ -118,9 +132,9 @@ int seccomp_profile_bpf(const struct seccomp_profile *prof, struct sock_filter *
 
 /* ---- in the job process, just before exec ---- */
 
-/* Apply everything, in this order: rlimits, capabilities, Landlock, seccomp (the last needs
- * no call the filter refuses). */
-int policy_apply_job(const struct cell_spec *s, struct error *err);
+/* Apply everything, in this order: rlimits, capabilities, Landlock, the write watch (when
+ * watch_sock >= 0), seccomp (the last needs no call the filter refuses). */
+int policy_apply_job(const struct cell_spec *s, int watch_sock, struct error *err);
 int policy_set_rlimits(const struct cell_spec *s, struct error *err);
 /* Non-root: check every capability set is empty. --user 0: keep only the documented set. */
 int policy_set_caps(const struct cell_spec *s, struct error *err);
@@ -136,6 +150,16 @@ int landlock_abi(void);
 uint64_t landlock_fs_handled(int abi);
 uint64_t landlock_net_handled(int abi, enum policy_net net);
 int policy_seccomp(const struct cell_spec *s, struct error *err);
+
+/* ---- the write watch (watch.c) ---- */
+
+/* The write watch's filter into f (cap entries): its length, or -errno. */
+struct sock_filter;
+int policy_watch_filter(struct sock_filter *f, size_t cap);
+/* In the job, after no_new_privs: load the write watch's filter and send its listener to the
+ * supervisor over sock (4 bytes of errno, the fd attached when errno is 0); closes sock.
+ * From then until the supervisor holds the listener, the caller makes no watched call. */
+void policy_watch_writes(int sock);
 
 /* ---- in init, while it builds the cell's root (before pivot_root) ---- */
 
@@ -161,5 +185,7 @@ enum policy_access { POLICY_READ = 1, POLICY_WRITE, POLICY_EXEC };
 /* May a run with spec s access path (a path inside the cell) this way? true or false, and
  * when false a one-line reason naming where the run may write. */
 bool policy_allows(const struct cell_spec *s, const char *path, enum policy_access how, char **why);
+/* Is path one of the worktree's protected paths (read-only because the host runs it)? */
+bool policy_protected(const struct cell_spec *s, const char *path);
 
 #endif

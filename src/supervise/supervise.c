@@ -367,6 +367,17 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	case EV_NET:
 		net_dispatch(&u->net);
 		break;
+	case EV_WATCH_SOCK:
+		/* the socket is closed (and so out of epoll) once read */
+		if (refused_take_listener(&u->refused) && refused_start(&u->refused, u->s) < 0)
+			sup_watch_fd(u, u->refused.listener, EV_WATCH_WRITES);  /* no thread: served here */
+		break;
+	case EV_WATCH_WRITES:
+		if (ev->events & EPOLLIN)
+			refused_serve_one(&u->refused);
+		else
+			epoll_ctl(u->ep, EPOLL_CTL_DEL, u->refused.listener, NULL);  /* no caller is left */
+		break;
 	case EV_GRACE:
 		if (read(u->grace_tfd, &exp, sizeof exp) >= 0)
 			sup_kill(u);
@@ -540,6 +551,7 @@ static void sup_close(struct sup *u)
 	closep(&u->err_r);
 	closep(&u->pty);
 	cell_close(&u->cell);
+	refused_free(&u->refused);
 	free(u->setup_error);
 	free(u->cause_limit);
 	free(u->cause_value);
@@ -568,6 +580,8 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	bool made_rundir = false;
 	int out_w = -1, err_w = -1;
 	int console[2] = { -1, -1 };
+	int watch[2] = { -1, -1 };
+	refused_init(&u->refused);
 
 	/* block the signals we watch before anything can be interrupted */
 	sigset_t mask;
@@ -622,9 +636,22 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		io.err = err_w;
 	}
 
+	/* the write watch: the job sends its seccomp listener over this socket */
+	io.watch = -1;
+	if (!s->policy.no_refused_writes) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, watch) < 0) {
+			error_set(err, errno, "cannot create the write watch's socket");
+			goto fail;
+		}
+		io.watch = watch[1];
+		u->refused.sock = watch[0];
+		watch[0] = -1;
+	}
+
 	u->cell.cgroup_fd = u->cg.v2_fd;
 	if (container_start(s, &io, &u->cell, err) < 0)
 		goto fail;
+	closep(&watch[1]);
 	closep(&out_w);
 	closep(&err_w);
 	closep(&console[1]);
@@ -661,6 +688,8 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	sup_watch_fd(u, u->grace_tfd, EV_GRACE);
 	for (int i = 0; u->net.on && i < 2; i++)
 		sup_watch_fd(u, net_fd(&u->net, i), EV_NET);
+	if (u->refused.sock >= 0)
+		sup_watch_fd(u, u->refused.sock, EV_WATCH_SOCK);
 	if (u->out_r >= 0)
 		sup_watch_fd(u, u->out_r, EV_OUT);
 	if (u->err_r >= 0)
@@ -678,6 +707,8 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	return 0;
 
 fail:
+	closep(&watch[0]);
+	closep(&watch[1]);
 	closep(&console[0]);
 	closep(&console[1]);
 	closep(&out_w);
@@ -718,6 +749,8 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	if (o->amend)
 		o->amend(o->amend_ctx, &res, &extra);
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
+	refused_stop(&u->refused);  /* every caller is gone with init */
+	refused_record(&u->refused, s, &extra, o->quiet);
 
 	char *json = record_result_json(s, &res, extra);
 	json_decref(extra);

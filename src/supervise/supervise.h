@@ -15,10 +15,11 @@
 #include "cell/spec.h"
 #include "cgroup/cgroup.h"
 #include "run/record.h"
+#include "supervise/refused.h"
 #include "util/error.h"
 
 enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY,
-       EV_NET /* the run's DNS resolver (net/net.h) */ };
+       EV_NET /* the run's DNS resolver (net/net.h) */, EV_WATCH_SOCK, EV_WATCH_WRITES };
 
 /* One live run as the supervisor sees it. */
 struct sup {
@@ -57,6 +58,7 @@ struct sup {
 	struct timespec started;   /* CLOCK_REALTIME at start */
 	sigset_t old_mask;
 	struct net_state net;      /* --net nat|allow: the run's link, firewall, resolver (net/net.h) */
+	struct refused refused;    /* the write watch: refused writes (refused.h) */
 };
 
 struct supervise_opts {

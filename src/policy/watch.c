@@ -1,0 +1,137 @@
+/* watch.c - the write watch, job side: a second seccomp filter that hands the job's write-side
+ * path calls (open/openat with a write flag or O_CREAT, creat, mkdir, unlink, rename, link,
+ * symlink, truncate, chmod, chown, utimes, setxattr...) to the supervisor as user
+ * notifications, so that it can record the writes the cell refuses (supervise/refused.c).
+ * The filter decides nothing: the supervisor always answers "continue" and the kernel then
+ * decides as it would without it. A call the profile's filter refuses fails with the profile's
+ * errno (ERRNO outranks USER_NOTIF whatever the order of the filters) and is never seen.
+ * Read-only opens, reads, writes on open files and every other call never leave the kernel.
+ *
+ * Written as classic BPF by hand rather than with libseccomp: the listener must be created
+ * with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, which libseccomp exposes only from 2.6
+ * (Debian 12 has 2.5.4), and the program is 48 instructions. */
+#include "policy/policy.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define WATCH_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define WATCH_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* open flags that make an open a write (or a create) */
+#define WATCH_OPEN_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
+
+/* The calls handed over whatever their arguments. */
+static const int watch_always[] = {
+#ifdef __NR_creat
+	__NR_creat,
+#endif
+#ifdef __NR_mkdir
+	__NR_mkdir, __NR_mknod, __NR_rmdir, __NR_unlink, __NR_rename, __NR_link, __NR_symlink,
+	__NR_chmod, __NR_chown, __NR_lchown, __NR_utime, __NR_utimes, __NR_futimesat,
+#endif
+	__NR_openat2, __NR_mkdirat, __NR_mknodat, __NR_unlinkat, __NR_renameat, __NR_renameat2,
+	__NR_linkat, __NR_symlinkat, __NR_truncate, __NR_fchmodat, __NR_fchmodat2, __NR_fchownat,
+	__NR_utimensat, __NR_setxattr, __NR_lsetxattr, __NR_removexattr, __NR_lremovexattr,
+	__NR_setxattrat, __NR_removexattrat,
+};
+
+#define NALWAYS (sizeof watch_always / sizeof watch_always[0])
+#define ARG_LO(n) (offsetof(struct seccomp_data, args) + (n) * sizeof(__u64))
+
+int policy_watch_filter(struct sock_filter *f, size_t cap)
+{
+#ifndef WATCH_ARCH
+	(void)f;
+	(void)cap;
+	return -ENOTSUP;
+#else
+	/* layout (classic BPF jumps only forward): arch check, nr load, open/openat tests,
+	 * NALWAYS tests, allow, open: flags test, openat: flags test, notify, allow */
+	size_t n = 0;
+	const size_t n_total = 2 + 1 + 2 + NALWAYS + 1 + 4 + 2;
+	if (cap < n_total)
+		return -ENOSPC;
+	const size_t allow = 5 + NALWAYS, l_open = allow + 1, l_openat = l_open + 2, notify = l_openat + 2,
+		     allow2 = notify + 1;
+	/* classic BPF jumps are 8 bits: the whole program must stay within reach */
+	_Static_assert(2 + 1 + 2 + NALWAYS + 1 + 4 + 2 < 256, "the write watch's filter is too long for its jumps");
+#define EMIT(code, jt, jf, k) (f[n] = (struct sock_filter){ (code), (jt), (jf), (k) }, n++)
+#define TO(label) ((uint8_t)((label) - n - 1))
+	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch));
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(allow), WATCH_ARCH);
+	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, nr));
+#ifdef __NR_open
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_open), 0, __NR_open);
+#else
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_openat), 0, __NR_openat);
+#endif
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_openat), 0, __NR_openat);
+	for (size_t i = 0; i < NALWAYS; i++)
+		EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(notify), 0, (uint32_t)watch_always[i]);
+	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW);                 /* allow */
+	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LO(1));               /* open: flags */
+	EMIT(BPF_JMP | BPF_JSET | BPF_K, TO(notify), TO(allow2), WATCH_OPEN_FLAGS);
+	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LO(2));               /* openat: flags */
+	EMIT(BPF_JMP | BPF_JSET | BPF_K, TO(notify), TO(allow2), WATCH_OPEN_FLAGS);
+	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_USER_NOTIF);            /* notify */
+	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW);                 /* allow2 */
+#undef TO
+#undef EMIT
+	return (int)n;
+#endif
+}
+
+/* Send the listener (or, when there is none, why) to the supervisor: 4 bytes of errno, and
+ * the descriptor when errno is 0. */
+static void send_listener(int sock, int fd, int errnum)
+{
+	int32_t e = errnum;
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &e, .iov_len = sizeof e };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (fd >= 0) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof cbuf;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	ssize_t w = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	(void)w;
+}
+
+void policy_watch_writes(int sock)
+{
+	struct sock_filter f[96];
+	int n = policy_watch_filter(f, sizeof f / sizeof f[0]);
+	if (n < 0) {
+		send_listener(sock, -1, -n);
+		close(sock);
+		return;
+	}
+	struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
+	/* once the supervisor has the call, only SIGKILL interrupts the wait (5.19+): a signal
+	 * cannot make an open fail with EINTR because it was being looked at */
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	/* from here until the supervisor holds the listener no watched call may be made */
+	send_listener(sock, (int)fd, fd < 0 ? errno : 0);
+	if (fd >= 0)
+		close((int)fd);
+	close(sock);
+}

@@ -1,0 +1,775 @@
+/* refused.c - the write watch, supervisor side (see refused.h and policy/watch.c).
+ *
+ * A thread of its own, the taker, blocks in SECCOMP_IOCTL_NOTIF_RECV. For each call the job's
+ * filter hands over it reads what may change once the caller runs on (the path strings, the
+ * caller's working directory or directory fd, its root), lets the call go on at once
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel decides, as without the watch), and then,
+ * while the job runs on, decides whether the kernel refused it for the cell's rules: the
+ * path is resolved inside the caller's root as the kernel resolves it (openat2
+ * RESOLVE_IN_ROOT, symlinks followed where the call follows them), and the call counts when
+ * it would change something where the file system is mounted read-only, or where Landlock
+ * (policy_allows()) does not let the job write, in the kernel's own order of checks (EEXIST,
+ * ENOENT, EXDEV and EISDIR come before or instead of a refusal in the cases
+ * docs/hardening.md lists). Nothing the job does can make the supervisor look outside the
+ * cell: every lookup starts at the caller's root and stays below it, and every open is
+ * O_PATH. The taker holds the cell's mount namespace, so that a call judged after the job
+ * has ended still sees the cell's mounts.
+ *
+ * Why a thread: until a call is taken, a signal to the caller interrupts it (and with a
+ * handler set without SA_RESTART the call fails with EINTR); once taken, only SIGKILL does
+ * (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV). A thread blocked in RECV takes it soonest. (Two
+ * things measured worse on a 2-core machine and were dropped: a second thread judging from a
+ * queue, which kept the taker from a CPU, and SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, which made
+ * the round trip cheaper but the window before RECV three times longer.) */
+#include "supervise/refused.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "cell/spec.h"
+#include "policy/policy.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+void refused_init(struct refused *r)
+{
+	*r = (struct refused){ .sock = -1, .listener = -1, .mntns = -1 };
+	pthread_mutex_init(&r->lock, NULL);
+}
+
+/* ---- a call, as read from the caller ---- */
+
+enum want {
+	W_CREATE,   /* a new name (mkdir, mknod, symlink, a link's new name): EEXIST when it exists */
+	W_REMOVE,   /* unlink, rmdir, a rename's source: the kernel asks for a writable mount
+	               before it looks the name up (EROFS even when it does not exist) */
+	W_CHANGE,   /* chmod, chown, utimes, xattrs, truncate: the name is looked up first */
+	W_OPEN,     /* open with flags */
+	W_TO,       /* a rename's target */
+	W_FROM,     /* a link's source: only looked up */
+};
+
+struct target {
+	enum want want;
+	uint64_t flags;      /* W_OPEN: open flags; W_TO: rename flags */
+	int landlock;        /* the Landlock ABI from which Landlock rules this call (0: never:
+	                        chmod, chown, utimes and xattrs are not file-system rights) */
+	bool nofollow;       /* the call does not follow a symlink in the last component */
+	char *path;          /* absolute, in the caller's root, not yet resolved */
+	/* found by judge_target() */
+	bool found_dir;      /* its directory resolves */
+	bool exists, dots, ro_dir, landlock_denied;
+	uint64_t mnt;        /* the mount of its directory */
+	char *dir;           /* its directory, resolved */
+};
+
+struct refused_call {
+	int nr;
+	int rootfd;
+	size_t nt;
+	struct target t[2];
+};
+
+static void call_free(struct refused_call *c)
+{
+	for (size_t i = 0; i < c->nt; i++) {
+		free(c->t[i].path);
+		free(c->t[i].dir);
+	}
+	if (c->rootfd >= 0)
+		close(c->rootfd);
+	free(c);
+}
+
+/* A NUL-terminated string of the caller's, at most PATH_MAX bytes, read page by page. */
+static char *read_string(pid_t pid, uint64_t addr)
+{
+	static size_t page;
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	char *buf = xmalloc(PATH_MAX + 1);
+	size_t got = 0;
+	while (got < PATH_MAX) {
+		size_t want = page - ((addr + got) & (page - 1));
+		if (want > PATH_MAX - got)
+			want = PATH_MAX - got;
+		struct iovec l = { buf + got, want }, rm = { (void *)(uintptr_t)(addr + got), want };
+		ssize_t n = process_vm_readv(pid, &l, 1, &rm, 1, 0);
+		if (n <= 0)
+			break;
+		if (memchr(buf + got, '\0', (size_t)n))
+			return buf;
+		got += (size_t)n;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* A link's target when it is an absolute path (a directory of the cell, as /proc shows it
+ * from here); NULL for a pipe, a socket, anon_inode:..., or a path too long to read whole. */
+static char *read_link(const char *link)
+{
+	char *buf = xmalloc(PATH_MAX + 1);
+	ssize_t n = readlink(link, buf, PATH_MAX);
+	if (n <= 0 || n >= PATH_MAX || buf[0] != '/') {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The path the caller named (addr: its string, 0 for none) relative to dirfd, made
+ * absolute from its working directory or its dirfd; NULL when it names nothing we can see. */
+static char *caller_path(pid_t pid, int dirfd, uint64_t addr, bool *unread)
+{
+	_cleanup_free_ char *p = addr ? read_string(pid, addr) : xstrdup("");
+	if (!p) {
+		*unread = true;
+		return NULL;
+	}
+	if (p[0] == '/')
+		return xstrdup(p);
+	char link[64];
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
+	else
+		snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)pid, dirfd);
+	_cleanup_free_ char *base = read_link(link);
+	if (!base)
+		return NULL;
+	if (!*p)
+		return xstrdup(base);   /* the directory fd itself (AT_EMPTY_PATH, utimensat NULL) */
+	return xasprintf("%s/%s", strcmp(base, "/") ? base : "", p);
+}
+
+/* Read the targets of the call d of pid. */
+static void collect(pid_t pid, const struct seccomp_data *d, struct refused_call *c, bool *unread)
+{
+	const __u64 *a = d->args;
+	struct target *t = c->t;
+	size_t n = 0;
+#define AT(i) ((int)(uint32_t)a[i])
+#define TL(dfd, addr, w, fl, ll, nf)                                                                   \
+	(t[n] = (struct target){ .want = (w), .flags = (fl), .landlock = (ll), .nofollow = (nf),       \
+				 .path = caller_path(pid, (dfd), (addr), unread) },                    \
+	 n++)
+#define T(dfd, addr, w, fl) TL(dfd, addr, w, fl, 1, false)
+#define TA(dfd, addr, nf) TL(dfd, addr, W_CHANGE, 0, 0, nf)   /* attributes: not Landlock's */
+	c->nr = d->nr;
+	switch (d->nr) {
+#ifdef __NR_open
+	case __NR_open: T(AT_FDCWD, a[0], W_OPEN, a[1]); break;
+	case __NR_creat: T(AT_FDCWD, a[0], W_OPEN, O_CREAT | O_WRONLY | O_TRUNC); break;
+	case __NR_mkdir:
+	case __NR_mknod: T(AT_FDCWD, a[0], W_CREATE, 0); break;
+	case __NR_symlink: T(AT_FDCWD, a[1], W_CREATE, 0); break;
+	case __NR_link:
+		TL(AT_FDCWD, a[0], W_FROM, 0, 0, true);
+		T(AT_FDCWD, a[1], W_CREATE, 0);
+		break;
+	case __NR_rmdir:
+	case __NR_unlink: T(AT_FDCWD, a[0], W_REMOVE, 0); break;
+	case __NR_chmod:
+	case __NR_chown:
+	case __NR_utime:
+	case __NR_utimes: TA(AT_FDCWD, a[0], false); break;
+	case __NR_lchown: TA(AT_FDCWD, a[0], true); break;
+	case __NR_rename:
+		T(AT_FDCWD, a[0], W_REMOVE, 0);
+		T(AT_FDCWD, a[1], W_TO, 0);
+		break;
+	case __NR_futimesat: TA(AT(0), a[1], false); break;
+#endif
+	case __NR_fchmodat: TA(AT(0), a[1], false); break;
+	case __NR_fchmodat2: TA(AT(0), a[1], a[3] & AT_SYMLINK_NOFOLLOW); break;
+	case __NR_fchownat: TA(AT(0), a[1], a[4] & AT_SYMLINK_NOFOLLOW); break;
+	case __NR_utimensat: TA(AT(0), a[1], a[3] & AT_SYMLINK_NOFOLLOW); break;
+	case __NR_setxattrat:
+	case __NR_removexattrat: TA(AT(0), a[1], a[2] & AT_SYMLINK_NOFOLLOW); break;
+	case __NR_unlinkat: T(AT(0), a[1], W_REMOVE, 0); break;
+	case __NR_openat: T(AT(0), a[1], W_OPEN, a[2]); break;
+	case __NR_openat2: {
+		struct open_how how = { 0 };
+		struct iovec l = { &how, sizeof how.flags }, rm = { (void *)(uintptr_t)a[2], sizeof how.flags };
+		if (process_vm_readv(pid, &l, 1, &rm, 1, 0) == (ssize_t)sizeof how.flags)
+			T(AT(0), a[1], W_OPEN, how.flags);
+		else
+			*unread = true;
+		break;
+	}
+	case __NR_mkdirat:
+	case __NR_mknodat: T(AT(0), a[1], W_CREATE, 0); break;
+	case __NR_symlinkat: T(AT(1), a[2], W_CREATE, 0); break;
+	case __NR_linkat:
+		TL(AT(0), a[1], W_FROM, 0, 0, !(a[4] & AT_SYMLINK_FOLLOW));
+		T(AT(2), a[3], W_CREATE, 0);
+		break;
+	case __NR_renameat:
+	case __NR_renameat2:
+		T(AT(0), a[1], W_REMOVE, 0);
+		T(AT(2), a[3], W_TO, d->nr == __NR_renameat2 ? a[4] : 0);
+		break;
+	case __NR_truncate: TL(AT_FDCWD, a[0], W_CHANGE, 0, 3, false); break;  /* LANDLOCK_ACCESS_FS_TRUNCATE */
+	case __NR_setxattr:
+	case __NR_removexattr: TA(AT_FDCWD, a[0], false); break;
+	case __NR_lsetxattr:
+	case __NR_lremovexattr: TA(AT_FDCWD, a[0], true); break;
+	default: break;
+	}
+#undef TA
+#undef T
+#undef TL
+#undef AT
+	c->nt = n;
+}
+
+/* ---- the judgement ---- */
+
+/* Split abs (absolute) into its directory and last name, dropping trailing slashes. */
+static void split(char *abs, const char **dir, const char **name)
+{
+	size_t l = strlen(abs);
+	while (l > 1 && abs[l - 1] == '/')
+		abs[--l] = '\0';
+	char *slash = strrchr(abs, '/');
+	if (slash == abs) {
+		*dir = "/";
+		*name = abs[1] ? abs + 1 : ".";
+	} else {
+		*slash = '\0';
+		*dir = abs;
+		*name = slash + 1;
+	}
+}
+
+/* Open path below the caller's root as the kernel resolves it (O_PATH; flags: O_DIRECTORY,
+ * O_NOFOLLOW); its path in the cell into *canon. -1 (errno set) when it does not resolve. */
+static int open_in_root(int rootfd, const char *path, int flags, char **canon)
+{
+	struct open_how how = { .flags = (uint64_t)(O_PATH | O_CLOEXEC | flags),
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof how);
+	if (fd < 0)
+		return -1;
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	*canon = read_link(link);
+	if (!*canon) {
+		close(fd);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return fd;
+}
+
+static bool is_ro(int fd)
+{
+	struct statvfs vfs;
+	return fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	return xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
+}
+
+struct verdict {
+	char *path;          /* the path as the cell resolves it */
+	bool is_protected;
+	bool refused;        /* a single call's answer; pairs are decided by judge_call() */
+};
+
+/* Look t up in the caller's root and decide it as a call of its own. depth: symlinks
+ * followed to a creation so far. */
+static void judge_target(const struct refused *r, int rootfd, struct target *t, struct verdict *v, int depth)
+{
+	const struct cell_spec *s = r->s;
+	*v = (struct verdict){ 0 };
+	if (!t->path)
+		return;
+	_cleanup_free_ char *full = xstrdup(t->path);
+	const char *dirpath, *name;
+	split(t->path, &dirpath, &name);
+	_cleanup_free_ char *cdir = NULL;
+	_cleanup_close_ int dfd = open_in_root(rootfd, dirpath, O_DIRECTORY, &cdir);
+	if (dfd < 0)
+		return;   /* no such directory: the call fails with ENOENT, not a refusal */
+	t->found_dir = true;
+	struct statx stx;
+	if (statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0)
+		t->mnt = stx.stx_mnt_id;
+	t->dots = !strcmp(name, ".") || !strcmp(name, "..");
+	bool is_link = false, is_dir = t->dots, own_mount = false;
+	struct statx nx;
+	t->exists = t->dots || statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &nx) == 0;
+	if (t->exists && !t->dots) {
+		is_link = S_ISLNK(nx.stx_mode);
+		is_dir = S_ISDIR(nx.stx_mode);
+		own_mount = nx.stx_mnt_id != t->mnt;   /* a file or directory mounted over */
+	}
+	t->ro_dir = is_ro(dfd);
+	free(t->dir);
+	t->dir = xstrdup(cdir);
+	bool creat = t->want == W_OPEN && (t->flags & O_CREAT);
+	bool excl = creat && (t->flags & O_EXCL);
+	/* opens and attribute changes act on what the name leads to (a symlink followed, unless
+	 * the call says not to): its own mount; and a device, FIFO or socket is never EROFS to
+	 * open for writing */
+	bool ro_name = t->ro_dir, special = false;
+	_cleanup_free_ char *cname = NULL;
+	if (t->exists && !t->dots && !is_link && !own_mount && t->want == W_OPEN)
+		special = !S_ISREG(nx.stx_mode) && !S_ISDIR(nx.stx_mode);
+	/* the name itself is looked at only where it may differ from its directory: a symlink
+	 * the call follows, or something mounted over it */
+	bool follow = is_link && !t->nofollow && !(t->want == W_OPEN && (t->flags & O_NOFOLLOW)) && !excl;
+	if (t->exists && (t->want == W_OPEN || t->want == W_CHANGE) && (follow || own_mount)) {
+		struct stat st;
+		_cleanup_close_ int fd = open_in_root(rootfd, full, follow ? 0 : O_NOFOLLOW, &cname);
+		if (fd < 0 && follow && creat && errno == ENOENT && depth < 8) {
+			/* a dangling symlink opened with O_CREAT: the kernel creates where it points */
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+			if (n <= 0)
+				return;
+			target[n] = '\0';
+			free(t->path);
+			t->path = target[0] == '/' ? xstrdup(target) : join(cdir, target);
+			judge_target(r, rootfd, t, v, depth + 1);
+			return;
+		}
+		if (fd < 0)
+			return;
+		ro_name = is_ro(fd);
+		if (fstat(fd, &st) == 0) {
+			special = !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode);
+			is_dir = S_ISDIR(st.st_mode);
+		}
+	}
+	v->path = cname ? xstrdup(cname) : t->dots ? xstrdup(cdir) : join(cdir, name);
+	v->is_protected = policy_protected(s, v->path);
+	/* procfs has no new names: a create there fails with ENOENT */
+	struct statfs sfs;
+	bool procfs = !t->exists && fstatfs(dfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+	int ll = t->landlock;
+	if (t->want == W_OPEN && (t->flags & O_ACCMODE) == O_RDONLY && !creat)
+		ll = 3;   /* O_RDONLY|O_TRUNC: only LANDLOCK_ACCESS_FS_TRUNCATE rules it */
+	if (ll && r->landlock_abi >= ll && !v->is_protected) {
+		_cleanup_free_ char *why = NULL;
+		t->landlock_denied = !policy_allows(s, v->path, POLICY_WRITE, &why);
+	}
+	bool landlock = t->landlock_denied;
+	switch (t->want) {
+	case W_CREATE: v->refused = !t->exists && !procfs && (t->ro_dir || landlock); break;
+	case W_REMOVE: v->refused = !t->dots && (t->ro_dir || (t->exists && landlock)); break;
+	case W_TO: v->refused = !t->dots && (t->ro_dir || landlock); break;
+	case W_FROM: v->refused = false; break;
+	case W_CHANGE:
+		/* truncate of a directory: EISDIR */
+		v->refused = t->exists && !(ll == 3 && is_dir) && (ro_name || landlock);
+		break;
+	case W_OPEN: {
+		bool wr = (t->flags & O_ACCMODE) != O_RDONLY || (t->flags & O_TRUNC);
+		if (t->exists)  /* O_EXCL: EEXIST; a directory: EISDIR; a read-only open writes nothing */
+			v->refused = !excl && !is_dir && wr && ((ro_name && !special) || landlock);
+		else
+			v->refused = creat && !procfs && (t->ro_dir || landlock);
+		break;
+	}
+	}
+}
+
+/* Printable: control bytes, DEL, backslash and bytes that are not valid UTF-8 as \xNN, so
+ * that a name cannot forge a line on the terminal and every name is valid JSON. */
+static char *printable(const char *p, bool ascii)
+{
+	size_t n = strlen(p);
+	char *out = xmalloc(4 * n + 1), *o = out;
+	const unsigned char *u = (const unsigned char *)p;
+	for (size_t i = 0; i < n;) {
+		size_t len = u[i] < 0x80 ? 1 : (u[i] & 0xe0) == 0xc0 && u[i] >= 0xc2 ? 2 : (u[i] & 0xf0) == 0xe0 ? 3
+			   : (u[i] & 0xf8) == 0xf0 && u[i] <= 0xf4 ? 4 : 0;
+		bool ok = len > 0 && i + len <= n && (!ascii || len == 1);
+		for (size_t k = 1; ok && k < len; k++)
+			ok = (u[i + k] & 0xc0) == 0x80;
+		if (ok && len == 1 && (u[i] < 0x20 || u[i] == 0x7f || u[i] == '\\'))
+			ok = false;
+		if (ok) {
+			memcpy(o, p + i, len);
+			o += len;
+			i += len;
+		} else {
+			o += sprintf(o, "\\x%02x", u[i]);
+			i++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Count path (taken) for the record; under r->lock. */
+static void count(struct refused *r, char *path, bool is_protected)
+{
+	_cleanup_free_ char *raw = path;
+	char *p = printable(raw, false);
+	json_t *valid = json_string(p);   /* jansson's UTF-8 is stricter (overlong forms) */
+	if (!valid) {
+		free(p);
+		p = printable(raw, true);
+	}
+	json_decref(valid);
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->paths[i].path, p)) {
+			r->paths[i].count++;
+			free(p);
+			return;
+		}
+	if (r->n == REFUSED_MAX_PATHS) {
+		free(p);
+		return;
+	}
+	if (!r->n)
+		r->paths = xcalloc(REFUSED_MAX_PATHS, sizeof *r->paths);
+	r->paths[r->n++] = (struct refused_path){ .path = p, .count = 1, .is_protected = is_protected };
+}
+
+/* Decide a whole call, in the kernel's order for renames and links, and count it. */
+static void judge_call(struct refused *r, struct refused_call *c)
+{
+	struct verdict v[2] = { 0 };
+	for (size_t i = 0; i < c->nt; i++)
+		judge_target(r, c->rootfd, &c->t[i], &v[i], 0);
+	bool hit[2] = { v[0].refused, v[1].refused };
+	if (c->nt == 2) {
+		struct target *a = &c->t[0], *b = &c->t[1];
+		bool both = a->found_dir && b->found_dir;
+		bool exdev = both && a->mnt && b->mnt && a->mnt != b->mnt;
+		/* Landlock ABI 1 cannot tell a move between directories: EXDEV */
+		bool ll_exdev = r->landlock_abi == 1 && both && a->dir && b->dir && strcmp(a->dir, b->dir) != 0;
+		if (a->want == W_REMOVE) {
+			/* rename: both directories (ENOENT), the same mount (EXDEV), dots (EBUSY),
+			 * then EROFS, then the source (ENOENT), NOREPLACE/EXCHANGE, then Landlock */
+			bool go = both && !exdev && !a->dots && !b->dots;
+			if (go && !a->ro_dir) {
+				go = a->exists && !((b->flags & RENAME_NOREPLACE) && b->exists) &&
+				     !((b->flags & RENAME_EXCHANGE) && !b->exists) && !ll_exdev;
+				hit[0] = go && a->landlock_denied;
+				hit[1] = go && b->landlock_denied;
+			} else {
+				hit[0] = hit[1] = go;
+			}
+		} else {
+			/* link: the source (ENOENT), the new name (EEXIST, EROFS), the same mount
+			 * (EXDEV), then Landlock */
+			bool go = a->exists && b->found_dir && !b->exists;
+			hit[0] = false;
+			hit[1] = go && (b->ro_dir || (!exdev && !ll_exdev && b->landlock_denied));
+		}
+	}
+	bool refused = false;
+	pthread_mutex_lock(&r->lock);
+	if (!r->abandoned) {
+		for (size_t i = 0; i < c->nt; i++)
+			if (hit[i] && v[i].path) {
+				count(r, v[i].path, v[i].is_protected);
+				v[i].path = NULL;
+				refused = true;
+			}
+		/* one call is one write, even a rename that names two refused paths */
+		r->total += refused;
+	}
+	pthread_mutex_unlock(&r->lock);
+	for (size_t i = 0; i < c->nt; i++)
+		free(v[i].path);
+}
+
+/* ---- taking calls ---- */
+
+/* Take one call (already received into r->req): read it, let it go on; the call to judge,
+ * or NULL. */
+static struct refused_call *take(struct refused *r)
+{
+	struct seccomp_notif *req = r->req;
+	struct seccomp_notif_resp *resp = r->resp;
+	pid_t pid = (pid_t)req->pid;
+	struct refused_call *c = xcalloc(1, sizeof *c);
+	bool unread = false;
+	collect(pid, &req->data, c, &unread);
+	char link[64];
+	snprintf(link, sizeof link, "/proc/%d/root", (int)pid);
+	c->rootfd = c->nt ? open(link, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (r->mntns < 0 && c->rootfd >= 0) {
+		/* keep the cell's mounts for judging the last calls after the job has ended */
+		snprintf(link, sizeof link, "/proc/%d/ns/mnt", (int)pid);
+		r->mntns = open(link, O_RDONLY | O_CLOEXEC);
+	}
+	if (c->nt && c->rootfd < 0)
+		unread = true;
+	memset(resp, 0, r->resp_size);
+	resp->id = req->id;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	/* the answer reaches a caller that waited all along, so what we read was its own; when
+	 * it was killed meanwhile (its pid maybe reused) the answer fails and we drop it all */
+	bool valid = ioctl(r->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0;
+	pthread_mutex_lock(&r->lock);
+	r->looked += valid;
+	r->unread += valid && unread;
+	pthread_mutex_unlock(&r->lock);
+	if (!valid || !c->nt || c->rootfd < 0) {
+		call_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static bool recv_call(struct refused *r)
+{
+	memset(r->req, 0, r->req_size);
+	return ioctl(r->listener, SECCOMP_IOCTL_NOTIF_RECV, r->req) == 0;
+}
+
+void refused_serve_one(struct refused *r)
+{
+	if (!recv_call(r))
+		return;   /* ENOENT: the caller was killed or interrupted meanwhile */
+	struct refused_call *c = take(r);
+	if (c) {
+		judge_call(r, c);
+		call_free(c);
+	}
+}
+
+static void on_wake(int sig) { (void)sig; }
+
+static void *taker_main(void *arg)
+{
+	struct refused *r = arg;
+	sigset_t wake;
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		bool stop = r->stop;
+		pthread_mutex_unlock(&r->lock);
+		if (stop)
+			break;
+		if (!recv_call(r)) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;   /* woken to stop, or the caller was gone before we took it */
+			break;          /* EBADF, EFAULT...: not from a live listener */
+		}
+		struct refused_call *c = take(r);
+		if (c) {
+			judge_call(r, c);
+			call_free(c);
+		}
+	}
+	return NULL;
+}
+
+int refused_start(struct refused *r, const struct cell_spec *s)
+{
+	r->s = s;
+	r->landlock_abi = landlock_abi();
+	/* SIGUSR1 wakes the taker from RECV: a handler without SA_RESTART, blocked elsewhere */
+	struct sigaction sa = { .sa_handler = on_wake };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &block, NULL);
+	int e = pthread_create(&r->taker, NULL, taker_main, r);
+	r->taker_on = e == 0;
+	if (!r->taker_on)
+		return -e;   /* the caller serves the listener from its loop (judging inline) */
+	return 0;
+}
+
+/* Join t within 5 s (waking it with SIGUSR1 when wake); false if it is stuck (in a lookup
+ * on a file system that does not answer, say). */
+static bool join_within(pthread_t t, bool wake)
+{
+	for (int i = 0; i < 500; i++) {
+		if (wake)
+			pthread_kill(t, SIGUSR1);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(t, NULL, &ts) == 0)
+			return true;
+	}
+	return false;
+}
+
+void refused_stop(struct refused *r)
+{
+	if (!r->taker_on)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_mutex_unlock(&r->lock);
+	/* the signal may come just before the taker enters RECV: it is sent until it has left */
+	if (!join_within(r->taker, true)) {
+		/* leave the stuck thread what it uses (r's buffers and queue), record what we have */
+		pthread_mutex_lock(&r->lock);
+		r->abandoned = true;
+		pthread_mutex_unlock(&r->lock);
+		pthread_detach(r->taker);
+		free(r->off);
+		r->off = xstrdup("incomplete: the write watch was stuck looking up a path (a file system that does not answer?)");
+	}
+	r->taker_on = false;
+	closep(&r->mntns);
+}
+
+void refused_free(struct refused *r)
+{
+	refused_stop(r);
+	closep(&r->sock);
+	for (size_t i = 0; i < r->n; i++)
+		free(r->paths[i].path);
+	free(r->paths);
+	free(r->off);
+	if (r->abandoned) {
+		/* a detached thread may still hold the listener, the buffers and the queue */
+		return;
+	}
+	closep(&r->listener);
+	free(r->req);
+	free(r->resp);
+	pthread_mutex_destroy(&r->lock);
+	refused_init(r);
+}
+
+bool refused_take_listener(struct refused *r)
+{
+	int32_t e = 0;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = { .iov_base = &e, .iov_len = sizeof e };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf, .msg_controllen = sizeof cbuf.buf };
+	ssize_t n = recvmsg(r->sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	closep(&r->sock);
+	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	int fd = -1;
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (n != (ssize_t)sizeof e || e != 0 || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		free(r->off);
+		r->off = n == 0 ? xstrdup("the job ended before the write watch was in place")
+				: xasprintf("the cell could not install the write watch (%s); see 'warren selfcheck'",
+					    strerror(e ? e : EPROTO));
+		return false;
+	}
+	r->listener = fd;
+	struct seccomp_notif_sizes sz = { 0 };
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+		sz.seccomp_notif = sizeof(struct seccomp_notif);
+		sz.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
+	}
+	r->req_size = sz.seccomp_notif > sizeof(struct seccomp_notif) ? sz.seccomp_notif : sizeof(struct seccomp_notif);
+	r->resp_size = sz.seccomp_notif_resp > sizeof(struct seccomp_notif_resp) ? sz.seccomp_notif_resp
+										  : sizeof(struct seccomp_notif_resp);
+	r->req = xcalloc(1, r->req_size);
+	r->resp = xcalloc(1, r->resp_size);
+	return true;
+}
+
+/* ---- the record ---- */
+
+void refused_record(const struct refused *r, const struct cell_spec *s, json_t **extra, bool quiet)
+{
+	if (!*extra)
+		*extra = json_object();
+	if (s->policy.no_refused_writes || (r->off && !r->abandoned)) {
+		json_object_set_new(*extra, "refused_writes", json_null());
+		json_object_set_new(*extra, "refused_writes_off",
+				    json_string(r->off ? r->off : "not recorded (--no-refused-writes)"));
+		if (r->off && !quiet && strcmp(r->off, "the job ended before the write watch was in place") != 0)
+			fprintf(stderr, "warren: note: refused writes of %s were not recorded: %s\n", s->id, r->off);
+		return;
+	}
+	json_t *list = json_array();
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(list, json_pack("{s:s,s:I}", "path", r->paths[i].path, "count", (json_int_t)r->paths[i].count));
+	json_object_set_new(*extra, "refused_writes", list);
+	json_object_set_new(*extra, "refused_writes_total", json_integer((json_int_t)r->total));
+	json_object_set_new(*extra, "watched_write_calls", json_integer((json_int_t)r->looked));
+	if (r->unread)
+		json_object_set_new(*extra, "watched_write_calls_unread", json_integer((json_int_t)r->unread));
+	if (r->abandoned)
+		json_object_set_new(*extra, "refused_writes_incomplete", json_string(r->off));
+	if (!quiet && r->unread)
+		fprintf(stderr, "warren: note: %llu write calls of %s could not be read (a process that forbids it, or a path longer than PATH_MAX); refused writes among them are not counted\n",
+			(unsigned long long)r->unread, s->id);
+	if (quiet || !r->total)
+		return;
+	/* the line: the outside paths first (where to write instead), then the protected ones */
+	char *line = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&line, &len);
+	if (!m)
+		return;
+	size_t outside = 0, prot = 0, shown = 0;
+	for (size_t i = 0; i < r->n; i++)
+		*(r->paths[i].is_protected ? &prot : &outside) += 1;
+	fprintf(m, "warren: %s refused %llu write%s", s->id, (unsigned long long)r->total, r->total == 1 ? "" : "s");
+	if (outside) {
+		fprintf(m, " outside the run: ");
+		for (size_t i = 0; i < r->n && shown < 5; i++)
+			if (!r->paths[i].is_protected)
+				fprintf(m, "%s%s", shown++ ? ", " : "", r->paths[i].path);
+		/* past the first REFUSED_MAX_PATHS paths, the rest are counted only */
+		if (outside > shown || r->n == REFUSED_MAX_PATHS)
+			fprintf(m, ", … (all in %s/result.json)", s->rundir);
+		fprintf(m, " — write scratch files under $" CELL_TMPDIR_ENV " (" CELL_TMP_PATH " in the cell; %s/" RUN_TMP_DIR
+			   " on the host) or in the worktree %s", s->rundir, s->worktree);
+	}
+	if (prot) {
+		fprintf(m, "%s", outside ? "; " : ": ");
+		size_t k = 0;
+		for (size_t i = 0; i < r->n && k < 5; i++)
+			if (r->paths[i].is_protected)
+				fprintf(m, "%s%s", k++ ? ", " : "", r->paths[i].path);
+		fprintf(m, "%s %s read-only (the host runs %s after the run)", prot > k ? ", …" : "", prot == 1 ? "is" : "are",
+			prot == 1 ? "it" : "them");
+	}
+	fclose(m);
+	fprintf(stderr, "%s\n", line);
+	free(line);
+}

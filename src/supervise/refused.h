@@ -1,0 +1,60 @@
+/* refused.h - the write watch, supervisor side: looks at each write-side path call the job's
+ * filter (policy/watch.c) hands over, lets it go on, and counts the ones the cell refuses, by
+ * path, for result.json ("refused_writes") and the line at the end of the run that says
+ * where the run may write instead. */
+#ifndef WARREN_SUPERVISE_REFUSED_H
+#define WARREN_SUPERVISE_REFUSED_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cell_spec;
+
+#define REFUSED_MAX_PATHS 100
+
+struct refused_path {
+	char *path;          /* printable: control bytes and invalid UTF-8 as \xNN */
+	uint64_t count;
+	bool is_protected;   /* a protected worktree path (.git/hooks...), not outside the run */
+};
+
+struct refused {
+	int sock;                /* the job's socket the listener comes over, -1 once read */
+	int listener;            /* the seccomp listener, -1 until received */
+	const struct cell_spec *s;
+	int landlock_abi;        /* what the job runs under (0: no Landlock) */
+	char *off;               /* why refused writes are not recorded (NULL: they are) */
+	/* the record, written by the taker (under lock while it runs) */
+	struct refused_path *paths;  /* the first REFUSED_MAX_PATHS distinct paths */
+	size_t n;
+	uint64_t total;          /* every refused call, listed or not */
+	uint64_t looked;         /* write-side calls looked at */
+	uint64_t unread;         /* of those, calls whose paths could not be read */
+	/* the taker thread (see refused.c) */
+	void *req, *resp;        /* seccomp_notif and seccomp_notif_resp, sized by the kernel */
+	size_t req_size, resp_size;
+	int mntns;               /* the cell's mount namespace, held while the taker runs */
+	pthread_t taker;
+	bool taker_on;
+	pthread_mutex_t lock;
+	bool stop, abandoned;
+};
+
+void refused_init(struct refused *r);
+/* The job's socket is readable: take the listener (true: call refused_start now). */
+bool refused_take_listener(struct refused *r);
+/* Start the thread that takes each call as it comes, lets it go on and judges it. 0; or
+ * -errno when it could not start: then the caller watches r->listener itself and calls
+ * refused_serve_one() when it is readable. */
+int refused_start(struct refused *r, const struct cell_spec *s);
+void refused_serve_one(struct refused *r);
+/* Stop and join the thread (after the cell is gone); idempotent. */
+void refused_stop(struct refused *r);
+/* "refused_writes": [{path, count}], "refused_writes_total": N (or "refused_writes": null
+ * and "refused_writes_off": why) into *extra; and, unless quiet, the line on stderr. */
+void refused_record(const struct refused *r, const struct cell_spec *s, json_t **extra, bool quiet);
+void refused_free(struct refused *r);
+
+#endif
