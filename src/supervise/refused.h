@@ -38,16 +38,17 @@ struct refused {
 	int mntns;               /* the cell's mount namespace, held while the taker runs */
 	pthread_t taker;
 	bool taker_on;
+	bool taker_failed;       /* no thread to be had: the event loop serves the calls */
 	pthread_mutex_t lock;
 	bool stop, abandoned;
 };
 
 void refused_init(struct refused *r);
-/* The job's socket is readable: take the listener (true: call refused_start now). */
+/* The event loop's part: refused_take_listener() when r->sock is readable (true: watch
+ * r->listener); at the first call (r->listener readable), refused_start() the thread that
+ * takes each call as it comes, lets it go on and judges it, and stop watching the listener;
+ * if the thread cannot start (-errno), refused_serve_one() each call from the loop. */
 bool refused_take_listener(struct refused *r);
-/* Start the thread that takes each call as it comes, lets it go on and judges it. 0; or
- * -errno when it could not start: then the caller watches r->listener itself and calls
- * refused_serve_one() when it is readable. */
 int refused_start(struct refused *r, const struct cell_spec *s);
 void refused_serve_one(struct refused *r);
 /* Stop and join the thread (after the cell is gone); idempotent. */

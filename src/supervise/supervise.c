@@ -369,14 +369,23 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 		break;
 	case EV_WATCH_SOCK:
 		/* the socket is closed (and so out of epoll) once read */
-		if (refused_take_listener(&u->refused) && refused_start(&u->refused, u->s) < 0)
-			sup_watch_fd(u, u->refused.listener, EV_WATCH_WRITES);  /* no thread: served here */
+		if (refused_take_listener(&u->refused))
+			sup_watch_fd(u, u->refused.listener, EV_WATCH_WRITES);
 		break;
 	case EV_WATCH_WRITES:
-		if (ev->events & EPOLLIN)
-			refused_serve_one(&u->refused);
-		else
+		if (!(ev->events & EPOLLIN)) {
 			epoll_ctl(u->ep, EPOLL_CTL_DEL, u->refused.listener, NULL);  /* no caller is left */
+			break;
+		}
+		/* the first call: from now on the watch's thread takes them */
+		if (!u->refused.taker_failed) {
+			epoll_ctl(u->ep, EPOLL_CTL_DEL, u->refused.listener, NULL);
+			if (refused_start(&u->refused, u->s) == 0)
+				break;
+			u->refused.taker_failed = true;
+			sup_watch_fd(u, u->refused.listener, EV_WATCH_WRITES);
+		}
+		refused_serve_one(&u->refused);
 		break;
 	case EV_GRACE:
 		if (read(u->grace_tfd, &exp, sizeof exp) >= 0)
