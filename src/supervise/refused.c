@@ -36,6 +36,7 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,17 @@
 #define RENAME_NOREPLACE (1 << 0)
 #define RENAME_EXCHANGE (1 << 1)
 #endif
+
+/* Set when refused_stop() gave up waiting for the taker: the struct refused and the spec it
+ * points to may be gone by the time the taker comes back from a lookup, so it checks this
+ * (static) flag and leaves without touching them. One watched run per process. */
+static atomic_bool taker_abandoned;
+
+static void leave_if_abandoned(void)
+{
+	if (atomic_load(&taker_abandoned))
+		pthread_exit(NULL);
+}
 
 void refused_init(struct refused *r)
 {
@@ -88,6 +100,7 @@ struct target {
 	/* found by judge_target() */
 	bool found_dir;      /* its directory resolves */
 	bool exists, dots, ro_dir, landlock_denied;
+	bool own_mount;      /* it is a mount point (a protected path): EBUSY to remove or replace */
 	uint64_t mnt;        /* the mount of its directory */
 	char *dir;           /* its directory, resolved */
 };
@@ -148,6 +161,70 @@ static char *read_link(const char *link)
 	return buf;
 }
 
+/* The caller's process and thread ids in its own pid namespace (the cell's), from the last
+ * fields of NStgid and NSpid in /proc/PID/status. */
+static bool ns_ids(pid_t pid, long *tgid, long *tid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char line[512];
+	*tgid = *tid = -1;
+	while (fgets(line, sizeof line, f)) {
+		long *out = !strncmp(line, "NStgid:", 7) ? tgid : !strncmp(line, "NSpid:", 6) ? tid : NULL;
+		if (!out)
+			continue;
+		char *last = strrchr(line, '\t');
+		if (last)
+			*out = strtol(last + 1, NULL, 10);
+	}
+	return *tgid > 0 && *tid > 0;
+}
+
+/* A /proc/self/... or /proc/thread-self/... path as the caller sees it: its root, working
+ * directory and fds are where those links lead (followed here by hand: the lookups refuse
+ * magic links), anything else is /proc/<its pid in the cell>/... (the supervisor's own
+ * /proc/self is not the caller's). Takes abs; NULL when it leads nowhere we can see. */
+static char *proc_self(pid_t pid, char *abs)
+{
+	const char *rest;
+	bool thread = false;
+	if (!strncmp(abs, "/proc/self", 10) && (abs[10] == '/' || !abs[10])) {
+		rest = abs + 10;
+	} else if (!strncmp(abs, "/proc/thread-self", 17) && (abs[17] == '/' || !abs[17])) {
+		rest = abs + 17;
+		thread = true;
+	} else {
+		return abs;
+	}
+	_cleanup_free_ char *own = abs;
+	char link[64];
+	const char *more = NULL;
+	if (!strncmp(rest, "/root", 5) && (rest[5] == '/' || !rest[5]))
+		return xstrdup(rest[5] ? rest + 5 : "/");
+	if (!strncmp(rest, "/cwd", 4) && (rest[4] == '/' || !rest[4])) {
+		snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
+		more = rest + 4;
+	} else if (!strncmp(rest, "/fd/", 4)) {
+		char *end;
+		long fd = strtol(rest + 4, &end, 10);
+		if (end == rest + 4 || (*end && *end != '/'))
+			return NULL;
+		snprintf(link, sizeof link, "/proc/%d/fd/%ld", (int)pid, fd);
+		more = end;
+	}
+	if (more) {
+		_cleanup_free_ char *base = read_link(link);
+		return !base ? NULL : !*more ? xstrdup(base) : xasprintf("%s%s", strcmp(base, "/") ? base : "", more);
+	}
+	long tgid, tid;
+	if (!ns_ids(pid, &tgid, &tid))
+		return NULL;
+	return thread ? xasprintf("/proc/%ld/task/%ld%s", tgid, tid, rest) : xasprintf("/proc/%ld%s", tgid, rest);
+}
+
 /* The path the caller named (addr: its string, 0 for none) relative to dirfd, made
  * absolute from its working directory or its dirfd; NULL when it names nothing we can see. */
 static char *caller_path(pid_t pid, int dirfd, uint64_t addr, bool *unread)
@@ -158,7 +235,7 @@ static char *caller_path(pid_t pid, int dirfd, uint64_t addr, bool *unread)
 		return NULL;
 	}
 	if (p[0] == '/')
-		return xstrdup(p);
+		return proc_self(pid, xstrdup(p));
 	char link[64];
 	if (dirfd == AT_FDCWD)
 		snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
@@ -169,7 +246,7 @@ static char *caller_path(pid_t pid, int dirfd, uint64_t addr, bool *unread)
 		return NULL;
 	if (!*p)
 		return xstrdup(base);   /* the directory fd itself (AT_EMPTY_PATH, utimensat NULL) */
-	return xasprintf("%s/%s", strcmp(base, "/") ? base : "", p);
+	return proc_self(pid, xasprintf("%s/%s", strcmp(base, "/") ? base : "", p));
 }
 
 /* Read the targets of the call d of pid. */
@@ -255,10 +332,12 @@ static void collect(pid_t pid, const struct seccomp_data *d, struct refused_call
 
 /* ---- the judgement ---- */
 
-/* Split abs (absolute) into its directory and last name, dropping trailing slashes. */
-static void split(char *abs, const char **dir, const char **name)
+/* Split abs (absolute) into its directory and last name, dropping trailing slashes (true
+ * when there were some). */
+static bool split(char *abs, const char **dir, const char **name)
 {
 	size_t l = strlen(abs);
+	bool slash_end = l > 1 && abs[l - 1] == '/';
 	while (l > 1 && abs[l - 1] == '/')
 		abs[--l] = '\0';
 	char *slash = strrchr(abs, '/');
@@ -270,6 +349,7 @@ static void split(char *abs, const char **dir, const char **name)
 		*dir = abs;
 		*name = slash + 1;
 	}
+	return slash_end;
 }
 
 /* Open path below the caller's root as the kernel resolves it (O_PATH; flags: O_DIRECTORY,
@@ -317,11 +397,14 @@ static void judge_target(const struct refused *r, int rootfd, struct target *t, 
 	*v = (struct verdict){ 0 };
 	if (!t->path)
 		return;
+	/* O_TMPFILE names a directory to make an unnamed file in */
+	bool tmpfile = t->want == W_OPEN && (t->flags & O_TMPFILE) == O_TMPFILE;
 	_cleanup_free_ char *full = xstrdup(t->path);
 	const char *dirpath, *name;
-	split(t->path, &dirpath, &name);
+	bool slash_end = split(t->path, &dirpath, &name);
 	_cleanup_free_ char *cdir = NULL;
 	_cleanup_close_ int dfd = open_in_root(rootfd, dirpath, O_DIRECTORY, &cdir);
+	leave_if_abandoned();
 	if (dfd < 0)
 		return;   /* no such directory: the call fails with ENOENT, not a refusal */
 	t->found_dir = true;
@@ -329,32 +412,31 @@ static void judge_target(const struct refused *r, int rootfd, struct target *t, 
 	if (statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0)
 		t->mnt = stx.stx_mnt_id;
 	t->dots = !strcmp(name, ".") || !strcmp(name, "..");
-	bool is_link = false, is_dir = t->dots, own_mount = false;
+	bool is_link = false, is_dir = t->dots, is_reg = false;
 	struct statx nx;
 	t->exists = t->dots || statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &nx) == 0;
+	leave_if_abandoned();
 	if (t->exists && !t->dots) {
 		is_link = S_ISLNK(nx.stx_mode);
 		is_dir = S_ISDIR(nx.stx_mode);
-		own_mount = nx.stx_mnt_id != t->mnt;   /* a file or directory mounted over */
+		is_reg = S_ISREG(nx.stx_mode);
+		t->own_mount = nx.stx_mnt_id != t->mnt;   /* a file or directory mounted over */
 	}
 	t->ro_dir = is_ro(dfd);
 	free(t->dir);
 	t->dir = xstrdup(cdir);
-	bool creat = t->want == W_OPEN && (t->flags & O_CREAT);
+	bool creat = t->want == W_OPEN && (t->flags & O_CREAT) && !tmpfile;
 	bool excl = creat && (t->flags & O_EXCL);
 	/* opens and attribute changes act on what the name leads to (a symlink followed, unless
-	 * the call says not to): its own mount; and a device, FIFO or socket is never EROFS to
-	 * open for writing */
-	bool ro_name = t->ro_dir, special = false;
-	_cleanup_free_ char *cname = NULL;
-	if (t->exists && !t->dots && !is_link && !own_mount && t->want == W_OPEN)
-		special = !S_ISREG(nx.stx_mode) && !S_ISDIR(nx.stx_mode);
-	/* the name itself is looked at only where it may differ from its directory: a symlink
-	 * the call follows, or something mounted over it */
+	 * the call says not to): it is looked at where it may differ from its directory (a
+	 * symlink followed, something mounted over it, a directory named by "." or "..") */
+	bool ro_name = t->ro_dir;
 	bool follow = is_link && !t->nofollow && !(t->want == W_OPEN && (t->flags & O_NOFOLLOW)) && !excl;
-	if (t->exists && (t->want == W_OPEN || t->want == W_CHANGE) && (follow || own_mount)) {
+	_cleanup_free_ char *cname = NULL;
+	if (t->exists && (t->want == W_OPEN || t->want == W_CHANGE) && (follow || t->own_mount || t->dots)) {
 		struct stat st;
 		_cleanup_close_ int fd = open_in_root(rootfd, full, follow ? 0 : O_NOFOLLOW, &cname);
+		leave_if_abandoned();
 		if (fd < 0 && follow && creat && errno == ENOENT && depth < 8) {
 			/* a dangling symlink opened with O_CREAT: the kernel creates where it points */
 			char target[PATH_MAX];
@@ -371,38 +453,47 @@ static void judge_target(const struct refused *r, int rootfd, struct target *t, 
 			return;
 		ro_name = is_ro(fd);
 		if (fstat(fd, &st) == 0) {
-			special = !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode);
+			is_link = S_ISLNK(st.st_mode);
 			is_dir = S_ISDIR(st.st_mode);
+			is_reg = S_ISREG(st.st_mode);
 		}
 	}
+	/* a device, FIFO or socket opens for writing on a read-only mount */
+	bool special = t->exists && !is_reg && !is_dir && !is_link;
 	v->path = cname ? xstrdup(cname) : t->dots ? xstrdup(cdir) : join(cdir, name);
 	v->is_protected = policy_protected(s, v->path);
 	/* procfs has no new names: a create there fails with ENOENT */
 	struct statfs sfs;
 	bool procfs = !t->exists && fstatfs(dfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
 	int ll = t->landlock;
-	if (t->want == W_OPEN && (t->flags & O_ACCMODE) == O_RDONLY && !creat)
+	if (t->want == W_OPEN && (t->flags & O_ACCMODE) == O_RDONLY && !creat && !tmpfile)
 		ll = 3;   /* O_RDONLY|O_TRUNC: only LANDLOCK_ACCESS_FS_TRUNCATE rules it */
 	if (ll && r->landlock_abi >= ll && !v->is_protected) {
+		/* Landlock rules making and removing names on their directory, writing on the file */
+		bool on_dir = t->want == W_CREATE || t->want == W_REMOVE || t->want == W_TO || (creat && !t->exists);
 		_cleanup_free_ char *why = NULL;
-		t->landlock_denied = !policy_allows(s, v->path, POLICY_WRITE, &why);
+		t->landlock_denied = !policy_allows(s, on_dir ? cdir : v->path, POLICY_WRITE, &why);
 	}
 	bool landlock = t->landlock_denied;
 	switch (t->want) {
 	case W_CREATE: v->refused = !t->exists && !procfs && (t->ro_dir || landlock); break;
-	case W_REMOVE: v->refused = !t->dots && (t->ro_dir || (t->exists && landlock)); break;
-	case W_TO: v->refused = !t->dots && (t->ro_dir || landlock); break;
+	case W_REMOVE: v->refused = !t->dots && (t->ro_dir || (t->exists && (landlock || t->own_mount))); break;
+	case W_TO: v->refused = !t->dots && (t->ro_dir || landlock || (t->exists && t->own_mount)); break;
 	case W_FROM: v->refused = false; break;
 	case W_CHANGE:
-		/* truncate of a directory: EISDIR */
-		v->refused = t->exists && !(ll == 3 && is_dir) && (ro_name || landlock);
+		/* truncate of anything but a regular file: EISDIR or EINVAL */
+		v->refused = t->exists && !(ll == 3 && !is_reg) && (ro_name || landlock);
 		break;
 	case W_OPEN: {
 		bool wr = (t->flags & O_ACCMODE) != O_RDONLY || (t->flags & O_TRUNC);
-		if (t->exists)  /* O_EXCL: EEXIST; a directory: EISDIR; a read-only open writes nothing */
-			v->refused = !excl && !is_dir && wr && ((ro_name && !special) || landlock);
+		if (tmpfile)
+			v->refused = t->exists && is_dir && (ro_name || landlock);
+		else if (t->exists)
+			/* O_EXCL: EEXIST; a directory: EISDIR; a symlink not followed: ELOOP; "file/":
+			 * ENOTDIR; a read-only open writes nothing */
+			v->refused = !excl && !is_dir && !is_link && !slash_end && wr && ((ro_name && !special) || landlock);
 		else
-			v->refused = creat && !procfs && (t->ro_dir || landlock);
+			v->refused = creat && !slash_end && !procfs && (t->ro_dir || landlock);  /* "new/": EISDIR */
 		break;
 	}
 	}
@@ -482,8 +573,9 @@ static void judge_call(struct refused *r, struct refused_call *c)
 			if (go && !a->ro_dir) {
 				go = a->exists && !((b->flags & RENAME_NOREPLACE) && b->exists) &&
 				     !((b->flags & RENAME_EXCHANGE) && !b->exists) && !ll_exdev;
-				hit[0] = go && a->landlock_denied;
-				hit[1] = go && b->landlock_denied;
+				/* Landlock, then a mount point on either side: EBUSY */
+				hit[0] = go && (a->landlock_denied || a->own_mount);
+				hit[1] = go && (b->landlock_denied || (b->exists && b->own_mount));
 			} else {
 				hit[0] = hit[1] = go;
 			}
@@ -527,10 +619,11 @@ static struct refused_call *take(struct refused *r)
 	char link[64];
 	snprintf(link, sizeof link, "/proc/%d/root", (int)pid);
 	c->rootfd = c->nt ? open(link, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	int ns = -1;
 	if (r->mntns < 0 && c->rootfd >= 0) {
 		/* keep the cell's mounts for judging the last calls after the job has ended */
 		snprintf(link, sizeof link, "/proc/%d/ns/mnt", (int)pid);
-		r->mntns = open(link, O_RDONLY | O_CLOEXEC);
+		ns = open(link, O_RDONLY | O_CLOEXEC);
 	}
 	if (c->nt && c->rootfd < 0)
 		unread = true;
@@ -539,7 +632,14 @@ static struct refused_call *take(struct refused *r)
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	/* the answer reaches a caller that waited all along, so what we read was its own; when
 	 * it was killed meanwhile (its pid maybe reused) the answer fails and we drop it all */
-	bool valid = ioctl(r->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0;
+	int sent;
+	while ((sent = ioctl(r->listener, SECCOMP_IOCTL_NOTIF_SEND, resp)) < 0 && errno == EINTR)
+		;
+	bool valid = sent == 0;
+	if (ns >= 0 && valid)
+		r->mntns = ns;   /* a caller that was still ours (its pid not reused) */
+	else if (ns >= 0)
+		close(ns);
 	pthread_mutex_lock(&r->lock);
 	r->looked += valid;
 	r->unread += valid && unread;
@@ -557,15 +657,16 @@ static bool recv_call(struct refused *r)
 	return ioctl(r->listener, SECCOMP_IOCTL_NOTIF_RECV, r->req) == 0;
 }
 
-void refused_serve_one(struct refused *r)
+bool refused_serve_one(struct refused *r)
 {
 	if (!recv_call(r))
-		return;   /* ENOENT: the caller was killed or interrupted meanwhile */
+		return errno == ENOENT || errno == EINTR;   /* ENOENT: the caller was killed meanwhile */
 	struct refused_call *c = take(r);
 	if (c) {
 		judge_call(r, c);
 		call_free(c);
 	}
+	return true;
 }
 
 static void on_wake(int sig) { (void)sig; }
@@ -597,6 +698,7 @@ static void *taker_main(void *arg)
 			continue;
 		}
 		struct refused_call *c = take(r);
+		leave_if_abandoned();
 		if (c) {
 			judge_call(r, c);
 			call_free(c);
@@ -646,14 +748,17 @@ static bool join_within(pthread_t t, bool wake)
 
 void refused_stop(struct refused *r)
 {
-	if (!r->taker_on)
+	if (!r->taker_on) {
+		closep(&r->mntns);   /* the event loop served the calls, or none came */
 		return;
+	}
 	pthread_mutex_lock(&r->lock);
 	r->stop = true;
 	pthread_mutex_unlock(&r->lock);
 	/* the signal may come just before the taker enters RECV: it is sent until it has left */
 	if (!join_within(r->taker, true)) {
 		/* leave the stuck thread what it uses (r's buffers and queue), record what we have */
+		atomic_store(&taker_abandoned, true);
 		pthread_mutex_lock(&r->lock);
 		r->abandoned = true;
 		pthread_mutex_unlock(&r->lock);

@@ -50,7 +50,7 @@ void refused_init(struct refused *r);
  * if the thread cannot start (-errno), refused_serve_one() each call from the loop. */
 bool refused_take_listener(struct refused *r);
 int refused_start(struct refused *r, const struct cell_spec *s);
-void refused_serve_one(struct refused *r);
+bool refused_serve_one(struct refused *r);   /* false: the listener is broken, stop watching it */
 /* Stop and join the thread (after the cell is gone); idempotent. */
 void refused_stop(struct refused *r);
 /* "refused_writes": [{path, count}], "refused_writes_total": N (or "refused_writes": null

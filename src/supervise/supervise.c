@@ -385,7 +385,8 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			u->refused.taker_failed = true;
 			sup_watch_fd(u, u->refused.listener, EV_WATCH_WRITES);
 		}
-		refused_serve_one(&u->refused);
+		if (!refused_serve_one(&u->refused))
+			epoll_ctl(u->ep, EPOLL_CTL_DEL, u->refused.listener, NULL);
 		break;
 	case EV_GRACE:
 		if (read(u->grace_tfd, &exp, sizeof exp) >= 0)

@@ -76,6 +76,10 @@ for op in sys.argv[1:]:
     elif kind == "nl":     # a name with a newline in it: /etc/bad<LF>name
         n = "/etc/bad\nname"
         res([n], lambda: create(n))
+    elif kind == "renameto": res([a[1]], lambda: os.rename(a[0], a[1]))   # names only the target
+    elif kind == "nofollow": res([a[0]], lambda: os.close(os.open(a[0], os.O_WRONLY | os.O_NOFOLLOW)))
+    elif kind == "tmpfile": res([a[0]], lambda: os.close(os.open(a[0], os.O_TMPFILE | os.O_WRONLY, 0o600)))
+    elif kind == "trunco": res([a[0]], lambda: os.close(os.open(a[0], os.O_WRONLY | os.O_TRUNC)))
     elif kind == "pty":    res(["/dev/ptmx"], lambda: [os.close(f) for f in os.openpty()])
     elif kind == "cd":     os.chdir(a[0])
     elif kind == "write":  res([a[0]], lambda: open(a[0], "a").write("x"))
@@ -86,7 +90,7 @@ chmod 644 "$PROBE"
 # refused_set [SED]: the paths the probe saw refused, mapped through SED, as "PATH COUNT"
 # lines sorted; from OUT.
 refused_set() {
-	printf '%s\n' "$OUT" | awk '$2 == "EROFS" || $2 == "EACCES" || $2 == "EPERM" { print $1 }' | sed "${1:-}" |
+	printf '%s\n' "$OUT" | awk '$2 == "EROFS" || $2 == "EACCES" || $2 == "EPERM" || $2 == "EBUSY" { print $1 }' | sed "${1:-}" |
 		awk '{ n[$1]++ } END { for (p in n) print p, n[p] }' | sort
 }
 # recorded_set RESULT: refused_writes of result.json as "PATH COUNT" lines sorted.
@@ -130,23 +134,29 @@ for mode in root user; do
 		ln:/usr/local/dangling,/tmp/dang create:/tmp/dang                # O_CREAT through a dangling link
 		create:/usr trunc:/usr unlink:/usr/. rmdir:/usr/.                # EISDIR, EISDIR, EISDIR, EINVAL
 		nl                                                               # a newline in a name
+		create:.git/config.lock renameto:.git/config.lock,.git/config    # git config: EBUSY (a mount)
+		unlink:.git/config                                               # EBUSY
+		nofollow:/tmp/lnk tmpfile:/usr tmpfile:/tmp trunc:/dev/null      # ELOOP; EROFS; ok; EINVAL
+		trunco:/proc/self/oom_score_adj                                  # a shell's '>' into /proc/self
+		create:/proc/self/root/etc/w18 cd:/usr create:/proc/self/cwd/w19 cd:/tmp
+		create:/usr/new20/                                               # EISDIR
 	)
 	wrun --result "$R/$mode.json" -- python3 "$PROBE" "${ops[@]}"
 	is "$RC" 0 "$M the probe ran"
 	kernel=$(refused_set)
 	recorded=$(recorded_set "$R/$mode.json")
 	# the probe names paths as it passed them: relative ones as such
-	want="/dev/w12 /etc/hostname /etc/nothere-w /etc/passwd /etc/w3 /etc/w7 etc-link/w9 /home/w13 /proc/sys/kernel/hostname /run/w14 /sys/kernel/w11 /usr/local/w1 /usr/w2 /usr/w4 /usr/w5 w6 .git/hooks/pre-commit .git/config /tmp/lnk /tmp/dang /etc/bad\\x0aname"
+	want="/dev/w12 /etc/hostname /etc/nothere-w /etc/passwd /etc/w3 /etc/w7 etc-link/w9 /home/w13 /proc/sys/kernel/hostname /run/w14 /sys/kernel/w11 /usr/local/w1 /usr/w2 /usr/w4 /usr/w5 w6 .git/hooks/pre-commit .git/config /tmp/lnk /tmp/dang /etc/bad\\x0aname /usr /proc/self/root/etc/w18 /proc/self/cwd/w19"
 	is "$(printf '%s\n' "$kernel" | awk '{print $1}' | sort | tr '\n' ' ')" "$(printf '%s\n' $want | sort | tr '\n' ' ')" \
 		"$M the kernel refused exactly the writes outside the run (the probe's view)" || diag "$OUT"
 	# the record resolves them in the cell: the worktree's, the symlink's target, the cwd's
 	# mapped: the worktree's, a symlink's target, the cwd's
-	kernel_abs=$(refused_set "s|^\.git/|$WORK/.git/|;s|^etc-link/|/etc/|;s|^w6\$|/usr/w6|;s|^/tmp/lnk\$|/etc/passwd|;s|^/tmp/dang\$|/usr/local/dangling|")
+	kernel_abs=$(refused_set "s|^\.git/|$WORK/.git/|;s|^etc-link/|/etc/|;s|^w6\$|/usr/w6|;s|^/tmp/lnk\$|/etc/passwd|;s|^/tmp/dang\$|/usr/local/dangling|;s|^/proc/self/root/etc/w18\$|/etc/w18|;s|^/proc/self/cwd/w19\$|/usr/w19|")
 	is "$recorded" "$kernel_abs" "$M result.json's refused_writes: the same paths with the same counts" ||
 		diag "kernel:" "$kernel_abs" "recorded:" "$recorded"
 	line_like "$recorded" '^/usr/local/w1 3$' "$M three refused writes of one path count 3"
 	line_like "$recorded" '^/etc/passwd 4$' "$M chmod, truncate, utime and chown through a symlink of /etc/passwd count; the read-only O_CREAT open, O_EXCL and lchown of the symlink do not"
-	calls=$(printf '%s\n' "$OUT" | awk '$2 == "EROFS" || $2 == "EACCES" || $2 == "EPERM"' | wc -l)
+	calls=$(printf '%s\n' "$OUT" | awk '$2 == "EROFS" || $2 == "EACCES" || $2 == "EPERM" || $2 == "EBUSY"' | wc -l)
 	is "$(jget "$R/$mode.json" 'd["refused_writes_total"]')" "$((calls - 1))" \
 		"$M refused_writes_total counts calls (a rename naming two refused paths is one)"
 	unlike "$recorded" '(/tmp|/var/tmp|/home/[a-z-]+/ok|/dev/(null|shm|ptmx|pts)|sub/ok)' "$M writes the run may make are not recorded"
