@@ -21,9 +21,26 @@ PROBE=$TEST_SCRATCH/probe.py
 cat >"$PROBE" <<'EOF'
 import ctypes, errno, os, sys
 
-def esc(p):  # as warren prints a path: control bytes, DEL, backslash as \xNN
-    b = os.fsencode(p)
-    return "".join("\\x%02x" % c if c < 0x20 or c == 0x7f or c == 0x5c else chr(c) for c in b) if b.isascii() else p
+def esc(p):
+    """as warren prints a path: control bytes, DEL, backslash and bytes that are not UTF-8
+    as \\xNN"""
+    b, out, i = os.fsencode(p), [], 0
+    while i < len(b):
+        c = b[i]
+        n = 1 if c < 0x80 else 2 if 0xc2 <= c < 0xe0 else 3 if 0xe0 <= c < 0xf0 else 4 if 0xf0 <= c <= 0xf4 else 0
+        try:
+            ok = n > 0 and len(b[i:i + n]) == n and bool(b[i:i + n].decode("utf-8"))
+        except UnicodeDecodeError:
+            ok = False
+        if ok and n == 1 and (c < 0x20 or c == 0x7f or c == 0x5c):
+            ok = False
+        if ok:
+            out.append(b[i:i + n].decode("utf-8"))
+            i += n
+        else:
+            out.append("\\x%02x" % c)
+            i += 1
+    return "".join(out)
 
 def res(paths, fn):
     try:
@@ -76,6 +93,9 @@ for op in sys.argv[1:]:
     elif kind == "nl":     # a name with a newline in it: /etc/bad<LF>name
         n = "/etc/bad\nname"
         res([n], lambda: create(n))
+    elif kind == "bad8":   # a name that is not UTF-8, and one that is
+        for n in (os.fsdecode(b"/etc/bad\xffname"), "/etc/caf\u00e9"):
+            res([n], lambda: create(n))
     elif kind == "renameto": res([a[1]], lambda: os.rename(a[0], a[1]))   # names only the target
     elif kind == "nofollow": res([a[0]], lambda: os.close(os.open(a[0], os.O_WRONLY | os.O_NOFOLLOW)))
     elif kind == "tmpfile": res([a[0]], lambda: os.close(os.open(a[0], os.O_TMPFILE | os.O_WRONLY, 0o600)))
@@ -133,7 +153,7 @@ for mode in root user; do
 		ln:/etc/passwd,/tmp/lnk chown:/tmp/lnk lchown:/tmp/lnk           # followed: EROFS; not: ok
 		ln:/usr/local/dangling,/tmp/dang create:/tmp/dang                # O_CREAT through a dangling link
 		create:/usr trunc:/usr unlink:/usr/. rmdir:/usr/.                # EISDIR, EISDIR, EISDIR, EINVAL
-		nl                                                               # a newline in a name
+		nl bad8                                                          # a newline; not UTF-8; UTF-8
 		create:.git/config.lock renameto:.git/config.lock,.git/config    # git config: EBUSY (a mount)
 		unlink:.git/config                                               # EBUSY
 		nofollow:/tmp/lnk tmpfile:/usr tmpfile:/tmp trunc:/dev/null      # ELOOP; EROFS; ok; EINVAL
@@ -146,7 +166,7 @@ for mode in root user; do
 	kernel=$(refused_set)
 	recorded=$(recorded_set "$R/$mode.json")
 	# the probe names paths as it passed them: relative ones as such
-	want="/dev/w12 /etc/hostname /etc/nothere-w /etc/passwd /etc/w3 /etc/w7 etc-link/w9 /home/w13 /proc/sys/kernel/hostname /run/w14 /sys/kernel/w11 /usr/local/w1 /usr/w2 /usr/w4 /usr/w5 w6 .git/hooks/pre-commit .git/config /tmp/lnk /tmp/dang /etc/bad\\x0aname /usr /proc/self/root/etc/w18 /proc/self/cwd/w19"
+	want="/dev/w12 /etc/hostname /etc/nothere-w /etc/passwd /etc/w3 /etc/w7 etc-link/w9 /home/w13 /proc/sys/kernel/hostname /run/w14 /sys/kernel/w11 /usr/local/w1 /usr/w2 /usr/w4 /usr/w5 w6 .git/hooks/pre-commit .git/config /tmp/lnk /tmp/dang /etc/bad\\x0aname /etc/bad\\xffname /etc/café /usr /proc/self/root/etc/w18 /proc/self/cwd/w19"
 	is "$(printf '%s\n' "$kernel" | awk '{print $1}' | sort | tr '\n' ' ')" "$(printf '%s\n' $want | sort | tr '\n' ' ')" \
 		"$M the kernel refused exactly the writes outside the run (the probe's view)" || diag "$OUT"
 	# the record resolves them in the cell: the worktree's, the symlink's target, the cwd's
