@@ -673,17 +673,9 @@ static void open_console(const struct cell_spec *s, struct cell_io *io)
 	/* the job owns its terminal, as after a login */
 	if (!s->rootless && fchown(sl, spec_host_uid(s), spec_host_gid(s)) < 0)
 		die(errno, "cannot give the terminal to the run user");
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 't';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &m, sizeof(int));
-	if (sendmsg(io->console, &mh, 0) < 0)
-		die(errno, "cannot hand the terminal to the supervisor");
+	int r = fd_send(io->console, m, "t", 1);
+	if (r < 0)
+		die(-r, "cannot hand the terminal to the supervisor");
 	close(m);
 	close(io->console);
 	io->in = io->out = io->err = sl;

@@ -18,9 +18,10 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "util/fs.h"
 
 #if defined(__x86_64__)
 #define WATCH_ARCH AUDIT_ARCH_X86_64
@@ -97,20 +98,7 @@ int policy_watch_filter(struct sock_filter *f, size_t cap)
 static void send_listener(int sock, int fd, int errnum)
 {
 	int32_t e = errnum;
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = &e, .iov_len = sizeof e };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (fd >= 0) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof cbuf;
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	ssize_t w = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	(void)w;
+	fd_send(sock, fd, &e, sizeof e);
 }
 
 void policy_watch_writes(int sock)

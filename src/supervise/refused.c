@@ -792,20 +792,11 @@ void refused_free(struct refused *r)
 bool refused_take_listener(struct refused *r)
 {
 	int32_t e = 0;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = { .iov_base = &e, .iov_len = sizeof e };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf, .msg_controllen = sizeof cbuf.buf };
-	ssize_t n = recvmsg(r->sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	int fd;
+	ssize_t n = fd_recv(r->sock, MSG_DONTWAIT, &e, sizeof e, &fd);
+	if (n == -EAGAIN)
 		return false;
 	closep(&r->sock);
-	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-	int fd = -1;
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	if (n != (ssize_t)sizeof e || e != 0 || fd < 0) {
 		if (fd >= 0)
 			close(fd);

@@ -256,18 +256,9 @@ static void watch_limits(struct sup *u)
  * socket. Until then the caller's terminal is left as it is. */
 static int recv_console(struct sup *u, int sock)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
 	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	ssize_t n;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+	if (fd_recv(sock, 0, &byte, 1, &u->pty) <= 0 || u->pty < 0)
 		return -1; /* init failed before: its report says why */
-	memcpy(&u->pty, CMSG_DATA(cm), sizeof(int));
 	struct winsize ws;
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
 		ioctl(u->pty, TIOCSWINSZ, &ws);

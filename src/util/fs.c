@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -318,4 +319,58 @@ bool is_dir(const char *path)
 char *abs_path(const char *path)
 {
 	return realpath(path, NULL);
+}
+
+/* ---- one descriptor over a unix socket ---- */
+
+int fd_send(int sock, int fd, const void *data, size_t len)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	memset(&c, 0, sizeof c);
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (fd >= 0) {
+		mh.msg_control = c.buf;
+		mh.msg_controllen = sizeof c.buf;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	ssize_t n;
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : 0;
+}
+
+ssize_t fd_recv(int sock, int flags, void *data, size_t len, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { .iov_base = data, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf };
+	*fd = -1;
+	ssize_t n;
+	do
+		n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+		int got;
+		memcpy(&got, CMSG_DATA(cm), sizeof(int));
+		if (cm->cmsg_len == CMSG_LEN(sizeof(int)) && !(mh.msg_flags & MSG_CTRUNC))
+			*fd = got;
+		else
+			close(got);
+	}
+	return n;
 }

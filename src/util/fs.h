@@ -14,6 +14,13 @@ char *read_file_at(int dirfd, const char *path, size_t *len);
 /* Read rel inside the directory root, symlinks resolved as if root were / (an untrusted
  * image's links never reach the host's files). */
 char *read_file_in_root(const char *root, const char *rel, size_t *len);
+/* Send len bytes of data over the unix socket sock with the descriptor fd attached (none when
+ * fd < 0). 0 or -errno. */
+int fd_send(int sock, int fd, const void *data, size_t len);
+/* Receive one message of at most len bytes from sock (flags: MSG_DONTWAIT...; EINTR is
+ * retried) and the one descriptor it carries into *fd (-1 when none; close-on-exec; a
+ * malformed control message is closed, not kept). The byte count (0: end), or -errno. */
+ssize_t fd_recv(int sock, int flags, void *data, size_t len, int *fd);
 /* Write all of data to fd (retrying short writes and EINTR). 0 or -errno. */
 int write_fd_all(int fd, const char *data, size_t len);
 /* Write data to path (created 0644 or truncated). 0 or -errno. */

@@ -909,6 +909,38 @@ static void test_write_read_file(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, teardown)
 
+/* fd_send/fd_recv: a descriptor and its message arrive together, usable and close-on-exec;
+ * a message without one gives -1; nothing waiting gives -EAGAIN; a closed peer gives 0. */
+static void test_fd_pass(void **state)
+{
+	(void)state;
+	int sv[2], p[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	int32_t out = 42, in = 0;
+	int fd = 7;
+	assert_int_equal(fd_recv(sv[0], MSG_DONTWAIT, &in, sizeof in, &fd), -EAGAIN);
+	assert_int_equal(fd, -1);
+	assert_int_equal(fd_send(sv[1], p[1], &out, sizeof out), 0);
+	assert_int_equal(fd_recv(sv[0], 0, &in, sizeof in, &fd), (ssize_t)sizeof in);
+	assert_int_equal(in, 42);
+	assert_true(fd >= 0 && fd != p[1]);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(write(fd, "x", 1), 1);   /* the pipe's write end, passed */
+	char c = 0;
+	assert_int_equal(read(p[0], &c, 1), 1);
+	assert_int_equal(c, 'x');
+	close(fd);
+	assert_int_equal(fd_send(sv[1], -1, &out, sizeof out), 0);
+	assert_int_equal(fd_recv(sv[0], 0, &in, sizeof in, &fd), (ssize_t)sizeof in);
+	assert_int_equal(fd, -1);
+	close(sv[1]);
+	assert_int_equal(fd_recv(sv[0], 0, &in, sizeof in, &fd), 0);
+	close(sv[0]);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -930,6 +962,7 @@ int main(void)
 		T(test_atomic_over_symlink),
 		T(test_atomic_stale_tmp_symlink),
 		T(test_atomic_stale_tmp_mode),
+		T(test_fd_pass),
 		T(test_mkdir_p_basic),
 		T(test_mkdir_p_relative),
 		T(test_mkdir_p_file_in_the_way),
