@@ -111,10 +111,15 @@ static bool has_file(const char *dir, const char *file)
 	return access(p, F_OK) == 0;
 }
 
-static int mk(const char *path, struct error *err)
+/* A cgroup directory of mode: warren's parents 0711 (other host users cannot list the runs),
+ * each run's own 0700 (nor read its figures). */
+static int mk(const char *path, mode_t mode, struct error *err)
 {
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
 		return error_set(err, errno, "cannot create the cgroup %s", path);
+	struct stat st;
+	if (stat(path, &st) == 0 && (st.st_mode & 07777) != mode)
+		chmod(path, mode);
 	return 0;
 }
 
@@ -143,11 +148,11 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 		if (!c[i].needed && i != 0)
 			continue;
 		_cleanup_free_ char *parent = xasprintf(CG_ROOT "/%s/warren", c[i].ctrl);
-		int r = mk(parent, err);
+		int r = mk(parent, 0711, err);
 		if (r < 0)
 			return r;
 		*c[i].dir = xasprintf("%s/%s", parent, id);
-		if ((r = mk(*c[i].dir, err)) < 0) {
+		if ((r = mk(*c[i].dir, 0700, err)) < 0) {
 			free(*c[i].dir);
 			*c[i].dir = NULL;
 			return r;
@@ -182,7 +187,7 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
 					 c[i].flag, c[i].ctrl, CG_ROOT);
 	const char *parent = CG_ROOT "/warren";
-	int r = mk(parent, err);
+	int r = mk(parent, 0711, err);
 	if (r < 0)
 		return r;
 	/* delegate what the root offers to warren's subtree; ignore what is refused, a limit
@@ -195,7 +200,7 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 		write_str(parent, "cgroup.subtree_control", plus);
 	}
 	cg->v2 = xasprintf("%s/%s", parent, id);
-	if ((r = mk(cg->v2, err)) < 0)
+	if ((r = mk(cg->v2, 0700, err)) < 0)
 		return r;
 	cg->v2_fd = open(cg->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->v2_fd < 0)

@@ -16,13 +16,15 @@
 #include "util/fs.h"
 
 static const char JOB_HELP[] =
-	"usage: warren job run FILE [--keep] [--json] [--quiet] [--prefix] [--user UID[:GID]] [--state DIR]\n"
-	"       warren job check FILE\n"
+	"usage: warren job run FILE [--work DIR] [--keep] [--json] [--quiet] [--prefix] [--user UID[:GID]] [--state DIR]\n"
+	"       warren job check FILE [--work DIR]\n"
 	"\n"
 	"Run a job file: its services, then its steps in order, in one fresh cell (files, /tmp and\n"
 	"services persist across steps; the scratch is reclaimed at the end). The run's id is\n"
 	"printed first. Each step's output goes to the record's log/ (see 'warren logs').\n"
 	"\n"
+	"  --work DIR  the worktree, instead of the job file's work: (a job file may only name\n"
+	"              directories below its own, and steps may not leave the worktree)\n"
 	"  --keep      keep the scratch after the job\n"
 	"  --json      print result.json on stdout at the end (the view goes to stderr)\n"
 	"  --quiet     do not show the steps' output (it is still in the logs)\n"
@@ -51,10 +53,15 @@ static int cmp_lines(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int load(const char *file, struct job *job)
+static int load(const char *file, const char *work, struct job *job)
 {
 	char *errors = NULL;
-	if (job_load(file, job, &errors) < 0) {
+	_cleanup_free_ char *work_abs = work ? abs_path(work) : NULL;
+	if (work && !work_abs) {
+		fprintf(stderr, "warren: --work %s: %s; name an existing directory\n", work, strerror(errno));
+		return -1;
+	}
+	if (job_load(file, work_abs, job, &errors) < 0) {
 		/* every mistake on a line of its own, in the file's order, prefixed like every
 		 * warren error */
 		char **lines = NULL;
@@ -77,15 +84,16 @@ static int load(const char *file, struct job *job)
 
 static int job_run_cmd(int argc, char **argv)
 {
-	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP };
+	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK };
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, O_STATE }, { "keep", no_argument, NULL, O_KEEP },
+		{ "work", required_argument, NULL, O_WORK },
 		{ "json", no_argument, NULL, O_JSON }, { "quiet", no_argument, NULL, O_QUIET },
 		{ "prefix", no_argument, NULL, O_PREFIX }, { "user", required_argument, NULL, O_USER },
 		{ "result", required_argument, NULL, O_RESULT }, { "result-fd", required_argument, NULL, O_RESULT_FD },
 		{ "help", no_argument, NULL, O_HELP }, { NULL, 0, NULL, 0 },
 	};
-	const char *state = NULL, *user = NULL;
+	const char *state = NULL, *user = NULL, *work = NULL;
 	bool keep = false;
 	struct job_run_opts o = { .result_fd = -1 };
 	opterr = 0;
@@ -94,6 +102,7 @@ static int job_run_cmd(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_STATE: state = optarg; break;
+		case O_WORK: work = optarg; break;
 		case O_KEEP: keep = true; break;
 		case O_JSON: o.json = true; break;
 		case O_QUIET: o.quiet = true; break;
@@ -112,7 +121,7 @@ static int job_run_cmd(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("job", "job run takes one job file");
 	struct job job;
-	if (load(argv[optind], &job) < 0)
+	if (load(argv[optind], work, &job) < 0)
 		return 125;
 	_cleanup_error_ struct error err = { 0 };
 	struct cell_spec s = { 0 };
@@ -123,8 +132,8 @@ static int job_run_cmd(int argc, char **argv)
 	s.net = job.net;
 	s.keep = keep;
 	s.statedir = statedir_default(state);
-	if (cellspec_user(&s, user, &err) < 0 || cellspec_finish(&s, &err) < 0 ||
-	    cellspec_paths(&s, job.rootfs, job.work, &err) < 0)
+	if (cellspec_user(&s, user, &err) < 0 || cellspec_paths(&s, job.rootfs, job.work, &err) < 0 ||
+	    cellspec_finish(&s, &err) < 0)
 		goto fail;
 	s.argv = xcalloc(3, sizeof *s.argv);
 	s.argv[0] = xstrdup("warren-job");
@@ -157,10 +166,13 @@ int cmd_job(int argc, char **argv)
 	if (!strcmp(argv[1], "run"))
 		return job_run_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check")) {
-		if (argc != 3)
-			return cli_usage_error("job", "job check takes one job file");
+		const char *work = NULL;
+		if (argc == 5 && !strcmp(argv[3], "--work"))
+			work = argv[4];
+		else if (argc != 3)
+			return cli_usage_error("job", "job check takes one job file (and --work DIR)");
 		struct job job;
-		if (load(argv[2], &job) < 0)
+		if (load(argv[2], work, &job) < 0)
 			return 125;
 		printf("%s: ok (%zu service%s, %zu step%s)\n", argv[2], job.n_services, job.n_services == 1 ? "" : "s",
 		       job.n_steps, job.n_steps == 1 ? "" : "s");

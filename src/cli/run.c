@@ -249,8 +249,8 @@ int cmd_run(int argc, char **argv)
 	s.keep = o.keep;
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
-	if (cellspec_user(&s, o.user, &err) < 0 || cellspec_finish(&s, &err) < 0 ||
-	    cellspec_paths(&s, o.rootfs, o.work, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
+	if (cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
+	    cellspec_finish(&s, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
 		goto fail;
 	size_t n = (size_t)(argc - optind);
 	s.argv = xcalloc(n + 1, sizeof *s.argv);

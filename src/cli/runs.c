@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "net/net.h"
 #include "run/rundir.h"
+#include "supervise/worktree.h"
 #include "util/fs.h"
 #include "util/units.h"
 
@@ -302,6 +303,14 @@ static int gc_one(const char *state, const char *id, uint64_t older_ms, bool *pr
 			json_object_set_new(r, "exit_code", json_null());
 			json_object_set_new(r, "error", json_string(msg));
 			json_object_set_new(r, "cause", json_null());
+			/* the git check the supervisor did not live to do: since the run started */
+			const char *wt = json_string_value(json_object_get(r, "worktree"));
+			_cleanup_close_ int wfd = wt ? open(wt, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+			if (wfd >= 0) {
+				uint64_t ms = run_id_time_ms(id);
+				struct timespec since = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
+				worktree_git_check(wfd, id, dir, &since, &r, false);
+			}
 			char *txt = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 			if (txt) {
 				_cleanup_free_ char *t2 = xasprintf("%s\n", txt);

@@ -148,6 +148,42 @@ int cellspec_user(struct cell_spec *s, const char *user, struct error *err)
  * is opened is what was checked, and a symlink on the way that someone else owns (who could
  * swap it: root running warren in alice's project) is refused instead of followed. The
  * canonical path comes from the descriptor. */
+/* Is dir the caller's home directory, or one of its ancestors? The home as the password
+ * database has it and as $HOME says. */
+static const char *home_within(const char *dir)
+{
+	static char *homes[2];
+	struct passwd *pw = getpwuid(getuid());
+	free(homes[0]);
+	free(homes[1]);
+	homes[0] = pw && pw->pw_dir && *pw->pw_dir ? abs_path(pw->pw_dir) : NULL;
+	homes[1] = getenv("HOME") && *getenv("HOME") ? abs_path(getenv("HOME")) : NULL;
+	size_t dl = strlen(dir);
+	for (int i = 0; i < 2; i++) {
+		const char *h = homes[i];
+		if (h && strcmp(h, "/") && !strncmp(h, dir, dl) && (h[dl] == '\0' || h[dl] == '/' || !strcmp(dir, "/")))
+			return h;
+	}
+	return NULL;
+}
+
+/* The caller's home (or a directory holding it) as the worktree: refused when it only came
+ * from the current directory (the job could change ~/.bashrc and read ~/.ssh), a note when
+ * --work named it. */
+static int home_check(const char *worktree, const char *work, struct error *err)
+{
+	const char *home = home_within(worktree);
+	if (!home)
+		return 0;
+	bool is_home = !strcmp(home, worktree);
+	if (!work)
+		return error_set(err, 0, "the worktree would be %s (the current directory), %s: the job could change your dotfiles and read ~/.ssh; cd into a project directory, or pass --work %s if you mean it",
+				 worktree, is_home ? "your home directory" : "a directory holding your home directory", worktree);
+	fprintf(stderr, "warren: note: the worktree %s is %s: the job can change your dotfiles and read ~/.ssh\n", worktree,
+		is_home ? "your home directory" : "a directory holding your home directory");
+	return 0;
+}
+
 static int open_worktree(const char *w, int *out_fd, char **canon, struct error *err)
 {
 	char *rest = xstrdup(w);
@@ -252,9 +288,19 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 	if (refuse)
 		return error_set(err, 0, "the worktree would be %s%s, a system directory a job may not have read-write; cd into a project directory or pass --work DIR",
 				 s->worktree, work ? "" : " (the current directory)");
-	size_t sl = strlen(s->statedir);
-	if (!strncmp(s->worktree, s->statedir, sl) && (s->worktree[sl] == '/' || !s->worktree[sl]))
-		return error_set(err, 0, "the worktree %s is inside warren's state directory %s; pass --work DIR elsewhere", s->worktree, s->statedir);
+	if (home_check(s->worktree, work, err) < 0)
+		return -EINVAL;
+	/* the state directory as it is, or will be once made (it is made after this check) */
+	_cleanup_free_ char *state = abs_path_would_be(s->statedir);
+	size_t sl = strlen(state);
+	if (!strncmp(s->worktree, state, sl) && (s->worktree[sl] == '/' || !s->worktree[sl] || sl == 1))
+		return error_set(err, 0, "the worktree %s is inside warren's state directory %s; pass --work DIR elsewhere", s->worktree, state);
+	size_t wl = strlen(s->worktree);
+	if (!strncmp(state, s->worktree, wl) && state[wl] == '/')
+		return error_set(err, 0, "warren's state directory %s is inside the worktree %s, where the job could change the record and the run directory; pass --state DIR outside it",
+				 state, s->worktree);
+	/* what the worktree's git runs from the worktree is read-only in the cell */
+	policy_add_git_protect(&s->policy, s->worktree_fd, s->worktree);
 	return 0;
 }
 

@@ -17,6 +17,8 @@
 
 struct ctx {
 	const char *path;
+	const char *work_cli;     /* --work on the command line: the job file's work: is not used */
+	char *worktree;           /* the worktree, symlinks resolved, for working-directory */
 	yaml_document_t *doc;
 	FILE *errs;
 	int n_errs;
@@ -161,6 +163,42 @@ static char *job_relative(const char *jobpath, const char *p)
 	return xasprintf("%s/%s", dirname(copy), p);
 }
 
+/* Is path (which exists) inside the directory of the job file (both symlinks resolved)? */
+static bool job_dir_holds(const char *jobpath, const char *path)
+{
+	_cleanup_free_ char *copy = xstrdup(jobpath);
+	_cleanup_free_ char *dir = abs_path(dirname(copy));
+	_cleanup_free_ char *real = abs_path(path);
+	if (!dir || !real)
+		return false;
+	size_t n = strlen(dir);
+	return !strncmp(real, dir, n) && (real[n] == '\0' || real[n] == '/' || n == 1);
+}
+
+/* Does a step's working-directory stay inside the worktree (relative without climbing out,
+ * or absolute below it)? Decided on the text: it is resolved in the cell. */
+bool job_workdir_inside(const char *workdir, const char *worktree)
+{
+	int depth = 0;
+	const char *p = workdir;
+	if (workdir[0] == '/') {
+		size_t n = strlen(worktree);
+		if (strncmp(workdir, worktree, n) != 0 || (workdir[n] != '\0' && workdir[n] != '/'))
+			return false;
+		p = workdir + n;
+	}
+	_cleanup_free_ char *copy = xstrdup(p);
+	char *save = NULL;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		depth += !strcmp(c, "..") ? -1 : 1;
+		if (depth < 0)
+			return false;
+	}
+	return true;
+}
+
 static void parse_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
 {
 	if (m->type != YAML_MAPPING_NODE) {
@@ -260,6 +298,12 @@ static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step 
 			*p = '-';
 	s->shell = get_string(c, m, "shell", where);
 	s->workdir = get_string(c, m, "working-directory", where);
+	if (s->workdir && !c->work_cli && c->worktree && !job_workdir_inside(s->workdir, c->worktree)) {
+		_cleanup_free_ char *w = xasprintf("%s.working-directory", where);
+		bad(c, get(c, m, "working-directory"), w,
+		    "%s leaves the worktree %s: a job file may not run steps elsewhere; pass --work DIR on the command line to lift this",
+		    s->workdir, c->worktree);
+	}
 	s->env = get_env(c, m, where);
 	s->timeout_ms = get_duration(c, m, "timeout", where);
 	yaml_node_t *tm = get(c, m, "timeout-minutes");
@@ -298,10 +342,21 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 		free(rootfs);
 	}
 	char *work = get_string(c, root, "work", "");
-	job->work = job_relative(c->path, work ? work : ".");
-	if (work && !is_dir(job->work))
-		bad(c, get(c, root, "work"), "work", "%s is not a directory", job->work);
+	if (c->work_cli) {
+		job->work = xstrdup(c->work_cli);
+	} else {
+		job->work = job_relative(c->path, work ? work : ".");
+		if (work && !is_dir(job->work))
+			bad(c, get(c, root, "work"), "work", "%s is not a directory", job->work);
+		else if (work && !job_dir_holds(c->path, job->work)) {
+			_cleanup_free_ char *real = abs_path(job->work);
+			bad(c, get(c, root, "work"), "work",
+			    "%s is outside the job file's directory: a job file (part of what it builds) may not choose a worktree elsewhere; pass --work %s on the command line if you mean it",
+			    real ? real : job->work, real ? real : job->work);
+		}
+	}
 	free(work);
+	c->worktree = abs_path(job->work);
 	job->shell = get_string(c, root, "shell", "");
 	job->timeout_ms = get_duration(c, root, "timeout", "");
 	job->env = get_env(c, root, "");
@@ -359,7 +414,7 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 	}
 }
 
-int job_load(const char *path, struct job *job, char **errors)
+int job_load(const char *path, const char *work_cli, struct job *job, char **errors)
 {
 	memset(job, 0, sizeof *job);
 	*errors = NULL;
@@ -367,7 +422,7 @@ int job_load(const char *path, struct job *job, char **errors)
 	job->path = real ? real : xstrdup(path);
 	char *buf = NULL;
 	size_t len = 0;
-	struct ctx c = { .path = path, .errs = open_memstream(&buf, &len) };
+	struct ctx c = { .path = path, .work_cli = work_cli, .errs = open_memstream(&buf, &len) };
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		fprintf(c.errs, "%s: cannot read the job file: %s\n", path, strerror(errno));
@@ -396,6 +451,7 @@ int job_load(const char *path, struct job *job, char **errors)
 		yaml_document_delete(&doc);
 	}
 	yaml_parser_delete(&parser);
+	free(c.worktree);
 	fclose(f);
 	fclose(c.errs);
 	if (c.n_errs) {

@@ -50,8 +50,13 @@ struct job {
 };
 
 /* Read and check path. On mistakes returns -EINVAL and sets *errors to a heap string of lines
- * "path:line:col: where: what" (one per mistake). */
-int job_load(const char *path, struct job *job, char **errors);
+ * "path:line:col: where: what" (one per mistake). A job file is untrusted (it lives in the
+ * repository it builds): its work: must stay inside the job file's directory and each step's
+ * working-directory inside the worktree, unless work_cli (--work on the command line, an
+ * absolute path) names the worktree instead. */
+int job_load(const char *path, const char *work_cli, struct job *job, char **errors);
+/* Does working-directory workdir stay inside worktree (lexically; absolute or relative)? */
+bool job_workdir_inside(const char *workdir, const char *worktree);
 void job_free(struct job *job);
 
 #endif

@@ -26,7 +26,10 @@
 
 #include "cell/spec.h"
 
-const char *const policy_default_protect[] = { ".git/hooks", ".git/config", NULL };
+/* Only what exists is protected; what a job creates anew is moved aside after the run
+ * (gitguard.c). */
+const char *const policy_default_protect[] = { ".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree",
+					       ".git/info/attributes", ".git/objects/info/alternates", NULL };
 
 /* ---- system calls glibc 2.36 does not wrap ---- */
 
@@ -205,7 +208,17 @@ static int mask_kernel(const struct cell_spec *s, int rootfd, struct error *err)
 		if (sys < 0)
 			return error_set(err, -sys, "cannot reopen the cell's /sys");
 	}
-	return apply_masks(sys, "/sys", SYSFS_MAGIC, SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0], devnull, err);
+	if (apply_masks(sys, "/sys", SYSFS_MAGIC, SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0], devnull, err) < 0)
+		return -EINVAL;
+	/* the host's cgroup trees name every run (warren/run_...) and show their memory: hidden */
+	_cleanup_close_ int cg = policy_open_checked(sys, "fs/cgroup", O_PATH | O_DIRECTORY, 0);
+	struct statfs cfs;
+	if (cg >= 0 && fstatfs(cg, &cfs) == 0 && (cfs.f_type == TMPFS_MAGIC || cfs.f_type == CGROUP2_SUPER_MAGIC)) {
+		int r = empty_dir_on(cg);
+		if (r < 0)
+			return error_set(err, -r, "cannot hide /sys/fs/cgroup in the cell");
+	}
+	return 0;
 }
 
 /* ---- protected worktree paths ---- */

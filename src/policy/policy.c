@@ -3,11 +3,15 @@
  * Landlock, seccomp last, so that nothing before it needs a call it refuses). */
 #include "policy/policy.h"
 
+#include <fcntl.h>
 #include <jansson.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/prctl.h>
 
 #include "cell/spec.h"
+#include "policy/gitguard.h"
+#include "util/fs.h"
 
 void policy_opts_free(struct policy_opts *p)
 {
@@ -79,4 +83,28 @@ json_t *policy_json(const struct policy_opts *p)
 	return json_pack("{s:o,s:b,s:b,s:b,s:b,s:o,s:b}", "seccomp", p->seccomp_file ? json_string(p->seccomp_file) : json_null(),
 			 "allow_nested", p->allow_nested, "require_landlock", p->require_landlock, "core", p->core,
 			 "no_sys", p->no_sys, "protect", prot, "refused_writes", !p->no_refused_writes);
+}
+
+int policy_add_git_protect(struct policy_opts *p, int worktree_fd, const char *worktree)
+{
+	struct stat st;
+	struct error e = { 0 };
+	if (fstatat(worktree_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return policy_add_protect(p, ".git", &e) < 0 ? (error_clear(&e), 0) : 0;  /* a gitfile */
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	_cleanup_close_ int git = openat(worktree_fd, ".git", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ char *config = git >= 0 ? read_file_at(git, "config", NULL) : NULL;
+	if (!config)
+		return 0;
+	char **paths = git_config_worktree_paths(config, worktree);
+	for (size_t i = 0; paths && paths[i]; i++) {
+		if (policy_add_protect(p, paths[i], &e) < 0)
+			error_clear(&e);
+		free(paths[i]);
+	}
+	free(paths);
+	return 0;
 }

@@ -54,6 +54,11 @@ struct policy_opts {
 	unsigned short bpf_len;
 };
 
+/* What the worktree's git would run from it, read-only in the cell: a gitfile .git (it names
+ * the git directory), and the paths its .git/config names (core.hooksPath, include.path,
+ * includeIf.*.path) inside the worktree. Added to p->protect; errors are not the user's. */
+int policy_add_git_protect(struct policy_opts *p, int worktree_fd, const char *worktree);
+
 /* The worktree paths that are read-only in every cell (the host executes them later). */
 extern const char *const policy_default_protect[];
 

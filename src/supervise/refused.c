@@ -55,6 +55,7 @@
 #include "policy/policy.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/words.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -499,45 +500,11 @@ static void judge_target(const struct refused *r, int rootfd, struct target *t, 
 	}
 }
 
-/* Printable: control bytes, DEL, backslash and bytes that are not valid UTF-8 as \xNN, so
- * that a name cannot forge a line on the terminal and every name is valid JSON. */
-static char *printable(const char *p, bool ascii)
-{
-	size_t n = strlen(p);
-	char *out = xmalloc(4 * n + 1), *o = out;
-	const unsigned char *u = (const unsigned char *)p;
-	for (size_t i = 0; i < n;) {
-		size_t len = u[i] < 0x80 ? 1 : (u[i] & 0xe0) == 0xc0 && u[i] >= 0xc2 ? 2 : (u[i] & 0xf0) == 0xe0 ? 3
-			   : (u[i] & 0xf8) == 0xf0 && u[i] <= 0xf4 ? 4 : 0;
-		bool ok = len > 0 && i + len <= n && (!ascii || len == 1);
-		for (size_t k = 1; ok && k < len; k++)
-			ok = (u[i + k] & 0xc0) == 0x80;
-		if (ok && len == 1 && (u[i] < 0x20 || u[i] == 0x7f || u[i] == '\\'))
-			ok = false;
-		if (ok) {
-			memcpy(o, p + i, len);
-			o += len;
-			i += len;
-		} else {
-			o += sprintf(o, "\\x%02x", u[i]);
-			i++;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 /* Count path (taken) for the record; under r->lock. */
 static void count(struct refused *r, char *path, bool is_protected)
 {
 	_cleanup_free_ char *raw = path;
-	char *p = printable(raw, false);
-	json_t *valid = json_string(p);   /* jansson's UTF-8 is stricter (overlong forms) */
-	if (!valid) {
-		free(p);
-		p = printable(raw, true);
-	}
-	json_decref(valid);
+	char *p = printable_name(raw);
 	for (size_t i = 0; i < r->n; i++)
 		if (!strcmp(r->paths[i].path, p)) {
 			r->paths[i].count++;

@@ -26,6 +26,7 @@
 #include "cli/cli.h"
 #include "cgroup/cgroup.h"
 #include "run/rundir.h"
+#include "supervise/worktree.h"
 #include "util/fs.h"
 #include "util/units.h"
 
@@ -669,6 +670,8 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		waitpid(u->cell.pid, NULL, 0);
 		goto fail;
 	}
+	/* from here on the job may run: what changes in the worktree after this is its doing */
+	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
 	container_release(&u->cell);
 	if (console[0] >= 0) {
 		recv_console(u, console[0]);
@@ -752,6 +755,9 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
 	refused_stop(&u->refused);  /* every caller is gone with init */
 	refused_record(&u->refused, s, &extra, o->quiet);
+	/* what the job left in the worktree that git on the host would obey, moved aside */
+	if (u->released_at.tv_sec)
+		worktree_git_check(s->worktree_fd, s->id, s->rundir, &u->released_at, &extra, o->quiet);
 
 	char *json = record_result_json(s, &res, extra);
 	json_decref(extra);

@@ -56,6 +56,7 @@ struct sup {
 	uint64_t pids_sampled;     /* highest pids.current seen (hosts without pids.peak) */
 	bool in_open;              /* stdin relayed to the pty */
 	struct timespec started;   /* CLOCK_REALTIME at start */
+	struct timespec released_at; /* CLOCK_REALTIME_COARSE when the job was let go (0: never) */
 	sigset_t old_mask;
 	struct net_state net;      /* --net nat|allow: the run's link, firewall, resolver (net/net.h) */
 	struct refused refused;    /* the write watch: refused writes (refused.h) */

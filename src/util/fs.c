@@ -374,3 +374,28 @@ ssize_t fd_recv(int sock, int flags, void *data, size_t len, int *fd)
 	}
 	return n;
 }
+
+static char *abs_path_would_be_rest(const char *parent, const char *rest)
+{
+	if (!*rest || !strcmp(rest, "."))
+		return xstrdup(parent);
+	return xasprintf("%s%s%s", parent, strcmp(parent, "/") ? "/" : "", rest);
+}
+
+char *abs_path_would_be(const char *path)
+{
+	char *real = abs_path(path);
+	if (real || errno != ENOENT)
+		return real ? real : xstrdup(path);
+	/* the deepest ancestor that exists, made absolute, and the rest as given */
+	_cleanup_free_ char *copy = xstrdup(path);
+	char *slash = strrchr(copy, '/');
+	if (!slash) {
+		_cleanup_free_ char *cwd = abs_path(".");
+		return cwd ? abs_path_would_be_rest(cwd, path) : xstrdup(path);
+	}
+	const char *rest = path + (slash - copy) + 1;
+	*slash = '\0';
+	_cleanup_free_ char *parent = abs_path_would_be(*copy ? copy : "/");
+	return abs_path_would_be_rest(parent, rest);
+}

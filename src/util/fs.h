@@ -39,5 +39,8 @@ bool path_exists(const char *path);
 bool is_dir(const char *path);
 /* Absolute, symlink-free form of path (realpath), or NULL. */
 char *abs_path(const char *path);
+/* The same for a path that may not exist yet: its deepest existing ancestor made absolute and
+ * symlink-free, and the rest as given. */
+char *abs_path_would_be(const char *path);
 
 #endif

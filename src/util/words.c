@@ -1,7 +1,10 @@
-/* words.c - suggestions for mistyped keys and options (edit distance). */
+/* words.c - suggestions for mistyped keys and options (edit distance), printable names. */
 #include "util/words.h"
 
 #include <ctype.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -45,3 +48,41 @@ const char *closest_word(const char *word, const char *const *names)
 	return best && bd <= (len > 6 ? 3 : 2) ? best : NULL;
 }
 
+
+static char *escape_name(const char *p, bool ascii)
+{
+	size_t n = strlen(p);
+	char *out = xmalloc(4 * n + 1), *o = out;
+	const unsigned char *u = (const unsigned char *)p;
+	for (size_t i = 0; i < n;) {
+		size_t len = u[i] < 0x80 ? 1 : (u[i] & 0xe0) == 0xc0 && u[i] >= 0xc2 ? 2 : (u[i] & 0xf0) == 0xe0 ? 3
+			   : (u[i] & 0xf8) == 0xf0 && u[i] <= 0xf4 ? 4 : 0;
+		bool ok = len > 0 && i + len <= n && (!ascii || len == 1);
+		for (size_t k = 1; ok && k < len; k++)
+			ok = (u[i + k] & 0xc0) == 0x80;
+		if (ok && len == 1 && (u[i] < 0x20 || u[i] == 0x7f || u[i] == '\\'))
+			ok = false;
+		if (ok) {
+			memcpy(o, p + i, len);
+			o += len;
+			i += len;
+		} else {
+			o += sprintf(o, "\\x%02x", u[i]);
+			i++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+char *printable_name(const char *p)
+{
+	char *s = escape_name(p, false);
+	json_t *valid = json_string(s);   /* jansson's UTF-8 is stricter (overlong forms) */
+	if (!valid) {
+		free(s);
+		s = escape_name(p, true);
+	}
+	json_decref(valid);
+	return s;
+}

@@ -4,7 +4,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 53
+plan 65
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -66,6 +66,22 @@ for mode in root user; do
 	rm -f "$WORK/not-executable"
 	wrun -- /
 	is "$RC" 126 "$M a directory as the command exits 126"
+
+	# the caller's home as the worktree (issue 10): refused from the current directory, a note
+	# with --work
+	if [ "$mode" = user ]; then home=$U_HOME; else home=$TEST_SCRATCH/root-home; mkdir -p "$home"; fi
+	bounded "${RUNNER[@]}" env HOME="$home" sh -c 'cd "$1" && shift && exec "$@"' _ "$home" "$WARREN" run --state "$STATE" -- true
+	is "$RC" 125 "$M the home directory as the implicit worktree exits 125"
+	line_like "$ERR" "^warren: the worktree would be $home \(the current directory\), your home directory: .*pass --work $home" "$M ... with one line that says how to name it"
+	bounded "${RUNNER[@]}" env HOME="$home" "$WARREN" run --state "$STATE" --work "$home" -- true
+	is "$RC" 0 "$M --work HOME runs"
+	line_like "$ERR" "^warren: note: the worktree $home is your home directory" "$M ... with a note"
+
+	# the state directory inside the worktree (issue 10): refused
+	bounded "${RUNNER[@]}" "$WARREN" run --state "$WORK/state-inside" --work "$WORK" -- true
+	is "$RC" 125 "$M a state directory inside the worktree exits 125"
+	line_like "$ERR" "^warren: warren's state directory $WORK/state-inside is inside the worktree $WORK.*pass --state DIR outside it" "$M ... with one line naming both"
+	rm -rf "$WORK/state-inside"
 
 	x=$(state_clean) && [ "$works" = 0 ]
 	ok $? "$M after the refusals nothing is left (scratch, mounts, processes)" || diag "$x" "warren works: $works"

@@ -14,10 +14,17 @@
 command -v cc >/dev/null || skip_all "cc is needed to build the attempts"
 
 ESC=$REPO/tests/escape
+# What a job can leave in the worktree for the host's git (issue 10), one class per attempt
+# (tests/escape/git_plant.c); git_plant_check runs git on the host afterwards.
+GIT_CLASSES="git_commondir git_config_worktree git_gitfile_top git_nested_repo git_nested_gitfile
+git_dotgit_symlink git_bare_repo git_modules git_worktrees git_attributes git_hookspath git_include
+git_alternates git_rebase_todo git_remotes git_nested_hooks"
 ATTEMPTS="read_host_tmp read_host_root write_etc write_image other_run_scratch other_state_scratch
 ptrace_outside kill_outside mount mount@0 userns userns@0 seccomp_forbidden tiocsti tioclinux
 proc_kcore sysrq_trigger worktree_symlink symlink_race_worktree symlink_race_git reexec_exe
-reexec_exe@0 inherited_fd cgroup_move rlimits rlimits@0 git_hooks git_hooks@0 nftables nftables@0"
+reexec_exe@0 inherited_fd cgroup_move cgroup_peek rlimits rlimits@0 git_hooks git_hooks@0 nftables nftables@0
+$GIT_CLASSES"
+ATTEMPTS=${ESCAPE_ATTEMPTS:-$ATTEMPTS}	# a subset while developing
 N_ATTEMPTS=$(wc -w <<<"$ATTEMPTS")
 RACE_ROUNDS=${RACE_ROUNDS:-15}
 plan $((N_ATTEMPTS * 6))
@@ -68,11 +75,22 @@ new_wt() {
 	mkdir -p "$TEST_SCRATCH/wt/$CONF"
 	chmod 755 "$TEST_SCRATCH/wt" "$TEST_SCRATCH/wt/$CONF"
 	mkdir_for_mode "$WT"
-	local bin=${1%@0}
-	case $bin in other_run_scratch | other_state_scratch) bin=reach_scratch ;; esac
+	local bin
+	bin=$(attempt_bin "$1")
 	cp "$BIN/$bin" "$WT/$bin" && chmod 755 "$WT/$bin"
 	[ "$MODE" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$WT/$bin"
 	return 0
+}
+
+# attempt_bin NAME: the program an attempt runs.
+attempt_bin() {
+	local bin=${1%@0}
+	case $bin in
+	other_run_scratch | other_state_scratch) bin=reach_scratch ;;
+	git_hooks) ;;
+	git_*) bin=git_plant ;;
+	esac
+	echo "$bin"
 }
 
 # attempt NAME [WARREN-OPTIONS...] -- ARGS...: run the attempt in its worktree (new_wt first).
@@ -80,8 +98,7 @@ attempt() {
 	local name=$1 opts=() bin; shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
-	bin=${name%@0}
-	case $bin in other_run_scratch | other_state_scratch) bin=reach_scratch ;; esac
+	bin=$(attempt_bin "$name")
 	[[ $name == *@0 ]] && opts+=(--user 0)
 	wr run --work "$WT" "${ROOTFS[@]}" "${opts[@]}" -- "./$bin" "$@"
 }
@@ -196,6 +213,112 @@ run_race() {
 	OUT="symlink_race_$kind: $([ "$RACE_ST" = 0 ] && echo held || echo ESCAPED)"
 }
 
+
+# ---------------------------------------------------------------- git on the host (issue 10)
+
+# hgit ARGS...: git as the worktree's owner, as the host user would run it after the run, with
+# the test's global configuration (GCFG) and no system one; never prompts, bounded in time.
+hgit() {
+	local envs=(env -u GIT_DIR -u GIT_WORK_TREE -u PAGER -u GIT_PAGER -u EDITOR -u VISUAL -u GIT_EDITOR
+		-u GIT_SSH -u GIT_SSH_COMMAND HOME="$GHOME" GIT_CONFIG_GLOBAL="$GCFG" GIT_CONFIG_NOSYSTEM=1
+		GIT_TERMINAL_PROMPT=0 TERM=xterm)
+	if [ "$MODE" = user ]; then timeout 20 "${AS_USER[@]}" "${envs[@]}" git "$@"; else timeout 20 "${envs[@]}" git "$@"; fi
+}
+
+# git_plant_prepare CLASS: the repository WT (made by new_wt) and what CLASS needs on the host.
+git_plant_prepare() {
+	local c=$1 bin
+	GHOME=$WT.home GCFG=$WT.gitconfig
+	mkdir_for_mode "$GHOME"
+	printf '[user]\n\tname = host\n\temail = host@example.invalid\n[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n' >"$GCFG"
+	if [ "$c" = attributes ]; then
+		# the host user's own drivers, which attributes planted by the job would choose
+		printf '[filter "hostfilter"]\n\tclean = touch %s/PWNED-attributes-filter; cat\n[diff "hostdiff"]\n\tcommand = touch %s/PWNED-attributes-diff; true\n' "$WT" "$WT" >>"$GCFG"
+	fi
+	chmod 644 "$GCFG"
+	bin=$(attempt_bin "$NAME")
+	if [ "$c" = gitfile_top ]; then
+		# WT is a linked worktree of WT.main: its .git is a gitfile
+		mkdir_for_mode "$WT.main"
+		hgit init -q "$WT.main" && echo t >"$WT.main/tracked.txt" && chmod 666 "$WT.main/tracked.txt"
+		hgit -C "$WT.main" add tracked.txt && hgit -C "$WT.main" commit -qm init
+		mv "$WT/$bin" "$WT.bin" && rmdir "$WT" && mkdir_for_mode "$WT"
+		hgit -C "$WT.main" worktree add -q "$WT" -b linked >/dev/null
+		mv "$WT.bin" "$WT/$bin"
+		return
+	fi
+	hgit init -q "$WT"
+	echo t >"$WT/tracked.txt"
+	[ "$MODE" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$WT/tracked.txt"
+	case $c in
+	hookspath)
+		mkdir -p "$WT/.githooks" && printf '#!/bin/sh\nexit 0\n' >"$WT/.githooks/pre-commit" && chmod 755 "$WT/.githooks/pre-commit"
+		[ "$MODE" = user ] && chown -R "$TEST_USER_UID:$TEST_USER_GID" "$WT/.githooks"
+		hgit -C "$WT" config core.hooksPath .githooks ;;
+	include)
+		: >"$WT/shared.gitconfig"
+		[ "$MODE" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$WT/shared.gitconfig"
+		hgit -C "$WT" config include.path ../shared.gitconfig ;;
+	nested_hooks)
+		hgit init -q "$WT/inner" ;;
+	esac
+	hgit -C "$WT" add -A . ':!'"$bin" && hgit -C "$WT" commit -qm init
+	case $c in
+	modules)
+		mkdir_for_mode "$WT.lib"
+		hgit init -q "$WT.lib" && hgit -C "$WT.lib" commit -q --allow-empty -m lib
+		hgit -C "$WT" submodule add -q "$WT.lib" lib >/dev/null 2>&1 && hgit -C "$WT" commit -qm sub ;;
+	worktrees)
+		mkdir_for_mode "$WT.linked"
+		hgit -C "$WT" worktree add -q "$WT.linked" -b linked >/dev/null 2>&1 ;;
+	esac
+	return 0
+}
+
+# git_plant_check: run what a host user runs in the worktree, in every repository below it and
+# in its linked worktrees; sets st/msg when anything the job planted ran (a PWNED-* file).
+git_plant_check() {
+	local d dirs=("$WT" "$WT/vendor/lib" "$WT/sub" "$WT/sym" "$WT/bare/r.git" "$WT/lib" "$WT/inner" "$WT.linked" "$WT.main")
+	for d in "${dirs[@]}"; do
+		[ -d "$d" ] || continue
+		(
+			cd "$d" || exit 0
+			hgit status
+			hgit diff
+			hgit diff --cached
+			if [ "$MODE" = user ]; then
+				timeout 20 script -qec "$(printf '%q ' "${AS_USER[@]}" env HOME="$GHOME" GIT_CONFIG_GLOBAL="$GCFG" GIT_CONFIG_NOSYSTEM=1 TERM=xterm git -p log -1)" /dev/null
+			else
+				timeout 20 script -qec "$(printf '%q ' env HOME="$GHOME" GIT_CONFIG_GLOBAL="$GCFG" GIT_CONFIG_NOSYSTEM=1 TERM=xterm git -p log -1)" /dev/null
+			fi
+			hgit add -A .
+			hgit commit -qm 'after the run'
+			hgit commit -q --amend --allow-empty
+			hgit checkout -q -b "after-$RANDOM"
+			hgit checkout -q -
+			hgit fetch -q evil
+			printf 'protocol=https\nhost=warren-escape.invalid\n\n' | hgit credential fill
+			hgit pwn
+			hgit rebase --continue
+		) </dev/null >/dev/null 2>&1
+	done
+	# what does not run in this battery (or this git) must still be out of git's way
+	local c=${NAME#git_} f left=()
+	case $c in
+	config_worktree) f=(.git/config.worktree) ;;
+	alternates) f=(.git/objects/info/alternates) ;;
+	rebase_todo) f=(.git/rebase-merge) ;;
+	remotes) f=(.git/remotes/evil) ;;
+	worktrees) f=(.git/worktrees/*/config.worktree) ;;
+	*) f=() ;;
+	esac
+	for x in "${f[@]}"; do [ -e "$WT/$x" ] && left+=("$x"); done
+	[ ${#left[@]} = 0 ] || { st=1 msg="still where git reads it after the run: ${left[*]}"; }
+	local pwned
+	pwned=$(find "$WT" "$WT".* -maxdepth 4 -name 'PWNED-*' 2>/dev/null | sed "s|$WT|WT|" | sort | tr '\n' ' ')
+	[ -z "$pwned" ] || { st=1 msg="git on the host ran what the job planted: $pwned"; }
+}
+
 # ---------------------------------------------------------------- the suite
 
 run_suite() {
@@ -294,6 +417,22 @@ run_suite() {
 			attempt "$name" --
 			[ "$(tree_sum "$WT/.git" 2>&1)" = "$gb" ] && [ -d "$WT/.git" ] && [ ! -L "$WT/.git" ] ||
 				st=1 msg="the worktree's .git changed: $(diff <(echo "$gb") <(tree_sum "$WT/.git") | head -20)"
+			verdict "$name" "$st" "$msg" ;;
+		git_*)
+			new_wt "$name"
+			NAME=$name git_plant_prepare "${name#git_}" || { st=1 msg="cannot prepare the repository"; }
+			attempt "$name" -- "${name#git_}"
+			[ "$st" = 0 ] && NAME=$name git_plant_check
+			verdict "$name" "$st" "$msg" ;;
+		cgroup_peek)
+			# ... and another host user cannot list the runs either
+			new_wt "$name"; attempt "$name" --
+			for x in /sys/fs/cgroup/warren /sys/fs/cgroup/*/warren; do
+				[ -d "$x" ] || continue
+				if setpriv --reuid=65534 --regid=65534 --clear-groups ls "$x" 2>/dev/null | grep -q '^run_'; then
+					st=1 msg="$msg another host user lists the runs in $x"
+				fi
+			done
 			verdict "$name" "$st" "$msg" ;;
 		nftables | nftables@0)
 			new_wt "$name"; attempt "$name" --

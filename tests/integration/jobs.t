@@ -13,7 +13,7 @@
 # Tests: per mode 77 (time limit 19, service 7, never ready 9, kill 12, follow 7, env and
 # persistence 20, sh -e and --prefix 3); job file mistakes 32; the job's own timeout 4;
 # a service dying during the steps 2; kill RUN --state DIR 2.
-plan $((77 * 2 + 32 + 4 + 2 + 2))
+plan $((77 * 2 + 32 + 4 + 2 + 2 + 7))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -483,6 +483,48 @@ use_mode root
 bounded "$WARREN" job check "$WORK/service.yaml"
 [ "$RC" = 0 ] && [[ $OUT == *"ok (1 service, 2 steps)"* ]]
 ok $? "job check of a correct file: exit 0, 'ok (1 service, 2 steps)'" || diag "rc $RC: $OUT $ERR"
+
+# A job file is untrusted (issue 10): work: stays below the job file's directory, a step's
+# working-directory inside the worktree, unless --work on the command line says otherwise.
+mkdir -p "$WORK/jobdir/sub"
+JF=$WORK/jobdir/escape.yaml
+cat >"$JF" <<'EOF'
+work: ..
+steps:
+  - name: a
+    run: pwd
+    working-directory: /etc
+EOF
+n_before=$(rundir_count)
+jrun "$JF"
+[ "$RC" = 125 ] && [ "$(rundir_count)" = "$n_before" ]
+ok $? "work: outside the job file's directory: exit 125, nothing started" || diag "rc $RC" "$ERR"
+line_like "$ERR" "^warren: $JF:1:7: work: $WORK is outside the job file's directory: .*pass --work $WORK on the command line" \
+	"... one line naming the directory and --work"
+line_like "$ERR" "^warren: $JF:5:24: steps\\[0\\]\\.working-directory: /etc leaves the worktree $WORK: " \
+	"a working-directory that leaves the worktree: one line"
+bounded "$WARREN" job check "$JF"
+[ "$RC" = 125 ] && [[ $ERR == *"work: $WORK is outside"* ]] && [[ $ERR == *"working-directory"* ]]
+ok $? "job check reports both" || diag "rc $RC" "$ERR"
+jrun "$JF" --work "$WORK/jobdir/sub"
+[ "$RC" = 0 ] && [[ $OUT == */etc* ]]
+ok $? "--work on the command line lifts both (the step ran in /etc)" || diag "rc $RC" "$OUT" "$ERR"
+cat >"$JF" <<'EOF'
+work: sub
+steps:
+  - name: a
+    run: pwd
+    working-directory: ./.
+EOF
+jrun "$JF"
+[ "$RC" = 0 ] && [[ $OUT == *"$WORK/jobdir/sub"* ]]
+ok $? "work: below the job file and a working-directory inside the worktree run" || diag "rc $RC" "$OUT" "$ERR"
+ln -sfn /etc "$WORK/jobdir/link"
+printf 'work: link\nsteps:\n  - run: pwd\n' >"$JF"
+bounded "$WARREN" job check "$JF"
+[ "$RC" = 125 ] && [[ $ERR == *"/etc is outside the job file's directory"* ]]
+ok $? "work: through a symlink out of the job file's directory is refused" || diag "rc $RC" "$ERR"
+rm -rf "$WORK/jobdir"
 
 # ==================================================================== the job's own timeout
 use_mode root

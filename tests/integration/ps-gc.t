@@ -5,7 +5,7 @@
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 26
+plan 34
 
 ps_has() { wr ps; [[ $OUT == *"$1"* ]]; }
 
@@ -51,11 +51,31 @@ for mode in root user; do
 	x=$(state_clean) && [ "$alive" = 0 ]
 	ok $? "$M nothing of any run is left" || diag "$x" "(the run was alive: $alive)"
 
+	# the git check a killed supervisor did not do: gc does it (issue 10)
+	gw=$TEST_SCRATCH/gitwork-$mode
+	mkdir_for_mode "$gw"
+	if [ "$mode" = user ]; then as_user git init -q "$gw"; else git init -q "$gw"; fi
+	s=$(uniq_arg)
+	wr_bg run --work "$gw" -- sh -c "echo ../evil > .git/commondir; exec sleep $s"
+	wpid=$BG_PID
+	wait_for 15 job_alive "$s" && wait_for 5 test -e "$gw/.git/commondir"
+	kill -KILL "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	wait_for 10 job_gone "$s"
+	gid=$(basename "$(last_rundir)")
+	wr gc
+	[ ! -e "$gw/.git/commondir" ] && [ -e "$gw/.git/commondir.warren-$gid" ]
+	ok $? "$M warren gc moves aside a commondir the run of a killed supervisor planted" || diag "exit $RC: $ERR" "$(ls -la "$gw/.git")"
+	like "$ERR" "left \.git/commondir .*moved it to \.git/commondir\.warren-$gid" "$M ... and says so"
+	is "$(jget "$STATE/runs/$gid/result.json" 'd["git_check"]["moved_aside"][0]["path"]')" ".git/commondir" "$M ... and the record it writes has git_check"
+	wr gc
+	is "$RC" 0 "$M a second gc exits 0"
+
 	# --older-than prunes records.
 	wrun -- true
 	before=$(rundir_count)
 	sleep 1.5
 	wr gc --older-than 1s
 	is "$RC" 0 "$M warren gc --older-than 1s exits 0"
-	is "$before/$(rundir_count)" 2/0 "$M ... and prunes every finished run's record (2 before, 0 after)" || diag "$(ls -la "$STATE/runs" 2>&1)"
+	is "$before/$(rundir_count)" 3/0 "$M ... and prunes every finished run's record (3 before, 0 after)" || diag "$(ls -la "$STATE/runs" 2>&1)"
 done

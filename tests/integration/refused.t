@@ -246,7 +246,8 @@ done
 
 # ---------------------------------------------------------------- a job's steps
 use_mode root
-cat >"$TEST_SCRATCH/job.yaml" <<EOF
+mkdir -p "$TEST_SCRATCH/jobdir"	# the job file's directory is its worktree; the state is outside it
+cat >"$TEST_SCRATCH/jobdir/job.yaml" <<EOF
 name: refusals
 steps:
   - name: build
@@ -255,7 +256,7 @@ steps:
     run: mkdir /usr/from-step-two 2>/dev/null || true
 EOF
 pushd "$WORK" >/dev/null || bail_out "cannot enter $WORK"
-bounded "$WARREN" job run "$TEST_SCRATCH/job.yaml" --state "$STATE"
+bounded "$WARREN" job run "$TEST_SCRATCH/jobdir/job.yaml" --state "$STATE"
 popd >/dev/null || true
 is "$RC" 0 "[job] the job passed"
 jrid=$(printf '%s\n' "$ERR" | grep -o 'run_[0-9A-Z]\{26\}' | head -1)

@@ -1,0 +1,92 @@
+/* worktree.c - the worktree's git check after a run, and how it is recorded and said (see
+ * worktree.h and policy/gitguard.c). */
+#include "supervise/worktree.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/gitguard.h"
+#include "util/error.h"
+
+#define MAX_LINES 5
+
+static void say(const char *id, const struct git_finding *f)
+{
+	switch (f->action) {
+	case GIT_MOVED:
+		fprintf(stderr, "warren: %s left %s (%s); moved it to %s so that git ignores it: review it before you move it back\n",
+			id, f->path, f->what, f->moved_to);
+		break;
+	case GIT_NOT_MOVED:
+		fprintf(stderr, "warren: %s left %s (%s) and it could not be moved aside (%s): remove it before you run git in the worktree\n",
+			id, f->path, f->what, f->error ? f->error : "?");
+		break;
+	case GIT_REPORTED:
+		fprintf(stderr, "warren: %s created or changed the repository %s: review it before you run git there\n",
+			id, f->path);
+		break;
+	case GIT_UNCHECKED:
+		fprintf(stderr, "warren: %s left %s (%s%s%s%s) and git files in it were not checked: review it before you run git there\n",
+			id, f->path, f->what, f->error ? " (" : "", f->error ? f->error : "", f->error ? ")" : "");
+		break;
+	}
+}
+
+static const char *action_key(enum git_action a)
+{
+	switch (a) {
+	case GIT_MOVED: return "moved_aside";
+	case GIT_NOT_MOVED: return "not_moved";
+	case GIT_REPORTED: return "reported";
+	case GIT_UNCHECKED: return "unchecked";
+	}
+	return "reported";
+}
+
+void worktree_git_check(int worktree_fd, const char *id, const char *rundir, const struct timespec *since,
+			json_t **extra, bool quiet)
+{
+	if (worktree_fd < 0)
+		return;
+	_cleanup_free_ char *suffix = xasprintf(".warren-%s", id);
+	struct git_audit a;
+	git_audit_worktree(worktree_fd, since, suffix, &a);
+
+	if (!*extra)
+		*extra = json_object();
+	json_t *g = json_object();
+	static const enum git_action order[] = { GIT_MOVED, GIT_NOT_MOVED, GIT_REPORTED, GIT_UNCHECKED };
+	for (size_t k = 0; k < 4; k++) {
+		json_t *list = json_array();
+		for (size_t i = 0; i < a.n; i++) {
+			const struct git_finding *f = &a.v[i];
+			if (f->action != order[k])
+				continue;
+			json_t *o = json_pack("{s:s,s:s}", "path", f->path, "what", f->what);
+			if (f->moved_to)
+				json_object_set_new(o, "moved_to", json_string(f->moved_to));
+			if (f->error)
+				json_object_set_new(o, "error", json_string(f->error));
+			json_array_append_new(list, o);
+		}
+		json_object_set_new(g, action_key(order[k]), list);
+	}
+	json_object_set_new(g, "total", json_integer((json_int_t)a.total));
+	json_object_set_new(g, "dirs", json_integer((json_int_t)a.dirs));
+	json_object_set_new(g, "seconds", json_real(a.seconds));
+	json_object_set_new(*extra, "git_check", g);
+
+	if (!quiet) {
+		size_t shown = 0;
+		for (size_t k = 0; k < 4; k++)
+			for (size_t i = 0; i < a.n && shown < MAX_LINES; i++)
+				if (a.v[i].action == order[k]) {
+					say(id, &a.v[i]);
+					shown++;
+				}
+		if (a.total > shown)
+			fprintf(stderr, "warren: %s: and %llu more git files (all in %s/result.json, \"git_check\")\n",
+				id, (unsigned long long)(a.total - shown), rundir);
+	}
+	git_audit_free(&a);
+}
