@@ -263,12 +263,11 @@ static void check_control(struct walker *w, int gfd, const char *grel, const cha
 
 static void audit_gitdir(struct walker *w, int gfd, const char *grel, int depth);
 
-/* modules/: each submodule's git directory, at the path of its name (which may hold '/'). */
-static void audit_modules(struct walker *w, int mfd, const char *mrel, int depth)
+/* Call fn for each subdirectory of dir (at rel), opened without following a symlink. */
+static void each_subdir(struct walker *w, int dir, const char *rel, int depth,
+			void (*fn)(struct walker *, int, const char *, int))
 {
-	if (depth > GIT_AUDIT_MAX_DEPTH)
-		return;
-	int dup_fd = fcntl(mfd, F_DUPFD_CLOEXEC, 0);
+	int dup_fd = fcntl(dir, F_DUPFD_CLOEXEC, 0);
 	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	if (!d) {
 		closep(&dup_fd);
@@ -278,40 +277,31 @@ static void audit_modules(struct walker *w, int mfd, const char *mrel, int depth
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		_cleanup_close_ int sub = open_sub(mfd, e->d_name);
+		_cleanup_close_ int sub = open_sub(dir, e->d_name);
 		if (sub < 0)
 			continue;
-		_cleanup_free_ char *rel = join(mrel, e->d_name);
-		struct stat st;
-		if (fstatat(sub, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0)
-			audit_gitdir(w, sub, rel, depth + 1);
-		else
-			audit_modules(w, sub, rel, depth + 1);
+		_cleanup_free_ char *srel = join(rel, e->d_name);
+		fn(w, sub, srel, depth);
 	}
 	closedir(d);
 }
 
-/* worktrees/<id>/: a linked worktree's own git directory. */
-static void audit_linked(struct walker *w, int wfd, const char *wrel)
+/* modules/: each submodule's git directory, at the path of its name (which may hold '/'). */
+static void audit_module(struct walker *w, int fd, const char *rel, int depth)
 {
-	int dup_fd = fcntl(wfd, F_DUPFD_CLOEXEC, 0);
-	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-	if (!d) {
-		closep(&dup_fd);
-		return;
-	}
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		_cleanup_close_ int sub = open_sub(wfd, e->d_name);
-		if (sub < 0)
-			continue;
-		_cleanup_free_ char *rel = join(wrel, e->d_name);
-		check_control(w, sub, rel, "config.worktree", GIT_CONFIG, true);
-		check_control(w, sub, rel, "commondir", GIT_REDIRECT, true);
-	}
-	closedir(d);
+	struct stat st;
+	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		audit_gitdir(w, fd, rel, depth + 1);
+	else if (depth < GIT_AUDIT_MAX_DEPTH)
+		each_subdir(w, fd, rel, depth + 1, audit_module);
+}
+
+/* worktrees/<id>/: a linked worktree's own git directory. */
+static void audit_linked(struct walker *w, int fd, const char *rel, int depth)
+{
+	(void)depth;
+	check_control(w, fd, rel, "config.worktree", GIT_CONFIG, true);
+	check_control(w, fd, rel, "commondir", GIT_REDIRECT, true);
 }
 
 static void audit_gitdir(struct walker *w, int gfd, const char *grel, int depth)
@@ -321,12 +311,12 @@ static void audit_gitdir(struct walker *w, int gfd, const char *grel, int depth)
 	_cleanup_close_ int m = open_sub(gfd, "modules");
 	if (m >= 0) {
 		_cleanup_free_ char *rel = join(grel, "modules");
-		audit_modules(w, m, rel, depth + 1);
+		each_subdir(w, m, rel, depth + 1, audit_module);
 	}
 	_cleanup_close_ int l = open_sub(gfd, "worktrees");
 	if (l >= 0) {
 		_cleanup_free_ char *rel = join(grel, "worktrees");
-		audit_linked(w, l, rel);
+		each_subdir(w, l, rel, depth + 1, audit_linked);
 	}
 }
 
