@@ -32,4 +32,9 @@ void cell_spec_free(struct cell_spec *s)
 	if (s->worktree_fd > 0)
 		close(s->worktree_fd);
 	s->worktree_fd = -1;
+	if (s->runs_fd > 0)
+		close(s->runs_fd);
+	if (s->rundir_fd > 0)
+		close(s->rundir_fd);
+	s->runs_fd = s->rundir_fd = 0;
 }

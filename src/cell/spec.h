@@ -32,6 +32,10 @@ struct cell_spec {
 	                         checked, whatever happens to the path later (-1 until opened) */
 	char *rundir;         /* absolute <state>/runs/<id> */
 	char *statedir;       /* absolute <state> (masked inside the cell) */
+	int runs_fd;          /* <state>/runs and the run directory, opened once (run/rundir.h);
+	                         the supervisor writes the record through them (0: not open) */
+	int rundir_fd;
+	char state_tag[9];    /* the state directory's identity, in the run's cgroup names */
 
 	uid_t uid;            /* the run user inside the cell */
 	gid_t gid;

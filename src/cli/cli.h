@@ -18,6 +18,16 @@ int cmd_logs(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 
+struct statedir;
+/* Open the state directory of --state (opt), $WARREN_STATE or the default, to read runs from
+ * (run/rundir.h: one the caller or root owns, on a way nobody else can change). One that does
+ * not exist yet opens as having no runs. 0, or an exit code after one line on stderr. */
+int cli_state_open(const char *opt, struct statedir *sd);
+/* The run with the id or prefix (NULL: the latest) in the state directory of opt, opened as a
+ * directory (*rfd); its full id, and the state directory's path in *state when not NULL. NULL
+ * after one line on stderr, *rc the exit code. */
+char *cli_run_open(const char *opt, const char *prefix, int *rfd, char **state, int *rc);
+
 /* Print "warren: <msg>" and return 125 (or err->status). */
 int cli_fail(struct error *err);
 /* Print "warren: <fmt>" and a hint to the subcommand's help; return 125. */

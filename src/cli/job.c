@@ -238,14 +238,14 @@ int cmd_logs(int argc, char **argv)
 	}
 	if (argc - optind > 2)
 		return cli_usage_error("logs", "logs takes a run and a step");
-	_cleanup_free_ char *state = statedir_default(state_opt);
-	_cleanup_error_ struct error err = { 0 };
-	_cleanup_free_ char *id = runs_resolve(state, optind < argc ? argv[optind] : NULL, &err);
+	int rc;
+	_cleanup_close_ int dir = -1;
+	_cleanup_free_ char *id = cli_run_open(state_opt, optind < argc ? argv[optind] : NULL, &dir, NULL, &rc);
 	if (!id)
-		return cli_fail(&err);
+		return rc;
 	const char *step = optind + 1 < argc ? argv[optind + 1] : NULL;
-	_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, id);
-	_cleanup_free_ char *logdir = xasprintf("%s/log", dir);
+	/* log/ as the run made it: a directory of the run's, not through a link */
+	_cleanup_close_ int logdir = openat(dir, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	size_t n_files = 0;
 	char **names = NULL;
 	off_t *offs = NULL;
@@ -253,7 +253,7 @@ int cmd_logs(int argc, char **argv)
 	for (;;) {
 		bool live = rundir_is_live(dir);
 		struct dirent **ents = NULL;
-		int n = scandir(logdir, &ents, is_log, cmp_log);
+		int n = logdir >= 0 ? scandirat(logdir, ".", &ents, is_log, cmp_log) : -1;
 		bool grew = false;
 		for (int i = 0; i < n; i++) {
 			const char *f = ents[i]->d_name;
@@ -267,8 +267,7 @@ int cmd_logs(int argc, char **argv)
 					names[n_files] = xstrdup(f);
 					offs[n_files++] = 0;
 				}
-				_cleanup_free_ char *p = xasprintf("%s/%s", logdir, f);
-				int fd = open(p, O_RDONLY | O_CLOEXEC);
+				int fd = openat(logdir, f, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 				if (fd >= 0) {
 					char buf[65536];
 					ssize_t r;
@@ -328,12 +327,11 @@ int cmd_kill(int argc, char **argv)
 	int i = optind;
 	if (i != argc - 1)
 		return cli_usage_error("kill", "kill takes one run id (or a unique prefix)");
-	_cleanup_free_ char *state = statedir_default(state_opt);
-	_cleanup_error_ struct error err = { 0 };
-	_cleanup_free_ char *id = runs_resolve(state, argv[i], &err);
+	int rc;
+	_cleanup_close_ int dir = -1;
+	_cleanup_free_ char *id = cli_run_open(state_opt, argv[i], &dir, NULL, &rc);
 	if (!id)
-		return cli_fail(&err);
-	_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, id);
+		return rc;
 	pid_t pid = rundir_pid(dir);
 	if (!rundir_is_live(dir) || pid <= 0) {
 		fprintf(stderr, "warren: %s is not running (see 'warren show %s')\n", id, id);

@@ -30,14 +30,13 @@ static char *json_str(json_t *o, const char *key)
 }
 
 /* The parts of a cell spec the policy needs, from the run's spec.json. */
-static int spec_from_record(struct cell_spec *s, const char *state, const char *id, struct error *err)
+static int spec_from_record(struct cell_spec *s, int dir, const char *id, struct error *err)
 {
-	s->rundir = xasprintf("%s/runs/%s", state, id);
-	_cleanup_free_ char *file = xasprintf("%s/spec.json", s->rundir);
+	_cleanup_free_ char *txt = rundir_read(dir, "spec.json");
 	json_error_t je;
-	json_t *j = json_load_file(file, 0, &je);
+	json_t *j = txt ? json_loads(txt, 0, &je) : NULL;
 	if (!j)
-		return error_set(err, 0, "cannot read %s: %s", file, je.text);
+		return error_set(err, 0, "cannot read %s/spec.json: %s", s->rundir, txt ? je.text : "missing or not a file");
 	snprintf(s->id, sizeof s->id, "%s", id);
 	s->worktree = json_str(j, "worktree");
 	s->rootfs = json_str(j, "rootfs");
@@ -55,7 +54,7 @@ static int spec_from_record(struct cell_spec *s, const char *state, const char *
 	}
 	json_decref(j);
 	if (!s->worktree)
-		return error_set(err, 0, "%s names no worktree", file);
+		return error_set(err, 0, "%s/spec.json names no worktree", s->rundir);
 	return 0;
 }
 
@@ -94,15 +93,15 @@ int cmd_policy(int argc, char **argv)
 	if (nop != 2)
 		return cli_usage_error("policy", "policy needs RUN and PATH (e.g. warren policy run_01J /tmp/x --write)");
 	_cleanup_error_ struct error err = { 0 };
-	_cleanup_free_ char *state = statedir_default(state_opt);
-	const char *prefix = strcmp(operands[0], "-") ? operands[0] : "";
-	_cleanup_free_ char *id = runs_resolve(state, prefix, &err);
-	if (!id)
-		return cli_fail(&err);
-	struct cell_spec s = { 0 };
-	s.statedir = abs_path(state);
 	int rc;
-	if (spec_from_record(&s, state, id, &err) < 0) {
+	const char *prefix = strcmp(operands[0], "-") ? operands[0] : "";
+	_cleanup_close_ int dir = -1;
+	struct cell_spec s = { 0 };
+	_cleanup_free_ char *id = cli_run_open(state_opt, prefix, &dir, &s.statedir, &rc);
+	if (!id)
+		return rc;
+	s.rundir = xasprintf("%s/runs/%s", s.statedir, id);
+	if (spec_from_record(&s, dir, id, &err) < 0) {
 		rc = cli_fail(&err);
 	} else {
 		char *why = NULL;

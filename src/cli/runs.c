@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,10 +26,10 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static json_t *load_json(const char *rundir, const char *file)
+static json_t *load_json(int rfd, const char *file)
 {
-	_cleanup_free_ char *p = xasprintf("%s/%s", rundir, file);
-	return json_load_file(p, 0, NULL);
+	_cleanup_free_ char *txt = rundir_read(rfd, file);
+	return txt ? json_loads(txt, 0, NULL) : NULL;
 }
 
 static char *command_text(json_t *cmd)
@@ -93,14 +95,17 @@ int cmd_ps(int argc, char **argv)
 		return i == -2 ? 0 : 125;
 	if (i < argc)
 		return cli_usage_error("ps", "ps takes no operands, got '%s'", argv[i]);
-	_cleanup_free_ char *state = statedir_default(state_opt);
-	char **ids = runs_list(state);
+	struct statedir sd;
+	int rc = cli_state_open(state_opt, &sd);
+	if (rc)
+		return rc;
+	char **ids = runs_list(&sd);
 	json_t *all = json_array();
 	if (!as_json)
 		printf("%-30s %8s %9s  %-30s %s\n", "ID", "PID", "AGE", "COMMAND", "WORKTREE");
 	for (char **id = ids; *id; id++) {
-		_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, *id);
-		if (!rundir_is_live(dir))
+		_cleanup_close_ int dir = rundir_open(&sd, *id, NULL);
+		if (dir < 0 || !rundir_is_live(dir))
 			continue;
 		json_t *spec = load_json(dir, "spec.json");
 		_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
@@ -124,6 +129,7 @@ int cmd_ps(int argc, char **argv)
 	}
 	json_decref(all);
 	runs_list_free(ids);
+	statedir_close(&sd);
 	return 0;
 }
 
@@ -166,16 +172,16 @@ int cmd_show(int argc, char **argv)
 		return i == -2 ? 0 : 125;
 	if (argc - i > 1)
 		return cli_usage_error("show", "show takes one run, got %d", argc - i);
-	_cleanup_free_ char *state = statedir_default(state_opt);
-	_cleanup_error_ struct error err = { 0 };
-	_cleanup_free_ char *id = runs_resolve(state, i < argc ? argv[i] : NULL, &err);
+	int rc;
+	_cleanup_close_ int dir = -1;
+	_cleanup_free_ char *state = NULL;
+	_cleanup_free_ char *id = cli_run_open(state_opt, i < argc ? argv[i] : NULL, &dir, &state, &rc);
 	if (!id)
-		return cli_fail(&err);
-	_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, id);
-	_cleanup_free_ char *path = xasprintf("%s/result.json", dir);
+		return rc;
+	_cleanup_free_ char *where = xasprintf("%s/runs/%s", state, id);
 	bool live = rundir_is_live(dir);
 	if (as_json) {
-		_cleanup_free_ char *txt = read_file(path, NULL);
+		_cleanup_free_ char *txt = rundir_read(dir, "result.json");
 		if (!txt) {
 			fprintf(stderr, "warren: %s has no result.json yet (%s)\n", id, live ? "it is still running" : "its supervisor died; run 'warren gc'");
 			return 1;
@@ -186,7 +192,7 @@ int cmd_show(int argc, char **argv)
 	json_t *r = load_json(dir, "result.json");
 	json_t *spec = r ? json_incref(r) : load_json(dir, "spec.json");
 	if (!spec) {
-		fprintf(stderr, "warren: %s has no record in %s\n", id, dir);
+		fprintf(stderr, "warren: %s has no record in %s\n", id, where);
 		return 125;
 	}
 	_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
@@ -235,7 +241,7 @@ int cmd_show(int argc, char **argv)
 		json_t *w;
 		json_array_foreach(rw, i, w) {
 			if (i == 10) {
-				_cleanup_free_ char *more = xasprintf("… %zu more paths in %s/result.json", json_array_size(rw) - 10, dir);
+				_cleanup_free_ char *more = xasprintf("… %zu more paths in %s/result.json", json_array_size(rw) - 10, where);
 				row("", more);
 				break;
 			}
@@ -264,7 +270,7 @@ int cmd_show(int argc, char **argv)
 	}
 	row("limits", *lim ? lim : "none");
 	free(lim);
-	row("record", dir);
+	row("record", where);
 	json_decref(spec);
 	json_decref(r);
 	return 0;
@@ -279,59 +285,71 @@ static const char GC_HELP[] =
 	"runs are never touched. With --older-than D (e.g. 7d, 12h), also delete the records of\n"
 	"runs that ended more than D ago. With RUN ids or prefixes, only those.\n";
 
-/* Reclaim one dead run. Returns 1 when something was reclaimed, 0 when nothing, -1 on error. */
-static int gc_one(const char *state, const char *id, uint64_t older_ms, bool *pruned)
+/* The record of a run whose supervisor died: how it ended, as far as we know, and the git
+ * check the supervisor did not live to do (since the run started). */
+static void gc_record(int dir, const char *id, const char *where)
 {
-	_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, id);
+	json_t *r = load_json(dir, "spec.json");
+	if (!r)
+		return;
+	pid_t pid = rundir_pid(dir);
+	_cleanup_free_ char *msg = xasprintf("the supervisor (pid %d) died before the run ended (killed, or the host crashed); reclaimed by warren gc", (int)pid);
+	json_object_set_new(r, "status", json_string("error"));
+	json_object_set_new(r, "exit_code", json_null());
+	json_object_set_new(r, "error", json_string(msg));
+	json_object_set_new(r, "cause", json_null());
+	const char *wt = json_string_value(json_object_get(r, "worktree"));
+	_cleanup_close_ int wfd = wt ? open(wt, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (wfd >= 0) {
+		uint64_t ms = run_id_time_ms(id);
+		struct timespec since = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
+		worktree_git_check(wfd, id, where, &since, &r, false);
+	}
+	char *txt = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (txt) {
+		_cleanup_free_ char *t2 = xasprintf("%s\n", txt);
+		write_file_atomic_at(dir, "result.json", t2, strlen(t2), 0644);
+		free(txt);
+	}
+	json_decref(r);
+}
+
+/* Reclaim one dead run of sd. Returns 1 when something was reclaimed, 0 when nothing, -1 on
+ * error. Everything below the run directory goes through its descriptor; the cgroups and
+ * the network leases touched are the ones named for this state directory's run. */
+static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, bool *pruned)
+{
+	_cleanup_error_ struct error err = { 0 };
+	_cleanup_close_ int dir = rundir_open(sd, id, &err);
+	if (dir < 0) {
+		fprintf(stderr, "warren: %s\n", err.msg);
+		return -1;
+	}
 	if (rundir_is_live(dir))
 		return 0;
+	_cleanup_free_ char *where = xasprintf("%s/runs/%s", sd->path, id);
 	int did = 0;
 	/* a supervisor that died may leave its cell's init, stopped by PDEATHSIG, and the group */
-	if (geteuid() == 0 && cgroup_remove_by_id(id) < 0)
+	_cleanup_free_ char *cg = rundir_cgroup_name(sd->tag, id);
+	if (geteuid() == 0 && cgroup_remove_by_id(cg) < 0)
 		fprintf(stderr, "warren: cannot remove the cgroup of %s; is a process of it stuck?\n", id);
 	/* --net: its veth, firewall chains and sets, published ports and address lease */
-	if (geteuid() == 0 && net_gc_run(id) > 0)
+	if (geteuid() == 0 && net_gc_run(id, where) > 0)
 		did = 1;
-	/* a run whose supervisor died has no result: record how it ended, as far as we know */
-	_cleanup_free_ char *result = xasprintf("%s/result.json", dir);
-	if (!path_exists(result)) {
-		json_t *r = load_json(dir, "spec.json");
-		if (r) {
-			pid_t pid = rundir_pid(dir);
-			_cleanup_free_ char *msg = xasprintf("the supervisor (pid %d) died before the run ended (killed, or the host crashed); reclaimed by warren gc", (int)pid);
-			json_object_set_new(r, "status", json_string("error"));
-			json_object_set_new(r, "exit_code", json_null());
-			json_object_set_new(r, "error", json_string(msg));
-			json_object_set_new(r, "cause", json_null());
-			/* the git check the supervisor did not live to do: since the run started */
-			const char *wt = json_string_value(json_object_get(r, "worktree"));
-			_cleanup_close_ int wfd = wt ? open(wt, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-			if (wfd >= 0) {
-				uint64_t ms = run_id_time_ms(id);
-				struct timespec since = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
-				worktree_git_check(wfd, id, dir, &since, &r, false);
-			}
-			char *txt = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-			if (txt) {
-				_cleanup_free_ char *t2 = xasprintf("%s\n", txt);
-				write_file_atomic(result, t2, strlen(t2), 0644);
-				free(txt);
-			}
-			json_decref(r);
-		}
-	}
+	struct stat st;
+	if (fstatat(dir, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		gc_record(dir, id, where);
 	if (rundir_has_scratch(dir)) {
-		_cleanup_error_ struct error err = { 0 };
-		if (rundir_reclaim(dir, &err) < 0) {
+		if (rundir_reclaim(dir, where, &err) < 0) {
 			fprintf(stderr, "warren: %s\n", err.msg);
 			return -1;
 		}
 		did = 1;
 	}
 	if (older_ms && now_ms() - run_id_time_ms(id) > older_ms) {
-		int r = rm_tree(dir);
+		int r = rm_tree_at(sd->runs, id);
 		if (r < 0) {
-			fprintf(stderr, "warren: cannot delete the record %s: %s\n", dir, strerror(-r));
+			fprintf(stderr, "warren: cannot delete the record %s: %s\n", where, strerror(-r));
 			return -1;
 		}
 		*pruned = true;
@@ -349,31 +367,35 @@ int cmd_gc(int argc, char **argv)
 	uint64_t older_ms = 0;
 	if (older && (parse_duration_ms(older, &older_ms) < 0 || !older_ms))
 		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d)", older);
-	_cleanup_free_ char *state = statedir_default(state_opt);
+	struct statedir sd;
+	int rc = cli_state_open(state_opt, &sd);
+	if (rc)
+		return rc;
 	char **ids;
 	if (i < argc) {
 		size_t n = (size_t)(argc - i);
 		ids = xcalloc(n + 1, sizeof *ids);
 		for (size_t k = 0; k < n; k++) {
 			_cleanup_error_ struct error err = { 0 };
-			ids[k] = runs_resolve(state, argv[i + (int)k], &err);
+			ids[k] = runs_resolve(&sd, argv[i + (int)k], &err);
 			if (!ids[k]) {
 				runs_list_free(ids);
+				statedir_close(&sd);
 				return cli_fail(&err);
 			}
 		}
 	} else {
-		ids = runs_list(state);
+		ids = runs_list(&sd);
 	}
 	int reclaimed = 0, pruned_n = 0, failed = 0, live = 0;
 	for (char **id = ids; *id; id++) {
-		_cleanup_free_ char *dir = xasprintf("%s/runs/%s", state, *id);
-		if (rundir_is_live(dir)) {
+		_cleanup_close_ int dir = rundir_open(&sd, *id, NULL);
+		if (dir >= 0 && rundir_is_live(dir)) {
 			live++;
 			continue;
 		}
 		bool pruned = false;
-		int r = gc_one(state, *id, older_ms, &pruned);
+		int r = gc_one(&sd, *id, older_ms, &pruned);
 		if (r < 0)
 			failed++;
 		else if (pruned)
@@ -382,6 +404,7 @@ int cmd_gc(int argc, char **argv)
 			reclaimed++;
 	}
 	runs_list_free(ids);
+	statedir_close(&sd);
 	printf("gc: reclaimed the scratch of %d run%s, deleted %d record%s, left %d live run%s alone%s\n", reclaimed,
 	       reclaimed == 1 ? "" : "s", pruned_n, pruned_n == 1 ? "" : "s", live, live == 1 ? "" : "s",
 	       failed ? "; some failed (see above)" : "");

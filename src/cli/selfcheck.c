@@ -211,8 +211,11 @@ static void host_checks(const char *state)
 	if (stat(state, &st) < 0) {
 		note("state directory %s does not exist yet; the first run creates it", state);
 	} else {
-		int r = statedir_prepare(state, &err);
+		struct statedir sd;
+		int r = statedir_open(&sd, state, true, &err);
 		check(r == 0, w, "%s", err.msg ? err.msg : "");
+		if (r == 0)
+			statedir_close(&sd);
 	}
 }
 

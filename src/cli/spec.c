@@ -326,13 +326,16 @@ void cellspec_env(struct cell_spec *s, struct envb *late)
 
 int cellspec_finish(struct cell_spec *s, struct error *err)
 {
-	if (statedir_prepare(s->statedir, err) < 0)
+	struct statedir sd;
+	if (statedir_open(&sd, s->statedir, true, err) < 0)
 		return -EINVAL;
-	char *real_state = abs_path(s->statedir);
-	if (real_state) {
-		free(s->statedir);
-		s->statedir = real_state;
-	}
+	free(s->statedir);
+	s->statedir = sd.path;
+	sd.path = NULL;
+	s->runs_fd = sd.runs;
+	sd.runs = -1;
+	memcpy(s->state_tag, sd.tag, sizeof sd.tag);
+	statedir_close(&sd);
 	if (run_id_new(s->id) < 0)
 		return error_set(err, errno, "cannot make a run id (getrandom)");
 	s->rundir = xasprintf("%s/runs/%s", s->statedir, s->id);

@@ -84,7 +84,7 @@ struct runner {
 	char *job_cause_limit;
 	int fail_code;
 	double stop_t0;
-	char *logdir;
+	int logdir_fd;     /* <rundir>/log, opened beneath the run directory's fd */
 };
 
 static double now_s(struct runner *r) { return sup_elapsed(&r->u); }
@@ -155,10 +155,10 @@ static void strv_free(char **v)
 
 static int open_log(struct runner *r, const char *base, int *times)
 {
-	_cleanup_free_ char *p = xasprintf("%s/%s.log", r->logdir, base);
-	_cleanup_free_ char *t = xasprintf("%s/%s.times", r->logdir, base);
-	*times = open(t, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	return open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	_cleanup_free_ char *p = xasprintf("%s.log", base);
+	_cleanup_free_ char *t = xasprintf("%s.times", base);
+	*times = openat(r->logdir_fd, t, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+	return openat(r->logdir_fd, p, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
 static struct task *start_task(struct runner *r, enum task_kind kind, size_t index, const char *log_base,
@@ -699,7 +699,7 @@ static int runner_loop(struct runner *r)
 
 int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opts *o, struct error *err)
 {
-	struct runner r = { .job = job, .s = s, .ctl = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1 };
+	struct runner r = { .job = job, .s = s, .ctl = -1, .logdir_fd = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1 };
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");
@@ -716,8 +716,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 		free(r.svcs);
 		return rc;
 	}
-	r.logdir = xasprintf("%s/log", s->rundir);
-	mkdir(r.logdir, 0755);
+	mkdirat(s->rundir_fd, "log", 0755);
+	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	display_line(&r.d, "%s job %s (%zu step%s%s)", s->id, job->name, job->n_steps, job->n_steps == 1 ? "" : "s",
 		     job->n_services ? ", with services" : "");
 	r.tick_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -760,7 +760,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	free(r.svcs);
 	free(r.job_cause);
 	free(r.job_cause_limit);
-	free(r.logdir);
+	closep(&r.logdir_fd);
 	closep(&r.ctl);
 	closep(&r.tick_tfd);
 	closep(&r.step_tfd);

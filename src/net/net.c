@@ -136,7 +136,7 @@ static int lease_take(struct net_state *n, const struct cell_spec *s, struct err
 				used[ntohl(in.s_addr) - ntohl(n->subnet)] = 1; /* unreadable: leave it alone */
 			continue;
 		}
-		bool live = rundir_is_live(l.rundir);
+		bool live = rundir_path_is_live(l.rundir);
 		for (unsigned k = 0; live && k < l.npub && r == 0; k++)
 			for (unsigned j = 0; j < n->npublish; j++)
 				if (l.pub[k].host_port == n->publish[j].host_port) {
@@ -381,7 +381,7 @@ void net_teardown(struct net_state *n)
 	n->on = false;
 }
 
-int net_gc_run(const char *id)
+int net_gc_run(const char *id, const char *rundir)
 {
 	if (!is_dir(NET_RUNDIR "/leases"))
 		return 0;
@@ -402,7 +402,7 @@ int net_gc_run(const char *id)
 		struct in_addr in;
 		if (!lease_read(path, &l))
 			continue;
-		if (!strcmp(l.id, id) && !rundir_is_live(l.rundir) && inet_pton(AF_INET, ent->d_name, &in) == 1) {
+		if (!strcmp(l.id, id) && !strcmp(l.rundir, rundir) && !rundir_path_is_live(l.rundir) && inet_pton(AF_INET, ent->d_name, &in) == 1) {
 			lease_reclaim(nft, path, &l, in.s_addr);
 			did = 1;
 		}

@@ -94,7 +94,8 @@ void net_dispatch(struct net_state *n);
 void net_record(struct net_state *n, json_t **extra, bool quiet);
 /* Remove everything the run added. Safe to call twice and on a state never made. */
 void net_teardown(struct net_state *n);
-/* warren gc: remove what a dead run (its supervisor killed) left. 1 when something was removed. */
-int net_gc_run(const char *id);
+/* warren gc: remove what a dead run (its supervisor killed) left: only leases of that run id
+ * whose record names the same run directory. 1 when something was removed. */
+int net_gc_run(const char *id, const char *rundir);
 
 #endif

@@ -54,15 +54,14 @@ static int dump_to(const struct cell_spec *s, const char *name, json_t *j, struc
 	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 	if (!txt)
 		return error_set(err, ENOMEM, "cannot serialise %s", name);
-	_cleanup_free_ char *path = xasprintf("%s/%s", s->rundir, name);
 	size_t n = strlen(txt);
 	txt = xrealloc(txt, n + 2);
 	txt[n] = '\n';
 	txt[n + 1] = '\0';
-	int r = write_file_atomic(path, txt, n + 1, 0644);
+	int r = write_file_atomic_at(s->rundir_fd, name, txt, n + 1, 0644);
 	free(txt);
 	if (r < 0)
-		return error_set(err, -r, "cannot write %s", path);
+		return error_set(err, -r, "cannot write %s/%s", s->rundir, name);
 	return 0;
 }
 
@@ -120,10 +119,9 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r, 
 
 int record_write_result(const struct cell_spec *s, const char *json, struct error *err)
 {
-	_cleanup_free_ char *path = xasprintf("%s/result.json", s->rundir);
-	int r = write_file_atomic(path, json, strlen(json), 0644);
+	int r = write_file_atomic_at(s->rundir_fd, "result.json", json, strlen(json), 0644);
 	if (r < 0)
-		return error_set(err, -r, "cannot write %s", path);
+		return error_set(err, -r, "cannot write %s/result.json", s->rundir);
 	return 0;
 }
 

@@ -5,7 +5,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/mount.h>
@@ -37,29 +40,150 @@ char *statedir_default(const char *opt)
 	return xasprintf("%s/.local/state/warren", home);
 }
 
-int statedir_prepare(const char *state, struct error *err)
+/* Who may change a directory on the way to the state directory: nobody but root and the
+ * caller (its owner; group write only for root's group or the caller's; others' write only
+ * with the sticky bit, which keeps them from renaming what is not theirs). */
+static int check_way(const struct stat *st, const char *path, struct error *err)
 {
+	uid_t me = geteuid();
+	if (st->st_uid != 0 && st->st_uid != me)
+		return error_set(err, 0, "the state directory lies under %s, which belongs to uid %u (neither you nor root), who could replace it; pass --state DIR with a directory of your own",
+				 path, st->st_uid);
+	bool group_w = (st->st_mode & S_IWGRP) && st->st_gid != 0 && st->st_gid != getegid();
+	bool other_w = (st->st_mode & S_IWOTH) && !(st->st_mode & S_ISVTX);
+	if (group_w || other_w)
+		return error_set(err, 0, "the state directory lies under %s, which others may change (mode %04o); pass --state DIR with a directory of your own",
+				 path, st->st_mode & 07777);
+	return 0;
+}
+
+/* The state directory itself: the caller's (or, to read, root's) and writable by nobody else. */
+static int check_state(const struct stat *st, const char *path, bool create, struct error *err)
+{
+	uid_t me = geteuid();
+	if (st->st_uid != me && (create || st->st_uid != 0))
+		return error_set(err, 0, "the state directory %s belongs to uid %u, not to you (uid %u); run warren as uid %u, or pass --state DIR with a directory of your own",
+				 path, st->st_uid, me, st->st_uid);
+	if (st->st_mode & 022)
+		return error_set(err, 0, "the state directory %s is writable by others (mode %04o); run 'chmod go-w %s'",
+				 path, st->st_mode & 07777, path);
+	return 0;
+}
+
+/* Open dfd/name as a directory without following a link; with create, make it first (0700). */
+static int open_step(int dfd, const char *name, bool create, int flags)
+{
+	int fd = openat(dfd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdirat(dfd, name, 0700) < 0 && errno != EEXIST)
+			return -1;
+		fd = openat(dfd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	return fd;
+}
+
+int statedir_open(struct statedir *sd, const char *path, bool create, struct error *err)
+{
+	*sd = (struct statedir){ .fd = -1, .runs = -1 };
+	sd->path = abs_path_would_be(path);
+	if (*sd->path != '/')
+		return error_set(err, 0, "cannot find the state directory %s (pass --state DIR with an absolute path)", path);
+	/* from / down, one component at a time, never through a link (the path was made
+	 * symlink-free above; a link that appears since is refused, not followed) */
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	int r = 0;
+	for (const char *p = sd->path; fd >= 0;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		size_t n = strcspn(p, "/");
+		size_t here_len = p - sd->path > 1 ? (size_t)(p - sd->path) - 1 : 1;
+		_cleanup_free_ char *here = xasprintf("%.*s", (int)here_len, sd->path);
+		_cleanup_free_ char *name = xasprintf("%.*s", (int)n, p);
+		if (fstat(fd, &st) < 0 || (r = check_way(&st, here, err)) < 0)
+			break;
+		int nfd = open_step(fd, name, create, O_PATH);
+		close(fd);
+		fd = nfd;
+		p += n;
+	}
+	if (r < 0 || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		if (r == 0)
+			r = error_set(err, errno, create ? "cannot create the state directory %s (pass --state DIR or set WARREN_STATE to a directory you can write)"
+						  : "cannot open the state directory %s (pass --state DIR)", sd->path);
+		statedir_close(sd);
+		return r;
+	}
+	sd->fd = fd;
+	if (fstat(fd, &st) < 0 || check_state(&st, sd->path, create, err) < 0) {
+		r = err->msg ? -EPERM : error_set(err, errno, "cannot use the state directory %s", sd->path);
+		statedir_close(sd);
+		return r;
+	}
+	sd->owner = st.st_uid;
+	unsigned long long h = 1469598103934665603ull;
+	for (unsigned long long v[2] = { (unsigned long long)st.st_dev, (unsigned long long)st.st_ino }, i = 0; i < 2; i++)
+		h = (h ^ v[i]) * 1099511628211ull;
+	snprintf(sd->tag, sizeof sd->tag, "%08llx", (h ^ (h >> 32)) & 0xffffffffull);
 	/* runs/ and every run directory are the invoker's alone (0700): no other host user may
 	 * reach into a cell's /tmp or home, nor move directories under warren's reclaim */
-	_cleanup_free_ char *runs = xasprintf("%s/runs", state);
-	int r = mkdir_p(runs, 0700);
-	if (r < 0)
-		return error_set(err, -r, "cannot create the state directory %s (pass --state DIR or set WARREN_STATE to a directory you can write)", runs);
-	struct stat st;
-	if (stat(state, &st) < 0)
-		return error_set(err, errno, "cannot use the state directory %s", state);
-	if (st.st_uid != geteuid())
-		return error_set(err, 0, "the state directory %s belongs to uid %u, not to you (uid %u); pass --state DIR with a directory of your own",
-				 state, st.st_uid, geteuid());
-	if (st.st_mode & 022)
-		return error_set(err, 0, "the state directory %s is writable by others (mode %04o); run 'chmod go-w %s'",
-				 state, st.st_mode & 07777, state);
-	if (access(runs, W_OK) < 0)
-		return error_set(err, errno, "cannot write the state directory %s (pass --state DIR)", runs);
+	sd->runs = open_step(sd->fd, "runs", create, O_RDONLY);
 	struct stat rst;
-	if (stat(runs, &rst) == 0 && (rst.st_mode & 077) && rst.st_uid == geteuid() && chmod(runs, 0700) < 0)
-		return error_set(err, errno, "cannot make %s private (chmod 0700)", runs);
-	return 0;
+	if (sd->runs < 0 || fstat(sd->runs, &rst) < 0) {
+		r = error_set(err, errno, "cannot %s %s/runs (pass --state DIR)", create ? "create" : "open", sd->path);
+	} else if (rst.st_uid != sd->owner) {
+		r = error_set(err, 0, "%s/runs belongs to uid %u, not to the state directory's owner (uid %u); remove it or pass --state DIR",
+			      sd->path, rst.st_uid, sd->owner);
+	} else if (create && faccessat(sd->runs, ".", W_OK, AT_EACCESS) < 0) {
+		r = error_set(err, errno, "cannot write the state directory %s/runs (pass --state DIR)", sd->path);
+	} else if ((rst.st_mode & 077) && rst.st_uid == geteuid() && fchmod(sd->runs, 0700) < 0) {
+		r = error_set(err, errno, "cannot make %s/runs private (chmod 0700)", sd->path);
+	}
+	if (r < 0)
+		statedir_close(sd);
+	return r;
+}
+
+void statedir_close(struct statedir *sd)
+{
+	closep(&sd->fd);
+	closep(&sd->runs);
+	sd->fd = sd->runs = -1;
+	free(sd->path);
+	sd->path = NULL;
+}
+
+struct open_how_rd {
+	uint64_t flags, mode, resolve;
+};
+
+int rundir_open(const struct statedir *sd, const char *id, struct error *err)
+{
+	struct open_how_rd how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				   .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+	int fd = (int)syscall(SYS_openat2, sd->runs, id, &how, sizeof how);
+	if (fd < 0) {
+		error_set(err, errno, "cannot open the run directory %s/runs/%s%s", sd->path, id,
+			  errno == ELOOP || errno == ENOTDIR ? " (it is not a directory: a symlink?)" : "");
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_uid != sd->owner) {
+		error_set(err, 0, "the run directory %s/runs/%s belongs to uid %u, not to the state directory's owner (uid %u); not touched",
+			  sd->path, id, st.st_uid, sd->owner);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+char *rundir_cgroup_name(const char *tag, const char *id)
+{
+	return xasprintf("%s.%s", id, tag);
 }
 
 static int mkdir_owned(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid)
@@ -74,11 +198,11 @@ static int mkdir_owned(int dfd, const char *name, mode_t mode, uid_t uid, gid_t 
 	return 0;
 }
 
-int rundir_create(const struct cell_spec *s, struct error *err)
+int rundir_create(struct cell_spec *s, struct error *err)
 {
-	if (mkdir(s->rundir, 0700) < 0)
+	if (mkdirat(s->runs_fd, s->id, 0700) < 0)
 		return error_set(err, errno, "cannot create the run directory %s", s->rundir);
-	_cleanup_close_ int dfd = open(s->rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = openat(s->runs_fd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int lock = -1;
 	int r = 0;
 	const char *what = s->rundir;
@@ -125,36 +249,35 @@ int rundir_create(const struct cell_spec *s, struct error *err)
 			goto fail;
 		}
 	}
+	s->rundir_fd = dfd;
 	return lock;
 fail:
 	error_set(err, -r, "cannot prepare the run directory %s (%s)", s->rundir, what);
 	if (lock >= 0)
 		close(lock);
-	rm_tree(s->rundir);
+	if (dfd >= 0)
+		close(dfd);
+	rm_tree_at(s->runs_fd, s->id);
 	return r;
 }
 
-bool rundir_has_scratch(const char *rundir)
+bool rundir_has_scratch(int rfd)
 {
-	for (const char *const *p = SCRATCH; *p; p++) {
-		_cleanup_free_ char *path = xasprintf("%s/%s", rundir, *p);
-		if (path_exists(path))
+	struct stat st;
+	for (const char *const *p = SCRATCH; *p; p++)
+		if (fstatat(rfd, *p, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			return true;
-	}
 	return false;
 }
 
-int rundir_reclaim(const char *rundir, struct error *err)
+int rundir_reclaim(int rfd, const char *rundir, struct error *err)
 {
-	_cleanup_close_ int dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return errno == ENOENT ? 0 : error_set(err, errno, "cannot open the run directory %s", rundir);
 	int first = 0;
 	const char *bad = NULL;
 	/* (a --scratch tmpfs is mounted by init in the cell's mount namespace: gone with the cell;
 	 * what stays here is its empty mount point) */
 	for (const char *const *p = SCRATCH; *p; p++) {
-		int r = rm_tree_at(dfd, *p);
+		int r = rm_tree_at(rfd, *p);
 		if (r < 0 && !first) {
 			first = r;
 			bad = *p;
@@ -165,10 +288,9 @@ int rundir_reclaim(const char *rundir, struct error *err)
 	return 0;
 }
 
-bool rundir_is_live(const char *rundir)
+bool rundir_is_live(int rfd)
 {
-	_cleanup_free_ char *p = xasprintf("%s/lock", rundir);
-	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(rfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
@@ -176,34 +298,59 @@ bool rundir_is_live(const char *rundir)
 	return false;
 }
 
-pid_t rundir_pid(const char *rundir)
+bool rundir_path_is_live(const char *rundir)
 {
-	_cleanup_free_ char *p = xasprintf("%s/pid", rundir);
-	_cleanup_free_ char *s = read_file(p, NULL);
+	_cleanup_close_ int rfd = open(rundir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return rfd >= 0 && rundir_is_live(rfd);
+}
+
+char *rundir_read(int rfd, const char *name)
+{
+	_cleanup_close_ int fd = openat(rfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	return read_fd(fd, NULL);
+}
+
+pid_t rundir_pid(int rfd)
+{
+	_cleanup_free_ char *s = rundir_read(rfd, "pid");
 	return s ? (pid_t)atoi(s) : 0;
 }
 
-int rundir_write_pid(const char *rundir, pid_t pid)
+int rundir_write_pid(int rfd, pid_t pid)
 {
-	_cleanup_free_ char *p = xasprintf("%s/pid", rundir);
 	char buf[32];
 	int n = snprintf(buf, sizeof buf, "%d\n", (int)pid);
-	return write_file(p, buf, (size_t)n);
+	return write_file_atomic_at(rfd, "pid", buf, (size_t)n, 0644);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-char **runs_list(const char *state)
+char **runs_list(const struct statedir *sd)
 {
-	_cleanup_free_ char *runs = xasprintf("%s/runs", state);
 	size_t n = 0, cap = 16;
 	char **v = xmalloc(cap * sizeof *v);
-	DIR *d = opendir(runs);
+	int dfd = openat(sd->runs, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d && dfd >= 0)
+		close(dfd);
 	if (d) {
 		struct dirent *e;
+		struct stat st;
 		while ((e = readdir(d))) {
 			if (!run_id_valid(e->d_name))
 				continue;
+			/* a link or another user's directory is no run of this state's */
+			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			if (!S_ISDIR(st.st_mode) || st.st_uid != sd->owner) {
+				fprintf(stderr, "warren: skipped %s/runs/%s: %s%u, not a run directory of this state's (owner uid %u)\n",
+					sd->path, e->d_name, S_ISDIR(st.st_mode) ? "a directory of uid " : S_ISLNK(st.st_mode) ? "a symlink of uid " : "a file of uid ",
+					st.st_uid, sd->owner);
+				continue;
+			}
 			if (n + 2 > cap)
 				v = xrealloc(v, (cap *= 2) * sizeof *v);
 			v[n++] = xstrdup(e->d_name);
@@ -224,9 +371,10 @@ void runs_list_free(char **ids)
 	free(ids);
 }
 
-char *runs_resolve(const char *state, const char *prefix, struct error *err)
+char *runs_resolve(const struct statedir *sd, const char *prefix, struct error *err)
 {
-	char **ids = runs_list(state);
+	const char *state = sd->path;
+	char **ids = runs_list(sd);
 	char *found = NULL;
 	size_t matches = 0;
 	if (!prefix || !*prefix) {

@@ -12,28 +12,51 @@
 /* --state, else $WARREN_STATE, else /var/lib/warren (root) or $XDG_STATE_HOME/warren or
  * ~/.local/state/warren. Returns a heap string. */
 char *statedir_default(const char *opt);
-/* Create <state>/runs if needed, check it is ours and not writable by others. */
-int statedir_prepare(const char *state, struct error *err);
+/* A state directory opened once: every later step works below these descriptors with *at()
+ * calls that follow no symlink, whatever happens to the path. */
+struct statedir {
+	char *path;    /* absolute and symlink-free, for messages and the cell's mask */
+	int fd;        /* the state directory (O_PATH) */
+	int runs;      /* its runs/ (O_RDONLY | O_DIRECTORY) */
+	uid_t owner;   /* who owns it: the caller, or root */
+	char tag[9];   /* 8 hex digits of its identity (device, inode): in the runs' cgroup names */
+};
+/* Open (with create: make, as the caller's alone) the state directory path and its runs/,
+ * refusing one that another user could change: it must belong to the caller (or, without
+ * create, to root), not be writable by others, and every directory on its way must belong
+ * to root or the caller and be writable by nobody else unless sticky. */
+int statedir_open(struct statedir *sd, const char *path, bool create, struct error *err);
+void statedir_close(struct statedir *sd);
+/* The run directory <state>/runs/<id>, opened beneath runs/ without following a symlink;
+ * refused when it does not belong to the state directory's owner. An fd, or -1 + err. */
+int rundir_open(const struct statedir *sd, const char *id, struct error *err);
+/* The name of a run's cgroups: the run id and the state's tag, so that a run id alone (which
+ * anyone may plant in a state directory of theirs) names no other state's run. */
+char *rundir_cgroup_name(const char *tag, const char *id);
 
-/* Create spec->rundir with its scratch (tmp 01777, var-tmp 01777, home 0700 owned by the run
+/* Create spec->rundir (beneath spec->runs_fd; its fd in spec->rundir_fd) with its scratch (tmp 01777, var-tmp 01777, home 0700 owned by the run
  * user, upper, work, root, etc) and take the run's lock. Returns the lock fd (held for the
  * run's life) or -errno. On failure nothing is left behind. */
-int rundir_create(const struct cell_spec *spec, struct error *err);
-/* Remove the scratch of a run directory, keeping the record. */
-int rundir_reclaim(const char *rundir, struct error *err);
-/* True when a supervisor holds the run's lock. */
-bool rundir_is_live(const char *rundir);
+int rundir_create(struct cell_spec *spec, struct error *err);
+/* Remove the scratch of the run directory rfd (named rundir in messages), keeping the record. */
+int rundir_reclaim(int rfd, const char *rundir, struct error *err);
+/* True when a supervisor holds the run's lock. The path form is for a lease's record. */
+bool rundir_is_live(int rfd);
+bool rundir_path_is_live(const char *rundir);
+/* A file of the run directory (regular, not through a link), whole; NULL when none. */
+char *rundir_read(int rfd, const char *name);
 /* The supervisor's pid written at start (0 when unknown). */
-pid_t rundir_pid(const char *rundir);
-int rundir_write_pid(const char *rundir, pid_t pid);
+pid_t rundir_pid(int rfd);
+int rundir_write_pid(int rfd, pid_t pid);
 /* True when any scratch part of the run directory still exists. */
-bool rundir_has_scratch(const char *rundir);
+bool rundir_has_scratch(int rfd);
 
-/* Sorted (oldest first) NULL-terminated list of run ids in <state>/runs. */
-char **runs_list(const char *state);
+/* Sorted (oldest first) NULL-terminated list of the run ids in <state>/runs. An entry that is
+ * not a directory, or not the state owner's, is skipped with a note on stderr. */
+char **runs_list(const struct statedir *sd);
 void runs_list_free(char **ids);
 /* Resolve an id or unique prefix ("run_01J", "01J") to a full id; NULL + err when none or many.
  * An empty or NULL prefix means the latest run. */
-char *runs_resolve(const char *state, const char *prefix, struct error *err);
+char *runs_resolve(const struct statedir *sd, const char *prefix, struct error *err);
 
 #endif

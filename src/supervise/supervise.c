@@ -535,8 +535,9 @@ static uint64_t scratch_bytes(const struct cell_spec *s)
 	static const char *const parts[] = { "tmp", "var-tmp", "home", "upper" };
 	uint64_t total = 0;
 	for (size_t i = 0; i < 4; i++) {
-		_cleanup_free_ char *p = xasprintf("%s/%s", s->rundir, parts[i]);
-		total += tree_bytes(p);
+		int fd = openat(s->rundir_fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			total += tree_bytes_fd(fd);
 	}
 	return total;
 }
@@ -606,8 +607,11 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
 	if (s->net.mode != NET_NONE && net_prepare(&u->net, s, err) < 0)
 		goto fail;
-	rundir_write_pid(s->rundir, getpid());
-	if (cgroup_create(&u->cg, s->id, &s->limits, s->rootless, err) < 0)
+	rundir_write_pid(s->rundir_fd, getpid());
+	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
+	int cgr = cgroup_create(&u->cg, cg_name, &s->limits, s->rootless, err);
+	free(cg_name);
+	if (cgr < 0)
 		goto fail;
 
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
@@ -723,9 +727,9 @@ fail:
 	if (made_rundir) {
 		/* nothing half-made stays: warren failed before the job ran */
 		struct error e2 = { 0 };
-		rundir_reclaim(s->rundir, &e2);
+		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
 		error_clear(&e2);
-		rm_tree(s->rundir);
+		rm_tree_at(s->runs_fd, s->id);
 	}
 	closep(&u->lock);
 	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);
@@ -780,11 +784,11 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 		fprintf(stderr, "warren: cannot remove the cgroup of %s; run 'warren gc'\n", s->id);
 	if (s->keep && s->limits.scratch) {
 		fprintf(stderr, "warren: note: with --scratch the scratch of %s lived in the cell's memory and is gone; the record is in %s\n", s->id, s->rundir);
-		rundir_reclaim(s->rundir, &e2);
+		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
 		error_clear(&e2);
 	} else if (s->keep) {
 		fprintf(stderr, "warren: kept the scratch of %s in %s (remove it with 'warren gc %s')\n", s->id, s->rundir, s->id);
-	} else if (rundir_reclaim(s->rundir, &e2) < 0) {
+	} else if (rundir_reclaim(s->rundir_fd, s->rundir, &e2) < 0) {
 		fprintf(stderr, "warren: %s\n", e2.msg);
 		error_clear(&e2);
 	}

@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static char *read_fd(int fd, size_t *len)
+char *read_fd(int fd, size_t *len)
 {
 	size_t cap = 4096, n = 0;
 	char *buf = xmalloc(cap);
@@ -89,25 +89,30 @@ int write_file(const char *path, const char *data, size_t len)
 	return write_fd_all(fd, data, len);
 }
 
-int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
+int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len, mode_t mode)
 {
 	/* a name of our own, never followed through a link, never an old file's mode. No fsync:
 	 * readers see the old or the new file whole (rename), which is what the record needs;
 	 * an fsync cost a millisecond or two per run */
-	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", name, (int)getpid());
+	_cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST && unlinkat(dfd, tmp, 0) == 0)
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
 	int r = fchmod(fd, mode) < 0 ? -errno : 0;
 	if (r == 0)
 		r = write_fd_all(fd, data, len);
-	if (r == 0 && rename(tmp, path) < 0)
+	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
 		r = -errno;
 	if (r < 0)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 	return r;
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
+{
+	return write_file_atomic_at(AT_FDCWD, path, data, len, mode);
 }
 
 int mkdir_p(const char *path, mode_t mode)
@@ -291,12 +296,9 @@ static unsigned long long bytes_at(int fd, dev_t dev, int depth)
 	return total;
 }
 
-unsigned long long tree_bytes(const char *path)
+unsigned long long tree_bytes_fd(int fd)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
 	if (fstat(fd, &st) < 0) {
 		close(fd);
 		return 0;

@@ -11,6 +11,8 @@
 /* Read a whole file (NUL-terminated). NULL and errno set on failure. */
 char *read_file(const char *path, size_t *len);
 char *read_file_at(int dirfd, const char *path, size_t *len);
+/* Read what is left of an open file (NUL-terminated); fd stays open. */
+char *read_fd(int fd, size_t *len);
 /* Read rel inside the directory root, symlinks resolved as if root were / (an untrusted
  * image's links never reach the host's files). */
 char *read_file_in_root(const char *root, const char *rel, size_t *len);
@@ -27,14 +29,17 @@ int write_fd_all(int fd, const char *data, size_t len);
 int write_file(const char *path, const char *data, size_t len);
 /* Write to a temporary name then rename over path: readers see old or new, never half. */
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode);
+/* The same for name in the directory dfd, never through a link. */
+int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len, mode_t mode);
 /* mkdir -p with mode for the created components. 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
 /* Remove everything below and including dirfd/name. Uses one descriptor at a time, so depth
  * is unbounded; makes directories writable as it goes. 0 or -errno of the first failure. */
 int rm_tree_at(int dirfd, const char *name);
 int rm_tree(const char *path);
-/* Total bytes allocated by files below path (st_blocks*512), not crossing mounts. */
-unsigned long long tree_bytes(const char *path);
+/* Total bytes allocated by files below the open directory fd (st_blocks*512), not crossing
+ * mounts. Takes fd: it is closed when done. */
+unsigned long long tree_bytes_fd(int fd);
 bool path_exists(const char *path);
 bool is_dir(const char *path);
 /* Absolute, symlink-free form of path (realpath), or NULL. */

@@ -9,6 +9,9 @@
 #
 # NAME@0 is the attempt run with --user 0. symlink_race_worktree and symlink_race_git are
 # races run from here: a racer swaps a path component with a symlink while warren starts.
+# state_swap and gc_planted aim at the state directory (issue 10): a job that renames the
+# state directory it lies in and plants runs/<its id> as a link to a victim, and a user who
+# plants runs/<id of root's live run> -> victim in a state directory of theirs for root's gc.
 . "$(dirname "$0")/../lib.sh"
 
 command -v cc >/dev/null || skip_all "cc is needed to build the attempts"
@@ -23,7 +26,7 @@ ATTEMPTS="read_host_tmp read_host_root write_etc write_image other_run_scratch o
 ptrace_outside kill_outside mount mount@0 userns userns@0 seccomp_forbidden tiocsti tioclinux
 proc_kcore sysrq_trigger worktree_symlink symlink_race_worktree symlink_race_git reexec_exe
 reexec_exe@0 inherited_fd cgroup_move cgroup_peek rlimits rlimits@0 git_hooks git_hooks@0 nftables nftables@0
-$GIT_CLASSES"
+state_swap gc_planted $GIT_CLASSES"
 ATTEMPTS=${ESCAPE_ATTEMPTS:-$ATTEMPTS}	# a subset while developing
 N_ATTEMPTS=$(wc -w <<<"$ATTEMPTS")
 RACE_ROUNDS=${RACE_ROUNDS:-15}
@@ -319,6 +322,40 @@ git_plant_check() {
 	[ -z "$pwned" ] || { st=1 msg="git on the host ran what the job planted: $pwned"; }
 }
 
+# state_attempt state_swap|gc_planted: the two attacks on the state directory; sets OUT
+# (ending "NAME: held" when warren refused or the attack changed nothing), st and msg.
+state_attempt() {
+	local name=$1 V=$TEST_SCRATCH/victim/$CONF-$1 before
+	mkdir -p "$V"/{etc,home,root,tmp} && echo victim >"$V/etc/victim-file" && echo v >"$V/tmp/v"
+	chmod 755 "$TEST_SCRATCH/victim" "$V"
+	before=$(tree_sum "$V")
+	if [ "$name" = state_swap ]; then
+		# --state inside the worktree: the job moves it away and plants runs/<its id>
+		new_wt "$name"
+		bounded "${RUNNER[@]}" "$WARREN" run --state "$WT/state" --work "$WT" "${ROOTFS[@]}" -- sh -c \
+			"id=\$(hostname); mv state state.moved && mkdir -p state/runs && ln -s '$V' state/runs/\$id; echo $name: held"
+		if [ "$RC" = 125 ] && [[ $ERR == *"inside the worktree"* ]] && [ ! -e "$WT/state" ]; then
+			OUT="$ERR"$'\n'"$name: held"
+		fi
+	else
+		# a state directory of the test user's with runs/<id of root's live run> -> victim;
+		# root runs gc on it
+		local P=$TEST_SCRATCH/planted/$CONF rid
+		rid=$(basename "$(ls -d "$OTHER_STATE"/runs/run_* 2>/dev/null | tail -n 1)")
+		mkdir -p "$P/state/runs" && chmod 755 "$TEST_SCRATCH/planted" "$P"
+		ln -s "$V" "$P/state/runs/$rid"
+		chown -h -R "$TEST_USER_UID:$TEST_USER_GID" "$P/state" && chmod 700 "$P/state" "$P/state/runs"
+		bounded "$WARREN" gc --state "$P/state"
+		OUT="$ERR"$'\n'"$name: held"
+		if [ -z "$rid" ] || [ -z "${OTHER_BG:-}" ] || ! kill -0 "$OTHER_BG" 2>/dev/null ||
+			! compgen -G "$OTHER_STATE/runs/$rid/tmp/$BG_MARK" >/dev/null; then
+			st=1 msg="root's live run ${rid:-(none)} in $OTHER_STATE is gone after root's gc of the planted state"
+		fi
+	fi
+	local after; after=$(tree_sum "$V")
+	[ "$after" = "$before" ] || { st=1 msg="$msg the victim changed: $(diff <(echo "$before") <(echo "$after") | head -10)"; }
+}
+
 # ---------------------------------------------------------------- the suite
 
 run_suite() {
@@ -423,6 +460,9 @@ run_suite() {
 			NAME=$name git_plant_prepare "${name#git_}" || { st=1 msg="cannot prepare the repository"; }
 			attempt "$name" -- "${name#git_}"
 			[ "$st" = 0 ] && NAME=$name git_plant_check
+			verdict "$name" "$st" "$msg" ;;
+		state_swap | gc_planted)
+			state_attempt "$name"
 			verdict "$name" "$st" "$msg" ;;
 		cgroup_peek)
 			# ... and another host user cannot list the runs either

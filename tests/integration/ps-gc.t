@@ -5,7 +5,7 @@
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 34
+plan 47
 
 ps_has() { wr ps; [[ $OUT == *"$1"* ]]; }
 
@@ -79,3 +79,63 @@ for mode in root user; do
 	is "$RC" 0 "$M warren gc --older-than 1s exits 0"
 	is "$before/$(rundir_count)" 3/0 "$M ... and prunes every finished run's record (3 before, 0 after)" || diag "$(ls -la "$STATE/runs" 2>&1)"
 done
+
+# ---- the state directory, opened once and trusted (issue 10) ----
+use_mode root
+M="[state]"
+V=$TEST_SCRATCH/victim
+mkdir -p "$V"/{etc,home,root,tmp} && echo victim >"$V/etc/victim-file" && chmod 755 "$V"
+vsum() { (cd "$V" && find . -printf '%p %m %U %s\n' | sort); }
+vbefore=$(vsum)
+wrun -- true
+# in root's own state: a link named like a run, and a run directory another user owns
+FAKE=run_01M8XE7C73GHC24W5MXEEZCFVY FAKE2=run_01M8XE7C73GHC24W5MXEEZCFVZ
+ln -s "$V" "$STATE/runs/$FAKE"
+mkdir "$STATE/runs/$FAKE2" && echo '{}' >"$STATE/runs/$FAKE2/spec.json" && chown -R "$TEST_USER_UID" "$STATE/runs/$FAKE2"
+wr gc --older-than 1s
+is "$RC" 0 "$M gc over a state with a planted link and another user's run directory exits 0"
+like "$ERR" "skipped .*/runs/$FAKE: a symlink of uid 0" "$M ... and says it skipped the link" || diag "$ERR"
+like "$ERR" "skipped .*/runs/$FAKE2: a directory of uid $TEST_USER_UID" "$M ... and the directory another user owns"
+[ "$(vsum)" = "$vbefore" ] && [ -L "$STATE/runs/$FAKE" ] && [ -f "$STATE/runs/$FAKE2/spec.json" ]
+ok $? "$M ... and touched neither (nor what the link points to)" || diag "$(ls -la "$V" "$STATE/runs")"
+wr show "$FAKE"
+[ "$RC" = 125 ] && [[ $ERR == *"no run matches"* ]]
+ok $? "$M warren show does not follow the planted link" || diag "exit $RC: $ERR"
+rm -rf "$STATE/runs/$FAKE" "$STATE/runs/$FAKE2"
+
+# root's gc on a state directory a user owns: refused, whatever it holds
+US=$TEST_SCRATCH/ustate
+mkdir -p "$US/runs" && ln -s "$V" "$US/runs/$FAKE" && chown -h -R "$TEST_USER_UID" "$US" && chmod 700 "$US" "$US/runs"
+bounded "$WARREN" gc --state "$US"
+is "$RC" 125 "$M root's gc on a user's state directory exits 125"
+one_warren_line "$M ... with one line"
+like "$ERR" "belongs to uid $TEST_USER_UID, not to you" "$M ... naming the owner"
+[ "$(vsum)" = "$vbefore" ]
+ok $? "$M ... and the victim a planted link points to is untouched" || diag "$(ls -laR "$V")"
+
+# a state directory under a directory anyone may change: refused before anything is made;
+# under a sticky one (like /tmp) it is fine
+OPEN=$TEST_SCRATCH/open
+mkdir -p "$OPEN" && chmod 0777 "$OPEN"
+bounded "$WARREN" run --state "$OPEN/state" --work "$WORK" -- true
+[ "$RC" = 125 ] && [[ $ERR == *"under $OPEN, which others may change (mode 0777)"* ]] && [ ! -e "$OPEN/state" ]
+ok $? "$M a state directory under a world-writable directory is refused, nothing made" || diag "exit $RC: $ERR"
+chmod 1777 "$OPEN"
+bounded "$WARREN" run --state "$OPEN/state" --work "$WORK" -- true
+is "$RC" 0 "$M ... under a sticky one it is fine" || diag "$ERR"
+
+# the cgroup carries the state's identity: a dead run planted elsewhere under the id of a
+# live run does not make gc there kill it
+s=$(uniq_arg)
+wr_bg run --work "$WORK" --memory 256m -- sleep "$s"
+wpid=$BG_PID
+wait_for 15 job_alive "$s"
+id=$(basename "$(last_rundir)")
+cg=$(cgroups_named "$id" | head -n 1)
+like "$(basename "$cg")" "^$id\.[0-9a-f]{8}\$" "$M the run's cgroup is named <id>.<state tag>"
+OTHER=$TEST_SCRATCH/other-state
+mkdir -p "$OTHER/runs/$id" && chmod 700 "$OTHER" && cp "$STATE/runs/$id/spec.json" "$OTHER/runs/$id/"
+bounded "$WARREN" gc --state "$OTHER"
+job_alive "$s"
+ok $? "$M gc of a dead run with the same id in another state directory leaves the live run alone" || diag "$ERR"
+kill -TERM "$wpid" 2>/dev/null; wait_bg "$wpid" 20
