@@ -1,10 +1,18 @@
 /* dns.c - warren's resolver for one run, in the supervisor's event loop. It listens on the
- * gateway (a port of its own; the run's DNS to <gateway>:53 is redirected to it), answers
- * A/AAAA questions for allowed names by asking the host's resolvers (from /etc/resolv.conf)
- * and puts the answered IPv4 addresses into the run's allow set for their TTL plus a little
- * slack. Names not allowed are answered REFUSED and never leave the machine; distinct names
- * are counted and refused past a cap (a tunnel through wildcard names would need many). DNS
- * messages are read and written with ldns. */
+ * gateway (a port of its own; the run's DNS over UDP to <gateway>:53 is redirected to it; TCP
+ * to the gateway is refused by the firewall) and forwards only what it builds itself: for a
+ * client's message of exactly one question (else FORMERR, or NOTIMP for an opcode other than
+ * QUERY), a fresh query with that one question, an id of its own, RD and warren's own EDNS
+ * size, sent to the host's resolvers (from /etc/resolv.conf). Nothing else of the client's
+ * message (its id, its other sections, its EDNS options) leaves the machine. Names are read
+ * and compared in wire form, label by label (dnsname.c): a name with a byte other than a
+ * letter, a digit, '-' or '_' in a label is refused, and so is a name --net allow= does not
+ * name. The answer must carry warren's id and its question; the client hears only the records
+ * that answer that question (the CNAME chain from the question's name and the records of the
+ * question's type owned by a name of the chain), and only those A records go into the run's
+ * allow set, for their TTL plus a little slack, before the client hears of them. --net allow=
+ * asks only A and AAAA. Distinct names are counted and refused past a cap (a tunnel through
+ * wildcard names would need many). DNS messages are read and written with ldns. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -14,9 +22,9 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "net/dnsname.h"
 #include "net/internal.h"
 #include "util/fs.h"
 
@@ -25,34 +33,34 @@
  * every run's start-up). */
 #define LDNS_FUNCS(X) \
 	X(ldns_wire2pkt) \
-	X(ldns_pkt_qr) \
-	X(ldns_pkt_question) \
-	X(ldns_rr_list_rr) \
-	X(ldns_rr_get_type) \
-	X(ldns_rdf2str) \
-	X(ldns_rr_owner) \
-	X(ldns_pkt_free) \
-	X(ldns_pkt_new) \
-	X(ldns_pkt_set_id) \
-	X(ldns_pkt_id) \
-	X(ldns_pkt_set_qr) \
-	X(ldns_pkt_set_rd) \
-	X(ldns_pkt_rd) \
-	X(ldns_pkt_set_ra) \
-	X(ldns_pkt_set_opcode) \
-	X(ldns_pkt_get_opcode) \
-	X(ldns_pkt_set_rcode) \
-	X(ldns_rr_list_clone) \
-	X(ldns_rr_list_deep_free) \
-	X(ldns_pkt_set_question) \
-	X(ldns_pkt_set_qdcount) \
-	X(ldns_rr_list_rr_count) \
 	X(ldns_pkt2wire) \
+	X(ldns_pkt_free) \
+	X(ldns_pkt_query_new) \
+	X(ldns_pkt_question) \
 	X(ldns_pkt_answer) \
+	X(ldns_pkt_push_rr) \
+	X(ldns_pkt_rd) \
+	X(ldns_pkt_tc) \
+	X(ldns_pkt_get_rcode) \
+	X(ldns_pkt_edns) \
+	X(ldns_pkt_edns_udp_size) \
+	X(ldns_pkt_set_id) \
+	X(ldns_pkt_set_rcode) \
+	X(ldns_pkt_set_edns_udp_size) \
+	X(ldns_rr_list_new) \
+	X(ldns_rr_list_free) \
+	X(ldns_rr_list_rr) \
+	X(ldns_rr_list_rr_count) \
+	X(ldns_rr_list_push_rr) \
+	X(ldns_rr_clone) \
+	X(ldns_rr_owner) \
+	X(ldns_rr_get_type) \
+	X(ldns_rr_get_class) \
+	X(ldns_rr_ttl) \
 	X(ldns_rr_rdf) \
+	X(ldns_rdf_new_frm_data) \
 	X(ldns_rdf_size) \
-	X(ldns_rdf_data) \
-	X(ldns_rr_ttl)
+	X(ldns_rdf_data)
 
 static struct {
 	void *h;
@@ -77,13 +85,29 @@ static bool ldns_load(void)
 
 #define MAX_PENDING 128
 #define MAX_UPSTREAMS 3
+#define MAX_CHAIN 8        /* CNAMEs followed from the question's name */
+#define DNS_UDP_SIZE 1232  /* bytes of an answer over UDP warren asks for and offers */
+
+/* The one question of a query, as the client asked it. */
+struct question {
+	uint8_t name[DNS_NAME_MAX]; /* wire form */
+	size_t len;
+	uint16_t type, class;
+};
+
+/* Who asked, and what its answer may be. */
+struct client {
+	struct sockaddr_in addr;
+	uint16_t id;
+	bool rd, edns;
+	uint16_t udp_size; /* 512, or more as the client's EDNS allows (up to DNS_UDP_SIZE) */
+};
 
 struct pending {
 	bool used;
-	uint16_t up_id, client_id;
-	struct sockaddr_in client;
-	char *name;
-	time_t at;
+	uint16_t up_id;
+	struct client c;
+	struct question q;
 };
 
 struct refused {
@@ -186,132 +210,256 @@ static void note_refused(struct net_dns *d, const char *name)
 	d->refused[d->nrefused++] = (struct refused){ xstrdup(name), 1 };
 }
 
-static bool name_allowed(const struct net_dns *d, const char *name)
+static bool name_allowed(const struct net_dns *d, const struct question *q)
 {
 	if (d->mode == NET_NAT)
 		return true;
 	for (size_t i = 0; i < d->nallow; i++)
-		if (net_allow_name_matches(&d->allow[i], name))
+		if (net_allow_name_matches(&d->allow[i], q->name, q->len))
 			return true;
 	return false;
 }
 
-/* Reply to the client with the question and rcode (REFUSED, or NOERROR without answers). */
-static void reply_empty(struct net_dns *d, ldns_pkt *q, ldns_pkt_rcode rc, const struct sockaddr_in *to)
+/* The types warren asks upstream: A and AAAA for --net allow= (the allow set holds IPv4, and
+ * the cell has no IPv6); in nat, any type but the meta ones (OPT, AXFR, ANY, ...). */
+static bool type_asked(const struct net_dns *d, uint16_t type)
 {
-	ldns_pkt *r = L.ldns_pkt_new();
-	L.ldns_pkt_set_id(r, L.ldns_pkt_id(q));
-	L.ldns_pkt_set_qr(r, true);
-	L.ldns_pkt_set_rd(r, L.ldns_pkt_rd(q));
-	L.ldns_pkt_set_ra(r, true);
-	L.ldns_pkt_set_opcode(r, L.ldns_pkt_get_opcode(q));
-	L.ldns_pkt_set_rcode(r, (uint8_t)rc);
-	ldns_rr_list *qs = L.ldns_rr_list_clone(L.ldns_pkt_question(q));
-	L.ldns_rr_list_deep_free(L.ldns_pkt_question(r));
-	L.ldns_pkt_set_question(r, qs);
-	L.ldns_pkt_set_qdcount(r, (uint16_t)L.ldns_rr_list_rr_count(qs));
+	if (d->mode == NET_ALLOW)
+		return type == LDNS_RR_TYPE_A || type == LDNS_RR_TYPE_AAAA;
+	return type != LDNS_RR_TYPE_OPT && type < 128;
+}
+
+/* The fields of a message's header that are looked at before it is parsed. */
+struct header {
+	uint16_t id, qdcount;
+	bool qr;
+	uint8_t opcode;
+};
+
+static struct header header_of(const uint8_t *b)
+{
+	return (struct header){ .id = (uint16_t)(b[0] << 8 | b[1]), .qr = b[2] >> 7, .opcode = (b[2] >> 3) & 0xf,
+				.qdcount = (uint16_t)(b[4] << 8 | b[5]) };
+}
+
+/* Answer a message warren does not take with a header only: its id, opcode and RD, and rcode. */
+static void reply_header(struct net_dns *d, const uint8_t *msg, uint8_t rcode, const struct sockaddr_in *to)
+{
+	uint8_t h[12] = { msg[0], msg[1], (uint8_t)(0x80 | (msg[2] & 0x79)), (uint8_t)(0x80 | rcode) };
+	sendto(d->fd, h, sizeof h, 0, (const struct sockaddr *)to, sizeof *to);
+}
+
+/* The first question of p; false when it has none. */
+static bool question_of(ldns_pkt *p, struct question *q)
+{
+	ldns_rr *rr = L.ldns_rr_list_rr(L.ldns_pkt_question(p), 0);
+	ldns_rdf *owner = rr ? L.ldns_rr_owner(rr) : NULL;
+	if (!owner || L.ldns_rdf_size(owner) > sizeof q->name)
+		return false;
+	q->len = L.ldns_rdf_size(owner);
+	memcpy(q->name, L.ldns_rdf_data(owner), q->len);
+	q->type = (uint16_t)L.ldns_rr_get_type(rr);
+	q->class = (uint16_t)L.ldns_rr_get_class(rr);
+	return true;
+}
+
+static bool same_question(const struct question *a, const struct question *b)
+{
+	return a->type == b->type && a->class == b->class && dns_name_equal(a->name, a->len, b->name, b->len);
+}
+
+/* A new message of the one question q, with flags (LDNS_RD, ...). */
+static ldns_pkt *message_of(const struct question *q, uint16_t flags)
+{
+	return L.ldns_pkt_query_new(L.ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, q->len, q->name),
+				    (ldns_rr_type)q->type, (ldns_rr_class)q->class, flags);
+}
+
+/* Answer client c about q with rcode, tc and the records of answers (NULL: none). An answer
+ * longer than the client takes goes without records, truncated. */
+static void reply(struct net_dns *d, const struct client *c, const struct question *q, uint8_t rcode, bool tc,
+		  const ldns_rr_list *answers)
+{
+	ldns_pkt *r = message_of(q, LDNS_QR | LDNS_RA | (c->rd ? LDNS_RD : 0) | (tc ? LDNS_TC : 0));
+	if (!r)
+		return;
+	L.ldns_pkt_set_id(r, c->id);
+	L.ldns_pkt_set_rcode(r, rcode);
+	if (c->edns)
+		L.ldns_pkt_set_edns_udp_size(r, DNS_UDP_SIZE);
+	for (size_t i = 0; answers && i < L.ldns_rr_list_rr_count(answers); i++)
+		L.ldns_pkt_push_rr(r, LDNS_SECTION_ANSWER, L.ldns_rr_clone(L.ldns_rr_list_rr(answers, i)));
 	uint8_t *wire = NULL;
 	size_t len = 0;
-	if (L.ldns_pkt2wire(&wire, r, &len) == LDNS_STATUS_OK)
-		sendto(d->fd, wire, len, 0, (const struct sockaddr *)to, sizeof *to);
+	ldns_status st = L.ldns_pkt2wire(&wire, r, &len);
+	if (st == LDNS_STATUS_OK && len > c->udp_size && answers)
+		reply(d, c, q, rcode, true, NULL);
+	else if (st == LDNS_STATUS_OK)
+		sendto(d->fd, wire, len, 0, (const struct sockaddr *)&c->addr, sizeof c->addr);
 	free(wire);
 	L.ldns_pkt_free(r);
 }
 
-/* The question's name, lower case, without the trailing dot. */
-static char *question_name(ldns_pkt *p, ldns_rr_type *type)
+/* Ask the host's resolvers a query of warren's own: q only, a random id, RD, warren's EDNS size. */
+static void forward(struct net_dns *d, const struct client *c, const struct question *q)
 {
-	ldns_rr *q = L.ldns_rr_list_rr(L.ldns_pkt_question(p), 0);
-	if (!q)
-		return NULL;
-	*type = L.ldns_rr_get_type(q);
-	char *s = L.ldns_rdf2str(L.ldns_rr_owner(q));
-	if (!s)
-		return NULL;
-	for (char *c = s; *c; c++)
-		*c = (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c);
-	size_t l = strlen(s);
-	if (l > 1 && s[l - 1] == '.')
-		s[l - 1] = '\0';
-	return s;
-}
-
-static void on_question(struct net_dns *d, uint8_t *buf, size_t len, const struct sockaddr_in *from)
-{
-	ldns_pkt *q = NULL;
-	if (len < 12 || L.ldns_wire2pkt(&q, buf, len) != LDNS_STATUS_OK)
+	ldns_pkt *up = message_of(q, LDNS_RD);
+	if (!up)
 		return;
-	ldns_rr_type type = 0;
-	_cleanup_free_ char *name = L.ldns_pkt_qr(q) ? NULL : question_name(q, &type);
-	if (!name) {
-		L.ldns_pkt_free(q);
-		return;
-	}
-	bool counted = count_name(d, name);
-	if (!counted || !name_allowed(d, name)) {
-		if (counted)
-			note_refused(d, name);
-		reply_empty(d, q, LDNS_RCODE_REFUSED, from);
-	} else if ((type != LDNS_RR_TYPE_A && type != LDNS_RR_TYPE_AAAA && d->mode == NET_ALLOW) || !d->nup) {
-		/* an allowed name, but nothing to put in the set: no data (or no upstream: refused) */
-		reply_empty(d, q, d->nup ? LDNS_RCODE_NOERROR : LDNS_RCODE_SERVFAIL, from);
-	} else {
-		struct pending *p = &d->pending[d->next++ % MAX_PENDING];
-		free(p->name);
-		*p = (struct pending){ .used = true, .client_id = L.ldns_pkt_id(q), .client = *from,
-				       .name = steal_pointer(&name), .at = time(NULL) };
-		if (getrandom(&p->up_id, sizeof p->up_id, 0) != sizeof p->up_id)
-			p->up_id = (uint16_t)(d->next * 7919u);
-		buf[0] = (uint8_t)(p->up_id >> 8);
-		buf[1] = (uint8_t)p->up_id;
+	struct pending *p = &d->pending[d->next++ % MAX_PENDING];
+	*p = (struct pending){ .used = true, .c = *c, .q = *q };
+	if (getrandom(&p->up_id, sizeof p->up_id, 0) != sizeof p->up_id)
+		p->up_id = (uint16_t)(d->next * 7919u);
+	L.ldns_pkt_set_id(up, p->up_id);
+	L.ldns_pkt_set_edns_udp_size(up, DNS_UDP_SIZE);
+	uint8_t *wire = NULL;
+	size_t len = 0;
+	if (L.ldns_pkt2wire(&wire, up, &len) == LDNS_STATUS_OK)
 		for (int i = 0; i < d->nup; i++)
-			sendto(d->up, buf, len, 0, (const struct sockaddr *)&d->upstream[i], sizeof d->upstream[i]);
-	}
-	L.ldns_pkt_free(q);
+			sendto(d->up, wire, len, 0, (const struct sockaddr *)&d->upstream[i], sizeof d->upstream[i]);
+	free(wire);
+	L.ldns_pkt_free(up);
 }
 
-static void on_answer(struct net_dns *d, uint8_t *buf, size_t len, const struct sockaddr_in *from)
+/* The question of client c: refused (a name not allowed, or not safe, or past the cap),
+ * answered without records (a type warren does not ask, or no upstream), or forwarded. */
+static void ask(struct net_dns *d, const struct client *c, const struct question *q)
+{
+	_cleanup_free_ char *text = dns_name_text(q->name, q->len);
+	bool counted = text && count_name(d, text);
+	if (!counted || !dns_name_safe(q->name, q->len) || q->class != LDNS_RR_CLASS_IN || !name_allowed(d, q)) {
+		if (counted)
+			note_refused(d, text);
+		reply(d, c, q, LDNS_RCODE_REFUSED, false, NULL);
+	} else if (!type_asked(d, q->type) || !d->nup) {
+		reply(d, c, q, d->nup ? LDNS_RCODE_NOERROR : LDNS_RCODE_SERVFAIL, false, NULL);
+	} else {
+		forward(d, c, q);
+	}
+}
+
+static void on_question(struct net_dns *d, const uint8_t *buf, size_t len, const struct sockaddr_in *from)
+{
+	if (len < 12)
+		return;
+	struct header h = header_of(buf);
+	if (h.qr)
+		return; /* not a question: no answer, so no loop */
+	ldns_pkt *p = NULL;
+	struct question q;
+	if (h.opcode != LDNS_PACKET_QUERY) {
+		reply_header(d, buf, LDNS_RCODE_NOTIMPL, from);
+	} else if (h.qdcount != 1 || L.ldns_wire2pkt(&p, buf, len) != LDNS_STATUS_OK || !question_of(p, &q)) {
+		reply_header(d, buf, LDNS_RCODE_FORMERR, from);
+	} else {
+		struct client c = { .addr = *from, .id = h.id, .rd = L.ldns_pkt_rd(p), .edns = L.ldns_pkt_edns(p), .udp_size = 512 };
+		if (c.edns && L.ldns_pkt_edns_udp_size(p) > 512)
+			c.udp_size = L.ldns_pkt_edns_udp_size(p) < DNS_UDP_SIZE ? L.ldns_pkt_edns_udp_size(p) : DNS_UDP_SIZE;
+		ask(d, &c, &q);
+	}
+	if (p)
+		L.ldns_pkt_free(p);
+}
+
+struct link {
+	const uint8_t *name;
+	size_t len;
+};
+
+static bool in_chain(const struct link *chain, size_t n, const ldns_rdf *name)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (dns_name_equal(chain[i].name, chain[i].len, L.ldns_rdf_data(name), L.ldns_rdf_size(name)))
+			return true;
+	return false;
+}
+
+/* The CNAME of ans owned by the chain's last name, or NULL. */
+static ldns_rr *next_cname(const ldns_rr_list *ans, const struct link *last)
+{
+	for (size_t i = 0; i < L.ldns_rr_list_rr_count(ans); i++) {
+		ldns_rr *rr = L.ldns_rr_list_rr(ans, i);
+		if (L.ldns_rr_get_type(rr) == LDNS_RR_TYPE_CNAME && L.ldns_rr_get_class(rr) == LDNS_RR_CLASS_IN &&
+		    L.ldns_rr_rdf(rr, 0) && in_chain(last, 1, L.ldns_rr_owner(rr)))
+			return rr;
+	}
+	return NULL;
+}
+
+/* Push onto keep the records of ans that answer q: the CNAMEs from q's name on (at most
+ * MAX_CHAIN, no loop), then the records of q's type owned by a name of that chain. */
+static void answers_select(const struct question *q, const ldns_rr_list *ans, ldns_rr_list *keep)
+{
+	struct link chain[MAX_CHAIN + 1] = { { q->name, q->len } };
+	size_t n = 1;
+	for (ldns_rr *rr; q->type != LDNS_RR_TYPE_CNAME && n <= MAX_CHAIN && (rr = next_cname(ans, &chain[n - 1]));) {
+		ldns_rdf *target = L.ldns_rr_rdf(rr, 0);
+		if (in_chain(chain, n, target))
+			break;
+		chain[n++] = (struct link){ L.ldns_rdf_data(target), L.ldns_rdf_size(target) };
+		L.ldns_rr_list_push_rr(keep, rr);
+	}
+	for (size_t i = 0; i < L.ldns_rr_list_rr_count(ans); i++) {
+		ldns_rr *rr = L.ldns_rr_list_rr(ans, i);
+		ldns_rdf *rd = L.ldns_rr_rdf(rr, 0);
+		if (L.ldns_rr_get_type(rr) == q->type && L.ldns_rr_get_class(rr) == LDNS_RR_CLASS_IN &&
+		    in_chain(chain, n, L.ldns_rr_owner(rr)) && (q->type != LDNS_RR_TYPE_A || (rd && L.ldns_rdf_size(rd) == 4)))
+			L.ldns_rr_list_push_rr(keep, rr);
+	}
+}
+
+/* The A records among the kept answers go into the run's allow set, with the ports of the
+ * allowed names that match the question. */
+static void allow_answers(struct net_dns *d, const struct question *q, const ldns_rr_list *keep)
+{
+	for (size_t i = 0; d->mode == NET_ALLOW && i < L.ldns_rr_list_rr_count(keep); i++) {
+		ldns_rr *rr = L.ldns_rr_list_rr(keep, i);
+		if (L.ldns_rr_get_type(rr) != LDNS_RR_TYPE_A)
+			continue;
+		uint32_t addr;
+		memcpy(&addr, L.ldns_rdf_data(L.ldns_rr_rdf(rr, 0)), 4);
+		for (size_t k = 0; k < d->nallow; k++)
+			if (net_allow_name_matches(&d->allow[k], q->name, q->len))
+				d->fn(d->ctx, addr, d->allow[k].port, L.ldns_rr_ttl(rr) + NET_DNS_TTL_SLACK);
+	}
+}
+
+/* The pending query that a is the answer to (warren's id and question), or NULL. */
+static struct pending *pending_of(struct net_dns *d, uint16_t id, ldns_pkt *a)
+{
+	struct question q;
+	if (!question_of(a, &q))
+		return NULL;
+	for (size_t i = 0; i < MAX_PENDING; i++)
+		if (d->pending[i].used && d->pending[i].up_id == id && same_question(&d->pending[i].q, &q))
+			return &d->pending[i];
+	return NULL;
+}
+
+static void on_answer(struct net_dns *d, const uint8_t *buf, size_t len, const struct sockaddr_in *from)
 {
 	bool known = false;
 	for (int i = 0; i < d->nup; i++)
 		known |= from->sin_addr.s_addr == d->upstream[i].sin_addr.s_addr && from->sin_port == d->upstream[i].sin_port;
 	if (!known || len < 12)
 		return;
-	uint16_t id = (uint16_t)(buf[0] << 8 | buf[1]);
-	struct pending *p = NULL;
-	for (size_t i = 0; i < MAX_PENDING; i++)
-		if (d->pending[i].used && d->pending[i].up_id == id)
-			p = &d->pending[i];
-	if (!p)
-		return;
+	struct header h = header_of(buf);
 	ldns_pkt *a = NULL;
-	if (L.ldns_wire2pkt(&a, buf, len) != LDNS_STATUS_OK)
+	if (!h.qr || h.opcode != LDNS_PACKET_QUERY || h.qdcount != 1 || L.ldns_wire2pkt(&a, buf, len) != LDNS_STATUS_OK)
 		return;
-	ldns_rr_type type;
-	_cleanup_free_ char *qn = question_name(a, &type);
-	if (!qn || strcmp(qn, p->name) != 0) {
-		L.ldns_pkt_free(a);
-		return;
-	}
-	/* the addresses go into the run's set before the cell hears of them */
-	ldns_rr_list *ans = L.ldns_pkt_answer(a);
-	for (size_t i = 0; d->mode == NET_ALLOW && i < L.ldns_rr_list_rr_count(ans); i++) {
-		ldns_rr *rr = L.ldns_rr_list_rr(ans, i);
-		if (L.ldns_rr_get_type(rr) != LDNS_RR_TYPE_A || L.ldns_rdf_size(L.ldns_rr_rdf(rr, 0)) != 4)
-			continue;
-		uint32_t addr;
-		memcpy(&addr, L.ldns_rdf_data(L.ldns_rr_rdf(rr, 0)), 4);
-		for (size_t k = 0; k < d->nallow; k++)
-			if (net_allow_name_matches(&d->allow[k], p->name))
-				d->fn(d->ctx, addr, d->allow[k].port, L.ldns_rr_ttl(rr) + NET_DNS_TTL_SLACK);
+	struct pending *p = pending_of(d, h.id, a);
+	if (p) {
+		/* the addresses go into the run's set before the cell hears of them */
+		ldns_rr_list *keep = L.ldns_rr_list_new();
+		answers_select(&p->q, L.ldns_pkt_answer(a), keep);
+		allow_answers(d, &p->q, keep);
+		uint8_t rc = (uint8_t)L.ldns_pkt_get_rcode(a);
+		reply(d, &p->c, &p->q, rc == LDNS_RCODE_NOERROR || rc == LDNS_RCODE_NXDOMAIN ? rc : LDNS_RCODE_SERVFAIL,
+		      L.ldns_pkt_tc(a), keep);
+		L.ldns_rr_list_free(keep);
+		p->used = false;
 	}
 	L.ldns_pkt_free(a);
-	buf[0] = (uint8_t)(p->client_id >> 8);
-	buf[1] = (uint8_t)p->client_id;
-	sendto(d->fd, buf, len, 0, (const struct sockaddr *)&p->client, sizeof p->client);
-	p->used = false;
-	free(p->name);
-	p->name = NULL;
 }
 
 void dns_dispatch(struct net_dns *d)
@@ -366,8 +514,6 @@ void dns_close(struct net_dns *d)
 		return;
 	closep(&d->fd);
 	closep(&d->up);
-	for (size_t i = 0; i < MAX_PENDING; i++)
-		free(d->pending[i].name);
 	for (size_t i = 0; i < d->nnames; i++)
 		free(d->names[i]);
 	free(d->names);

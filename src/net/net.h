@@ -47,8 +47,10 @@ struct net_allow {
 };
 int net_allow_parse(const char *list, struct net_allow **out, size_t *n, struct error *err);
 void net_allow_free(struct net_allow *a, size_t n);
-/* True when name (lower case, no trailing dot) is allowed by entry a. */
-bool net_allow_name_matches(const struct net_allow *a, const char *name);
+/* True when the name in wire form (len bytes, see net/dnsname.h) is allowed by entry a: label
+ * by label, without ASCII case; "*.x.y" takes one label or more before x.y. A label holding a
+ * byte that no allowed name holds (a '.', a space, ...) matches nothing. */
+bool net_allow_name_matches(const struct net_allow *a, const uint8_t *name, size_t len);
 
 struct net_dns;
 struct nft_ctx;

@@ -23,16 +23,22 @@ static int parse_port(const char *s, size_t len, uint16_t *out)
 	return 0;
 }
 
+/* Letters, digits, '-', '_' in labels of 1 to 63 bytes, a trailing dot allowed; "*." first. */
 static bool valid_name(const char *n)
 {
 	if (!*n || strlen(n) > 253)
 		return false;
 	if (n[0] == '*' && n[1] == '.')
 		n += 2;
-	for (const char *p = n; *p; p++)
+	size_t label = 0;
+	for (const char *p = n; *p; p++) {
+		if (*p == '.' && (!label || label > 63))
+			return false;
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.' && *p != '_')
 			return false;
-	return *n && *n != '.';
+		label = *p == '.' ? 0 : label + 1;
+	}
+	return label <= 63 && *n;
 }
 
 static int parse_entry(const char *e, struct net_allow *a, struct error *err)
@@ -104,17 +110,6 @@ void net_allow_free(struct net_allow *a, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(a[i].name);
 	free(a);
-}
-
-bool net_allow_name_matches(const struct net_allow *a, const char *name)
-{
-	if (!a->name)
-		return false;
-	if (a->name[0] == '*' && a->name[1] == '.') {
-		size_t sl = strlen(a->name + 1), nl = strlen(name);
-		return nl > sl && strcmp(name + nl - sl, a->name + 1) == 0;
-	}
-	return strcmp(a->name, name) == 0;
 }
 
 int net_parse_mode(struct net_opts *o, const char *arg, struct error *err)

@@ -13,7 +13,7 @@ for c in nft dnsmasq curl python3 ip; do
 	command -v "$c" >/dev/null || skip_all "$c is not installed (make deps)"
 done
 
-plan 60
+plan 77
 
 # ---------------------------------------------------------------- the world
 W=$TEST_SCRATCH/world
@@ -148,6 +148,178 @@ is "$(tr '\n' ' ' <<<"$OUT")" "a=0 b=0 c=0 d=6 e=6 " "--dns-max-names 3: the fou
 is "$(jget "$RD/result.json" '[d["network"]["dns"]["names"], d["network"]["dns"]["names_capped"]]')" '[3, true]' "--dns-max-names: recorded"
 line_like "$ERR" 'past --dns-max-names 3' "--dns-max-names: named on stderr"
 
+# ---------------------------------------------------------------- the resolver forwards only what it builds
+# dnstool.py asks crafted questions (in the cell) and plays a fake upstream (in the internet)
+DNSTOOL=$W/dnstool.py
+cat >"$DNSTOOL" <<'EOF'
+# dnstool.py ask SERVER [--id N] [--opcode N] [--option DATA] NAME...: one message of a
+#   question (type A) per NAME ('\.' is a dot inside a label), EDNS with an option of DATA if
+#   given; prints the answer's header and records: "rcode=R qd=N an=N ns=N ar=N answers=A:1.2.3.4,CNAME"
+#   or "timeout".
+# dnstool.py serve ADDR LOG: a fake upstream on ADDR:53 that logs each query it gets (header,
+#   questions, the size of its EDNS options, its bytes) and answers from a table, with extra
+#   records that do not answer the question.
+import argparse, re, socket, struct, sys
+
+def wire(name):
+    labels = [l.replace('\\.', '.') for l in re.split(r'(?<!\\)\.', name) if l]
+    return b''.join(bytes([len(l)]) + l.encode() for l in labels) + b'\0'
+
+def read_name(m, i):
+    """(labels joined by '.', a dot inside a label as '\\.'), offset after the name"""
+    labels, end = [], None
+    while m[i]:
+        if m[i] >= 0xc0:
+            end = end or i + 2
+            i = struct.unpack('>H', m[i:i + 2])[0] & 0x3fff
+            continue
+        labels.append(m[i + 1:i + 1 + m[i]].decode('latin-1').replace('.', '\\.'))
+        i += 1 + m[i]
+    return '.'.join(labels).lower(), end or i + 1
+
+def rr(name, typ, rdata, cls=1):
+    return wire(name) + struct.pack('>HHIH', typ, cls, 60, len(rdata)) + rdata
+
+def a(name, addr):
+    return rr(name, 1, socket.inet_aton(addr))
+
+def ask(args):
+    qs = b''.join(wire(n) + struct.pack('>HH', 1, 1) for n in args.names)
+    opt = b''
+    if args.option is not None:
+        data = args.option.encode()
+        opt = b'\0' + struct.pack('>HHIH', 41, 1232, 0, 4 + len(data)) + struct.pack('>HH', 65001, len(data)) + data
+    m = struct.pack('>HHHHHH', args.id, args.opcode << 11 | 0x100, len(args.names), 0, 0, 1 if opt else 0) + qs + opt
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(1.5)
+    s.sendto(m, (args.server, 53))
+    try:
+        r = s.recv(4096)
+    except socket.timeout:
+        print('timeout'); return
+    rid, flags, qd, an, ns, ar = struct.unpack('>HHHHHH', r[:12])
+    i = 12
+    for _ in range(qd):
+        i = read_name(r, i)[1] + 4
+    answers = []
+    for _ in range(an):
+        i = read_name(r, i)[1]
+        typ, _cls, _ttl, rdlen = struct.unpack('>HHIH', r[i:i + 10])
+        rd = r[i + 10:i + 10 + rdlen]
+        answers.append('A:' + socket.inet_ntoa(rd) if typ == 1 else {5: 'CNAME'}.get(typ, str(typ)))
+        i += 10 + rdlen
+    print('rcode=%d id=%s qd=%d an=%d ns=%d ar=%d answers=%s' % (flags & 15, 'same' if rid == args.id else 'other',
+          qd, an, ns, ar, ','.join(answers)))
+
+TABLE = {  # name: (answer, authority, additional); the bytes of records
+    'bonus.test': ([a('bonus.test', '203.0.113.10'), a('web2.test', '203.0.113.20')], [],
+                   [a('web2.test', '203.0.113.20'), a('bonus.test', '203.0.113.20')]),
+    'chain.test': ([rr('chain.test', 5, wire('web1.test')), a('web1.test', '203.0.113.10'), a('side.test', '203.0.113.20')], [], []),
+    'y.web1.test': ([a('y.web1.test', '203.0.113.10')], [], []),
+    'x.web1.test': ([a('x.web1.test', '203.0.113.20')], [], []),
+    'wrongid.test': ([a('wrongid.test', '203.0.113.20')], [], []),
+    'wrongq.test': ([a('web2.test', '203.0.113.20')], [], []),
+}
+
+def answer(m, log):
+    mid, flags, qd, an, ns, ar = struct.unpack('>HHHHHH', m[:12])
+    i, names = 12, []
+    for _ in range(qd):
+        n, i = read_name(m, i)
+        names.append('%s/%d' % (n, struct.unpack('>H', m[i:i + 2])[0]))
+        i += 4
+    opt = '-'
+    for _ in range(an + ns + ar):
+        _n, i = read_name(m, i)
+        typ, _cls, _ttl, rdlen = struct.unpack('>HHIH', m[i:i + 10])
+        opt = str(rdlen) if typ == 41 else opt
+        i += 10 + rdlen
+    print('id=%d opcode=%d qd=%d an=%d ns=%d ar=%d opt=%s q=%s hex=%s' % (mid, flags >> 11 & 15, qd, an, ns, ar, opt,
+          ' '.join(names), m.hex()), file=log, flush=True)
+    qend = read_name(m, 12)[1] + 4
+    name = names[0].split('/')[0] if names else ''
+    question = m[12:qend]
+    if name == 'wrongid.test':
+        mid = (mid + 1) & 0xffff
+    if name == 'wrongq.test':
+        question = wire('web2.test') + struct.pack('>HH', 1, 1)
+    secs = TABLE.get(name.replace('\\.', '.'), ([], [], []))
+    rcode = 0 if name.replace('\\.', '.') in TABLE else 3
+    return struct.pack('>HHHHHH', mid, 0x8180 | rcode, 1, *map(len, secs)) + question + b''.join(b''.join(s) for s in secs)
+
+def serve(args):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((args.addr, 53))
+    with open(args.log, 'a') as log:
+        while True:
+            m, peer = s.recvfrom(4096)
+            s.sendto(answer(m, log), peer)
+
+p = argparse.ArgumentParser()
+sub = p.add_subparsers(dest='cmd', required=True)
+pa = sub.add_parser('ask')
+pa.add_argument('server')
+pa.add_argument('--id', type=int, default=4660)
+pa.add_argument('--opcode', type=int, default=0)
+pa.add_argument('--option')
+pa.add_argument('names', nargs='+')
+ps = sub.add_parser('serve')
+ps.add_argument('addr')
+ps.add_argument('log')
+args = p.parse_args()
+ask(args) if args.cmd == 'ask' else serve(args)
+EOF
+# the fake upstream beside dnsmasq logs what it gets and answers with records beside the answer
+ip -n "$INET" addr add 203.0.113.54/32 dev lo
+start_bg ip netns exec "$INET" "$PY" "$DNSTOOL" serve 203.0.113.54 "$W/upstream.log"
+wait_for 10 sh -c "'$PY' '$DNSTOOL' ask 203.0.113.54 ready.test | grep -q rcode=3" || bail_out "the fake upstream did not start"
+: >"$W/upstream.log"
+printf 'nameserver 203.0.113.54\n' >"$W/resolv.conf"
+cat >"$W/cell-dns.sh" <<'EOF'
+ask() { python3 "$DNSTOOL" ask 10.88.0.1 "$@"; }
+get() { curl -s -m 3 -o /dev/null "http://$1/"; echo $?; }
+echo "dotted: $(ask 'x\.web1.test')"
+echo "dotted-web2: $(get 203.0.113.20:8080)"
+echo "wild: $(ask y.web1.test)"
+echo "two: $(ask --id 8738 bonus.test secret-two.web1.test)"
+echo "option: $(ask --id 13107 --option secret-option bonus.test)"
+echo "notify: $(ask --opcode 4 bonus.test)"
+echo "chain: $(ask chain.test)"
+echo "wrongid: $(ask wrongid.test)"
+echo "wrongq: $(ask wrongq.test)"
+echo "web1: $(get 203.0.113.10:8080)"
+echo "web2: $(get 203.0.113.20:8080)"
+echo "tcp: $(get 10.88.0.1:53)"
+EOF
+wrun --net 'allow=*.web1.test,bonus.test,chain.test,wrongid.test,wrongq.test' --env DNSTOOL="$DNSTOOL" -- sh "$W/cell-dns.sh"
+RD=$(last_rundir)
+UP=$(cat "$W/upstream.log")
+line_like "$OUT" '^dotted: rcode=5 id=same qd=1 an=0 ' "resolver: a label holding a dot (x.web1 + test) is refused by *.web1.test"
+line_like "$OUT" '^dotted-web2: 7$' "resolver: and what the upstream would answer for it is not reachable"
+line_like "$OUT" '^wild: rcode=0 id=same qd=1 an=1 ns=0 ar=0 answers=A:203\.0\.113\.10$' "resolver: *.web1.test still answers y.web1.test"
+line_like "$OUT" '^two: rcode=1 id=same qd=0 ' "resolver: a message of two questions is answered FORMERR"
+line_like "$OUT" '^notify: rcode=4 id=same qd=0 ' "resolver: an opcode other than QUERY is answered NOTIMP"
+is "$(sed -E 's/^id=[0-9]+ opcode=0 qd=1 an=0 ns=0 ar=1 opt=0 q=([^ ]*) hex=.*/\1/' <<<"$UP" | tr '\n' ' ')" \
+	"y.web1.test/1 bonus.test/1 chain.test/1 wrongid.test/1 wrongq.test/1 " \
+	"resolver: the upstream got warren's queries only, each of one question and an EDNS record without options"
+no_line_like "$UP" "^id=13107 |$(printf secret | od -An -tx1 | tr -d ' \n')" "resolver: nor the client's id, nor its data (a second question, an EDNS option)"
+line_like "$OUT" '^option: rcode=0 id=same qd=1 an=1 ns=0 ar=1 answers=A:203\.0\.113\.10$' \
+	"resolver: the client hears only the record that answers its question (no bonus record, no additional)"
+line_like "$OUT" '^chain: rcode=0 id=same qd=1 an=2 ns=0 ar=0 answers=CNAME,A:203\.0\.113\.10$' "resolver: a CNAME chain is followed, records beside it dropped"
+is "$(grep -E '^wrong(id|q):' <<<"$OUT" | tr '\n' ' ')" "wrongid: timeout wrongq: timeout " \
+	"resolver: an answer with another id or another question is dropped"
+line_like "$OUT" '^web1: 0$' "resolver: the answered address is reachable"
+line_like "$OUT" '^web2: 7$' "resolver: the addresses of bonus records and dropped answers are not"
+line_like "$OUT" '^tcp: 7$' "resolver: DNS over TCP to the gateway is refused"
+is "$(jget "$RD/result.json" '[[x["name"] for x in d["network"]["dns"]["refused"]], sorted(x["dest"] for x in d["network"]["refused"])]')" \
+	'[["x\\046web1.test"], ["10.88.0.1:53", "203.0.113.20:8080"]]' "resolver: the refused name is recorded escaped, the TCP connection counted"
+# nat asks every name, in queries of warren's own too
+: >"$W/upstream.log"
+wrun --net nat --env DNSTOOL="$DNSTOOL" -- sh -c 'python3 "$DNSTOOL" ask --id 13107 --option secret-option 10.88.0.1 bonus.test'
+line_like "$OUT" '^rcode=0 id=same qd=1 an=1 ns=0 ar=1 answers=A:203\.0\.113\.10$' "resolver, nat: the client hears only the record that answers its question"
+like "$(cat "$W/upstream.log")" '^id=[0-9]+ opcode=0 qd=1 an=0 ns=0 ar=1 opt=0 q=bonus\.test/1 hex=[0-9a-f]+$' "resolver, nat: the upstream got warren's query, not the client's"
+printf 'nameserver 203.0.113.53\n' >"$W/resolv.conf"
+
 # ---------------------------------------------------------------- other runs
 echo "cell A" >"$WORK/index.html"
 start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net nat --publish 18089:8000 -- python3 -m http.server --bind 0.0.0.0 8000
@@ -189,7 +361,7 @@ wrun --net allow=web1.test -- true
 is "$RC" 125 "rootless --net allow=: refused"
 like "$ERR" "allow= needs root: .*pasta" "rootless allow=: the refusal names why"
 if ! command -v pasta >/dev/null; then
-	skip 11 "pasta is not installed (Debian package passt)"
+	skip 12 "pasta is not installed (Debian package passt)"
 else
 	# pasta needs a routable interface (the world's default route leads only to the internet
 	# namespace, which routes nowhere) and /dev/net/tun open to the user: a node of the
@@ -197,7 +369,7 @@ else
 	ip route add default via 198.51.100.2
 	mknod -m 666 "$W/tun" c 10 200 && mount --bind "$W/tun" /dev/net/tun || bail_out "cannot give the world a /dev/net/tun"
 	wrun --net nat -- sh -c "ip -br addr show eth0 | tr -s ' '; ip route | head -1; $CURL http://203.0.113.10:8080/; $CURL http://web1.test:8080/; \
-		$CURL http://198.51.100.1:8081/; echo host=\$?; $CURL http://169.254.169.254/; echo meta=\$?; $CURL http://10.88.0.1:8081/; echo gw=\$?; \
+		$CURL http://198.51.100.1:8081/; echo host=\$?; $CURL http://169.254.169.254/; echo meta=\$?; $CURL http://10.88.0.1:8081/; echo gw=\$?; $CURL http://10.88.0.1:53/; echo gwdns=\$?; \
 		ip addr add 10.88.0.200/24 dev eth0 2>&1; nft list ruleset 2>&1 | head -1"
 	RD=$(last_rundir)
 	is "$RC" 0 "rootless nat: the run ends well"
@@ -207,6 +379,7 @@ else
 	line_like "$OUT" '^host=7$' "rootless nat: the host's own address is refused"
 	line_like "$OUT" '^meta=7$' "rootless nat: 169.254.169.254 is refused"
 	line_like "$OUT" '^gw=7$' "rootless nat: the gateway is refused but for DNS"
+	line_like "$OUT" '^gwdns=7$' "rootless nat: and for DNS over TCP"
 	like "$OUT" "Operation not permitted" "rootless nat: the cell cannot change its addresses or read its firewall"
 	is "$(jget "$RD/result.json" '[d["network"]["mode"], d["network"]["via"]]')" '["nat", "pasta"]' "rootless nat: recorded as nat via pasta"
 	is "$(pgrep -u "$TEST_USER_UID" -x pasta)" "" "rootless nat: pasta ended with the run"
