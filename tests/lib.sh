@@ -14,6 +14,8 @@
 # Run dirs:   last_rundir, kept_rundir (from ERR), jget FILE PYEXPR
 # Leftovers:  scratch_gone RUNDIR, mounts_under PATH, procs_matching STR,
 #             cgroups_named STR, nothing_left RUNDIR DESC (one test)
+# Networks:   net_world_up, net_world_rootless, net_left ID (tests of --net, in a world of
+#             network namespaces of their own)
 #
 # Nothing here writes to the host's /tmp except host_tmp_marker (removed on exit).
 # WARREN_TEST_KEEP=1 keeps each script's scratch (build/test-scratch/<name>.XXXXXX).
@@ -499,4 +501,88 @@ state_clean() {
 	[ ${#msgs[@]} = 0 ] && return 0
 	printf '%s\n' "${msgs[@]}"
 	return 1
+}
+
+# ---------------------------------------------------------------- a world of network namespaces
+
+# For tests of --net. The script first re-runs itself in a network and mount namespace of its
+# own (before sourcing this file:
+#   [ -n "${WARREN_NET_WORLD:-}" ] || exec env WARREN_NET_WORLD=1 unshare --net --mount --propagation private bash "$0" "$@"
+# ), then, before its plan, calls net_world_up, which builds the rest of the world and sets W
+# (its files) and INET (the "internet" namespace). Nothing is sent beyond these namespaces.
+#   the world (warren's host): 198.51.100.1 on up0 and 192.168.200.1 on lo, a web
+#       server on every address of its own at :8081 ("this is the host"), a private
+#       /run/warren and /etc/resolv.conf (nameserver 203.0.113.53); routes to the test ranges
+#       and to the private ones through the internet, no default route
+#   the internet (198.51.100.2): web1 203.0.113.10:8080, web2 203.0.113.20:8080, a stand-in
+#       for the cloud's metadata service at 169.254.169.254:80, a "LAN" web server at :8090
+#       on 10.20.30.40, 172.16.5.5, 192.168.50.5 and 100.64.7.7 ("this is the lan"), dnsmasq at
+#       203.0.113.53 answering from $W/hosts (web1.test, web2.test, lan.test, ...)
+NET_LAN_ADDRS="10.20.30.40 172.16.5.5 192.168.50.5 100.64.7.7"
+net_world_up() {
+	local c a
+	[ -n "${WARREN_NET_WORLD:-}" ] || bail_out "net_world_up: not in the world's namespaces (see lib.sh)"
+	for c in nft dnsmasq curl python3 ip; do
+		command -v "$c" >/dev/null || skip_all "$c is not installed (make deps)"
+	done
+	W=$TEST_SCRATCH/world
+	mkdir -p "$W/web1" "$W/web2" "$W/hostweb" "$W/lan"
+	# warren's host-wide lease directory, and the host's resolv.conf, are the world's own
+	mkdir -p /run/warren && mount -t tmpfs -o mode=0755 warren-test /run/warren || bail_out "cannot mount a tmpfs on /run/warren"
+	printf 'nameserver 203.0.113.53\n' >"$W/resolv.conf"
+	mount --bind "$W/resolv.conf" /etc/resolv.conf || bail_out "cannot bind the world's resolv.conf"
+	ip link set lo up
+	INET=wt-inet-$$
+	ip netns add "$INET" || bail_out "cannot create the internet namespace"
+	trap '_net_world_down; _lib_cleanup' EXIT
+	ip link add up0 type veth peer name up1 netns "$INET"
+	ip addr add 198.51.100.1/24 dev up0 && ip link set up0 up
+	ip addr add 192.168.200.1/32 dev lo # a private address of the host's own
+	ip -n "$INET" link set lo up
+	ip -n "$INET" addr add 198.51.100.2/24 dev up1 && ip -n "$INET" link set up1 up
+	# a stand-in for the cloud's metadata service, reachable from the world (as on a cloud host)
+	for a in 203.0.113.10 203.0.113.20 203.0.113.53 169.254.169.254 $NET_LAN_ADDRS; do
+		ip -n "$INET" addr add "$a/32" dev lo
+	done
+	for a in 203.0.113.0/24 169.254.0.0/16 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 100.64.0.0/10; do
+		ip route add "$a" via 198.51.100.2
+	done
+	echo "this is web1" >"$W/web1/index.html"
+	echo "this is web2" >"$W/web2/index.html"
+	echo "this is the host" >"$W/hostweb/index.html"
+	echo "this is the lan" >"$W/lan/index.html"
+	printf '%s\n' '203.0.113.10 web1.test' '203.0.113.20 web2.test' '203.0.113.10 move.test' \
+		'203.0.113.10 a.web1.test b.web1.test c.web1.test d.web1.test e.web1.test' '10.20.30.40 lan.test' >"$W/hosts"
+	start_bg ip netns exec "$INET" python3 -m http.server --bind 203.0.113.10 --directory "$W/web1" 8080
+	start_bg ip netns exec "$INET" python3 -m http.server --bind 203.0.113.20 --directory "$W/web2" 8080
+	start_bg ip netns exec "$INET" python3 -m http.server --bind 169.254.169.254 --directory "$W/hostweb" 80
+	start_bg ip netns exec "$INET" python3 -m http.server --bind 0.0.0.0 --directory "$W/lan" 8090
+	start_bg python3 -m http.server --bind 0.0.0.0 --directory "$W/hostweb" 8081
+	start_bg ip netns exec "$INET" dnsmasq --keep-in-foreground --no-resolv --no-hosts --conf-file=/dev/null --user=root \
+		--listen-address=203.0.113.53 --bind-interfaces --addn-hosts="$W/hosts" --local-ttl=1 --pid-file="$W/dnsmasq.pid"
+	for a in 203.0.113.10:8080 203.0.113.20:8080 198.51.100.1:8081 192.168.200.1:8081 169.254.169.254 10.20.30.40:8090; do
+		wait_for 10 _net_up "http://$a/" || bail_out "the world's web server at $a did not start"
+	done
+	wait_for 10 sh -c "ip netns exec $INET ss -lun | grep -q 203.0.113.53:53" || bail_out "the world's dnsmasq did not start"
+}
+_net_up() { curl -s -m 1 -o /dev/null "$1"; }
+_net_world_down() {
+	ip netns pids "$INET" 2>/dev/null | xargs -r kill -KILL
+	ip netns del "$INET" 2>/dev/null
+}
+
+# net_world_rootless: what pasta needs of the world: a routable interface (a default route,
+# to the internet namespace, which routes nowhere) and /dev/net/tun open to the test user (a
+# node of the world's own, mode 0666 as udev makes it, bound over /dev/net/tun in the world only).
+net_world_rootless() {
+	ip route add default via 198.51.100.2
+	mknod -m 666 "$W/tun" c 10 200 && mount --bind "$W/tun" /dev/net/tun || bail_out "cannot give the world a /dev/net/tun"
+}
+
+# net_left ID: what of run ID is left in the kernel and in the lease directory (empty: nothing)
+net_left() {
+	local id=$1 short=${1: -12}
+	nft list ruleset 2>/dev/null | grep -F -- "$id" | head -3
+	ip -br link 2>/dev/null | grep -F "wv$short"
+	grep -rl -- "$id" /run/warren/net/leases 2>/dev/null
 }

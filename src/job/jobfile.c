@@ -369,7 +369,7 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 		struct error e = { 0 };
 		job->network = scalar(net) ? xstrdup(scalar(net)) : NULL;
 		if (!job->network)
-			bad(c, net, "network", "must be none, nat or allow=LIST");
+			bad(c, net, "network", "must be none, nat, nat,lan, nat,allow=ADDRS or allow=LIST");
 		else if (net_parse_mode(&job->net, job->network, &e) < 0)
 			bad(c, net, "network", "%s", e.msg);
 		error_clear(&e);

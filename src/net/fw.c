@@ -2,7 +2,8 @@
  * chains dispatch on the cell's source address through verdict maps to each run's own chains
  * (f_<id> forward, i_<id> to the host, p_<id> DNS redirect, u_<id> published ports, r_<id>
  * refuse), a set of allowed destinations a_<id> and a set of refused ones with counters
- * x_<id>. Bridged traffic between cells is dropped by table bridge warren. A run's objects
+ * x_<id>. The private ranges (net_private_ranges) are refused in f_<id> unless lan lifts them
+ * or an allow= entry inside one names them. Bridged traffic between cells is dropped by table bridge warren. A run's objects
  * (and the base, idempotently) are added in one transaction and removed in another; nothing
  * is listed first and nothing is matched by rule handle. */
 #include <arpa/inet.h>
@@ -156,10 +157,36 @@ static char *port_key(uint16_t port, char *buf, size_t len)
 	return buf;
 }
 
-int fw_run_add(struct nft_ctx *nft, const struct net_state *n, const struct net_allow *allow, size_t nallow,
-	       uint16_t dns_port, struct error *err)
+static void allow_elem(FILE *f, const struct net_allow *a, bool first)
 {
-	char a[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN], sn[INET_ADDRSTRLEN], pk[16];
+	char na[INET_ADDRSTRLEN], pk[16];
+	fprintf(f, "%s%s/%d . %s", first ? "" : ", ", ip4(a->addr, na), a->prefix, port_key(a->port, pk, sizeof pk));
+}
+
+void fw_private_rules(FILE *f, const char *chain, const char *refuse, const struct net_state *n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n->nallow; i++) {
+		const struct net_allow *a = &n->allow[i];
+		if (a->name || !net_private_range(a->addr, a->prefix))
+			continue;
+		if (!k++)
+			fprintf(f, "add rule inet warren %s ip daddr . th dport { ", chain);
+		allow_elem(f, a, k == 1);
+	}
+	if (k)
+		fprintf(f, " } accept\n");
+	fprintf(f, "add rule inet warren %s ip daddr { ", chain);
+	k = 0;
+	for (const struct net_range *r = net_private_ranges; r->name; r++)
+		if (!n->lan || !r->lan)
+			fprintf(f, "%s%s", k++ ? ", " : "", r->name);
+	fprintf(f, " } goto %s\n", refuse);
+}
+
+int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port, struct error *err)
+{
+	char a[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN], sn[INET_ADDRSTRLEN];
 	const char *id = n->id;
 	ip4(n->addr, a);
 	ip4(n->gw, gw);
@@ -179,9 +206,11 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, const struct net_
 		"add rule inet warren r_%1$s reject with icmpx admin-prohibited\n"
 		"add chain inet warren f_%1$s\n"
 		"add rule inet warren f_%1$s ct state established,related accept\n"
-		"add rule inet warren f_%1$s ip daddr { 169.254.0.0/16, 224.0.0.0/4, 255.255.255.255, %2$s/%3$d } goto r_%1$s\n"
+		"add rule inet warren f_%1$s ip daddr { 224.0.0.0/4, 255.255.255.255, %2$s/%3$d } goto r_%1$s\n"
 		"add rule inet warren f_%1$s fib daddr type { local, broadcast, multicast } goto r_%1$s\n",
 		id, sn, n->prefix);
+	_cleanup_free_ char *fchain = xasprintf("f_%s", id), *rchain = xasprintf("r_%s", id);
+	fw_private_rules(f, fchain, rchain, n);
 	if (n->mode == NET_NAT)
 		fprintf(f, "add rule inet warren f_%s accept\n", id);
 	else
@@ -208,12 +237,14 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, const struct net_
 			fprintf(f, "add element inet warren pubs { %u : jump u_%s }\n", p->host_port, id);
 		}
 	}
-	for (size_t i = 0; i < nallow; i++) {
-		if (allow[i].name)
+	/* the allow set: the entries outside the private ranges (those inside are accepted before
+	 * the ranges are refused, by fw_private_rules); nat reaches those anyway */
+	for (size_t i = 0; n->mode == NET_ALLOW && i < n->nallow; i++) {
+		if (n->allow[i].name || net_private_range(n->allow[i].addr, n->allow[i].prefix))
 			continue;
-		char na[INET_ADDRSTRLEN];
-		fprintf(f, "add element inet warren a_%s { %s/%d . %s }\n", id, ip4(allow[i].addr, na), allow[i].prefix,
-			port_key(allow[i].port, pk, sizeof pk));
+		fprintf(f, "add element inet warren a_%s { ", id);
+		allow_elem(f, &n->allow[i], true);
+		fprintf(f, " }\n");
 	}
 	fclose(f);
 	int r = fw_run(nft, buf, err);

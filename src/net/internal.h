@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "net/net.h"
@@ -27,8 +28,11 @@ void fw_close(struct nft_ctx *nft);
 int fw_run(struct nft_ctx *nft, const char *cmds, struct error *err);
 void fw_base_remove(struct nft_ctx *nft);
 /* The base (if missing, and its base chains refilled) and the run's objects, in one transaction. */
-int fw_run_add(struct nft_ctx *nft, const struct net_state *n, const struct net_allow *allow, size_t nallow,
-	       uint16_t dns_port, struct error *err);
+int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port, struct error *err);
+/* Rules of chain (table inet warren) that keep the cell off the private ranges: the address
+ * entries of n's allow list that lie inside one are accepted, then the ranges n->lan does not
+ * lift go to chain refuse. Shared by the forward chain of a root run and a rootless cell's own. */
+void fw_private_rules(FILE *f, const char *chain, const char *refuse, const struct net_state *n);
 /* Remove a run's chains, sets and map entries (addr 0: unknown, only the named objects). */
 void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub);
 int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s);

@@ -211,13 +211,15 @@ char *net_cell_file(const char *id, int which)
 
 /* A rootless run: its network namespace is its own (owned by its user namespace), so the
  * address plan of a root run is reused as is; pasta carries the traffic and a firewall in the
- * cell's own namespace refuses what a root run refuses (pasta.c). allow= would also need
- * warren's resolver and the allow set in that namespace: refused, not half-enforced. */
+ * cell's own namespace refuses what a root run refuses (pasta.c), private ranges included
+ * (nat,lan and nat,allow=ADDR lift them as for root). allow=LIST would also need warren's
+ * resolver and the allow set in that namespace: refused, not half-enforced. */
 static int rootless_prepare(struct net_state *n, const struct cell_spec *s, struct error *err)
 {
 	if (n->mode == NET_ALLOW)
 		return error_set(err, EPERM, "--net allow= needs root: a rootless run's traffic leaves through pasta, "
-				 "and warren does not enforce an allow list there yet; use --net nat, or run warren as root");
+				 "and warren does not enforce an allow list there yet; use --net nat (nat,allow=ADDR adds "
+				 "private addresses), or run warren as root");
 	if (n->npublish)
 		return error_set(err, EPERM, "--publish needs root: rootless runs do not publish ports yet");
 	_cleanup_free_ char *pasta = pasta_find();
@@ -235,7 +237,7 @@ static int rootless_prepare(struct net_state *n, const struct cell_spec *s, stru
 
 int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *err)
 {
-	*n = (struct net_state){ .mode = s->net.mode, .npublish = s->net.npublish };
+	*n = (struct net_state){ .mode = s->net.mode, .lan = s->net.lan, .npublish = s->net.npublish };
 	memcpy(n->publish, s->net.publish, sizeof n->publish);
 	snprintf(n->id, sizeof n->id, "%s", s->id);
 	host_if_name(s->id, n->host_if);
@@ -266,21 +268,17 @@ static void allow_addr(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl)
 
 int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, struct error *err)
 {
+	if (s->net.allow && net_allow_parse(s->net.allow, &n->allow, &n->nallow, err) < 0)
+		return -EINVAL;
 	if (n->rootless)
 		return pasta_start(n, cell_pid, err);
-	struct net_allow *allow = NULL;
-	size_t nallow = 0;
-	if (s->net.mode == NET_ALLOW && net_allow_parse(s->net.allow, &allow, &nallow, err) < 0)
-		return -EINVAL;
-	n->allow = allow;
-	n->nallow = nallow;
 	if (link_veth_attach(n->host_if, cell_pid, n->addr, n->prefix, n->gw, err) < 0)
 		return -EIO;
-	n->dns = dns_open(n->gw, n->mode, allow, nallow,
+	n->dns = dns_open(n->gw, n->mode, n->allow, n->nallow,
 			  s->net.dns_max_names ? s->net.dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
 	if (!n->dns)
 		return -EIO;
-	if (fw_run_add(n->nft, n, allow, nallow, dns_port(n->dns), err) < 0)
+	if (fw_run_add(n->nft, n, dns_port(n->dns), err) < 0)
 		return -EIO;
 	n->nft_made = true; /* all of it: the transaction is atomic */
 	return 0;
@@ -306,8 +304,8 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 	json_t *refused = n->nft_made ? fw_refused(n->nft, n->id) : json_array();
 	char *dns_line = NULL;
 	json_t *dns = n->dns ? dns_record(n->dns, &dns_line) : json_null();
-	json_t *net = json_pack("{s:s,s:s,s:o,s:o}", "mode", n->mode == NET_NAT ? "nat" : "allow", "address", a,
-				"refused", refused, "dns", dns);
+	json_t *net = json_pack("{s:s,s:b,s:s,s:o,s:o}", "mode", n->mode == NET_NAT ? "nat" : "allow", "lan", n->lan,
+				"address", a, "refused", refused, "dns", dns);
 	if (n->rootless)
 		json_object_set_new(net, "via", json_string("pasta"));
 	if (!*extra)
@@ -333,7 +331,10 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 		}
 		fprintf(stderr, "warren: %s refused %lld connection%s to %s (%s)\n", n->id, (long long)total,
 			total == 1 ? "" : "s", list,
-			n->mode == NET_ALLOW ? "not in --net allow" : "the host, other runs, link-local, multicast and broadcast are refused");
+			n->mode == NET_ALLOW ? "not in --net allow"
+			: n->lan ? "the host, other runs, link-local, multicast and broadcast are refused"
+				 : "the host, other runs, private and link-local ranges, multicast and broadcast are refused; "
+				   "--net nat,lan reaches private ranges, nat,allow=ADDR one address");
 		free(list);
 	}
 	size_t nd = json_array_size(json_object_get(dns, "refused"));
@@ -355,6 +356,8 @@ void net_teardown(struct net_state *n)
 		pasta_stop(n);
 		free(n->rundir);
 		n->rundir = NULL;
+		net_allow_free(n->allow, n->nallow);
+		n->allow = NULL;
 		n->on = false;
 		return;
 	}

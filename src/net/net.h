@@ -27,13 +27,15 @@ struct net_publish {
 /* What the user asked for (part of the cell spec). Strings point into argv or the job. */
 struct net_opts {
 	enum net_mode mode;
-	const char *allow;    /* LIST of --net allow=LIST */
+	bool lan;             /* --net nat,lan / lan,allow=: the private ranges are reachable */
+	const char *allow;    /* LIST of --net [nat,]allow=LIST; NULL: none */
 	unsigned npublish;
 	struct net_publish publish[NET_MAX_PUBLISH];
 	unsigned dns_max_names; /* 0: NET_DNS_MAX_NAMES_DEFAULT */
 };
 
-/* Parse --net MODE, --publish SPEC, --dns-max-names N into o (checked: errors name the value). */
+/* Parse --net WORDS (none, nat, lan, allow=LIST), --publish SPEC, --dns-max-names N into o
+ * (checked: errors name the value). */
 int net_parse_mode(struct net_opts *o, const char *arg, struct error *err);
 int net_parse_publish(struct net_opts *o, const char *arg, struct error *err);
 int net_parse_max_names(struct net_opts *o, const char *arg, struct error *err);
@@ -52,6 +54,19 @@ void net_allow_free(struct net_allow *a, size_t n);
  * byte that no allowed name holds (a '.', a space, ...) matches nothing. */
 bool net_allow_name_matches(const struct net_allow *a, const uint8_t *name, size_t len);
 
+/* The ranges a cell does not reach unless asked: the private ones (lan: --net nat,lan lifts
+ * them) and link-local (only an allow= entry inside it does). Host byte order; ends with a
+ * zero entry. */
+struct net_range {
+	uint32_t host_addr;
+	int prefix;
+	bool lan;
+	const char *name;
+};
+extern const struct net_range net_private_ranges[];
+/* The range of net_private_ranges that holds all of addr/prefix (addr in network order), or NULL. */
+const struct net_range *net_private_range(uint32_t addr, int prefix);
+
 struct net_dns;
 struct nft_ctx;
 
@@ -59,6 +74,7 @@ struct nft_ctx;
 struct net_state {
 	bool on;
 	enum net_mode mode;
+	bool lan;             /* the private ranges are reachable (net_private_ranges' lan ones) */
 	char id[32];
 	char host_if[16];     /* the host end of the veth */
 	uint32_t gw, addr, subnet; /* network order */

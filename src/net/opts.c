@@ -1,5 +1,6 @@
-/* opts.c - the words of the network options: --net none|nat|allow=LIST, --publish
- * [ADDR:]HOSTPORT:CELLPORT, --dns-max-names N, and the allow list's entries. */
+/* opts.c - the words of the network options: --net none|nat[,lan][,allow=LIST]|[lan,]allow=LIST,
+ * --publish [ADDR:]HOSTPORT:CELLPORT, --dns-max-names N, the allow list's entries, and the
+ * private ranges a cell does not reach unless asked (lan, or an allow= entry inside one). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -112,24 +113,75 @@ void net_allow_free(struct net_allow *a, size_t n)
 	free(a);
 }
 
-int net_parse_mode(struct net_opts *o, const char *arg, struct error *err)
+const struct net_range net_private_ranges[] = {
+	{ 0x0a000000, 8, true, "10.0.0.0/8" },
+	{ 0xac100000, 12, true, "172.16.0.0/12" },
+	{ 0xc0a80000, 16, true, "192.168.0.0/16" },
+	{ 0x64400000, 10, true, "100.64.0.0/10" },
+	{ 0xa9fe0000, 16, false, "169.254.0.0/16" },
+	{ 0 },
+};
+
+const struct net_range *net_private_range(uint32_t addr, int prefix)
 {
-	if (!strcmp(arg, "none")) {
-		o->mode = NET_NONE;
-	} else if (!strcmp(arg, "nat")) {
-		o->mode = NET_NAT;
-	} else if (!strncmp(arg, "allow=", 6)) {
+	for (const struct net_range *r = net_private_ranges; r->name; r++)
+		if (prefix >= r->prefix && (ntohl(addr) >> (32 - r->prefix)) == r->host_addr >> (32 - r->prefix))
+			return r;
+	return NULL;
+}
+
+/* The words of --net after none: nat and lan in any order, then allow=LIST (it takes the rest,
+ * commas included). nat,allow= adds addresses only: names all resolve under nat already. */
+static int parse_words(struct net_opts *o, const char *arg, struct error *err)
+{
+	bool nat = false, lan = false;
+	const char *w = arg;
+	while (*w && strncmp(w, "allow=", 6)) {
+		size_t l = strcspn(w, ",");
+		if (l == 3 && !strncmp(w, "nat", 3))
+			nat = true;
+		else if (l == 3 && !strncmp(w, "lan", 3))
+			lan = true;
+		else if (!w[l] && w == arg)
+			return error_set(err, 0, "--net: '%s' is not a network mode (none, nat, nat,lan, nat,allow=ADDRS, "
+					 "allow=LIST or lan,allow=LIST)", arg);
+		else
+			return error_set(err, 0, "--net: '%.*s' in '%s' is not a word --net combines: give none alone, "
+					 "or nat, lan and allow=LIST (last), e.g. nat,lan or nat,allow=10.1.2.3",
+					 (int)l, w, arg);
+		w += l + (w[l] == ',');
+	}
+	if (*w) {
 		struct net_allow *a;
 		size_t n;
-		if (net_allow_parse(arg + 6, &a, &n, err) < 0)
+		if (net_allow_parse(w + 6, &a, &n, err) < 0)
 			return -EINVAL;
+		int r = 0;
+		for (size_t i = 0; nat && i < n && !r; i++)
+			if (a[i].name)
+				r = error_set(err, 0, "--net %s: '%s' is a name; nat resolves every name and reaches public "
+					      "addresses already, so nat,allow= takes private addresses and CIDRs "
+					      "(e.g. nat,allow=10.1.2.3:5432), or use allow=LIST alone", arg, a[i].name);
 		net_allow_free(a, n);
-		o->mode = NET_ALLOW;
-		o->allow = arg + 6;
-	} else {
-		return error_set(err, 0, "--net: '%s' is not a network mode (none, nat, allow=LIST)", arg);
+		if (r < 0)
+			return r;
+		o->allow = w + 6;
+	} else if (!nat) {
+		return error_set(err, 0, "--net: '%s' names no mode: lan goes with nat or allow=LIST (e.g. --net nat,lan)", arg);
 	}
+	o->mode = nat ? NET_NAT : NET_ALLOW;
+	o->lan = lan;
 	return 0;
+}
+
+int net_parse_mode(struct net_opts *o, const char *arg, struct error *err)
+{
+	o->mode = NET_NONE;
+	o->lan = false;
+	o->allow = NULL;
+	if (!strcmp(arg, "none"))
+		return 0;
+	return parse_words(o, arg, err);
 }
 
 int net_parse_publish(struct net_opts *o, const char *arg, struct error *err)

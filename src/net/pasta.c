@@ -6,8 +6,9 @@
  * the gateway to the host's resolver); no port of the host or of the cell is forwarded.
  * pasta has no firewall of its own, so a firewall goes into the cell's own namespace (a helper
  * joins the run's first user namespace, which owns it; the job, in a child user namespace,
- * cannot change it): the host's own addresses, the gateway (but its DNS), 169.254.0.0/16,
- * multicast, broadcast and IPv6 are refused, as in a root run. Refusals are not counted. */
+ * cannot change it): the host's own addresses, the gateway (but its DNS), the private and
+ * link-local ranges (unless lan or an allow= entry lifts them), multicast, broadcast and IPv6
+ * are refused, as in a root run. Refusals are not counted. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -60,12 +61,14 @@ static char *cell_rules(const struct net_state *n)
 	FILE *f = open_memstream(&buf, &len);
 	fprintf(f, "add table inet warren\n"
 		   "add chain inet warren output { type filter hook output priority 0; policy accept; }\n"
-		   "flush chain inet warren output\n"
+		   "add chain inet warren refuse\n"
+		   "add rule inet warren refuse meta l4proto tcp reject with tcp reset\n"
+		   "add rule inet warren refuse reject with icmpx admin-prohibited\n"
 		   "add rule inet warren output oifname \"lo\" accept\n"
 		   "add rule inet warren output meta nfproto ipv6 drop\n"
 		   "add rule inet warren output ip daddr %1$s udp dport 53 accept\n"
 		   "add set inet warren refused { type ipv4_addr; flags interval; auto-merge; }\n"
-		   "add element inet warren refused { %1$s, 169.254.0.0/16, 224.0.0.0/4, 255.255.255.255",
+		   "add element inet warren refused { %1$s, 224.0.0.0/4, 255.255.255.255",
 		g);
 	struct ifaddrs *ifa = NULL;
 	if (getifaddrs(&ifa) == 0) {
@@ -81,8 +84,8 @@ static char *cell_rules(const struct net_state *n)
 		freeifaddrs(ifa);
 	}
 	fprintf(f, " }\n"
-		   "add rule inet warren output ip daddr @refused meta l4proto tcp reject with tcp reset\n"
-		   "add rule inet warren output ip daddr @refused reject with icmpx admin-prohibited\n");
+		   "add rule inet warren output ip daddr @refused goto refuse\n");
+	fw_private_rules(f, "output", "refuse", n);
 	fclose(f);
 	return buf;
 }

@@ -2,64 +2,17 @@
 # net.t - --net none|nat|allow=LIST and --publish, in a throwaway world: the whole script
 # (warren included) runs in a network namespace of its own with no route off the machine;
 # the "internet" is a further namespace behind it (web1, web2: HTTP servers; a dnsmasq that
-# answers for a few made-up names). Nothing is sent beyond these namespaces.
-if [ -z "${WARREN_NET_WORLD:-}" ]; then
-	command -v unshare >/dev/null || { echo "1..0 # SKIP no unshare"; exit 0; }
-	exec env WARREN_NET_WORLD=1 unshare --net --mount --propagation private bash "$0" "$@"
-fi
+# answers for a few made-up names; see net_world_up in lib.sh). Nothing is sent beyond these
+# namespaces. The private ranges (nat,lan) are net-lan.t's.
+[ -n "${WARREN_NET_WORLD:-}" ] || exec env WARREN_NET_WORLD=1 unshare --net --mount --propagation private bash "$0" "$@"
 . "$(dirname "$0")/../lib.sh"
 
-for c in nft dnsmasq curl python3 ip; do
-	command -v "$c" >/dev/null || skip_all "$c is not installed (make deps)"
-done
-
+net_world_up
 plan 77
-
-# ---------------------------------------------------------------- the world
-W=$TEST_SCRATCH/world
-mkdir -p "$W/web1" "$W/web2" "$W/hostweb"
-# warren's host-wide lease directory, and the host's resolv.conf, are the world's own
-mkdir -p /run/warren && mount -t tmpfs -o mode=0755 warren-test /run/warren || bail_out "cannot mount a tmpfs on /run/warren"
-printf 'nameserver 203.0.113.53\n' >"$W/resolv.conf"
-mount --bind "$W/resolv.conf" /etc/resolv.conf || bail_out "cannot bind the world's resolv.conf"
-ip link set lo up
-INET=wt-inet-$$
-ip netns add "$INET" || bail_out "cannot create the internet namespace"
-world_down() { ip netns pids "$INET" 2>/dev/null | xargs -r kill -KILL; ip netns del "$INET" 2>/dev/null; }
-trap 'world_down; _lib_cleanup' EXIT
-ip link add up0 type veth peer name up1 netns "$INET"
-ip addr add 198.51.100.1/24 dev up0 && ip link set up0 up
-ip route add 203.0.113.0/24 via 198.51.100.2
-ip -n "$INET" link set lo up
-ip -n "$INET" addr add 198.51.100.2/24 dev up1 && ip -n "$INET" link set up1 up
-for a in 10 20 53; do ip -n "$INET" addr add 203.0.113.$a/32 dev lo; done
-# a stand-in for the cloud's metadata service, reachable from the world (as on a cloud host)
-ip -n "$INET" addr add 169.254.169.254/32 dev lo
-ip route add 169.254.0.0/16 via 198.51.100.2
-echo "this is web1" >"$W/web1/index.html"
-echo "this is web2" >"$W/web2/index.html"
-echo "this is the host" >"$W/hostweb/index.html"
-printf '203.0.113.10 web1.test\n203.0.113.20 web2.test\n203.0.113.10 move.test\n203.0.113.10 a.web1.test b.web1.test c.web1.test d.web1.test e.web1.test\n' >"$W/hosts"
-start_bg ip netns exec "$INET" python3 -m http.server --bind 203.0.113.10 --directory "$W/web1" 8080
-start_bg ip netns exec "$INET" python3 -m http.server --bind 203.0.113.20 --directory "$W/web2" 8080
-start_bg ip netns exec "$INET" python3 -m http.server --bind 169.254.169.254 --directory "$W/hostweb" 80
-start_bg python3 -m http.server --bind 198.51.100.1 --directory "$W/hostweb" 8081
-start_bg ip netns exec "$INET" dnsmasq --keep-in-foreground --no-resolv --no-hosts --conf-file=/dev/null --user=root \
-	--listen-address=203.0.113.53 --bind-interfaces --addn-hosts="$W/hosts" --local-ttl=1 --pid-file="$W/dnsmasq.pid"
-up() { curl -s -m 1 -o /dev/null "$1"; }
-wait_for 10 up http://203.0.113.10:8080/ && wait_for 10 up http://203.0.113.20:8080/ && wait_for 10 up http://198.51.100.1:8081/ && wait_for 10 up http://169.254.169.254/ ||
-	bail_out "the world's web servers did not start"
 
 use_mode root
 CURL="curl -s -m 3"
 
-# net_left ID: what of run ID is left in the kernel and in the lease directory (empty: nothing)
-net_left() {
-	local id=$1 short=${1: -12}
-	nft list ruleset 2>/dev/null | grep -F -- "$id" | head -3
-	ip -br link 2>/dev/null | grep -F "wv$short"
-	grep -rl -- "$id" /run/warren/net/leases 2>/dev/null
-}
 # what runs left in the world (empty: nothing); the bridge and the base tables stay between runs
 world_idle() {
 	nft list ruleset 2>/dev/null | grep -E 'run_|elements' | head -3
@@ -324,7 +277,7 @@ printf 'nameserver 203.0.113.53\n' >"$W/resolv.conf"
 echo "cell A" >"$WORK/index.html"
 start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net nat --publish 18089:8000 -- python3 -m http.server --bind 0.0.0.0 8000
 A_PID=$BG_PID
-wait_for 15 up http://127.0.0.1:18089/
+wait_for 15 _net_up http://127.0.0.1:18089/
 is "$(curl -s -m 3 http://127.0.0.1:18089/index.html)" "cell A" "--publish 18089:8000: a host program fetches a page served in the cell"
 A_ADDR=$(grep -l run_ /run/warren/net/leases/* 2>/dev/null | head -1 | xargs -r basename)
 like "$A_ADDR" '^10\.88\.0\.[0-9]+$' "the serving run has an address of warren's subnet"
@@ -363,11 +316,7 @@ like "$ERR" "allow= needs root: .*pasta" "rootless allow=: the refusal names why
 if ! command -v pasta >/dev/null; then
 	skip 12 "pasta is not installed (Debian package passt)"
 else
-	# pasta needs a routable interface (the world's default route leads only to the internet
-	# namespace, which routes nowhere) and /dev/net/tun open to the user: a node of the
-	# world's own (mode 0666, as udev makes it), bound over /dev/net/tun in the world only
-	ip route add default via 198.51.100.2
-	mknod -m 666 "$W/tun" c 10 200 && mount --bind "$W/tun" /dev/net/tun || bail_out "cannot give the world a /dev/net/tun"
+	net_world_rootless
 	wrun --net nat -- sh -c "ip -br addr show eth0 | tr -s ' '; ip route | head -1; $CURL http://203.0.113.10:8080/; $CURL http://web1.test:8080/; \
 		$CURL http://198.51.100.1:8081/; echo host=\$?; $CURL http://169.254.169.254/; echo meta=\$?; $CURL http://10.88.0.1:8081/; echo gw=\$?; $CURL http://10.88.0.1:53/; echo gwdns=\$?; \
 		ip addr add 10.88.0.200/24 dev eth0 2>&1; nft list ruleset 2>&1 | head -1"
