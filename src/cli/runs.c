@@ -300,6 +300,16 @@ static void gc_record(int dir, const char *id, const char *where)
 	json_object_set_new(r, "cause", json_null());
 	const char *wt = json_string_value(json_object_get(r, "worktree"));
 	_cleanup_close_ int wfd = wt ? open(wt, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	struct stat st;
+	_cleanup_free_ char *inode = wfd >= 0 && fstat(wfd, &st) == 0
+		? xasprintf("%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino) : NULL;
+	const char *was = json_string_value(json_object_get(r, "worktree_inode"));
+	if (inode && (!was || strcmp(was, inode))) {
+		/* the path names another directory now: not the run's to check */
+		fprintf(stderr, "warren: the worktree %s of %s is no longer the directory the run had; not checking git there\n", wt, id);
+		closep(&wfd);
+		wfd = -1;
+	}
 	if (wfd >= 0) {
 		uint64_t ms = run_id_time_ms(id);
 		struct timespec since = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };

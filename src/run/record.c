@@ -1,6 +1,8 @@
 /* record.c - spec.json and result.json of a run, through jansson. */
 #include "run/record.h"
 
+#include <sys/stat.h>
+
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,6 +76,11 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 		return error_set(err, ENOMEM, "cannot build spec.json");
 	/* the defences asked for: `warren policy` answers from them */
 	json_object_set_new(j, "policy", policy_json(&s->policy));
+	/* which directory the worktree was: gc checks it is still that one before looking in it */
+	struct stat st;
+	if (fstat(s->worktree_fd, &st) == 0)
+		json_object_set_new(j, "worktree_inode", json_sprintf("%llu:%llu", (unsigned long long)st.st_dev,
+								       (unsigned long long)st.st_ino));
 	int r = dump_to(s, "spec.json", j, err);
 	json_decref(j);
 	return r;

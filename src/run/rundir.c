@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/mount.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cell/contract.h"
@@ -40,33 +41,43 @@ char *statedir_default(const char *opt)
 	return xasprintf("%s/.local/state/warren", home);
 }
 
+/* An access ACL on fd: its named entries may grant write to others, whatever the mode says
+ * (the group bits then show the ACL's mask). */
+static bool has_acl(int fd)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	return getxattr(p, "system.posix_acl_access", NULL, 0) > 0;
+}
+
 /* Who may change a directory on the way to the state directory: nobody but root and the
- * caller (its owner; group write only for root's group or the caller's; others' write only
- * with the sticky bit, which keeps them from renaming what is not theirs). */
-static int check_way(const struct stat *st, const char *path, struct error *err)
+ * caller (its owner; group write only for root's group and without an ACL; others' write
+ * only with the sticky bit, which keeps them from renaming what is not theirs). */
+static int check_way(int fd, const struct stat *st, const char *path, struct error *err)
 {
 	uid_t me = geteuid();
 	if (st->st_uid != 0 && st->st_uid != me)
 		return error_set(err, 0, "the state directory lies under %s, which belongs to uid %u (neither you nor root), who could replace it; pass --state DIR with a directory of your own",
 				 path, st->st_uid);
-	bool group_w = (st->st_mode & S_IWGRP) && st->st_gid != 0 && st->st_gid != getegid();
-	bool other_w = (st->st_mode & S_IWOTH) && !(st->st_mode & S_ISVTX);
+	bool sticky = st->st_mode & S_ISVTX;
+	bool group_w = (st->st_mode & S_IWGRP) && !sticky && (st->st_gid != 0 || has_acl(fd));
+	bool other_w = (st->st_mode & S_IWOTH) && !sticky;
 	if (group_w || other_w)
-		return error_set(err, 0, "the state directory lies under %s, which others may change (mode %04o); pass --state DIR with a directory of your own",
-				 path, st->st_mode & 07777);
+		return error_set(err, 0, "the state directory lies under %s, which others may change (mode %04o%s); pass --state DIR with a directory of your own",
+				 path, st->st_mode & 07777, has_acl(fd) ? " and an ACL" : "");
 	return 0;
 }
 
 /* The state directory itself: the caller's (or, to read, root's) and writable by nobody else. */
-static int check_state(const struct stat *st, const char *path, bool create, struct error *err)
+static int check_state(int fd, const struct stat *st, const char *path, bool create, struct error *err)
 {
 	uid_t me = geteuid();
 	if (st->st_uid != me && (create || st->st_uid != 0))
 		return error_set(err, 0, "the state directory %s belongs to uid %u, not to you (uid %u); run warren as uid %u, or pass --state DIR with a directory of your own",
 				 path, st->st_uid, me, st->st_uid);
-	if (st->st_mode & 022)
-		return error_set(err, 0, "the state directory %s is writable by others (mode %04o); run 'chmod go-w %s'",
-				 path, st->st_mode & 07777, path);
+	if ((st->st_mode & 022) || has_acl(fd))
+		return error_set(err, 0, "the state directory %s is writable by others (mode %04o%s); run 'chmod go-w %s'%s",
+				 path, st->st_mode & 07777, has_acl(fd) ? ", an ACL" : "", path, has_acl(fd) ? " and 'setfacl -b'" : "");
 	return 0;
 }
 
@@ -102,7 +113,7 @@ int statedir_open(struct statedir *sd, const char *path, bool create, struct err
 		size_t here_len = p - sd->path > 1 ? (size_t)(p - sd->path) - 1 : 1;
 		_cleanup_free_ char *here = xasprintf("%.*s", (int)here_len, sd->path);
 		_cleanup_free_ char *name = xasprintf("%.*s", (int)n, p);
-		if (fstat(fd, &st) < 0 || (r = check_way(&st, here, err)) < 0)
+		if (fstat(fd, &st) < 0 || (r = check_way(fd, &st, here, err)) < 0)
 			break;
 		int nfd = open_step(fd, name, create, O_PATH);
 		close(fd);
@@ -119,7 +130,7 @@ int statedir_open(struct statedir *sd, const char *path, bool create, struct err
 		return r;
 	}
 	sd->fd = fd;
-	if (fstat(fd, &st) < 0 || check_state(&st, sd->path, create, err) < 0) {
+	if (fstat(fd, &st) < 0 || check_state(fd, &st, sd->path, create, err) < 0) {
 		r = err->msg ? -EPERM : error_set(err, errno, "cannot use the state directory %s", sd->path);
 		statedir_close(sd);
 		return r;
@@ -290,8 +301,9 @@ int rundir_reclaim(int rfd, const char *rundir, struct error *err)
 
 bool rundir_is_live(int rfd)
 {
-	_cleanup_close_ int fd = openat(rfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	_cleanup_close_ int fd = openat(rfd, "lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return false;
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
 		return errno == EWOULDBLOCK;
@@ -304,11 +316,15 @@ bool rundir_path_is_live(const char *rundir)
 	return rfd >= 0 && rundir_is_live(rfd);
 }
 
+/* A record file is small; one larger than this is not warren's */
+#define RUNDIR_FILE_MAX (16u << 20)
+
 char *rundir_read(int rfd, const char *name)
 {
-	_cleanup_close_ int fd = openat(rfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted under the name must not hang the reader */
+	_cleanup_close_ int fd = openat(rfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > RUNDIR_FILE_MAX)
 		return NULL;
 	return read_fd(fd, NULL);
 }

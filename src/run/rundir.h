@@ -23,8 +23,9 @@ struct statedir {
 };
 /* Open (with create: make, as the caller's alone) the state directory path and its runs/,
  * refusing one that another user could change: it must belong to the caller (or, without
- * create, to root), not be writable by others, and every directory on its way must belong
- * to root or the caller and be writable by nobody else unless sticky. */
+ * create, to root), not be writable by others (mode or ACL), and every directory on its way
+ * must belong to root or the caller and be writable by nobody else (group write only for
+ * group root, no ACL granting it) unless sticky. */
 int statedir_open(struct statedir *sd, const char *path, bool create, struct error *err);
 void statedir_close(struct statedir *sd);
 /* The run directory <state>/runs/<id>, opened beneath runs/ without following a symlink;

@@ -137,10 +137,20 @@ int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-/* One level of the removal: a directory being emptied, its name in its parent. */
+/* One level of the removal: a directory being emptied, its name in its parent, and which
+ * directory it is (climbing back with ".." must land on it again). */
 struct frame {
 	char *name;
+	dev_t dev;
+	ino_t ino;
 };
+
+/* Is fd the directory (dev, ino)? */
+static bool same_dir(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
 
 static int open_dir_at(int dirfd, const char *name)
 {
@@ -216,25 +226,37 @@ int rm_tree_at(int dirfd, const char *name)
 		return -errno;
 	}
 	int cur = open_dir_at(parent, name);
-	if (cur < 0) {
+	struct stat top;
+	if (cur < 0 || fstat(cur, &top) < 0) {
 		first_err = -errno;
+		if (cur >= 0)
+			close(cur);
 		goto out;
 	}
+	stack[0].dev = top.st_dev;
+	stack[0].ino = top.st_ino;
 	/* Descend into the first subdirectory that is not empty; climb back up with ".."
-	 * when a directory is empty, removing it from its parent. One fd for the walk. */
+	 * when a directory is empty, removing it from its parent. One fd for the walk, so depth
+	 * is unbounded; but whoever can rename directories in the tree (another process holding
+	 * a descriptor of it) could move one we are in higher up while we work, and ".." would
+	 * then leave the tree: each level is remembered by (dev, ino), and a climb that does not
+	 * land where it came from, or a descent onto another file system, stops the removal. */
 	for (;;) {
 		char *sub = empty_files(cur, &first_err);
 		if (sub) {
 			int next = open_dir_at(cur, sub);
-			if (next < 0) {
+			struct stat st;
+			if (next < 0 || fstat(next, &st) < 0 || st.st_dev != top.st_dev) {
 				if (!first_err)
-					first_err = -errno;
+					first_err = next < 0 ? -errno : -EXDEV;
+				if (next >= 0)
+					close(next);
 				free(sub);
 				break;
 			}
 			if (depth + 1 == cap)
 				stack = xrealloc(stack, (cap *= 2) * sizeof *stack);
-			stack[++depth].name = sub;
+			stack[++depth] = (struct frame){ .name = sub, .dev = st.st_dev, .ino = st.st_ino };
 			close(cur);
 			cur = next;
 			continue;
@@ -244,8 +266,10 @@ int rm_tree_at(int dirfd, const char *name)
 		if (depth == 0)
 			break;
 		int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (up < 0) {
-			first_err = -errno;
+		if (up < 0 || !same_dir(up, stack[depth - 1].dev, stack[depth - 1].ino)) {
+			first_err = up < 0 ? -errno : -ESTALE;
+			if (up >= 0)
+				close(up);
 			break;
 		}
 		close(cur);

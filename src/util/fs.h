@@ -34,7 +34,9 @@ int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len
 /* mkdir -p with mode for the created components. 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
 /* Remove everything below and including dirfd/name. Uses one descriptor at a time, so depth
- * is unbounded; makes directories writable as it goes. 0 or -errno of the first failure. */
+ * is unbounded; makes directories writable as it goes; never crosses onto another file
+ * system, and stops (-ESTALE) when a climb back with ".." does not land where it came from
+ * (a directory of the tree moved while it works). 0 or -errno of the first failure. */
 int rm_tree_at(int dirfd, const char *name);
 int rm_tree(const char *path);
 /* Total bytes allocated by files below the open directory fd (st_blocks*512), not crossing

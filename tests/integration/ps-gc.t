@@ -5,7 +5,7 @@
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 47
+plan 50
 
 ps_has() { wr ps; [[ $OUT == *"$1"* ]]; }
 
@@ -123,6 +123,22 @@ ok $? "$M a state directory under a world-writable directory is refused, nothing
 chmod 1777 "$OPEN"
 bounded "$WARREN" run --state "$OPEN/state" --work "$WORK" -- true
 is "$RC" 0 "$M ... under a sticky one it is fine" || diag "$ERR"
+# nor under one a group or an ACL lets another user write
+GRP=$TEST_SCRATCH/grp ACL=$TEST_SCRATCH/acl
+mkdir -p "$GRP" "$ACL" && chgrp "$TEST_USER_GID" "$GRP" && chmod 0775 "$GRP" && chmod 0755 "$ACL" &&
+	setfacl -m "u:$TEST_USER_UID:rwx" "$ACL"
+bounded "$WARREN" run --state "$GRP/state" --work "$WORK" -- true
+[ "$RC" = 125 ] && [[ $ERR == *"under $GRP, which others may change (mode 0775)"* ]]
+ok $? "$M a state directory under a directory another group may write is refused" || diag "exit $RC: $ERR"
+bounded "$WARREN" run --state "$ACL/state" --work "$WORK" -- true
+[ "$RC" = 125 ] && [[ $ERR == *"under $ACL, which others may change (mode 0775 and an ACL)"* ]]
+ok $? "$M ... and under one an ACL lets another user write" || diag "exit $RC: $ERR"
+id=$(basename "$(last_rundir)")
+mv "$STATE/runs/$id/result.json" "$STATE/runs/$id/result.keep" && mkfifo "$STATE/runs/$id/result.json"
+bounded "$WARREN" show "$id" --json
+[ "$RC" != timeout ]
+ok $? "$M a FIFO planted as result.json does not hang warren show" || diag "exit $RC: $ERR"
+rm -f "$STATE/runs/$id/result.json" && mv "$STATE/runs/$id/result.keep" "$STATE/runs/$id/result.json"
 
 # the cgroup carries the state's identity: a dead run planted elsewhere under the id of a
 # live run does not make gc there kill it

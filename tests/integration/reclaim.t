@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 # root 12 (with the files owned by other cell uids), user 10
-plan 22
+plan 25
 
 MESS='set -e
 cd /tmp
@@ -75,3 +75,47 @@ for mode in root user; do
 		nothing_left "${rd:-$STATE/runs/none}" "$M ... and they are reclaimed"
 	fi
 done
+
+# The removal of a run's scratch cannot be led out of it (issue 10): a process outside the
+# cell holding a descriptor of the run's tmp (here root, as a job's accomplice could be)
+# moves the directory the removal is emptying four levels up while it works; ".." from there
+# would reach the state directory's parent. The removal stops instead, and gc finishes it.
+use_mode root
+M="[race]"
+J=$TEST_SCRATCH/jail
+mkdir -p "$J/wt" "$J/vdir" && echo victim >"$J/victim" && echo v >"$J/vdir/f" && chmod 755 "$J" "$J/wt"
+cat >"$J/racer.py" <<'PY'
+import ctypes, os, sys, time
+runs, n = sys.argv[1], int(sys.argv[2])
+t0 = time.time()
+while time.time() - t0 < 30:
+    ids = [d for d in os.listdir(runs) if d.startswith("run_")] if os.path.isdir(runs) else []
+    if ids and os.path.isdir(f"{runs}/{ids[0]}/tmp"):
+        break
+    time.sleep(0.02)
+tmp = os.open(f"{runs}/{ids[0]}/tmp", os.O_RDONLY | os.O_DIRECTORY)
+base = f"/proc/self/fd/{tmp}"
+os.makedirs(base + "/A/B/C/D/E/F")
+for i in range(n):
+    open(f"{base}/A/B/C/D/E/F/f{i}", "w").close()
+libc = ctypes.CDLL(None, use_errno=True)
+ifd = libc.inotify_init()
+libc.inotify_add_watch(ifd, (base + "/A/B/C/D/E/F").encode(), 0x200)  # IN_DELETE
+a = os.open(base + "/A", os.O_RDONLY | os.O_DIRECTORY)
+open(base + "/ready", "w").close()
+os.read(ifd, 4096)  # the reclaim is deleting in F
+os.rename("B/C/D/E/F", "F", src_dir_fd=a, dst_dir_fd=a)
+print("moved", flush=True)
+PY
+start_bg "$PY" "$J/racer.py" "$J/st/runs" 20000
+racer=$BG_PID racer_out=$BG_OUT
+bounded "$WARREN" run --state "$J/st" --work "$J/wt" -- sh -c 'i=0; while [ ! -e /tmp/ready ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done'
+wait "$racer" 2>/dev/null
+[ -f "$J/victim" ] && [ -f "$J/vdir/f" ] && [ -d "$J/wt" ]
+ok $? "$M a directory moved up during the reclaim does not lead it out of the run" ||
+	diag "racer: $(cat "$racer_out")" "warren: $ERR" "$(ls -la "$J")"
+like "$(cat "$racer_out")" moved "$M ... (the racer did move it during the reclaim)"
+bounded "$WARREN" gc --state "$J/st"
+rd=$(ls -d "$J"/st/runs/run_* 2>/dev/null | head -n 1)
+[ "$RC" = 0 ] && [ -n "$rd" ] && scratch_gone "$rd" >/dev/null
+ok $? "$M warren gc reclaims what the stopped removal left" || diag "exit $RC: $ERR" "$(scratch_gone "$rd")"
