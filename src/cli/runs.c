@@ -308,7 +308,6 @@ static void gc_record(int dir, const char *id, const char *where)
 		/* the path names another directory now: not the run's to check */
 		fprintf(stderr, "warren: the worktree %s of %s is no longer the directory the run had; not checking git there\n", wt, id);
 		closep(&wfd);
-		wfd = -1;
 	}
 	if (wfd >= 0) {
 		uint64_t ms = run_id_time_ms(id);

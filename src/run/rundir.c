@@ -163,7 +163,6 @@ void statedir_close(struct statedir *sd)
 {
 	closep(&sd->fd);
 	closep(&sd->runs);
-	sd->fd = sd->runs = -1;
 	free(sd->path);
 	sd->path = NULL;
 }

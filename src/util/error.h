@@ -28,7 +28,8 @@ void error_prefix(struct error *err, const char *fmt, ...) __attribute__((format
 void error_clear(struct error *err);
 
 static inline void freep(void *p) { free(*(void **)p); }
-static inline void closep(int *fd) { if (*fd >= 0) { int e = errno; close(*fd); errno = e; } }
+/* close and reset to -1 (a descriptor closed twice may be someone else's by then) */
+static inline void closep(int *fd) { if (*fd >= 0) { int e = errno; close(*fd); errno = e; *fd = -1; } }
 static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 static inline void error_clearp(struct error *e) { error_clear(e); }
 
