@@ -336,6 +336,7 @@ static void mount_scratch(const struct cell_spec *s)
 	}
 	struct { const char *name; mode_t mode; uid_t u; gid_t g; } parts[] = {
 		{ RUN_TMP_DIR, CELL_TMP_MODE, root_uid, root_gid }, { RUN_VARTMP_DIR, CELL_TMP_MODE, root_uid, root_gid },
+		{ RUN_SHM_DIR, CELL_TMP_MODE, root_uid, root_gid },
 		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid }, { RUN_UPPER_DIR, 0755, root_uid, root_gid },
 		{ RUN_WORK_DIR, 0755, root_uid, root_gid },
 	};
@@ -382,8 +383,10 @@ static void mount_dev(const char *root)
 	int pfd = ensure_mountpoint(pts, false);
 	do_mount_fd("devpts", pfd, pts, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620");
 	close(pfd);
+	/* /dev/shm is scratch like /tmp: within the scratch limit, reclaimed with it */
 	_cleanup_free_ char *shm = xasprintf("%s/shm", dev);
-	tmpfs(shm, "mode=1777", 0);
+	_cleanup_free_ char *shm_src = scratch_part(RUN_SHM_DIR);
+	bind_path(shm_src, shm, false, false);
 	static const char *const links[][2] = {
 		{ "pts/ptmx", "ptmx" }, { "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" },
 		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },

@@ -32,6 +32,7 @@
 /* Names of the run directory's parts (see run/rundir.h). */
 #define RUN_TMP_DIR        "tmp"
 #define RUN_VARTMP_DIR     "var-tmp"
+#define RUN_SHM_DIR        "shm"      /* the cell's /dev/shm: scratch like /tmp */
 #define RUN_HOME_DIR       "home"
 #define RUN_UPPER_DIR      "upper"
 #define RUN_WORK_DIR       "work"

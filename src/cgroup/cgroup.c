@@ -37,6 +37,17 @@ static bool v1_has(const char *ctrl)
 	return access(p, F_OK) == 0;
 }
 
+bool cgroup_can_limit(const char *ctrl, bool rootless)
+{
+	if (rootless)
+		return false;
+	char *where = NULL, *missing = NULL;
+	enum cgroup_kind k = cgroup_host_kind(&where, &missing);
+	free(where);
+	free(missing);
+	return k == CGROUP_V2 ? v2_has(CG_ROOT, ctrl) : k == CGROUP_V1 && v1_has(ctrl);
+}
+
 enum cgroup_kind cgroup_host_kind(char **where, char **missing)
 {
 	struct statfs fs;

@@ -34,6 +34,9 @@ struct cgroup_usage {
 /* Which controllers this host offers for a run started by us: a short text for selfcheck
  * ("v1: memory pids cpuacct", "v2: memory pids cpu") and what is missing. */
 enum cgroup_kind cgroup_host_kind(char **where, char **missing);
+/* Can a run started by us be limited by controller ctrl ("memory", "pids") here? (Rootless
+ * runs have no cgroup of their own.) */
+bool cgroup_can_limit(const char *ctrl, bool rootless);
 /* Create <mount>/warren/<id> in the controllers the limits need (and for accounting, when we
  * may). Fails with a named reason when a requested limit cannot be enforced here. */
 int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, struct error *err);

@@ -43,6 +43,7 @@ static int spec_from_record(struct cell_spec *s, int dir, const char *id, struct
 	json_t *user = json_object_get(j, "user");
 	s->home = json_str(user, "home");
 	s->uid = (uid_t)json_integer_value(json_object_get(user, "uid"));
+	s->limits.scratch = (uint64_t)json_integer_value(json_object_get(json_object_get(j, "limits"), "scratch"));
 	json_t *prot = json_object_get(json_object_get(j, "policy"), "protect");
 	size_t i;
 	json_t *v;

@@ -11,6 +11,7 @@
 #include "cell/contract.h"
 #include "cli/cli.h"
 #include "cli/spec.h"
+#include "run/limits.h"
 #include "run/rundir.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
@@ -38,13 +39,17 @@ static const char RUN_HELP[] =
 	"  --state DIR         the state directory (default: $WARREN_STATE, /var/lib/warren for\n"
 	"                      root, ~/.local/state/warren otherwise)\n"
 	"\n"
-	"limits (each names itself when it stops the run):\n"
-	"  --time D            wall-clock limit, e.g. 30s, 10m, 1h30m (exit 124)\n"
-	"  --cpu-time D        CPU time of all processes of the cell (exit 124)\n"
-	"  --memory SIZE       memory + swap of the cell, e.g. 512M, 2G\n"
-	"  --pids N            processes and threads of the cell\n"
-	"  --output SIZE       bytes the job may write to stdout + stderr\n"
-	"  --scratch SIZE      bytes the run may write to /tmp, /var/tmp, $HOME and the root\n"
+	"limits (each names itself when it stops the run; 'none' lifts one; without a flag a run\n"
+	"gets the defaults 'warren selfcheck' prints, from the host's size, /etc/warren/defaults\n"
+	"and <state>/defaults):\n"
+	"  --time D            wall-clock limit, e.g. 30s, 10m, 1h30m (exit 124; default none)\n"
+	"  --cpu-time D        CPU time of all processes of the cell (exit 124; default none)\n"
+	"  --memory SIZE       memory + swap of the cell, e.g. 512M, 2G (default half the RAM)\n"
+	"  --pids N            processes and threads of the cell (default 4096)\n"
+	"  --output SIZE       bytes the job may write to stdout + stderr (default 1G)\n"
+	"  --scratch SIZE      bytes the run may write to /tmp, /var/tmp, /dev/shm, $HOME and the\n"
+	"                      root: a tmpfs of the run's own (default a quarter of the RAM; with\n"
+	"                      --keep the scratch is on disk and kept, uncapped unless given)\n"
 	"  --grace D           from SIGTERM to SIGKILL when stopping (default 5s)\n"
 	"\n"
 	"defences (all on by default; see docs/hardening.md):\n"
@@ -119,18 +124,12 @@ struct run_opts {
 	struct net_opts net;       /* --net, --publish, --dns-max-names */
 };
 
-static int parse_limit_duration(const char *flag, const char *v, uint64_t *out, struct error *err)
+/* --NAME VALUE of a limit (run/limits.h): a value, or none */
+static int parse_limit(const char *name, const char *v, struct limits *l, struct error *err)
 {
-	if (parse_duration_ms(v, out) < 0 || *out == 0)
-		return error_set(err, 0, "%s: '%s' is not a duration (e.g. 30s, 10m, 1h30m, 250ms)", flag, v);
-	return 0;
-}
-
-static int parse_limit_size(const char *flag, const char *v, uint64_t *out, struct error *err)
-{
-	if (parse_size(v, out) < 0 || *out == 0)
-		return error_set(err, 0, "%s: '%s' is not a size (e.g. 512M, 2G, 100K)", flag, v);
-	return 0;
+	const struct limit_desc *d = limit_find(name);
+	_cleanup_free_ char *what = xasprintf("--%s", name);
+	return limit_parse(d, what, v, limit_field(l, d), err);
 }
 
 /* The option closest to what was typed ("--tme" -> "time"), or NULL. */
@@ -171,19 +170,16 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 			}
 			break;
 		}
-		case O_TIME: r = parse_limit_duration("--time", optarg, &o->limits.time_ms, err); break;
-		case O_CPU: r = parse_limit_duration("--cpu-time", optarg, &o->limits.cpu_ms, err); break;
+		case O_TIME: r = parse_limit("time", optarg, &o->limits, err); break;
+		case O_CPU: r = parse_limit("cpu-time", optarg, &o->limits, err); break;
 		case O_GRACE:
 			if (parse_duration_ms(optarg, &o->limits.grace_ms) < 0)
 				r = error_set(err, 0, "--grace: '%s' is not a duration (e.g. 5s, 500ms)", optarg);
 			break;
-		case O_MEMORY: r = parse_limit_size("--memory", optarg, &o->limits.memory, err); break;
-		case O_OUTPUT: r = parse_limit_size("--output", optarg, &o->limits.output, err); break;
-		case O_SCRATCH: r = parse_limit_size("--scratch", optarg, &o->limits.scratch, err); break;
-		case O_PIDS:
-			if (parse_uint(optarg, &o->limits.pids) < 0 || o->limits.pids == 0)
-				r = error_set(err, 0, "--pids: '%s' is not a positive whole number", optarg);
-			break;
+		case O_MEMORY: r = parse_limit("memory", optarg, &o->limits, err); break;
+		case O_OUTPUT: r = parse_limit("output", optarg, &o->limits, err); break;
+		case O_SCRATCH: r = parse_limit("scratch", optarg, &o->limits, err); break;
+		case O_PIDS: r = parse_limit("pids", optarg, &o->limits, err); break;
 		case O_RESULT: o->result = optarg; break;
 		case O_RESULT_FD: {
 			uint64_t fd;

@@ -25,6 +25,7 @@
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
 #include "policy/policy.h"
+#include "run/limits.h"
 #include "run/rundir.h"
 #include "supervise/refused.h"
 #include "util/fs.h"
@@ -183,6 +184,33 @@ static void defence_checks(void)
 	}
 }
 
+/* The limits a run gets without flags, and where they come from. */
+static void defaults_check(const char *state)
+{
+	struct limit_host h;
+	struct limits def;
+	_cleanup_error_ struct error err = { 0 };
+	_cleanup_free_ char *from = NULL;
+	limits_host(&h, geteuid() != 0);
+	if (limits_defaults(&h, state, &def, &from, &err) < 0) {
+		check(false, "default limits", "%s", err.msg);
+		return;
+	}
+	char *line = xstrdup("");
+	for (const struct limit_desc *d = limit_descs; d->name; d++) {
+		char b[32];
+		const char *txt = limit_format(d, *limit_field(&def, d), b, sizeof b);
+		bool off = (!strcmp(d->name, "memory") && !h.memory) || (!strcmp(d->name, "pids") && !h.pids);
+		char *n = xasprintf("%s%s%s %s%s", line, *line ? ", " : "", d->name, txt,
+				    off && strcmp(txt, "none") ? " (not enforced: no cgroup controller for it)" : "");
+		free(line);
+		line = n;
+	}
+	note("default limits: %s (from the host's size%s%s; 'none' or a value on the command line lifts or changes one)",
+	     line, *from ? ", " : "", from);
+	free(line);
+}
+
 static void host_checks(const char *state)
 {
 	struct utsname u;
@@ -217,6 +245,7 @@ static void host_checks(const char *state)
 		if (r == 0)
 			statedir_close(&sd);
 	}
+	defaults_check(state);
 }
 
 /* Directories owned by root below dir (depth-limited): a job running as its user cannot

@@ -12,6 +12,7 @@
 
 #include "cell/contract.h"
 #include "cli/spec.h"
+#include "run/limits.h"
 #include "run/rundir.h"
 #include "util/fs.h"
 
@@ -336,6 +337,13 @@ int cellspec_finish(struct cell_spec *s, struct error *err)
 	sd.runs = -1;
 	memcpy(s->state_tag, sd.tag, sizeof sd.tag);
 	statedir_close(&sd);
+	/* the limits the run does not name: the defaults in force here */
+	struct limit_host h;
+	struct limits def;
+	limits_host(&h, s->rootless);
+	if (limits_defaults(&h, s->statedir, &def, NULL, err) < 0)
+		return -EINVAL;
+	limits_apply(&s->limits, &def, &h, s->keep);
 	if (run_id_new(s->id) < 0)
 		return error_set(err, errno, "cannot make a run id (getrandom)");
 	s->rundir = xasprintf("%s/runs/%s", s->statedir, s->id);

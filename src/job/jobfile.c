@@ -10,6 +10,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "run/limits.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/units.h"
@@ -207,20 +208,22 @@ static void parse_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
 	}
 	static const char *const known[] = { "memory", "pids", "scratch", "output", "cpu-time", "grace", NULL };
 	check_keys(c, m, "limits", known);
-	static const char *const sizes[] = { "memory", "scratch", "output" };
-	uint64_t *dst[] = { &l->memory, &l->scratch, &l->output };
-	for (int i = 0; i < 3; i++) {
-		yaml_node_t *v = get(c, m, sizes[i]);
+	static const char *const named[] = { "memory", "pids", "scratch", "output", "cpu-time" };
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+		yaml_node_t *v = get(c, m, named[i]);
 		if (!v)
 			continue;
-		_cleanup_free_ char *w = xasprintf("limits.%s", sizes[i]);
-		if (!scalar(v) || parse_size(scalar(v), dst[i]) < 0 || !*dst[i])
-			bad(c, v, w, "\"%s\" is not a size (e.g. 512M, 2G)", scalar(v) ? scalar(v) : "(not a scalar)");
+		const struct limit_desc *d = limit_find(named[i]);
+		_cleanup_free_ char *w = xasprintf("limits.%s", named[i]);
+		uint64_t *f = limit_field(l, d);
+		int r = scalar(v) ? limit_value(d, scalar(v), f) : -EINVAL;
+		if (r == -EINVAL) {
+			bad(c, v, w, "\"%s\" is not %s or none", scalar(v) ? scalar(v) : "(not a scalar)", limit_expects(d));
+		} else if (r == -ERANGE) {
+			_cleanup_free_ char *m = limit_too_small(d, *f);
+			bad(c, v, w, "%s", m);
+		}
 	}
-	yaml_node_t *p = get(c, m, "pids");
-	if (p && (!scalar(p) || parse_uint(scalar(p), &l->pids) < 0 || !l->pids))
-		bad(c, p, "limits.pids", "\"%s\" is not a positive whole number", scalar(p) ? scalar(p) : "(not a scalar)");
-	l->cpu_ms = get_duration(c, m, "cpu-time", "limits");
 	yaml_node_t *g = get(c, m, "grace");
 	if (g)
 		l->grace_ms = get_duration(c, m, "grace", "limits");

@@ -86,9 +86,10 @@ static const char *kernel_readonly(const char *path)
 
 static char *where_to_write(const struct cell_spec *s)
 {
-	return xasprintf("it may write under $" CELL_TMPDIR_ENV "=" CELL_TMP_PATH " (host: %s/" RUN_TMP_DIR
-			 ", reclaimed when the run ends), its home %s and the worktree %s%s",
-			 s->rundir ? s->rundir : "<rundir>", s->home ? s->home : "$HOME", s->worktree,
+	_cleanup_free_ char *where = s->limits.scratch ? xstrdup("a tmpfs of the run's own")
+						      : xasprintf("host: %s/" RUN_TMP_DIR, s->rundir ? s->rundir : "<rundir>");
+	return xasprintf("it may write under $" CELL_TMPDIR_ENV "=" CELL_TMP_PATH " (%s, reclaimed when the run ends), its home %s and the worktree %s%s",
+			 where, s->home ? s->home : "$HOME", s->worktree,
 			 s->rootfs ? " (and, with --rootfs, anywhere in the image's root)" : "");
 }
 

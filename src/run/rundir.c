@@ -18,7 +18,7 @@
 #include "cell/contract.h"
 #include "util/fs.h"
 
-static const char *const SCRATCH[] = { RUN_TMP_DIR, RUN_VARTMP_DIR, RUN_HOME_DIR, RUN_UPPER_DIR,
+static const char *const SCRATCH[] = { RUN_TMP_DIR, RUN_VARTMP_DIR, RUN_SHM_DIR, RUN_HOME_DIR, RUN_UPPER_DIR,
 				       RUN_WORK_DIR, RUN_ROOT_DIR, RUN_LOWER_DIR, RUN_ETC_DIR, "scratch", NULL };
 
 char *statedir_default(const char *opt)
@@ -236,12 +236,13 @@ int rundir_create(struct cell_spec *s, struct error *err)
 	} parts[] = {
 		{ RUN_TMP_DIR, CELL_TMP_MODE, ru, rg },
 		{ RUN_VARTMP_DIR, CELL_TMP_MODE, ru, rg },
+		{ RUN_SHM_DIR, CELL_TMP_MODE, ru, rg },
 		{ RUN_HOME_DIR, CELL_HOME_MODE, spec_host_uid(s), spec_host_gid(s) },
 		{ RUN_ROOT_DIR, 0755, 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		uid_t u = parts[i].uid, g = parts[i].gid;
-		if (i >= 3) {
+		if (!strcmp(parts[i].name, RUN_ROOT_DIR)) {
 			u = geteuid();
 			g = getegid();
 		}

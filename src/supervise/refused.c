@@ -834,8 +834,12 @@ void refused_record(const struct refused *r, const struct cell_spec *s, json_t *
 		/* past the first REFUSED_MAX_PATHS paths, the rest are counted only */
 		if (outside > shown || r->n == REFUSED_MAX_PATHS)
 			fprintf(m, ", … (all in %s/result.json)", s->rundir);
-		fprintf(m, " — write scratch files under $" CELL_TMPDIR_ENV " (" CELL_TMP_PATH " in the cell; %s/" RUN_TMP_DIR
-			   " on the host) or in the worktree %s", s->rundir, s->worktree);
+		fprintf(m, " — write scratch files under $" CELL_TMPDIR_ENV " (" CELL_TMP_PATH " in the cell; ");
+		if (s->limits.scratch)
+			fprintf(m, "a tmpfs of the run's own");
+		else
+			fprintf(m, "%s/" RUN_TMP_DIR " on the host", s->rundir);
+		fprintf(m, ") or in the worktree %s", s->worktree);
 	}
 	if (prot) {
 		fprintf(m, "%s", outside ? "; " : ": ");

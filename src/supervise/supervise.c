@@ -24,6 +24,7 @@
 
 #include "cell/container.h"
 #include "cli/cli.h"
+#include "cell/contract.h"
 #include "cgroup/cgroup.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"
@@ -163,7 +164,7 @@ static void read_reports(struct sup *u)
 				char v[32];
 				format_size(v, sizeof v, u->s->limits.scratch);
 				sup_stop(u, RUN_LIMIT, "scratch", v, SIGTERM,
-					  xasprintf("scratch limit %s reached (writes to /tmp, $HOME and the root fail with ENOSPC)", v));
+					  xasprintf("scratch limit %s reached (writes to /tmp, /dev/shm, $HOME and the root fail with ENOSPC)", v));
 			}
 		} else if (r.type == CELL_REPORT_ERROR && !u->setup_error) {
 			u->setup_error = msg;
@@ -475,7 +476,7 @@ static void build_result(struct sup *u, struct run_result *r)
 		u->cause_status = RUN_LIMIT;
 		u->cause_limit = xstrdup("scratch");
 		u->cause_value = xstrdup(v);
-		u->cause_text = xasprintf("scratch limit %s reached (writes to /tmp, $HOME and the root failed with ENOSPC)", v);
+		u->cause_text = xasprintf("scratch limit %s reached (writes to /tmp, /dev/shm, $HOME and the root failed with ENOSPC)", v);
 		u->stop_signal = 0;
 		u->stopping = true;
 	}
@@ -532,9 +533,9 @@ static void rusage_fallback(struct run_result *r, const struct rusage *ru)
 
 static uint64_t scratch_bytes(const struct cell_spec *s)
 {
-	static const char *const parts[] = { "tmp", "var-tmp", "home", "upper" };
+	static const char *const parts[] = { RUN_TMP_DIR, RUN_VARTMP_DIR, RUN_SHM_DIR, RUN_HOME_DIR, RUN_UPPER_DIR };
 	uint64_t total = 0;
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		int fd = openat(s->rundir_fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			total += tree_bytes_fd(fd);

@@ -120,7 +120,9 @@ verdict() {
 }
 
 # A background run keeping SECRET in its /tmp, /var/tmp and $HOME under the file name
-# BG_MARK; as the current mode's user (same state) or as root in OTHER_STATE.
+# BG_MARK; as the current mode's user (same state) or as root in OTHER_STATE. With --scratch
+# none its scratch is on the host's disk under the state directory (by default it is a tmpfs
+# in the run's own mount namespace, out of every other cell's sight anyway).
 BG_MARK=warren-escape-scratch-marker
 start_scratch_run() {	# same|other
 	local wt=$TEST_SCRATCH/wt/$CONF/bg-$1 job
@@ -128,12 +130,12 @@ start_scratch_run() {	# same|other
 	job="for d in /tmp /var/tmp \$HOME; do echo '$SECRET' > \$d/$BG_MARK; done; sleep 120"
 	if [ "$1" = same ]; then
 		mkdir_for_mode "$wt"
-		wr_bg run --work "$wt" -- sh -c "$job"
+		wr_bg run --work "$wt" --scratch none -- sh -c "$job"
 		SAME_BG=$BG_PID
 		wait_for 15 compgen -G "$STATE/runs/*/tmp/$BG_MARK" >/dev/null
 	else
 		mkdir -p "$wt" && chmod 755 "$wt"
-		start_bg "$WARREN" run --state "$OTHER_STATE" --work "$wt" -- sh -c "$job"
+		start_bg "$WARREN" run --state "$OTHER_STATE" --work "$wt" --scratch none -- sh -c "$job"
 		OTHER_BG=$BG_PID
 		wait_for 15 compgen -G "$OTHER_STATE/runs/*/tmp/$BG_MARK" >/dev/null
 	fi

@@ -6,7 +6,7 @@
 # Limits by cgroups are tested as root; the wall clock and signals also as the user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 70
+plan 84
 
 use_mode root
 
@@ -248,3 +248,43 @@ ERR=$(cat "$BG_ERR")
 after_stop
 like "$LINE" "^warren: $ID stopped: interrupted by SIGINT" "[user] SIGINT to warren: the cause line"
 nothing_left "$RUNDIR" "[user] SIGINT: nothing left"
+
+# ---------------------------------------------------------------- defaults (issue 11)
+use_mode root
+M="[defaults]"
+memkb=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+mib=$((1024 * 1024))
+want_mem=$((memkb * 1024 / 2 / mib * mib)) want_scratch=$((memkb * 1024 / 4 / mib * mib))
+wrun -- sh -c 'df -k /dev/shm /tmp | awk "NR>1 {print \$2}"'
+is "$RC" 0 "$M a run without limit flags runs"
+is "$(jget "$(last_rundir)/result.json" '[d["limits"].get(k) for k in ("memory","pids","output","scratch")]')" \
+	"[$want_mem, 4096, $((1024 * mib)), $want_scratch]" "$M ... and has the defaults: half the RAM, 4096 processes, 1 GiB of output, a quarter of the RAM of scratch"
+is "$(sort -u <<<"$OUT" | wc -l)/$(head -n 1 <<<"$OUT")" "1/$((want_scratch / 1024))" "$M ... /tmp and /dev/shm are the one scratch of that size"
+# /dev/shm counts within the scratch limit
+wrun --scratch 4M -- sh -c 'dd if=/dev/zero of=/dev/shm/big bs=1M count=8 2>&1; exit 0'
+[[ $OUT == *"No space left"* ]] && [ "$(jget "$(last_rundir)/result.json" 'd["cause"]["limit"]')" = scratch ]
+ok $? "$M /dev/shm is within --scratch (8M into /dev/shm with --scratch 4M: ENOSPC, the scratch limit named)" || diag "$OUT" "$ERR"
+wrun --memory none --pids none --scratch none --output none -- true
+is "$(jget "$(last_rundir)/result.json" '[d["limits"].get(k) for k in ("memory","pids","output","scratch")]')" \
+	"[null, null, null, null]" "$M none lifts each default"
+wrun --memory 100 -- true
+is "$RC" 125 "$M --memory 100 is refused (exit 125)"
+one_warren_line "$M ... with one line"
+like "$ERR" "--memory: 100 B is too small to start a cell; give at least 1 MiB" "$M ... saying it is too small to start a cell"
+# the state directory's defaults file: a fork loop stops at its pids default
+printf '# test defaults\npids = 32\noutput=1M   # a comment\n' >"$STATE/defaults"
+wrun -- sh -c 'i=0; while [ $i -lt 100 ]; do sleep 5 & i=$((i+1)); done; wait'
+is "$(jget "$(last_rundir)/result.json" '[d["limits"]["pids"], d["limits"]["output"]]')" "[32, 1048576]" "$M <state>/defaults sets the defaults"
+like "$ERR" "[Cc]annot fork|Resource temporarily unavailable" "$M ... and a fork loop hits its pids default"
+printf 'memroy = 1G\n' >"$STATE/defaults"
+wrun -- true
+[ "$RC" = 125 ] && [[ $ERR == *"$STATE/defaults:1: 'memroy = 1G' is not a line NAME = VALUE"* ]]
+ok $? "$M a bad defaults line is refused with its file and line" || diag "exit $RC: $ERR"
+rm -f "$STATE/defaults"
+bounded "$WARREN" selfcheck --state "$STATE"
+line_like "$OUT" "^note  default limits: time none, cpu-time none, memory .*, pids 4096, output 1 GiB, scratch " "$M selfcheck prints the defaults in force"
+# rootless: no cgroup here, so memory and pids defaults are not enforced; the run works
+use_mode user
+wrun -- true
+is "$RC" 0 "$M [user] a rootless run without flags runs (memory and pids defaults need a cgroup)" || diag "$ERR"
+is "$(jget "$(last_rundir)/result.json" '[d["limits"].get(k) for k in ("memory","pids")]')" "[null, null]" "$M [user] ... and records no memory or pids limit"

@@ -182,7 +182,7 @@ for mode in root user; do
 	unlike "$recorded" '(/tmp|/var/tmp|/home/[a-z-]+/ok|/dev/(null|shm|ptmx|pts)|sub/ok)' "$M writes the run may make are not recorded"
 	# the end line: first five outside paths in order, where to write, the protected ones
 	rid=$(jget "$R/$mode.json" 'd["id"]')
-	line_like "$ERR" "^warren: $rid refused $((calls - 1)) writes outside the run: /usr/local/w1, /usr/w2, /etc/nothere-w, /etc/hostname, /etc/w3, … \(all in $STATE/runs/$rid/result.json\) — write scratch files under \\\$TMPDIR \(/tmp in the cell; $STATE/runs/$rid/tmp on the host\) or in the worktree $WORK; $WORK/.git/hooks/pre-commit, $WORK/.git/config are read-only \(the host runs them after the run\)$" \
+	line_like "$ERR" "^warren: $rid refused $((calls - 1)) writes outside the run: /usr/local/w1, /usr/w2, /etc/nothere-w, /etc/hostname, /etc/w3, … \(all in $STATE/runs/$rid/result.json\) — write scratch files under \\\$TMPDIR \(/tmp in the cell; a tmpfs of the run's own\) or in the worktree $WORK; $WORK/.git/hooks/pre-commit, $WORK/.git/config are read-only \(the host runs them after the run\)$" \
 		"$M the end line names the refused paths, where to write instead, and the protected ones"
 	is "$(printf '%s\n' "$ERR" | grep -c '^warren:')" 1 "$M one warren line on stderr"
 	nothing_left "$STATE/runs/$rid" "$M nothing left after a run with refused writes"
