@@ -11,6 +11,7 @@
 # Running:    wr SUB ARGS...          warren SUB --state $STATE ARGS..., bounded; sets RC OUT ERR
 #             wrun ARGS...            wr run --work $WORK ARGS...
 #             wr_env K=V... -- SUB ARGS...   the same with variables in warren's environment
+#             start_fd_holder SOCK    a process outside the cells keeping descriptors sent to SOCK
 # Run dirs:   last_rundir, kept_rundir (from ERR), jget FILE PYEXPR
 # Leftovers:  scratch_gone RUNDIR, mounts_under PATH, procs_matching STR,
 #             cgroups_named STR, nothing_left RUNDIR DESC (one test)
@@ -362,6 +363,29 @@ wait_for() {
 # uniq_arg: a sleep duration (under 30s) that no other process on the host has in its
 # command line, to find the job's processes from the host: `sleep "$(uniq_arg)"`.
 uniq_arg() { printf '2%d.%d%05d\n' $((RANDOM % 9)) $$ $RANDOM; }
+
+# start_fd_holder SOCK: a process outside any cell that listens on the unix socket SOCK (mode
+# 0777: any job may connect), keeps every descriptor sent to it (SCM_RIGHTS) open until it is
+# killed, answers each message with one byte and prints "held N". Sets HOLDER_PID, HOLDER_OUT.
+start_fd_holder() {
+	cat >"$TEST_SCRATCH/fd-holder.py" <<'EOF'
+import os, socket, sys
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777)
+srv.listen(8)
+held = []
+while True:
+    c, _ = srv.accept()
+    _, fds, _, _ = socket.recv_fds(c, 16, 8)
+    held += fds + [c]
+    c.send(b"k")
+    print("held", len(fds), flush=True)
+EOF
+	start_bg "$PY" "$TEST_SCRATCH/fd-holder.py" "$1"
+	HOLDER_PID=$BG_PID HOLDER_OUT=$BG_OUT
+	wait_for 10 test -S "$1"
+}
 
 # ---------------------------------------------------------------- run directories
 

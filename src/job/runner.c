@@ -238,10 +238,12 @@ static const char *task_name(struct runner *r, struct task *t)
 	return t->kind == T_STEP ? r->job->steps[t->index].name : r->job->services[t->index].name;
 }
 
+/* Take what the task wrote: what its pipe holds now and no more (a writer as fast as this
+ * loop must not keep it from its other work); close the pipe at its end. */
 static void task_output(struct runner *r, struct task *t)
 {
 	char buf[65536];
-	for (;;) {
+	for (size_t queued = fd_queued(t->out_r), got = 0;;) {
 		ssize_t n = read(t->out_r, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -264,6 +266,28 @@ static void task_output(struct runner *r, struct task *t)
 		t->bytes += (uint64_t)n;
 		if (t->kind == T_STEP)
 			display_output(&r->d, task_name(r, t), buf, (size_t)n);
+		got += (size_t)n;
+		if (got >= queued)
+			return;
+	}
+}
+
+/* The cell is gone: what each task's pipe still holds is taken, and a pipe whose write end a
+ * process outside the cell holds is named in the record; nothing waits for its end. */
+static void tasks_drain(struct runner *r)
+{
+	for (size_t i = 0; i < r->n_tasks; i++) {
+		struct task *t = r->tasks[i];
+		if (t->out_r < 0)
+			continue;
+		bool held = fd_writer_open(t->out_r);
+		task_output(r, t);
+		if (held) {
+			const char *kind = t->kind == T_STEP ? "step" : t->kind == T_SERVICE ? "service" : "ready check of";
+			_cleanup_free_ char *stream = xasprintf("%s %s", kind, task_name(r, t));
+			sup_output_held(&r->u, stream, t->bytes);
+		}
+		sup_unwatch_close(&r->u, &t->out_r);
 	}
 }
 
@@ -731,9 +755,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	sup_watch_fd(&r.u, r.grace_tfd, EV_STEP_GRACE);
 
 	runner_loop(&r);
-	for (size_t i = 0; i < r.n_tasks; i++)
-		if (r.tasks[i]->out_r >= 0)
-			task_output(&r, r.tasks[i]);
+	tasks_drain(&r);
 	/* the cell is gone: what still ran was killed with it */
 	for (size_t i = 0; i < job->n_steps; i++)
 		if (r.steps[i].state == S_RUNNING)

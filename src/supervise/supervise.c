@@ -1,7 +1,14 @@
 /* supervise.c - the event loop of one run. epoll over: the cell init's pidfd (exit), its report
  * pipe (setup errors, the job's wait status), a signalfd (SIGINT/SIGTERM/SIGHUP from the user,
  * SIGWINCH), timerfds (wall clock, the limit watch, the grace period) and the job's output
- * (pipes or a pty), which is relayed and counted. Every stop gets a cause. */
+ * (pipes or a pty), which is relayed and counted. Every stop gets a cause.
+ *
+ * The run is over when init's pidfd is readable: init is pid 1 of the cell's pid namespace, so
+ * every process of the cell is gone by then. The output is drained without blocking and
+ * closed at that moment, never waiting for an end of file: a write end the job handed to a
+ * process outside the cell (SCM_RIGHTS, another run) may never close; such a stream is named in
+ * the record ("output_held_outside"). Signals are read until then; one that comes later does
+ * not change how the run ended. */
 #include "supervise/supervise.h"
 
 #include <fcntl.h>
@@ -106,15 +113,17 @@ int write_all(int fd, const char *b, size_t n)
 	return 0;
 }
 
-/* Read what the job wrote on fd and pass it on to out, within the output limit. */
-static bool relay(struct sup *u, int fd, int out)
+/* Read what the job wrote on fd, count it in *count and pass it on to out, within the output
+ * limit. The bytes read; 0 at the end (EOF, or EIO on a pty whose slave is gone); -1 when
+ * nothing is there now. */
+static ssize_t relay(struct sup *u, int fd, int out, uint64_t *count)
 {
 	char buf[65536];
 	ssize_t n = read(fd, buf, sizeof buf);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return true;
+		return -1;
 	if (n <= 0)
-		return false; /* EOF, or EIO on a pty whose slave is gone */
+		return 0;
 	size_t pass = (size_t)n;
 	uint64_t lim = u->s->limits.output;
 	if (lim && u->output + pass > lim) {
@@ -129,9 +138,34 @@ static bool relay(struct sup *u, int fd, int out)
 		}
 	}
 	u->output += (uint64_t)n;
+	*count += (uint64_t)n;
 	if (pass)
 		write_all(out, buf, pass);
-	return true;
+	return n;
+}
+
+void sup_output_held(struct sup *u, const char *stream, uint64_t bytes)
+{
+	if (!u->held)
+		u->held = json_array();
+	json_array_append_new(u->held, json_pack("{s:s,s:I}", "stream", stream, "bytes_read", (json_int_t)bytes));
+}
+
+/* Once the cell is gone nothing in it writes to fd any more: pass on what fd holds and close
+ * it. A write end still open is held by a process outside the cell (passed out over a socket,
+ * or to another run): then only what is queued now is taken, never waiting for more. */
+static void drain_close(struct sup *u, int *fd, int out, uint64_t *count, const char *stream)
+{
+	if (*fd < 0)
+		return;
+	bool held = fd_writer_open(*fd);
+	uint64_t queued = held ? fd_queued(*fd) : UINT64_MAX, got = 0;
+	ssize_t n;
+	while (got < queued && (n = relay(u, *fd, out, count)) > 0)
+		got += (uint64_t)n;
+	if (held)
+		sup_output_held(u, stream, *count);
+	sup_unwatch_close(u, fd);
 }
 
 /* ---- reports from init ---- */
@@ -311,8 +345,8 @@ static void on_signal(struct sup *u)
 				ioctl(u->pty, TIOCSWINSZ, &ws);
 			continue;
 		}
-		if (sig == SIGCHLD)
-			continue;
+		if (sig == SIGCHLD || u->init_gone)
+			continue; /* the run is over: it ended as it did, not by this signal */
 		if (u->stopping) {
 			/* asked twice: no more grace */
 			sup_kill(u);
@@ -386,15 +420,15 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			sup_kill(u);
 		break;
 	case EV_OUT:
-		if (!relay(u, u->out_r, STDOUT_FILENO))
+		if (relay(u, u->out_r, STDOUT_FILENO, &u->out_bytes) == 0)
 			sup_unwatch_close(u, &u->out_r);
 		break;
 	case EV_ERR:
-		if (!relay(u, u->err_r, STDERR_FILENO))
+		if (relay(u, u->err_r, STDERR_FILENO, &u->err_bytes) == 0)
 			sup_unwatch_close(u, &u->err_r);
 		break;
 	case EV_PTY:
-		if (!relay(u, u->pty, STDOUT_FILENO))
+		if (relay(u, u->pty, STDOUT_FILENO, &u->out_bytes) == 0)
 			sup_unwatch_close(u, &u->pty);
 		break;
 	case EV_IN: {
@@ -412,19 +446,19 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	default:
 		return false;
 	}
-	/* every process of the cell is gone once init is: stop waiting for a pty whose other
-	 * end a leaked descriptor might hold */
-	if (u->init_gone && u->pty >= 0) {
-		while (relay(u, u->pty, STDOUT_FILENO))
-			;
-		sup_unwatch_close(u, &u->pty);
+	/* every process of the cell is gone once init is (pid 1 of its pid namespace): what is
+	 * left in the output is taken now, whoever else holds a write end */
+	if (u->init_gone) {
+		drain_close(u, &u->out_r, STDOUT_FILENO, &u->out_bytes, "stdout");
+		drain_close(u, &u->err_r, STDERR_FILENO, &u->err_bytes, "stderr");
+		drain_close(u, &u->pty, STDOUT_FILENO, &u->out_bytes, "terminal");
 	}
 	return true;
 }
 
 bool sup_running(const struct sup *u)
 {
-	return !u->init_gone || u->out_r >= 0 || u->err_r >= 0 || u->pty >= 0;
+	return !u->init_gone;
 }
 
 /* ---- the outcome ---- */
@@ -516,6 +550,32 @@ static void build_result(struct sup *u, struct run_result *r)
 	r->output_bytes = u->output;
 }
 
+/* "output_held_outside" in the record, and one line: the streams a process outside the cell
+ * still held open when the cell was gone; what was written to them later is dropped. */
+static void held_record(struct sup *u, json_t **extra, bool quiet)
+{
+	if (!u->held)
+		return;
+	if (!*extra)
+		*extra = json_object();
+	json_object_set(*extra, "output_held_outside", u->held);
+	if (quiet)
+		return;
+	uint64_t bytes = 0;
+	_cleanup_free_ char *names = NULL;
+	size_t i;
+	json_t *h;
+	json_array_foreach(u->held, i, h) {
+		const char *name = json_string_value(json_object_get(h, "stream"));
+		char *more = xasprintf("%s%s%s", names ? names : "", names ? ", " : "", name);
+		free(names);
+		names = more;
+		bytes += (uint64_t)json_integer_value(json_object_get(h, "bytes_read"));
+	}
+	fprintf(stderr, "warren: %s: a process outside the cell held the job's output open (%s); %llu bytes read, the rest dropped\n",
+		u->s->id, names, (unsigned long long)bytes);
+}
+
 /* CPU time and peak RSS from the kernel's accounting of init and what it reaped, where no
  * cgroup tells us. */
 static void rusage_fallback(struct run_result *r, const struct rusage *ru)
@@ -556,6 +616,8 @@ static void sup_close(struct sup *u)
 	closep(&u->pty);
 	cell_close(&u->cell);
 	refused_free(&u->refused);
+	json_decref(u->held);
+	u->held = NULL;
 	free(u->setup_error);
 	free(u->cause_limit);
 	free(u->cause_value);
@@ -758,6 +820,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	if (o->amend)
 		o->amend(o->amend_ctx, &res, &extra);
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
+	held_record(u, &extra, o->quiet);
 	refused_stop(&u->refused);  /* every caller is gone with init */
 	refused_record(&u->refused, s, &extra, o->quiet);
 	/* what the job left in the worktree that git on the host would obey, moved aside */

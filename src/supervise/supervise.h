@@ -33,6 +33,8 @@ struct sup {
 	struct termios saved_tio;
 	struct timespec t0;        /* CLOCK_MONOTONIC at start */
 	uint64_t output;           /* bytes the job wrote */
+	uint64_t out_bytes, err_bytes; /* of them, read from stdout (or the pty) and stderr */
+	json_t *held;              /* [{stream, bytes_read}] held open outside the cell at its end */
 	bool output_capped;
 
 	bool init_gone;
@@ -84,6 +86,9 @@ void sup_kill(struct sup *u);
 double sup_elapsed(const struct sup *u);
 void sup_watch_fd(struct sup *u, int fd, uint32_t tag);
 void sup_unwatch_close(struct sup *u, int *fd);
+/* Note for the record that a process outside the cell held stream (of which bytes were read)
+ * open when the cell was gone: the rest of it is dropped. */
+void sup_output_held(struct sup *u, const char *stream, uint64_t bytes);
 int sup_finish(struct sup *u, const struct supervise_opts *o);
 int write_all(int fd, const char *b, size_t n);
 

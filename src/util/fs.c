@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -424,4 +426,18 @@ char *abs_path_would_be(const char *path)
 	*slash = '\0';
 	_cleanup_free_ char *parent = abs_path_would_be(*copy ? copy : "/");
 	return abs_path_would_be_rest(parent, rest);
+}
+
+/* ---- what a read end tells ---- */
+
+size_t fd_queued(int fd)
+{
+	int n = 0;
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
+}
+
+bool fd_writer_open(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, 0) >= 0 && !(p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }

@@ -23,6 +23,11 @@ int fd_send(int sock, int fd, const void *data, size_t len);
  * retried) and the one descriptor it carries into *fd (-1 when none; close-on-exec; a
  * malformed control message is closed, not kept). The byte count (0: end), or -errno. */
 ssize_t fd_recv(int sock, int flags, void *data, size_t len, int *fd);
+/* The bytes waiting in the read end fd of a pipe or a terminal (FIONREAD; 0 when unknown). */
+size_t fd_queued(int fd);
+/* Whether some process still holds the other end of the read end fd of a pipe or of a
+ * terminal's master open (no POLLHUP): its reader would wait for more. */
+bool fd_writer_open(int fd);
 /* Write all of data to fd (retrying short writes and EINTR). 0 or -errno. */
 int write_fd_all(int fd, const char *data, size_t len);
 /* Write data to path (created 0644 or truncated). 0 or -errno. */

@@ -26,10 +26,11 @@ ATTEMPTS="read_host_tmp read_host_root write_etc write_image other_run_scratch o
 ptrace_outside kill_outside mount mount@0 userns userns@0 seccomp_forbidden tiocsti tioclinux
 proc_kcore sysrq_trigger worktree_symlink symlink_race_worktree symlink_race_git reexec_exe
 reexec_exe@0 inherited_fd cgroup_move cgroup_peek rlimits rlimits@0 git_hooks git_hooks@0 nftables nftables@0
-state_swap gc_planted $GIT_CLASSES"
+state_swap gc_planted output_held output_held_tty $GIT_CLASSES"
 ATTEMPTS=${ESCAPE_ATTEMPTS:-$ATTEMPTS}	# a subset while developing
 N_ATTEMPTS=$(wc -w <<<"$ATTEMPTS")
 RACE_ROUNDS=${RACE_ROUNDS:-15}
+HELD_S=10	# output_held: how long warren may take in all (the job itself ends at once)
 plan $((N_ATTEMPTS * 6))
 
 # ---------------------------------------------------------------- build
@@ -90,6 +91,7 @@ attempt_bin() {
 	local bin=${1%@0}
 	case $bin in
 	other_run_scratch | other_state_scratch) bin=reach_scratch ;;
+	output_held_tty) bin=output_held ;;
 	git_hooks) ;;
 	git_*) bin=git_plant ;;
 	esac
@@ -358,6 +360,25 @@ state_attempt() {
 	[ "$after" = "$before" ] || { st=1 msg="$msg the victim changed: $(diff <(echo "$before") <(echo "$after") | head -10)"; }
 }
 
+# output_held_check STREAM LINES: after an output_held attempt, warren ended by itself soon after
+# the job, with the job's own exit 0, and the record says so and names the stream held outside
+# (STREAM), as does a line of warren's in LINES; sets st/msg otherwise.
+output_held_check() {
+	local rj stream=$1
+	grep -q "^warren: run_.*: a process outside the cell held the job's output open ($stream" <<<"$2" ||
+		{ st=1 msg="no line 'warren: RUN: a process outside the cell held the job's output open ($stream...' in: $2"; }
+	if [ "$RC" = timeout ]; then
+		st=1 msg="warren did not end within ${HELD_S}s of the job's exit (it waited for output a process outside the cell held open)"
+		return
+	fi
+	rj=$(last_rundir)/result.json
+	[ "$RC" = 0 ] || { st=1 msg="${msg:+$msg; }exit $RC, not the job's own 0"; }
+	[ "$(jget "$rj" '"%s %s" % (d["status"], d["exit_code"])')" = "exited 0" ] ||
+		{ st=1 msg="${msg:+$msg; }the record says $(jget "$rj" '[d["status"], d["exit_code"], d["cause"]]'), not exited 0"; }
+	[ "$(jget "$rj" '"'"$stream"'" in [h["stream"] for h in d.get("output_held_outside") or []]')" = true ] ||
+		{ st=1 msg="${msg:+$msg; }output_held_outside in the record: $(jget "$rj" 'd.get("output_held_outside")') (expected $stream)"; }
+}
+
 # ---------------------------------------------------------------- the suite
 
 run_suite() {
@@ -475,6 +496,23 @@ run_suite() {
 					st=1 msg="$msg another host user lists the runs in $x"
 				fi
 			done
+			verdict "$name" "$st" "$msg" ;;
+		output_held | output_held_tty)
+			# a holder outside the cell (the test's own process) keeps what the job sends it;
+			# warren has HELD_S seconds to end after the job did
+			new_wt "$name"
+			start_fd_holder "$WT/holder.sock"
+			local hp=$HOLDER_PID cmd
+			if [ "$name" = output_held ]; then
+				T_TIMEOUT=$HELD_S attempt "$name" -- "$WT/holder.sock"
+				output_held_check stdout "$ERR"
+			else
+				cmd=$(printf '%q ' "${RUNNER[@]}" "$WARREN" run --state "$STATE" --work "$WT" "${ROOTFS[@]}" -- ./output_held "$WT/holder.sock")
+				T_TIMEOUT=$HELD_S bounded script -qec "$cmd" /dev/null
+				output_held_check terminal "$OUT"
+				OUT=$(grep -v '^warren: ' <<<"$OUT")	# the job's terminal is warren's too
+			fi
+			kill -KILL "$hp" 2>/dev/null; wait "$hp" 2>/dev/null
 			verdict "$name" "$st" "$msg" ;;
 		nftables | nftables@0)
 			new_wt "$name"; attempt "$name" --

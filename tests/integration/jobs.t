@@ -12,8 +12,9 @@
 
 # Tests: per mode 77 (time limit 19, service 7, never ready 9, kill 12, follow 7, env and
 # persistence 20, sh -e and --prefix 3); job file mistakes 32; the job's own timeout 4;
-# a service dying during the steps 2; kill RUN --state DIR 2.
-plan $((77 * 2 + 32 + 4 + 2 + 2 + 7))
+# a service dying during the steps 2; a step's output held outside the cell 4; kill RUN
+# --state DIR 2.
+plan $((77 * 2 + 32 + 4 + 2 + 4 + 2 + 7))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -566,6 +567,36 @@ line_like "$OUT" "^$CLOCK ✖ service flaky exited with status 3 during step wai
 	"a service that dies during a step is reported with its exit status and the step"
 is "$(jget "$RJ" '[(s["name"], s["status"], s["exit_code"]) for s in d["services"]]')" '[["flaky", "exited", 3]]' \
 	"... result.json services: flaky exited, exit_code 3"
+
+# ==================================================================== a step's output held outside the cell
+# The step hands its stdout and stderr to a process outside the cell and exits: the job goes
+# on, ends by itself (it does not wait for that output's end) and the record says so.
+use_mode root
+start_fd_holder "$WORK/holder.sock"
+hp=$HOLDER_PID
+job_file held <<EOF
+name: held
+steps:
+  - name: handout
+    run: |
+      python3 -c 'import socket, sys
+      c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); socket.send_fds(c, [b"x"], [1, 2]); c.recv(1)' $WORK/holder.sock
+      echo handed-out
+  - name: next
+    run: echo next-ran
+EOF
+T_TIMEOUT=10 jrun "$JF"
+after_job
+[ "$RC" = 0 ] && [[ $OUT == *next-ran* ]]
+ok $? "a step's output held outside the cell: the job goes on and ends by itself, exit 0" || diag "rc $RC" "$OUT" "$ERR"
+is "$(jget "$RJ" '[d["status"], d["exit_code"]] + [s["status"] for s in d["steps"]]')" '["exited", 0, "ok", "ok"]' \
+	"... result.json: exited 0, both steps ok"
+is "$(jget "$RJ" '[h["stream"] for h in d["output_held_outside"]]')" '["step handout"]' \
+	"... result.json output_held_outside names the step"
+line_like "$ERR" "^warren: $ID: a process outside the cell held the job's output open \\(step handout\\); [0-9]+ bytes read, the rest dropped\$" \
+	"... and one line says so"
+kill -KILL "$hp" 2>/dev/null; wait "$hp" 2>/dev/null
+rm -f "$WORK/holder.sock"
 
 # ==================================================================== warren kill RUN --state DIR
 # The order of the usage line: "warren kill RUN [--state DIR]".

@@ -6,7 +6,7 @@
 # Limits by cgroups are tested as root; the wall clock and signals also as the user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 84
+plan 89
 
 use_mode root
 
@@ -206,6 +206,31 @@ for sig in INT TERM; do
 	cause_recorded "SIG$sig: result.json status interrupted and the cause" interrupted
 	nothing_left "$RUNDIR" "SIG$sig: no process of the cell, nothing left"
 done
+
+# SIGTERM while a process outside the cell holds the job's output open (the job handed its
+# stdout and stderr out over a socket in the worktree): the cell is stopped and warren ends at
+# once with the interrupted record; it does not wait for an end of output that never comes.
+start_fd_holder "$WORK/holder.sock"
+hp=$HOLDER_PID
+s=$(uniq_arg)
+wr_bg run --work "$WORK" -- python3 -c 'import socket, subprocess, sys
+c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); socket.send_fds(c, [b"x"], [1, 2]); c.recv(1)
+subprocess.run(["sleep", sys.argv[2]])' "$WORK/holder.sock" "$s"
+wp=$BG_PID
+wait_for 15 grep -q held "$HOLDER_OUT" && wait_for 15 job_alive "$s"
+kill -TERM "$wp" 2>/dev/null
+wait_bg "$wp" 10
+rc=$RC
+ERR=$(cat "$BG_ERR")
+after_stop
+is "$rc" 143 "SIGTERM with the job's output held outside the cell: warren ends at once, exit 143"
+like "$LINE" "^warren: $ID stopped: interrupted by SIGTERM" "... one line 'stopped: interrupted by SIGTERM'"
+cause_recorded "... result.json status interrupted and the cause" interrupted
+line_like "$ERR" "^warren: $ID: a process outside the cell held the job's output open \\(stdout, stderr\\)" \
+	"... and one line saying that a process outside the cell held the output open"
+nothing_left "$RUNDIR" "... nothing left"
+kill -KILL "$hp" 2>/dev/null; wait "$hp" 2>/dev/null
+rm -f "$WORK/holder.sock"
 
 # ---------------------------------------------------------------- kill -9 of warren
 s=$(uniq_arg)

@@ -1,4 +1,5 @@
-/* test_fs.c - rm_tree on hostile trees, write_file_atomic, mkdir_p.
+/* test_fs.c - rm_tree on hostile trees, write_file_atomic, mkdir_p, descriptors over sockets
+ * and what a pipe's read end tells.
  *
  * Scratch lives under $TEST_SCRATCH (or ./build/test-scratch), never /tmp. When run as root,
  * the permission tests drop CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER from the
@@ -941,6 +942,33 @@ static void test_fd_pass(void **state)
 	close(p[1]);
 }
 
+/* fd_queued/fd_writer_open: what a pipe's read end holds, and whether anyone (here: the
+ * write end passed over a socket, as a job could pass its stdout) still holds its write end. */
+static void test_read_end(void **state)
+{
+	(void)state;
+	int sv[2], p[2], held = -1;
+	int32_t m = 0;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(fd_queued(p[0]), 0);
+	assert_true(fd_writer_open(p[0]));
+	assert_int_equal(write(p[1], "abc", 3), 3);
+	assert_int_equal(fd_queued(p[0]), 3);
+	assert_int_equal(fd_send(sv[1], p[1], &m, sizeof m), 0);
+	close(p[1]);
+	assert_true(fd_writer_open(p[0]));     /* in flight in the socket */
+	assert_int_equal(fd_recv(sv[0], 0, &m, sizeof m, &held), (ssize_t)sizeof m);
+	assert_true(fd_writer_open(p[0]));     /* held by the receiver */
+	close(held);
+	assert_false(fd_writer_open(p[0]));    /* the end: POLLHUP, data or not */
+	assert_int_equal(fd_queued(p[0]), 3);
+	close(p[0]);
+	close(sv[0]);
+	close(sv[1]);
+	assert_int_equal(fd_queued(-1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -963,6 +991,7 @@ int main(void)
 		T(test_atomic_stale_tmp_symlink),
 		T(test_atomic_stale_tmp_mode),
 		T(test_fd_pass),
+		T(test_read_end),
 		T(test_mkdir_p_basic),
 		T(test_mkdir_p_relative),
 		T(test_mkdir_p_file_in_the_way),
