@@ -607,7 +607,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	if (s->net.mode != NET_NONE && net_prepare(&u->net, s, err) < 0)
 		goto fail;
 	rundir_write_pid(s->rundir, getpid());
-	if (cgroup_create(&u->cg, s->id, &s->limits, s->rootless, err) < 0)
+	if (cgroup_create(&u->cg, s->id, &s->limits, s->rootless, spec_host_gid(s), err) < 0)
 		goto fail;
 
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
@@ -651,6 +651,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	}
 
 	u->cell.cgroup_fd = u->cg.v2_fd;
+	u->cell.cgroup = &u->cg;
 	if (container_start(s, &io, &u->cell, err) < 0)
 		goto fail;
 	closep(&watch[1]);
