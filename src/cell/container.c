@@ -35,6 +35,7 @@
 #include "cell/contract.h"
 #include "cell/executor.h"
 #include "cell/users.h"
+#include "cgroup/cgroup.h"
 #include "policy/policy.h"
 #include "util/fs.h"
 
@@ -534,6 +535,26 @@ static void loopback_up(void)
 	close(fd);
 }
 
+/* The run's cgroup, alone and read-only, at /sys/fs/cgroup, in a cgroup namespace rooted at
+ * it: on v1 the supervisor moved init there after the clone, so the namespace the clone made
+ * is rooted at the supervisor's groups. Rootless runs have none: /sys/fs/cgroup stays empty. */
+static void show_cgroup(const struct cgroup *cg)
+{
+	if (!cg || cg->kind == CGROUP_NONE)
+		return;
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		die(errno, "cannot root the cell's cgroup namespace at the run's cgroup");
+	char *v1[4] = { NULL };
+	if (cg->kind == CGROUP_V1 && !cgroup_v1_hierarchies(cg, v1))
+		return;
+	struct error err = { 0 };
+	int r = policy_show_cgroup(cg->kind == CGROUP_V1 ? (const char *const *)v1 : NULL, &err);
+	for (char **h = v1; *h; h++)
+		free(*h);
+	if (r < 0)
+		die(0, "%s", err.msg);
+}
+
 /* ---- the job ---- */
 
 static const char *env_get(char **env, const char *name)
@@ -769,7 +790,8 @@ static void close_all_but(int *keep, size_t n)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
-static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const struct cell_io *io, int go)
+static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const struct cell_io *io,
+						 const struct cgroup *cg, int go)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* the supervisor may have died before PDEATHSIG was armed: its end of `go` is closed then */
@@ -815,6 +837,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	if (read(go, &c, 1) != 1)
 		_exit(125);
 	close(go);
+	show_cgroup(cg);
 
 	struct cell_io jio = *io;
 	if (io->console >= 0)
@@ -885,7 +908,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		close(rep[0]);
 		close(go[1]);
 		report_fd = rep[1];
-		init_main(s, io, go[0]);
+		init_main(s, io, c->cgroup, go[0]);
 	}
 	close(rep[1]);
 	close(go[0]);

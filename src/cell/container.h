@@ -9,6 +9,8 @@
 #include "cell/spec.h"
 #include "util/error.h"
 
+struct cgroup;
+
 /* The job's standard streams, prepared by the supervisor (the caller's, pipes or a pty). */
 struct cell_io {
 	int in, out, err;
@@ -25,6 +27,8 @@ struct cell {
 	int report_fd;       /* messages from init (struct cell_report), EOF when it is gone */
 	int go_fd;           /* write one byte to let init start the job (after cgroup attach) */
 	int cgroup_fd;       /* -1, or a cgroup v2 directory to start init in (CLONE_INTO_CGROUP) */
+	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
+	                        (alone, read-only) at the cell's /sys/fs/cgroup */
 };
 
 enum cell_report_type {

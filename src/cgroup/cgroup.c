@@ -123,18 +123,21 @@ static bool has_file(const char *dir, const char *file)
 }
 
 /* A cgroup directory of mode: warren's parents 0711 (other host users cannot list the runs),
- * each run's own 0700 (nor read its figures). */
-static int mk(const char *path, mode_t mode, struct error *err)
+ * each run's own 0750 with group reader, the run user's host gid (nor read its figures; the
+ * job reads them in its cell's view of the group). */
+static int mk(const char *path, mode_t mode, gid_t reader, struct error *err)
 {
 	if (mkdir(path, mode) < 0 && errno != EEXIST)
 		return error_set(err, errno, "cannot create the cgroup %s", path);
+	if (reader != (gid_t)-1 && chown(path, (uid_t)-1, reader) < 0)
+		return error_set(err, errno, "cannot give the cgroup %s to the run's group", path);
 	struct stat st;
 	if (stat(path, &st) == 0 && (st.st_mode & 07777) != mode)
 		chmod(path, mode);
 	return 0;
 }
 
-static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, struct error *err)
+static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, gid_t reader, struct error *err)
 {
 	struct {
 		const char *ctrl;
@@ -159,11 +162,11 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 		if (!c[i].needed && i != 0)
 			continue;
 		_cleanup_free_ char *parent = xasprintf(CG_ROOT "/%s/warren", c[i].ctrl);
-		int r = mk(parent, 0711, err);
+		int r = mk(parent, 0711, (gid_t)-1, err);
 		if (r < 0)
 			return r;
 		*c[i].dir = xasprintf("%s/%s", parent, id);
-		if ((r = mk(*c[i].dir, 0700, err)) < 0) {
+		if ((r = mk(*c[i].dir, 0750, reader, err)) < 0) {
 			free(*c[i].dir);
 			*c[i].dir = NULL;
 			return r;
@@ -185,7 +188,7 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 	return 0;
 }
 
-static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, struct error *err)
+static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, gid_t reader, struct error *err)
 {
 	struct {
 		const char *ctrl;
@@ -198,7 +201,7 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
 					 c[i].flag, c[i].ctrl, CG_ROOT);
 	const char *parent = CG_ROOT "/warren";
-	int r = mk(parent, 0711, err);
+	int r = mk(parent, 0711, (gid_t)-1, err);
 	if (r < 0)
 		return r;
 	/* delegate what the root offers to warren's subtree; ignore what is refused, a limit
@@ -211,7 +214,7 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 		write_str(parent, "cgroup.subtree_control", plus);
 	}
 	cg->v2 = xasprintf("%s/%s", parent, id);
-	if ((r = mk(cg->v2, 0700, err)) < 0)
+	if ((r = mk(cg->v2, 0750, reader, err)) < 0)
 		return r;
 	cg->v2_fd = open(cg->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->v2_fd < 0)
@@ -227,7 +230,8 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 	return 0;
 }
 
-int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, struct error *err)
+int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, gid_t reader,
+		  struct error *err)
 {
 	memset(cg, 0, sizeof *cg);
 	cg->v2_fd = -1;
@@ -243,9 +247,9 @@ int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, boo
 	free(missing);
 	int r = 0;
 	if (cg->kind == CGROUP_V2)
-		r = create_v2(cg, id, l, err);
+		r = create_v2(cg, id, l, reader, err);
 	else if (cg->kind == CGROUP_V1)
-		r = create_v1(cg, id, l, err);
+		r = create_v1(cg, id, l, reader, err);
 	else if (wanted)
 		r = error_set(err, 0, "--memory, --pids and --cpu-time need cgroups, and none are mounted at " CG_ROOT);
 	if (r < 0)
@@ -268,6 +272,41 @@ int cgroup_attach(struct cgroup *cg, pid_t pid, struct error *err)
 			return error_set(err, -r, "cannot move the cell into %s", dirs[i]);
 	}
 	return 0;
+}
+
+/* The controllers field ("cpu,cpuacct") of the line of /proc/self/cgroup's text that lists
+ * ctrl, or NULL. */
+static char *hierarchy_of(const char *text, const char *ctrl)
+{
+	_cleanup_free_ char *want = xasprintf(",%s,", ctrl);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *f = strchr(l, ':'), *end = f ? strchr(f + 1, ':') : NULL;
+		if (!end)
+			return NULL;
+		int n = (int)(end - f - 1);
+		_cleanup_free_ char *field = xasprintf(",%.*s,", n, f + 1);
+		if (strstr(field, want))
+			return xasprintf("%.*s", n, f + 1);
+	}
+	return NULL;
+}
+
+size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[4])
+{
+	const char *ctrl[] = { "memory", "pids", "cpuacct" };
+	const char *dir[] = { cg->memory, cg->pids, cg->cpuacct };
+	_cleanup_free_ char *text = read_file("/proc/self/cgroup", NULL);
+	size_t n = 0;
+	for (int i = 0; i < 3 && text; i++) {
+		_cleanup_free_ char *h = dir[i] ? hierarchy_of(text, ctrl[i]) : NULL;
+		bool seen = !h;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = !strcmp(out[j], h);
+		if (!seen)
+			out[n++] = steal_pointer(&h);
+	}
+	out[n] = NULL;
+	return n;
 }
 
 void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)

@@ -38,8 +38,14 @@ enum cgroup_kind cgroup_host_kind(char **where, char **missing);
  * runs have no cgroup of their own.) */
 bool cgroup_can_limit(const char *ctrl, bool rootless);
 /* Create <mount>/warren/<id> in the controllers the limits need (and for accounting, when we
- * may). Fails with a named reason when a requested limit cannot be enforced here. */
-int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, struct error *err);
+ * may), readable by the host group reader (the run user's) and host root only. Fails with a
+ * named reason when a requested limit cannot be enforced here. */
+int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, gid_t reader,
+		  struct error *err);
+/* v1, in a process placed in cg: the controllers of each hierarchy it is in, as
+ * /proc/self/cgroup names them ("memory", "cpu,cpuacct"), each once, into out (heap strings,
+ * NULL-terminated); how many. */
+size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[4]);
 /* v1: move pid into every controller's group (v2 uses CLONE_INTO_CGROUP). */
 int cgroup_attach(struct cgroup *cg, pid_t pid, struct error *err);
 void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u);

@@ -1,7 +1,9 @@
 /* mask.c - what init hides and freezes in the cell's root before pivot_root: kernel files of
  * /proc and /sys masked as runc does (a file under /dev/null, a directory under an empty
- * read-only tmpfs), /proc/sys and friends read-only, /sys hidden with --no-sys, and the
- * worktree paths the host executes later (.git/hooks, .git/config, --protect) read-only.
+ * read-only tmpfs), /proc/sys and friends read-only, /sys hidden with --no-sys, the host's
+ * cgroup trees out of reach, and the worktree paths the host executes later (.git/hooks,
+ * .git/config, --protect) read-only. After pivot_root, the run's own cgroup, read-only, at
+ * /sys/fs/cgroup.
  *
  * Every target is opened without following symlinks and without leaving its parent, and its
  * file-system type is checked (procfs, sysfs) before anything is mounted on it, so a planted
@@ -105,25 +107,53 @@ static int bind_fd(int src, int target, uint64_t attrs)
 	return sys_move_mount_fd(t, target) < 0 ? -errno : 0;
 }
 
-/* An empty read-only tmpfs on the directory target. */
-static int empty_dir_on(int target)
+/* fsconfig each comma-separated item of opts: "key=value" as a string, "key" as a flag. */
+static int fs_config(int fs, const char *opts)
 {
-	_cleanup_close_ int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	_cleanup_free_ char *copy = xstrdup(opts);
+	char *save = NULL;
+	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(o, '=');
+		if (v)
+			*v++ = '\0';
+		if (syscall(SYS_fsconfig, fs, v ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, o, v, 0) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* A detached mount of a new file system of type with opts ("size=4k,mode=0555", "cpu,cpuacct"). */
+static int new_mount(const char *type, const char *opts, uint64_t attrs)
+{
+	_cleanup_close_ int fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -errno;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	int r = fs_config(fs, opts);
+	if (r < 0)
+		return r;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return -errno;
-	_cleanup_close_ int m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-					     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-	if (m < 0)
-		return -errno;
-	return sys_move_mount_fd(m, target) < 0 ? -errno : 0;
+	int m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+	return m < 0 ? -errno : m;
 }
 
 #define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+#define EMPTY_TMPFS "source=tmpfs,size=4k,mode=0555"
+
+/* Mount a new file system (new_mount's arguments) on the directory target. */
+static int mount_on(int target, const char *type, const char *opts, uint64_t attrs)
+{
+	_cleanup_close_ int m = new_mount(type, opts, attrs);
+	if (m < 0)
+		return m;
+	return sys_move_mount_fd(m, target) < 0 ? -errno : 0;
+}
+
+/* An empty read-only tmpfs on the directory target. */
+static int empty_dir_on(int target)
+{
+	return mount_on(target, "tmpfs", EMPTY_TMPFS, RO_ATTRS);
+}
 
 enum mask_kind { MASK_HIDE, MASK_RDONLY };
 
@@ -178,6 +208,27 @@ static int apply_masks(int dir, const char *what, long magic, const struct mask 
 	return 0;
 }
 
+/* The host's cgroup trees name every run (warren/run_...) and show their memory. Where init
+ * may (root mode) they leave the cell's root, so that the view of the run's own cgroup made
+ * later (policy_show_cgroup) is the only one a runtime reading mountinfo finds: moved onto
+ * the old root's /sys/fs/cgroup, they go with it when init detaches it after pivot_root (an
+ * umount of their own would cost a millisecond). Where they are locked in (rootless), an
+ * empty tmpfs hides them. */
+static int hide_host_cgroups(int sys, struct error *err)
+{
+	for (;;) {
+		_cleanup_close_ int cg = policy_open_checked(sys, "fs/cgroup", O_PATH | O_DIRECTORY, 0);
+		struct statfs fs;
+		if (cg < 0 || fstatfs(cg, &fs) < 0 || (fs.f_type != TMPFS_MAGIC && fs.f_type != CGROUP2_SUPER_MAGIC))
+			return 0;
+		_cleanup_close_ int old = sys_openat2(AT_FDCWD, "/sys/fs/cgroup", O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+		if (old >= 0 && sys_move_mount_fd(cg, old) == 0)
+			continue;
+		int r = empty_dir_on(cg);
+		return r < 0 ? error_set(err, -r, "cannot hide /sys/fs/cgroup in the cell") : 0;
+	}
+}
+
 static int mask_kernel(const struct cell_spec *s, int rootfd, struct error *err)
 {
 	_cleanup_close_ int devnull = open_devnull(err);
@@ -210,14 +261,55 @@ static int mask_kernel(const struct cell_spec *s, int rootfd, struct error *err)
 	}
 	if (apply_masks(sys, "/sys", SYSFS_MAGIC, SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0], devnull, err) < 0)
 		return -EINVAL;
-	/* the host's cgroup trees name every run (warren/run_...) and show their memory: hidden */
-	_cleanup_close_ int cg = policy_open_checked(sys, "fs/cgroup", O_PATH | O_DIRECTORY, 0);
-	struct statfs cfs;
-	if (cg >= 0 && fstatfs(cg, &cfs) == 0 && (cfs.f_type == TMPFS_MAGIC || cfs.f_type == CGROUP2_SUPER_MAGIC)) {
-		int r = empty_dir_on(cg);
-		if (r < 0)
-			return error_set(err, -r, "cannot hide /sys/fs/cgroup in the cell");
+	return hide_host_cgroups(sys, err);
+}
+
+/* ---- the run's own cgroup at /sys/fs/cgroup ---- */
+
+/* v1: the hierarchy of the controllers ctrls ("memory", "cpu,cpuacct") read-only on a new
+ * directory of that name in dir, and a symlink for each controller of a joint one
+ * (cpuacct -> cpu,cpuacct), as systemd lays them out. */
+static int show_v1(int dir, const char *ctrls)
+{
+	if (mkdirat(dir, ctrls, 0555) < 0)
+		return -errno;
+	_cleanup_close_ int at = policy_open_checked(dir, ctrls, O_PATH | O_DIRECTORY, TMPFS_MAGIC);
+	if (at < 0)
+		return at;
+	int r = mount_on(at, "cgroup", ctrls, RO_ATTRS);
+	if (r < 0 || !strchr(ctrls, ','))
+		return r;
+	_cleanup_free_ char *copy = xstrdup(ctrls);
+	char *save = NULL;
+	for (char *c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save))
+		if (!strchr(c, '=') && symlinkat(ctrls, dir, c) < 0)
+			return -errno;
+	return 0;
+}
+
+int policy_show_cgroup(const char *const *v1, struct error *err)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int sys = policy_open_checked(root, "sys", O_PATH | O_DIRECTORY, SYSFS_MAGIC);
+	_cleanup_close_ int cg = sys < 0 ? -1 : policy_open_checked(sys, "fs/cgroup", O_PATH | O_DIRECTORY, SYSFS_MAGIC);
+	if (cg < 0)
+		return 0;  /* --no-sys, an image's /sys, or the host's trees only hidden: nothing to show */
+	if (!v1) {
+		int r = mount_on(cg, "cgroup2", "", RO_ATTRS);
+		return r < 0 ? error_set(err, -r, "cannot mount the run's cgroup (cgroup2) on /sys/fs/cgroup in the cell") : 0;
 	}
+	/* a tmpfs to hold one directory per hierarchy, read-only once they are in */
+	int r = mount_on(cg, "tmpfs", EMPTY_TMPFS, RO_ATTRS & ~(uint64_t)MOUNT_ATTR_RDONLY);
+	if (r < 0)
+		return error_set(err, -r, "cannot mount a tmpfs on /sys/fs/cgroup in the cell");
+	_cleanup_close_ int dir = policy_open_checked(sys, "fs/cgroup", O_RDONLY | O_DIRECTORY, TMPFS_MAGIC);
+	if (dir < 0)
+		return error_set(err, -dir, "cannot open the cell's new /sys/fs/cgroup");
+	for (; *v1; v1++)
+		if ((r = show_v1(dir, *v1)) < 0)
+			return error_set(err, -r, "cannot mount the run's cgroup (v1 %s) on /sys/fs/cgroup/%s in the cell", *v1, *v1);
+	if (sys_mount_setattr_fd(dir, MOUNT_ATTR_RDONLY) < 0)
+		return error_set(err, errno, "cannot make /sys/fs/cgroup read-only in the cell");
 	return 0;
 }
 

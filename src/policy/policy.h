@@ -169,9 +169,16 @@ void policy_watch_writes(int sock);
 /* ---- in init, while it builds the cell's root (before pivot_root) ---- */
 
 /* Mask kernel files of <root>/proc and <root>/sys, make /proc/sys and friends read-only,
- * hide /sys with --no-sys, make the protected worktree paths read-only, and prepare the
- * Landlock ruleset the job enters. */
+ * hide /sys with --no-sys, take the host's cgroup trees out of <root>/sys/fs/cgroup, make the
+ * protected worktree paths read-only, and prepare the Landlock ruleset the job enters. */
 int policy_build_root(const struct cell_spec *s, const char *root, struct error *err);
+
+/* In init, after pivot_root, once in the run's cgroup and a cgroup namespace rooted there:
+ * mount that cgroup read-only at /sys/fs/cgroup, which policy_build_root cleared of the host's
+ * trees (nothing where it could only hide them, nor with --no-sys or an image's /sys). v1:
+ * NULL-terminated controller lists of the hierarchies to show ("memory", "cpu,cpuacct"),
+ * each at /sys/fs/cgroup/<list>; NULL: the cgroup2 file system itself. */
+int policy_show_cgroup(const char *const *v1, struct error *err);
 
 /* ---- checked access to the cell's kernel file systems ---- */
 

@@ -672,7 +672,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		goto fail;
 	rundir_write_pid(s->rundir_fd, getpid());
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
-	int cgr = cgroup_create(&u->cg, cg_name, &s->limits, s->rootless, err);
+	int cgr = cgroup_create(&u->cg, cg_name, &s->limits, s->rootless, spec_host_gid(s), err);
 	free(cg_name);
 	if (cgr < 0)
 		goto fail;
@@ -718,6 +718,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	}
 
 	u->cell.cgroup_fd = u->cg.v2_fd;
+	u->cell.cgroup = &u->cg;
 	if (container_start(s, &io, &u->cell, err) < 0)
 		goto fail;
 	closep(&watch[1]);

@@ -6,15 +6,23 @@
 #   namespaces, clone3, the mount family, x32 and i386 calls; util-linux unshare and mount,
 #   python's TIOCSTI), --seccomp FILE, --seccomp-print, --allow-nested; capabilities of the
 #   run user and of --user 0; rlimits and --core; masked kernel files, read-only /proc/sys
-#   and /sys, --no-sys; Landlock (writes the file-system permissions would allow, refused);
+#   and /sys, --no-sys; /sys/fs/cgroup showing the run's own cgroup only, read-only; Landlock
+#   (writes the file-system permissions would allow, refused);
 #   .git/hooks, .git/config and --protect read-only in the worktree; `warren policy` agreeing
 #   with the kernel; no inherited fds.
 . "$(dirname "$0")/../lib.sh"
 
 command -v gcc >/dev/null || skip_all "gcc is needed to build the probe"
 
-# Tests: 92 per mode, 4 checks of options, 10 per mode on an image.
-plan 208
+# Tests: 97 per mode, 4 checks of options, 10 per mode on an image.
+plan 220
+
+# The host's cgroup layout picks the files the cell's view of its cgroup shows.
+if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	CG_LAYOUT=v2 CG_MEM=memory.max CG_PIDS=pids.max
+else
+	CG_LAYOUT=v1 CG_MEM=memory/memory.limit_in_bytes CG_PIDS=pids/pids.max
+fi
 
 # ---------------------------------------------------------------- the probe
 
@@ -306,6 +314,31 @@ for mode in root user; do
 	wrun --no-sys -- sh -c 'ls -A /sys | wc -l; test -e /sys/fs/cgroup && echo cgroups-visible'
 	is "$OUT" 0 "$M --no-sys: /sys is empty (nothing of the kernel's below it)"
 
+	# ---- /sys/fs/cgroup: the run's own cgroup only, read-only (none rootless)
+	if [ "$mode" = root ]; then
+		wrun --memory 64m --pids 50 -- cat "/sys/fs/cgroup/$CG_MEM" "/sys/fs/cgroup/$CG_PIDS"
+		is "$(tr '\n' ' ' <<<"$OUT")" "67108864 50 " "$M --memory 64m --pids 50: the cell reads its limits in /sys/fs/cgroup/$CG_MEM and $CG_PIDS ($CG_LAYOUT host)"
+		wrun --memory 64m -- sh -c 'find /sys/fs/cgroup -name "run_*"; find /sys/fs/cgroup -mindepth 2 -type d; grep -v ":/\$" /proc/self/cgroup; echo end'
+		is "$OUT" end "$M /sys/fs/cgroup holds the run's own cgroup only (no run_*, no group below it; /proc/self/cgroup all /)"
+		wrun -- sh -c 'grep -E " - cgroup2? " /proc/self/mountinfo | awk "{ print \$4, substr(\$5, 1, 14), substr(\$6, 1, 3) }" | sort -u'
+		is "$(tr '\n' ' ' <<<"$OUT")" "/ /sys/fs/cgroup ro, " "$M every cgroup mount in the cell's mountinfo is the run's own (root /), read-only, under /sys/fs/cgroup"
+		wrun --user 0 --memory 64m -- sh -c "echo 1 > /sys/fs/cgroup/$CG_MEM; echo \$\$ > /sys/fs/cgroup/$(dirname "$CG_MEM")/cgroup.procs; mkdir /sys/fs/cgroup/x"
+		like "$ERR" 'Read-only file system.*Read-only file system.*Read-only file system' "$M --user 0 cannot write the limit, cgroup.procs or a new group: Read-only file system"
+		# on the host, while it runs: another host user cannot read the run's figures
+		wr_bg run --work "$WORK" --memory 64m -- sh -c 'hostname > cg-ready; while [ -e cg-ready ]; do sleep 0.1; done'
+		for _ in $(seq 100); do [ -s "$WORK/cg-ready" ] && break; sleep 0.1; done
+		cgdir=$(ls -d /sys/fs/cgroup/$(dirname "$CG_MEM")/warren/"$(cat "$WORK/cg-ready" 2>/dev/null)".* 2>/dev/null | head -n 1)
+		[ -f "$cgdir/$(basename "$CG_MEM")" ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups cat "$cgdir/$(basename "$CG_MEM")" >/dev/null 2>&1
+		ok $? "$M on the host another user cannot read the running run's $cgdir"
+		rm -f "$WORK/cg-ready"
+		wait_bg "$BG_PID"
+	else
+		wrun -- sh -c 'ls -A /sys/fs/cgroup | wc -l; mkdir /sys/fs/cgroup/x'
+		is "$OUT" 0 "$M rootless: /sys/fs/cgroup is empty (the run has no cgroup of its own; nothing of the host's)"
+		like "$ERR" 'Read-only file system' "$M rootless: nothing can be created in /sys/fs/cgroup"
+		skip 3 "rootless: the run has no cgroup of its own on this host to show"
+	fi
+
 	# ---- Landlock: writes the file system's permissions would allow, refused
 	wrun --require-landlock -- sh -c 'touch /tmp/a /var/tmp/a "$HOME/a" ./landlock-ok /dev/shm/a && echo x > /dev/null && echo wrote'
 	is "$OUT" wrote "$M --require-landlock: the worktree, /tmp, /var/tmp, \$HOME, /dev/shm and /dev/null are writable"
@@ -374,8 +407,13 @@ for mode in root user; do
 			diag "${disagree[@]}"
 		wr policy "$rid" /opt/cache/x
 		is "$RC" 1 "$M warren policy: a denied write exits 1"
-		like "$OUT" "^denied: /opt/cache/x is outside $rid — it may write under \\\$TMPDIR=/tmp \\(host: $STATE/runs/$rid/tmp, reclaimed when the run ends\\), its home /home/$JOB_USER and the worktree $GW\$" \
-			"$M warren policy: the refusal names where the run may write (TMPDIR and its host path, home, worktree)"
+		like "$OUT" "^denied: /opt/cache/x is outside $rid — it may write under \\\$TMPDIR=/tmp \\(a tmpfs of the run's own, reclaimed when the run ends\\), its home /home/$JOB_USER and the worktree $GW\$" \
+			"$M warren policy: the refusal names where the run may write (TMPDIR in its own tmpfs, home, worktree)"
+		wr run --work "$GW" --scratch none -- true
+		rid2=$(basename "$(last_rundir)")
+		wr policy "$rid2" /opt/cache/x
+		like "$OUT" "it may write under \\\$TMPDIR=/tmp \\(host: $STATE/runs/$rid2/tmp, reclaimed when the run ends\\)" \
+			"$M ... and with --scratch none, the host path of its scratch"
 		wr policy "${rid#run_}" /tmp/x --write
 		is "$RC:$OUT" 0:allowed "$M warren policy: /tmp/x is allowed (exit 0); RUN may be an id's prefix"
 		if [ "$(jget "$STATE/runs/$rid/spec.json" 'd.get("policy", {}).get("protect")')" = '[".envrc"]' ]; then
