@@ -210,10 +210,12 @@ static int mask_kernel(const struct cell_spec *s, int rootfd, struct error *err)
 	}
 	if (apply_masks(sys, "/sys", SYSFS_MAGIC, SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0], devnull, err) < 0)
 		return -EINVAL;
-	/* the host's cgroup trees name every run (warren/run_...) and show their memory: hidden */
+	/* the host's cgroup trees name every run (warren/run_...) and show their memory: hidden
+	 * (v1's tmpfs there is seen through an overlay, cell/hostroot.c) */
 	_cleanup_close_ int cg = policy_open_checked(sys, "fs/cgroup", O_PATH | O_DIRECTORY, 0);
 	struct statfs cfs;
-	if (cg >= 0 && fstatfs(cg, &cfs) == 0 && (cfs.f_type == TMPFS_MAGIC || cfs.f_type == CGROUP2_SUPER_MAGIC)) {
+	if (cg >= 0 && fstatfs(cg, &cfs) == 0 &&
+	    (cfs.f_type == TMPFS_MAGIC || cfs.f_type == OVERLAYFS_SUPER_MAGIC || cfs.f_type == CGROUP2_SUPER_MAGIC)) {
 		int r = empty_dir_on(cg);
 		if (r < 0)
 			return error_set(err, -r, "cannot hide /sys/fs/cgroup in the cell");
