@@ -1,6 +1,7 @@
 /* container.c - the container driver: clone the cell's init into fresh namespaces, build
- * its root (overlay or read-only host /), /dev, /proc, /tmp, home and worktree, pivot_root,
- * then start the job in a user namespace of its own that owns nothing, and reap (pid 1).
+ * its root (an overlay of --rootfs, or the host's / read-only through overlays: hostroot.c),
+ * /dev, /proc, /tmp, home and worktree, pivot_root, then start the job in a user namespace
+ * of its own that owns nothing, and reap (pid 1).
  *
  * Root mode: the namespaces belong to the host's user namespace, so the job (in a child user
  * namespace, ids mapped to CELL_ROOT_ID_BASE+N) holds no capability over its mounts, network,
@@ -34,6 +35,7 @@
 
 #include "cell/contract.h"
 #include "cell/executor.h"
+#include "cell/hostroot.h"
 #include "cell/users.h"
 #include "cgroup/cgroup.h"
 #include "policy/policy.h"
@@ -418,10 +420,13 @@ static void mount_root(const struct cell_spec *s, const char *root)
 			    s->rootfs, root);
 		return;
 	}
-	do_mount("/", root, NULL, MS_BIND | MS_REC, NULL);
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-	if (sys_mount_setattr(AT_FDCWD, root, AT_RECURSIVE, &a) < 0)
-		die(errno, "cannot make the host's / read-only in the cell");
+	/* the host's / through overlays, so that its unix sockets refuse the cell (hostroot.c);
+	 * nothing of the host is placed where the cell has its own */
+	const char *const skip[] = { "/proc", "/dev", "/run", CELL_TMP_PATH, CELL_VARTMP_PATH, CELL_HOME_PARENT,
+				     s->home, s->statedir, s->worktree, NULL };
+	struct error err = { 0 };
+	if (hostroot_mount(root, s->rootless, skip, &err) < 0)
+		die(0, "%s", err.msg);
 }
 
 /* Build the whole file system of the cell under <rundir>/root and pivot into it. */

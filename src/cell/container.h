@@ -1,5 +1,6 @@
-/* container.h - the container driver: a cell made of Linux namespaces, an overlay or a
- * read-only bind of the host's /, a private /tmp, /dev and /proc, and a small init (pid 1). */
+/* container.h - the container driver: a cell made of Linux namespaces, an overlay of an image
+ * or the host's / seen read-only through overlays, a private /tmp, /dev and /proc, and a small
+ * init (pid 1). */
 #ifndef WARREN_CELL_CONTAINER_H
 #define WARREN_CELL_CONTAINER_H
 

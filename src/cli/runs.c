@@ -145,6 +145,31 @@ static void row(const char *k, const char *v)
 	printf("%-14s %s\n", k, v);
 }
 
+/* A list of refused calls of result.json (key, key_total): the count, then the first paths,
+ * one row each; nothing for a record without it. */
+static void rows_refused(json_t *r, const char *key, const char *label, const char *none, const char *where)
+{
+	json_t *list = json_object_get(r, key);
+	if (!json_is_array(list))
+		return;
+	_cleanup_free_ char *tkey = xasprintf("%s_total", key);
+	json_int_t total = json_integer_value(json_object_get(r, tkey));
+	_cleanup_free_ char *t = xasprintf("%lld%s", (long long)total, total ? "" : none);
+	row(label, t);
+	size_t i;
+	json_t *w;
+	json_array_foreach(list, i, w) {
+		if (i == 10) {
+			_cleanup_free_ char *more = xasprintf("… %zu more paths in %s/result.json", json_array_size(list) - 10, where);
+			row("", more);
+			break;
+		}
+		_cleanup_free_ char *line = xasprintf("%s (%lld)", json_string_value(json_object_get(w, "path")) ?: "?",
+						      (long long)json_integer_value(json_object_get(w, "count")));
+		row("", line);
+	}
+}
+
 static void row_size(const char *k, json_t *v)
 {
 	char b[32];
@@ -231,24 +256,9 @@ int cmd_show(int argc, char **argv)
 	row("pids peak", pps);
 	row_size("output", json_object_get(r, "output_bytes"));
 	row_size("scratch", json_object_get(r, "scratch_bytes"));
-	/* refused writes: the count, then the first paths, one row each */
-	json_t *rw = json_object_get(r, "refused_writes");
-	if (json_is_array(rw)) {
-		json_int_t total = json_integer_value(json_object_get(r, "refused_writes_total"));
-		_cleanup_free_ char *t = xasprintf("%lld%s", (long long)total, total ? "" : " (it wrote only where it may)");
-		row("refused writes", t);
-		size_t i;
-		json_t *w;
-		json_array_foreach(rw, i, w) {
-			if (i == 10) {
-				_cleanup_free_ char *more = xasprintf("… %zu more paths in %s/result.json", json_array_size(rw) - 10, where);
-				row("", more);
-				break;
-			}
-			_cleanup_free_ char *line = xasprintf("%s (%lld)", json_string_value(json_object_get(w, "path")) ?: "?",
-							      (long long)json_integer_value(json_object_get(w, "count")));
-			row("", line);
-		}
+	if (json_is_array(json_object_get(r, "refused_writes"))) {
+		rows_refused(r, "refused_writes", "refused writes", " (it wrote only where it may)", where);
+		rows_refused(r, "refused_connects", "host sockets", " (it tried none)", where);
 	} else if (json_is_string(json_object_get(r, "refused_writes_off"))) {
 		row("refused writes", json_string_value(json_object_get(r, "refused_writes_off")));
 	}

@@ -220,7 +220,8 @@ static void host_checks(const char *state)
 	check(maj > 5 || (maj == 5 && min >= 12), "kernel", "%s is older than 5.12 (mount_setattr, idmapped mounts); upgrade the kernel", u.release);
 	check(can_unshare_user(), "user namespaces",
 	      "cannot create one (check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, or AppArmor's restrict_unprivileged_userns)");
-	check(has_fs("overlay"), "overlayfs (for --rootfs)", "not in /proc/filesystems; run 'modprobe overlay'");
+	check(has_fs("overlay"), "overlayfs (the cell's view of the host's /, and --rootfs)",
+	      "not in /proc/filesystems; run 'modprobe overlay' (no cell can be made without it)");
 	char *where = NULL, *missing = NULL;
 	enum cgroup_kind k = cgroup_host_kind(&where, &missing);
 	if (geteuid() != 0) {

@@ -1,7 +1,12 @@
 /* watch.c - the write watch, job side: a second seccomp filter that hands the job's write-side
  * path calls (open/openat with a write flag or O_CREAT, creat, mkdir, unlink, rename, link,
  * symlink, truncate, chmod, chown, utimes, setxattr...) to the supervisor as user
- * notifications, so that it can record the writes the cell refuses (supervise/refused.c).
+ * notifications, so that it can record the writes the cell refuses (supervise/refused.c);
+ * and connect() when its address may name a unix socket by path (the host's, which the cell
+ * cannot reach: cell/hostroot.c). seccomp cannot read the address, only its length: a
+ * pathname one is 3 to 110 bytes long, and the lengths of AF_INET (16) and AF_INET6 (28)
+ * stay in the kernel, so TCP and UDP connects are never handed over (a unix address padded
+ * to 16 or 28 bytes is not recorded, and is refused all the same).
  * The filter decides nothing: the supervisor always answers "continue" and the kernel then
  * decides as it would without it. A call the profile's filter refuses fails with the profile's
  * errno (ERRNO outranks USER_NOTIF whatever the order of the filters) and is never seen.
@@ -9,7 +14,7 @@
  *
  * Written as classic BPF by hand rather than with libseccomp: the listener must be created
  * with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, which libseccomp exposes only from 2.6
- * (Debian 12 has 2.5.4), and the program is 48 instructions. */
+ * (Debian 12 has 2.5.4), and the program is 51 instructions on x86-64. */
 #include "policy/policy.h"
 
 #include <fcntl.h>
@@ -31,6 +36,13 @@
 
 /* open flags that make an open a write (or a create) */
 #define WATCH_OPEN_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
+
+/* connect() address lengths: a unix pathname address (offsetof sun_path + 1 to sizeof
+ * struct sockaddr_un), and the inet ones that never are handed over */
+#define WATCH_UNIX_MIN 3
+#define WATCH_UNIX_MAX 110
+#define WATCH_INET_LEN 16
+#define WATCH_INET6_LEN 28
 
 /* The calls handed over whatever their arguments. */
 static const int watch_always[] = {
@@ -57,16 +69,17 @@ int policy_watch_filter(struct sock_filter *f, size_t cap)
 	(void)cap;
 	return -ENOTSUP;
 #else
-	/* layout (classic BPF jumps only forward): arch check, nr load, open/openat tests,
-	 * NALWAYS tests, allow, open: flags test, openat: flags test, notify, allow */
+	/* layout (classic BPF jumps only forward): arch check, nr load, open/openat/connect
+	 * tests, NALWAYS tests, allow, open: flags test, openat: flags test, connect: length
+	 * tests, notify, allow */
 	size_t n = 0;
-	const size_t n_total = 2 + 1 + 2 + NALWAYS + 1 + 4 + 2;
+	const size_t n_total = 2 + 1 + 3 + NALWAYS + 1 + 4 + 5 + 2;
 	if (cap < n_total)
 		return -ENOSPC;
-	const size_t allow = 5 + NALWAYS, l_open = allow + 1, l_openat = l_open + 2, notify = l_openat + 2,
-		     allow2 = notify + 1;
+	const size_t allow = 6 + NALWAYS, l_open = allow + 1, l_openat = l_open + 2, l_connect = l_openat + 2,
+		     notify = l_connect + 5, allow2 = notify + 1;
 	/* classic BPF jumps are 8 bits: the whole program must stay within reach */
-	_Static_assert(2 + 1 + 2 + NALWAYS + 1 + 4 + 2 < 256, "the write watch's filter is too long for its jumps");
+	_Static_assert(2 + 1 + 3 + NALWAYS + 1 + 4 + 5 + 2 < 256, "the write watch's filter is too long for its jumps");
 #define EMIT(code, jt, jf, k) (f[n] = (struct sock_filter){ (code), (jt), (jf), (k) }, n++)
 #define TO(label) ((uint8_t)((label) - n - 1))
 	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch));
@@ -78,6 +91,7 @@ int policy_watch_filter(struct sock_filter *f, size_t cap)
 	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_openat), 0, __NR_openat);
 #endif
 	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_openat), 0, __NR_openat);
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_connect), 0, __NR_connect);
 	for (size_t i = 0; i < NALWAYS; i++)
 		EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(notify), 0, (uint32_t)watch_always[i]);
 	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW);                 /* allow */
@@ -85,6 +99,11 @@ int policy_watch_filter(struct sock_filter *f, size_t cap)
 	EMIT(BPF_JMP | BPF_JSET | BPF_K, TO(notify), TO(allow2), WATCH_OPEN_FLAGS);
 	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LO(2));               /* openat: flags */
 	EMIT(BPF_JMP | BPF_JSET | BPF_K, TO(notify), TO(allow2), WATCH_OPEN_FLAGS);
+	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LO(2));               /* connect: addrlen */
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(allow2), 0, WATCH_INET_LEN);
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(allow2), 0, WATCH_INET6_LEN);
+	EMIT(BPF_JMP | BPF_JGT | BPF_K, TO(allow2), 0, WATCH_UNIX_MAX);
+	EMIT(BPF_JMP | BPF_JGE | BPF_K, TO(notify), TO(allow2), WATCH_UNIX_MIN);
 	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_USER_NOTIF);            /* notify */
 	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW);                 /* allow2 */
 #undef TO

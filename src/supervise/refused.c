@@ -15,6 +15,12 @@
  * O_PATH. The taker holds the cell's mount namespace, so that a call judged after the job
  * has ended still sees the cell's mounts.
  *
+ * A connect() to a unix pathname address is judged the same way: it is refused when the
+ * address resolves (in the caller's root, symlinks followed as connect follows them) to a
+ * socket file on a read-only overlay, which is how the cell sees the host's / (no listener
+ * can be reached through it: cell/hostroot.c). It goes to a list of its own. The overlay is
+ * what refuses; the record only tells.
+ *
  * The thread starts at the first call (the event loop takes the listener and watches it until
  * then): a second thread in the supervisor makes every copy-on-write fault it takes after
  * cloning the cell's init flush the TLB of the other CPU too, which cost a run of /bin/true
@@ -37,6 +43,7 @@
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +54,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,6 +97,7 @@ enum want {
 	W_OPEN,     /* open with flags */
 	W_TO,       /* a rename's target */
 	W_FROM,     /* a link's source: only looked up */
+	W_CONNECT,  /* connect() to a unix pathname address: the socket file, symlinks followed */
 };
 
 struct target {
@@ -226,15 +235,11 @@ static char *proc_self(pid_t pid, char *abs)
 	return thread ? xasprintf("/proc/%ld/task/%ld%s", tgid, tid, rest) : xasprintf("/proc/%ld%s", tgid, rest);
 }
 
-/* The path the caller named (addr: its string, 0 for none) relative to dirfd, made
- * absolute from its working directory or its dirfd; NULL when it names nothing we can see. */
-static char *caller_path(pid_t pid, int dirfd, uint64_t addr, bool *unread)
+/* The path p (taken) the caller named relative to dirfd, made absolute from its working
+ * directory or its dirfd; NULL when it names nothing we can see. */
+static char *caller_abs_path(pid_t pid, int dirfd, char *p)
 {
-	_cleanup_free_ char *p = addr ? read_string(pid, addr) : xstrdup("");
-	if (!p) {
-		*unread = true;
-		return NULL;
-	}
+	_cleanup_free_ char *own = p;
 	if (p[0] == '/')
 		return proc_self(pid, xstrdup(p));
 	char link[64];
@@ -248,6 +253,35 @@ static char *caller_path(pid_t pid, int dirfd, uint64_t addr, bool *unread)
 	if (!*p)
 		return xstrdup(base);   /* the directory fd itself (AT_EMPTY_PATH, utimensat NULL) */
 	return proc_self(pid, xasprintf("%s/%s", strcmp(base, "/") ? base : "", p));
+}
+
+/* The path the caller named (addr: its string, 0 for none) relative to dirfd, made absolute. */
+static char *caller_path(pid_t pid, int dirfd, uint64_t addr, bool *unread)
+{
+	char *p = addr ? read_string(pid, addr) : xstrdup("");
+	if (!p) {
+		*unread = true;
+		return NULL;
+	}
+	return caller_abs_path(pid, dirfd, p);
+}
+
+/* The path of the unix pathname address (addr, len) connect() was given, made absolute; NULL
+ * for any other address (inet, abstract or unnamed unix...). */
+static char *caller_unix_path(pid_t pid, uint64_t addr, uint64_t len, bool *unread)
+{
+	struct sockaddr_un sun = { 0 };
+	size_t want = len < sizeof sun ? (size_t)len : sizeof sun;
+	struct iovec l = { &sun, want }, rm = { (void *)(uintptr_t)addr, want };
+	if (process_vm_readv(pid, &l, 1, &rm, 1, 0) != (ssize_t)want) {
+		*unread = true;
+		return NULL;
+	}
+	size_t max = want - offsetof(struct sockaddr_un, sun_path);
+	if (want <= offsetof(struct sockaddr_un, sun_path) || sun.sun_family != AF_UNIX || !sun.sun_path[0])
+		return NULL;
+	/* the kernel ends the path at the address's length */
+	return caller_abs_path(pid, AT_FDCWD, xasprintf("%.*s", (int)max, sun.sun_path));
 }
 
 /* Read the targets of the call d of pid. */
@@ -318,6 +352,10 @@ static void collect(pid_t pid, const struct seccomp_data *d, struct refused_call
 		T(AT(2), a[3], W_TO, d->nr == __NR_renameat2 ? a[4] : 0);
 		break;
 	case __NR_truncate: TL(AT_FDCWD, a[0], W_CHANGE, 0, 3, false); break;  /* LANDLOCK_ACCESS_FS_TRUNCATE */
+	case __NR_connect:
+		t[0] = (struct target){ .want = W_CONNECT, .path = caller_unix_path(pid, a[1], a[2], unread) };
+		n = t[0].path ? 1 : 0;
+		break;
 	case __NR_setxattr:
 	case __NR_removexattr: TA(AT_FDCWD, a[0], false); break;
 	case __NR_lsetxattr:
@@ -390,6 +428,23 @@ struct verdict {
 	bool refused;        /* a single call's answer; pairs are decided by judge_call() */
 };
 
+/* A connect() to t: refused when it leads to a socket file on a read-only overlay (the host's
+ * /, where no listener can be reached; the cell's own sockets are elsewhere). */
+static void judge_connect(int rootfd, const struct target *t, struct verdict *v)
+{
+	_cleanup_free_ char *canon = NULL;
+	_cleanup_close_ int fd = open_in_root(rootfd, t->path, 0, &canon);
+	leave_if_abandoned();
+	struct stat st;
+	struct statfs fs;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) || fstatfs(fd, &fs) < 0 ||
+	    fs.f_type != OVERLAYFS_SUPER_MAGIC || !is_ro(fd))
+		return;
+	v->path = canon;
+	canon = NULL;
+	v->refused = true;
+}
+
 /* Look t up in the caller's root and decide it as a call of its own. depth: symlinks
  * followed to a creation so far. */
 static void judge_target(const struct refused *r, int rootfd, struct target *t, struct verdict *v, int depth)
@@ -398,6 +453,10 @@ static void judge_target(const struct refused *r, int rootfd, struct target *t, 
 	*v = (struct verdict){ 0 };
 	if (!t->path)
 		return;
+	if (t->want == W_CONNECT) {
+		judge_connect(rootfd, t, v);
+		return;
+	}
 	/* O_TMPFILE names a directory to make an unnamed file in */
 	bool tmpfile = t->want == W_OPEN && (t->flags & O_TMPFILE) == O_TMPFILE;
 	_cleanup_free_ char *full = xstrdup(t->path);
@@ -480,7 +539,8 @@ static void judge_target(const struct refused *r, int rootfd, struct target *t, 
 	case W_CREATE: v->refused = !t->exists && !procfs && (t->ro_dir || landlock); break;
 	case W_REMOVE: v->refused = !t->dots && (t->ro_dir || (t->exists && (landlock || t->own_mount))); break;
 	case W_TO: v->refused = !t->dots && (t->ro_dir || landlock || (t->exists && t->own_mount)); break;
-	case W_FROM: v->refused = false; break;
+	case W_FROM:
+	case W_CONNECT: v->refused = false; break;   /* connects: judge_connect() */
 	case W_CHANGE:
 		/* truncate of anything but a regular file: EISDIR or EINVAL */
 		v->refused = t->exists && !(ll == 3 && !is_reg) && (ro_name || landlock);
@@ -500,24 +560,24 @@ static void judge_target(const struct refused *r, int rootfd, struct target *t, 
 	}
 }
 
-/* Count path (taken) for the record; under r->lock. */
-static void count(struct refused *r, char *path, bool is_protected)
+/* Count path (taken) in l for the record; under r->lock. */
+static void count(struct refused_list *l, char *path, bool is_protected)
 {
 	_cleanup_free_ char *raw = path;
 	char *p = printable_name(raw);
-	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->paths[i].path, p)) {
-			r->paths[i].count++;
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->paths[i].path, p)) {
+			l->paths[i].count++;
 			free(p);
 			return;
 		}
-	if (r->n == REFUSED_MAX_PATHS) {
+	if (l->n == REFUSED_MAX_PATHS) {
 		free(p);
 		return;
 	}
-	if (!r->n)
-		r->paths = xcalloc(REFUSED_MAX_PATHS, sizeof *r->paths);
-	r->paths[r->n++] = (struct refused_path){ .path = p, .count = 1, .is_protected = is_protected };
+	if (!l->n)
+		l->paths = xcalloc(REFUSED_MAX_PATHS, sizeof *l->paths);
+	l->paths[l->n++] = (struct refused_path){ .path = p, .count = 1, .is_protected = is_protected };
 }
 
 /* Decide a whole call, in the kernel's order for renames and links, and count it. */
@@ -555,16 +615,17 @@ static void judge_call(struct refused *r, struct refused_call *c)
 		}
 	}
 	bool refused = false;
+	struct refused_list *l = c->nr == __NR_connect ? &r->connects : &r->writes;
 	pthread_mutex_lock(&r->lock);
 	if (!r->abandoned) {
 		for (size_t i = 0; i < c->nt; i++)
 			if (hit[i] && v[i].path) {
-				count(r, v[i].path, v[i].is_protected);
+				count(l, v[i].path, v[i].is_protected);
 				v[i].path = NULL;
 				refused = true;
 			}
 		/* one call is one write, even a rename that names two refused paths */
-		r->total += refused;
+		l->total += refused;
 	}
 	pthread_mutex_unlock(&r->lock);
 	for (size_t i = 0; i < c->nt; i++)
@@ -737,13 +798,19 @@ void refused_stop(struct refused *r)
 	closep(&r->mntns);
 }
 
+static void list_free(struct refused_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->paths[i].path);
+	free(l->paths);
+}
+
 void refused_free(struct refused *r)
 {
 	refused_stop(r);
 	closep(&r->sock);
-	for (size_t i = 0; i < r->n; i++)
-		free(r->paths[i].path);
-	free(r->paths);
+	list_free(&r->writes);
+	list_free(&r->connects);
 	free(r->off);
 	if (r->abandoned) {
 		/* a detached thread may still hold the listener, the buffers and the queue */
@@ -789,50 +856,34 @@ bool refused_take_listener(struct refused *r)
 
 /* ---- the record ---- */
 
-void refused_record(const struct refused *r, const struct cell_spec *s, json_t **extra, bool quiet)
+static json_t *list_json(const struct refused_list *l)
 {
-	if (!*extra)
-		*extra = json_object();
-	if (s->policy.no_refused_writes || (r->off && !r->abandoned)) {
-		json_object_set_new(*extra, "refused_writes", json_null());
-		json_object_set_new(*extra, "refused_writes_off",
-				    json_string(r->off ? r->off : "not recorded (--no-refused-writes)"));
-		if (r->off && !quiet && strcmp(r->off, "the job ended before the write watch was in place") != 0)
-			fprintf(stderr, "warren: note: refused writes of %s were not recorded: %s\n", s->id, r->off);
-		return;
-	}
 	json_t *list = json_array();
-	for (size_t i = 0; i < r->n; i++)
-		json_array_append_new(list, json_pack("{s:s,s:I}", "path", r->paths[i].path, "count", (json_int_t)r->paths[i].count));
-	json_object_set_new(*extra, "refused_writes", list);
-	json_object_set_new(*extra, "refused_writes_total", json_integer((json_int_t)r->total));
-	json_object_set_new(*extra, "watched_write_calls", json_integer((json_int_t)r->looked));
-	if (r->unread)
-		json_object_set_new(*extra, "watched_write_calls_unread", json_integer((json_int_t)r->unread));
-	if (r->abandoned)
-		json_object_set_new(*extra, "refused_writes_incomplete", json_string(r->off));
-	if (!quiet && r->unread)
-		fprintf(stderr, "warren: note: %llu write calls of %s could not be read (a process that forbids it, or a path longer than PATH_MAX); refused writes among them are not counted\n",
-			(unsigned long long)r->unread, s->id);
-	if (quiet || !r->total)
-		return;
-	/* the line: the outside paths first (where to write instead), then the protected ones */
+	for (size_t i = 0; i < l->n; i++)
+		json_array_append_new(list, json_pack("{s:s,s:I}", "path", l->paths[i].path, "count", (json_int_t)l->paths[i].count));
+	return list;
+}
+
+/* The line of refused writes: the outside paths first (where to write instead), then the
+ * protected ones. */
+static void writes_line(const struct refused_list *w, const struct cell_spec *s)
+{
 	char *line = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&line, &len);
 	if (!m)
 		return;
 	size_t outside = 0, prot = 0, shown = 0;
-	for (size_t i = 0; i < r->n; i++)
-		*(r->paths[i].is_protected ? &prot : &outside) += 1;
-	fprintf(m, "warren: %s refused %llu write%s", s->id, (unsigned long long)r->total, r->total == 1 ? "" : "s");
+	for (size_t i = 0; i < w->n; i++)
+		*(w->paths[i].is_protected ? &prot : &outside) += 1;
+	fprintf(m, "warren: %s refused %llu write%s", s->id, (unsigned long long)w->total, w->total == 1 ? "" : "s");
 	if (outside) {
 		fprintf(m, " outside the run: ");
-		for (size_t i = 0; i < r->n && shown < 5; i++)
-			if (!r->paths[i].is_protected)
-				fprintf(m, "%s%s", shown++ ? ", " : "", r->paths[i].path);
+		for (size_t i = 0; i < w->n && shown < 5; i++)
+			if (!w->paths[i].is_protected)
+				fprintf(m, "%s%s", shown++ ? ", " : "", w->paths[i].path);
 		/* past the first REFUSED_MAX_PATHS paths, the rest are counted only */
-		if (outside > shown || r->n == REFUSED_MAX_PATHS)
+		if (outside > shown || w->n == REFUSED_MAX_PATHS)
 			fprintf(m, ", … (all in %s/result.json)", s->rundir);
 		fprintf(m, " — write scratch files under $" CELL_TMPDIR_ENV " (" CELL_TMP_PATH " in the cell; ");
 		if (s->limits.scratch)
@@ -844,13 +895,56 @@ void refused_record(const struct refused *r, const struct cell_spec *s, json_t *
 	if (prot) {
 		fprintf(m, "%s", outside ? "; " : ": ");
 		size_t k = 0;
-		for (size_t i = 0; i < r->n && k < 5; i++)
-			if (r->paths[i].is_protected)
-				fprintf(m, "%s%s", k++ ? ", " : "", r->paths[i].path);
+		for (size_t i = 0; i < w->n && k < 5; i++)
+			if (w->paths[i].is_protected)
+				fprintf(m, "%s%s", k++ ? ", " : "", w->paths[i].path);
 		fprintf(m, "%s %s read-only (the host runs %s after the run)", prot > k ? ", …" : "", prot == 1 ? "is" : "are",
 			prot == 1 ? "it" : "them");
 	}
 	fclose(m);
 	fprintf(stderr, "%s\n", line);
 	free(line);
+}
+
+/* The line of refused connects: the host's sockets the job tried, and where its own go. */
+static void connects_line(const struct refused_list *c, const struct cell_spec *s)
+{
+	fprintf(stderr, "warren: %s refused %llu connect%s to the host's unix sockets: ", s->id, (unsigned long long)c->total,
+		c->total == 1 ? "" : "s");
+	for (size_t i = 0; i < c->n && i < 5; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", c->paths[i].path);
+	fprintf(stderr, "%s — the cell cannot reach the host's services; a socket the job binds itself under $" CELL_TMPDIR_ENV
+		" or in the worktree works (docs/hardening.md, \"Host sockets\")\n",
+		c->n > 5 || c->n == REFUSED_MAX_PATHS ? ", …" : "");
+}
+
+void refused_record(const struct refused *r, const struct cell_spec *s, json_t **extra, bool quiet)
+{
+	if (!*extra)
+		*extra = json_object();
+	if (s->policy.no_refused_writes || (r->off && !r->abandoned)) {
+		json_object_set_new(*extra, "refused_writes", json_null());
+		json_object_set_new(*extra, "refused_connects", json_null());
+		json_object_set_new(*extra, "refused_writes_off",
+				    json_string(r->off ? r->off : "not recorded (--no-refused-writes)"));
+		if (r->off && !quiet && strcmp(r->off, "the job ended before the write watch was in place") != 0)
+			fprintf(stderr, "warren: note: refused writes of %s were not recorded: %s\n", s->id, r->off);
+		return;
+	}
+	json_object_set_new(*extra, "refused_writes", list_json(&r->writes));
+	json_object_set_new(*extra, "refused_writes_total", json_integer((json_int_t)r->writes.total));
+	json_object_set_new(*extra, "refused_connects", list_json(&r->connects));
+	json_object_set_new(*extra, "refused_connects_total", json_integer((json_int_t)r->connects.total));
+	json_object_set_new(*extra, "watched_write_calls", json_integer((json_int_t)r->looked));
+	if (r->unread)
+		json_object_set_new(*extra, "watched_write_calls_unread", json_integer((json_int_t)r->unread));
+	if (r->abandoned)
+		json_object_set_new(*extra, "refused_writes_incomplete", json_string(r->off));
+	if (!quiet && r->unread)
+		fprintf(stderr, "warren: note: %llu write calls of %s could not be read (a process that forbids it, or a path longer than PATH_MAX); refused writes among them are not counted\n",
+			(unsigned long long)r->unread, s->id);
+	if (!quiet && r->writes.total)
+		writes_line(&r->writes, s);
+	if (!quiet && r->connects.total)
+		connects_line(&r->connects, s);
 }

@@ -1,7 +1,8 @@
 /* refused.h - the write watch, supervisor side: looks at each write-side path call the job's
  * filter (policy/watch.c) hands over, lets it go on, and counts the ones the cell refuses, by
  * path, for result.json ("refused_writes") and the line at the end of the run that says
- * where the run may write instead. */
+ * where the run may write instead; and the same for connects to the host's unix sockets
+ * ("refused_connects"), which the cell cannot reach (cell/hostroot.c). */
 #ifndef WARREN_SUPERVISE_REFUSED_H
 #define WARREN_SUPERVISE_REFUSED_H
 
@@ -20,6 +21,13 @@ struct refused_path {
 	bool is_protected;   /* a protected worktree path (.git/hooks...), not outside the run */
 };
 
+/* The refused calls of one kind, by path. */
+struct refused_list {
+	struct refused_path *paths;  /* the first REFUSED_MAX_PATHS distinct paths */
+	size_t n;
+	uint64_t total;          /* every refused call, listed or not */
+};
+
 struct refused {
 	int sock;                /* the job's socket the listener comes over, -1 once read */
 	int listener;            /* the seccomp listener, -1 until received */
@@ -27,10 +35,9 @@ struct refused {
 	int landlock_abi;        /* what the job runs under (0: no Landlock) */
 	char *off;               /* why refused writes are not recorded (NULL: they are) */
 	/* the record, written by the taker (under lock while it runs) */
-	struct refused_path *paths;  /* the first REFUSED_MAX_PATHS distinct paths */
-	size_t n;
-	uint64_t total;          /* every refused call, listed or not */
-	uint64_t looked;         /* write-side calls looked at */
+	struct refused_list writes;
+	struct refused_list connects;  /* connect() to a host socket (a unix pathname address) */
+	uint64_t looked;         /* calls looked at (write-side calls and connects) */
 	uint64_t unread;         /* of those, calls whose paths could not be read */
 	/* the taker thread (see refused.c) */
 	void *req, *resp;        /* seccomp_notif and seccomp_notif_resp, sized by the kernel */
@@ -53,8 +60,9 @@ int refused_start(struct refused *r, const struct cell_spec *s);
 bool refused_serve_one(struct refused *r);   /* false: the listener is broken, stop watching it */
 /* Stop and join the thread (after the cell is gone); idempotent. */
 void refused_stop(struct refused *r);
-/* "refused_writes": [{path, count}], "refused_writes_total": N (or "refused_writes": null
- * and "refused_writes_off": why) into *extra; and, unless quiet, the line on stderr. */
+/* "refused_writes": [{path, count}], "refused_writes_total": N, the same for
+ * "refused_connects" (or both null and "refused_writes_off": why) into *extra; and, unless
+ * quiet, the lines on stderr. */
 void refused_record(const struct refused *r, const struct cell_spec *s, json_t **extra, bool quiet);
 void refused_free(struct refused *r);
 

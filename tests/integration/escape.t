@@ -26,7 +26,7 @@ ATTEMPTS="read_host_tmp read_host_root write_etc write_image other_run_scratch o
 ptrace_outside kill_outside mount mount@0 userns userns@0 seccomp_forbidden tiocsti tioclinux
 proc_kcore sysrq_trigger worktree_symlink symlink_race_worktree symlink_race_git reexec_exe
 reexec_exe@0 inherited_fd cgroup_move cgroup_peek rlimits rlimits@0 git_hooks git_hooks@0 nftables nftables@0
-state_swap gc_planted output_held output_held_tty $GIT_CLASSES"
+state_swap gc_planted output_held output_held_tty host_socket host_socket@0 $GIT_CLASSES"
 ATTEMPTS=${ESCAPE_ATTEMPTS:-$ATTEMPTS}	# a subset while developing
 N_ATTEMPTS=$(wc -w <<<"$ATTEMPTS")
 RACE_ROUNDS=${RACE_ROUNDS:-15}
@@ -66,6 +66,50 @@ ROOT_MARKER=$(mktemp -p /root warren-escape-marker.XXXXXXXX) || bail_out "cannot
 _cleanup_files+=("$ROOT_MARKER")
 echo "$SECRET" >"$ROOT_MARKER"
 chmod 644 "$ROOT_MARKER"
+# Host services on world-writable unix sockets (issue 10), in a directory of the host's / the
+# cell sees (not /tmp, /run or /home, which the cell has of its own): a stream and a datagram
+# socket; the listener logs to HS_LOG whatever reaches it.
+HS_DIR=/srv/warren-test-$$
+HS_LOG=$TEST_SCRATCH/host-socket.log
+mkdir -p "$HS_DIR" && chmod 755 "$HS_DIR" && _cleanup_files+=("$HS_DIR") || bail_out "cannot create $HS_DIR"
+: >"$HS_LOG"
+cat >"$TEST_SCRATCH/host-socket.py" <<'EOF'
+import os, select, socket, sys
+d, log = sys.argv[1], sys.argv[2]
+st = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+st.bind(d + "/stream.sock"); st.listen(8)
+dg = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+dg.bind(d + "/dgram.sock")
+for p in ("stream.sock", "dgram.sock"):
+    os.chmod(d + "/" + p, 0o777)
+open(d + "/ready", "w").close()
+while True:
+    r, _, _ = select.select([st, dg], [], [])
+    for s in r:
+        # what came is logged and let go at once: a job's stdout held here would keep its run
+        # waiting for the end of its output
+        fds = []
+        if s is st:
+            c, _ = s.accept()
+            c.settimeout(2)
+            try:
+                fds = socket.recv_fds(c, 16, 4)[1]
+            except OSError:
+                pass
+            c.close()
+            what = "stream connection, %d fds" % len(fds)
+        else:
+            fds = socket.recv_fds(dg, 16, 4)[1]
+            what = "datagram, %d fds" % len(fds)
+        for fd in fds:
+            os.close(fd)
+        with open(log, "a") as f:
+            f.write(what + "\n")
+EOF
+start_bg "$PY" "$TEST_SCRATCH/host-socket.py" "$HS_DIR" "$HS_LOG"
+wait_for 10 test -e "$HS_DIR/ready" || bail_out "the host's socket listener did not start"
+HS_STREAM=$HS_DIR/stream.sock HS_DGRAM=$HS_DIR/dgram.sock
+
 # A state directory of another invocation (as /var/lib/warren is to a rootless user).
 OTHER_STATE=$TEST_SCRATCH/other/state
 mkdir -p "$TEST_SCRATCH/other" && chmod 755 "$TEST_SCRATCH/other"
@@ -513,6 +557,17 @@ run_suite() {
 				OUT=$(grep -v '^warren: ' <<<"$OUT")	# the job's terminal is warren's too
 			fi
 			kill -KILL "$hp" 2>/dev/null; wait "$hp" 2>/dev/null
+			verdict "$name" "$st" "$msg" ;;
+		host_socket | host_socket@0)
+			# nothing reaches the listener; on the host's / the refusal is in result.json
+			new_wt "$name"
+			local before; before=$(wc -l <"$HS_LOG")
+			attempt "$name" -- "$HS_STREAM" "$HS_DGRAM"
+			[ "$(wc -l <"$HS_LOG")" = "$before" ] || st=1 msg="the host's listener was reached: $(tail -n +$((before + 1)) "$HS_LOG")"
+			if [ -z "$IMG" ]; then
+				x=$(jget "$(last_rundir)/result.json" "[c['path'] for c in d['refused_connects']]")
+				[[ $x == *"\"$HS_STREAM\""* ]] || { st=1 msg="$msg result.json: refused_connects $x does not name $HS_STREAM"; }
+			fi
 			verdict "$name" "$st" "$msg" ;;
 		nftables | nftables@0)
 			new_wt "$name"; attempt "$name" --

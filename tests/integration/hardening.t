@@ -9,13 +9,14 @@
 #   and /sys, --no-sys; /sys/fs/cgroup showing the run's own cgroup only, read-only; Landlock
 #   (writes the file-system permissions would allow, refused);
 #   .git/hooks, .git/config and --protect read-only in the worktree; `warren policy` agreeing
-#   with the kernel; no inherited fds.
+#   with the kernel; no inherited fds; no cell when the host's / cannot be shown through
+#   overlays (host sockets, issue 10).
 . "$(dirname "$0")/../lib.sh"
 
 command -v gcc >/dev/null || skip_all "gcc is needed to build the probe"
 
-# Tests: 97 per mode, 4 checks of options, 10 per mode on an image.
-plan 220
+# Tests: 98 per mode, 6 checks of options, 10 per mode on an image.
+plan 222
 
 # The host's cgroup layout picks the files the cell's view of its cgroup shows.
 if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
@@ -452,6 +453,17 @@ like "$ERR" "bad.profile, line 2: 'nosuchcall' is not a system call" "the refusa
 one_warren_line "the refusal is one line starting with 'warren: '"
 wr run --allow-nested --seccomp-print
 like "$OUT" $'\n# lifted by --allow-nested: deny clone3 ENOSYS\n' "--allow-nested --seccomp-print shows clone3's rule lifted"
+
+# a mount of the host that cannot be an overlay's layer (an overlay of an overlay: the kernel
+# stacks two deep), in a mount namespace of this test's own: no cell, rather than a bind that
+# would show the host's sockets there
+O=$TEST_SCRATCH/ovl
+mkdir -p "$O/a" "$O/b" "$O/c" "$O/m1" "$O/m2"
+bounded unshare -m sh -c 'mount --make-rprivate / && mount -t overlay o -o "lowerdir=$1/a:$1/b" "$1/m1" &&
+	mount -t overlay o -o "lowerdir=$1/m1:$1/c" "$1/m2" && shift && exec "$@"' _ "$O" "$WARREN" run --state "$STATE" --work "$WORK" -- true
+is "$RC" 125 "an overlay of an overlay on the host: no cell (exit 125)"
+line_like "$ERR" "^warren: cannot show the host's $O/m2 \\(overlay\\) to the cell through an overlay: Invalid argument; warren does not bind it instead, .*--rootfs IMAGE" \
+	"the refusal names the mount, the reason and the way out"
 
 # ---------------------------------------------------------------- on an image (--rootfs)
 

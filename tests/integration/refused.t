@@ -7,13 +7,15 @@
 # and counts the kernel refused (EROFS/EACCES/EPERM), and the end line must name them and
 # where to write instead. Also: the 100-path cap, exact counts over thousands of calls,
 # --quiet, --no-refused-writes, a job's steps, a --rootfs image, and that the watch turns
-# no call into a failure (writes that succeed without it succeed with it).
+# no call into a failure (writes that succeed without it succeed with it). And connects to
+# the host's unix sockets (issue 10): refused, recorded in refused_connects and said at the
+# end, while sockets the job binds itself in /tmp and the worktree work.
 . "$(dirname "$0")/../lib.sh"
 
 command -v python3 >/dev/null || skip_all "python3 is needed for the probe"
 
-# Tests: 21 per mode, 5 on an image per mode, 4 for a job.
-plan $((2 * 21 + 2 * 5 + 4))
+# Tests: 24 per mode, 5 on an image per mode, 4 for a job.
+plan $((2 * 24 + 2 * 5 + 4))
 
 # probe.py OPS...: each op is one call; prints "PATH ERRNO-NAME" per path it names ("ok"
 # when the call succeeded); a rename prints both of its paths.
@@ -211,6 +213,29 @@ for mode in root user; do
 	# ---- --quiet: recorded, not said
 	wrun --quiet --result "$R/$mode.q.json" -- sh -c '{ echo x > /etc/q; } 2>/dev/null; true'
 	is "$RC:$ERR:$(jget "$R/$mode.q.json" 'd["refused_writes_total"]')" "0::1" "$M --quiet: no line, still in result.json"
+
+	# ---- a socket file of the host (outside the worktree) and the job's own sockets
+	HS=$TEST_SCRATCH/host-sockets-$mode
+	mkdir -p "$HS" && chmod 755 "$HS"
+	"$PY" -c 'import os, socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen()' "$HS/host.sock"
+	wrun --result "$R/$mode.sock.json" -- python3 -c '
+import errno, socket, sys
+def own(path):
+    srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen()
+    c = socket.socket(socket.AF_UNIX); c.connect(path); a, _ = srv.accept()
+    c.sendall(b"x"); return "ok" if a.recv(1) == b"x" else "no data"
+print("tmp", own("/tmp/own.sock"), "worktree", own("own.sock"))
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print("host connected")
+except OSError as e:
+    print("host", errno.errorcode[e.errno])' "$HS/host.sock"
+	is "$RC:$OUT" "0:tmp ok worktree ok"$'\n'"host ECONNREFUSED" \
+		"$M the job's own sockets in /tmp and the worktree work; the host's refuses"
+	is "$(jget "$R/$mode.sock.json" '[d["refused_connects"], d["refused_connects_total"], d["refused_writes"]]')" \
+		"[[{\"path\": \"$HS/host.sock\", \"count\": 1}], 1, []]" \
+		"$M result.json: refused_connects names the host's socket, not the job's own"
+	line_like "$ERR" "^warren: run_[0-9A-Z]{26} refused 1 connect to the host's unix sockets: $HS/host.sock — " \
+		"$M the end line names the host's socket"
 
 	# ---- --no-refused-writes: the kernel still refuses, nothing is watched
 	wrun --no-refused-writes --result "$R/$mode.off.json" -- sh -c 'echo x > /etc/off'

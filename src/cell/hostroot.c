@@ -1,0 +1,402 @@
+/* hostroot.c - the cell's read-only view of the host's / (without --rootfs), made so that the
+ * cell cannot connect to the host's pathname unix sockets.
+ *
+ * Why overlays: connect() finds a unix socket by the inode its path leads to (unix_find_bsd),
+ * and a file seen through an overlay has an inode of the overlay's, not the one a host
+ * program bound: a host socket seen through an overlay refuses with ECONNREFUSED (a FIFO is
+ * cut off the same way). A read-only overlay has no upper layer, so nothing can be bound in
+ * it either; the cell's own sockets live in /tmp, its home and the worktree.
+ *
+ * Overlayfs does not cross mounts, so each file system of the host gets an overlay of its own,
+ * placed where the host mounts it, parents before children (mountinfo, by depth; a mount
+ * shadowed by another on its path is left out). An overlay without an upper layer needs two
+ * lower ones: the host's directory and an empty tmpfs (one for all, mounted on the target
+ * first, under the host's /: unreachable there, and not torn down before the cell is).
+ * Kernel file systems (sysfs, cgroup...) have no socket files and are bound as they are, with
+ * all their submounts (what lies inside /sys is the kernel's: cgroup v1's tmpfs at
+ * /sys/fs/cgroup comes along, and mask.c hides it); so are file systems that cannot hold a
+ * listening socket (FAT: no socket files; squashfs, erofs, iso9660: never writable), whose
+ * submounts are placed as any other. A file mounted on a file is bound, a socket mounted on a
+ * file left out. Nothing is placed at or below what the cell replaces (/proc, /dev, /run,
+ * /tmp, /home, the state directory...).
+ *
+ * Rootless, init's mounts are locked (copied from the host's namespace into one the caller
+ * owns): the kernel will not make a layer of a directory with locked mounts below it, which
+ * would show what they cover. Such a directory (/ always) is rebuilt on a small tmpfs: its
+ * subdirectories become overlays (or are rebuilt in turn when mounts lie below them), its
+ * files are bound, its symlinks copied; sockets, FIFOs and devices are left out.
+ *
+ * When an overlay cannot be made (overlayfs refuses the file system, or the host's / is
+ * already an overlay of an overlay: the kernel stacks two deep), no cell is made: a plain bind
+ * instead would hand the cell the host's sockets there. The error names the mount, the
+ * kernel's reason and the way out (--rootfs: nothing of the host's / is seen). */
+#include "cell/hostroot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/fs.h"
+
+#define VIEW_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+
+struct mnt {
+	int id, parent;
+	char *path;          /* the mount point, unescaped */
+	char *type;
+	size_t depth;        /* components of path: 0 for / */
+	bool rbound;         /* bound with its submounts, which came along */
+	bool whole;          /* a kernel file system: what is mounted below it came along too */
+};
+
+struct view {
+	struct mnt *m;
+	size_t n;
+	const char *const *skip;
+	bool rootless;
+	const char *target;
+	int root;            /* the cell's root once the host's / is on it (O_PATH), else -1 */
+	int empty;           /* the empty tmpfs, the second lower layer of every overlay */
+	struct error *err;
+};
+
+/* Kernel file systems: no socket files. */
+static const char *const KERNEL_TYPES[] = {
+	"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs", "tracefs", "securityfs", "pstore",
+	"bpf", "configfs", "fusectl", "efivarfs", "binfmt_misc", "selinuxfs", "autofs", "nsfs", "rpc_pipefs", "nfsd", NULL,
+};
+/* File systems that cannot hold a listening socket: no socket files, or never writable. */
+static const char *const NO_SOCKET_TYPES[] = { "vfat", "msdos", "exfat", "squashfs", "erofs", "iso9660", "cramfs", NULL };
+
+static bool among(const char *type, const char *const *types)
+{
+	for (; *types; types++)
+		if (!strcmp(type, *types))
+			return true;
+	return false;
+}
+
+/* ---- the host's mounts ---- */
+
+/* mountinfo writes space, tab, newline and backslash as \ooo */
+static char *unescape(const char *s)
+{
+	char *out = xmalloc(strlen(s) + 1), *o = out;
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 4;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static int by_depth(const void *a, const void *b)
+{
+	const struct mnt *x = a, *y = b;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->id - y->id;
+}
+
+/* Read init's mounts (a copy of the host's), parents before children. */
+static int read_mounts(struct view *v)
+{
+	_cleanup_free_ char *txt = read_file("/proc/self/mountinfo", NULL);
+	if (!txt)
+		return error_set(v->err, errno, "cannot read /proc/self/mountinfo");
+	char *save = NULL;
+	for (char *line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNT-POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER-OPTIONS */
+		char *f[6], *type = NULL, *s2 = NULL;
+		int k = 0;
+		for (char *t = strtok_r(line, " ", &s2); t && !type; t = strtok_r(NULL, " ", &s2)) {
+			if (k < 6)
+				f[k++] = t;
+			else if (!strcmp(t, "-"))
+				type = strtok_r(NULL, " ", &s2);
+		}
+		if (!type)
+			continue;
+		v->m = xrealloc(v->m, (v->n + 1) * sizeof *v->m);
+		struct mnt *m = &v->m[v->n++];
+		*m = (struct mnt){ .id = atoi(f[0]), .parent = atoi(f[1]), .path = unescape(f[4]), .type = unescape(type) };
+		for (const char *p = m->path; *p; p++)
+			m->depth += *p == '/' && p[1];
+	}
+	qsort(v->m, v->n, sizeof *v->m, by_depth);
+	return 0;
+}
+
+/* p is dir or below it */
+static bool at_or_below(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (!strcmp(dir, "/"))
+		return true;
+	return !strncmp(p, dir, n) && (p[n] == '\0' || p[n] == '/');
+}
+
+static bool skipped(const struct view *v, const char *p)
+{
+	for (const char *const *s = v->skip; *s; s++)
+		if (at_or_below(p, *s))
+			return true;
+	return false;
+}
+
+/* some mount lies strictly below dir (below_only) or at it */
+static bool mount_at(const struct view *v, const char *dir, bool below_only)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (at_or_below(v->m[i].path, dir) && (below_only ? strcmp(v->m[i].path, dir) != 0 : !strcmp(v->m[i].path, dir)))
+			return true;
+	return false;
+}
+
+static const struct mnt *find(const struct view *v, int id)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->m[i].id == id)
+			return &v->m[i];
+	return NULL;
+}
+
+/* ---- mounting ---- */
+
+static int openat2_(int dfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW), .resolve = resolve };
+	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof how);
+}
+
+/* path on the host, as it is (no symlink on the way: mount points have none) */
+static int host_open(const char *path, int flags)
+{
+	return openat2_(AT_FDCWD, path, flags, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+/* Configure the new file system fs (key, value pairs, NULL-terminated), create it and make a
+ * detached mount of it with attrs: its descriptor, or -errno with the kernel's reason (the
+ * log of fs, "e overlayfs: ...") in *why. */
+static int fs_make(int fs, const char *const *kv, uint64_t attrs, char **why)
+{
+	int m = -1;
+	bool ok = true;
+	for (; ok && *kv; kv += 2)
+		ok = syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, kv[0], kv[1], 0) == 0;
+	if (ok && syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+	if (m >= 0)
+		return m;
+	int e = errno;
+	char buf[512];
+	ssize_t n = read(fs, buf, sizeof buf - 1);
+	if (n > 2) {
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		*why = xstrdup(buf + 2);
+	}
+	return -e;
+}
+
+static int new_fs(const char *type, const char *const *kv, uint64_t attrs, char **why)
+{
+	_cleanup_close_ int fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC);
+	return fs < 0 ? -errno : fs_make(fs, kv, attrs, why);
+}
+
+static int move_onto(int from, int to)
+{
+	return syscall(SYS_move_mount, from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+}
+
+static int set_attrs(int fd, uint64_t attrs, unsigned flags)
+{
+	struct mount_attr a = { .attr_set = attrs };
+	return syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | flags, &a, sizeof a) < 0 ? -errno : 0;
+}
+
+/* Bind host (with its submounts when rec) read-only on target. */
+static int bind_on(int host, int target, bool rec, const char *path, struct error *err)
+{
+	unsigned r = rec ? AT_RECURSIVE : 0;
+	_cleanup_close_ int t = (int)syscall(SYS_open_tree, host, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | r);
+	int e = t < 0 ? -errno : set_attrs(t, VIEW_ATTRS, r);
+	if (e == 0)
+		e = move_onto(t, target);
+	return e < 0 ? error_set(err, -e, "cannot bind the host's %s read-only in the cell", path) : 0;
+}
+
+/* An overlay of the host's directory host (at path) and the empty layer, on target. */
+static int overlay_on(struct view *v, int host, int target, const char *path, const char *type)
+{
+	char lower[64];
+	snprintf(lower, sizeof lower, "/proc/self/fd/%d:/proc/self/fd/%d", host, v->empty);
+	const char *const kv[] = { "source", "warren-host", "lowerdir", lower, NULL };
+	_cleanup_free_ char *why = NULL;
+	_cleanup_close_ int m = new_fs("overlay", kv, VIEW_ATTRS, &why);
+	int e = m < 0 ? m : move_onto(m, target);
+	if (e == 0)
+		return 0;
+	return error_set(v->err, 0,
+			 "cannot show the host's %s (%s) to the cell through an overlay: %s%s%s%s; warren does not bind it "
+			 "instead, which would let the cell connect to the host's unix sockets there (run with --rootfs IMAGE, "
+			 "where the host's / is not seen; see docs/hardening.md, \"Host sockets\")",
+			 path, type, strerror(-e), why ? " (" : "", why ? why : "", why ? ")" : "");
+}
+
+static char *join(const char *dir, const char *name)
+{
+	return xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
+}
+
+static int rebuild_dir(struct view *v, const char *path, int tdir);
+
+/* One entry name of the rebuilt directory path (tdir: its copy), as its type asks. */
+static int rebuild_entry(struct view *v, const char *path, int hd, const char *name, int tdir)
+{
+	struct stat st;
+	if (fstatat(hd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	_cleanup_free_ char *child = join(path, name);
+	if (S_ISLNK(st.st_mode)) {
+		_cleanup_free_ char *to = xmalloc((size_t)st.st_size + 1);
+		ssize_t n = readlinkat(hd, name, to, (size_t)st.st_size + 1);
+		if (n < 0 || n > st.st_size)
+			return 0;
+		to[n] = '\0';
+		return symlinkat(to, tdir, name) < 0 ? error_set(v->err, errno, "cannot copy the symlink %s", child) : 0;
+	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return 0;   /* sockets, FIFOs and devices are left out */
+	int made = S_ISDIR(st.st_mode) ? mkdirat(tdir, name, 0700) : mknodat(tdir, name, S_IFREG | 0600, 0);
+	if (made < 0 || fchmodat(tdir, name, st.st_mode & 07777, 0) < 0)
+		return error_set(v->err, errno, "cannot make %s in the cell's view of the host", child);
+	if (mount_at(v, child, false) || skipped(v, child))
+		return 0;   /* placed in its turn, or replaced by the cell */
+	_cleanup_close_ int t = openat2_(tdir, name, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	if (t < 0)
+		return error_set(v->err, errno, "cannot open %s in the cell's view of the host", child);
+	if (S_ISDIR(st.st_mode) && mount_at(v, child, true))
+		return rebuild_dir(v, child, t);
+	_cleanup_close_ int h = openat2_(hd, name, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	if (h < 0)
+		return 0;   /* gone meanwhile */
+	return S_ISDIR(st.st_mode) ? overlay_on(v, h, t, child, "a directory") : bind_on(h, t, false, child, v->err);
+}
+
+/* Rebuild the host's directory path in tdir (a directory of the tmpfs). What the caller
+ * cannot read, the cell cannot see either: it stays empty. */
+static int rebuild_dir(struct view *v, const char *path, int tdir)
+{
+	_cleanup_close_ int hd = host_open(path, O_RDONLY | O_DIRECTORY);
+	if (hd < 0)
+		return errno == EACCES ? 0 : error_set(v->err, errno, "cannot read the host's %s", path);
+	DIR *d = fdopendir(dup(hd));
+	if (!d)
+		return error_set(v->err, errno, "cannot read the host's %s", path);
+	int r = 0;
+	for (struct dirent *e; r == 0 && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			r = rebuild_entry(v, path, hd, e->d_name, tdir);
+	closedir(d);
+	return r;
+}
+
+/* Rootless: the host's directory path (host, with mounts below it) rebuilt on a tmpfs on target. */
+static int rebuild_on(struct view *v, int host, int target, const char *path)
+{
+	struct stat st;
+	if (fstat(host, &st) < 0)
+		return error_set(v->err, errno, "cannot stat the host's %s", path);
+	char mode[16];
+	snprintf(mode, sizeof mode, "%o", st.st_mode & 07777);
+	const char *const kv[] = { "source", "warren-host", "size", "8m", "mode", mode, NULL };
+	_cleanup_free_ char *why = NULL;
+	_cleanup_close_ int m = new_fs("tmpfs", kv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &why);
+	int e = m < 0 ? m : move_onto(m, target);
+	if (e < 0)
+		return error_set(v->err, -e, "cannot mount a tmpfs to rebuild the host's %s on", path);
+	if (rebuild_dir(v, path, m) < 0)
+		return -EINVAL;
+	e = set_attrs(m, MOUNT_ATTR_RDONLY, 0);
+	return e < 0 ? error_set(v->err, -e, "cannot make the cell's copy of %s read-only", path) : 0;
+}
+
+/* Place the host's mount m in the cell. */
+static int place(struct view *v, struct mnt *m)
+{
+	if (skipped(v, m->path))
+		return 0;
+	bool kernel = among(m->type, KERNEL_TYPES), bound = kernel || among(m->type, NO_SOCKET_TYPES);
+	const struct mnt *parent = find(v, m->parent);
+	if (parent && (parent->whole || (bound && parent->rbound))) {
+		m->rbound = true;   /* came along with its parent */
+		m->whole = parent->whole || kernel;
+		return 0;
+	}
+	_cleanup_close_ int host = host_open(m->path, O_PATH);
+	struct statx stx;
+	if (host < 0 || statx(host, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &stx) < 0 ||
+	    stx.stx_mnt_id != (uint64_t)m->id)
+		return 0;   /* not what its path leads to (shadowed, or out of the caller's reach) */
+	_cleanup_close_ int target = v->root < 0 ? open(v->target, O_PATH | O_DIRECTORY | O_CLOEXEC)
+						 : openat2_(v->root, m->path + 1, O_PATH, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+	if (target < 0)
+		return v->root < 0 ? error_set(v->err, errno, "cannot open %s", v->target) : 0;
+	int r;
+	if (S_ISSOCK(stx.stx_mode))
+		r = 0;   /* a socket mounted on a file: what lies under it is seen */
+	else if (!S_ISDIR(stx.stx_mode))
+		r = bind_on(host, target, false, m->path, v->err);
+	else if (bound)
+		r = bind_on(host, target, true, m->path, v->err);
+	else if (v->rootless && mount_at(v, m->path, true))
+		r = rebuild_on(v, host, target, m->path);
+	else
+		r = overlay_on(v, host, target, m->path, m->type);
+	m->rbound = r == 0 && bound && S_ISDIR(stx.stx_mode);
+	m->whole = m->rbound && kernel;
+	if (r == 0 && v->root < 0) {
+		v->root = open(v->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (v->root < 0)
+			return error_set(v->err, errno, "cannot open %s", v->target);
+	}
+	return r;
+}
+
+int hostroot_mount(const char *target, bool rootless, const char *const *skip, struct error *err)
+{
+	struct view v = { .skip = skip, .rootless = rootless, .target = target, .root = -1, .err = err };
+	_cleanup_free_ char *why = NULL;
+	const char *const kv[] = { "source", "warren-empty", "size", "4k", "mode", "0755", NULL };
+	v.empty = new_fs("tmpfs", kv, VIEW_ATTRS | MOUNT_ATTR_NOEXEC, &why);
+	_cleanup_close_ int t = open(target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int e = v.empty < 0 ? v.empty : t < 0 ? -errno : move_onto(v.empty, t);
+	int r = e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", target) : read_mounts(&v);
+	for (size_t i = 0; r == 0 && i < v.n; i++)
+		r = place(&v, &v.m[i]);
+	if (r == 0 && v.root < 0)
+		r = error_set(err, 0, "the host's / is not among the mounts of /proc/self/mountinfo; cannot show it to the cell");
+	for (size_t i = 0; i < v.n; i++) {
+		free(v.m[i].path);
+		free(v.m[i].type);
+	}
+	free(v.m);
+	closep(&v.root);
+	closep(&v.empty);
+	return r;
+}
