@@ -11,6 +11,10 @@
 #include "cell/spec.h"
 #include "util/error.h"
 
+/* The exit status of a run a limit other than time stopped when the job's own status was 0:
+ * such a run never passes (time and CPU time: 124, as timeout(1)). */
+#define EXIT_LIMIT 123
+
 enum run_status { RUN_EXITED, RUN_SIGNALED, RUN_LIMIT, RUN_INTERRUPTED, RUN_ERROR };
 
 struct run_result {

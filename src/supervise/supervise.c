@@ -133,8 +133,8 @@ static ssize_t relay(struct sup *u, int fd, int out, uint64_t *count)
 			char v[32];
 			format_size(v, sizeof v, lim);
 			sup_stop(u, RUN_LIMIT, "output", v, SIGTERM,
-				  xasprintf("output limit %s reached (the job wrote more than %llu bytes)", v,
-					    (unsigned long long)lim));
+				  xasprintf("output limit %s reached (the job wrote more than %llu byte%s)", v,
+					    (unsigned long long)lim, lim == 1 ? "" : "s"));
 		}
 	}
 	u->output += (uint64_t)n;
@@ -245,10 +245,11 @@ static char *oom_victim(const char *id)
 	return found;
 }
 
-static char *memory_cause(const struct limits *l, uint64_t kills, const char *id, char *v, size_t vlen)
+static char *memory_cause(const struct limits *l, uint64_t kills, const struct cell_spec *s, char *v, size_t vlen)
 {
 	format_size(v, vlen, l->memory);
-	_cleanup_free_ char *who = oom_victim(id);
+	_cleanup_free_ char *cg = rundir_cgroup_name(s->state_tag, s->id);
+	_cleanup_free_ char *who = oom_victim(cg);
 	if (who && kills == 1)
 		return xasprintf("memory limit %s reached; the kernel killed %s", v, who);
 	if (who)
@@ -256,6 +257,12 @@ static char *memory_cause(const struct limits *l, uint64_t kills, const char *id
 				 (unsigned long long)kills, who);
 	return xasprintf("memory limit %s reached; the kernel killed %llu process%s", v, (unsigned long long)kills,
 			 kills == 1 ? "" : "es");
+}
+
+static char *pids_cause(const struct limits *l, uint64_t hits)
+{
+	return xasprintf("process limit %llu reached (fork failed %llu time%s)", (unsigned long long)l->pids,
+			 (unsigned long long)hits, hits == 1 ? "" : "s");
 }
 
 static void watch_limits(struct sup *u)
@@ -267,14 +274,12 @@ static void watch_limits(struct sup *u)
 	const struct limits *l = &u->s->limits;
 	char v[32];
 	if (l->memory && cu.oom_kills) {
-		char *text = memory_cause(l, cu.oom_kills, u->s->id, v, sizeof v);
+		char *text = memory_cause(l, cu.oom_kills, u->s, v, sizeof v);
 		sup_stop(u, RUN_LIMIT, "memory", v, SIGKILL, text);
 		u->stop_signal = 0;
 		sup_kill(u);
 	} else if (l->pids && cu.pids_max_hits) {
-		sup_stop(u, RUN_LIMIT, "pids", NULL, SIGTERM,
-			  xasprintf("process limit %llu reached (fork failed %llu time%s)", (unsigned long long)l->pids,
-				    (unsigned long long)cu.pids_max_hits, cu.pids_max_hits == 1 ? "" : "s"));
+		sup_stop(u, RUN_LIMIT, "pids", NULL, SIGTERM, pids_cause(l, cu.pids_max_hits));
 		free(u->cause_value);
 		u->cause_value = xasprintf("%llu", (unsigned long long)l->pids);
 	} else if (l->cpu_ms && cu.have_cpu && cu.cpu_ns / 1000000 >= l->cpu_ms) {
@@ -469,6 +474,18 @@ static const char *signal_name(int sig, char *buf, size_t len)
 	return buf;
 }
 
+/* A cause found at the end (the kernel enforced the limit since the last look): limit, value
+ * (copied), text (taken). No signal was sent for it. */
+static void late_cause(struct sup *u, const char *limit, const char *value, char *text)
+{
+	u->cause_status = RUN_LIMIT;
+	u->cause_limit = xstrdup(limit);
+	u->cause_value = xstrdup(value);
+	u->cause_text = text;
+	u->stop_signal = 0;
+	u->stopping = true;
+}
+
 static void build_result(struct sup *u, struct run_result *r)
 {
 	const struct limits *l = &u->s->limits;
@@ -495,29 +512,28 @@ static void build_result(struct sup *u, struct run_result *r)
 	struct cgroup_usage cu;
 	cgroup_usage(&u->cg, &cu);
 	/* a memory limit the kernel enforced after our last look still names itself */
+	/* a limit the kernel enforced after our last look (or that the job got past by itself: a
+	 * child OOM-killed, a fork refused, a write refused with ENOSPC) still names itself */
+	char v[32];
 	if (!u->stopping && l->memory && cu.oom_kills) {
-		char v[32];
-		u->cause_text = memory_cause(l, cu.oom_kills, u->s->id, v, sizeof v);
-		u->cause_status = RUN_LIMIT;
-		u->cause_limit = xstrdup("memory");
-		u->cause_value = xstrdup(v);
-		u->stop_signal = 0;
-		u->stopping = true;
+		char *text = memory_cause(l, cu.oom_kills, u->s, v, sizeof v);
+		late_cause(u, "memory", v, text);
+	}
+	if (!u->stopping && l->pids && cu.pids_max_hits) {
+		snprintf(v, sizeof v, "%llu", (unsigned long long)l->pids);
+		late_cause(u, "pids", v, pids_cause(l, cu.pids_max_hits));
 	}
 	if (!u->stopping && l->scratch && u->have_scratch && u->scratch_free < 65536) {
-		char v[32];
 		format_size(v, sizeof v, l->scratch);
-		u->cause_status = RUN_LIMIT;
-		u->cause_limit = xstrdup("scratch");
-		u->cause_value = xstrdup(v);
-		u->cause_text = xasprintf("scratch limit %s reached (writes to /tmp, /dev/shm, $HOME and the root failed with ENOSPC)", v);
-		u->stop_signal = 0;
-		u->stopping = true;
+		late_cause(u, "scratch", v,
+			   xasprintf("scratch limit %s reached (writes to /tmp, /dev/shm, $HOME and the root failed with ENOSPC)", v));
 	}
 	if (u->stopping && !u->setup_error) {
 		char sig[16];
 		r->status = u->cause_status;
-		if (!u->stop_signal) {
+		if (!u->stop_signal && u->have_exit && r->status == RUN_LIMIT && WIFEXITED(u->job_status)) {
+			r->cause_message = xasprintf("%s; the job exited with %d", u->cause_text, WEXITSTATUS(u->job_status));
+		} else if (!u->stop_signal) {
 			r->cause_message = xstrdup(u->cause_text);
 		} else if (u->killed) {
 			char g[32];
@@ -531,6 +547,8 @@ static void build_result(struct sup *u, struct run_result *r)
 			r->exit_code = 124;
 		else if (r->status == RUN_INTERRUPTED)
 			r->exit_code = 128 + u->stop_signal;
+		else if (r->exit_code == 0)
+			r->exit_code = EXIT_LIMIT; /* a run a limit stopped never passes */
 		r->cause_limit = xstrdup(u->cause_limit);
 		r->cause_value = u->cause_value ? xstrdup(u->cause_value) : NULL;
 	}

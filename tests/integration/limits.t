@@ -6,7 +6,7 @@
 # Limits by cgroups are tested as root; the wall clock and signals also as the user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 89
+plan 98
 
 use_mode root
 
@@ -313,3 +313,25 @@ use_mode user
 wrun -- true
 is "$RC" 0 "$M [user] a rootless run without flags runs (memory and pids defaults need a cgroup)" || diag "$ERR"
 is "$(jget "$(last_rundir)/result.json" '[d["limits"].get(k) for k in ("memory","pids")]')" "[null, null]" "$M [user] ... and records no memory or pids limit"
+
+# ---------------------------------------------------------------- a stop always fails the run (issue 11)
+use_mode root
+M="[fails]"
+wrun --output 1 -- echo hi
+[ "$RC" != 0 ] && [ "$(jget "$(last_rundir)/result.json" 'd["status"]')" = limit ]
+ok $? "$M --output 1 -- echo hi: the run does not exit 0 (exit $RC)"
+like "$(stopped_line)" "output limit 1 B reached \(the job wrote more than 1 byte\)" "$M ... and the line says '1 byte'"
+wrun --output 1 -- sh -c 'trap "" TERM; echo hi; exit 0'
+is "$RC" 123 "$M --output 1 and a job that ignores SIGTERM and exits 0: the run exits 123"
+wrun --scratch 1M -- sh -c 'trap "" TERM; dd if=/dev/zero of=/tmp/x bs=1M count=5 2>/dev/null; echo still running; exit 0'
+is "$RC" 123 "$M --scratch 1M, a job that ignores SIGTERM and exits 0: the run exits 123"
+is "$(jget "$(last_rundir)/result.json" '[d["status"], d["exit_code"], d["cause"]["limit"]]')" '["limit", 123, "scratch"]' "$M ... and the record says limit, 123, scratch"
+wrun --pids 10 -- sh -c 'for i in $(seq 20); do sleep 2 & done; wait'
+rj=$(last_rundir)/result.json
+[ "$RC" != 0 ] && [ "$(jget "$rj" 'd["cause"]["limit"]')" = pids ]
+ok $? "$M --pids 10 and a shell that gives up by itself: the record names the process limit" || diag "exit $RC" "$(jget "$rj" 'd["cause"]')"
+like "$(jget "$rj" 'd["cause"]["message"]')" "process limit 10 reached \(fork failed [0-9]+ times?\)" "$M ... with the failed forks counted"
+is "$(jget "$rj" 'd["limits"]["pids"]')" 10 "$M ... and the limit recorded"
+# within its limits a run passes
+wrun --output 1M --scratch 8M --pids 50 -- sh -c 'echo fine; echo x > /tmp/y'
+is "$RC" 0 "$M a run within its limits exits 0"
