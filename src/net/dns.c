@@ -1,18 +1,21 @@
 /* dns.c - warren's resolver for one run, in the supervisor's event loop. It listens on the
- * gateway (a port of its own; the run's DNS over UDP to <gateway>:53 is redirected to it; TCP
- * to the gateway is refused by the firewall) and forwards only what it builds itself: for a
- * client's message of exactly one question (else FORMERR, or NOTIMP for an opcode other than
- * QUERY), a fresh query with that one question, an id of its own, RD and warren's own EDNS
- * size, sent to the host's resolvers (from /etc/resolv.conf). Nothing else of the client's
- * message (its id, its other sections, its EDNS options) leaves the machine. Names are read
- * and compared in wire form, label by label (dnsname.c): a name with a byte other than a
- * letter, a digit, '-' or '_' in a label is refused, and so is a name --net allow= does not
- * name. The answer must carry warren's id and its question; the client hears only the records
- * that answer that question (the CNAME chain from the question's name and the records of the
- * question's type owned by a name of the chain), and only those A records go into the run's
- * allow set, for their TTL plus a little slack, before the client hears of them. --net allow=
- * asks only A and AAAA. Distinct names are counted and refused past a cap (a tunnel through
- * wildcard names would need many). DNS messages are read and written with ldns. */
+ * gateway, bound to the bridge (a port of its own; the run's DNS over UDP to <gateway>:53 is
+ * redirected to it; TCP to the gateway is refused by the firewall), answers only the run's
+ * own cell address, and forwards only what it builds itself: for a client's message of
+ * exactly one question (else FORMERR, or NOTIMP for an opcode other than QUERY), a fresh
+ * query with that one question in lower case, an id of its own, RD and warren's own EDNS
+ * size, sent to the host's resolvers (from /etc/resolv.conf) from sockets of its own,
+ * connected to each resolver, on a fresh port per query. Nothing else of the client's message
+ * (its id, its other sections, its EDNS options, the case of its letters) leaves the machine.
+ * Names are read and compared in wire form, label by label (dnsname.c): a name with a byte
+ * other than a letter, a digit, '-' or '_' in a label is refused, and so is a name --net
+ * allow= does not name. The answer must carry warren's id and its question; the client hears
+ * only the records that answer that question (the CNAME chain from the question's name and
+ * the records of the question's type owned by a name of the chain; none of a truncated
+ * answer), and only those A records go to the run's allow set (net.c says which and for how
+ * long) before the client hears of them. --net allow= asks only A and AAAA. Distinct names
+ * are counted and refused past a cap (a tunnel through wildcard names would need many). DNS
+ * messages are read and written with ldns. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -83,7 +87,7 @@ static bool ldns_load(void)
 	return true;
 }
 
-#define MAX_PENDING 128
+#define MAX_PENDING 64     /* queries in flight; each holds a socket per upstream */
 #define MAX_UPSTREAMS 3
 #define MAX_CHAIN 8        /* CNAMEs followed from the question's name */
 #define DNS_UDP_SIZE 1232  /* bytes of an answer over UDP warren asks for and offers */
@@ -106,6 +110,7 @@ struct client {
 struct pending {
 	bool used;
 	uint16_t up_id;
+	int fd[MAX_UPSTREAMS]; /* connected to upstream[i]; -1: none */
 	struct client c;
 	struct question q;
 };
@@ -116,7 +121,9 @@ struct refused {
 };
 
 struct net_dns {
-	int fd, up;
+	int fd;                /* the questions' socket, on the gateway */
+	int ep;                /* epoll of the pending queries' sockets */
+	uint32_t cell;         /* the one address it answers */
 	bool loaded, unloadable; /* libldns */
 	uint16_t port;
 	struct sockaddr_in upstream[MAX_UPSTREAMS];
@@ -150,19 +157,24 @@ static void read_upstreams(struct net_dns *d)
 	}
 }
 
-struct net_dns *dns_open(uint32_t gw, enum net_mode mode, const struct net_allow *allow, size_t nallow,
+struct net_dns *dns_open(uint32_t gw, uint32_t cell, enum net_mode mode, const struct net_allow *allow, size_t nallow,
 			 unsigned max_names, dns_allow_fn fn, void *ctx, struct error *err)
 {
 	struct net_dns *d = xcalloc(1, sizeof *d);
-	*d = (struct net_dns){ .fd = -1, .up = -1, .mode = mode, .allow = allow, .nallow = nallow,
+	*d = (struct net_dns){ .fd = -1, .ep = -1, .cell = cell, .mode = mode, .allow = allow, .nallow = nallow,
 			       .max_names = max_names, .fn = fn, .ctx = ctx };
+	for (size_t i = 0; i < MAX_PENDING; i++)
+		for (size_t k = 0; k < MAX_UPSTREAMS; k++)
+			d->pending[i].fd[k] = -1;
 	read_upstreams(d);
 	d->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	d->up = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	d->ep = epoll_create1(EPOLL_CLOEXEC);
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = gw };
 	socklen_t sl = sizeof sa;
-	if (d->fd < 0 || d->up < 0 || bind(d->fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
-	    getsockname(d->fd, (struct sockaddr *)&sa, &sl) < 0) {
+	/* bound to the bridge: what reaches the gateway's address by another way (the uplink, the
+	 * host's own loopback) is not delivered to it */
+	if (d->fd < 0 || d->ep < 0 || setsockopt(d->fd, SOL_SOCKET, SO_BINDTODEVICE, NET_BRIDGE, sizeof NET_BRIDGE) < 0 ||
+	    bind(d->fd, (struct sockaddr *)&sa, sizeof sa) < 0 || getsockname(d->fd, (struct sockaddr *)&sa, &sl) < 0) {
 		error_set(err, errno, "cannot open warren's resolver on the gateway");
 		dns_close(d);
 		return NULL;
@@ -178,7 +190,7 @@ uint16_t dns_port(const struct net_dns *d)
 
 int dns_fd(const struct net_dns *d, int which)
 {
-	return which == 0 ? d->fd : d->up;
+	return which == 0 ? d->fd : d->ep;
 }
 
 /* Count name among the distinct names; false when it is new and the cap is reached. */
@@ -300,25 +312,61 @@ static void reply(struct net_dns *d, const struct client *c, const struct questi
 	L.ldns_pkt_free(r);
 }
 
-/* Ask the host's resolvers a query of warren's own: q only, a random id, RD, warren's EDNS size. */
+/* Close the sockets of a pending query (out of the epoll set with them) and free its slot. */
+static void pending_end(struct pending *p)
+{
+	for (size_t i = 0; i < MAX_UPSTREAMS; i++)
+		closep(&p->fd[i]);
+	p->used = false;
+}
+
+/* Send wire to upstream i from a socket of its own, connected to it (the kernel takes only
+ * the upstream's answers on it) on a port the kernel picks at random: an off-path spoofer has
+ * the port and the id to guess. The socket goes into d->ep, tagged with its slot. */
+static bool send_upstream(struct net_dns *d, size_t slot, int i, const uint8_t *wire, size_t len)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)(slot * MAX_UPSTREAMS + (size_t)i) };
+	if (fd < 0 || connect(fd, (const struct sockaddr *)&d->upstream[i], sizeof d->upstream[i]) < 0 ||
+	    send(fd, wire, len, 0) < 0 || epoll_ctl(d->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		closep(&fd);
+		return false;
+	}
+	d->pending[slot].fd[i] = fd;
+	return true;
+}
+
+/* Ask the host's resolvers a query of warren's own: q only, in lower case, a random id, RD,
+ * warren's EDNS size. The oldest query still waiting gives its slot up when all are taken. */
 static void forward(struct net_dns *d, const struct client *c, const struct question *q)
 {
-	ldns_pkt *up = message_of(q, LDNS_RD);
+	struct question lq = *q;
+	dns_name_lower(lq.name, lq.len);
+	ldns_pkt *up = message_of(&lq, LDNS_RD);
 	if (!up)
 		return;
-	struct pending *p = &d->pending[d->next++ % MAX_PENDING];
-	*p = (struct pending){ .used = true, .c = *c, .q = *q };
+	size_t slot = d->next++ % MAX_PENDING;
+	struct pending *p = &d->pending[slot];
+	pending_end(p);
+	p->used = true;
+	p->c = *c;
+	p->q = *q;
 	if (getrandom(&p->up_id, sizeof p->up_id, 0) != sizeof p->up_id)
 		p->up_id = (uint16_t)(d->next * 7919u);
 	L.ldns_pkt_set_id(up, p->up_id);
 	L.ldns_pkt_set_edns_udp_size(up, DNS_UDP_SIZE);
 	uint8_t *wire = NULL;
 	size_t len = 0;
+	bool sent = false;
 	if (L.ldns_pkt2wire(&wire, up, &len) == LDNS_STATUS_OK)
 		for (int i = 0; i < d->nup; i++)
-			sendto(d->up, wire, len, 0, (const struct sockaddr *)&d->upstream[i], sizeof d->upstream[i]);
+			sent |= send_upstream(d, slot, i, wire, len);
 	free(wire);
 	L.ldns_pkt_free(up);
+	if (!sent) {
+		reply(d, c, q, LDNS_RCODE_SERVFAIL, false, NULL);
+		pending_end(p);
+	}
 }
 
 /* The question of client c: refused (a name not allowed, or not safe, or past the cap),
@@ -340,8 +388,8 @@ static void ask(struct net_dns *d, const struct client *c, const struct question
 
 static void on_question(struct net_dns *d, const uint8_t *buf, size_t len, const struct sockaddr_in *from)
 {
-	if (len < 12)
-		return;
+	if (len < 12 || from->sin_addr.s_addr != d->cell)
+		return; /* only the run's own cell is answered: no open resolver for others */
 	struct header h = header_of(buf);
 	if (h.qr)
 		return; /* not a question: no answer, so no loop */
@@ -408,8 +456,10 @@ static void answers_select(const struct question *q, const ldns_rr_list *ans, ld
 	}
 }
 
-/* The A records among the kept answers go into the run's allow set, with the ports of the
- * allowed names that match the question. */
+/* The A records among the kept answers go to the run's allow set (d->fn: which of them, and
+ * for how long), with the ports of the allowed names that match the question. A CNAME from an
+ * allowed name leads to a name of another zone (a CDN's): its addresses get the allowed
+ * name's port. */
 static void allow_answers(struct net_dns *d, const struct question *q, const ldns_rr_list *keep)
 {
 	for (size_t i = 0; d->mode == NET_ALLOW && i < L.ldns_rr_list_rr_count(keep); i++) {
@@ -420,46 +470,58 @@ static void allow_answers(struct net_dns *d, const struct question *q, const ldn
 		memcpy(&addr, L.ldns_rdf_data(L.ldns_rr_rdf(rr, 0)), 4);
 		for (size_t k = 0; k < d->nallow; k++)
 			if (net_allow_name_matches(&d->allow[k], q->name, q->len))
-				d->fn(d->ctx, addr, d->allow[k].port, L.ldns_rr_ttl(rr) + NET_DNS_TTL_SLACK);
+				d->fn(d->ctx, addr, d->allow[k].port, L.ldns_rr_ttl(rr));
 	}
 }
 
-/* The pending query that a is the answer to (warren's id and question), or NULL. */
-static struct pending *pending_of(struct net_dns *d, uint16_t id, ldns_pkt *a)
+/* True when a is the answer to pending query p: warren's id and p's question. */
+static bool answers_pending(const struct pending *p, uint16_t id, ldns_pkt *a)
 {
 	struct question q;
-	if (!question_of(a, &q))
-		return NULL;
-	for (size_t i = 0; i < MAX_PENDING; i++)
-		if (d->pending[i].used && d->pending[i].up_id == id && same_question(&d->pending[i].q, &q))
-			return &d->pending[i];
-	return NULL;
+	return p->used && p->up_id == id && question_of(a, &q) && same_question(&p->q, &q);
 }
 
-static void on_answer(struct net_dns *d, const uint8_t *buf, size_t len, const struct sockaddr_in *from)
+/* An answer on a socket of p (connected: it came from that upstream). A truncated answer
+ * passes on truncated and without records, as warren's own (its records may be a part of the
+ * set: none of them enters the allow set either). */
+static void on_answer(struct net_dns *d, struct pending *p, const uint8_t *buf, size_t len)
 {
-	bool known = false;
-	for (int i = 0; i < d->nup; i++)
-		known |= from->sin_addr.s_addr == d->upstream[i].sin_addr.s_addr && from->sin_port == d->upstream[i].sin_port;
-	if (!known || len < 12)
+	if (len < 12)
 		return;
 	struct header h = header_of(buf);
 	ldns_pkt *a = NULL;
 	if (!h.qr || h.opcode != LDNS_PACKET_QUERY || h.qdcount != 1 || L.ldns_wire2pkt(&a, buf, len) != LDNS_STATUS_OK)
 		return;
-	struct pending *p = pending_of(d, h.id, a);
-	if (p) {
+	if (answers_pending(p, h.id, a)) {
 		/* the addresses go into the run's set before the cell hears of them */
 		ldns_rr_list *keep = L.ldns_rr_list_new();
-		answers_select(&p->q, L.ldns_pkt_answer(a), keep);
-		allow_answers(d, &p->q, keep);
+		bool tc = L.ldns_pkt_tc(a);
+		if (!tc) {
+			answers_select(&p->q, L.ldns_pkt_answer(a), keep);
+			allow_answers(d, &p->q, keep);
+		}
 		uint8_t rc = (uint8_t)L.ldns_pkt_get_rcode(a);
 		reply(d, &p->c, &p->q, rc == LDNS_RCODE_NOERROR || rc == LDNS_RCODE_NXDOMAIN ? rc : LDNS_RCODE_SERVFAIL,
-		      L.ldns_pkt_tc(a), keep);
+		      tc, tc ? NULL : keep);
 		L.ldns_rr_list_free(keep);
-		p->used = false;
+		pending_end(p);
 	}
 	L.ldns_pkt_free(a);
+}
+
+/* The answers waiting on the pending queries' sockets (at most 64 per call; the epoll set
+ * stays readable while more wait). */
+static void take_answers(struct net_dns *d, uint8_t *buf, size_t size)
+{
+	struct epoll_event ev[16];
+	for (int round = 0, n; round < 4 && (n = epoll_wait(d->ep, ev, 16, 0)) > 0; round++)
+		for (int i = 0; i < n; i++) {
+			struct pending *p = &d->pending[ev[i].data.u32 / MAX_UPSTREAMS];
+			int fd = p->fd[ev[i].data.u32 % MAX_UPSTREAMS]; /* -1: ended by an earlier answer */
+			ssize_t len = fd >= 0 ? recv(fd, buf, size, 0) : -1;
+			if (len >= 0)
+				on_answer(d, p, buf, (size_t)len);
+		}
 }
 
 void dns_dispatch(struct net_dns *d)
@@ -474,24 +536,19 @@ void dns_dispatch(struct net_dns *d)
 		}
 	}
 	if (!d->loaded) {
-		for (int which = 0; which < 2; which++)
-			while (recv(which ? d->up : d->fd, buf, sizeof buf, 0) >= 0) {
-			}
+		while (recv(d->fd, buf, sizeof buf, 0) >= 0) {
+		}
 		return;
 	}
-	for (int which = 0; which < 2; which++) {
-		for (int k = 0; k < 64; k++) {
-			struct sockaddr_in from;
-			socklen_t fl = sizeof from;
-			ssize_t n = recvfrom(which ? d->up : d->fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
-			if (n < 0)
-				break;
-			if (which)
-				on_answer(d, buf, (size_t)n, &from);
-			else
-				on_question(d, buf, (size_t)n, &from);
-		}
+	for (int k = 0; k < 64; k++) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(d->fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+		if (n < 0)
+			break;
+		on_question(d, buf, (size_t)n, &from);
 	}
+	take_answers(d, buf, sizeof buf);
 }
 
 json_t *dns_record(struct net_dns *d, char **line)
@@ -513,7 +570,9 @@ void dns_close(struct net_dns *d)
 	if (!d)
 		return;
 	closep(&d->fd);
-	closep(&d->up);
+	for (size_t i = 0; i < MAX_PENDING; i++)
+		pending_end(&d->pending[i]);
+	closep(&d->ep);
 	for (size_t i = 0; i < d->nnames; i++)
 		free(d->names[i]);
 	free(d->names);

@@ -20,6 +20,12 @@ static uint8_t lower(uint8_t c)
 	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
 }
 
+void dns_name_lower(uint8_t *name, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		name[i] = lower(name[i]);
+}
+
 int dns_name_labels(const uint8_t *name, size_t len, size_t off[DNS_LABELS_MAX])
 {
 	int n = 0;

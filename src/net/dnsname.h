@@ -19,6 +19,9 @@ int dns_name_labels(const uint8_t *name, size_t len, size_t off[DNS_LABELS_MAX])
 bool dns_name_safe(const uint8_t *name, size_t len);
 /* True when a and b are the same name, ASCII letters compared without case. */
 bool dns_name_equal(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+/* ASCII letters of name to lower case, in place (the length bytes, below 64, are never letters):
+ * the form warren asks upstream, so that letter case carries nothing past the count of names. */
+void dns_name_lower(uint8_t *name, size_t len);
 /* The name as text (heap): lower case, labels joined by '.', no trailing dot ("." for the
  * root); a byte other than a letter, a digit, '-' or '_' is written \DDD (a dot inside a
  * label as \046), so that two names never share a text. NULL when name is malformed. */

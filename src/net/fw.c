@@ -1,8 +1,10 @@
 /* fw.c - the firewall through libnftables. One table of warren's (inet warren) whose base
  * chains dispatch on the cell's source address through verdict maps to each run's own chains
  * (f_<id> forward, i_<id> to the host, p_<id> DNS redirect, u_<id> published ports, r_<id>
- * refuse), a set of allowed destinations a_<id> and a set of refused ones with counters
- * x_<id>. The private ranges (net_private_ranges) are refused in f_<id> unless lan lifts them
+ * refuse), a set of allowed destinations a_<id> (the allow list's addresses), sets of the
+ * addresses the resolver answered, with timeouts, n_<id> (any port) and d_<id> (addr . port;
+ * apart, and without intervals, so that no element overlaps another) and a set of refused
+ * destinations with counters x_<id>. The private ranges (net_private_ranges) are refused in f_<id> unless lan lifts them
  * or an allow= entry inside one names them. Bridged traffic between cells is dropped by table bridge warren. A run's objects
  * (and the base, idempotently) are added in one transaction and removed in another; nothing
  * is listed first and nothing is matched by rule handle. */
@@ -101,7 +103,10 @@ int fw_run(struct nft_ctx *nft, const char *cmds, struct error *err)
 /* The base of table inet warren and table bridge warren, written so that running it again is
  * harmless: objects are added if missing, and the base chains are flushed and refilled in the
  * same transaction (so they always hold exactly these rules, also after someone flushed them).
- * It goes into each run's own transaction: no listing of the ruleset first. */
+ * It goes into each run's own transaction: no listing of the ruleset first. The gateway's
+ * ports (the runs' resolvers) are for the cells: what reaches warren's subnet on the host by
+ * another interface (the uplink, with a route to the subnet; the host's own programs, by lo)
+ * is dropped in input. Published ports are DNAT'd before input, to a cell's address. */
 static void base_cmds(FILE *f, uint32_t subnet, int prefix)
 {
 	char net[INET_ADDRSTRLEN];
@@ -128,6 +133,7 @@ static void base_cmds(FILE *f, uint32_t subnet, int prefix)
 		"add rule inet warren forward oifname \"%1$s\" drop\n"
 		"add rule inet warren input iifname \"%1$s\" ip saddr vmap @runs_in\n"
 		"add rule inet warren input iifname \"%1$s\" drop\n"
+		"add rule inet warren input iifname != \"%1$s\" ip daddr %2$s/%3$d drop\n"
 		"add rule inet warren prerouting iifname \"%1$s\" ip saddr vmap @runs_pre\n"
 		"add rule inet warren prerouting fib daddr type local tcp dport vmap @pubs\n"
 		"add rule inet warren output fib daddr type local tcp dport vmap @pubs\n"
@@ -198,7 +204,9 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 		return error_set(err, errno, "cannot build the firewall rules");
 	base_cmds(f, n->subnet, n->prefix);
 	fprintf(f,
-		"add set inet warren a_%1$s { type ipv4_addr . inet_service; flags interval,timeout; }\n"
+		"add set inet warren a_%1$s { type ipv4_addr . inet_service; flags interval; }\n"
+		"add set inet warren n_%1$s { type ipv4_addr; flags timeout; }\n"
+		"add set inet warren d_%1$s { type ipv4_addr . inet_service; flags timeout; }\n"
 		"add set inet warren x_%1$s { type ipv4_addr . inet_service; size 4096; flags dynamic; counter; }\n"
 		"add chain inet warren r_%1$s\n"
 		"add rule inet warren r_%1$s meta l4proto { tcp, udp } add @x_%1$s { ip daddr . th dport }\n"
@@ -214,7 +222,9 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 	if (n->mode == NET_NAT)
 		fprintf(f, "add rule inet warren f_%s accept\n", id);
 	else
-		fprintf(f, "add rule inet warren f_%1$s ip daddr . th dport @a_%1$s accept\n", id);
+		fprintf(f, "add rule inet warren f_%1$s ip daddr . th dport @a_%1$s accept\n"
+			   "add rule inet warren f_%1$s ip daddr @n_%1$s accept\n"
+			   "add rule inet warren f_%1$s ip daddr . th dport @d_%1$s accept\n", id);
 	fprintf(f,
 		"add rule inet warren f_%1$s goto r_%1$s\n"
 		"add chain inet warren i_%1$s\n"
@@ -276,7 +286,8 @@ void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const str
 	for (size_t i = 0; i < 5; i++)
 		if (chains[i][0] != 'u' || npub)
 			fprintf(f, "delete chain inet warren %s_%s\n", chains[i], id);
-	fprintf(f, "delete set inet warren a_%1$s\ndelete set inet warren x_%1$s\n", id);
+	fprintf(f, "delete set inet warren a_%1$s\ndelete set inet warren n_%1$s\ndelete set inet warren d_%1$s\n"
+		   "delete set inet warren x_%1$s\n", id);
 	fclose(f);
 	if (fw_run(nft, buf, NULL) < 0) {
 		/* something was not there (no published ports, a half-made run): one at a time */
@@ -286,12 +297,14 @@ void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const str
 	free(buf);
 }
 
-int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s)
+int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s,
+		  struct error *err)
 {
-	char a[INET_ADDRSTRLEN], pk[16];
-	_cleanup_free_ char *cmd = xasprintf("add element inet warren a_%s { %s . %s timeout %us }", id, ip4(addr, a),
-					     port_key(port, pk, sizeof pk), timeout_s);
-	return fw_run(nft, cmd, NULL);
+	char a[INET_ADDRSTRLEN];
+	_cleanup_free_ char *cmd = port ? xasprintf("add element inet warren d_%s { %s . %u timeout %us }", id, ip4(addr, a),
+						    port, timeout_s)
+					: xasprintf("add element inet warren n_%s { %s timeout %us }", id, ip4(addr, a), timeout_s);
+	return fw_run(nft, cmd, err);
 }
 
 static int by_count(const void *x, const void *y)

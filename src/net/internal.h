@@ -14,7 +14,6 @@
 #define NET_CELL_IF "eth0"
 #define NET_TABLE "inet warren"
 #define NET_RUNDIR "/run/warren/net"     /* leases and their lock: host-wide, like the bridge */
-#define NET_DNS_TTL_SLACK 30             /* seconds an answered address outlives its TTL */
 
 int link_bridge_ensure(uint32_t gw, int prefix, struct error *err);
 void link_bridge_remove(void);
@@ -35,7 +34,10 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 void fw_private_rules(FILE *f, const char *chain, const char *refuse, const struct net_state *n);
 /* Remove a run's chains, sets and map entries (addr 0: unknown, only the named objects). */
 void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub);
-int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s);
+/* Add an answered addr (port 0: any port) to the run's sets for timeout_s (an element there
+ * already takes the new timeout); 0, or -EIO with nft's message in err. */
+int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s,
+		  struct error *err);
 /* The refused destinations: a JSON array of {dest, count}, sorted by count. */
 json_t *fw_refused(struct nft_ctx *nft, const char *id);
 
@@ -44,11 +46,12 @@ char *pasta_find(void);
 int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err);
 void pasta_stop(struct net_state *n);
 
-/* The resolver of one run. */
+/* The resolver of one run, on gw, for the cell at cell; fn gets each answered A record. */
 typedef void (*dns_allow_fn)(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl);
-struct net_dns *dns_open(uint32_t gw, enum net_mode mode, const struct net_allow *allow, size_t nallow,
+struct net_dns *dns_open(uint32_t gw, uint32_t cell, enum net_mode mode, const struct net_allow *allow, size_t nallow,
 			 unsigned max_names, dns_allow_fn fn, void *ctx, struct error *err);
 uint16_t dns_port(const struct net_dns *d);
+/* which 0: the questions' socket; 1: an epoll descriptor, readable when an answer waits. */
 int dns_fd(const struct net_dns *d, int which);
 void dns_dispatch(struct net_dns *d);
 /* {names, names_cap, names_capped, refused: [{name, count}]}; *line: a note for the terminal or NULL. */

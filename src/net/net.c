@@ -6,10 +6,12 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cell/spec.h"
@@ -260,10 +262,68 @@ int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *er
 	return 0;
 }
 
+/* ---- the addresses the resolver allows ---- */
+
+/* An address . port of the allow set and when it leaves it (CLOCK_MONOTONIC seconds). */
+struct net_allowed {
+	uint32_t addr;
+	uint16_t port;
+	int64_t until;
+};
+
+static int64_t now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec;
+}
+
+/* True when addr is one of the host's own (read now: addresses come and go). */
+static bool host_address(uint32_t addr)
+{
+	struct ifaddrs *ifa = NULL;
+	bool found = false;
+	if (getifaddrs(&ifa) < 0)
+		return false;
+	for (struct ifaddrs *i = ifa; i && !found; i = i->ifa_next)
+		found = i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+			((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr;
+	freeifaddrs(ifa);
+	return found;
+}
+
+static struct net_allowed *allowed_entry(struct net_state *n, uint32_t addr, uint16_t port)
+{
+	for (size_t i = 0; i < n->nallowed; i++)
+		if (n->allowed[i].addr == addr && n->allowed[i].port == port)
+			return &n->allowed[i];
+	n->allowed = xrealloc(n->allowed, (n->nallowed + 1) * sizeof *n->allowed);
+	n->allowed[n->nallowed] = (struct net_allowed){ addr, port, 0 };
+	return &n->allowed[n->nallowed++];
+}
+
+/* An answered address enters the allow set (unless the firewall refuses it before the set
+ * anyway: net_answer_allowable, the host's own), for net_dns_timeout(ttl), or keeps a later
+ * expiry it has (an element added again takes the new timeout: a short TTL of one name must
+ * not cut another name's long one for the same address). A failure of nft is counted. */
 static void allow_addr(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl)
 {
 	struct net_state *n = ctx;
-	fw_allow_addr(n->nft, n->id, addr, port, ttl);
+	if (!net_answer_allowable(addr, n->lan, n->subnet, n->prefix) || host_address(addr))
+		return;
+	uint32_t timeout = net_dns_timeout(ttl);
+	int64_t now = now_s();
+	struct net_allowed *e = allowed_entry(n, addr, port);
+	if (e->until >= now + timeout)
+		return;
+	struct error err = { 0 };
+	if (fw_allow_addr(n->nft, n->id, addr, port, timeout, &err) < 0) {
+		if (!n->allow_failed++)
+			n->allow_error = steal_pointer(&err.msg);
+		error_clear(&err);
+		return;
+	}
+	e->until = now + timeout;
 }
 
 int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, struct error *err)
@@ -274,7 +334,7 @@ int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, s
 		return pasta_start(n, cell_pid, err);
 	if (link_veth_attach(n->host_if, cell_pid, n->addr, n->prefix, n->gw, err) < 0)
 		return -EIO;
-	n->dns = dns_open(n->gw, n->mode, n->allow, n->nallow,
+	n->dns = dns_open(n->gw, n->addr, n->mode, n->allow, n->nallow,
 			  s->net.dns_max_names ? s->net.dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
 	if (!n->dns)
 		return -EIO;
@@ -304,6 +364,8 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 	json_t *refused = n->nft_made ? fw_refused(n->nft, n->id) : json_array();
 	char *dns_line = NULL;
 	json_t *dns = n->dns ? dns_record(n->dns, &dns_line) : json_null();
+	if (n->dns)
+		json_object_set_new(dns, "allow_failed", json_integer(n->allow_failed));
 	json_t *net = json_pack("{s:s,s:b,s:s,s:o,s:o}", "mode", n->mode == NET_NAT ? "nat" : "allow", "lan", n->lan,
 				"address", a, "refused", refused, "dns", dns);
 	if (n->rootless)
@@ -346,6 +408,10 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 	if (dns_line)
 		fprintf(stderr, "warren: %s %s\n", n->id, dns_line);
 	free(dns_line);
+	if (n->allow_failed)
+		fprintf(stderr, "warren: %s could not put %u answered address%s into the allow set (%s); connections to "
+			"them were refused\n", n->id, n->allow_failed, n->allow_failed == 1 ? "" : "es",
+			n->allow_error ? n->allow_error : "nftables failed");
 }
 
 void net_teardown(struct net_state *n)
@@ -379,6 +445,11 @@ void net_teardown(struct net_state *n)
 	n->lease = NULL;
 	fw_close(n->nft);
 	n->nft = NULL;
+	free(n->allowed);
+	n->allowed = NULL;
+	n->nallowed = 0;
+	free(n->allow_error);
+	n->allow_error = NULL;
 	net_allow_free(n->allow, n->nallow);
 	n->allow = NULL;
 	n->on = false;

@@ -67,8 +67,23 @@ extern const struct net_range net_private_ranges[];
 /* The range of net_private_ranges that holds all of addr/prefix (addr in network order), or NULL. */
 const struct net_range *net_private_range(uint32_t addr, int prefix);
 
+/* An address answered by warren's resolver enters the run's allow set for its TTL plus a
+ * little slack, held to at least a minute (a name resolved and then connected to just works,
+ * whatever TTL 0 says) and at most a day (the set does not keep an address for ever). */
+#define NET_DNS_TTL_SLACK 30
+#define NET_DNS_TIMEOUT_MIN 60
+#define NET_DNS_TIMEOUT_MAX 86400
+/* The seconds an address answered with ttl stays in the allow set. */
+uint32_t net_dns_timeout(uint32_t ttl);
+/* True when an answered address (network order) may enter the allow set of a run on
+ * subnet/prefix: not martian (0/8, 127/8, multicast, 240/4 and broadcast), not warren's own
+ * subnet, and not in a private range unless lan lifts it (never link-local). The host's own
+ * addresses are the caller's to check. The firewall refuses all of these before the set. */
+bool net_answer_allowable(uint32_t addr, bool lan, uint32_t subnet, int prefix);
+
 struct net_dns;
 struct nft_ctx;
+struct net_allowed;
 
 /* A run's network as the supervisor holds it. All zero means "nothing made". */
 struct net_state {
@@ -83,6 +98,10 @@ struct net_state {
 	bool nft_made;
 	struct nft_ctx *nft;
 	struct net_dns *dns;  /* the resolver; NULL when none */
+	struct net_allowed *allowed; /* what the resolver put into the allow set, until when */
+	size_t nallowed;
+	unsigned allow_failed; /* answered addresses nft would not take */
+	char *allow_error;    /* nft's message for the first of them */
 	struct net_allow *allow; /* the parsed allow list */
 	size_t nallow;
 	unsigned npublish;

@@ -1,6 +1,7 @@
 /* opts.c - the words of the network options: --net none|nat[,lan][,allow=LIST]|[lan,]allow=LIST,
- * --publish [ADDR:]HOSTPORT:CELLPORT, --dns-max-names N, the allow list's entries, and the
- * private ranges a cell does not reach unless asked (lan, or an allow= entry inside one). */
+ * --publish [ADDR:]HOSTPORT:CELLPORT, --dns-max-names N, the allow list's entries, the
+ * private ranges a cell does not reach unless asked (lan, or an allow= entry inside one), and
+ * which answered addresses enter the allow set, for how long. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -128,6 +129,23 @@ const struct net_range *net_private_range(uint32_t addr, int prefix)
 		if (prefix >= r->prefix && (ntohl(addr) >> (32 - r->prefix)) == r->host_addr >> (32 - r->prefix))
 			return r;
 	return NULL;
+}
+
+uint32_t net_dns_timeout(uint32_t ttl)
+{
+	uint64_t t = (uint64_t)ttl + NET_DNS_TTL_SLACK;
+	return t < NET_DNS_TIMEOUT_MIN ? NET_DNS_TIMEOUT_MIN : t > NET_DNS_TIMEOUT_MAX ? NET_DNS_TIMEOUT_MAX : (uint32_t)t;
+}
+
+bool net_answer_allowable(uint32_t addr, bool lan, uint32_t subnet, int prefix)
+{
+	uint32_t h = ntohl(addr);
+	if ((h >> 24) == 0 || (h >> 24) == 127 || (h >> 28) >= 14) /* this network, loopback, 224/4, 240/4 */
+		return false;
+	if ((addr & htonl(~0u << (32 - prefix))) == subnet)
+		return false;
+	const struct net_range *r = net_private_range(addr, 32);
+	return !r || (lan && r->lan);
 }
 
 /* The words of --net after none: nat and lan in any order, then allow=LIST (it takes the rest,

@@ -6,9 +6,10 @@
  * the gateway to the host's resolver); no port of the host or of the cell is forwarded.
  * pasta has no firewall of its own, so a firewall goes into the cell's own namespace (a helper
  * joins the run's first user namespace, which owns it; the job, in a child user namespace,
- * cannot change it): the host's own addresses, the gateway (but its DNS), the private and
- * link-local ranges (unless lan or an allow= entry lifts them), multicast, broadcast and IPv6
- * are refused, as in a root run. Refusals are not counted. */
+ * cannot change it): the host's own addresses, its loopback (127.0.0.0/8, 0.0.0.0/8), warren's
+ * subnet (the gateway but its DNS, and root runs' cells), the private and link-local ranges
+ * (unless lan or an allow= entry lifts them), multicast, broadcast and IPv6 are refused, as in
+ * a root run. Refusals are not counted. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -54,8 +55,9 @@ static long now_ms(void)
 /* The rules of the cell's own namespace; the host's IPv4 addresses are read here, outside. */
 static char *cell_rules(const struct net_state *n)
 {
-	char g[INET_ADDRSTRLEN];
+	char g[INET_ADDRSTRLEN], sn[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &n->gw, g, sizeof g);
+	inet_ntop(AF_INET, &n->subnet, sn, sizeof sn);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -68,8 +70,11 @@ static char *cell_rules(const struct net_state *n)
 		   "add rule inet warren output meta nfproto ipv6 drop\n"
 		   "add rule inet warren output ip daddr %1$s udp dport 53 accept\n"
 		   "add set inet warren refused { type ipv4_addr; flags interval; auto-merge; }\n"
-		   "add element inet warren refused { %1$s, 224.0.0.0/4, 255.255.255.255",
-		g);
+		   /* loopback and "this network" leave by eth0 too when a socket is bound to it
+		    * (SO_BINDTODEVICE needs no privilege), and pasta would deliver them to the host's
+		    * own loopback; warren's subnet is where the host routes root runs' cells */
+		   "add element inet warren refused { 127.0.0.0/8, 0.0.0.0/8, %2$s/%3$d, 224.0.0.0/4, 255.255.255.255",
+		g, sn, n->prefix);
 	struct ifaddrs *ifa = NULL;
 	if (getifaddrs(&ifa) == 0) {
 		for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
@@ -77,8 +82,8 @@ static char *cell_rules(const struct net_state *n)
 				continue;
 			char a[INET_ADDRSTRLEN];
 			struct in_addr in = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-			if ((ntohl(in.s_addr) >> 24) == 127)
-				continue;
+			if ((ntohl(in.s_addr) >> 24) == 127 || (in.s_addr & htonl(~0u << (32 - n->prefix))) == n->subnet)
+				continue; /* in the set already */
 			fprintf(f, ", %s", inet_ntop(AF_INET, &in, a, sizeof a));
 		}
 		freeifaddrs(ifa);

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan 44
+plan 52
 
 CURL="curl -s -m 3"
 # probe: one line NAME=curl's exit status per destination (0: reached, 7: refused)
@@ -25,6 +25,44 @@ ALL="$LAN $OTHER"
 # reached OUT: the names of the destinations reached, sorted, one line
 reached() { grep -E '^[a-z0-9]+=0$' <<<"$1" | cut -d= -f1 | sort | tr '\n' ' '; }
 
+# the host's loopback: a listener on the world's 127.0.0.1 (UDP and TCP) logs what reaches it;
+# the cell sends to 127.0.0.1 from sockets bound to eth0 (SO_BINDTODEVICE needs no privilege)
+LO_PORT=18123
+cat >"$W/lo-listen.py" <<'EOF2'
+import select, socket, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(('127.0.0.1', int(sys.argv[1])))
+t = socket.socket()
+t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+t.bind(('127.0.0.1', int(sys.argv[1])))
+t.listen()
+with open(sys.argv[2], 'a') as log:
+    while True:
+        for s in select.select([u, t], [], [])[0]:
+            if s is u:
+                print('udp', u.recvfrom(100)[0].decode(errors='replace'), file=log, flush=True)
+            else:
+                s.accept()[0].close()
+                print('tcp', file=log, flush=True)
+EOF2
+cat >"$W/lo-probe.py" <<'EOF2'
+import socket, sys
+for kind in socket.SOCK_DGRAM, socket.SOCK_STREAM:
+    s = socket.socket(socket.AF_INET, kind)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'eth0')
+    s.settimeout(2)
+    try:
+        if kind == socket.SOCK_DGRAM:
+            s.sendto(b'from-the-cell', ('127.0.0.1', int(sys.argv[1])))
+        else:
+            s.connect(('127.0.0.1', int(sys.argv[1])))
+        print('sent' if kind == socket.SOCK_DGRAM else 'connected')
+    except OSError as e:
+        print('error', e)
+EOF2
+start_bg python3 "$W/lo-listen.py" "$LO_PORT" "$W/lo.log"
+wait_for 10 sh -c "ss -Hltn src 127.0.0.1 | grep -q :$LO_PORT" || bail_out "the loopback listener did not start"
+
 use_mode root
 
 # ---------------------------------------------------------------- nat: not the LAN
@@ -39,6 +77,13 @@ is "$(jget "$RD/result.json" 'sorted(x["dest"] for x in d["network"]["refused"])
 is "$(jget "$RD/result.json" 'd["network"]["lan"]')" false "nat: the record says lan is off"
 line_like "$ERR" "^warren: $ID refused 7 connections to .*private and link-local ranges.*--net nat,lan" "nat: the end line names the private ranges and the way to reach them"
 is "$(net_left "$ID")" "" "nat: nothing of the run is left"
+
+# the host's loopback, from a socket bound to eth0: refused (and counted) in the host's input
+wrun --net nat,lan -- python3 "$W/lo-probe.py" "$LO_PORT"
+is "$(cat "$W/lo.log" 2>/dev/null)" "" "nat,lan: the host's 127.0.0.1 is not reached over eth0 (UDP nor TCP)"
+no_line_like "$OUT" '^connected$' "nat,lan: a TCP connect to 127.0.0.1 over eth0 fails"
+is "$(jget "$(last_rundir)/result.json" '[x["dest"] for x in d["network"]["refused"]]')" "[\"127.0.0.1:$LO_PORT\"]" \
+	"nat,lan: the refusals are counted"
 
 # ---------------------------------------------------------------- nat,lan
 wrun --net nat,lan -- sh -c "$(probe $ALL); $CURL http://10.20.30.40:8090/"
@@ -86,9 +131,19 @@ like "$(wrun --net nat,allow=web1.test -- true; echo "$ERR")" "'web1.test' is a 
 is "$(ls /run/warren/net/leases 2>/dev/null)" "" "after the root runs: no lease is left"
 
 # ---------------------------------------------------------------- rootless: the same rule in the cell
+# a root run serving on its cell's address, for the rootless runs to try (another root run
+# holds 10.88.0.2 first: a rootless cell's own address)
+echo "cell A" >"$WORK/index.html"
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net nat -- sleep 120
+H_PID=$BG_PID
+wait_for 15 test -e /run/warren/net/leases/10.88.0.2
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net nat -- python3 -m http.server --bind 0.0.0.0 8000
+A_PID=$BG_PID
+A_ADDR=10.88.0.3
+wait_for 15 _net_up "http://$A_ADDR:8000/"
 use_mode user
 if ! command -v pasta >/dev/null; then
-	skip 13 "pasta is not installed (Debian package passt)"
+	skip 18 "pasta is not installed (Debian package passt)"
 else
 	net_world_rootless
 	wrun --net nat -- sh -c "$(probe $ALL)"
@@ -110,5 +165,17 @@ else
 	like "$ERR" "nat,allow=ADDR" "rootless allow=: the line names nat,allow= instead"
 	wrun --net nat,lan -- sh -c 'nft add rule inet warren output accept 2>&1; ip route add 10.0.0.0/8 dev lo 2>&1; echo done'
 	like "$OUT" "Operation not permitted" "rootless nat,lan: the job cannot change the cell's firewall or routes"
+	# the host's loopback, over eth0: pasta would deliver it to the host's 127.0.0.1
+	wrun --net nat,lan -- python3 "$W/lo-probe.py" "$LO_PORT"
+	is "$(cat "$W/lo.log" 2>/dev/null)" "" "rootless nat,lan: the host's 127.0.0.1 is not reached over eth0 (UDP nor TCP)"
+	is "$(tr '\n' ' ' <<<"$OUT")" "error [Errno 1] Operation not permitted error [Errno 111] Connection refused " \
+		"rootless nat,lan: the cell's firewall refuses both"
+	# a root run's cell: pasta connects from the host, which routes warren's subnet to the cells
+	is "$(curl -s -m 3 "http://$A_ADDR:8000/index.html")" "cell A" "the root run's cell serves the host"
+	wrun --net nat,lan -- sh -c "$(probe cell=$A_ADDR:8000)"
+	is "$OUT" "cell=7" "rootless nat,lan: a root run's cell is refused"
+	wrun --net "nat,allow=$A_ADDR" -- sh -c "$(probe cell=$A_ADDR:8000)"
+	is "$OUT" "cell=7" "rootless nat,allow=<a root run's cell>: refused"
 	is "$(pgrep -u "$TEST_USER_UID" -x pasta)" "" "rootless: pasta ended with the runs"
 fi
+kill -TERM "$A_PID" "$H_PID"; wait_bg "$A_PID" 20; wait_bg "$H_PID" 20

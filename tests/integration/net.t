@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan 77
+plan 92
 
 use_mode root
 CURL="curl -s -m 3"
@@ -105,20 +105,21 @@ line_like "$ERR" 'past --dns-max-names 3' "--dns-max-names: named on stderr"
 # dnstool.py asks crafted questions (in the cell) and plays a fake upstream (in the internet)
 DNSTOOL=$W/dnstool.py
 cat >"$DNSTOOL" <<'EOF'
-# dnstool.py ask SERVER [--id N] [--opcode N] [--option DATA] NAME...: one message of a
-#   question (type A) per NAME ('\.' is a dot inside a label), EDNS with an option of DATA if
-#   given; prints the answer's header and records: "rcode=R qd=N an=N ns=N ar=N answers=A:1.2.3.4,CNAME"
+# dnstool.py ask SERVER [--port N] [--id N] [--opcode N] [--option DATA] [--more] NAME...: one
+#   message of a question (type A) per NAME ('\.' is a dot inside a label), EDNS with an option
+#   of DATA if given; prints the answer's header and records: "rcode=R qd=N an=N ns=N ar=N
+#   answers=A:1.2.3.4,CNAME" (--more: then " tc=T q=NAME", the question as the answer spells it)
 #   or "timeout".
 # dnstool.py serve ADDR LOG: a fake upstream on ADDR:53 that logs each query it gets (header,
-#   questions, the size of its EDNS options, its bytes) and answers from a table, with extra
-#   records that do not answer the question.
+#   questions, the size of its EDNS options, its bytes, the port it came from) and answers from
+#   a table, with extra records that do not answer the question.
 import argparse, re, socket, struct, sys
 
 def wire(name):
     labels = [l.replace('\\.', '.') for l in re.split(r'(?<!\\)\.', name) if l]
     return b''.join(bytes([len(l)]) + l.encode() for l in labels) + b'\0'
 
-def read_name(m, i):
+def read_name(m, i, lower=True):
     """(labels joined by '.', a dot inside a label as '\\.'), offset after the name"""
     labels, end = [], None
     while m[i]:
@@ -128,13 +129,14 @@ def read_name(m, i):
             continue
         labels.append(m[i + 1:i + 1 + m[i]].decode('latin-1').replace('.', '\\.'))
         i += 1 + m[i]
-    return '.'.join(labels).lower(), end or i + 1
+    name = '.'.join(labels)
+    return name.lower() if lower else name, end or i + 1
 
-def rr(name, typ, rdata, cls=1):
-    return wire(name) + struct.pack('>HHIH', typ, cls, 60, len(rdata)) + rdata
+def rr(name, typ, rdata, cls=1, ttl=60):
+    return wire(name) + struct.pack('>HHIH', typ, cls, ttl, len(rdata)) + rdata
 
-def a(name, addr):
-    return rr(name, 1, socket.inet_aton(addr))
+def a(name, addr, ttl=60):
+    return rr(name, 1, socket.inet_aton(addr), ttl=ttl)
 
 def ask(args):
     qs = b''.join(wire(n) + struct.pack('>HH', 1, 1) for n in args.names)
@@ -145,15 +147,16 @@ def ask(args):
     m = struct.pack('>HHHHHH', args.id, args.opcode << 11 | 0x100, len(args.names), 0, 0, 1 if opt else 0) + qs + opt
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.settimeout(1.5)
-    s.sendto(m, (args.server, 53))
+    s.sendto(m, (args.server, args.port))
     try:
         r = s.recv(4096)
     except socket.timeout:
         print('timeout'); return
     rid, flags, qd, an, ns, ar = struct.unpack('>HHHHHH', r[:12])
-    i = 12
+    i, qname = 12, '-'
     for _ in range(qd):
-        i = read_name(r, i)[1] + 4
+        qname, i = read_name(r, i, lower=False)
+        i += 4
     answers = []
     for _ in range(an):
         i = read_name(r, i)[1]
@@ -161,8 +164,9 @@ def ask(args):
         rd = r[i + 10:i + 10 + rdlen]
         answers.append('A:' + socket.inet_ntoa(rd) if typ == 1 else {5: 'CNAME'}.get(typ, str(typ)))
         i += 10 + rdlen
-    print('rcode=%d id=%s qd=%d an=%d ns=%d ar=%d answers=%s' % (flags & 15, 'same' if rid == args.id else 'other',
-          qd, an, ns, ar, ','.join(answers)))
+    more = ' tc=%d q=%s' % (flags >> 9 & 1, qname) if args.more else ''
+    print('rcode=%d id=%s qd=%d an=%d ns=%d ar=%d answers=%s%s' % (flags & 15, 'same' if rid == args.id else 'other',
+          qd, an, ns, ar, ','.join(answers), more))
 
 TABLE = {  # name: (answer, authority, additional); the bytes of records
     'bonus.test': ([a('bonus.test', '203.0.113.10'), a('web2.test', '203.0.113.20')], [],
@@ -172,9 +176,16 @@ TABLE = {  # name: (answer, authority, additional); the bytes of records
     'x.web1.test': ([a('x.web1.test', '203.0.113.20')], [], []),
     'wrongid.test': ([a('wrongid.test', '203.0.113.20')], [], []),
     'wrongq.test': ([a('web2.test', '203.0.113.20')], [], []),
+    'ttlmax.test': ([a('ttlmax.test', '203.0.113.10', 0xffffffff)], [], []),
+    'ttlbig.test': ([a('ttlbig.test', '203.0.113.20', 0x7fffffff)], [], []),
+    'ttlshort.test': ([a('ttlshort.test', '203.0.113.10', 0)], [], []),
+    'inside.test': ([a('inside.test', x) for x in ('10.20.30.40', '198.51.100.1', '10.88.0.5', '127.0.0.1',
+                                                   '0.0.0.1', '224.0.0.1', '169.254.169.254', '203.0.113.20')], [], []),
+    'outside.test': ([a('outside.test', '203.0.113.30')], [], []),
+    'tc.test': ([a('tc.test', '203.0.113.20')], [], []),  # answered truncated
 }
 
-def answer(m, log):
+def answer(m, log, port):
     mid, flags, qd, an, ns, ar = struct.unpack('>HHHHHH', m[:12])
     i, names = 12, []
     for _ in range(qd):
@@ -187,8 +198,8 @@ def answer(m, log):
         typ, _cls, _ttl, rdlen = struct.unpack('>HHIH', m[i:i + 10])
         opt = str(rdlen) if typ == 41 else opt
         i += 10 + rdlen
-    print('id=%d opcode=%d qd=%d an=%d ns=%d ar=%d opt=%s q=%s hex=%s' % (mid, flags >> 11 & 15, qd, an, ns, ar, opt,
-          ' '.join(names), m.hex()), file=log, flush=True)
+    print('id=%d opcode=%d qd=%d an=%d ns=%d ar=%d opt=%s q=%s hex=%s from=%d' % (mid, flags >> 11 & 15, qd, an, ns, ar,
+          opt, ' '.join(names), m.hex(), port), file=log, flush=True)
     qend = read_name(m, 12)[1] + 4
     name = names[0].split('/')[0] if names else ''
     question = m[12:qend]
@@ -198,7 +209,8 @@ def answer(m, log):
         question = wire('web2.test') + struct.pack('>HH', 1, 1)
     secs = TABLE.get(name.replace('\\.', '.'), ([], [], []))
     rcode = 0 if name.replace('\\.', '.') in TABLE else 3
-    return struct.pack('>HHHHHH', mid, 0x8180 | rcode, 1, *map(len, secs)) + question + b''.join(b''.join(s) for s in secs)
+    tc = 0x200 if name == 'tc.test' else 0
+    return struct.pack('>HHHHHH', mid, 0x8180 | tc | rcode, 1, *map(len, secs)) + question + b''.join(b''.join(s) for s in secs)
 
 def serve(args):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -206,7 +218,7 @@ def serve(args):
     with open(args.log, 'a') as log:
         while True:
             m, peer = s.recvfrom(4096)
-            s.sendto(answer(m, log), peer)
+            s.sendto(answer(m, log, peer[1]), peer)
 
 p = argparse.ArgumentParser()
 sub = p.add_subparsers(dest='cmd', required=True)
@@ -215,6 +227,8 @@ pa.add_argument('server')
 pa.add_argument('--id', type=int, default=4660)
 pa.add_argument('--opcode', type=int, default=0)
 pa.add_argument('--option')
+pa.add_argument('--port', type=int, default=53)
+pa.add_argument('--more', action='store_true')
 pa.add_argument('names', nargs='+')
 ps = sub.add_parser('serve')
 ps.add_argument('addr')
@@ -270,15 +284,66 @@ is "$(jget "$RD/result.json" '[[x["name"] for x in d["network"]["dns"]["refused"
 : >"$W/upstream.log"
 wrun --net nat --env DNSTOOL="$DNSTOOL" -- sh -c 'python3 "$DNSTOOL" ask --id 13107 --option secret-option 10.88.0.1 bonus.test'
 line_like "$OUT" '^rcode=0 id=same qd=1 an=1 ns=0 ar=1 answers=A:203\.0\.113\.10$' "resolver, nat: the client hears only the record that answers its question"
-like "$(cat "$W/upstream.log")" '^id=[0-9]+ opcode=0 qd=1 an=0 ns=0 ar=1 opt=0 q=bonus\.test/1 hex=[0-9a-f]+$' "resolver, nat: the upstream got warren's query, not the client's"
+like "$(cat "$W/upstream.log")" '^id=[0-9]+ opcode=0 qd=1 an=0 ns=0 ar=1 opt=0 q=bonus\.test/1 hex=[0-9a-f]+ from=[0-9]+$' "resolver, nat: the upstream got warren's query, not the client's"
+# letter case carries nothing upstream: warren asks in lower case (the cell hears its own
+# spelling back); each query leaves from a port of its own; a truncated answer has no records
+: >"$W/upstream.log"
+wrun --net 'allow=y.web1.test,tc.test' --dns-max-names 2 --env DNSTOOL="$DNSTOOL" -- sh -c \
+	'for n in y.web1.test Y.web1.test y.WEB1.test Y.Web1.TEST y.wEb1.tEsT tc.test; do python3 "$DNSTOOL" ask --more 10.88.0.1 $n; done
+	curl -s -m 3 -o /dev/null http://203.0.113.20:8080/; echo tc-addr=$?'
+RD=$(last_rundir)
+is "$(grep -c '^rcode=0 id=same qd=1 an=1 ns=0 ar=0 answers=A:203\.0\.113\.10 tc=0 q=' <<<"$OUT")" 5 "resolver: every case of an allowed name is answered"
+is "$(grep -oE 'q=[^ ]+$' <<<"$OUT" | head -5 | tr '\n' ' ')" "q=y.web1.test q=Y.web1.test q=y.WEB1.test q=Y.Web1.TEST q=y.wEb1.tEsT " \
+	"resolver: each answer spells the question as the cell did"
+is "$("$PY" -c 'import sys; print(len({bytes.fromhex(l.split("hex=")[1].split()[0])[2:] for l in sys.stdin if " q=y.web1.test/1 " in l}))' <"$W/upstream.log")" 1 \
+	"resolver: the upstream got one and the same query (but the id) for the five spellings"
+is "$(jget "$RD/result.json" '[d["network"]["dns"]["names"], d["network"]["dns"]["names_capped"]]')" '[2, false]' "resolver: one name counted for them"
+is "$(grep -oE 'from=[0-9]+$' "$W/upstream.log" | sort -u | wc -l)" 6 "resolver: each query came from a port of its own"
+line_like "$OUT" '^rcode=0 id=same qd=1 an=0 ns=0 ar=0 answers= tc=1 q=tc\.test$' "resolver: a truncated upstream answer reaches the cell truncated, without records"
+line_like "$OUT" '^tc-addr=7$' "resolver: and its address is not allowed"
+
+# what enters the allow set, for how long; and nobody but the cell asks the resolver
+cat >"$W/cell-ttl.sh" <<'EOF2'
+for n in ttlmax.test ttlbig.test ttlshort.test inside.test; do echo "$n: $(python3 "$DNSTOOL" ask 10.88.0.1 $n)"; done
+echo "big: $(curl -s -m 3 -o /dev/null http://203.0.113.20:8080/; echo $?)"
+touch asked
+i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+EOF2
+: >"$W/upstream.log"
+rm -f "$WORK/asked" "$WORK/go"
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --env DNSTOOL="$DNSTOOL" \
+	--net 'allow=ttlmax.test,ttlbig.test,ttlshort.test,inside.test:8090,outside.test' -- sh "$W/cell-ttl.sh"
+T_PID=$BG_PID
+wait_for 20 test -e "$WORK/asked"
+RD=$(last_rundir); ID=$(basename "$RD")
+is "$(for s in n d; do nft list set inet warren "${s}_$ID" | grep -oE '[0-9.]+( \. [0-9]+)? timeout [0-9a-z]+'; done | tr '\n' ,)" \
+	"203.0.113.10 timeout 1d,203.0.113.20 timeout 1d,203.0.113.20 . 8090 timeout 1m30s," \
+	"allow set: TTL 2^32-1 and 2^31-1 held to a day, TTL 0 of another name does not cut it, no private, martian, host or cell address"
+PORT=$(ss -Hlun src 10.88.0.1 | awk '{print $4}' | sed 's/.*://' | head -1)
+like "$PORT" '^[0-9]+$' "the run's resolver listens on a port of the gateway"
+ip -n "$INET" route add 10.88.0.0/24 via 198.51.100.1
+is "$(ip netns exec "$INET" "$PY" "$DNSTOOL" ask --port "$PORT" 10.88.0.1 outside.test)" timeout \
+	"resolver: no answer to the internet side (with a route to the cells' subnet)"
+is "$("$PY" "$DNSTOOL" ask --port "$PORT" 10.88.0.1 outside.test)" timeout "resolver: nor to the host's own programs"
+ip -n "$INET" route del 10.88.0.0/24
+touch "$WORK/go"
+wait_bg "$T_PID" 30
+line_like "$(cat "$BG_OUT")" '^big: 0$' "allow set: the address of TTL 2^31-1 is reachable"
+no_line_like "$(cat "$W/upstream.log")" 'q=outside\.test' "resolver: the outsiders' name never went upstream"
+is "$(jget "$RD/result.json" '[d["network"]["dns"]["names"], d["network"]["dns"]["allow_failed"]]')" '[4, 0]' \
+	"resolver: only the cell's names counted; no address failed to enter the set"
+rm -f "$WORK/asked" "$WORK/go"
 printf 'nameserver 203.0.113.53\n' >"$W/resolv.conf"
 
 # ---------------------------------------------------------------- other runs
 echo "cell A" >"$WORK/index.html"
-start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net nat --publish 18089:8000 -- python3 -m http.server --bind 0.0.0.0 8000
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net nat --publish 18089:8000 --publish 198.51.100.1:18091:8000 -- \
+	python3 -m http.server --bind 0.0.0.0 8000
 A_PID=$BG_PID
 wait_for 15 _net_up http://127.0.0.1:18089/
 is "$(curl -s -m 3 http://127.0.0.1:18089/index.html)" "cell A" "--publish 18089:8000: a host program fetches a page served in the cell"
+is "$(ip netns exec "$INET" curl -s -m 3 http://198.51.100.1:18091/index.html)" "cell A" \
+	"--publish 198.51.100.1:18091:8000: the internet side fetches it too"
 A_ADDR=$(grep -l run_ /run/warren/net/leases/* 2>/dev/null | head -1 | xargs -r basename)
 like "$A_ADDR" '^10\.88\.0\.[0-9]+$' "the serving run has an address of warren's subnet"
 # cells share no link layer: the bridge drops frames between its ports (curl times out)

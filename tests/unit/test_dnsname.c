@@ -1,6 +1,6 @@
 /* test_dnsname.c - names of DNS in wire form (net/dnsname.h): well-formedness, the safe names,
- * comparison without case, the text of the record, and the allow list's matching label by
- * label (a label holding a dot matches no label of a pattern). */
+ * comparison without case, the lower case asked upstream, the text of the record, and the
+ * allow list's matching label by label (a label holding a dot matches no label of a pattern). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,6 +116,27 @@ static void text_of_names(void **state)
 	assert_null(dns_name_text(RAW("\003www\300\014")));
 }
 
+static void lower_names(void **state)
+{
+	(void)state;
+	static const struct { const char *labels, *lower; } cases[] = {
+		{ "WWW/Web1/Test", "www/web1/test" }, { "", "" }, { "A-Z_@[/09", "a-z_@[/09" }, { "\xc0\xdd/x", "\xc0\xdd/x" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		uint8_t w[DNS_NAME_MAX], want[DNS_NAME_MAX];
+		size_t len = wire(cases[i].labels, w);
+		dns_name_lower(w, len);
+		assert_int_equal(wire(cases[i].lower, want), len);
+		if (memcmp(w, want, len))
+			fail_msg("%s: not lowered to %s", cases[i].labels, cases[i].lower);
+	}
+	uint8_t l63[66] = { 63 }; /* a length byte is below 'A' (65): never changed */
+	memset(l63 + 1, 'X', 63);
+	dns_name_lower(l63, sizeof l63);
+	assert_int_equal(l63[0], 63);
+	assert_int_equal(l63[1], 'x');
+}
+
 static bool matches(const char *pattern, const char *labels)
 {
 	struct net_allow *a;
@@ -183,6 +204,7 @@ int main(void)
 		cmocka_unit_test(safe_names),
 		cmocka_unit_test(equal_names),
 		cmocka_unit_test(text_of_names),
+		cmocka_unit_test(lower_names),
 		cmocka_unit_test(allow_matches_labels),
 		cmocka_unit_test(allow_refuses_bad_labels),
 	};

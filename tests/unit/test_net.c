@@ -1,5 +1,6 @@
-/* test_net.c - the words of --net (net_parse_mode) and the private ranges a cell does not
- * reach unless asked (net_private_range), case by case. */
+/* test_net.c - the words of --net (net_parse_mode), the private ranges a cell does not
+ * reach unless asked (net_private_range), and which answered addresses enter the allow set for
+ * how long (net_answer_allowable, net_dns_timeout), case by case. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,6 +83,43 @@ static void bad_mode(const char *arg, const char *want)
 	error_clear(&e);
 }
 
+/* ---------- what an answer puts into the allow set, for how long ---------- */
+
+static void test_dns_timeout(void **state)
+{
+	(void)state;
+	static const uint32_t cases[][2] = {
+		{ 0, 60 }, { 29, 60 }, { 30, 60 }, { 31, 61 }, { 300, 330 }, { 86370, 86400 }, { 86371, 86400 },
+		{ 0x7fffffff, 86400 }, { 0xffffffe2, 86400 }, { 0xffffffff, 86400 }, /* no wrap to 29 s */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		if (net_dns_timeout(cases[i][0]) != cases[i][1])
+			fail_msg("net_dns_timeout(%u) = %u, want %u", cases[i][0], net_dns_timeout(cases[i][0]), cases[i][1]);
+}
+
+static void test_answer_allowable(void **state)
+{
+	(void)state;
+	static const struct { const char *addr; bool lan, want; } cases[] = {
+		{ "203.0.113.10", false, true },   { "8.8.8.8", false, true },       { "0.0.0.0", false, false },
+		{ "0.1.2.3", true, false },        { "127.0.0.1", true, false },     { "127.255.0.9", false, false },
+		{ "224.0.0.251", true, false },    { "239.255.255.250", false, false }, { "240.0.0.1", true, false },
+		{ "255.255.255.255", true, false }, { "10.88.0.1", true, false },    { "10.88.0.77", true, false },
+		{ "10.88.1.1", true, true },       { "10.88.1.1", false, false },    { "10.20.30.40", false, false },
+		{ "192.168.50.5", true, true },    { "100.64.7.7", false, false },   { "169.254.169.254", true, false },
+		{ "169.254.169.254", false, false }, { "223.255.255.255", false, true }, { "1.0.0.1", false, true },
+	};
+	struct in_addr sn;
+	inet_pton(AF_INET, "10.88.0.0", &sn);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct in_addr in;
+		assert_int_equal(inet_pton(AF_INET, cases[i].addr, &in), 1);
+		if (net_answer_allowable(in.s_addr, cases[i].lan, sn.s_addr, 24) != cases[i].want)
+			fail_msg("net_answer_allowable(%s, lan %d) = %d, want %d", cases[i].addr, cases[i].lan, !cases[i].want,
+				 cases[i].want);
+	}
+}
+
 static void test_parse_mode(void **state)
 {
 	(void)state;
@@ -118,6 +156,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_private_range),
 		cmocka_unit_test(test_private_range_lan),
+		cmocka_unit_test(test_dns_timeout),
+		cmocka_unit_test(test_answer_allowable),
 		cmocka_unit_test(test_parse_mode),
 		cmocka_unit_test(test_parse_mode_bad),
 	};
