@@ -662,7 +662,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	bool made_rundir = false;
-	int out_w = -1, err_w = -1;
+	int out_w = -1, err_w = -1, devnull = -1;
 	int console[2] = { -1, -1 };
 	int watch[2] = { -1, -1 };
 	refused_init(&u->refused);
@@ -679,6 +679,16 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	sigprocmask(SIG_BLOCK, &mask, &u->old_mask);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* the loop's own descriptors, before anything is made that a failure would leave */
+	u->ep = epoll_create1(EPOLL_CLOEXEC);
+	u->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	u->wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	u->watch_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	u->grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (u->ep < 0 || u->sfd < 0 || u->wall_tfd < 0 || u->watch_tfd < 0 || u->grace_tfd < 0) {
+		error_set(err, errno, "cannot create the supervisor's event loop (epoll, signalfd, timerfd)");
+		goto fail;
+	}
 	u->lock = rundir_create(s, err);
 	if (u->lock < 0)
 		goto fail;
@@ -699,7 +709,12 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 			      .control = control };
 	if (control >= 0) {
 		/* a job: its steps get their own streams from the executor; nothing reads stdin */
-		io.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (devnull < 0) {
+			error_set(err, errno, "cannot open /dev/null");
+			goto fail;
+		}
+		io.in = devnull;
 	}
 	if (s->tty && control < 0) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, console) < 0) {
@@ -743,8 +758,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	closep(&out_w);
 	closep(&err_w);
 	closep(&console[1]);
-	if (control >= 0)
-		close(io.in);
+	closep(&devnull);
 	if (cgroup_attach(&u->cg, u->cell.pid, err) < 0) {
 		signal_cell(u, SIGKILL);
 		waitpid(u->cell.pid, NULL, 0);
@@ -764,11 +778,6 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		closep(&console[0]);
 	}
 
-	u->ep = epoll_create1(EPOLL_CLOEXEC);
-	u->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	u->wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	u->watch_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	u->grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	fcntl(u->cell.report_fd, F_SETFL, O_NONBLOCK);
 	sup_watch_fd(u, u->cell.pidfd, EV_PIDFD);
 	sup_watch_fd(u, u->cell.report_fd, EV_REPORT);
@@ -797,6 +806,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	return 0;
 
 fail:
+	closep(&devnull);
 	closep(&watch[0]);
 	closep(&watch[1]);
 	closep(&console[0]);
