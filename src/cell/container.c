@@ -707,7 +707,9 @@ static void open_console(const struct cell_spec *s, struct cell_io *io)
 		die(-r, "cannot hand the terminal to the supervisor");
 	close(m);
 	close(io->console);
-	io->in = io->out = io->err = sl;
+	io->in = io->out = sl;
+	if (io->err < 0)
+		io->err = sl; /* stderr too is the terminal (else the caller redirected it: a pipe) */
 }
 
 /* ---- init: pid 1 of the cell ---- */

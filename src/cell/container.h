@@ -16,7 +16,8 @@ struct cgroup;
 struct cell_io {
 	int in, out, err;
 	int console;         /* -1, or a unix socket: init opens a terminal in the cell's own devpts,
-	                        sends its master over it and gives the job the other end */
+	                        sends its master over it and gives the job the other end as its
+	                        stdin and stdout, and as its stderr when err is -1 */
 	int control;         /* -1, or a unix socket: the job is warren's executor (job steps) */
 	int watch;           /* -1, or a unix socket: the job sends the write watch's listener
 	                        over it (policy_watch_writes) */

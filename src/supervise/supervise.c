@@ -722,6 +722,20 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 			goto fail;
 		}
 		io.console = console[1];
+		/* only the streams that are the terminal go through the job's: a stderr the caller
+		 * redirected (2>err.txt) gets a pipe of its own, relayed to where it points */
+		io.err = -1;
+		int p2[2];
+		if (!isatty(STDERR_FILENO)) {
+			if (pipe2(p2, O_CLOEXEC) < 0) {
+				error_set(err, errno, "cannot create the output pipes");
+				goto fail;
+			}
+			u->err_r = p2[0];
+			err_w = p2[1];
+			fcntl(u->err_r, F_SETFL, O_NONBLOCK);
+			io.err = err_w;
+		}
 	} else {
 		int p1[2], p2[2];
 		if (pipe2(p1, O_CLOEXEC) < 0 || pipe2(p2, O_CLOEXEC) < 0) {

@@ -4,7 +4,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 65
+plan 69
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -86,3 +86,15 @@ for mode in root user; do
 	x=$(state_clean) && [ "$works" = 0 ]
 	ok $? "$M after the refusals nothing is left (scratch, mounts, processes)" || diag "$x" "warren works: $works"
 done
+
+# On a terminal only the streams that are the terminal go through the job's (issue 11): a
+# stderr the caller redirected gets what the job writes there.
+use_mode root
+M="[tty]"
+E=$TEST_SCRATCH/tty-err.txt
+cmd=$(printf '%q ' "$WARREN" run --state "$STATE" --work "$WORK" -- sh -c 'echo out; echo e >&2; tty; test -t 2 || echo stderr-not-a-tty')
+bounded script -qec "$cmd 2>$E" /dev/null
+is "$(cat "$E")" e "$M 2>FILE on a terminal: the job's stderr lands in FILE"
+like "$OUT" "out" "$M ... its stdout is on the terminal"
+like "$OUT" "/dev/pts/[0-9]+" "$M ... which is a terminal of its own (tty)"
+like "$OUT" "stderr-not-a-tty" "$M ... and its stderr is not that terminal"
