@@ -937,10 +937,27 @@ int container_release(struct cell *c)
 	return w == 1 ? 0 : -errno;
 }
 
+int container_signal_children(const struct cell *c, int sig)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)c->pid, (int)c->pid);
+	_cleanup_free_ char *list = read_file(path, NULL);
+	if (!list)
+		return -errno;
+	int n = 0;
+	for (char *p = list, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid > 0 && kill((pid_t)pid, sig) == 0)
+			n++;
+	}
+	return n;
+}
+
 void cell_close(struct cell *c)
 {
 	closep(&c->pidfd);
 	closep(&c->report_fd);
 	closep(&c->go_fd);
-	c->pidfd = c->report_fd = c->go_fd = -1;
 }

@@ -228,6 +228,9 @@ static void signal_task(struct runner *r, struct task *t, int sig)
 {
 	if (!t || t->exited)
 		return;
+	/* the executor may have been stopped (a step cannot signal it with Landlock's signal
+	 * scope, but without it could): wake it from outside first */
+	container_signal_children(&r->u.cell, SIGCONT);
 	struct exec_hdr h = { .type = EXEC_SIGNAL, .task = t->id, .a = sig };
 	ssize_t w = send(r->ctl, &h, sizeof h, MSG_NOSIGNAL);
 	(void)w;
@@ -346,6 +349,40 @@ static void step_time_limit(struct runner *r)
 	sr->limit_at = now_s(r) - sr->t0;
 	signal_task(r, sr->task, SIGTERM);
 	arm_ms(r->grace_tfd, r->s->limits.grace_ms);
+}
+
+/* How the executor (the cell's job process) ended, as far as init reported it. */
+static const char *executor_end(const struct sup *u)
+{
+	static char buf[48];
+	if (u->have_exit && WIFSIGNALED(u->job_status))
+		snprintf(buf, sizeof buf, "killed by SIG%s", sigabbrev_np(WTERMSIG(u->job_status)) ?: "?");
+	else if (u->have_exit && WIFEXITED(u->job_status))
+		snprintf(buf, sizeof buf, "exited with %d", WEXITSTATUS(u->job_status));
+	else
+		snprintf(buf, sizeof buf, "gone");
+	return buf;
+}
+
+/* The grace after a step's SIGTERM is over: SIGKILL its session through the executor. If the
+ * step is still running a second later, the executor did not act (a step kept it stopped):
+ * the whole cell is stopped, so that the step's clock holds whatever it did. */
+static void step_grace_over(struct runner *r)
+{
+	struct step_rec *sr = &r->steps[r->cur];
+	if (sr->state != S_RUNNING)
+		return;
+	if (!sr->kill_sent) {
+		sr->kill_sent = true;
+		signal_task(r, sr->task, SIGKILL);
+		arm_ms(r->grace_tfd, 1000);
+		return;
+	}
+	char v[32];
+	format_duration_ms(v, sizeof v, r->job->steps[r->cur].timeout_ms);
+	sup_stop(&r->u, RUN_LIMIT, "step-time", v, SIGKILL,
+		 xasprintf("step %s: time limit %s reached; its executor did not end it (a step kept it stopped), so the cell was stopped",
+			   r->job->steps[r->cur].name, v));
 }
 
 /* The cause of a step that the whole cell's stop ended. */
@@ -652,6 +689,7 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 	if (r->job_cause) {
 		res->status = RUN_EXITED;
 		res->exit_code = r->fail_code;
+		res->signal = 0;
 		res->cause_limit = xstrdup(r->job_cause_limit);
 		res->cause_message = xstrdup(r->job_cause);
 		return;
@@ -708,10 +746,8 @@ static int runner_loop(struct runner *r)
 				if (read(r->step_tfd, &x, sizeof x) >= 0)
 					step_time_limit(r);
 			} else if (tag == EV_STEP_GRACE) {
-				if (read(r->grace_tfd, &x, sizeof x) >= 0 && r->cur < r->job->n_steps) {
-					r->steps[r->cur].kill_sent = true;
-					signal_task(r, r->steps[r->cur].task, SIGKILL);
-				}
+				if (read(r->grace_tfd, &x, sizeof x) >= 0 && r->cur < r->job->n_steps)
+					step_grace_over(r);
 			} else if (tag >= EV_TASK && tag - EV_TASK < r->n_tasks) {
 				task_output(r, r->tasks[tag - EV_TASK]);
 			}
@@ -757,10 +793,20 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	runner_loop(&r);
 	tasks_drain(&r);
 	/* the cell is gone: what still ran was killed with it */
-	for (size_t i = 0; i < job->n_steps; i++)
-		if (r.steps[i].state == S_RUNNING)
-			step_finish(&r, i, r.u.stopping ? stopped_state(&r) : S_FAILED,
-				    xstrdup(r.u.cause_text ? r.u.cause_text : "the cell ended before the step did"));
+	for (size_t i = 0; i < job->n_steps; i++) {
+		if (r.steps[i].state != S_RUNNING)
+			continue;
+		if (!r.u.stopping && !r.job_cause) {
+			/* nothing stopped the cell: its executor ended under the step (a step killed it) */
+			r.job_cause = xasprintf("step %s: the job's executor ended while the step ran (%s); the job is incomplete",
+						job->steps[i].name, executor_end(&r.u));
+			r.job_cause_limit = xstrdup("executor");
+		}
+		step_finish(&r, i, r.u.stopping ? stopped_state(&r) : S_FAILED,
+			    xstrdup(r.u.cause_text ? r.u.cause_text : "the cell ended before the step did"));
+		if (!r.fail_code)
+			r.fail_code = 1;
+	}
 	for (size_t i = 0; i < job->n_services; i++)
 		if (r.svcs[i].state == V_READY || r.svcs[i].state == V_STARTING)
 			r.svcs[i].state = V_STOPPED;

@@ -14,7 +14,7 @@
 # persistence 20, sh -e and --prefix 3); job file mistakes 32; the job's own timeout 4;
 # a service dying during the steps 2; a step's output held outside the cell 4; kill RUN
 # --state DIR 2.
-plan $((77 * 2 + 32 + 4 + 2 + 4 + 2 + 7))
+plan $((77 * 2 + 32 + 4 + 2 + 4 + 2 + 7 + 6))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -616,3 +616,35 @@ is "$RC" 0 "warren kill RUN --state DIR (the usage's order) exits 0" || diag "$E
 wait_bg "$jp" 20
 LINE=$(ERR=$(cat "$BG_ERR"); stopped_line)
 like "$LINE" "stopped: killed by warren kill \\(uid 0\\)" "... and the job stops with that cause"
+
+# A step cannot cheat its clock by stopping or killing the executor (issue 11): a stopped
+# executor is woken from outside at the step's deadline, one kept stopped gets the whole
+# cell stopped after the grace, and a killed one fails the job with that cause.
+for mode in root user; do
+	use_mode "$mode"
+	M="[$mode]"
+	job_file stopper <<'YAML'
+name: stopper
+steps:
+  - name: stop-executor
+    timeout: 2s
+    run: kill -STOP $PPID; sleep 10; echo ran-on
+YAML
+	jrun "$JF"
+	after_job
+	is "$RC" 124 "$M a step that stops its executor still ends at its time limit (exit 124)"
+	[ "$(jget "$RJ" '[s["status"] for s in d["steps"]] + [d["cause"]["limit"]]')" = '["limit", "step-time"]' ] && [[ $OUT$ERR != *ran-on* ]]
+	ok $? "$M ... the record says the step's time limit, and the step did not run on" || diag "$(jget "$RJ" 'd["cause"]')" "$OUT"
+	job_file killer <<'YAML'
+name: killer
+steps:
+  - name: kill-executor
+    run: kill -KILL $PPID; sleep 3
+  - name: after
+    run: echo after
+YAML
+	jrun "$JF"
+	after_job
+	[ "$RC" != 0 ] && [ "$(jget "$RJ" 'd["cause"]["limit"]')" = executor ]
+	ok $? "$M a step that kills its executor fails the job (exit $RC), the cause named" || diag "$(jget "$RJ" 'd["cause"]')"
+done
