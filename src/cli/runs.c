@@ -14,6 +14,7 @@
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
 #include "net/net.h"
+#include "run/record.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"
 #include "util/fs.h"
@@ -238,9 +239,12 @@ int cmd_show(int argc, char **argv)
 	row("started", json_string_value(json_object_get(r, "started_at")) ?: "-");
 	row("ended", json_string_value(json_object_get(r, "ended_at")) ?: "-");
 	const char *st = json_string_value(json_object_get(r, "status"));
-	_cleanup_free_ char *stl = xasprintf("%s (exit %lld%s%s)", st ?: "?", json_integer_value(json_object_get(r, "exit_code")),
-					     json_is_string(json_object_get(r, "signal")) ? ", " : "",
-					     json_string_value(json_object_get(r, "signal")) ?: "");
+	json_t *ec = json_object_get(r, "exit_code");
+	_cleanup_free_ char *stl = json_is_integer(ec)
+		? xasprintf("%s (exit %lld%s%s)", st ?: "?", json_integer_value(ec),
+			    json_is_string(json_object_get(r, "signal")) ? ", " : "",
+			    json_string_value(json_object_get(r, "signal")) ?: "")
+		: xstrdup(st ?: "?");   /* a record gc wrote: no exit status is known */
 	row("status", stl);
 	json_t *cause = json_object_get(r, "cause");
 	if (json_is_object(cause))
@@ -300,10 +304,29 @@ static const char GC_HELP[] =
 static void gc_record(int dir, const char *id, const char *where)
 {
 	json_t *r = load_json(dir, "spec.json");
-	if (!r)
-		return;
 	pid_t pid = rundir_pid(dir);
-	_cleanup_free_ char *msg = xasprintf("the supervisor (pid %d) died before the run ended (killed, or the host crashed); reclaimed by warren gc", (int)pid);
+	_cleanup_free_ char *who = pid > 0 ? xasprintf("the supervisor (pid %d)", (int)pid) : xstrdup("the supervisor");
+	if (!r) {
+		/* killed between making the run directory and writing spec.json: no cell, cgroup or
+		 * network was made yet, and what ran is not known; a record all the same, so that
+		 * every run directory has one */
+		uint64_t ms = run_id_time_ms(id);
+		struct timespec t = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
+		char st[64];
+		format_rfc3339(st, sizeof st, &t);
+		_cleanup_free_ char *msg = xasprintf("%s died while preparing the run, before its spec was written (killed, or the host crashed): nothing of it ran; reclaimed by warren gc", who);
+		r = json_pack("{s:s,s:n,s:s,s:s,s:n,s:s,s:n}", "id", id, "command", "started_at", st, "status", "error",
+			      "exit_code", "error", msg, "cause");
+		char *txt = r ? json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+		if (txt) {
+			_cleanup_free_ char *t2 = xasprintf("%s\n", txt);
+			write_file_atomic_at(dir, "result.json", t2, strlen(t2), 0644);
+			free(txt);
+		}
+		json_decref(r);
+		return;
+	}
+	_cleanup_free_ char *msg = xasprintf("%s died before the run ended (killed, or the host crashed); reclaimed by warren gc", who);
 	json_object_set_new(r, "status", json_string("error"));
 	json_object_set_new(r, "exit_code", json_null());
 	json_object_set_new(r, "error", json_string(msg));
@@ -354,6 +377,9 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 		fprintf(stderr, "warren: cannot remove the cgroup of %s; is a process of it stuck?\n", id);
 	/* --net: its veth, firewall chains and sets, published ports and address lease */
 	if (geteuid() == 0 && net_gc_run(id, where) > 0)
+		did = 1;
+	/* a supervisor killed while it wrote spec.json or the pid leaves "<name>.tmp.<pid>" */
+	if (rundir_remove_stale_tmp(dir) > 0)
 		did = 1;
 	struct stat st;
 	if (fstatat(dir, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -281,6 +281,25 @@ bool rundir_has_scratch(int rfd)
 	return false;
 }
 
+int rundir_remove_stale_tmp(int rfd)
+{
+	int dfd = openat(rfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if ((e->d_type == DT_REG || e->d_type == DT_UNKNOWN) && is_atomic_tmp_name(e->d_name) &&
+		    unlinkat(rfd, e->d_name, 0) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
 int rundir_reclaim(int rfd, const char *rundir, struct error *err)
 {
 	int first = 0;

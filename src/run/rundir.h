@@ -51,6 +51,9 @@ pid_t rundir_pid(int rfd);
 int rundir_write_pid(int rfd, pid_t pid);
 /* True when any scratch part of the run directory still exists. */
 bool rundir_has_scratch(int rfd);
+/* Remove the temporary files ("spec.json.tmp.<pid>") a supervisor killed in the middle of
+ * writing its record left in the run directory rfd. How many it removed. */
+int rundir_remove_stale_tmp(int rfd);
 
 /* Sorted (oldest first) NULL-terminated list of the run ids in <state>/runs. An entry that is
  * not a directory, or not the state owner's, is skipped with a note on stderr. */

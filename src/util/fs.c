@@ -112,6 +112,23 @@ int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len
 	return r;
 }
 
+bool is_atomic_tmp_name(const char *name)
+{
+	const char *t = strstr(name, ".tmp.");
+	if (!t || t == name)
+		return false;
+	/* the last ".tmp." is the one write_file_atomic_at added */
+	for (const char *n; (n = strstr(t + 1, ".tmp.")); t = n)
+		;
+	const char *d = t + 5;
+	if (!*d)
+		return false;
+	for (; *d; d++)
+		if (*d < '0' || *d > '9')
+			return false;
+	return true;
+}
+
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
 {
 	return write_file_atomic_at(AT_FDCWD, path, data, len, mode);

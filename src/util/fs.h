@@ -36,6 +36,9 @@ int write_file(const char *path, const char *data, size_t len);
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode);
 /* The same for name in the directory dfd, never through a link. */
 int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len, mode_t mode);
+/* Whether name is a temporary name of write_file_atomic ("<name>.tmp.<pid>"): what a writer
+ * killed between creating it and the rename leaves behind. */
+bool is_atomic_tmp_name(const char *name);
 /* mkdir -p with mode for the created components. 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
 /* Remove everything below and including dirfd/name. Uses one descriptor at a time, so depth

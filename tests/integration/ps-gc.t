@@ -5,7 +5,7 @@
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 50
+plan 54
 
 ps_has() { wr ps; [[ $OUT == *"$1"* ]]; }
 
@@ -102,6 +102,22 @@ wr show "$FAKE"
 [ "$RC" = 125 ] && [[ $ERR == *"no run matches"* ]]
 ok $? "$M warren show does not follow the planted link" || diag "exit $RC: $ERR"
 rm -rf "$STATE/runs/$FAKE" "$STATE/runs/$FAKE2"
+
+# a supervisor killed after making its run directory but before spec.json was written (as
+# bench/soak's kill -9 at random moments found): gc reclaims the scratch, removes the half-
+# written spec, and writes a record all the same, so that no run directory is left without one
+EARLY=run_01M8XE7C73GHC24W5MXEEZCFW0
+mkdir -m 700 "$STATE/runs/$EARLY" && touch "$STATE/runs/$EARLY/lock" && mkdir -m 1777 "$STATE/runs/$EARLY/tmp" &&
+	printf '{"id": "%s", "comm' "$EARLY" >"$STATE/runs/$EARLY/spec.json.tmp.4242"
+wr gc
+is "$RC" 0 "$M gc of a run killed before its spec was written exits 0" || diag "$ERR"
+[ ! -e "$STATE/runs/$EARLY/tmp" ] && [ ! -e "$STATE/runs/$EARLY/spec.json.tmp.4242" ]
+ok $? "$M ... reclaims its scratch and the half-written spec.json.tmp.<pid>" || diag "$(ls -la "$STATE/runs/$EARLY")"
+is "$(jget "$STATE/runs/$EARLY/result.json" 'd["status"] + " " + d["id"]')" "error $EARLY" "$M ... and writes its record (status error)"
+wr show "$EARLY"
+[ "$RC" = 0 ] && [[ $OUT == *"before its spec was written"* ]] && [[ $OUT != *"exit 0"* ]]
+ok $? "$M warren show tells how it ended, with no exit status made up" || diag "exit $RC: $OUT $ERR"
+rm -rf "$STATE/runs/$EARLY"
 
 # root's gc on a state directory a user owns: refused, whatever it holds
 US=$TEST_SCRATCH/ustate

@@ -679,6 +679,26 @@ static void test_atomic_create(void **state)
 	free(s);
 }
 
+/* is_atomic_tmp_name: the names write_file_atomic_at uses for its temporary file, which gc
+ * removes from a dead run's directory, and nothing else. */
+static void test_atomic_tmp_name(void **state)
+{
+	(void)state;
+	char name[64];
+	snprintf(name, sizeof name, "spec.json.tmp.%d", (int)getpid());
+	assert_true(is_atomic_tmp_name(name));
+	assert_true(is_atomic_tmp_name("pid.tmp.1"));
+	assert_true(is_atomic_tmp_name("a.tmp.b.tmp.42"));
+	assert_false(is_atomic_tmp_name("spec.json"));
+	assert_false(is_atomic_tmp_name("spec.json.tmp."));
+	assert_false(is_atomic_tmp_name("spec.json.tmp.12a"));
+	assert_false(is_atomic_tmp_name("spec.json.tmp.1.x"));
+	assert_false(is_atomic_tmp_name(".tmp.1"));
+	assert_false(is_atomic_tmp_name("tmp"));
+	assert_false(is_atomic_tmp_name("var-tmp"));
+	assert_false(is_atomic_tmp_name(""));
+}
+
 static void test_atomic_binary_and_large(void **state)
 {
 	(void)state;
@@ -984,6 +1004,7 @@ int main(void)
 		T(test_rm_tree_wide),
 		T(test_rm_tree_reports_failure),
 		T(test_atomic_create),
+		T(test_atomic_tmp_name),
 		T(test_atomic_binary_and_large),
 		T(test_atomic_replace),
 		T(test_atomic_errors),
