@@ -281,6 +281,37 @@ static void parse_service(struct ctx *c, const char *name, yaml_node_t *m, struc
 		s->ready_timeout_ms = 30000;
 }
 
+/* if: always(), success() or failure() (the parentheses may be left out). */
+static enum step_if get_condition(struct ctx *c, yaml_node_t *m, const char *where)
+{
+	static const char *const names[] = { [IF_SUCCESS] = "success", [IF_FAILURE] = "failure", [IF_ALWAYS] = "always" };
+	yaml_node_t *cond = get(c, m, "if");
+	if (!cond)
+		return IF_SUCCESS;
+	const char *v = scalar(cond);
+	for (size_t k = 0; v && k < sizeof names / sizeof *names; k++) {
+		size_t l = strlen(names[k]);
+		if (!strncmp(v, names[k], l) && (!v[l] || !strcmp(v + l, "()")))
+			return (enum step_if)k;
+	}
+	_cleanup_free_ char *w = xasprintf("%s.if", where);
+	bad(c, cond, w, "\"%s\" is not a condition this job file knows (always(), success() or failure())",
+	    v ? v : "(not a scalar)");
+	return IF_SUCCESS;
+}
+
+/* key: true or false (false when it is left out). */
+static bool get_bool(struct ctx *c, yaml_node_t *m, const char *key, const char *where)
+{
+	yaml_node_t *n = get(c, m, key);
+	const char *v = n ? scalar(n) : "false";
+	if (v && (!strcmp(v, "true") || !strcmp(v, "false")))
+		return !strcmp(v, "true");
+	_cleanup_free_ char *w = xasprintf("%s.%s", where, key);
+	bad(c, n, w, "\"%s\" is not true or false", v ? v : "(not a scalar)");
+	return false;
+}
+
 static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step *s)
 {
 	_cleanup_free_ char *where = xasprintf("steps[%zu]", i);
@@ -288,7 +319,8 @@ static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step 
 		bad(c, m, where, "must be a mapping with at least 'run'");
 		return;
 	}
-	static const char *const known[] = { "name", "run", "timeout", "timeout-minutes", "env", "working-directory", "if", "shell", NULL };
+	static const char *const known[] = { "name", "run", "timeout", "timeout-minutes", "env", "working-directory", "if", "continue-on-error",
+					     "shell", NULL };
 	check_keys(c, m, where, known);
 	s->name = get_string(c, m, "name", where);
 	s->run = get_string(c, m, "run", where);
@@ -321,15 +353,8 @@ static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step 
 		else
 			s->timeout_ms = (uint64_t)(mins * 60000);
 	}
-	yaml_node_t *cond = get(c, m, "if");
-	if (cond) {
-		const char *v = scalar(cond);
-		_cleanup_free_ char *w = xasprintf("%s.if", where);
-		if (v && (!strcmp(v, "always") || !strcmp(v, "always()")))
-			s->always = true;
-		else if (!v || (strcmp(v, "success") && strcmp(v, "success()")))
-			bad(c, cond, w, "\"%s\" is not a condition this job file knows (always or success)", v ? v : "(not a scalar)");
-	}
+	s->when = get_condition(c, m, where);
+	s->continue_on_error = get_bool(c, m, "continue-on-error", where);
 }
 
 static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)

@@ -22,6 +22,10 @@ struct job_service {
 	uint64_t ready_timeout_ms;
 };
 
+/* When a step runs, as on GitHub Actions: success() when no earlier step failed (the
+ * default), failure() when one did, always() also after a failure or a cancel. */
+enum step_if { IF_SUCCESS, IF_FAILURE, IF_ALWAYS };
+
 struct job_step {
 	char *name;
 	char *run;
@@ -29,7 +33,8 @@ struct job_step {
 	char **env;
 	char *workdir;            /* relative to the worktree, or absolute inside it */
 	uint64_t timeout_ms;      /* 0: none (the job's timeout still applies) */
-	bool always;              /* if: always */
+	enum step_if when;        /* if: */
+	bool continue_on_error;   /* continue-on-error: its failure does not fail the job */
 };
 
 struct job {

@@ -1,7 +1,8 @@
 /* runner.c - the supervisor's side of a job: it asks the cell's executor to start services and
  * steps, streams each task's output to its log (log/<n>-<name>.log, with a .times side file)
- * and to the view, times each step against its limit, probes services for readiness, and adds
- * the steps and services to the run's record. */
+ * and to the view within the job's output limit, times each step against its limit, probes
+ * services for readiness, picks the steps to run (if:, continue-on-error, a cancel that
+ * still runs the always() steps), and adds the steps and services to the run's record. */
 #include "job/runner.h"
 
 #include <fcntl.h>
@@ -33,6 +34,16 @@ enum phase { P_SERVICES, P_STEPS, P_STOPPING, P_DONE };
 static const char *const STEP_STATE[] = { "waiting", "running", "ok", "failed", "limit", "skipped", "interrupted" };
 static const char *const SVC_STATE[] = { "waiting", "starting", "ready", "failed", "exited", "stopped" };
 
+/* A line of a .times file: the time of a chunk of output, its offset in the log and its size.
+ * Chunks are coalesced into one line until TIMES_BYTES of them or TIMES_MS since the last line,
+ * so a step that writes a byte at a time does not make a line per byte; a .times file stops
+ * growing at TIMES_MAX. */
+enum { TIMES_BYTES = 4096, TIMES_MS = 100, TIMES_MAX = 1024 * 1024 };
+struct times_line {
+	struct timespec at;
+	uint64_t offset, size;
+};
+
 struct task {
 	enum task_kind kind;
 	size_t index;
@@ -40,7 +51,11 @@ struct task {
 	pid_t pid;
 	int out_r;          /* output pipe, -1 when closed */
 	int log_fd, times_fd;
-	uint64_t bytes;
+	uint64_t bytes;     /* read from its pipe */
+	uint64_t logged;    /* of them, written to its log (within the job's output limit) */
+	struct times_line pending; /* output not yet on a line of the .times file */
+	double last_line;   /* when the last line of the .times file was written */
+	uint64_t times_size;
 	bool exited;
 	int status;
 };
@@ -53,6 +68,7 @@ struct step_rec {
 	double t0, duration;
 	struct task *task;
 	bool term_sent, kill_sent;
+	bool cancel_sent;           /* a cancel stopped it */
 	double limit_at;            /* when the time limit fired, from the step's start */
 	bool have_exit;             /* its end was reported (not when the cell was killed) */
 };
@@ -79,7 +95,12 @@ struct runner {
 	uint32_t next_id;
 	struct step_rec *steps;
 	struct svc_rec *svcs;
-	bool failed;                /* a step failed: later steps only if always */
+	bool failed;                /* a step failed: later steps only if failure() or always() */
+	struct cancel {             /* warren kill or a signal to warren: only always() steps run */
+		bool on;
+		char *limit, *value, *text;
+		int sig;
+	} cancel;
 	char *job_cause;            /* a service that failed the job */
 	char *job_cause_limit;
 	int fail_code;
@@ -173,6 +194,9 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 	t->id = ++r->next_id;
 	t->out_r = p[0];
 	t->log_fd = open_log(r, log_base, &t->times_fd);
+	/* a service's ready checks share one .times file: its bound holds for all of them */
+	off_t times_at = t->times_fd >= 0 ? lseek(t->times_fd, 0, SEEK_END) : 0;
+	t->times_size = times_at > 0 ? (uint64_t)times_at : 0;
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 
 	char **argv = shell_argv(shell, script);
@@ -241,8 +265,37 @@ static const char *task_name(struct runner *r, struct task *t)
 	return t->kind == T_STEP ? r->job->steps[t->index].name : r->job->services[t->index].name;
 }
 
+/* Write the pending line of t's .times file, if any. */
+static void times_flush(struct runner *r, struct task *t)
+{
+	struct times_line *p = &t->pending;
+	if (!p->size)
+		return;
+	char st[64], line[96];
+	int l = snprintf(line, sizeof line, "%s %llu %llu\n", format_rfc3339(st, sizeof st, &p->at),
+			 (unsigned long long)p->offset, (unsigned long long)p->size);
+	if (t->times_fd >= 0 && t->times_size + (uint64_t)l <= TIMES_MAX && write_all(t->times_fd, line, (size_t)l) == 0)
+		t->times_size += (uint64_t)l;
+	t->last_line = now_s(r);
+	p->size = 0;
+}
+
+/* n more bytes went to t's log: add them to the pending line of its .times file. */
+static void times_add(struct runner *r, struct task *t, size_t n)
+{
+	struct times_line *p = &t->pending;
+	if (!p->size) {
+		clock_gettime(CLOCK_REALTIME, &p->at);
+		p->offset = t->logged;
+	}
+	p->size += n;
+	if (p->size >= TIMES_BYTES || (now_s(r) - t->last_line) * 1000 >= TIMES_MS)
+		times_flush(r, t);
+}
+
 /* Take what the task wrote: what its pipe holds now and no more (a writer as fast as this
- * loop must not keep it from its other work); close the pipe at its end. */
+ * loop must not keep it from its other work); close the pipe at its end. Every byte counts
+ * against the job's output limit, and only what passes it reaches the log and the view. */
 static void task_output(struct runner *r, struct task *t)
 {
 	char buf[65536];
@@ -253,22 +306,18 @@ static void task_output(struct runner *r, struct task *t)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
+			times_flush(r, t);
 			sup_unwatch_close(&r->u, &t->out_r);
 			return;
 		}
-		if (t->log_fd >= 0)
-			write_all(t->log_fd, buf, (size_t)n);
-		if (t->times_fd >= 0) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			char st[64], line[96];
-			int l = snprintf(line, sizeof line, "%s %llu %zd\n", format_rfc3339(st, sizeof st, &ts),
-					 (unsigned long long)t->bytes, n);
-			write_all(t->times_fd, line, (size_t)l);
-		}
 		t->bytes += (uint64_t)n;
-		if (t->kind == T_STEP)
-			display_output(&r->d, task_name(r, t), buf, (size_t)n);
+		size_t pass = sup_output_pass(&r->u, (size_t)n);
+		if (pass && t->log_fd >= 0 && write_all(t->log_fd, buf, pass) == 0) {
+			times_add(r, t, pass);
+			t->logged += pass;
+		}
+		if (pass && t->kind == T_STEP)
+			display_output(&r->d, task_name(r, t), buf, pass);
 		got += (size_t)n;
 		if (got >= queued)
 			return;
@@ -290,6 +339,7 @@ static void tasks_drain(struct runner *r)
 			_cleanup_free_ char *stream = xasprintf("%s %s", kind, task_name(r, t));
 			sup_output_held(&r->u, stream, t->bytes);
 		}
+		times_flush(r, t);
 		sup_unwatch_close(&r->u, &t->out_r);
 	}
 }
@@ -315,7 +365,8 @@ static void step_finish(struct runner *r, size_t i, enum step_state st, char *ca
 	} else {
 		display_end(&r->d, m, name, sr->duration, cause);
 	}
-	if (st != S_OK && st != S_SKIPPED && !r->failed) {
+	bool tolerated = r->job->steps[i].continue_on_error && (st == S_FAILED || st == S_LIMIT);
+	if (st != S_OK && st != S_SKIPPED && !tolerated && !r->failed) {
 		r->failed = true;
 		r->fail_code = st == S_LIMIT ? 124 : sr->signal ? 128 + sr->signal : sr->exit_code;
 	}
@@ -378,6 +429,12 @@ static void step_grace_over(struct runner *r)
 		arm_ms(r->grace_tfd, 1000);
 		return;
 	}
+	if (sr->cancel_sent) {
+		sup_stop(&r->u, RUN_INTERRUPTED, r->cancel.limit, r->cancel.value, SIGKILL,
+			 xasprintf("%s; step %s did not end (a step kept its executor stopped), so the cell was stopped",
+				   r->cancel.text, r->job->steps[r->cur].name));
+		return;
+	}
 	char v[32];
 	format_duration_ms(v, sizeof v, r->job->steps[r->cur].timeout_ms);
 	sup_stop(&r->u, RUN_LIMIT, "step-time", v, SIGKILL,
@@ -402,6 +459,10 @@ static void step_exited(struct runner *r, size_t i, int status)
 		sr->signal = WTERMSIG(status);
 		sr->exit_code = 128 + sr->signal;
 	}
+	if (sr->cancel_sent && !sr->term_sent) {
+		step_finish(r, i, S_INTERRUPTED, xstrdup(r->cancel.text));
+		return;
+	}
 	if (r->u.stopping && !sr->term_sent) {
 		step_finish(r, i, stopped_state(r), xstrdup(r->u.cause_text ? r->u.cause_text : "stopped"));
 		return;
@@ -418,6 +479,27 @@ static void step_exited(struct runner *r, size_t i, int status)
 	} else {
 		step_finish(r, i, status == 0 ? S_OK : S_FAILED, NULL);
 	}
+}
+
+/* warren kill, or SIGINT/SIGTERM/SIGHUP to warren, while the steps run: the running step is
+ * stopped (the signal, SIGKILL after the grace) and only the always() steps run, each within
+ * its own time limit. Before the steps, after them, or a second time: the cell is stopped. */
+static bool runner_interrupt(void *ctx, const char *limit, const char *value, int sig, char *text)
+{
+	struct runner *r = ctx;
+	if (r->cancel.on || r->phase != P_STEPS)
+		return false;
+	r->cancel = (struct cancel){ .on = true, .limit = xstrdup(limit), .value = value ? xstrdup(value) : NULL,
+				     .text = text, .sig = sig };
+	display_line(&r->d, "⊘ %s: the always() steps still run; interrupt again to stop them", text);
+	struct step_rec *sr = r->cur < r->job->n_steps ? &r->steps[r->cur] : NULL;
+	if (sr && sr->state == S_RUNNING && !sr->term_sent) {
+		sr->cancel_sent = true;
+		disarm(r->step_tfd);
+		signal_task(r, sr->task, sig);
+		arm_ms(r->grace_tfd, r->s->limits.grace_ms);
+	}
+	return true;
 }
 
 /* ---- services ---- */
@@ -585,6 +667,16 @@ static bool services_all_stopped(struct runner *r)
 	return true;
 }
 
+/* Does step js run now (if: as on GitHub Actions)? */
+static bool step_due(const struct runner *r, const struct job_step *js)
+{
+	if (js->when == IF_ALWAYS)
+		return true;
+	if (r->cancel.on)
+		return false;
+	return js->when == (r->failed ? IF_FAILURE : IF_SUCCESS);
+}
+
 static void advance(struct runner *r)
 {
 	for (;;) {
@@ -622,7 +714,7 @@ static void advance(struct runner *r)
 			}
 			if (r->steps[r->cur].state == S_RUNNING)
 				return;
-			if (r->failed && !r->job->steps[r->cur].always) {
+			if (!step_due(r, &r->job->steps[r->cur])) {
 				r->steps[r->cur].state = S_SKIPPED;
 				display_end(&r->d, MARK_SKIPPED, r->job->steps[r->cur].name, 0, NULL);
 				continue;
@@ -686,6 +778,16 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 	*extra = json_pack("{s:{s:s,s:s},s:o,s:o}", "job", "name", r->job->name, "file", r->job->path, "steps", steps, "services", svcs);
 	if (res->status == RUN_ERROR || res->cause_limit)
 		return; /* warren's own failure, or the cell was stopped: that is the cause */
+	if (r->cancel.on) {
+		res->status = RUN_INTERRUPTED;
+		res->exit_code = 128 + r->cancel.sig;
+		res->signal = 0;
+		res->cause_limit = xstrdup(r->cancel.limit);
+		res->cause_value = r->cancel.value ? xstrdup(r->cancel.value) : NULL;
+		res->cause_message = xasprintf("%s; sent SIG%s to the running step, then ran the always() steps", r->cancel.text,
+					       sigabbrev_np(r->cancel.sig));
+		return;
+	}
 	if (r->job_cause) {
 		res->status = RUN_EXITED;
 		res->exit_code = r->fail_code;
@@ -697,8 +799,8 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 	if (r->failed) {
 		for (size_t i = 0; i < r->job->n_steps; i++) {
 			struct step_rec *sr = &r->steps[i];
-			if (sr->state != S_FAILED && sr->state != S_LIMIT)
-				continue;
+			if ((sr->state != S_FAILED && sr->state != S_LIMIT) || r->job->steps[i].continue_on_error)
+				continue; /* the failing step names the job's end, not one that was let fail */
 			res->exit_code = r->fail_code;
 			res->signal = 0;
 			res->status = sr->state == S_LIMIT ? RUN_LIMIT : RUN_EXITED;
@@ -777,6 +879,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 		return rc;
 	}
 	mkdirat(s->rundir_fd, "log", 0755);
+	r.u.interrupt = runner_interrupt;
+	r.u.interrupt_ctx = &r;
 	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	display_line(&r.d, "%s job %s (%zu step%s%s)", s->id, job->name, job->n_steps, job->n_steps == 1 ? "" : "s",
 		     job->n_services ? ", with services" : "");
@@ -827,6 +931,9 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	free(r.steps);
 	free(r.svcs);
 	free(r.job_cause);
+	free(r.cancel.limit);
+	free(r.cancel.value);
+	free(r.cancel.text);
 	free(r.job_cause_limit);
 	closep(&r.logdir_fd);
 	closep(&r.ctl);

@@ -113,20 +113,13 @@ int write_all(int fd, const char *b, size_t n)
 	return 0;
 }
 
-/* Read what the job wrote on fd, count it in *count and pass it on to out, within the output
- * limit. The bytes read; 0 at the end (EOF, or EIO on a pty whose slave is gone); -1 when
- * nothing is there now. */
-static ssize_t relay(struct sup *u, int fd, int out, uint64_t *count)
+/* Count n more bytes of the job's output against the output limit (stopping the cell when it
+ * is passed): how many of them may be passed on. */
+size_t sup_output_pass(struct sup *u, size_t n)
 {
-	char buf[65536];
-	ssize_t n = read(fd, buf, sizeof buf);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return -1;
-	if (n <= 0)
-		return 0;
-	size_t pass = (size_t)n;
+	size_t pass = n;
 	uint64_t lim = u->s->limits.output;
-	if (lim && u->output + pass > lim) {
+	if (lim && u->output + n > lim) {
 		pass = u->output >= lim ? 0 : (size_t)(lim - u->output);
 		if (!u->output_capped) {
 			u->output_capped = true;
@@ -138,6 +131,21 @@ static ssize_t relay(struct sup *u, int fd, int out, uint64_t *count)
 		}
 	}
 	u->output += (uint64_t)n;
+	return pass;
+}
+
+/* Read what the job wrote on fd, count it in *count and pass it on to out, within the output
+ * limit. The bytes read; 0 at the end (EOF, or EIO on a pty whose slave is gone); -1 when
+ * nothing is there now. */
+static ssize_t relay(struct sup *u, int fd, int out, uint64_t *count)
+{
+	char buf[65536];
+	ssize_t n = read(fd, buf, sizeof buf);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return -1;
+	if (n <= 0)
+		return 0;
+	size_t pass = sup_output_pass(u, (size_t)n);
 	*count += (uint64_t)n;
 	if (pass)
 		write_all(out, buf, pass);
@@ -357,12 +365,15 @@ static void on_signal(struct sup *u)
 			sup_kill(u);
 			continue;
 		}
-		if (si.ssi_code == SI_QUEUE && si.ssi_int == WARREN_KILL_MAGIC)
-			sup_stop(u, RUN_INTERRUPTED, "kill", NULL, SIGTERM,
-				 xasprintf("killed by warren kill (uid %u)", si.ssi_uid));
-		else
-			sup_stop(u, RUN_INTERRUPTED, "signal", sigabbrev_np(sig), sig,
-				 xasprintf("interrupted by SIG%s", sigabbrev_np(sig)));
+		bool by_kill = si.ssi_code == SI_QUEUE && si.ssi_int == WARREN_KILL_MAGIC;
+		const char *limit = by_kill ? "kill" : "signal", *value = by_kill ? NULL : sigabbrev_np(sig);
+		char *text = by_kill ? xasprintf("killed by warren kill (uid %u)", si.ssi_uid)
+				     : xasprintf("interrupted by SIG%s", sigabbrev_np(sig));
+		if (by_kill)
+			sig = SIGTERM;
+		/* a job may take the interrupt itself (its if: always() steps still run) */
+		if (!(u->interrupt && u->interrupt(u->interrupt_ctx, limit, value, sig, text)))
+			sup_stop(u, RUN_INTERRUPTED, limit, value, sig, text);
 	}
 }
 

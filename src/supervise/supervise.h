@@ -62,6 +62,11 @@ struct sup {
 	sigset_t old_mask;
 	struct net_state net;      /* --net nat|allow: the run's link, firewall, resolver (net/net.h) */
 	struct refused refused;    /* the write watch: refused writes (refused.h) */
+	/* NULL, or who takes an interrupt (SIGINT/SIGTERM/SIGHUP, warren kill: limit "signal" or
+	 * "kill", value the signal's name or NULL, sig the signal to pass on, text the cause) instead
+	 * of stopping the cell: true when it took it (and text); a second one stops the cell */
+	bool (*interrupt)(void *ctx, const char *limit, const char *value, int sig, char *text);
+	void *interrupt_ctx;
 };
 
 struct supervise_opts {
@@ -86,6 +91,9 @@ void sup_kill(struct sup *u);
 double sup_elapsed(const struct sup *u);
 void sup_watch_fd(struct sup *u, int fd, uint32_t tag);
 void sup_unwatch_close(struct sup *u, int *fd);
+/* Count n bytes of the job's output against its output limit (the cell is stopped when it is
+ * passed); returns how many of them may be passed on. */
+size_t sup_output_pass(struct sup *u, size_t n);
 /* Note for the record that a process outside the cell held stream (of which bytes were read)
  * open when the cell was gone: the rest of it is dropped. */
 void sup_output_held(struct sup *u, const char *stream, uint64_t bytes);

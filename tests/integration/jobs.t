@@ -7,14 +7,17 @@
 # nothing started; `warren logs --follow` while a step runs; step env, working-directory,
 # shell; TMPDIR=/tmp in steps and services whatever the job's env says; files and /tmp
 # persisting across steps; the scratch reclaimed (kept with --keep); --json on stdout.
+# Issue 11: the output limit over steps and services, capped logs, small .times files; if:
+# success(), failure(), always() and continue-on-error; always() steps after warren kill.
 # Jobs run as root (the main case) and as the unprivileged user; the parser's checks once.
 . "$(dirname "$0")/../lib.sh"
 
-# Tests: per mode 77 (time limit 19, service 7, never ready 9, kill 12, follow 7, env and
+# Tests: per mode 78 (time limit 19, service 7, never ready 9, kill 13, follow 7, env and
 # persistence 20, sh -e and --prefix 3); job file mistakes 32; the job's own timeout 4;
 # a service dying during the steps 2; a step's output held outside the cell 4; kill RUN
-# --state DIR 2.
-plan $((77 * 2 + 32 + 4 + 2 + 4 + 2 + 7 + 6))
+# --state DIR 2; issue 11's output and conditions, per mode 16 (output limit 6, .times 2,
+# if: 3, continue-on-error 2, a second cancel 3), and their job file mistakes 1.
+plan $((78 * 2 + 32 + 4 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -192,8 +195,8 @@ steps:
   - name: two
     run: echo two-ran > two.txt
   - name: fin
-    if: always
-    run: echo fin
+    if: always()
+    run: echo fin-ran
 EOF
 	rm -f "$WORK/two.txt"
 	jrun_bg "$JF"
@@ -216,8 +219,9 @@ EOF
 	like "$(jget "$RJ" 'd["cause"]["message"]')" "^killed by warren kill \\(uid $KILL_UID\\)" \
 		"$M result.json: cause.message 'killed by warren kill (uid $KILL_UID)'"
 	is "$(jget "$RJ" '[(s["status"], s["cause"]) for s in d["steps"]]')" \
-		"[[\"interrupted\", \"killed by warren kill (uid $KILL_UID)\"], [\"skipped\", null], [\"skipped\", null]]" \
-		"$M result.json steps: one interrupted with the cause, two and fin skipped"
+		"[[\"interrupted\", \"killed by warren kill (uid $KILL_UID)\"], [\"skipped\", null], [\"ok\", null]]" \
+		"$M result.json steps: one interrupted with the cause, two skipped, the always() step fin ran (ok)"
+	line_like "$OUT" '^fin-ran$' "$M the always() step ran after warren kill (its output on the view)"
 	ec=$(jget "$RJ" 'd["steps"][0]["exit_code"]')
 	[ "$ec" != 0 ]
 	ok $? "$M the interrupted step's exit_code is not 0 (got $ec)"
@@ -648,3 +652,162 @@ YAML
 	[ "$RC" != 0 ] && [ "$(jget "$RJ" 'd["cause"]["limit"]')" = executor ]
 	ok $? "$M a step that kills its executor fails the job (exit $RC), the cause named" || diag "$(jget "$RJ" 'd["cause"]')"
 done
+
+# Issue 11: step output counts against the job's output limit (steps and services alike), a
+# step log is capped by it, and a .times file stays small; if: success(), failure(),
+# always() and continue-on-error as on GitHub Actions; a cancel (warren kill) still runs the
+# always() steps, and a second one stops them.
+for mode in root user; do
+	use_mode "$mode"
+	M="[$mode]"
+	# ---------------------------------------------------------------- output limit
+	job_file outlimit <<'YAML'
+name: outlimit
+limits: { output: 1K }
+steps:
+  - name: big
+    run: head -c 5000000 /dev/zero | tr '\0' x
+  - name: after
+    run: echo after-ran
+YAML
+	jrun "$JF" --quiet
+	after_job
+	is "$RC" 123 "$M a job past its output limit (1K; a step wrote 5 MB) is stopped, exit 123"
+	is "$(jget "$RJ" '[d["status"], d["cause"]["limit"], d["cause"]["value"], [s["status"] for s in d["steps"]]]')" \
+		'["limit", "output", "1 KiB", ["limit", "skipped"]]' "$M result.json: status limit, cause output 1 KiB; the step stopped, the next skipped"
+	like "$LINE" "stopped: output limit 1 KiB reached \\(the job wrote more than 1024 bytes\\)" \
+		"$M stderr: 'stopped: output limit 1 KiB reached (the job wrote more than 1024 bytes)'"
+	ob=$(jget "$RJ" 'd["output_bytes"]')
+	[ "$ob" -ge 1024 ] && [ "$(stat -c %s "$RD/log/1-big.log")" = 1024 ]
+	ok $? "$M output_bytes counts the step's output ($ob), and its log holds the first 1024 bytes only"
+	nothing_left "$RD" "$M nothing of the job stopped at its output limit left"
+
+	s=$(uniq_arg)
+	job_file svcout <<YAML
+name: svcout
+limits: { output: 10K }
+services:
+  noisy:
+    run: head -c 100000 /dev/zero; exec sleep $s
+steps:
+  - name: wait
+    run: sleep 30
+YAML
+	jrun "$JF" --quiet
+	after_job
+	[ "$(jget "$RJ" 'd["cause"]["limit"]')" = output ] && [ "$(stat -c %s "$RD/log/service-noisy.log")" -le 10240 ] && job_gone "$s"
+	ok $? "$M a service's output counts too: the job is stopped at 10K, its log capped" || diag "rc $RC" "$(jget "$RJ" 'd["cause"]')"
+
+	# ---------------------------------------------------------------- .times of 1-byte writes
+	job_file bytes <<'YAML'
+name: bytes
+steps:
+  - name: bytes
+    run: python3 -c "import sys; [sys.stdout.write('x') or sys.stdout.flush() for _ in range(200000)]"
+YAML
+	jrun "$JF" --quiet
+	after_job
+	sz=$(stat -c %s "$RD/log/1-bytes.times" 2>/dev/null)
+	[ "$RC" = 0 ] && [ "$(stat -c %s "$RD/log/1-bytes.log")" = 200000 ] && [ "${sz:-999999}" -lt 40000 ]
+	ok $? "$M 200,000 1-byte writes: the log holds them all, its .times stays small (${sz} bytes)" || diag "rc $RC"
+	is "$(awk '{ if ($2 != n) bad = 1; n += $3 } END { print n, bad + 0 }' "$RD/log/1-bytes.times")" "200000 0" \
+		"$M ... its lines cover the log: offsets follow each other and the sizes add up to 200000"
+
+	# ---------------------------------------------------------------- if: and continue-on-error
+	job_file conds <<'YAML'
+name: conds
+steps:
+  - name: first
+    run: echo first
+  - name: soft
+    continue-on-error: true
+    run: exit 3
+  - name: after-soft
+    run: echo after-soft
+  - name: no-failure-yet
+    if: failure()
+    run: echo wrong
+  - name: hard
+    run: exit 5
+  - name: plain
+    run: echo wrong
+  - name: explicit-success
+    if: success()
+    run: echo wrong
+  - name: on-failure
+    if: failure
+    run: echo on-failure
+  - name: fin
+    if: always
+    run: echo fin
+YAML
+	jrun "$JF"
+	after_job
+	is "$RC" 5 "$M a job whose hard step exits 5 exits 5 (a continue-on-error step's 3 does not count)"
+	is "$(jget "$RJ" '[s["status"] for s in d["steps"]]')" \
+		'["ok", "failed", "ok", "skipped", "failed", "skipped", "skipped", "ok", "ok"]' \
+		"$M steps: soft failed and the job went on; failure() skipped before a failure, run after; success() skipped after one; always ran"
+	[[ $OUT != *wrong* ]]
+	ok $? "$M no skipped step ran"
+
+	job_file softonly <<'YAML'
+name: softonly
+steps:
+  - name: soft
+    continue-on-error: true
+    run: exit 3
+  - name: next
+    run: echo next-ran
+YAML
+	jrun "$JF"
+	after_job
+	is "$RC" 0 "$M a job whose only failure is continue-on-error exits 0"
+	is "$(jget "$RJ" '[d["status"], d["exit_code"], [(s["status"], s["exit_code"]) for s in d["steps"]]]')" \
+		'["exited", 0, [["failed", 3], ["ok", 0]]]' "$M result.json: exited 0; the soft step recorded failed with 3, the next ok"
+
+	# ---------------------------------------------------------------- a second cancel skips always()
+	s1=$(uniq_arg); s2=$(uniq_arg)
+	job_file cancel2 <<YAML
+name: cancel2
+steps:
+  - name: one
+    run: sleep $s1
+  - name: cleanup
+    if: always()
+    timeout: 60s
+    run: echo cleanup-started; exec sleep $s2
+YAML
+	jrun_bg "$JF"
+	jp=$BG_PID
+	wait_for 15 job_alive "$s1"
+	after_job
+	wr kill "$ID"
+	wait_for 15 job_alive "$s2" && job_gone "$s1"
+	ok $? "$M after warren kill the step is stopped and the always() step runs"
+	wr kill "$ID"
+	wait_bg "$jp" 20
+	jrc=$RC
+	ERR=$(cat "$BG_ERR")
+	[ "$jrc" -gt 128 ] && [ "$jrc" -lt 160 ] && job_gone "$s2" &&
+		[ "$(jget "$RJ" '[s["status"] for s in d["steps"]] + [d["status"]]')" = '["interrupted", "interrupted", "interrupted"]' ]
+	ok $? "$M a second warren kill stops the always() step too: both steps interrupted, exit $jrc" ||
+		diag "$(jget "$RJ" '[d["steps"], d["cause"]]')"
+	nothing_left "$RD" "$M nothing of the twice-killed job left"
+done
+
+# Conditions and continue-on-error are checked like every other key: one line each, with
+# line and column.
+job_file badconds <<'YAML'
+steps:
+  - name: a
+    run: echo a
+    if: success() && github.ref
+  - name: b
+    run: echo b
+    continue-on-error: maybe
+YAML
+bounded "$WARREN" job check "$JF"
+[ "$RC" = 125 ] && [ "$(wc -l <<<"$ERR")" = 2 ] &&
+	[[ $ERR == *"$JF:4:9: steps[0].if: \"success() && github.ref\" is not a condition this job file knows (always(), success() or failure())"* ]] &&
+	[[ $ERR == *"$JF:7:24: steps[1].continue-on-error: \"maybe\" is not true or false"* ]]
+ok $? "a bad if: and continue-on-error: are each reported at line:column, exit 125" || diag "rc $RC" "$ERR"
