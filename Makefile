@@ -4,6 +4,8 @@
 #                   integration tests against it; ends with "N passed, N failed"
 #   make demo       deps, build, run the demo job
 #   make bench      deps, build, warren beside bubblewrap and runc
+#   make fuzz       deps, the libFuzzer targets of tests/fuzz/ in build/fuzz/ (clang, ASan +
+#                   UBSan), each run FUZZ_SECONDS (60) over its corpus; make fuzz-smoke: 5 s each
 CC      ?= cc
 PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0
 CFLAGS  ?= -O2 -g
@@ -19,8 +21,11 @@ HDRS    := $(shell find src -name '*.h')
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIBOBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 
-.PHONY: all deps check unit demo bench clean
+.PHONY: all deps check unit demo bench clean fuzz fuzz-smoke
 
 all: $(BUILD)/warren
 
@@ -35,6 +40,12 @@ $(BUILD)/unit/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS) -lcmocka
 
+# A libFuzzer target links the project's objects built by clang (BUILD=build/fuzz); the resolver's
+# includes dns.c itself to reach its static handlers.
+$(BUILD)/fuzz_dns: LIBOBJS := $(filter-out $(BUILD)/obj/net/dns.o,$(LIBOBJS))
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIBOBJS)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBOBJS) $(LDLIBS)
+
 # Install the Debian packages the build, the tests and the demo need (as root, once).
 deps:
 	@scripts/install-deps
@@ -48,6 +59,13 @@ check: deps
 unit: $(UNIT)
 	@tests/run-all --unit-only $(UNIT)
 
+fuzz: deps
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
 demo: deps all
 	@scripts/demo
 
@@ -56,4 +74,4 @@ bench: deps all
 	@bench/refused-writes
 
 clean:
-	rm -rf build/obj build/unit build/warren build/san
+	rm -rf build/obj build/unit build/warren build/san build/fuzz
