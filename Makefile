@@ -1,10 +1,13 @@
 # warren - build, test, demo, bench. See README.md.
 #   make            build/warren (optimised)
-#   make check      deps, then a sanitizer build in build/san/ (ASan + UBSan), unit and
-#                   integration tests against it; ends with "N passed, N failed"
+#   make check      deps, then a sanitizer build in build/san/ (ASan + UBSan), each fuzz target
+#                   for 5 s (fuzz-smoke), unit and integration tests against the build; ends
+#                   with "N passed, N failed"
 #   make demo       deps, build, run the demo job
 #   make bench      deps, build, warren beside bubblewrap and runc
 #   make soak       deps, build, 10 000 runs then 1 000 kill -9's of warren: nothing left (bench/soak)
+#   make fuzz       deps, the libFuzzer targets of tests/fuzz/ in build/fuzz/ (clang, ASan +
+#                   UBSan), each run FUZZ_SECONDS (60) over its corpus; make fuzz-smoke: 5 s each
 CC      ?= cc
 PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0
 CFLAGS  ?= -O2 -g
@@ -20,8 +23,11 @@ HDRS    := $(shell find src -name '*.h')
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIBOBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 
-.PHONY: all deps check unit demo bench soak clean
+.PHONY: all deps check unit demo bench soak clean fuzz fuzz-smoke
 
 all: $(BUILD)/warren
 
@@ -36,6 +42,12 @@ $(BUILD)/unit/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS) -lcmocka
 
+# A libFuzzer target links the project's objects built by clang (BUILD=build/fuzz); the resolver's
+# includes dns.c itself to reach its static handlers.
+$(BUILD)/fuzz_dns: LIBOBJS := $(filter-out $(BUILD)/obj/net/dns.o,$(LIBOBJS))
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIBOBJS)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBOBJS) $(LDLIBS)
+
 # Install the Debian packages the build, the tests and the demo need (as root, once).
 deps:
 	@scripts/install-deps
@@ -44,10 +56,18 @@ deps:
 check: deps
 	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren \
 		$(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
+	@$(MAKE) --no-print-directory fuzz-smoke
 	@WARREN=$(CURDIR)/build/san/warren tests/run-all $(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
 
 unit: $(UNIT)
 	@tests/run-all --unit-only $(UNIT)
+
+fuzz: deps
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 
 demo: deps all
 	@scripts/demo
@@ -62,4 +82,4 @@ soak: deps all
 	@bench/soak
 
 clean:
-	rm -rf build/obj build/unit build/warren build/san
+	rm -rf build/obj build/unit build/warren build/san build/fuzz

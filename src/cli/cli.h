@@ -2,6 +2,10 @@
 #ifndef WARREN_CLI_CLI_H
 #define WARREN_CLI_CLI_H
 
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
 #include "util/error.h"
 
 #define WARREN_VERSION "0.1.0"
@@ -27,6 +31,13 @@ int cli_state_open(const char *opt, struct statedir *sd);
  * directory (*rfd); its full id, and the state directory's path in *state when not NULL. NULL
  * after one line on stderr, *rc the exit code. */
 char *cli_run_open(const char *opt, const char *prefix, int *rfd, char **state, int *rc);
+
+/* `warren show`: the rows of the record of run id, in where: spec (spec.json, or result.json,
+ * which holds it) and r (result.json, or NULL when there is none; live: the run goes on). */
+void show_record(FILE *out, const char *id, const char *where, json_t *spec, json_t *r, bool live);
+struct cell_spec;
+/* `warren policy`: the parts of cell spec s the policy needs, from the run's spec.json (j). */
+int spec_from_record_json(struct cell_spec *s, json_t *j, struct error *err);
 
 /* Print "warren: <msg>" and return 125 (or err->status). */
 int cli_fail(struct error *err);

@@ -29,15 +29,8 @@ static char *json_str(json_t *o, const char *key)
 	return v ? xstrdup(v) : NULL;
 }
 
-/* The parts of a cell spec the policy needs, from the run's spec.json. */
-static int spec_from_record(struct cell_spec *s, int dir, const char *id, struct error *err)
+int spec_from_record_json(struct cell_spec *s, json_t *j, struct error *err)
 {
-	_cleanup_free_ char *txt = rundir_read(dir, "spec.json");
-	json_error_t je;
-	json_t *j = txt ? json_loads(txt, 0, &je) : NULL;
-	if (!j)
-		return error_set(err, 0, "cannot read %s/spec.json: %s", s->rundir, txt ? je.text : "missing or not a file");
-	snprintf(s->id, sizeof s->id, "%s", id);
 	s->worktree = json_str(j, "worktree");
 	s->rootfs = json_str(j, "rootfs");
 	json_t *user = json_object_get(j, "user");
@@ -48,15 +41,26 @@ static int spec_from_record(struct cell_spec *s, int dir, const char *id, struct
 	size_t i;
 	json_t *v;
 	json_array_foreach(prot, i, v) {
-		if (json_string_value(v) && policy_add_protect(&s->policy, json_string_value(v), err) < 0) {
-			json_decref(j);
+		if (json_string_value(v) && policy_add_protect(&s->policy, json_string_value(v), err) < 0)
 			return -EINVAL;
-		}
 	}
-	json_decref(j);
 	if (!s->worktree)
 		return error_set(err, 0, "%s/spec.json names no worktree", s->rundir);
 	return 0;
+}
+
+/* The parts of a cell spec the policy needs, from the run's spec.json. */
+static int spec_from_record(struct cell_spec *s, int dir, const char *id, struct error *err)
+{
+	_cleanup_free_ char *txt = rundir_read(dir, "spec.json");
+	json_error_t je;
+	json_t *j = txt ? json_loads(txt, 0, &je) : NULL;
+	if (!j)
+		return error_set(err, 0, "cannot read %s/spec.json: %s", s->rundir, txt ? je.text : "missing or not a file");
+	snprintf(s->id, sizeof s->id, "%s", id);
+	int rc = spec_from_record_json(s, j, err);
+	json_decref(j);
+	return rc;
 }
 
 int cmd_policy(int argc, char **argv)

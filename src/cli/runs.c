@@ -141,14 +141,14 @@ static const char SHOW_HELP[] =
 	"Print a run's record for people, or result.json as it is with --json. RUN is an id or a\n"
 	"unique prefix of one; without it, the latest run.\n";
 
-static void row(const char *k, const char *v)
+static void row(FILE *out, const char *k, const char *v)
 {
-	printf("%-14s %s\n", k, v);
+	fprintf(out, "%-14s %s\n", k, v);
 }
 
 /* A list of refused calls of result.json (key, key_total): the count, then the first paths,
  * one row each; nothing for a record without it. */
-static void rows_refused(json_t *r, const char *key, const char *label, const char *none, const char *where)
+static void rows_refused(FILE *out, json_t *r, const char *key, const char *label, const char *none, const char *where)
 {
 	json_t *list = json_object_get(r, key);
 	if (!json_is_array(list))
@@ -156,37 +156,104 @@ static void rows_refused(json_t *r, const char *key, const char *label, const ch
 	_cleanup_free_ char *tkey = xasprintf("%s_total", key);
 	json_int_t total = json_integer_value(json_object_get(r, tkey));
 	_cleanup_free_ char *t = xasprintf("%lld%s", (long long)total, total ? "" : none);
-	row(label, t);
+	row(out, label, t);
 	size_t i;
 	json_t *w;
 	json_array_foreach(list, i, w) {
 		if (i == 10) {
 			_cleanup_free_ char *more = xasprintf("… %zu more paths in %s/result.json", json_array_size(list) - 10, where);
-			row("", more);
+			row(out, "", more);
 			break;
 		}
 		_cleanup_free_ char *line = xasprintf("%s (%lld)", json_string_value(json_object_get(w, "path")) ?: "?",
 						      (long long)json_integer_value(json_object_get(w, "count")));
-		row("", line);
+		row(out, "", line);
 	}
 }
 
-static void row_size(const char *k, json_t *v)
+static void row_size(FILE *out, const char *k, json_t *v)
 {
 	char b[32];
 	if (json_is_integer(v))
-		row(k, format_size(b, sizeof b, (uint64_t)json_integer_value(v)));
+		row(out, k, format_size(b, sizeof b, (uint64_t)json_integer_value(v)));
 	else
-		row(k, "-");
+		row(out, k, "-");
 }
 
-static void row_secs(const char *k, json_t *v)
+static void row_secs(FILE *out, const char *k, json_t *v)
 {
 	char b[32];
 	if (json_is_number(v))
-		row(k, format_seconds(b, sizeof b, json_number_value(v)));
+		row(out, k, format_seconds(b, sizeof b, json_number_value(v)));
 	else
-		row(k, "-");
+		row(out, k, "-");
+}
+
+void show_record(FILE *out, const char *id, const char *where, json_t *spec, json_t *r, bool live)
+{
+	_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
+	row(out, "id", id);
+	row(out, "command", cmd);
+	row(out, "worktree", json_string_value(json_object_get(spec, "worktree")) ?: "-");
+	row(out, "rootfs", json_string_value(json_object_get(spec, "rootfs")) ?: "host / (read-only)");
+	json_t *user = json_object_get(spec, "user");
+	_cleanup_free_ char *u = xasprintf("%s (uid %lld, gid %lld)", json_string_value(json_object_get(user, "name")) ?: "?",
+					   json_integer_value(json_object_get(user, "uid")),
+					   json_integer_value(json_object_get(user, "gid")));
+	row(out, "user", u);
+	if (!r) {
+		row(out, "status", live ? "running" : "ended without a record (supervisor died; run 'warren gc')");
+		return;
+	}
+	row(out, "started", json_string_value(json_object_get(r, "started_at")) ?: "-");
+	row(out, "ended", json_string_value(json_object_get(r, "ended_at")) ?: "-");
+	const char *st = json_string_value(json_object_get(r, "status"));
+	json_t *ec = json_object_get(r, "exit_code");
+	_cleanup_free_ char *stl = json_is_integer(ec)
+		? xasprintf("%s (exit %lld%s%s)", st ?: "?", json_integer_value(ec),
+			    json_is_string(json_object_get(r, "signal")) ? ", " : "",
+			    json_string_value(json_object_get(r, "signal")) ?: "")
+		: xstrdup(st ?: "?");   /* a record gc wrote: no exit status is known */
+	row(out, "status", stl);
+	json_t *cause = json_object_get(r, "cause");
+	if (json_is_object(cause))
+		row(out, "cause", json_string_value(json_object_get(cause, "message")) ?: "-");
+	if (json_is_string(json_object_get(r, "error")))
+		row(out, "error", json_string_value(json_object_get(r, "error")));
+	row_secs(out, "wall", json_object_get(r, "wall_s"));
+	row_secs(out, "cpu user", json_object_get(r, "cpu_user_s"));
+	row_secs(out, "cpu system", json_object_get(r, "cpu_sys_s"));
+	row_size(out, "peak memory", json_object_get(r, "peak_memory_bytes"));
+	json_t *pp = json_object_get(r, "pids_peak");
+	_cleanup_free_ char *pps = json_is_integer(pp) ? xasprintf("%lld", json_integer_value(pp)) : xstrdup("-");
+	row(out, "pids peak", pps);
+	row_size(out, "output", json_object_get(r, "output_bytes"));
+	row_size(out, "scratch", json_object_get(r, "scratch_bytes"));
+	if (json_is_array(json_object_get(r, "refused_writes"))) {
+		rows_refused(out, r, "refused_writes", "refused writes", " (it wrote only where it may)", where);
+		rows_refused(out, r, "refused_connects", "host sockets", " (it tried none)", where);
+	} else if (json_is_string(json_object_get(r, "refused_writes_off"))) {
+		row(out, "refused writes", json_string_value(json_object_get(r, "refused_writes_off")));
+	}
+	json_t *l = json_object_get(r, "limits");
+	char *lim = xstrdup("");
+	const char *key;
+	json_t *v;
+	json_object_foreach(l, key, v) {
+		if (!json_is_integer(v) || !strcmp(key, "grace_ms"))
+			continue;
+		char b[32];
+		uint64_t x = (uint64_t)json_integer_value(v);
+		const char *val = strstr(key, "_ms") ? format_duration_ms(b, sizeof b, x)
+			       : !strcmp(key, "pids") ? (snprintf(b, sizeof b, "%llu", (unsigned long long)x), b)
+						      : format_size(b, sizeof b, x);
+		char *n = xasprintf("%s%s%.*s %s", lim, *lim ? ", " : "", (int)strcspn(key, "_"), key, val);
+		free(lim);
+		lim = n;
+	}
+	row(out, "limits", *lim ? lim : "none");
+	free(lim);
+	row(out, "record", where);
 }
 
 int cmd_show(int argc, char **argv)
@@ -221,70 +288,7 @@ int cmd_show(int argc, char **argv)
 		fprintf(stderr, "warren: %s has no record in %s\n", id, where);
 		return 125;
 	}
-	_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
-	row("id", id);
-	row("command", cmd);
-	row("worktree", json_string_value(json_object_get(spec, "worktree")) ?: "-");
-	row("rootfs", json_string_value(json_object_get(spec, "rootfs")) ?: "host / (read-only)");
-	json_t *user = json_object_get(spec, "user");
-	_cleanup_free_ char *u = xasprintf("%s (uid %lld, gid %lld)", json_string_value(json_object_get(user, "name")) ?: "?",
-					   json_integer_value(json_object_get(user, "uid")),
-					   json_integer_value(json_object_get(user, "gid")));
-	row("user", u);
-	if (!r) {
-		row("status", live ? "running" : "ended without a record (supervisor died; run 'warren gc')");
-		json_decref(spec);
-		return 0;
-	}
-	row("started", json_string_value(json_object_get(r, "started_at")) ?: "-");
-	row("ended", json_string_value(json_object_get(r, "ended_at")) ?: "-");
-	const char *st = json_string_value(json_object_get(r, "status"));
-	json_t *ec = json_object_get(r, "exit_code");
-	_cleanup_free_ char *stl = json_is_integer(ec)
-		? xasprintf("%s (exit %lld%s%s)", st ?: "?", json_integer_value(ec),
-			    json_is_string(json_object_get(r, "signal")) ? ", " : "",
-			    json_string_value(json_object_get(r, "signal")) ?: "")
-		: xstrdup(st ?: "?");   /* a record gc wrote: no exit status is known */
-	row("status", stl);
-	json_t *cause = json_object_get(r, "cause");
-	if (json_is_object(cause))
-		row("cause", json_string_value(json_object_get(cause, "message")) ?: "-");
-	if (json_is_string(json_object_get(r, "error")))
-		row("error", json_string_value(json_object_get(r, "error")));
-	row_secs("wall", json_object_get(r, "wall_s"));
-	row_secs("cpu user", json_object_get(r, "cpu_user_s"));
-	row_secs("cpu system", json_object_get(r, "cpu_sys_s"));
-	row_size("peak memory", json_object_get(r, "peak_memory_bytes"));
-	json_t *pp = json_object_get(r, "pids_peak");
-	_cleanup_free_ char *pps = json_is_integer(pp) ? xasprintf("%lld", json_integer_value(pp)) : xstrdup("-");
-	row("pids peak", pps);
-	row_size("output", json_object_get(r, "output_bytes"));
-	row_size("scratch", json_object_get(r, "scratch_bytes"));
-	if (json_is_array(json_object_get(r, "refused_writes"))) {
-		rows_refused(r, "refused_writes", "refused writes", " (it wrote only where it may)", where);
-		rows_refused(r, "refused_connects", "host sockets", " (it tried none)", where);
-	} else if (json_is_string(json_object_get(r, "refused_writes_off"))) {
-		row("refused writes", json_string_value(json_object_get(r, "refused_writes_off")));
-	}
-	json_t *l = json_object_get(r, "limits");
-	char *lim = xstrdup("");
-	const char *key;
-	json_t *v;
-	json_object_foreach(l, key, v) {
-		if (!json_is_integer(v) || !strcmp(key, "grace_ms"))
-			continue;
-		char b[32];
-		uint64_t x = (uint64_t)json_integer_value(v);
-		const char *val = strstr(key, "_ms") ? format_duration_ms(b, sizeof b, x)
-			       : !strcmp(key, "pids") ? (snprintf(b, sizeof b, "%llu", (unsigned long long)x), b)
-						      : format_size(b, sizeof b, x);
-		char *n = xasprintf("%s%s%.*s %s", lim, *lim ? ", " : "", (int)strcspn(key, "_"), key, val);
-		free(lim);
-		lim = n;
-	}
-	row("limits", *lim ? lim : "none");
-	free(lim);
-	row("record", where);
+	show_record(stdout, id, where, spec, r, live);
 	json_decref(spec);
 	json_decref(r);
 	return 0;

@@ -5,9 +5,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "run/limits.h"
@@ -442,45 +444,98 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 	}
 }
 
-int job_load(const char *path, const char *work_cli, struct job *job, char **errors)
+/* Refuse, before the document is loaded, the shapes whose checks would take more than time in
+ * proportion to the file: more than JOB_DEPTH_MAX levels of mappings and lists (libyaml's
+ * scanner is quadratic in the depth: 200 000 levels took minutes), more than JOB_ENTRIES_MAX
+ * entries in one of them (keys and step names are compared pair by pair), and aliases (each
+ * use is checked again: a 13 KB file took 15 s). True when refused, the reason reported at
+ * its place. A syntax error ends the walk quietly: the load reports it. */
+static bool shape_refused(struct ctx *c, const char *text, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	/* the nodes directly in each open collection (a mapping's are two an entry), and its kind */
+	size_t nodes[JOB_DEPTH_MAX + 1] = { 0 };
+	bool mapping[JOB_DEPTH_MAX + 1] = { false };
+	int depth = 0;
+	_cleanup_free_ char *why = NULL;
+	yaml_event_t e;
+	while (!why && yaml_parser_parse(&parser, &e)) {
+		yaml_event_type_t t = e.type;
+		if (t == YAML_ALIAS_EVENT)
+			why = xstrdup("an alias (*name) repeats a part of the file; write the part out instead");
+		else if (depth && (t == YAML_SCALAR_EVENT || t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) &&
+			 ++nodes[depth] > (mapping[depth] ? 2 : 1) * (size_t)JOB_ENTRIES_MAX)
+			why = xasprintf("more than %d entries in one mapping or list; a job file needs far fewer, split it into smaller jobs",
+					JOB_ENTRIES_MAX);
+		if (!why && (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT)) {
+			if (++depth > JOB_DEPTH_MAX)
+				why = xasprintf("mappings and lists nested more than %d deep; a job file needs a few levels, flatten this one",
+						JOB_DEPTH_MAX);
+			else {
+				nodes[depth] = 0;
+				mapping[depth] = t == YAML_MAPPING_START_EVENT;
+			}
+		} else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT) {
+			depth--;
+		}
+		if (why)
+			fprintf(c->errs, "%s:%zu:%zu: %s\n", c->path, e.start_mark.line + 1, e.start_mark.column + 1, why);
+		bool end = t == YAML_DOCUMENT_END_EVENT || t == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&e);
+		if (end)
+			break;
+	}
+	yaml_parser_delete(&parser);
+	c->n_errs += why != NULL;
+	return why != NULL;
+}
+
+/* Load the document of text and check it into job. */
+static void load_document(struct ctx *c, const char *text, size_t len, struct job *job)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		fprintf(c->errs, "%s:%zu:%zu: not valid YAML: %s%s%s\n", c->path, parser.problem_mark.line + 1,
+			parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
+			parser.context ? " " : "", parser.context ? parser.context : "");
+		c->n_errs++;
+	} else {
+		c->doc = &doc;
+		yaml_node_t *root = yaml_document_get_root_node(&doc);
+		if (!root)
+			bad(c, NULL, "", "the job file is empty");
+		else if (root->type != YAML_MAPPING_NODE)
+			bad(c, root, "", "the job file must be a mapping (name:, steps:, ...)");
+		else
+			parse_root(c, root, job);
+		yaml_document_delete(&doc);
+	}
+	yaml_parser_delete(&parser);
+}
+
+int job_parse(const char *path, const char *text, size_t len, const char *work_cli, struct job *job, char **errors)
 {
 	memset(job, 0, sizeof *job);
 	*errors = NULL;
 	char *real = abs_path(path);
 	job->path = real ? real : xstrdup(path);
 	char *buf = NULL;
-	size_t len = 0;
-	struct ctx c = { .path = path, .work_cli = work_cli, .errs = open_memstream(&buf, &len) };
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(c.errs, "%s: cannot read the job file: %s\n", path, strerror(errno));
-		fclose(c.errs);
-		*errors = buf;
-		return -EINVAL;
-	}
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
-	if (!yaml_parser_load(&parser, &doc)) {
-		fprintf(c.errs, "%s:%zu:%zu: not valid YAML: %s%s%s\n", path, parser.problem_mark.line + 1,
-			parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
-			parser.context ? " " : "", parser.context ? parser.context : "");
+	size_t blen = 0;
+	struct ctx c = { .path = path, .work_cli = work_cli, .errs = open_memstream(&buf, &blen) };
+	if (len > JOB_FILE_MAX) {
+		char max[32];
+		fprintf(c.errs, "%s: the job file is larger than %s, the most a job file may be; split it into smaller jobs\n",
+			path, format_size(max, sizeof max, JOB_FILE_MAX));
 		c.n_errs++;
-	} else {
-		c.doc = &doc;
-		yaml_node_t *root = yaml_document_get_root_node(&doc);
-		if (!root)
-			bad(&c, NULL, "", "the job file is empty");
-		else if (root->type != YAML_MAPPING_NODE)
-			bad(&c, root, "", "the job file must be a mapping (name:, steps:, ...)");
-		else
-			parse_root(&c, root, job);
-		yaml_document_delete(&doc);
+	} else if (!shape_refused(&c, text, len)) {
+		load_document(&c, text, len, job);
 	}
-	yaml_parser_delete(&parser);
 	free(c.worktree);
-	fclose(f);
 	fclose(c.errs);
 	if (c.n_errs) {
 		*errors = buf;
@@ -492,6 +547,45 @@ int job_load(const char *path, const char *work_cli, struct job *job, char **err
 		job->name = xstrdup(basename(copy));
 	}
 	return 0;
+}
+
+/* The bytes of the job file path, at most JOB_FILE_MAX and one more (for job_parse to refuse). */
+static char *read_job_file(const char *path, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char *text = xmalloc(JOB_FILE_MAX + 2);
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = read(fd, text + n, JOB_FILE_MAX + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(text);
+			errno = e;
+			return NULL;
+		}
+		n += (size_t)r;
+		if (r == 0 || n > JOB_FILE_MAX)
+			break;
+	}
+	text[n] = '\0';
+	*len = n;
+	return text;
+}
+
+int job_load(const char *path, const char *work_cli, struct job *job, char **errors)
+{
+	size_t len = 0;
+	_cleanup_free_ char *text = read_job_file(path, &len);
+	if (!text) {
+		memset(job, 0, sizeof *job);
+		*errors = xasprintf("%s: cannot read the job file: %s\n", path, strerror(errno));
+		return -EINVAL;
+	}
+	return job_parse(path, text, len, work_cli, job, errors);
 }
 
 static void strv_free(char **v)

@@ -10,13 +10,21 @@
 #include "cell/spec.h"
 #include "net/net.h"
 
+#define JOB_FILE_MAX (1 << 20) /* bytes of a job file */
+#define JOB_DEPTH_MAX 64       /* levels of mappings and lists nested in a job file */
+#define JOB_ENTRIES_MAX 1000   /* entries of one mapping or list (steps, env, ...) */
+
 enum ready_kind { READY_NONE, READY_TCP, READY_RUN };
 
 struct job_service {
 	char *name;
 	char *run;
 	char **env;               /* K=V, NULL-terminated */
-	enum ready_kind ready;
+	#define JOB_FILE_MAX (1 << 20) /* bytes of a job file */
+#define JOB_DEPTH_MAX 64       /* levels of mappings and lists nested in a job file */
+#define JOB_ENTRIES_MAX 1000   /* entries of one mapping or list (steps, env, ...) */
+
+enum ready_kind ready;
 	unsigned tcp_port;
 	char *ready_run;
 	uint64_t ready_timeout_ms;
@@ -60,6 +68,10 @@ struct job {
  * working-directory inside the worktree, unless work_cli (--work on the command line, an
  * absolute path) names the worktree instead. */
 int job_load(const char *path, const char *work_cli, struct job *job, char **errors);
+/* The same for text (len bytes) already read: path names it in messages and anchors its
+ * relative paths. More than JOB_FILE_MAX bytes, JOB_DEPTH_MAX levels or JOB_ENTRIES_MAX entries
+ * in a mapping or list are refused, and so are aliases (*name). */
+int job_parse(const char *path, const char *text, size_t len, const char *work_cli, struct job *job, char **errors);
 /* Does working-directory workdir stay inside worktree (lexically; absolute or relative)? */
 bool job_workdir_inside(const char *workdir, const char *worktree);
 void job_free(struct job *job);

@@ -452,6 +452,53 @@ static int add_rule(scmp_filter_ctx ctx, const struct seccomp_profile *prof, con
 	return 0;
 }
 
+/* Does libseccomp take r as a rule with comparisons (add_rule: an action not the default's)? */
+static bool adds_comparisons(const struct seccomp_profile *prof, const struct seccomp_rule *r)
+{
+	bool default_action = r->allow ? prof->default_allow : !prof->default_allow && r->errnum == prof->default_errnum;
+	return !r->lifted && !r->dropped && r->nr >= 0 && !r->unless && r->ncond && !default_action;
+}
+
+static bool same_cond(const struct seccomp_cond *a, const struct seccomp_cond *b)
+{
+	return a->arg == b->arg && a->op == b->op && a->value == b->value && (a->op != CMP_MASKED_EQ || a->mask == b->mask);
+}
+
+/* r's comparisons in the order of their arguments, as libseccomp chains them. */
+static void conds_by_arg(const struct seccomp_rule *r, const struct seccomp_cond *out[SECCOMP_MAX_COND])
+{
+	unsigned n = 0;
+	for (unsigned arg = 0; arg < 6; arg++)
+		for (unsigned k = 0; k < r->ncond; k++)
+			if (r->cond[k].arg == arg)
+				out[n++] = &r->cond[k];
+}
+
+/* libseccomp 2.5.4 (Debian 12) never returns from adding a rule whose comparisons, in the
+ * order of the arguments, begin as those of an earlier rule for the same call, one of these
+ * common ones other than == and &==, and then differ (found by fuzzing: "deny mkdirat if
+ * arg3>5 arg0!=3" after "deny mkdirat if arg2>5 arg0!=3"). The line of the earlier rule of
+ * such a pair with rule i, or 0. Some pairs refused this way libseccomp would take. */
+static int never_returns_with(const struct seccomp_profile *prof, size_t i)
+{
+	const struct seccomp_rule *r = &prof->rules[i];
+	const struct seccomp_cond *a[SECCOMP_MAX_COND], *b[SECCOMP_MAX_COND];
+	conds_by_arg(r, a);
+	for (size_t j = 0; j < i; j++) {
+		const struct seccomp_rule *e = &prof->rules[j];
+		if (e->nr != r->nr || !adds_comparisons(prof, e))
+			continue;
+		conds_by_arg(e, b);
+		unsigned k = 0;
+		bool inexact = false;
+		for (; k < r->ncond && k < e->ncond && same_cond(a[k], b[k]); k++)
+			inexact |= a[k]->op != CMP_EQ && a[k]->op != CMP_MASKED_EQ;
+		if (inexact && k < r->ncond && k < e->ncond)
+			return e->line;
+	}
+	return 0;
+}
+
 void *seccomp_profile_compile(const struct seccomp_profile *prof, struct error *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(prof->default_allow ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO((uint32_t)prof->default_errnum));
@@ -475,6 +522,14 @@ void *seccomp_profile_compile(const struct seccomp_profile *prof, struct error *
 		/* lifted, or a call this architecture does not have */
 		if (r->lifted || r->dropped || r->nr < 0)
 			continue;
+		int other = adds_comparisons(prof, r) ? never_returns_with(prof, i) : 0;
+		if (other) {
+			seccomp_release(ctx);
+			error_set(err, 0, "seccomp profile, line %d (%s %s): its comparisons begin as those of line %d, not all "
+				  "of them == or &==, and then differ; libseccomp 2.5 hangs on such a pair: write them as one "
+				  "rule, or make their first comparisons differ", r->line, r->allow ? "allow" : "deny", r->name, other);
+			return NULL;
+		}
 		if (add_rule(ctx, prof, r, err) < 0) {
 			seccomp_release(ctx);
 			return NULL;

@@ -33,7 +33,8 @@ static inline void closep(int *fd) { if (*fd >= 0) { int e = errno; close(*fd); 
 static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 static inline void error_clearp(struct error *e) { error_clear(e); }
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
+/* unused: clang warns of a variable whose only use is its cleanup (gcc counts the cleanup) */
+#define _cleanup_(f) __attribute__((cleanup(f), unused))
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)

@@ -13,11 +13,11 @@
 . "$(dirname "$0")/../lib.sh"
 
 # Tests: per mode 78 (time limit 19, service 7, never ready 9, kill 13, follow 7, env and
-# persistence 20, sh -e and --prefix 3); job file mistakes 32; the job's own timeout 4;
-# a service dying during the steps 2; a step's output held outside the cell 4; kill RUN
-# --state DIR 2; issue 11's output and conditions, per mode 16 (output limit 6, .times 2,
-# if: 3, continue-on-error 2, a second cancel 3), and their job file mistakes 1.
-plan $((78 * 2 + 32 + 4 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1))
+# persistence 20, sh -e and --prefix 3); job file mistakes 32; the parser's bounds 4; the job's
+# own timeout 4; a service dying during the steps 2; a step's output held outside the cell 4;
+# kill RUN --state DIR 2; issue 11's output and conditions, per mode 16 (output limit 6,
+# .times 2, if: 3, continue-on-error 2, a second cancel 3), and their job file mistakes 1.
+plan $((78 * 2 + 32 + 4 + 4 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -475,6 +475,32 @@ EOF
 bounded "$WARREN" job check "$JF"
 [ "$RC" = 125 ] && [[ $ERR == "warren: $JF:4:5: "* ]]
 ok $? "a key given twice (run:) is reported at 4:5, exit 125" || diag "rc $RC" "stdout: $OUT" "stderr: $ERR"
+
+# The parser's bounds (issue 11): a job file nested 200 000 levels deep took minutes in libyaml;
+# it is refused at the 65th level, with the limit and what to do, as are a file over 1 MiB,
+# a list of more than 1000 entries and an alias (each use would be checked again).
+JF=$WORK/deep.yaml
+"$PY" -c 'n = 200000; print("steps: " + "[" * n + "]" * n)' >"$JF"
+bounded "$WARREN" job check "$JF"
+[ "$RC" = 125 ] && [ "$ERR" = "warren: $JF:1:71: mappings and lists nested more than 64 deep; a job file needs a few levels, flatten this one" ]
+ok $? "a job file nested 200 000 deep: refused at the 65th level, with the limit" || diag "rc $RC" "$ERR"
+JF=$WORK/big.yaml
+"$PY" -c 'print("steps: [{run: true}]\n" + "#" * (1 << 20))' >"$JF"
+bounded "$WARREN" job check "$JF"
+[ "$RC" = 125 ] && [ "$ERR" = "warren: $JF: the job file is larger than 1 MiB, the most a job file may be; split it into smaller jobs" ]
+ok $? "a job file over 1 MiB: refused, with the limit" || diag "rc $RC" "$ERR"
+JF=$WORK/long.yaml
+"$PY" -c 'print("steps:\n" + "- run: true\n" * 1001)' >"$JF"
+bounded "$WARREN" job check "$JF"
+[ "$RC" = 125 ] && [ "$ERR" = "warren: $JF:1002:3: more than 1000 entries in one mapping or list; a job file needs far fewer, split it into smaller jobs" ]
+ok $? "1001 steps: refused at the 1001st, with the limit" || diag "rc $RC" "$ERR"
+job_file alias <<'EOF'
+x: &step { run: echo a }
+steps: [ *step, *step ]
+EOF
+bounded "$WARREN" job check "$JF"
+[ "$RC" = 125 ] && [ "$ERR" = "warren: $JF:2:10: an alias (*name) repeats a part of the file; write the part out instead" ]
+ok $? "an alias (*step): refused, at the alias" || diag "rc $RC" "$ERR"
 
 # The user mode reports the same, and starts nothing either.
 use_mode user

@@ -380,6 +380,38 @@ static void unless_filter_is_exact(void **state)
 	free(p.f);
 }
 
+/* Pairs of rules libseccomp 2.5 never returns from adding (found by fuzzing) are refused with
+ * both lines; pairs that begin with == only, or differ from the start, still compile. */
+static void profile_libseccomp_hang(void **state)
+{
+	(void)state;
+	static const struct { const char *text, *want; } refused[] = {
+		{ "deny mkdirat if arg2>5 arg0!=3\ndeny mkdirat if arg3>5 arg0!=3\n",
+		  "line 2 (deny mkdirat): its comparisons begin as those of line 1" },
+		{ "deny mkdirat if arg0==1 arg1<3 arg2>5\ndeny mkdirat EACCES if arg0==1 arg1<3 arg3==5\n",
+		  "line 2 (deny mkdirat): its comparisons begin as those of line 1" },
+		/* under a default deny, a deny with another errno is a rule of its own too */
+		{ "default deny\ndeny mkdirat 26 if arg2>=0755 arg0!=3\ndeny mkdirat 13 if arg3>=0755 arg0!=3\n",
+		  "line 3 (deny mkdirat): its comparisons begin as those of line 2" },
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		struct seccomp_profile prof;
+		struct error err = { 0 };
+		assert_int_equal(seccomp_profile_parse(&prof, refused[i].text, "t", &err), 0);
+		struct sock_filter *f = NULL;
+		unsigned short len;
+		assert_true(seccomp_profile_bpf(&prof, &f, &len, &err) < 0);
+		assert_non_null(strstr(err.msg, refused[i].want));
+		error_clear(&err);
+		seccomp_profile_free(&prof);
+	}
+	struct prog p = compile("deny mkdirat if arg0==3 arg2>5\ndeny mkdirat if arg0==3 arg3>5\n"
+				"deny kill if arg0!=3 arg1>5\ndeny kill if arg0!=4 arg2>5\n", false);
+	assert_int_equal(x64(&p, SYS_mkdirat, 3, 0), ALLOW);
+	assert_int_equal(x64(&p, SYS_kill, 4, 6), ERR(EPERM));
+	free(p.f);
+}
+
 /* ---------- --protect ---------- */
 
 static void protect_paths(void **state)
@@ -487,6 +519,7 @@ int main(void)
 		cmocka_unit_test(allow_nested_lifts_user_namespaces_only),
 		cmocka_unit_test(custom_profile),
 		cmocka_unit_test(profile_errors),
+		cmocka_unit_test(profile_libseccomp_hang),
 		cmocka_unit_test(print_round_trips),
 		cmocka_unit_test(unless_filter_is_exact),
 		cmocka_unit_test(protect_paths),
