@@ -124,7 +124,7 @@ int cmd_ps(int argc, char **argv)
 		json_decref(spec);
 	}
 	if (as_json) {
-		char *t = json_dumps(all, JSON_INDENT(2));
+		char *t = json_dumps(all, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
 		printf("%s\n", t);
 		free(t);
 	}
