@@ -9,8 +9,6 @@
 #include "util/error.h"
 
 #define WARREN_VERSION "0.1.0"
-/* sigqueue value that tells a supervisor its SIGTERM came from `warren kill` */
-#define WARREN_KILL_MAGIC 0x57524b4c
 
 int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);

@@ -13,6 +13,7 @@
 #include "job/jobfile.h"
 #include "job/runner.h"
 #include "run/rundir.h"
+#include "supervise/supervise.h"
 #include "util/fs.h"
 
 static const char JOB_HELP[] =

@@ -454,6 +454,9 @@ int cmd_gc(int argc, char **argv)
 	}
 	runs_list_free(ids);
 	statedir_close(&sd);
+	/* the bridge and base tables runs keep for the next one, when none is left to use them */
+	if (geteuid() == 0)
+		net_gc_idle();
 	printf("gc: reclaimed the scratch of %d run%s, deleted %d record%s, left %d live run%s alone%s\n", reclaimed,
 	       reclaimed == 1 ? "" : "s", pruned_n, pruned_n == 1 ? "" : "s", live, live == 1 ? "" : "s",
 	       failed ? "; some failed (see above)" : "");

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -16,7 +17,6 @@
 
 #include "cell/spec.h"
 #include "net/internal.h"
-#include "run/rundir.h"
 #include "util/fs.h"
 
 /* ---- the subnet ---- */
@@ -115,6 +115,13 @@ static bool leases_empty(void)
 	return empty;
 }
 
+/* Does the supervisor of the lease's run still hold its run directory's lock? */
+static bool lease_live(const struct lease *l)
+{
+	_cleanup_free_ char *lock = xasprintf("%s/lock", l->rundir);
+	return lock_held_at(AT_FDCWD, lock);
+}
+
 /* Choose a free address for the run: one pass over the lease directory (reclaiming leases of
  * runs whose supervisor is gone, refusing a host port another live run publishes), then the
  * first address no lease names. The caller holds the lock. */
@@ -138,7 +145,7 @@ static int lease_take(struct net_state *n, const struct cell_spec *s, struct err
 				used[ntohl(in.s_addr) - ntohl(n->subnet)] = 1; /* unreadable: leave it alone */
 			continue;
 		}
-		bool live = rundir_path_is_live(l.rundir);
+		bool live = lease_live(&l);
 		for (unsigned k = 0; live && k < l.npub && r == 0; k++)
 			for (unsigned j = 0; j < n->npublish; j++)
 				if (l.pub[k].host_port == n->publish[j].host_port) {
@@ -476,7 +483,7 @@ int net_gc_run(const char *id, const char *rundir)
 		struct in_addr in;
 		if (!lease_read(path, &l))
 			continue;
-		if (!strcmp(l.id, id) && !strcmp(l.rundir, rundir) && !rundir_path_is_live(l.rundir) && inet_pton(AF_INET, ent->d_name, &in) == 1) {
+		if (!strcmp(l.id, id) && !strcmp(l.rundir, rundir) && !lease_live(&l) && inet_pton(AF_INET, ent->d_name, &in) == 1) {
 			lease_reclaim(nft, path, &l, in.s_addr);
 			did = 1;
 		}
@@ -484,11 +491,23 @@ int net_gc_run(const char *id, const char *rundir)
 	}
 	if (d)
 		closedir(d);
-	if (did && leases_empty()) {
-		if (nft)
-			fw_base_remove(nft);
-		link_bridge_remove();
-	}
 	fw_close(nft);
 	return did;
+}
+
+int net_gc_idle(void)
+{
+	if (!if_nametoindex(NET_BRIDGE))
+		return 0;
+	struct error e = { 0 };
+	_cleanup_close_ int lock = lock_net(&e);
+	error_clear(&e);
+	if (lock < 0 || !leases_empty())
+		return 0;
+	struct nft_ctx *nft = fw_open();
+	if (nft)
+		fw_base_remove(nft);
+	fw_close(nft);
+	link_bridge_remove();
+	return 1;
 }

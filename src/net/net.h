@@ -134,5 +134,8 @@ void net_teardown(struct net_state *n);
 /* warren gc: remove what a dead run (its supervisor killed) left: only leases of that run id
  * whose record names the same run directory. 1 when something was removed. */
 int net_gc_run(const char *id, const char *rundir);
+/* warren gc: when no run holds a lease, remove the bridge and the base tables that runs leave
+ * for the next one (also after runs that ended normally). 1 when something was removed. */
+int net_gc_idle(void);
 
 #endif

@@ -320,19 +320,7 @@ int rundir_reclaim(int rfd, const char *rundir, struct error *err)
 
 bool rundir_is_live(int rfd)
 {
-	_cleanup_close_ int fd = openat(rfd, "lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return false;
-	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
-		return errno == EWOULDBLOCK;
-	return false;
-}
-
-bool rundir_path_is_live(const char *rundir)
-{
-	_cleanup_close_ int rfd = open(rundir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return rfd >= 0 && rundir_is_live(rfd);
+	return lock_held_at(rfd, "lock");
 }
 
 /* A record file is small; one larger than this is not warren's */

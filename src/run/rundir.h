@@ -41,9 +41,8 @@ char *rundir_cgroup_name(const char *tag, const char *id);
 int rundir_create(struct cell_spec *spec, struct error *err);
 /* Remove the scratch of the run directory rfd (named rundir in messages), keeping the record. */
 int rundir_reclaim(int rfd, const char *rundir, struct error *err);
-/* True when a supervisor holds the run's lock. The path form is for a lease's record. */
+/* True when a supervisor holds the run's lock. */
 bool rundir_is_live(int rfd);
-bool rundir_path_is_live(const char *rundir);
 /* A file of the run directory (regular, not through a link), whole; NULL when none. */
 char *rundir_read(int rfd, const char *name);
 /* The supervisor's pid written at start (0 when unknown). */

@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "cell/container.h"
-#include "cli/cli.h"
 #include "cell/contract.h"
 #include "cgroup/cgroup.h"
 #include "run/rundir.h"

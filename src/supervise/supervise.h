@@ -22,6 +22,9 @@ enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, 
        EV_NET /* the run's DNS resolver (net/net.h) */, EV_WATCH_SOCK, EV_WATCH_WRITES };
 
 /* One live run as the supervisor sees it. */
+/* sigqueue value that tells a supervisor its SIGTERM came from `warren kill` */
+#define WARREN_KILL_MAGIC 0x57524b4c
+
 struct sup {
 	struct cell_spec *s;
 	struct cell cell;

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -309,6 +310,17 @@ out:
 	free(stack);
 	close(parent);
 	return first_err;
+}
+
+bool lock_held_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	bool held = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_SH | LOCK_NB) < 0 &&
+		    errno == EWOULDBLOCK;
+	if (fd >= 0)
+		close(fd);
+	return held;
 }
 
 int rm_tree(const char *path) { return rm_tree_at(AT_FDCWD, path); }

@@ -47,6 +47,8 @@ int mkdir_p(const char *path, mode_t mode);
  * (a directory of the tree moved while it works). 0 or -errno of the first failure. */
 int rm_tree_at(int dirfd, const char *name);
 int rm_tree(const char *path);
+/* Does another process hold an flock on the regular file dfd/name (not through a link)? */
+bool lock_held_at(int dfd, const char *name);
 /* Total bytes allocated by files below the open directory fd (st_blocks*512), not crossing
  * mounts. Takes fd: it is closed when done. */
 unsigned long long tree_bytes_fd(int fd);

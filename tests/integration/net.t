@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan 92
+plan 94
 
 use_mode root
 CURL="curl -s -m 3"
@@ -366,6 +366,12 @@ wr gc
 is "$RC" 0 "gc after kill -9 of warren"
 is "$(net_left "$ID")" "" "gc: no veth, rule, set or lease of the run is left"
 is "$(world_clean)" "" "gc: the bridge and the table are gone with the last run"
+# runs that ended normally keep the bridge and tables for the next one; gc removes them
+wrun --net nat -- true
+[ -n "$(world_clean)" ]
+ok $? "a finished --net run leaves the bridge and table for the next run"
+wr gc
+is "$(world_clean)" "" "gc removes them when no run holds a lease"
 
 # ---------------------------------------------------------------- refused words and rootless
 wrun --net bogus -- true
