@@ -1,5 +1,6 @@
 # warren - build, test, demo, bench. See README.md.
 #   make            build/warren (optimised)
+#   make layering   fail on an include from a layer above (DESIGN.md's order; run by make check)
 #   make check      deps, then a sanitizer build in build/san/ (ASan + UBSan), each fuzz target
 #                   for 5 s (fuzz-smoke), unit and integration tests against the build; ends
 #                   with "N passed, N failed"
@@ -27,7 +28,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 
-.PHONY: all deps check unit demo bench soak clean fuzz fuzz-smoke
+.PHONY: all deps check unit demo bench soak clean fuzz fuzz-smoke layering
 
 all: $(BUILD)/warren
 
@@ -52,8 +53,12 @@ $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIBOBJS)
 deps:
 	@scripts/install-deps
 
+# Includes point down the layers of DESIGN.md only (scripts/check-layers names each arrow up).
+layering:
+	@scripts/check-layers
+
 # Tests run against a build with AddressSanitizer and UndefinedBehaviorSanitizer.
-check: deps
+check: deps layering
 	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren \
 		$(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
 	@$(MAKE) --no-print-directory fuzz-smoke

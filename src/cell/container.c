@@ -38,6 +38,7 @@
 #include "cell/hostroot.h"
 #include "cell/users.h"
 #include "cgroup/cgroup.h"
+#include "net/net.h"
 #include "policy/policy.h"
 #include "util/fs.h"
 
@@ -515,7 +516,8 @@ static void build_root(const struct cell_spec *s)
 	/* kernel files masked, /proc/sys read-only, .git/hooks and --protect read-only; the
 	 * Landlock ruleset the job enters */
 	struct error perr = { 0 };
-	if (policy_build_root(s, root, &perr) < 0)
+	struct policy_ctx pc = spec_policy_ctx(s);
+	if (policy_build_root(&pc, root, &perr) < 0)
 		die(0, "%s", perr.msg);
 
 	if (chdir(root) < 0)
@@ -646,7 +648,8 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
 	/* rlimits, capabilities, Landlock, seccomp: for the job and for the executor's steps */
 	struct error perr = { 0 };
-	if (policy_apply_job(s, io->watch, &perr) < 0)
+	struct policy_ctx pc = spec_policy_ctx(s);
+	if (policy_apply_job(&pc, io->watch, &perr) < 0)
 		die(0, "%s", perr.msg);
 	if (io->control >= 0)
 		executor_main(s, io->control);

@@ -3,11 +3,19 @@
 
 #include <stdlib.h>
 
-#include "policy/policy.h"
 
 uid_t spec_host_uid(const struct cell_spec *s) { return s->rootless ? s->host_uid : s->id_base + s->uid; }
 gid_t spec_host_gid(const struct cell_spec *s) { return s->rootless ? s->host_gid : s->id_base + s->gid; }
 uid_t spec_host_root_uid(const struct cell_spec *s) { return s->rootless ? s->host_uid : s->id_base; }
+
+struct policy_ctx spec_policy_ctx(const struct cell_spec *s)
+{
+	return (struct policy_ctx){
+		.id = s->id, .worktree = s->worktree, .home = s->home, .rootfs = s->rootfs,
+		.rundir = s->rundir, .statedir = s->statedir, .uid = s->uid,
+		.scratch_tmpfs = s->limits.scratch != 0, .policy = &s->policy,
+	};
+}
 
 static void strv_free(char **v)
 {

@@ -7,20 +7,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cell/limits.h"
+#include "net/opts.h"    /* struct net_opts (--net, --publish) */
 #include "policy/policy.h"
-#include "net/net.h"     /* struct net_opts (--net, --publish) */
 #include "run/id.h"
-
-/* Limits; 0 means "not set". */
-struct limits {
-	uint64_t time_ms;     /* wall clock */
-	uint64_t cpu_ms;      /* CPU time over all processes of the cell */
-	uint64_t memory;      /* bytes, memory + swap */
-	uint64_t pids;        /* processes and threads */
-	uint64_t output;      /* bytes written to stdout + stderr */
-	uint64_t scratch;     /* bytes in tmp + home + upper */
-	uint64_t grace_ms;    /* SIGTERM -> SIGKILL */
-};
 
 struct cell_spec {
 	char id[RUN_ID_LEN + 1];
@@ -59,6 +49,8 @@ uid_t spec_host_uid(const struct cell_spec *s);
 gid_t spec_host_gid(const struct cell_spec *s);
 /* Host id of cell root (root mode) or of the caller (rootless). */
 uid_t spec_host_root_uid(const struct cell_spec *s);
+/* What the policy layer reads of s (policy/policy.h): the one place that fills it. */
+struct policy_ctx spec_policy_ctx(const struct cell_spec *s);
 void cell_spec_free(struct cell_spec *s);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cell/spec.h"
+#include "cell/limits.h"
 #include "util/error.h"
 
 enum cgroup_kind { CGROUP_NONE, CGROUP_V1, CGROUP_V2 };

@@ -110,7 +110,8 @@ int cmd_policy(int argc, char **argv)
 		rc = cli_fail(&err);
 	} else {
 		char *why = NULL;
-		bool ok = policy_allows(&s, operands[1], how, &why);
+		struct policy_ctx pc = spec_policy_ctx(&s);
+		bool ok = policy_allows(&pc, operands[1], how, &why);
 		puts(ok ? "allowed" : why);
 		free(why);
 		rc = ok ? 0 : 1;

@@ -254,7 +254,7 @@ static void signal_task(struct runner *r, struct task *t, int sig)
 		return;
 	/* the executor may have been stopped (a step cannot signal it with Landlock's signal
 	 * scope, but without it could): wake it from outside first */
-	container_signal_children(&r->u.cell, SIGCONT);
+	sup_signal_job(&r->u, SIGCONT);
 	struct exec_hdr h = { .type = EXEC_SIGNAL, .task = t->id, .a = sig };
 	ssize_t w = send(r->ctl, &h, sizeof h, MSG_NOSIGNAL);
 	(void)w;
@@ -402,19 +402,6 @@ static void step_time_limit(struct runner *r)
 	arm_ms(r->grace_tfd, r->s->limits.grace_ms);
 }
 
-/* How the executor (the cell's job process) ended, as far as init reported it. */
-static const char *executor_end(const struct sup *u)
-{
-	static char buf[48];
-	if (u->have_exit && WIFSIGNALED(u->job_status))
-		snprintf(buf, sizeof buf, "killed by SIG%s", sigabbrev_np(WTERMSIG(u->job_status)) ?: "?");
-	else if (u->have_exit && WIFEXITED(u->job_status))
-		snprintf(buf, sizeof buf, "exited with %d", WEXITSTATUS(u->job_status));
-	else
-		snprintf(buf, sizeof buf, "gone");
-	return buf;
-}
-
 /* The grace after a step's SIGTERM is over: SIGKILL its session through the executor. If the
  * step is still running a second later, the executor did not act (a step kept it stopped):
  * the whole cell is stopped, so that the step's clock holds whatever it did. */
@@ -445,7 +432,9 @@ static void step_grace_over(struct runner *r)
 /* The cause of a step that the whole cell's stop ended. */
 static enum step_state stopped_state(struct runner *r)
 {
-	return r->u.cause_status == RUN_INTERRUPTED ? S_INTERRUPTED : S_LIMIT;
+	enum run_status st;
+	sup_stopping(&r->u, NULL, &st);
+	return st == RUN_INTERRUPTED ? S_INTERRUPTED : S_LIMIT;
 }
 
 static void step_exited(struct runner *r, size_t i, int status)
@@ -463,8 +452,9 @@ static void step_exited(struct runner *r, size_t i, int status)
 		step_finish(r, i, S_INTERRUPTED, xstrdup(r->cancel.text));
 		return;
 	}
-	if (r->u.stopping && !sr->term_sent) {
-		step_finish(r, i, stopped_state(r), xstrdup(r->u.cause_text ? r->u.cause_text : "stopped"));
+	const char *cause;
+	if (sup_stopping(&r->u, &cause, NULL) && !sr->term_sent) {
+		step_finish(r, i, stopped_state(r), xstrdup(cause ? cause : "stopped"));
 		return;
 	}
 	if (sr->term_sent) {
@@ -680,7 +670,7 @@ static bool step_due(const struct runner *r, const struct job_step *js)
 static void advance(struct runner *r)
 {
 	for (;;) {
-		if (r->u.stopping && r->phase < P_STOPPING) {
+		if (sup_stopping(&r->u, NULL, NULL) && r->phase < P_STOPPING) {
 			/* the whole cell is being stopped (job timeout, interrupt, a cell limit): every
 			 * process got the signal; the running step's end is recorded when it comes */
 			for (size_t i = 0; i < r->job->n_steps; i++)
@@ -825,7 +815,7 @@ static int runner_loop(struct runner *r)
 	struct epoll_event evs[16];
 	advance(r);
 	while (sup_running(&r->u)) {
-		int n = epoll_wait(r->u.ep, evs, 16, -1);
+		int n = sup_wait(&r->u, evs, 16);
 		if (n < 0 && errno != EINTR)
 			break;
 		for (int i = 0; i < n; i++) {
@@ -836,7 +826,7 @@ static int runner_loop(struct runner *r)
 			if (tag == EV_CTL) {
 				on_ctl(r);
 				if (evs[i].events & (EPOLLHUP | EPOLLERR))
-					epoll_ctl(r->u.ep, EPOLL_CTL_DEL, r->ctl, NULL);
+					sup_unwatch(&r->u, r->ctl);
 			} else if (tag == EV_TICK) {
 				if (read(r->tick_tfd, &x, sizeof x) < 0)
 					continue;
@@ -879,8 +869,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 		return rc;
 	}
 	mkdirat(s->rundir_fd, "log", 0755);
-	r.u.interrupt = runner_interrupt;
-	r.u.interrupt_ctx = &r;
+	sup_on_interrupt(&r.u, runner_interrupt, &r);
 	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	display_line(&r.d, "%s job %s (%zu step%s%s)", s->id, job->name, job->n_steps, job->n_steps == 1 ? "" : "s",
 		     job->n_services ? ", with services" : "");
@@ -900,14 +889,17 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	for (size_t i = 0; i < job->n_steps; i++) {
 		if (r.steps[i].state != S_RUNNING)
 			continue;
-		if (!r.u.stopping && !r.job_cause) {
+		const char *cause;
+		bool stopping = sup_stopping(&r.u, &cause, NULL);
+		if (!stopping && !r.job_cause) {
 			/* nothing stopped the cell: its executor ended under the step (a step killed it) */
+			char end[48];
 			r.job_cause = xasprintf("step %s: the job's executor ended while the step ran (%s); the job is incomplete",
-						job->steps[i].name, executor_end(&r.u));
+						job->steps[i].name, sup_job_end(&r.u, end, sizeof end));
 			r.job_cause_limit = xstrdup("executor");
 		}
-		step_finish(&r, i, r.u.stopping ? stopped_state(&r) : S_FAILED,
-			    xstrdup(r.u.cause_text ? r.u.cause_text : "the cell ended before the step did"));
+		step_finish(&r, i, stopping ? stopped_state(&r) : S_FAILED,
+			    xstrdup(cause ? cause : "the cell ended before the step did"));
 		if (!r.fail_code)
 			r.fail_code = 1;
 	}

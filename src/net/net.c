@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cell/spec.h"
 #include "net/internal.h"
 #include "util/fs.h"
 
@@ -125,7 +124,7 @@ static bool lease_live(const struct lease *l)
 /* Choose a free address for the run: one pass over the lease directory (reclaiming leases of
  * runs whose supervisor is gone, refusing a host port another live run publishes), then the
  * first address no lease names. The caller holds the lock. */
-static int lease_take(struct net_state *n, const struct cell_spec *s, struct error *err)
+static int lease_take(struct net_state *n, const char *rundir, struct error *err)
 {
 	uint32_t size = 1u << (32 - n->prefix);
 	_cleanup_free_ uint8_t *used = xcalloc(size, 1);
@@ -173,7 +172,7 @@ static int lease_take(struct net_state *n, const struct cell_spec *s, struct err
 		char *txt = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&txt, &len);
-		fprintf(f, "%s\n%s\n", s->id, s->rundir);
+		fprintf(f, "%s\n%s\n", n->id, rundir);
 		for (unsigned j = 0; j < n->npublish; j++)
 			fprintf(f, "%s%u", j ? " " : "", n->publish[j].host_port);
 		fprintf(f, "\n");
@@ -223,7 +222,7 @@ char *net_cell_file(const char *id, int which)
  * cell's own namespace refuses what a root run refuses (pasta.c), private ranges included
  * (nat,lan and nat,allow=ADDR lift them as for root). allow=LIST would also need warren's
  * resolver and the allow set in that namespace: refused, not half-enforced. */
-static int rootless_prepare(struct net_state *n, const struct cell_spec *s, struct error *err)
+static int rootless_prepare(struct net_state *n, const char *rundir, struct error *err)
 {
 	if (n->mode == NET_ALLOW)
 		return error_set(err, EPERM, "--net allow= needs root: a rootless run's traffic leaves through pasta, "
@@ -239,22 +238,23 @@ static int rootless_prepare(struct net_state *n, const struct cell_spec *s, stru
 				 "it is usually mode 0666 (udev's rule), check 'ls -l /dev/net/tun'");
 	n->rootless = true;
 	n->addr = host_n(n->subnet, 2);
-	n->rundir = xstrdup(s->rundir);
+	n->rundir = xstrdup(rundir);
 	n->on = true;
 	return 0;
 }
 
-int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *err)
+int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, const char *rundir, bool rootless,
+		struct error *err)
 {
-	*n = (struct net_state){ .mode = s->net.mode, .lan = s->net.lan, .npublish = s->net.npublish };
-	memcpy(n->publish, s->net.publish, sizeof n->publish);
-	snprintf(n->id, sizeof n->id, "%s", s->id);
-	host_if_name(s->id, n->host_if);
+	*n = (struct net_state){ .mode = o->mode, .lan = o->lan, .npublish = o->npublish };
+	memcpy(n->publish, o->publish, sizeof n->publish);
+	snprintf(n->id, sizeof n->id, "%s", id);
+	host_if_name(id, n->host_if);
 	if (subnet_get(&n->subnet, &n->prefix, err) < 0)
 		return -EINVAL;
 	n->gw = host_n(n->subnet, 1);
-	if (s->rootless)
-		return rootless_prepare(n, s, err);
+	if (rootless)
+		return rootless_prepare(n, rundir, err);
 	n->on = true;
 	n->nft = fw_open();
 	if (!n->nft)
@@ -264,7 +264,7 @@ int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *er
 	if (lock < 0)
 		return lock;
 	/* the nftables base comes with the run's own rules, in net_attach's one transaction */
-	if (link_bridge_ensure(n->gw, n->prefix, err) < 0 || lease_take(n, s, err) < 0)
+	if (link_bridge_ensure(n->gw, n->prefix, err) < 0 || lease_take(n, rundir, err) < 0)
 		return -EIO;
 	return 0;
 }
@@ -333,16 +333,16 @@ static void allow_addr(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl)
 	e->until = now + timeout;
 }
 
-int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, struct error *err)
+int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, struct error *err)
 {
-	if (s->net.allow && net_allow_parse(s->net.allow, &n->allow, &n->nallow, err) < 0)
+	if (o->allow && net_allow_parse(o->allow, &n->allow, &n->nallow, err) < 0)
 		return -EINVAL;
 	if (n->rootless)
 		return pasta_start(n, cell_pid, err);
 	if (link_veth_attach(n->host_if, cell_pid, n->addr, n->prefix, n->gw, err) < 0)
 		return -EIO;
 	n->dns = dns_open(n->gw, n->addr, n->mode, n->allow, n->nallow,
-			  s->net.dns_max_names ? s->net.dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
+			  o->dns_max_names ? o->dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
 	if (!n->dns)
 		return -EIO;
 	if (fw_run_add(n->nft, n, dns_port(n->dns), err) < 0)

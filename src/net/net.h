@@ -7,38 +7,12 @@
 #ifndef WARREN_NET_NET_H
 #define WARREN_NET_NET_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "net/opts.h"
 #include "util/error.h"
-
-#define NET_MAX_PUBLISH 16
-#define NET_DNS_MAX_NAMES_DEFAULT 1000
-
-enum net_mode { NET_NONE = 0, NET_NAT, NET_ALLOW };
-
-struct net_publish {
-	uint32_t host_addr;   /* network order; 127.0.0.1 by default */
-	uint16_t host_port, cell_port;
-};
-
-/* What the user asked for (part of the cell spec). Strings point into argv or the job. */
-struct net_opts {
-	enum net_mode mode;
-	bool lan;             /* --net nat,lan / lan,allow=: the private ranges are reachable */
-	const char *allow;    /* LIST of --net [nat,]allow=LIST; NULL: none */
-	unsigned npublish;
-	struct net_publish publish[NET_MAX_PUBLISH];
-	unsigned dns_max_names; /* 0: NET_DNS_MAX_NAMES_DEFAULT */
-};
-
-/* Parse --net WORDS (none, nat, lan, allow=LIST), --publish SPEC, --dns-max-names N into o
- * (checked: errors name the value). */
-int net_parse_mode(struct net_opts *o, const char *arg, struct error *err);
-int net_parse_publish(struct net_opts *o, const char *arg, struct error *err);
-int net_parse_max_names(struct net_opts *o, const char *arg, struct error *err);
 
 /* One entry of an allow list: a name (exact or "*.suffix") or an IPv4 network, a port or 0. */
 struct net_allow {
@@ -112,23 +86,23 @@ struct net_state {
 	char *pasta_pidfile;
 };
 
-struct cell_spec;
-
 /* The cell's /etc/resolv.conf (which 0: the gateway's resolver) or /etc/hosts (1: localhost
  * and the run's hostname), for init to bind over the image's. Heap string. */
 char *net_cell_file(const char *id, int which);
-/* Before the cell: the bridge (created on demand) and the run's address (under a host-wide
- * lock); rootless runs: only the checks (nat only, pasta installed). */
-int net_prepare(struct net_state *n, const struct cell_spec *s, struct error *err);
+/* Before the cell of run id (run directory rundir): the bridge (created on demand) and the run's
+ * address (under a host-wide lock); rootless runs: only the checks (nat only, pasta installed). */
+int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, const char *rundir, bool rootless,
+		struct error *err);
 /* Between the cell's start and its release: veth, bridge, address, route, firewall, resolver;
  * rootless runs: pasta attached to the cell's network namespace. */
-int net_attach(struct net_state *n, const struct cell_spec *s, pid_t cell_pid, struct error *err);
+int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, struct error *err);
 /* The resolver's sockets, to watch in the supervisor's loop (-1 when none). */
 int net_fd(const struct net_state *n, int which);
 /* Something arrived on one of the resolver's sockets. */
 void net_dispatch(struct net_state *n);
 /* Add "network" to the record (refused connections, DNS names) and print the refusals. */
-void net_record(struct net_state *n, json_t **extra, bool quiet);
+struct json_t;
+void net_record(struct net_state *n, struct json_t **extra, bool quiet);
 /* Remove everything the run added. Safe to call twice and on a state never made. */
 void net_teardown(struct net_state *n);
 /* warren gc: remove what a dead run (its supervisor killed) left: only leases of that run id

@@ -9,10 +9,9 @@
 #include <string.h>
 
 #include "cell/contract.h"
-#include "cell/spec.h"
 
 /* path normalised: absolute, no "." or ".." or empty components, no trailing '/'. */
-static char *normalise(const struct cell_spec *s, const char *path)
+static char *normalise(const struct policy_ctx *s, const char *path)
 {
 	_cleanup_free_ char *full = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", s->worktree, path);
 	size_t n = strlen(full);
@@ -50,10 +49,10 @@ static bool beneath(const char *path, const char *dir)
 	return !strncmp(path, dir, l) && (path[l] == '/' || !path[l]);
 }
 
-static bool is_protected(const struct cell_spec *s, const char *path, const char **which)
+static bool is_protected(const struct policy_ctx *s, const char *path, const char **which)
 {
 	for (int pass = 0; pass < 2; pass++) {
-		const char *const *list = pass ? (const char *const *)s->policy.protect : policy_default_protect;
+		const char *const *list = pass ? (const char *const *)s->policy->protect : policy_default_protect;
 		for (size_t i = 0; list && list[i]; i++) {
 			_cleanup_free_ char *p = xasprintf("%s/%s", s->worktree, list[i]);
 			if (beneath(path, p)) {
@@ -84,23 +83,23 @@ static const char *kernel_readonly(const char *path)
 	return NULL;
 }
 
-static char *where_to_write(const struct cell_spec *s)
+static char *where_to_write(const struct policy_ctx *s)
 {
-	_cleanup_free_ char *where = s->limits.scratch ? xstrdup("a tmpfs of the run's own")
+	_cleanup_free_ char *where = s->scratch_tmpfs ? xstrdup("a tmpfs of the run's own")
 						      : xasprintf("host: %s/" RUN_TMP_DIR, s->rundir ? s->rundir : "<rundir>");
 	return xasprintf("it may write under $" CELL_TMPDIR_ENV "=" CELL_TMP_PATH " (%s, reclaimed when the run ends), its home %s and the worktree %s%s",
 			 where, s->home ? s->home : "$HOME", s->worktree,
 			 s->rootfs ? " (and, with --rootfs, anywhere in the image's root)" : "");
 }
 
-bool policy_protected(const struct cell_spec *s, const char *path)
+bool policy_protected(const struct policy_ctx *s, const char *path)
 {
 	_cleanup_free_ char *p = normalise(s, path);
 	const char *which;
 	return beneath(p, s->worktree) && is_protected(s, p, &which);
 }
 
-bool policy_allows(const struct cell_spec *s, const char *path, enum policy_access how, char **why)
+bool policy_allows(const struct policy_ctx *s, const char *path, enum policy_access how, char **why)
 {
 	_cleanup_free_ char *p = normalise(s, path);
 	*why = NULL;

@@ -19,7 +19,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cell/spec.h"
 
 /* Docker's default set without NET_RAW, MKNOD and SETFCAP. Inside the job's own user
  * namespace, which owns no mount, network, uts or ipc namespace of the cell: they reach files
@@ -35,9 +34,9 @@ const size_t policy_root_caps_n = sizeof policy_root_caps / sizeof policy_root_c
 /* capabilities the kernel may know (64 bits of sets); prctl says EINVAL beyond the last */
 #define CAP_BITS 64
 
-int policy_set_rlimits(const struct cell_spec *s, struct error *err)
+int policy_set_rlimits(const struct policy_ctx *s, struct error *err)
 {
-	if (!s->policy.core) {
+	if (!s->policy->core) {
 		struct rlimit core = { 0, 0 };
 		if (setrlimit(RLIMIT_CORE, &core) < 0)
 			return error_set(err, errno, "cannot turn core dumps off (RLIMIT_CORE)");
@@ -129,7 +128,7 @@ static int caps_check(uint64_t want, struct error *err)
 	return 0;
 }
 
-int policy_set_caps(const struct cell_spec *s, struct error *err)
+int policy_set_caps(const struct policy_ctx *s, struct error *err)
 {
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return error_set(err, errno, "cannot clear the ambient capabilities");

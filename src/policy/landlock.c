@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
-#include "cell/spec.h"
 
 /* linux/landlock.h of Debian 12 knows ABI 2; the later rights, by value */
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
@@ -116,12 +115,12 @@ static int allow_path(int ruleset, const char *prefix, const char *path, uint64_
 
 /* The ruleset of the job, its paths seen under prefix (the cell's root before pivot_root, or
  * "" inside the cell). -1 with err, or the ruleset's fd; *abi_out 0 without Landlock. */
-static int make_ruleset(const struct cell_spec *s, const char *prefix, int *abi_out, struct error *err)
+static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi_out, struct error *err)
 {
 	int abi = landlock_abi();
 	*abi_out = abi;
 	if (abi < 1) {
-		if (s->policy.require_landlock)
+		if (s->policy->require_landlock)
 			return error_set(err, 0, "--require-landlock: this kernel has no Landlock (it needs Linux 5.13 or later "
 					 "with CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter); see 'warren selfcheck'");
 		return -ENOSYS;
@@ -129,7 +128,7 @@ static int make_ruleset(const struct cell_spec *s, const char *prefix, int *abi_
 	uint64_t fs = landlock_fs_handled(abi);
 	struct ll_ruleset_attr attr = {
 		.handled_access_fs = fs,
-		.handled_access_net = landlock_net_handled(abi, s->policy.net),
+		.handled_access_net = landlock_net_handled(abi, s->policy->net),
 		.scoped = abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL : 0,
 	};
 	size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? offsetof(struct ll_ruleset_attr, scoped)
@@ -172,7 +171,7 @@ static int make_ruleset(const struct cell_spec *s, const char *prefix, int *abi_
 static int prepared_ruleset = -1;
 static int prepared_abi = -1;
 
-int policy_landlock_prepare(const struct cell_spec *s, const char *root, struct error *err)
+int policy_landlock_prepare(const struct policy_ctx *s, const char *root, struct error *err)
 {
 	int rs = make_ruleset(s, root, &prepared_abi, err);
 	if (rs == -ENOSYS)
@@ -183,7 +182,7 @@ int policy_landlock_prepare(const struct cell_spec *s, const char *root, struct 
 	return 0;
 }
 
-int policy_landlock(const struct cell_spec *s, int *abi_out, struct error *err)
+int policy_landlock(const struct policy_ctx *s, int *abi_out, struct error *err)
 {
 	int rs = prepared_ruleset, abi = prepared_abi;
 	bool own = false;

@@ -26,7 +26,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cell/spec.h"
 
 /* Only what exists is protected; what a job creates anew is moved aside after the run
  * (gitguard.c). */
@@ -231,7 +230,7 @@ static int hide_host_cgroups(int sys, struct error *err)
 	}
 }
 
-static int mask_kernel(const struct cell_spec *s, int rootfd, struct error *err)
+static int mask_kernel(const struct policy_ctx *s, int rootfd, struct error *err)
 {
 	_cleanup_close_ int devnull = open_devnull(err);
 	if (devnull < 0)
@@ -244,7 +243,7 @@ static int mask_kernel(const struct cell_spec *s, int rootfd, struct error *err)
 	_cleanup_close_ int sys = policy_open_checked(rootfd, "sys", O_PATH | O_DIRECTORY, 0);
 	if (sys < 0)
 		return 0;  /* no /sys in this root */
-	if (s->policy.no_sys) {
+	if (s->policy->no_sys) {
 		int r = empty_dir_on(sys);
 		return r < 0 ? error_set(err, -r, "--no-sys: cannot hide /sys in the cell") : 0;
 	}
@@ -332,7 +331,7 @@ static char *fd_path(int fd)
 
 /* .git/hooks is created (empty, owned like .git) when .git exists without it, so that a job
  * cannot create it with a hook inside. */
-static void create_hooks_dir(const struct cell_spec *s)
+static void create_hooks_dir(const struct policy_ctx *s)
 {
 	_cleanup_close_ int w = sys_openat2(AT_FDCWD, s->worktree, O_PATH | O_DIRECTORY, RESOLVE_NO_MAGICLINKS);
 	if (w < 0)
@@ -377,7 +376,7 @@ static int cmp_depth(const void *a, const void *b)
 
 /* Resolve worktree/rel as the job would (symlinks stay inside the cell's root); when it lands
  * in the worktree, note it and every directory between the worktree and it. */
-static int resolve_protected(const struct cell_spec *s, int rootfd, const char *root, const char *rel,
+static int resolve_protected(const struct policy_ctx *s, int rootfd, const char *root, const char *rel,
 			     struct target **v, size_t *n)
 {
 	_cleanup_free_ char *inside = xasprintf("%s/%s", s->worktree + 1, rel);
@@ -399,15 +398,15 @@ static int resolve_protected(const struct cell_spec *s, int rootfd, const char *
 	return add_target(v, n, below, true);
 }
 
-static int protect_worktree(const struct cell_spec *s, int rootfd, const char *root, struct error *err)
+static int protect_worktree(const struct policy_ctx *s, int rootfd, const char *root, struct error *err)
 {
 	create_hooks_dir(s);
 	struct target *v = NULL;
 	size_t n = 0;
 	for (const char *const *p = policy_default_protect; *p; p++)
 		resolve_protected(s, rootfd, root, *p, &v, &n);
-	for (size_t i = 0; i < s->policy.nprotect; i++)
-		resolve_protected(s, rootfd, root, s->policy.protect[i], &v, &n);
+	for (size_t i = 0; i < s->policy->nprotect; i++)
+		resolve_protected(s, rootfd, root, s->policy->protect[i], &v, &n);
 	/* outer directories first: each becomes a mount point of its own (so it cannot be renamed
 	 * away and replaced), then the protected paths go read-only on top */
 	if (n)
@@ -433,7 +432,7 @@ static int protect_worktree(const struct cell_spec *s, int rootfd, const char *r
 	return rc;
 }
 
-int policy_build_root(const struct cell_spec *s, const char *root, struct error *err)
+int policy_build_root(const struct policy_ctx *s, const char *root, struct error *err)
 {
 	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)

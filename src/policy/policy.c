@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "cell/spec.h"
 #include "policy/gitguard.h"
 #include "util/fs.h"
 
@@ -58,7 +57,7 @@ int policy_add_protect(struct policy_opts *p, const char *path, struct error *er
 	return 0;
 }
 
-int policy_apply_job(const struct cell_spec *s, int watch_sock, struct error *err)
+int policy_apply_job(const struct policy_ctx *s, int watch_sock, struct error *err)
 {
 	/* set by the driver already; Landlock and seccomp need it */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

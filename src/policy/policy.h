@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "util/error.h"
 
@@ -24,8 +25,6 @@
 #ifndef __NR_removexattrat
 #define __NR_removexattrat 466
 #endif
-
-struct cell_spec;
 
 /* What TCP the job may use under Landlock ABI >= 4. Decided by the network mode: the cell has
  * loopback only for now, so any TCP is allowed (NET_ANY leaves TCP unhandled). */
@@ -52,6 +51,20 @@ struct policy_opts {
 	 * loads it: the seccomp program */
 	struct sock_filter *bpf;
 	unsigned short bpf_len;
+};
+
+/* What the policy knows of the cell it defends: a few fields of the cell spec and the user's
+ * choices, filled in one place (cell/spec.c, spec_policy_ctx()). Strings are the spec's. */
+struct policy_ctx {
+	const char *id;         /* the run id, for messages */
+	const char *worktree;   /* absolute: the same path in the cell as on the host */
+	const char *home;       /* the run user's home in the cell (NULL: none) */
+	const char *rootfs;     /* --rootfs (the overlay root is the run's own), or NULL */
+	const char *rundir;     /* <state>/runs/<id> on the host (NULL: not made) */
+	const char *statedir;   /* <state> on the host, hidden in the cell (NULL: not known) */
+	uid_t uid;              /* the run user in the cell */
+	bool scratch_tmpfs;     /* --scratch: the run's tmp is a tmpfs of its own */
+	const struct policy_opts *policy;
 };
 
 /* What the worktree's git would run from it, read-only in the cell: a gitfile .git (it names
@@ -139,22 +152,22 @@ int seccomp_profile_bpf(const struct seccomp_profile *prof, struct sock_filter *
 
 /* Apply everything, in this order: rlimits, capabilities, Landlock, the write watch (when
  * watch_sock >= 0), seccomp (the last needs no call the filter refuses). */
-int policy_apply_job(const struct cell_spec *s, int watch_sock, struct error *err);
-int policy_set_rlimits(const struct cell_spec *s, struct error *err);
+int policy_apply_job(const struct policy_ctx *s, int watch_sock, struct error *err);
+int policy_set_rlimits(const struct policy_ctx *s, struct error *err);
 /* Non-root: check every capability set is empty. --user 0: keep only the documented set. */
-int policy_set_caps(const struct cell_spec *s, struct error *err);
+int policy_set_caps(const struct policy_ctx *s, struct error *err);
 extern const int policy_root_caps[];
 extern const size_t policy_root_caps_n;
 /* Landlock, best effort down to ABI 1; an error only with --require-landlock (or a failure
  * the kernel should not give). *abi_out: the ABI used, 0 when Landlock is unavailable. */
-int policy_landlock(const struct cell_spec *s, int *abi_out, struct error *err);
+int policy_landlock(const struct policy_ctx *s, int *abi_out, struct error *err);
 /* In init, before pivot_root (paths under root): make the ruleset the job will enter. */
-int policy_landlock_prepare(const struct cell_spec *s, const char *root, struct error *err);
+int policy_landlock_prepare(const struct policy_ctx *s, const char *root, struct error *err);
 int landlock_abi(void);
 /* The file-system and net accesses a ruleset handles at ABI abi. */
 uint64_t landlock_fs_handled(int abi);
 uint64_t landlock_net_handled(int abi, enum policy_net net);
-int policy_seccomp(const struct cell_spec *s, struct error *err);
+int policy_seccomp(const struct policy_ctx *s, struct error *err);
 
 /* ---- the write watch (watch.c) ---- */
 
@@ -171,7 +184,7 @@ void policy_watch_writes(int sock);
 /* Mask kernel files of <root>/proc and <root>/sys, make /proc/sys and friends read-only,
  * hide /sys with --no-sys, take the host's cgroup trees out of <root>/sys/fs/cgroup, make the
  * protected worktree paths read-only, and prepare the Landlock ruleset the job enters. */
-int policy_build_root(const struct cell_spec *s, const char *root, struct error *err);
+int policy_build_root(const struct policy_ctx *s, const char *root, struct error *err);
 
 /* In init, after pivot_root, once in the run's cgroup and a cgroup namespace rooted there:
  * mount that cgroup read-only at /sys/fs/cgroup, which policy_build_root cleared of the host's
@@ -196,8 +209,8 @@ enum policy_access { POLICY_READ = 1, POLICY_WRITE, POLICY_EXEC };
 
 /* May a run with spec s access path (a path inside the cell) this way? true or false, and
  * when false a one-line reason naming where the run may write. */
-bool policy_allows(const struct cell_spec *s, const char *path, enum policy_access how, char **why);
+bool policy_allows(const struct policy_ctx *s, const char *path, enum policy_access how, char **why);
 /* Is path one of the worktree's protected paths (read-only because the host runs it)? */
-bool policy_protected(const struct cell_spec *s, const char *path);
+bool policy_protected(const struct policy_ctx *s, const char *path);
 
 #endif

@@ -23,7 +23,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cell/spec.h"
 #include "util/fs.h"
 
 const char policy_default_seccomp[] =
@@ -700,10 +699,10 @@ int policy_prepare(struct policy_opts *p, struct error *err)
 
 /* ---- in the job ---- */
 
-int policy_seccomp(const struct cell_spec *s, struct error *err)
+int policy_seccomp(const struct policy_ctx *s, struct error *err)
 {
 	struct policy_opts q = { 0 };
-	const struct policy_opts *p = &s->policy;
+	const struct policy_opts *p = s->policy;
 	if (!p->bpf) {
 		/* not prepared on the host: compile it here */
 		q = *p;

@@ -449,7 +449,7 @@ static void judge_connect(int rootfd, const struct target *t, struct verdict *v)
  * followed to a creation so far. */
 static void judge_target(const struct refused *r, int rootfd, struct target *t, struct verdict *v, int depth)
 {
-	const struct cell_spec *s = r->s;
+	const struct policy_ctx *s = &r->policy;
 	*v = (struct verdict){ 0 };
 	if (!t->path)
 		return;
@@ -738,6 +738,7 @@ static void *taker_main(void *arg)
 int refused_start(struct refused *r, const struct cell_spec *s)
 {
 	r->s = s;
+	r->policy = spec_policy_ctx(s);
 	r->landlock_abi = landlock_abi();
 	/* SIGUSR1 wakes the taker from RECV: a handler without SA_RESTART, blocked elsewhere */
 	struct sigaction sa = { .sa_handler = on_wake };

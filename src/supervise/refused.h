@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "policy/policy.h"
+
 struct cell_spec;
 
 #define REFUSED_MAX_PATHS 100
@@ -32,6 +34,7 @@ struct refused {
 	int sock;                /* the job's socket the listener comes over, -1 once read */
 	int listener;            /* the seccomp listener, -1 until received */
 	const struct cell_spec *s;
+	struct policy_ctx policy;  /* what policy_allows() needs of s */
 	int landlock_abi;        /* what the job runs under (0: no Landlock) */
 	char *off;               /* why refused writes are not recorded (NULL: they are) */
 	/* the record, written by the taker (under lock while it runs) */

@@ -476,6 +476,47 @@ bool sup_running(const struct sup *u)
 	return !u->init_gone;
 }
 
+int sup_wait(struct sup *u, struct epoll_event *evs, int max)
+{
+	return epoll_wait(u->ep, evs, max, -1);
+}
+
+void sup_unwatch(struct sup *u, int fd)
+{
+	epoll_ctl(u->ep, EPOLL_CTL_DEL, fd, NULL);
+}
+
+void sup_on_interrupt(struct sup *u, bool (*fn)(void *, const char *, const char *, int, char *), void *ctx)
+{
+	u->interrupt = fn;
+	u->interrupt_ctx = ctx;
+}
+
+bool sup_stopping(const struct sup *u, const char **text, enum run_status *status)
+{
+	if (text)
+		*text = u->cause_text;
+	if (status)
+		*status = u->cause_status;
+	return u->stopping;
+}
+
+void sup_signal_job(struct sup *u, int sig)
+{
+	container_signal_children(&u->cell, sig);
+}
+
+const char *sup_job_end(const struct sup *u, char *buf, size_t len)
+{
+	if (u->have_exit && WIFSIGNALED(u->job_status))
+		snprintf(buf, len, "killed by SIG%s", sigabbrev_np(WTERMSIG(u->job_status)) ?: "?");
+	else if (u->have_exit && WIFEXITED(u->job_status))
+		snprintf(buf, len, "exited with %d", WEXITSTATUS(u->job_status));
+	else
+		snprintf(buf, len, "gone");
+	return buf;
+}
+
 /* ---- the outcome ---- */
 
 static const char *signal_name(int sig, char *buf, size_t len)
@@ -706,7 +747,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	if (record_write_spec(s, err) < 0)
 		goto fail;
 	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
-	if (s->net.mode != NET_NONE && net_prepare(&u->net, s, err) < 0)
+	if (s->net.mode != NET_NONE && net_prepare(&u->net, &s->net, s->id, s->rundir, s->rootless, err) < 0)
 		goto fail;
 	rundir_write_pid(s->rundir_fd, getpid());
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
@@ -789,7 +830,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		goto fail;
 	}
 	/* network (opt-in): veth, address, route, firewall and resolver, set up from outside */
-	if (s->net.mode != NET_NONE && net_attach(&u->net, s, u->cell.pid, err) < 0) {
+	if (s->net.mode != NET_NONE && net_attach(&u->net, &s->net, u->cell.pid, err) < 0) {
 		signal_cell(u, SIGKILL);
 		waitpid(u->cell.pid, NULL, 0);
 		goto fail;

@@ -14,6 +14,7 @@
 #include "cell/container.h"
 #include "cell/spec.h"
 #include "cgroup/cgroup.h"
+#include "net/net.h"
 #include "run/record.h"
 #include "supervise/refused.h"
 #include "util/error.h"
@@ -89,6 +90,20 @@ struct supervise_opts {
 int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err);
 bool sup_dispatch(struct sup *u, const struct epoll_event *ev);
 bool sup_running(const struct sup *u);
+/* Wait for the next events of the run and of the caller's fds (epoll_wait without timeout). */
+int sup_wait(struct sup *u, struct epoll_event *evs, int max);
+/* Stop watching the caller's fd (it stays open). */
+void sup_unwatch(struct sup *u, int fd);
+/* Who takes an interrupt instead of the supervisor (see struct sup's interrupt). */
+void sup_on_interrupt(struct sup *u, bool (*fn)(void *ctx, const char *limit, const char *value, int sig, char *text),
+		      void *ctx);
+/* True once a cause stops the run; its text (NULL: none) and status into text and status. */
+bool sup_stopping(const struct sup *u, const char **text, enum run_status *status);
+/* Send sig to every process of the cell but its init. */
+void sup_signal_job(struct sup *u, int sig);
+/* How the cell's job process ended, as far as init reported it ("exited with 1", "killed by
+ * SIGKILL", "gone"), in buf. */
+const char *sup_job_end(const struct sup *u, char *buf, size_t len);
 void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text);
 void sup_kill(struct sup *u);
 double sup_elapsed(const struct sup *u);

@@ -14,13 +14,15 @@ static void policy_of(json_t *j)
 					     "/home/user/.cache/x", "build/fuzz/x", "/proc/self/mem" };
 	struct cell_spec s = { .rundir = xstrdup("build/fuzz/runs/run_x"), .statedir = xstrdup("build/fuzz") };
 	_cleanup_error_ struct error err = { 0 };
-	if (spec_from_record_json(&s, j, &err) == 0)
+	if (spec_from_record_json(&s, j, &err) == 0) {
+		struct policy_ctx pc = spec_policy_ctx(&s);
 		for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
 			for (int how = POLICY_READ; how <= POLICY_EXEC; how++) {
 				char *why = NULL;
-				policy_allows(&s, paths[i], (enum policy_access)how, &why);
+				policy_allows(&pc, paths[i], (enum policy_access)how, &why);
 				free(why);
 			}
+	}
 	cell_spec_free(&s);
 }
 

@@ -22,7 +22,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cell/spec.h"
 #include "policy/policy.h"
 
 /* ---------- a classic BPF interpreter for seccomp programs ---------- */
@@ -455,7 +454,7 @@ static void landlock_rights(void **state)
 
 /* ---------- policy_allows: what `warren policy` answers ---------- */
 
-static void expect_access(const struct cell_spec *s, const char *path, enum policy_access how, bool want,
+static void expect_access(const struct policy_ctx *s, const char *path, enum policy_access how, bool want,
 			  const char *why_part)
 {
 	char *why = NULL;
@@ -472,9 +471,9 @@ static void access_answers(void **state)
 {
 	(void)state;
 	char *protect[] = { ".envrc", NULL };
-	struct cell_spec s = { .id = "run_01TEST", .worktree = (char *)"/src/app", .home = (char *)"/home/warren",
-			       .rundir = (char *)"/var/lib/warren/runs/run_01TEST", .statedir = (char *)"/var/lib/warren",
-			       .policy = { .protect = protect, .nprotect = 1 } };
+	struct policy_opts po = { .protect = protect, .nprotect = 1 };
+	struct policy_ctx s = { .id = "run_01TEST", .worktree = "/src/app", .home = "/home/warren",
+				.rundir = "/var/lib/warren/runs/run_01TEST", .statedir = "/var/lib/warren", .policy = &po };
 	expect_access(&s, "/tmp/x", POLICY_WRITE, true, NULL);
 	expect_access(&s, "/var/tmp/a/b", POLICY_WRITE, true, NULL);
 	expect_access(&s, "/home/warren/.cache/pip/x", POLICY_WRITE, true, NULL);
@@ -502,7 +501,7 @@ static void access_answers(void **state)
 	expect_access(&s, "/usr/bin/make", POLICY_EXEC, true, NULL);
 	expect_access(&s, "/dev/shm/x", POLICY_EXEC, false, "noexec");
 	/* --rootfs: the whole root is the run's, but not /etc/passwd, the kernel's, or protected paths */
-	s.rootfs = (char *)"/srv/images/debian";
+	s.rootfs = "/srv/images/debian";
 	expect_access(&s, "/opt/cache/x", POLICY_WRITE, true, NULL);
 	expect_access(&s, "/etc/passwd", POLICY_WRITE, false, "outside");
 	expect_access(&s, "/sys/x", POLICY_WRITE, false, "read-only");

@@ -1,0 +1,37 @@
+/* opts.h - what the user asked of a run's network (--net, --publish, --dns-max-names): the
+ * plain types the cell spec holds, and their parsers (opts.c). See net.h for the rest. */
+#ifndef WARREN_NET_OPTS_H
+#define WARREN_NET_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+#define NET_MAX_PUBLISH 16
+#define NET_DNS_MAX_NAMES_DEFAULT 1000
+
+enum net_mode { NET_NONE = 0, NET_NAT, NET_ALLOW };
+
+struct net_publish {
+	uint32_t host_addr;   /* network order; 127.0.0.1 by default */
+	uint16_t host_port, cell_port;
+};
+
+/* What the user asked for (part of the cell spec). Strings point into argv or the job. */
+struct net_opts {
+	enum net_mode mode;
+	bool lan;             /* --net nat,lan / lan,allow=: the private ranges are reachable */
+	const char *allow;    /* LIST of --net [nat,]allow=LIST; NULL: none */
+	unsigned npublish;
+	struct net_publish publish[NET_MAX_PUBLISH];
+	unsigned dns_max_names; /* 0: NET_DNS_MAX_NAMES_DEFAULT */
+};
+
+/* Parse --net WORDS (none, nat, lan, allow=LIST), --publish SPEC, --dns-max-names N into o
+ * (checked: errors name the value). */
+int net_parse_mode(struct net_opts *o, const char *arg, struct error *err);
+int net_parse_publish(struct net_opts *o, const char *arg, struct error *err);
+int net_parse_max_names(struct net_opts *o, const char *arg, struct error *err);
+
+#endif
