@@ -594,6 +594,9 @@ static void __attribute__((noreturn)) exec_job(const struct cell_spec *s)
 				err = errno;
 		}
 	}
+	if ((err == ENOENT || err == ENOTDIR) && strchr(cmd, '/'))
+		die_status(127, 0, "command not found in the cell: %s is not a file there (nor is its interpreter); install it in the image, or give the path it has in the cell",
+			   cmd);
 	if (err == ENOENT || err == ENOTDIR)
 		die_status(127, 0, "command not found in the cell: %s (PATH=%s); install it in the image or give its full path",
 			   cmd, env_get(s->env, "PATH") ? env_get(s->env, "PATH") : CELL_PATH_ENV);

@@ -2,6 +2,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,16 +12,19 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/spec.h"
 #include "job/jobfile.h"
+#include "job/logname.h"
 #include "job/runner.h"
 #include "run/rundir.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
+#include "util/words.h"
 
 static const char JOB_HELP[] =
 	"usage: warren job run FILE [--work DIR] [--keep] [--json] [--quiet] [--prefix] [--user UID[:GID]] [--state DIR]\n"
-	"       warren job check FILE [--work DIR]\n"
+	"       warren job check FILE [--work DIR] [--json]\n"
 	"\n"
 	"Run a job file: its services, then its steps in order, in one fresh cell (files, /tmp and\n"
 	"services persist across steps; the scratch is reclaimed at the end). The run's id is\n"
@@ -32,7 +38,9 @@ static const char JOB_HELP[] =
 	"  --prefix    when not on a terminal, prefix each output line with its step's name\n"
 	"  --result FILE, --result-fd N   also write result.json there\n"
 	"\n"
-	"'job check FILE' reports every mistake in FILE (file:line:column) and starts nothing.\n"
+	"'job check FILE' reports every mistake in FILE (file:line:column) and starts nothing;\n"
+	"with --json, as {\"file\", \"ok\", \"services\", \"steps\", \"errors\": [{line, column,\n"
+	"message}]} on stdout.\n"
 	"Exit status: the failing step's (124 when a time limit stopped it), 0 when all passed,\n"
 	"125 when the job file is wrong or warren failed.\n";
 
@@ -97,10 +105,10 @@ static int job_run_cmd(int argc, char **argv)
 	const char *state = NULL, *user = NULL, *work = NULL;
 	bool keep = false;
 	struct job_run_opts o = { .result_fd = -1 };
-	opterr = 0;
+	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", opts, "job run", &perr)) != -1) {
 		switch (c) {
 		case O_STATE: state = optarg; break;
 		case O_WORK: work = optarg; break;
@@ -116,7 +124,7 @@ static int job_run_cmd(int argc, char **argv)
 				return cli_usage_error("job", "--result-fd: '%s' is not an open file descriptor", optarg);
 			break;
 		case O_HELP: fputs(JOB_HELP, stdout); return 0;
-		default: return cli_usage_error("job", "job run: unknown option or missing value '%s'", argv[optind - 1]);
+		default: return cli_fail(&perr);
 		}
 	}
 	if (optind != argc - 1)
@@ -133,7 +141,8 @@ static int job_run_cmd(int argc, char **argv)
 	s.net = job.net;
 	s.keep = keep;
 	s.statedir = statedir_default(state);
-	if (cellspec_user(&s, user, &err) < 0 || cellspec_paths(&s, job.rootfs, job.work, &err) < 0 ||
+	if (result_file_check(o.result_file, &err) < 0 || cellspec_user(&s, user, &err) < 0 ||
+	    cellspec_paths(&s, job.rootfs, job.work, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0)
 		goto fail;
 	s.argv = xcalloc(3, sizeof *s.argv);
@@ -158,6 +167,76 @@ out:
 	return rc;
 }
 
+/* The mistakes of errors ("file:LINE:COL: message" lines) as JSON objects. */
+static json_t *errors_json(const char *file, const char *errors)
+{
+	json_t *a = json_array();
+	size_t fl = strlen(file);
+	_cleanup_free_ char *copy = xstrdup(errors ? errors : "");
+	for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long line = 0, col = 0;
+		int used = 0;
+		const char *rest = !strncmp(l, file, fl) && l[fl] == ':' ? l + fl + 1 : l;
+		if (sscanf(rest, "%lu:%lu: %n", &line, &col, &used) == 2 && used)
+			rest += used;
+		else if (rest != l && *rest == ' ')
+			rest++;
+		json_array_append_new(a, json_pack("{s:s,s:I,s:I,s:s}", "file", file, "line", (json_int_t)line,
+						   "column", (json_int_t)col, "message", rest));
+	}
+	return a;
+}
+
+/* `warren job check FILE [--work DIR] [--json]` */
+static int job_check_cmd(int argc, char **argv)
+{
+	enum { O_WORK = 256, O_JSON, O_HELP };
+	static const struct option opts[] = { { "work", required_argument, NULL, O_WORK }, { "json", no_argument, NULL, O_JSON },
+					      { "help", no_argument, NULL, O_HELP }, { NULL, 0, NULL, 0 } };
+	const char *work = NULL;
+	bool as_json = false;
+	_cleanup_error_ struct error perr = { 0 };
+	optind = 1;
+	int c;
+	while ((c = cli_getopt(argc, argv, "", opts, "job check", &perr)) != -1) {
+		switch (c) {
+		case O_WORK: work = optarg; break;
+		case O_JSON: as_json = true; break;
+		case O_HELP: fputs(JOB_HELP, stdout); return 0;
+		default: return cli_fail(&perr);
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("job", "job check takes one job file (and --work DIR, --json)");
+	const char *file = argv[optind];
+	struct job job = { 0 };
+	if (!as_json) {
+		if (load(file, work, &job) < 0)
+			return 125;
+	} else {
+		char *errors = NULL;
+		_cleanup_free_ char *work_abs = work ? abs_path(work) : NULL;
+		int r = work && !work_abs ? -1 : job_load(file, work_abs, &job, &errors);
+		if (work && !work_abs)
+			errors = xasprintf("--work %s: %s; name an existing directory\n", work, strerror(errno));
+		json_t *o = json_pack("{s:s,s:b}", "file", file, "ok", r == 0);
+		json_object_set_new(o, "services", json_integer(r == 0 ? (json_int_t)job.n_services : 0));
+		json_object_set_new(o, "steps", json_integer(r == 0 ? (json_int_t)job.n_steps : 0));
+		json_object_set_new(o, "errors", errors_json(file, errors));
+		char *t = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("%s\n", t);
+		free(t);
+		json_decref(o);
+		free(errors);
+		job_free(&job);
+		return r < 0 ? 125 : 0;
+	}
+	printf("%s: ok (%zu service%s, %zu step%s)\n", file, job.n_services, job.n_services == 1 ? "" : "s",
+	       job.n_steps, job.n_steps == 1 ? "" : "s");
+	job_free(&job);
+	return 0;
+}
+
 int cmd_job(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -166,20 +245,8 @@ int cmd_job(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return job_run_cmd(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "check")) {
-		const char *work = NULL;
-		if (argc == 5 && !strcmp(argv[3], "--work"))
-			work = argv[4];
-		else if (argc != 3)
-			return cli_usage_error("job", "job check takes one job file (and --work DIR)");
-		struct job job;
-		if (load(argv[2], work, &job) < 0)
-			return 125;
-		printf("%s: ok (%zu service%s, %zu step%s)\n", argv[2], job.n_services, job.n_services == 1 ? "" : "s",
-		       job.n_steps, job.n_steps == 1 ? "" : "s");
-		job_free(&job);
-		return 0;
-	}
+	if (!strcmp(argv[1], "check"))
+		return job_check_cmd(argc - 1, argv + 1);
 	return cli_usage_error("job", "unknown job command '%s'; use 'job run FILE' or 'job check FILE'", argv[1]);
 }
 
@@ -196,25 +263,171 @@ static int is_log(const struct dirent *e)
 	return n > 4 && !strcmp(e->d_name + n - 4, ".log");
 }
 
-/* Does log file name match STEP (its number, its name, or the whole file name)? */
-static bool log_matches(const char *file, const char *step)
+/* A log file of log/ as job/logname.h names it: "<n>-<enc>.log" (kind the number),
+ * "service-<enc>.log" or "service-<enc>.ready.log" (kind "service"); the name decoded. */
+struct log_file {
+	char *kind, *name;
+	bool probe;
+};
+
+static void log_file_parse(const char *f, struct log_file *lf)
+{
+	size_t n = strlen(f) - 4, dash = strcspn(f, "-");
+	if (dash >= n)
+		dash = 0;
+	lf->kind = strndup(f, dash);
+	const char *enc = f + dash + (dash ? 1 : 0);
+	size_t len = n - (size_t)(enc - f);
+	lf->probe = !strcmp(lf->kind, "service") && len > 6 && !strncmp(enc + len - 6, ".ready", 6);
+	lf->name = logname_decode(enc, len - (lf->probe ? 6 : 0));
+}
+
+static void log_file_free(struct log_file *lf)
+{
+	free(lf->kind);
+	free(lf->name);
+}
+
+/* Does log file f belong to STEP (a step's number or name, "service", or the file's name)? */
+static bool log_matches(const char *f, const char *step)
 {
 	if (!step)
 		return true;
-	size_t n = strlen(file) - 4;
-	const char *dash = strchr(file, '-');
-	if (!strncmp(file, step, n) && strlen(step) == n)
-		return true;
-	if (dash && (size_t)(dash - file) == strlen(step) && !strncmp(file, step, strlen(step)))
-		return true;
-	return dash && strlen(dash + 1) - 4 == strlen(step) && !strncmp(dash + 1, step, strlen(step));
+	struct log_file lf;
+	log_file_parse(f, &lf);
+	bool m = !strcmp(lf.kind, step) || !strcmp(lf.name, step) ||
+		 (strlen(f) - 4 == strlen(step) && !strncmp(f, step, strlen(step)));
+	log_file_free(&lf);
+	return m;
+}
+
+/* "step 2: NAME", "service NAME" (heap; the name made safe to print) */
+static char *log_title(const char *f)
+{
+	struct log_file lf;
+	log_file_parse(f, &lf);
+	_cleanup_free_ char *name = printable_name(lf.name);
+	char *t = !strcmp(lf.kind, "service") ? xasprintf("service %s%s", name, lf.probe ? " (its ready probe)" : "")
+					      : xasprintf("step %s: %s", lf.kind, name);
+	log_file_free(&lf);
+	return t;
+}
+
+/* What `warren logs` has printed of each log file, and which it printed last. */
+struct logs {
+	char **names;
+	off_t *offs;
+	size_t n;
+	size_t last;     /* index of the file printed last; SIZE_MAX before the first */
+	bool headers;    /* a header before each file's output (when showing more than one) */
+	bool any;
+};
+
+static size_t logs_slot(struct logs *L, const char *f)
+{
+	size_t k = 0;
+	while (k < L->n && strcmp(L->names[k], f))
+		k++;
+	if (k == L->n) {
+		L->names = xrealloc(L->names, (L->n + 1) * sizeof *L->names);
+		L->offs = xrealloc(L->offs, (L->n + 1) * sizeof *L->offs);
+		L->names[L->n] = xstrdup(f);
+		L->offs[L->n++] = 0;
+	}
+	return k;
+}
+
+/* Print what log file f gained since the last pass; true when it grew. */
+static bool logs_print(struct logs *L, int logdir, const char *f)
+{
+	size_t k = logs_slot(L, f);
+	_cleanup_close_ int fd = openat(logdir, f, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool grew = false;
+	char buf[65536];
+	ssize_t r;
+	if (fd < 0 || lseek(fd, L->offs[k], SEEK_SET) < 0)
+		return false;
+	while ((r = read(fd, buf, sizeof buf)) > 0) {
+		if (L->headers && L->last != k) {
+			_cleanup_free_ char *t = log_title(f);
+			printf("%s==> %s <==\n", L->last != SIZE_MAX ? "\n" : "", t);
+			L->last = k;
+		}
+		fwrite(buf, 1, (size_t)r, stdout);
+		L->offs[k] += r;
+		grew = true;
+	}
+	return grew;
+}
+
+/* One pass over log/: the new output of every log of step; true when some grew. */
+static bool logs_pass(struct logs *L, int logdir, const char *step)
+{
+	struct dirent **ents = NULL;
+	int n = logdir >= 0 ? scandirat(logdir, ".", &ents, is_log, cmp_log) : -1;
+	bool grew = false;
+	for (int i = 0; i < n; i++) {
+		if (log_matches(ents[i]->d_name, step)) {
+			grew |= logs_print(L, logdir, ents[i]->d_name);
+			L->any = true;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	fflush(stdout);
+	return grew;
+}
+
+/* Wait for a log of the run to grow or the run to end (its record written), up to a second
+ * (a supervisor killed writes nothing). */
+static void logs_wait(int ino)
+{
+	struct pollfd p = { .fd = ino, .events = POLLIN };
+	if (poll(&p, 1, 1000) > 0) {
+		char buf[4096];
+		while (read(ino, buf, sizeof buf) > 0)
+			;
+	}
+}
+
+static int inotify_at(int ino, int dirfd, uint32_t mask)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", dirfd);
+	return dirfd >= 0 ? inotify_add_watch(ino, path, mask) : -1;
+}
+
+/* STEP matched no log: which steps the run has. */
+static int logs_none(const char *id, const char *step, int logdir)
+{
+	if (!step) {
+		fprintf(stderr, "warren: %s has no logs (only jobs have step logs: 'warren job run')\n", id);
+		return 125;
+	}
+	struct dirent **ents = NULL;
+	int n = logdir >= 0 ? scandirat(logdir, ".", &ents, is_log, cmp_log) : -1;
+	char *list = xstrdup("");
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *t = log_title(ents[i]->d_name);
+		char *l = xasprintf("%s%s%s", list, *list ? ", " : "", t);
+		free(list);
+		list = l;
+		free(ents[i]);
+	}
+	free(ents);
+	_cleanup_free_ char *s = printable_name(step);
+	fprintf(stderr, "warren: %s has no step '%s'%s%s%s\n", id, s, *list ? "; its logs are of " : " (it has no step logs: only jobs have them)",
+		list, *list ? " (give a step's number or name)" : "");
+	free(list);
+	return 125;
 }
 
 static const char LOGS_HELP[] =
-	"usage: warren logs [RUN] [STEP] [--follow] [--state DIR]\n\n"
-	"Print the output of a job's steps (and services) from its record, in order; STEP is a step's\n"
-	"name or number. With --follow, keep printing while the run is live. RUN defaults to the\n"
-	"latest run. Timestamps of each chunk are in the .times file beside each log.\n";
+	"usage: warren logs [RUN] [STEP] [-f|--follow] [--state DIR]\n\n"
+	"Print the output of a job's steps (and services) from its record, in order, each under a\n"
+	"header '==> step N: NAME <=='; STEP is a step's number or name, and prints that step's\n"
+	"output alone. With -f or --follow, keep printing while the run is live. RUN defaults to\n"
+	"the latest run. Timestamps of each chunk are in the .times file beside each log.\n";
 
 int cmd_logs(int argc, char **argv)
 {
@@ -225,16 +438,16 @@ int cmd_logs(int argc, char **argv)
 					      { NULL, 0, NULL, 0 } };
 	const char *state_opt = NULL;
 	bool follow = false;
-	opterr = 0;
+	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "f", opts, "logs", &perr)) != -1) {
 		switch (c) {
 		case O_STATE: state_opt = optarg; break;
 		case 'f':
 		case O_FOLLOW: follow = true; break;
 		case O_HELP: fputs(LOGS_HELP, stdout); return 0;
-		default: return cli_usage_error("logs", "logs: unknown option or missing value '%s'", argv[optind - 1]);
+		default: return cli_fail(&perr);
 		}
 	}
 	if (argc - optind > 2)
@@ -247,60 +460,25 @@ int cmd_logs(int argc, char **argv)
 	const char *step = optind + 1 < argc ? argv[optind + 1] : NULL;
 	/* log/ as the run made it: a directory of the run's, not through a link */
 	_cleanup_close_ int logdir = openat(dir, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	size_t n_files = 0;
-	char **names = NULL;
-	off_t *offs = NULL;
-	bool any = false;
+	_cleanup_close_ int ino = follow ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
+	inotify_at(ino, dir, IN_CREATE | IN_MOVED_TO);
+	inotify_at(ino, logdir, IN_MODIFY | IN_CREATE);
+	struct logs L = { .headers = !step, .last = SIZE_MAX };
 	for (;;) {
 		bool live = rundir_is_live(dir);
-		struct dirent **ents = NULL;
-		int n = logdir >= 0 ? scandirat(logdir, ".", &ents, is_log, cmp_log) : -1;
-		bool grew = false;
-		for (int i = 0; i < n; i++) {
-			const char *f = ents[i]->d_name;
-			if (log_matches(f, step)) {
-				size_t k = 0;
-				while (k < n_files && strcmp(names[k], f))
-					k++;
-				if (k == n_files) {
-					names = xrealloc(names, (n_files + 1) * sizeof *names);
-					offs = xrealloc(offs, (n_files + 1) * sizeof *offs);
-					names[n_files] = xstrdup(f);
-					offs[n_files++] = 0;
-				}
-				int fd = openat(logdir, f, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-				if (fd >= 0) {
-					char buf[65536];
-					ssize_t r;
-					lseek(fd, offs[k], SEEK_SET);
-					while ((r = read(fd, buf, sizeof buf)) > 0) {
-						fwrite(buf, 1, (size_t)r, stdout);
-						offs[k] += r;
-						grew = true;
-					}
-					close(fd);
-				}
-				any = true;
-			}
-			free(ents[i]);
-		}
-		free(ents);
-		fflush(stdout);
+		if (logdir < 0 && live)
+			logdir = openat(dir, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		bool grew = logs_pass(&L, logdir, step);
 		if (!follow || (!live && !grew))
 			break;
 		if (!grew)
-			usleep(200000);
+			logs_wait(ino);
 	}
-	for (size_t i = 0; i < n_files; i++)
-		free(names[i]);
-	free(names);
-	free(offs);
-	if (!any) {
-		fprintf(stderr, "warren: %s has no %s%s%s (only jobs have step logs: 'warren job run')\n", id,
-			step ? "log for step '" : "logs", step ? step : "", step ? "'" : "");
-		return 1;
-	}
-	return 0;
+	for (size_t i = 0; i < L.n; i++)
+		free(L.names[i]);
+	free(L.names);
+	free(L.offs);
+	return L.any ? 0 : logs_none(id, step, logdir);
 }
 
 /* ---- kill ---- */
@@ -312,17 +490,17 @@ int cmd_kill(int argc, char **argv)
 					      { "help", no_argument, NULL, O_HELP },
 					      { NULL, 0, NULL, 0 } };
 	const char *state_opt = NULL;
-	opterr = 0;
+	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", opts, "kill", &perr)) != -1) {
 		if (c == O_STATE) {
 			state_opt = optarg;
 		} else if (c == O_HELP) {
 			puts("usage: warren kill RUN [--state DIR]\n\nStop a live run: SIGTERM to every process of its cell, SIGKILL after its grace.\nThe record names the cause: killed by warren kill (uid N).");
 			return 0;
 		} else {
-			return cli_usage_error("kill", "kill: unknown option or missing value '%s'", argv[optind - 1]);
+			return cli_fail(&perr);
 		}
 	}
 	int i = optind;
@@ -336,7 +514,7 @@ int cmd_kill(int argc, char **argv)
 	pid_t pid = rundir_pid(dir);
 	if (!rundir_is_live(dir) || pid <= 0) {
 		fprintf(stderr, "warren: %s is not running (see 'warren show %s')\n", id, id);
-		return 1;
+		return 125;
 	}
 	union sigval v = { .sival_int = WARREN_KILL_MAGIC };
 	if (sigqueue(pid, SIGTERM, v) < 0) {

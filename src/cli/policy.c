@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "policy/policy.h"
 #include "run/rundir.h"
 #include "util/fs.h"
@@ -75,11 +76,11 @@ int cmd_policy(int argc, char **argv)
 	enum policy_access how = POLICY_WRITE;
 	const char *operands[2];
 	int nop = 0;
-	opterr = 0;
+	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	/* options may come after the operands: getopt_long permutes them to the end */
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", opts, "policy", &perr)) != -1) {
 		switch (c) {
 		case O_STATE: state_opt = optarg; break;
 		case O_WRITE: how = POLICY_WRITE; break;
@@ -87,7 +88,7 @@ int cmd_policy(int argc, char **argv)
 		case O_EXEC: how = POLICY_EXEC; break;
 		case O_HELP: fputs(POLICY_HELP, stdout); return 0;
 		default:
-			return cli_usage_error("policy", "policy: unknown option or missing value '%s'", argv[optind - 1]);
+			return cli_fail(&perr);
 		}
 	}
 	for (; optind < argc; optind++) {

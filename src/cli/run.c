@@ -10,6 +10,7 @@
 
 #include "cell/contract.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/spec.h"
 #include "run/limits.h"
 #include "run/rundir.h"
@@ -32,9 +33,13 @@ static const char RUN_HELP[] =
 	"                      (default: the current directory)\n"
 	"  --user UID[:GID]    the run user (default: 1000 'warren' when started by root, your own\n"
 	"                      uid otherwise); 0 is root of the cell's user namespace only\n"
-	"  --env K=V           set a variable (repeatable); TMPDIR is always /tmp\n"
-	"  --env-file FILE     set the K=V lines of FILE ('#' comments and blank lines skipped)\n"
+	"  --env K=V           set a variable (repeatable); TMPDIR is always /tmp; --env K alone\n"
+	"                      passes the caller's K (nothing when it is unset, as docker does)\n"
+	"  --env-file FILE     set the K=V lines of FILE: 'export' allowed, \"double\" or 'single'\n"
+	"                      quotes, '#' comments and blank lines skipped; a K alone as --env K\n"
 	"  --pass-env K        pass the caller's K (repeatable); nothing else of it leaks in\n"
+	"  -i, -t              accepted for docker's habit (-it): the job always reads warren's\n"
+	"                      stdin, and has a terminal of its own when warren runs in one\n"
 	"  --keep              keep the scratch for inspection and print where it is\n"
 	"  --state DIR         the state directory (default: $WARREN_STATE, /var/lib/warren for\n"
 	"                      root, ~/.local/state/warren otherwise)\n"
@@ -132,24 +137,11 @@ static int parse_limit(const char *name, const char *v, struct limits *l, struct
 	return limit_parse(d, what, v, limit_field(l, d), err);
 }
 
-/* The option closest to what was typed ("--tme" -> "time"), or NULL. */
-static const char *closest_option(const char *arg)
-{
-	const char *names[sizeof OPTS / sizeof OPTS[0]];
-	size_t n = 0;
-	for (const struct option *o = OPTS; o->name; o++)
-		names[n++] = o->name;
-	names[n] = NULL;
-	_cleanup_free_ char *word = strndup(arg + strspn(arg, "-"), strcspn(arg + strspn(arg, "-"), "="));
-	return closest_word(word, names);
-}
-
 static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, struct error *err)
 {
-	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+", OPTS, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+it", OPTS, "run", err)) != -1) {
 		int r = 0;
 		switch (c) {
 		case O_ROOTFS: o->rootfs = optarg; break;
@@ -158,7 +150,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_STATE: o->state = optarg; break;
 		case O_KEEP: o->keep = true; break;
 		case O_QUIET: o->quiet = true; break;
-		case O_ENV: r = env_add_checked(late, optarg, "--env", err); break;
+		case O_ENV: r = env_add_arg(late, optarg, "--env", err); break;
 		case O_ENV_FILE: r = env_add_file(late, optarg, err); break;
 		case O_PASS_ENV: {
 			if (!valid_env_name(optarg, strlen(optarg)))
@@ -203,17 +195,8 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_CORE: o->policy.core = true; break;
 		case O_NO_SYS: o->policy.no_sys = true; break;
 		case O_NO_REFUSED: o->policy.no_refused_writes = true; break;
-		case '?':
-		default: {
-			const char *bad = argv[optind - 1];
-			for (const struct option *x = OPTS; optopt && x->name; x++)
-				if (x->val == optopt)
-					return error_set(err, 0, "run: option --%s needs a value (see 'warren run --help')", x->name);
-			const char *near = closest_option(bad);
-			if (near)
-				return error_set(err, 0, "run: unknown option '%s'; did you mean --%s? (see 'warren run --help')", bad, near);
-			return error_set(err, 0, "run: unknown option '%s' (see 'warren run --help')", bad);
-		}
+		case 'i': case 't': break; /* docker's -i and -t: what warren does anyway */
+		default: return -EINVAL;   /* err names the option */
 		}
 		if (r < 0)
 			return r;
@@ -248,7 +231,8 @@ int cmd_run(int argc, char **argv)
 	s.keep = o.keep;
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
-	if (cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
+	if (result_file_check(o.result, &err) < 0 || net_check_publish(&s.net, &err) < 0 ||
+	    cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
 		goto fail;
 	size_t n = (size_t)(argc - optind);

@@ -13,12 +13,14 @@
 
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "net/net.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"
 #include "util/fs.h"
 #include "util/units.h"
+#include "util/words.h"
 
 static uint64_t now_ms(void)
 {
@@ -48,39 +50,50 @@ static char *command_text(json_t *cmd)
 	return s;
 }
 
-/* Parse the options shared by ps/show/gc. Returns the index of the first operand, or -1
- * (error printed) / -2 (help printed). */
+/* The published ports of a record as docker prints them: "127.0.0.1:8080->80/tcp, ...", or "-". */
+static char *ports_text(json_t *published)
+{
+	char *s = xstrdup("");
+	size_t i;
+	json_t *p;
+	json_array_foreach(published, i, p) {
+		char *n = xasprintf("%s%s%s:%lld->%lld/tcp", s, i ? "," : "", json_string_value(json_object_get(p, "host_addr")) ?: "?",
+				    json_integer_value(json_object_get(p, "host_port")), json_integer_value(json_object_get(p, "cell_port")));
+		free(s);
+		s = n;
+	}
+	if (!*s) {
+		free(s);
+		s = xstrdup("-");
+	}
+	return s;
+}
+
+/* Parse the options shared by ps/show/gc (before or after the operands). Returns the index
+ * of the first operand, or -1 (error printed) / -2 (help printed). */
 static int parse_common(const char *cmd, const char *help, int argc, char **argv, const char **state,
 			bool *json, const char **older)
 {
 	enum { O_STATE = 256, O_JSON, O_OLDER, O_HELP };
-	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
-					      { "json", no_argument, NULL, O_JSON },
-					      { "older-than", required_argument, NULL, O_OLDER },
-					      { "help", no_argument, NULL, O_HELP },
-					      { NULL, 0, NULL, 0 } };
-	opterr = 0;
+	struct option opts[5] = { { "state", required_argument, NULL, O_STATE }, { "help", no_argument, NULL, O_HELP } };
+	int n = 2;
+	if (json)
+		opts[n++] = (struct option){ "json", no_argument, NULL, O_JSON };
+	if (older)
+		opts[n++] = (struct option){ "older-than", required_argument, NULL, O_OLDER };
+	_cleanup_error_ struct error err = { 0 };
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", opts, cmd, &err)) != -1) {
 		switch (c) {
 		case O_STATE: *state = optarg; break;
-		case O_JSON:
-			if (!json) goto bad;
-			*json = true;
-			break;
-		case O_OLDER:
-			if (!older) goto bad;
-			*older = optarg;
-			break;
+		case O_JSON: *json = true; break;
+		case O_OLDER: *older = optarg; break;
 		case O_HELP: fputs(help, stdout); return -2;
-		default: goto bad;
+		default: cli_fail(&err); return -1;
 		}
 	}
 	return optind;
-bad:
-	cli_usage_error(cmd, "%s: unknown option or missing value '%s'", cmd, argv[optind - 1]);
-	return -1;
 }
 
 /* ---- ps ---- */
@@ -103,7 +116,7 @@ int cmd_ps(int argc, char **argv)
 	char **ids = runs_list(&sd);
 	json_t *all = json_array();
 	if (!as_json)
-		printf("%-30s %8s %9s  %-30s %s\n", "ID", "PID", "AGE", "COMMAND", "WORKTREE");
+		printf("%-30s %8s %9s  %-30s %-22s %s\n", "ID", "PID", "AGE", "COMMAND", "PORTS", "WORKTREE");
 	for (char **id = ids; *id; id++) {
 		_cleanup_close_ int dir = rundir_open(&sd, *id, NULL);
 		if (dir < 0 || !rundir_is_live(dir))
@@ -113,13 +126,16 @@ int cmd_ps(int argc, char **argv)
 		const char *wt = json_string_value(json_object_get(spec, "worktree"));
 		pid_t pid = rundir_pid(dir);
 		double age = (double)(now_ms() - run_id_time_ms(*id)) / 1000.0;
+		json_t *pub = json_object_get(spec, "published");
 		if (as_json) {
-			json_array_append_new(all, json_pack("{s:s,s:i,s:f,s:s,s:s}", "id", *id, "pid", (int)pid,
-							     "age_s", age, "command", cmd, "worktree", wt ? wt : ""));
+			json_array_append_new(all, json_pack("{s:s,s:i,s:f,s:s,s:s,s:O}", "id", *id, "pid", (int)pid, "age_s", age,
+							     "command", cmd, "worktree", wt ? wt : "", "published",
+							     json_is_array(pub) ? pub : json_array()));
 		} else {
 			char a[32];
 			format_seconds(a, sizeof a, age);
-			printf("%-30s %8d %9s  %-30.30s %s\n", *id, (int)pid, a, cmd, wt ? wt : "?");
+			_cleanup_free_ char *ports = ports_text(pub);
+			printf("%-30s %8d %9s  %-30.30s %-22s %s\n", *id, (int)pid, a, cmd, ports, wt ? wt : "?");
 		}
 		json_decref(spec);
 	}
@@ -189,6 +205,38 @@ static void row_secs(FILE *out, const char *k, json_t *v)
 		row(out, k, "-");
 }
 
+/* A job's steps and services of result.json, one row each: status, duration, output, cause. */
+static void rows_steps(FILE *out, json_t *r, const char *where)
+{
+	size_t i;
+	json_t *st;
+	json_array_foreach(json_object_get(r, "steps"), i, st) {
+		_cleanup_free_ char *k = xasprintf("step %zu", i + 1);
+		_cleanup_free_ char *name = printable_name(json_string_value(json_object_get(st, "name")) ?: "?");
+		json_t *ec = json_object_get(st, "exit_code"), *d = json_object_get(st, "duration_s");
+		const char *log = json_string_value(json_object_get(st, "log"));
+		_cleanup_free_ char *path = log ? xasprintf("%s/%s", where, log) : NULL;
+		struct stat sb;
+		char dur[32] = "", size[32] = "";
+		if (json_is_number(d))
+			format_seconds(dur, sizeof dur, json_number_value(d));
+		if (path && stat(path, &sb) == 0)
+			format_size(size, sizeof size, (uint64_t)sb.st_size);
+		_cleanup_free_ char *ecs = json_is_integer(ec) ? xasprintf(" (exit %lld)", json_integer_value(ec)) : xstrdup("");
+		const char *cause = json_string_value(json_object_get(st, "cause"));
+		_cleanup_free_ char *v = xasprintf("%s: %s%s%s%s%s%s%s%s", name, json_string_value(json_object_get(st, "status")) ?: "?", ecs,
+						   *dur ? ", " : "", dur, *size ? ", " : "", size, *size ? " of output" : "",
+						   cause ? "; " : "");
+		_cleanup_free_ char *line = xasprintf("%s%s", v, cause ? cause : "");
+		row(out, k, line);
+	}
+	json_array_foreach(json_object_get(r, "services"), i, st) {
+		_cleanup_free_ char *name = printable_name(json_string_value(json_object_get(st, "name")) ?: "?");
+		_cleanup_free_ char *k = xasprintf("service %s", name);
+		row(out, k, json_string_value(json_object_get(st, "status")) ?: "?");
+	}
+}
+
 void show_record(FILE *out, const char *id, const char *where, json_t *spec, json_t *r, bool live)
 {
 	_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
@@ -205,7 +253,10 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 		row(out, "status", live ? "running" : "ended without a record (supervisor died; run 'warren gc')");
 		return;
 	}
-	row(out, "started", json_string_value(json_object_get(r, "started_at")) ?: "-");
+	char idt[64];   /* a record gc wrote: the run's id tells when it started */
+	uint64_t ms = run_id_time_ms(id);
+	format_rfc3339(idt, sizeof idt, &(struct timespec){ .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L });
+	row(out, "started", json_string_value(json_object_get(r, "started_at")) ?: idt);
 	row(out, "ended", json_string_value(json_object_get(r, "ended_at")) ?: "-");
 	const char *st = json_string_value(json_object_get(r, "status"));
 	json_t *ec = json_object_get(r, "exit_code");
@@ -213,13 +264,14 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 		? xasprintf("%s (exit %lld%s%s)", st ?: "?", json_integer_value(ec),
 			    json_is_string(json_object_get(r, "signal")) ? ", " : "",
 			    json_string_value(json_object_get(r, "signal")) ?: "")
-		: xstrdup(st ?: "?");   /* a record gc wrote: no exit status is known */
+		: xasprintf("%s (exit status unknown)", st ?: "?");   /* a record gc wrote: none is known */
 	row(out, "status", stl);
 	json_t *cause = json_object_get(r, "cause");
 	if (json_is_object(cause))
 		row(out, "cause", json_string_value(json_object_get(cause, "message")) ?: "-");
 	if (json_is_string(json_object_get(r, "error")))
 		row(out, "error", json_string_value(json_object_get(r, "error")));
+	rows_steps(out, r, where);
 	row_secs(out, "wall", json_object_get(r, "wall_s"));
 	row_secs(out, "cpu user", json_object_get(r, "cpu_user_s"));
 	row_secs(out, "cpu system", json_object_get(r, "cpu_sys_s"));

@@ -24,6 +24,7 @@
 #include "cell/contract.h"
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "policy/policy.h"
 #include "run/limits.h"
 #include "run/rundir.h"
@@ -299,6 +300,10 @@ static void image_checks(const char *image)
 					snprintf(first, sizeof first, "%s", e->d_name);
 			closedir(d);
 		}
+		if (!d) {
+			note("image has no %s (the cell mounts its own)", tmps[i]);
+			continue;
+		}
 		check(n == 0, what, "%s holds %d entr%s (e.g. %s) left by the image build; clean it (rm -rf %s/* %s/.[!.]*)", p, n,
 		      n == 1 ? "y" : "ies", first, p, p);
 		struct stat st;
@@ -317,8 +322,10 @@ static void image_checks(const char *image)
 	if (!found)
 		check(true, "no root-owned directory where a job writes (/tmp, /var/tmp, the run user's home)", " ");
 	_cleanup_free_ char *pw = xasprintf("%s/etc/passwd", image);
-	check(access(pw, R_OK) == 0 || !path_exists(pw), "image /etc/passwd readable",
-	      "%s cannot be read; the run user's entry is added to it in the cell", pw);
+	if (path_exists(pw))
+		check(access(pw, R_OK) == 0, "image /etc/passwd readable", "%s cannot be read; the run user's entry is added to it in the cell", pw);
+	else
+		note("image has no /etc/passwd (the cell's has the run user alone)");
 	note("the run user is %s (uid %d) when root starts warren, added to the cell's /etc/passwd", CELL_DEFAULT_USER, CELL_DEFAULT_UID);
 }
 
@@ -330,10 +337,10 @@ int cmd_selfcheck(int argc, char **argv)
 					      { "help", no_argument, NULL, O_HELP },
 					      { NULL, 0, NULL, 0 } };
 	const char *state_opt = NULL, *rootfs = NULL;
-	opterr = 0;
+	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", opts, "selfcheck", &perr)) != -1) {
 		switch (c) {
 		case O_STATE: state_opt = optarg; break;
 		case O_ROOTFS: rootfs = optarg; break;
@@ -344,7 +351,7 @@ int cmd_selfcheck(int argc, char **argv)
 			     "directories where a job writes). One line per check; exit 1 when any fails.");
 			return 0;
 		default:
-			return cli_usage_error("selfcheck", "selfcheck: unknown option or missing value '%s'", argv[optind - 1]);
+			return cli_fail(&perr);
 		}
 	}
 	if (optind < argc)

@@ -1,6 +1,7 @@
 /* spec.c - building a cell spec from what a user gave (command line or job file): the run
  * user, the paths, the environment (TMPDIR last), the state directory and the run id. */
 #include <ctype.h>
+#include <libgen.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,24 +74,116 @@ int env_add_checked(struct envb *e, const char *kv, const char *what, struct err
 	return 0;
 }
 
+int env_add_arg(struct envb *e, const char *arg, const char *what, struct error *err)
+{
+	if (strchr(arg, '=') || !valid_env_name(arg, strlen(arg)))
+		return env_add_checked(e, arg, what, err);
+	const char *v = getenv(arg);   /* NAME alone: the caller's, or nothing when unset */
+	if (!v)
+		return 0;
+	_cleanup_free_ char *kv = xasprintf("%s=%s", arg, v);
+	return env_add_checked(e, kv, what, err);
+}
+
+/* The quoted part of an env file's value at *p (past the quote q), into o; *p after the
+ * closing quote. -1 when it does not close on the line. */
+static int env_quoted(const char **p, char q, char *o)
+{
+	const char *s = *p;
+	for (; *s && *s != q; s++) {
+		if (q == '"' && *s == '\\' && s[1] && strchr("\"\\$`n", s[1])) {
+			s++;
+			*o++ = *s == 'n' ? '\n' : *s;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+	if (*s != q)
+		return -1;
+	*p = s + 1;
+	return 0;
+}
+
+int env_file_line(const char *line, char **kv, const char **why)
+{
+	*kv = NULL;
+	const char *p = line + strspn(line, " \t");
+	if (!*p || *p == '#')
+		return 1;
+	if (!strncmp(p, "export", 6) && (p[6] == ' ' || p[6] == '\t'))
+		p += 6 + strspn(p + 6, " \t");
+	size_t nl = strcspn(p, "= \t");
+	if (!p[nl] || p[nl + strspn(p + nl, " \t")] == '#') {
+		*kv = strndup(p, nl);   /* NAME alone */
+		return 0;
+	}
+	if (p[nl] != '=') {
+		*why = "is not NAME=VALUE (no blanks around =)";
+		return -1;
+	}
+	const char *v = p + nl + 1;
+	char *out = xmalloc(nl + 2 + strlen(v) + 1);
+	memcpy(out, p, nl + 1);
+	char *o = out + nl + 1;
+	if (*v == '"' || *v == '\'') {
+		v++;
+		if (env_quoted(&v, v[-1], o) < 0) {
+			free(out);
+			*why = "has a quote that does not close on its line";
+			return -1;
+		}
+		v += strspn(v, " \t");
+		if (*v && *v != '#') {
+			free(out);
+			*why = "has more after the closing quote";
+			return -1;
+		}
+	} else {
+		size_t n = 0;   /* bare: up to a comment that follows a blank, trailing blanks dropped */
+		while (v[n] && !(v[n] == '#' && n && (v[n - 1] == ' ' || v[n - 1] == '\t')))
+			n++;
+		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
+			n--;
+		memcpy(o, v, n);
+		o[n] = '\0';
+	}
+	*kv = out;
+	return 0;
+}
+
 int env_add_file(struct envb *e, const char *file, struct error *err)
 {
 	_cleanup_free_ char *txt = read_file(file, NULL);
 	if (!txt)
 		return error_set(err, errno, "--env-file %s", file);
 	int lineno = 0;
-	for (char *save = NULL, *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *save = txt, *l; (l = strsep(&save, "\n"));) {
 		lineno++;
-		while (isspace((unsigned char)*l))
-			l++;
-		if (!*l || *l == '#')
-			continue;
-		if (!strncmp(l, "export ", 7))
-			l += 7;
+		_cleanup_free_ char *kv = NULL;
+		const char *why = NULL;
+		int r = env_file_line(l, &kv, &why);
+		if (r < 0)
+			return error_set(err, 0, "--env-file %s, line %d %s; write NAME=VALUE, NAME=\"VALUE\" or NAME='VALUE'", file, lineno, why);
 		_cleanup_free_ char *what = xasprintf("--env-file %s, line %d", file, lineno);
-		if (env_add_checked(e, l, what, err) < 0)
+		if (r == 0 && env_add_arg(e, kv, what, err) < 0)
 			return -EINVAL;
 	}
+	return 0;
+}
+
+int result_file_check(const char *file, struct error *err)
+{
+	if (!file)
+		return 0;
+	_cleanup_free_ char *copy = xstrdup(file);
+	const char *dir = dirname(copy);
+	if (!is_dir(dir))
+		return error_set(err, 0, "--result %s: %s is not a directory; name a file in an existing directory", file, dir);
+	if (access(dir, W_OK) < 0)
+		return error_set(err, errno, "--result %s: cannot write in %s", file, dir);
+	if (is_dir(file))
+		return error_set(err, 0, "--result %s: is a directory; name a file", file);
 	return 0;
 }
 
@@ -204,7 +297,7 @@ static int open_worktree(const char *w, int *out_fd, char **canon, struct error 
 		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			r = error_set(err, errno, "%s %s: cannot use it as the worktree (create it, or pass --work DIR)", "--work", w);
+			r = error_set(err, 0, "--work %s: %s; create it, or name an existing directory as the worktree", w, strerror(errno));
 			closep(&fd);
 			break;
 		}
@@ -265,11 +358,14 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 		if (!s->rootfs)
 			return error_set(err, errno, "--rootfs %s: cannot use it as the image (give a directory holding a root file system)", rootfs);
 		if (!is_dir(s->rootfs))
-			return error_set(err, ENOTDIR, "--rootfs %s", rootfs);
+			return error_set(err, 0, "--rootfs %s: not a directory; give the directory of an unpacked image (a root file system: bin/, etc/, usr/ ...)", rootfs);
 		if (!strcmp(s->rootfs, "/"))
 			return error_set(err, 0, "--rootfs /: the host's / is the default (read-only); leave out --rootfs");
 	}
 	const char *w = work ? work : ".";
+	struct stat cwd;
+	if (!work && (stat(".", &cwd) < 0 || cwd.st_nlink == 0))
+		return error_set(err, 0, "the current directory (the default worktree) was deleted; cd into a directory that exists, or pass --work DIR");
 	if (open_worktree(w, &s->worktree_fd, &s->worktree, err) < 0)
 		return -EINVAL;
 	if (!is_dir(s->worktree))

@@ -20,7 +20,20 @@ void env_setkv(struct envb *e, const char *k, const char *v);
 bool valid_env_name(const char *s, size_t len);
 /* Add NAME=VALUE after checking it; TMPDIR is refused with a note (it is always /tmp). */
 int env_add_checked(struct envb *e, const char *kv, const char *what, struct error *err);
+/* --env's word: NAME=VALUE, or NAME alone for the caller's NAME (nothing when it is unset, as
+ * docker does). */
+int env_add_arg(struct envb *e, const char *arg, const char *what, struct error *err);
+/* One line of an env file: NAME=VALUE after an optional "export", the value bare (up to a
+ * comment after a blank; trailing blanks dropped), "double-quoted" (\" \\ \$ \` \n escaped)
+ * or 'single-quoted' (as it is). 0 with *kv "NAME=VALUE" or "NAME" alone (heap), 1 for a blank
+ * line or a comment, -1 with *why (what is wrong with the line). */
+int env_file_line(const char *line, char **kv, const char **why);
+/* --env-file FILE: each line as env_file_line reads it, as --env would take it. */
 int env_add_file(struct envb *e, const char *file, struct error *err);
+
+/* --result FILE (or NULL) can be written at the end: its directory exists and is writable.
+ * Checked before the run starts, not found out after it. */
+int result_file_check(const char *file, struct error *err);
 
 /* The run user from --user (or NULL for the default) and the mode (root or rootless). */
 int cellspec_user(struct cell_spec *s, const char *user, struct error *err);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -221,8 +222,8 @@ static void parse_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
 		int r = scalar(v) ? limit_value(d, scalar(v), f) : -EINVAL;
 		if (r == -EINVAL) {
 			bad(c, v, w, "\"%s\" is not %s or none", scalar(v) ? scalar(v) : "(not a scalar)", limit_expects(d));
-		} else if (r == -ERANGE) {
-			_cleanup_free_ char *m = limit_too_small(d, *f);
+		} else if (r == -ERANGE || r == -EDOM) {
+			_cleanup_free_ char *m = r == -EDOM ? limit_zero(d, scalar(v)) : limit_too_small(d, *f);
 			bad(c, v, w, "%s", m);
 		}
 	}
@@ -330,9 +331,9 @@ static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step 
 		bad(c, m, where, "has no 'run' (the script of the step)");
 	if (!s->name)
 		s->name = xasprintf("step%zu", i + 1);
-	for (char *p = s->name; *p; p++)
-		if (*p == '/' || *p == '\n')
-			*p = '-';
+	for (char *p = s->name; *p; p++)   /* one line on the terminal; log/ encodes the rest */
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
 	s->shell = get_string(c, m, "shell", where);
 	s->workdir = get_string(c, m, "working-directory", where);
 	if (s->workdir && !c->work_cli && c->worktree && !job_workdir_inside(s->workdir, c->worktree)) {
@@ -400,8 +401,8 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 		job->network = scalar(net) ? xstrdup(scalar(net)) : NULL;
 		if (!job->network)
 			bad(c, net, "network", "must be none, nat, nat,lan, nat,allow=ADDRS or allow=LIST");
-		else if (net_parse_mode(&job->net, job->network, &e) < 0)
-			bad(c, net, "network", "%s", e.msg);
+		else if (net_parse_mode(&job->net, job->network, &e) < 0)   /* its words, named as the key */
+			bad(c, net, "network", "%s", e.msg + (strncmp(e.msg, "--net", 5) ? 0 : 5 + strspn(e.msg + 5, ": ")));
 		error_clear(&e);
 	}
 
@@ -492,6 +493,20 @@ static bool shape_refused(struct ctx *c, const char *text, size_t len)
 	return why != NULL;
 }
 
+/* Is line (from 0) of text indented with a tab (libyaml's words for it are "found character
+ * that cannot start any token")? */
+static bool tab_indented(const char *text, size_t len, size_t line)
+{
+	const char *p = text, *end = text + len;
+	for (size_t l = 0; l < line && p < end; l++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	return p < end && *p == '\t';
+}
+
 /* Load the document of text and check it into job. */
 static void load_document(struct ctx *c, const char *text, size_t len, struct job *job)
 {
@@ -499,7 +514,11 @@ static void load_document(struct ctx *c, const char *text, size_t len, struct jo
 	yaml_document_t doc;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
+	if (!yaml_parser_load(&parser, &doc) && tab_indented(text, len, parser.problem_mark.line)) {
+		fprintf(c->errs, "%s:%zu:1: tabs are not allowed for indentation in YAML; indent with spaces\n", c->path,
+			parser.problem_mark.line + 1);
+		c->n_errs++;
+	} else if (parser.error != YAML_NO_ERROR) {
 		fprintf(c->errs, "%s:%zu:%zu: not valid YAML: %s%s%s\n", c->path, parser.problem_mark.line + 1,
 			parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
 			parser.context ? " " : "", parser.context ? parser.context : "");
@@ -553,8 +572,13 @@ int job_parse(const char *path, const char *text, size_t len, const char *work_c
 static char *read_job_file(const char *path, size_t *len)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return NULL;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return NULL;
+	}
 	char *text = xmalloc(JOB_FILE_MAX + 2);
 	size_t n = 0;
 	for (;;) {
@@ -582,7 +606,8 @@ int job_load(const char *path, const char *work_cli, struct job *job, char **err
 	_cleanup_free_ char *text = read_job_file(path, &len);
 	if (!text) {
 		memset(job, 0, sizeof *job);
-		*errors = xasprintf("%s: cannot read the job file: %s\n", path, strerror(errno));
+		*errors = errno == EISDIR ? xasprintf("%s: is a directory, not a job file; give the path of a job file (YAML)\n", path)
+					  : xasprintf("%s: cannot read the job file: %s\n", path, strerror(errno));
 		return -EINVAL;
 	}
 	return job_parse(path, text, len, work_cli, job, errors);

@@ -20,6 +20,7 @@
 #include "cell/contract.h"
 #include "cell/executor.h"
 #include "job/display.h"
+#include "job/logname.h"
 #include "run/record.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
@@ -376,7 +377,8 @@ static void step_start(struct runner *r, size_t i)
 {
 	const struct job_step *js = &r->job->steps[i];
 	struct step_rec *sr = &r->steps[i];
-	_cleanup_free_ char *base = xasprintf("%zu-%s", i + 1, js->name);
+	_cleanup_free_ char *enc = logname_encode(js->name);
+	_cleanup_free_ char *base = xasprintf("%zu-%s", i + 1, enc);
 	sr->t0 = now_s(r);
 	clock_gettime(CLOCK_REALTIME, &sr->started);
 	sr->state = S_RUNNING;
@@ -517,7 +519,8 @@ static void service_start(struct runner *r, size_t i)
 {
 	const struct job_service *js = &r->job->services[i];
 	struct svc_rec *v = &r->svcs[i];
-	_cleanup_free_ char *base = xasprintf("service-%s", js->name);
+	_cleanup_free_ char *enc = logname_encode(js->name);
+	_cleanup_free_ char *base = xasprintf("service-%s", enc);
 	v->t0 = now_s(r);
 	v->state = V_STARTING;
 	display_start(&r->d, "service", js->name, js->ready != READY_NONE ? js->ready_timeout_ms : 0);
@@ -565,7 +568,8 @@ static void probe_services(struct runner *r)
 		if (send(r->ctl, &h, sizeof h, MSG_NOSIGNAL) < 0)
 			v->probing = false;
 	} else {
-		_cleanup_free_ char *base = xasprintf("service-%s.ready", js->name);
+		_cleanup_free_ char *enc = logname_encode(js->name);
+		_cleanup_free_ char *base = xasprintf("service-%s.ready", enc);
 		v->probe = start_task(r, T_PROBE, i, base, r->job->shell ? r->job->shell : "sh", js->ready_run, js->env, NULL);
 		if (!v->probe)
 			v->probing = false;
@@ -753,7 +757,8 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 		json_object_set_new(o, "started_at", ran ? json_string(format_rfc3339(st, sizeof st, &sr->started)) : json_null());
 		json_object_set_new(o, "duration_s", ran ? json_real(sr->duration) : json_null());
 		json_object_set_new(o, "timeout_ms", r->job->steps[i].timeout_ms ? json_integer((json_int_t)r->job->steps[i].timeout_ms) : json_null());
-		_cleanup_free_ char *log = xasprintf("log/%zu-%s.log", i + 1, r->job->steps[i].name);
+		_cleanup_free_ char *enc = logname_encode(r->job->steps[i].name);
+		_cleanup_free_ char *log = xasprintf("log/%zu-%s.log", i + 1, enc);
 		json_object_set_new(o, "log", ran ? json_string(log) : json_null());
 		json_array_append_new(steps, o);
 	}

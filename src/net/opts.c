@@ -3,6 +3,8 @@
  * private ranges a cell does not reach unless asked (lan, or an allow= entry inside one), and
  * which answered addresses enter the allow set, for how long. */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -229,6 +231,38 @@ int net_parse_publish(struct net_opts *o, const char *arg, struct error *err)
 	o->publish[o->npublish++] = p;
 	if (o->mode == NET_NONE)
 		o->mode = NET_NAT; /* a published port needs a link; a later --net chooses another mode */
+	return 0;
+}
+
+/* Can the host take connections on a of p? The check a listener's bind does: a port some
+ * program listens on, or an address the host does not have, is refused before the run. */
+static int publish_bindable(const struct net_publish *p, struct error *err)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(p->host_port), .sin_addr.s_addr = p->host_addr };
+	char a[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &sa.sin_addr, a, sizeof a);
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+		return error_set(err, errno, "--publish: cannot make a socket to check %s:%u", a, p->host_port);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 || errno == EACCES)
+		return 0;
+	if (errno == EADDRINUSE)
+		return error_set(err, 0, "--publish %s:%u:%u: host port %u is in use on %s (a program of the host listens on it); choose another HOSTPORT",
+				 a, p->host_port, p->cell_port, p->host_port, a);
+	if (errno == EADDRNOTAVAIL)
+		return error_set(err, 0, "--publish %s:%u:%u: %s is not an address of this host; give one it has ('ip -4 addr') or leave ADDR out for 127.0.0.1",
+				 a, p->host_port, p->cell_port, a);
+	return error_set(err, errno, "--publish %s:%u:%u: cannot check the host port", a, p->host_port, p->cell_port);
+}
+
+int net_check_publish(const struct net_opts *o, struct error *err)
+{
+	if (o->npublish && o->mode == NET_NONE)
+		return error_set(err, 0, "--publish with --net none: a published port needs the cell's own link; leave out --net none (--publish alone means --net nat)");
+	for (unsigned i = 0; i < o->npublish; i++)
+		if (publish_bindable(&o->publish[i], err) < 0)
+			return -EINVAL;
 	return 0;
 }
 

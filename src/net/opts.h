@@ -33,5 +33,8 @@ struct net_opts {
 int net_parse_mode(struct net_opts *o, const char *arg, struct error *err);
 int net_parse_publish(struct net_opts *o, const char *arg, struct error *err);
 int net_parse_max_names(struct net_opts *o, const char *arg, struct error *err);
+/* After all the options: --publish with --net none, a host port in use or an address the
+ * host does not have are refused (one line naming the port and what to do). */
+int net_check_publish(const struct net_opts *o, struct error *err);
 
 #endif

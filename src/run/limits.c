@@ -53,7 +53,9 @@ int limit_value(const struct limit_desc *d, const char *v, uint64_t *out)
 	}
 	int r = d->kind == LIMIT_SIZE ? parse_size(v, out) : d->kind == LIMIT_DURATION ? parse_duration_ms(v, out)
 										       : parse_uint(v, out);
-	if (r < 0 || *out == 0 || *out == LIMIT_NONE)
+	if (r == 0 && *out == 0)
+		return -EDOM;
+	if (r < 0 || *out == LIMIT_NONE)
 		return -EINVAL;
 	return *out < d->min ? -ERANGE : 0;
 }
@@ -70,6 +72,11 @@ const char *limit_format(const struct limit_desc *d, uint64_t v, char *buf, size
 	return buf;
 }
 
+char *limit_zero(const struct limit_desc *d, const char *v)
+{
+	return xasprintf("'%s' is zero, no limit a run can keep; give %s above zero, or none for no limit", v, EXAMPLE[d->kind]);
+}
+
 char *limit_too_small(const struct limit_desc *d, uint64_t v)
 {
 	char have[32], least[32];
@@ -82,6 +89,10 @@ int limit_parse(const struct limit_desc *d, const char *what, const char *v, uin
 	int r = limit_value(d, v, out);
 	if (r == -EINVAL)
 		return error_set(err, 0, "%s: '%s' is not %s or none", what, v, EXAMPLE[d->kind]);
+	if (r == -EDOM) {
+		_cleanup_free_ char *m = limit_zero(d, v);
+		return error_set(err, 0, "%s: %s", what, m);
+	}
 	if (r == -ERANGE) {
 		_cleanup_free_ char *m = limit_too_small(d, *out);
 		return error_set(err, 0, "%s: %s", what, m);

@@ -35,10 +35,12 @@ static inline uint64_t *limit_field(struct limits *l, const struct limit_desc *d
 }
 
 /* v as a value of d: a size, a duration or a count as d asks, or "none" (LIMIT_NONE). 0,
- * -EINVAL (not such a value) or -ERANGE (*out is below d->min). */
+ * -EINVAL (not such a value), -EDOM (zero) or -ERANGE (*out is below d->min). */
 int limit_value(const struct limit_desc *d, const char *v, uint64_t *out);
 /* What d's value looks like ("a size (e.g. 512M, 2G, 100K)"), for messages. */
 const char *limit_expects(const struct limit_desc *d);
+/* Why v (a zero: 0, 0s, 0M) is refused for d, and what to give instead (heap). */
+char *limit_zero(const struct limit_desc *d, const char *v);
 /* v as people write it ("1 GiB", "30s", "4096", "none" for 0 and LIMIT_NONE), in buf. */
 const char *limit_format(const struct limit_desc *d, uint64_t v, char *buf, size_t len);
 /* "100 B is too small to start a cell; give at least 1 MiB (or none for no limit)" (heap). */

@@ -1,6 +1,7 @@
 /* record.c - spec.json and result.json of a run, through jansson. */
 #include "run/record.h"
 
+#include <arpa/inet.h>
 #include <sys/stat.h>
 
 #include <jansson.h>
@@ -67,6 +68,20 @@ static int dump_to(const struct cell_spec *s, const char *name, json_t *j, struc
 	return 0;
 }
 
+/* --publish: [{"host_addr": "127.0.0.1", "host_port": 8080, "cell_port": 80}, ...] */
+static json_t *published_json(const struct net_opts *n)
+{
+	json_t *a = json_array();
+	for (unsigned i = 0; i < n->npublish; i++) {
+		char ip[INET_ADDRSTRLEN];
+		struct in_addr in = { .s_addr = n->publish[i].host_addr };
+		inet_ntop(AF_INET, &in, ip, sizeof ip);
+		json_array_append_new(a, json_pack("{s:s,s:i,s:i}", "host_addr", ip, "host_port", (int)n->publish[i].host_port,
+						   "cell_port", (int)n->publish[i].cell_port));
+	}
+	return a;
+}
+
 int record_write_spec(const struct cell_spec *s, struct error *err)
 {
 	json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:o,s:b,s:s,s:o}", "id", s->id, "command", strv_json(s->argv),
@@ -74,6 +89,7 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 			      "rootless", s->rootless, "driver", "container", "limits", limits_json(&s->limits));
 	if (!j)
 		return error_set(err, ENOMEM, "cannot build spec.json");
+	json_object_set_new(j, "published", published_json(&s->net));
 	/* the defences asked for: `warren policy` answers from them */
 	json_object_set_new(j, "policy", policy_json(&s->policy));
 	/* which directory the worktree was: gc checks it is still that one before looking in it */
@@ -113,6 +129,7 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r, 
 	json_object_set_new(j, "output_bytes", r->have_output ? json_integer((json_int_t)r->output_bytes) : json_null());
 	json_object_set_new(j, "scratch_bytes", json_integer((json_int_t)r->scratch_bytes));
 	json_object_set_new(j, "limits", limits_json(&s->limits));
+	json_object_set_new(j, "published", published_json(&s->net));
 	if (extra)
 		json_object_update(j, extra);
 	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

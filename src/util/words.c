@@ -44,8 +44,9 @@ const char *closest_word(const char *word, const char *const *names)
 			best = *n;
 		}
 	}
-	size_t len = strlen(word);
-	return best && bd <= (len > 6 ? 3 : 2) ? best : NULL;
+	/* close: at most one edit in three letters (one at least), never the whole word */
+	size_t len = strlen(word), most = len / 3 ? len / 3 : 1;
+	return best && bd <= most && bd < len ? best : NULL;
 }
 
 

@@ -4,7 +4,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 69
+plan $((69 + 22))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -86,6 +86,91 @@ for mode in root user; do
 	x=$(state_clean) && [ "$works" = 0 ]
 	ok $? "$M after the refusals nothing is left (scratch, mounts, processes)" || diag "$x" "warren works: $works"
 done
+
+# ================================================================ issue 16: the command line
+use_mode root
+M="[options]"
+wrun --tim 10s -- true
+[ "$RC" = 125 ] && [ "$ERR" = "warren: run: unknown option '--tim'; options are written whole: did you mean --time? (see 'warren run --help')" ]
+ok $? "$M an abbreviation (--tim) is refused with one line that gives the whole name" || diag "rc $RC: $ERR"
+wrun --m 1G -- true
+[ "$RC" = 125 ] && [[ $ERR == *"unknown option '--m'"* ]]
+ok $? "$M --m (a prefix of --memory) is refused" || diag "rc $RC: $ERR"
+wrun --name x -- true
+[ "$RC" = 125 ] && [[ $ERR == "warren: run: unknown option '--name'"* ]] && [[ $ERR != *"did you mean"* ]]
+ok $? "$M --name: unknown, and no far-off suggestion (--time is not close)" || diag "rc $RC: $ERR"
+wrun --memroy 1G -- true
+[ "$RC" = 125 ] && [[ $ERR == *"did you mean --memory?"* ]]
+ok $? "$M a typo (--memroy) gets the close name" || diag "rc $RC: $ERR"
+wrun -it -- sh -c 'echo in-cell'
+is "$RC/$OUT" "0/in-cell" "$M -it (docker's habit) is accepted"
+wrun -ix -- true
+[ "$RC" = 125 ] && [[ $ERR == "warren: run: unknown option '-x' in -ix"* ]]
+ok $? "$M -ix: refused, naming -x" || diag "rc $RC: $ERR"
+wrun --keep=yes -- true
+[ "$RC" = 125 ] && [[ $ERR == *"option --keep takes no value"* ]]
+ok $? "$M --keep=yes: refused, --keep takes no value" || diag "rc $RC: $ERR"
+wrun -- true
+id=$(basename "$(last_rundir)")
+wr show "$id" --json
+is "$RC/$("$PY" -c 'import json, sys; print(json.load(sys.stdin)["id"])' <<<"$OUT" 2>&1)" "0/$id" "$M show RUN --json: an option after the run id is taken"
+wr gc "$id" --older-than 1d
+is "$RC" 0 "$M gc RUN --older-than 1d: so is gc's" || diag "$ERR"
+wr logs --folow
+[ "$RC" = 125 ] && [[ $ERR == *"did you mean --follow?"* ]]
+ok $? "$M logs --folow: did you mean --follow?" || diag "rc $RC: $ERR"
+
+M="[env]"
+wr_env FROM_CALLER=passed -- run --work "$WORK" --env FROM_CALLER --env UNSET_IN_CALLER_X -- sh -c 'echo "${FROM_CALLER-unset} ${UNSET_IN_CALLER_X-unset}"'
+is "$RC/$OUT" "0/passed unset" "$M --env NAME passes the caller's NAME; a NAME the caller has not set passes nothing"
+cat >"$TEST_SCRATCH/env" <<'ENV'
+# a comment, then a blank line
+
+export Y="quoted value"
+Z='single $HOME # kept'
+  A=bare value # a comment
+C="esc \"q\" \$x"
+ENV
+wrun --env-file "$TEST_SCRATCH/env" -- sh -c 'printf "%s|" "$Y" "$Z" "$A" "$C"'
+is "$RC/$OUT" '0/quoted value|single $HOME # kept|bare value|esc "q" $x|' "$M --env-file: export, double and single quotes, comments"
+printf 'X="open\n' >"$TEST_SCRATCH/env2"
+wrun --env-file "$TEST_SCRATCH/env2" -- true
+[ "$RC" = 125 ] && [[ $ERR == *"env2, line 1 has a quote that does not close on its line"* ]]
+ok $? "$M --env-file with a quote left open: 125, naming the line" || diag "rc $RC: $ERR"
+
+M="[messages]"
+mkdir "$TEST_SCRATCH/gone"
+bounded sh -c 'cd "$1" && rmdir "$1" && exec "$2" run --state "$3" -- true' _ "$TEST_SCRATCH/gone" "$WARREN" "$STATE"
+[ "$RC" = 125 ] && [[ $ERR == "warren: the current directory (the default worktree) was deleted;"* ]] && [[ $ERR != *"--work ."* ]]
+ok $? "$M run from a deleted directory says so (not '--work .')" || diag "rc $RC: $ERR"
+wr run --work "$TEST_SCRATCH/no-such-dir" -- true
+[ "$RC" = 125 ] && [[ $ERR == "warren: --work $TEST_SCRATCH/no-such-dir: No such file or directory; create it"* ]] && [[ $ERR != *"pass --work"* ]]
+ok $? "$M --work of a missing directory: no advice to pass --work" || diag "rc $RC: $ERR"
+wrun --rootfs /etc/passwd -- true
+[ "$RC" = 125 ] && [[ $ERR == "warren: --rootfs /etc/passwd: not a directory; give the directory of an unpacked image"* ]]
+ok $? "$M --rootfs of a file: says what to give" || diag "rc $RC: $ERR"
+wrun --memory 0 -- true
+[ "$RC" = 125 ] && [[ $ERR == "warren: --memory: '0' is zero"*"above zero, or none for no limit" ]]
+ok $? "$M --memory 0: says what is allowed" || diag "rc $RC: $ERR"
+wrun --time 0 -- true
+[ "$RC" = 125 ] && [[ $ERR == "warren: --time: '0' is zero"*"above zero, or none for no limit" ]]
+ok $? "$M --time 0: says what is allowed" || diag "rc $RC: $ERR"
+n=$(rundir_count)
+wrun --result "$TEST_SCRATCH/no-dir/r.json" -- touch "$WORK/ran-anyway"
+[ "$RC" = 125 ] && [ ! -e "$WORK/ran-anyway" ] && [ "$(rundir_count)" = "$n" ] && [[ $ERR == *"no-dir is not a directory"* ]]
+ok $? "$M --result in a missing directory: refused before the run starts (nothing ran)" || diag "rc $RC: $ERR"
+wrun -- true
+id=$(basename "$(last_rundir)")
+wr logs "$id"
+[ "$RC" = 125 ] && [[ $ERR == *"has no logs"* ]]
+ok $? "$M logs of a run without step logs: exit 125, as warren's own errors" || diag "rc $RC: $ERR"
+wr kill "$id"
+[ "$RC" = 125 ] && [[ $ERR == *"is not running"* ]]
+ok $? "$M kill of a finished run: exit 125" || diag "rc $RC: $ERR"
+mkdir -p "$TEST_SCRATCH/empty-image"
+wrun --rootfs "$TEST_SCRATCH/empty-image" -- /bin/true
+[ "$RC" = 127 ] && [[ $ERR == *"/bin/true is not a file there"* ]] && [[ $ERR != *"give its full path"* ]]
+ok $? "$M a full path missing from the image: not told to give its full path" || diag "rc $RC: $ERR"
 
 # On a terminal only the streams that are the terminal go through the job's (issue 11): a
 # stderr the caller redirected gets what the job writes there.

@@ -5,7 +5,7 @@
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 54
+plan $((54 + 2))
 
 ps_has() { wr ps; [[ $OUT == *"$1"* ]]; }
 
@@ -48,6 +48,10 @@ for mode in root user; do
 	wr gc
 	is "$RC" 0 "$M warren gc exits 0"
 	nothing_left "$rd" "$M warren gc reclaims the dead run's scratch, mounts and cgroups" norecord
+	wr show "$id"
+	[ "$RC" = 0 ] && grep -qE '^status +error \(exit status unknown\)$' <<<"$OUT" && grep -q 'died before the run ended' <<<"$OUT" &&
+		grep -qE '^started +[0-9]{4}-' <<<"$OUT"
+	ok $? "$M warren show of the killed run says what happened, makes up no exit status, and when it started" || diag "$OUT"
 	x=$(state_clean) && [ "$alive" = 0 ]
 	ok $? "$M nothing of any run is left" || diag "$x" "(the run was alive: $alive)"
 

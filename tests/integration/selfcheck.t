@@ -7,7 +7,7 @@
 # Landlock ABI (as the kernel reports it) and the cgroup controllers.
 . "$(dirname "$0")/../lib.sh"
 
-plan 30
+plan $((30 + 4))
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 BB_BEFORE=$(image_manifest "$BB")
@@ -82,6 +82,11 @@ for mode in root user; do
 	wr selfcheck --rootfs "$LEFTOVER"
 	failed_run "$M selfcheck exits 1 on an image with a file left in /var/tmp"
 	line_like "$OUT" '^FAIL .*/var/tmp' "$M ... with a FAIL line naming /var/tmp"
+
+	mkdir -p "$TEST_SCRATCH/emptydir"
+	wr selfcheck --rootfs "$TEST_SCRATCH/emptydir"
+	no_line_like "$OUT" '^ok +image (/tmp|/var/tmp|/etc/passwd)' "$M selfcheck --rootfs of an empty directory: no 'ok' for files it does not have"
+	line_like "$OUT" '^note +image has no /tmp ' "$M ... and a note that it has no /tmp"
 
 	if [ -n "$DEB" ]; then
 		wr selfcheck --rootfs "$DEB"
