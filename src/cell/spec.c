@@ -2,6 +2,7 @@
 #include "cell/spec.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "policy/policy.h"
 
@@ -24,6 +25,17 @@ void cell_spec_free(struct cell_spec *s)
 	strv_free(s->env);
 	free(s->rootfs);
 	free(s->worktree);
+	free(s->workdir);
+	free(s->hostname);
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		free(s->mounts[i].source);
+		free(s->mounts[i].destination);
+		if (s->mounts[i].fd >= 0)
+			close(s->mounts[i].fd);
+	}
+	free(s->mounts);
+	s->mounts = NULL;
+	s->n_mounts = 0;
 	free(s->rundir);
 	free(s->statedir);
 	free(s->user_name);

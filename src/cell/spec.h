@@ -22,12 +22,34 @@ struct limits {
 	uint64_t grace_ms;    /* SIGTERM -> SIGKILL */
 };
 
+/* What the container driver mounts in the cell besides its own parts, in order, after the root,
+ * /proc, /dev, /tmp, home and the worktree: --bind, --ro-bind and --externals now; an OCI
+ * bundle's config.json mounts later. */
+enum cell_mount_kind {
+	CELL_MOUNT_BIND,      /* the host's source (a directory or a file), checked and opened by
+	                         the caller (fd), bound on destination */
+};
+
+struct cell_mount {
+	char *source;         /* absolute, symlink-free path on the host */
+	char *destination;    /* absolute path in the cell (normalised; see cell/mounts.h) */
+	bool readonly;
+	enum cell_mount_kind kind;
+	int fd;               /* O_PATH of source, opened once (like worktree_fd), or -1 */
+};
+
 struct cell_spec {
 	char id[RUN_ID_LEN + 1];
 	char **argv;          /* NULL-terminated */
 	char **env;           /* final environment, TMPDIR last; NULL-terminated */
 	char *rootfs;         /* absolute, or NULL for the host's / read-only */
-	char *worktree;       /* absolute, symlink-free */
+	char *worktree;       /* absolute, symlink-free; NULL with --work none */
+	bool worktree_ro;     /* --work-ro: mounted read-only */
+	char *workdir;        /* --workdir: the job's working directory in the cell, or NULL (the
+	                         worktree; the home with --work none) */
+	char *hostname;       /* --hostname, or NULL: the run id */
+	struct cell_mount *mounts; /* applied in order (cell/mounts.h) */
+	size_t n_mounts;
 	int worktree_fd;      /* O_PATH of the worktree, opened once: what is mounted is what was
 	                         checked, whatever happens to the path later (-1 until opened) */
 	char *rundir;         /* absolute <state>/runs/<id> */
@@ -59,6 +81,14 @@ uid_t spec_host_uid(const struct cell_spec *s);
 gid_t spec_host_gid(const struct cell_spec *s);
 /* Host id of cell root (root mode) or of the caller (rootless). */
 uid_t spec_host_root_uid(const struct cell_spec *s);
+/* The job's working directory in the cell: workdir, else the worktree, else the home (inline:
+ * the policy layer below asks it too). */
+static inline const char *spec_cwd(const struct cell_spec *s)
+{
+	return s->workdir ? s->workdir : s->worktree ? s->worktree : s->home;
+}
+/* The cell's hostname: --hostname, else the run id. */
+static inline const char *spec_hostname(const struct cell_spec *s) { return s->hostname ? s->hostname : s->id; }
 void cell_spec_free(struct cell_spec *s);
 
 #endif
