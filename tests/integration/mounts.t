@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 105
+plan 107
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -134,6 +134,10 @@ EOF
 	is "$(cat "$(last_rundir)"/log/*.log 2>/dev/null | tr '\n' ' ')" "/opt/jcache jobhost jc jc ro-cwd " \
 		"$M job file: hostname, the ro bind, externals, a read-only cwd"
 	is "$(cat "$J/out/w" 2>&1)" w "$M job file: the bind's write reached the host"
+	printf 'work: none\nsteps:\n  - run: pwd\n' >"$J/none.yml"
+	[ "$mode" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$J/none.yml"
+	jrun "$J/none.yml" --quiet
+	is "$RC:$(cat "$(last_rundir)"/log/*.log 2>/dev/null)" "0:/home/$JOB_USER" "$M job file: work: none runs in the home"
 	cat >"$J/bad.yml" <<EOF
 ro-binds: [ "$D/cache:/x" ]
 hostname: "no_underscores"
