@@ -36,6 +36,7 @@
 #include "cell/contract.h"
 #include "cell/executor.h"
 #include "cell/hostroot.h"
+#include "cell/mounts.h"
 #include "cell/users.h"
 #include "cgroup/cgroup.h"
 #include "net/net.h"
@@ -309,6 +310,20 @@ static int idmapped_tree(int dfd, const char *path, int ns)
 
 static int idmap_ns_work = -1, idmap_ns_image = -1;
 
+/* Root mode: the userns of an idmap that makes the owner of what fd is open on (the worktree,
+ * a bind's source) the run user inside the cell, or -1 when it is already or there is none.
+ * A root-owned source is mapped only when writable (map_root): a read-only bind of root's
+ * files keeps them root's, as the host's / shows them. */
+static int owner_idmap(const struct cell_spec *s, int fd, bool map_root)
+{
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || (st.st_uid == spec_host_uid(s) && st.st_gid == spec_host_gid(s)))
+		return -1;
+	if (st.st_uid == 0 && !map_root)
+		return -1;
+	return idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1);
+}
+
 /* Where the scratch parts live: the run directory, or with --scratch a size-limited tmpfs
  * mounted by init at <rundir>/scratch (so it is private to the cell and gone with it). */
 static char *scratch_base;
@@ -352,23 +367,63 @@ static void mount_scratch(const struct cell_spec *s)
 	}
 }
 
-/* Bind the worktree read-write; in root mode through an idmapped mount so that its owner is the
- * run user inside the cell. Falls back to a plain bind where idmapping is not supported. */
-static void mount_worktree(const struct cell_spec *s, const char *target)
+/* Mount the host's path (opened and checked before as checked_fd) on target, read-only when
+ * rdonly; in root mode through an idmapped mount (userns fd idmap, or -1) so that its owner is
+ * the run user inside the cell. Falls back to a plain bind where idmapping is not supported.
+ * The worktree and every --bind go through here. */
+static void mount_checked(const char *path, int checked_fd, const char *target, bool rdonly, int idmap,
+			  const char *what)
 {
-	_cleanup_close_ int fd = ensure_mountpoint(target, false);
 	/* the directory that was checked, not whatever its path names now: open it again in
 	 * this mount namespace without following links, and it must be the same inode */
-	struct how_ how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = 0x04 /* RESOLVE_NO_SYMLINKS */ };
-	_cleanup_close_ int wfd = (int)syscall(SYS_openat2, AT_FDCWD, s->worktree, &how, sizeof how);
+	struct how_ how = { .flags = O_PATH | O_CLOEXEC, .resolve = 0x04 /* RESOLVE_NO_SYMLINKS */ };
+	_cleanup_close_ int wfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 	struct stat a, b;
-	if (wfd < 0 || fstat(wfd, &a) < 0 || fstat(s->worktree_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
-		die(wfd < 0 ? errno : 0, "the worktree %s changed while the cell was being made (a directory on its way was replaced); run again", s->worktree);
-	_cleanup_close_ int t = idmapped_tree(wfd, "", idmap_ns_work);
-	if (t >= 0 && sys_move_mount(t, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
+	if (wfd < 0 || fstat(wfd, &a) < 0 || fstat(checked_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		die(wfd < 0 ? errno : 0, "%s %s changed while the cell was being made (a directory on its way was replaced); run again", what, path);
+	_cleanup_close_ int fd = ensure_mountpoint(target, !S_ISDIR(a.st_mode));
+	_cleanup_close_ int t = idmapped_tree(wfd, "", idmap);
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	if (t >= 0 && (!rdonly || sys_mount_setattr(t, "", AT_EMPTY_PATH, &ro) == 0) &&
+	    sys_move_mount(t, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
 		return;
 	_cleanup_free_ char *src = xasprintf("/proc/self/fd/%d", wfd);
-	bind_path(src, target, false, false);
+	bind_path(src, target, rdonly, !S_ISDIR(a.st_mode));
+}
+
+static void mount_worktree(const struct cell_spec *s, const char *target)
+{
+	mount_checked(s->worktree, s->worktree_fd, target, s->worktree_ro, idmap_ns_work, "the worktree");
+}
+
+static int *idmap_ns_mounts;   /* per entry of s->mounts: -1 or the userns of its idmap */
+
+/* The spec's extra mounts (--bind, --ro-bind, --externals), in order. Each destination is
+ * resolved inside the cell's root (an image's symlinks stay in it) and created there where it
+ * is missing (overlay, tmpfs: never on the host); where it resolved to is checked again, so
+ * that a symlink of the image cannot lead a mount onto /proc, /tmp or the worktree. */
+static void mount_extra(const struct cell_spec *s, const char *root)
+{
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const struct cell_mount *m = &s->mounts[i];
+		struct stat st;
+		if (fstat(m->fd, &st) < 0)
+			die(errno, "cannot stat the bind source %s", m->source);
+		_cleanup_free_ char *target = at(root, m->destination);
+		_cleanup_close_ int fd = ensure_mountpoint(target, !S_ISDIR(st.st_mode));
+		char link[64], real[4096];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, real, sizeof real - 1);
+		size_t rl = strlen(root);
+		if (n < 0 || (size_t)n < rl || strncmp(real, root, rl) || (real[rl] && real[rl] != '/'))
+			die(n < 0 ? errno : 0, "cannot place the bind of %s on %s in the cell", m->source, m->destination);
+		real[n] = '\0';
+		const char *inside = real[rl] ? real + rl : "/";
+		const char *why = mount_dst_refused(inside, s);
+		if (why)
+			die(0, "the bind of %s on %s lands on %s in the cell: %s", m->source, m->destination, inside, why);
+		mount_checked(m->source, m->fd, target, m->readonly, idmap_ns_mounts ? idmap_ns_mounts[i] : -1, "the bind source");
+	}
 }
 
 static void mount_dev(const char *root)
@@ -426,7 +481,15 @@ static void mount_root(const struct cell_spec *s, const char *root)
 	const char *const skip[] = { "/proc", "/dev", "/run", CELL_TMP_PATH, CELL_VARTMP_PATH, CELL_HOME_PARENT,
 				     s->home, s->statedir, s->worktree, NULL };
 	struct error err = { 0 };
-	if (hostroot_mount(root, s->rootless, skip, &err) < 0)
+	struct hostroot_point *points = xcalloc(s->n_mounts + 1, sizeof *points);
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		struct stat st;
+		points[i].path = s->mounts[i].destination;
+		points[i].file = fstat(s->mounts[i].fd, &st) == 0 && !S_ISDIR(st.st_mode);
+	}
+	int r = hostroot_mount(root, s->rootless, skip, points, s->n_mounts, &err);
+	free(points);
+	if (r < 0)
 		die(0, "%s", err.msg);
 }
 
@@ -493,7 +556,7 @@ static void build_root(const struct cell_spec *s)
 		const char *name = i ? "hosts" : "resolv.conf";
 		_cleanup_free_ char *t = xasprintf("%s/etc/%s", root, name);
 		_cleanup_free_ char *src = xasprintf("%s/%s", dbdir, name);
-		_cleanup_free_ char *txt = net_cell_file(s->id, i);
+		_cleanup_free_ char *txt = net_cell_file(spec_hostname(s), i);
 		if (!txt)
 			die(errno, "cannot build %s", src);
 		write_new_at(dbfd, name, txt, src);
@@ -501,8 +564,10 @@ static void build_root(const struct cell_spec *s)
 	}
 	close(dbfd);
 
-	_cleanup_free_ char *work = at(root, s->worktree);
-	mount_worktree(s, work);
+	if (s->worktree) {
+		_cleanup_free_ char *work = at(root, s->worktree);
+		mount_worktree(s, work);
+	}
 
 	/* the state directory (other runs' scratch and records) is hidden, also when it lies
 	 * inside the worktree */
@@ -512,6 +577,7 @@ static void build_root(const struct cell_spec *s)
 		close(sfd);
 		tmpfs(state, "mode=0755,size=4k", MS_RDONLY | MS_NOEXEC);
 	}
+	mount_extra(s, root);
 
 	/* kernel files masked, /proc/sys read-only, .git/hooks and --protect read-only; the
 	 * Landlock ruleset the job enters */
@@ -645,8 +711,9 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(errno, "cannot set no_new_privs");
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	if (chdir(s->worktree) < 0)
-		die(errno, "cannot enter the worktree %s in the cell", s->worktree);
+	if (chdir(spec_cwd(s)) < 0)
+		die(errno, s->workdir ? "--workdir %s: cannot enter it in the cell (it must exist there: a directory of the image, the host's /, the worktree or a bind)"
+				      : "cannot enter the working directory %s in the cell", spec_cwd(s));
 	/* nothing of warren's leaks into the job: every fd but 0-2 and the report is closed */
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
 	/* rlimits, capabilities, Landlock, seccomp: for the job and for the executor's steps */
@@ -817,9 +884,17 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	/* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll,
 	 * other pipes' ends, nor what warren's caller left open) */
-	int keep[] = { 0, 1, 2, report_fd, go, io->in, io->out, io->err, io->console, io->control, io->watch,
-		       idmap_ns_work, idmap_ns_image, s->worktree_fd };
-	close_all_but(keep, sizeof keep / sizeof keep[0]);
+	int fixed[] = { 0, 1, 2, report_fd, go, io->in, io->out, io->err, io->console, io->control, io->watch,
+			idmap_ns_work, idmap_ns_image, s->worktree_fd };
+	size_t nfixed = sizeof fixed / sizeof fixed[0], nkeep = nfixed + 2 * s->n_mounts;
+	int *keep = xcalloc(nkeep, sizeof *keep);
+	memcpy(keep, fixed, sizeof fixed);
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		keep[nfixed + 2 * i] = s->mounts[i].fd;
+		keep[nfixed + 2 * i + 1] = idmap_ns_mounts ? idmap_ns_mounts[i] : -1;
+	}
+	close_all_but(keep, nkeep);
+	free(keep);
 	/* rootless, the job has init's host uid and may prlimit() it: what init allows itself
 	 * is fixed here, where nothing can raise it again (no core dumps, a bounded NOFILE) */
 	struct rlimit core0 = { 0, 0 }, nofile;
@@ -840,7 +915,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 		snprintf(line, sizeof line, "%u %u 1\n", (unsigned)s->gid, (unsigned)s->host_gid);
 		write_map("/proc", 0, "gid_map", line);
 	}
-	if (sethostname(s->id, strlen(s->id)) < 0)
+	if (sethostname(spec_hostname(s), strlen(spec_hostname(s))) < 0)
 		die(errno, "cannot set the cell's hostname");
 	loopback_up();
 	build_root(s);
@@ -889,11 +964,12 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	}
 	/* root mode: the worktree's owner is the run user inside; the image's ids are the cell's */
 	if (!s->rootless) {
-		struct stat st;
-		if (fstat(s->worktree_fd, &st) == 0 && (st.st_uid != spec_host_uid(s) || st.st_gid != spec_host_gid(s)))
-			idmap_ns_work = idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1);
+		idmap_ns_work = owner_idmap(s, s->worktree_fd, true);
 		if (s->rootfs)
 			idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE);
+		idmap_ns_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *idmap_ns_mounts) : NULL;
+		for (size_t i = 0; i < s->n_mounts; i++)
+			idmap_ns_mounts[i] = owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly);
 	}
 	int pidfd = -1;
 	struct clone_args a = {
@@ -927,6 +1003,10 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	close(go[0]);
 	closep(&idmap_ns_work);
 	closep(&idmap_ns_image);
+	for (size_t i = 0; idmap_ns_mounts && i < s->n_mounts; i++)
+		closep(&idmap_ns_mounts[i]);
+	free(idmap_ns_mounts);
+	idmap_ns_mounts = NULL;
 	c->pid = pid;
 	c->pidfd = pidfd;
 	c->report_fd = rep[0];

@@ -15,6 +15,11 @@
 #define CELL_TMPDIR_ENV    "TMPDIR"
 #define CELL_TMPDIR_VALUE  CELL_TMP_PATH
 
+/* --externals DIR: the read-only tool caches, always at this path in the cell (a microVM gets
+ * them as a read-only drive mounted here), named by this variable in the job's environment. */
+#define CELL_EXTERNALS_PATH "/opt/warren/externals"
+#define CELL_EXTERNALS_ENV  "WARREN_EXTERNALS"
+
 /* The run user when warren is started by root. */
 #define CELL_DEFAULT_UID   1000
 #define CELL_DEFAULT_GID   1000

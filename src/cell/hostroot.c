@@ -66,6 +66,11 @@ struct view {
 	const char *target;
 	int root;            /* the cell's root once the host's / is on it (O_PATH), else -1 */
 	int empty;           /* the empty tmpfs, the second lower layer of every overlay */
+	const struct hostroot_point *points; /* mount points to make (see hostroot.h) */
+	size_t npoints;
+	int skel;            /* -1, or a tmpfs of skeletons: directory N holds the points of the
+	                        Nth overlay that has some, its second lower layer instead of empty */
+	unsigned nskel;
 	struct error *err;
 };
 
@@ -240,11 +245,91 @@ static int bind_on(int host, int target, bool rec, const char *path, struct erro
 	return e < 0 ? error_set(err, -e, "cannot bind the host's %s read-only in the cell", path) : 0;
 }
 
+/* ---- mount points the cell needs where the host has none ---- */
+
+/* Make rel (below directory dfd) and the directories on its way; a file at the end when file. */
+static int make_point(int dfd, const char *rel, bool file)
+{
+	_cleanup_free_ char *copy = xstrdup(rel);
+	_cleanup_close_ int cur = dup(dfd);
+	char *save = NULL;
+	for (char *c = strtok_r(copy, "/", &save), *next; c && cur >= 0; c = next) {
+		next = strtok_r(NULL, "/", &save);
+		int r = !next && file ? mknodat(cur, c, S_IFREG | 0644, 0) : mkdirat(cur, c, 0755);
+		if (r < 0 && errno != EEXIST)
+			return -errno;
+		if (!next)
+			return 0;
+		int fd = openat2_(cur, c, O_PATH | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+		close(cur);
+		cur = fd;
+	}
+	return cur < 0 ? -errno : 0;
+}
+
+/* The point p relative to dir when it lies strictly below it and the cell does not replace
+ * it, else NULL. */
+static const char *point_below(const struct view *v, const char *p, const char *dir)
+{
+	if (!at_or_below(p, dir) || !strcmp(p, dir) || skipped(v, p))
+		return NULL;
+	return p + (strcmp(dir, "/") ? strlen(dir) : 0) + 1;
+}
+
+/* The overlay at path gets the points below it in a skeleton of its own: its number in
+ * v->skel, 0 when no point lies below path, or -errno. */
+static int skeleton(struct view *v, const char *path)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < v->npoints; i++) {
+		const char *rel = point_below(v, v->points[i].path, path);
+		if (!rel)
+			continue;
+		char name[16];
+		snprintf(name, sizeof name, "%u", v->nskel + 1);
+		if (!n && mkdirat(v->skel, name, 0755) < 0)
+			return error_set(v->err, errno, "cannot make the mount points below %s", path);
+		n = v->nskel + 1;
+		_cleanup_close_ int d = openat2_(v->skel, name, O_PATH | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+		int r = d < 0 ? -errno : make_point(d, rel, v->points[i].file);
+		if (r < 0)
+			return error_set(v->err, -r, "cannot make the mount point %s", v->points[i].path);
+	}
+	v->nskel = n ? n : v->nskel;
+	return (int)n;
+}
+
+/* Rootless, a directory rebuilt on a tmpfs (tdir) gets the points below it whose first
+ * component the host's directory (hd) has not: the others are made in the overlay or the
+ * rebuilt directory placed there. */
+static int rebuilt_points(struct view *v, const char *path, int hd, int tdir)
+{
+	for (size_t i = 0; i < v->npoints; i++) {
+		const char *rel = point_below(v, v->points[i].path, path);
+		if (!rel)
+			continue;
+		_cleanup_free_ char *first = strndup(rel, strcspn(rel, "/"));
+		struct stat st;
+		if (fstatat(hd, first, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		int r = make_point(tdir, rel, v->points[i].file);
+		if (r < 0)
+			return error_set(v->err, -r, "cannot make the mount point %s", v->points[i].path);
+	}
+	return 0;
+}
+
 /* An overlay of the host's directory host (at path) and the empty layer, on target. */
 static int overlay_on(struct view *v, int host, int target, const char *path, const char *type)
 {
-	char lower[64];
-	snprintf(lower, sizeof lower, "/proc/self/fd/%d:/proc/self/fd/%d", host, v->empty);
+	char lower[96];
+	int sk = skeleton(v, path);
+	if (sk < 0)
+		return sk;
+	if (sk)
+		snprintf(lower, sizeof lower, "/proc/self/fd/%d:/proc/self/fd/%d/%d", host, v->skel, sk);
+	else
+		snprintf(lower, sizeof lower, "/proc/self/fd/%d:/proc/self/fd/%d", host, v->empty);
 	const char *const kv[] = { "source", "warren-host", "lowerdir", lower, NULL };
 	_cleanup_free_ char *why = NULL;
 	_cleanup_close_ int m = new_fs("overlay", kv, VIEW_ATTRS, &why);
@@ -330,7 +415,7 @@ static int rebuild_on(struct view *v, int host, int target, const char *path)
 	int e = m < 0 ? m : move_onto(m, target);
 	if (e < 0)
 		return error_set(v->err, -e, "cannot mount a tmpfs to rebuild the host's %s on", path);
-	if (rebuild_dir(v, path, m) < 0)
+	if (rebuild_dir(v, path, m) < 0 || rebuilt_points(v, path, host, m) < 0)
 		return -EINVAL;
 	e = set_attrs(m, MOUNT_ATTR_RDONLY, 0);
 	return e < 0 ? error_set(v->err, -e, "cannot make the cell's copy of %s read-only", path) : 0;
@@ -378,14 +463,22 @@ static int place(struct view *v, struct mnt *m)
 	return r;
 }
 
-int hostroot_mount(const char *target, bool rootless, const char *const *skip, struct error *err)
+int hostroot_mount(const char *target, bool rootless, const char *const *skip, const struct hostroot_point *points,
+		   size_t npoints, struct error *err)
 {
-	struct view v = { .skip = skip, .rootless = rootless, .target = target, .root = -1, .err = err };
+	struct view v = { .skip = skip, .rootless = rootless, .target = target, .root = -1, .err = err,
+			  .points = points, .npoints = npoints, .skel = -1 };
 	_cleanup_free_ char *why = NULL;
 	const char *const kv[] = { "source", "warren-empty", "size", "4k", "mode", "0755", NULL };
 	v.empty = new_fs("tmpfs", kv, VIEW_ATTRS | MOUNT_ATTR_NOEXEC, &why);
 	_cleanup_close_ int t = open(target, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int e = v.empty < 0 ? v.empty : t < 0 ? -errno : move_onto(v.empty, t);
+	/* the skeletons' tmpfs, on the target too (under the host's /: unreachable there) */
+	const char *const skv[] = { "source", "warren-points", "size", "64k", "mode", "0755", NULL };
+	if (e == 0 && npoints && (v.skel = new_fs("tmpfs", skv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &why)) >= 0)
+		e = move_onto(v.skel, t);
+	else if (e == 0 && npoints)
+		e = v.skel;
 	int r = e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", target) : read_mounts(&v);
 	for (size_t i = 0; r == 0 && i < v.n; i++)
 		r = place(&v, &v.m[i]);
@@ -398,5 +491,6 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, s
 	free(v.m);
 	closep(&v.root);
 	closep(&v.empty);
+	closep(&v.skel);
 	return r;
 }

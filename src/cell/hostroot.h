@@ -4,6 +4,7 @@
 #define WARREN_CELL_HOSTROOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util/error.h"
 
@@ -14,6 +15,14 @@
  * directory...). rootless: the host's mounts are locked in init's namespace (a directory
  * with mounts below cannot be an overlay's layer), so such directories are rebuilt on a
  * small tmpfs instead. */
-int hostroot_mount(const char *target, bool rootless, const char *const *skip, struct error *err);
+struct hostroot_point {
+	const char *path;    /* absolute, normalised, in the cell */
+	bool file;           /* an empty file, else a directory */
+};
+/* points: mount points the cell needs (a --bind's destination) that the host may not have;
+ * each is made, with the directories on its way, in a layer of the view's own (never on the
+ * host), where its parent is seen through an overlay or rebuilt. */
+int hostroot_mount(const char *target, bool rootless, const char *const *skip, const struct hostroot_point *points,
+		   size_t npoints, struct error *err);
 
 #endif

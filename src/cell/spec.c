@@ -2,6 +2,7 @@
 #include "cell/spec.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 
 uid_t spec_host_uid(const struct cell_spec *s) { return s->rootless ? s->host_uid : s->id_base + s->uid; }
@@ -14,6 +15,7 @@ struct policy_ctx spec_policy_ctx(const struct cell_spec *s)
 		.id = s->id, .worktree = s->worktree, .home = s->home, .rootfs = s->rootfs,
 		.rundir = s->rundir, .statedir = s->statedir, .uid = s->uid,
 		.scratch_tmpfs = s->limits.scratch != 0, .policy = &s->policy,
+		.worktree_ro = s->worktree_ro, .cwd = spec_cwd(s), .mounts = s->mounts, .n_mounts = s->n_mounts,
 	};
 }
 
@@ -32,6 +34,17 @@ void cell_spec_free(struct cell_spec *s)
 	strv_free(s->env);
 	free(s->rootfs);
 	free(s->worktree);
+	free(s->workdir);
+	free(s->hostname);
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		free(s->mounts[i].source);
+		free(s->mounts[i].destination);
+		if (s->mounts[i].fd >= 0)
+			close(s->mounts[i].fd);
+	}
+	free(s->mounts);
+	s->mounts = NULL;
+	s->n_mounts = 0;
 	free(s->rundir);
 	free(s->statedir);
 	free(s->user_name);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cell/cellmount.h"
 #include "cell/limits.h"
 #include "net/opts.h"    /* struct net_opts (--net, --publish) */
 #include "policy/policy.h"
@@ -17,7 +18,13 @@ struct cell_spec {
 	char **argv;          /* NULL-terminated */
 	char **env;           /* final environment, TMPDIR last; NULL-terminated */
 	char *rootfs;         /* absolute, or NULL for the host's / read-only */
-	char *worktree;       /* absolute, symlink-free */
+	char *worktree;       /* absolute, symlink-free; NULL with --work none */
+	bool worktree_ro;     /* --work-ro: mounted read-only */
+	char *workdir;        /* --workdir: the job's working directory in the cell, or NULL (the
+	                         worktree; the home with --work none) */
+	char *hostname;       /* --hostname, or NULL: the run id */
+	struct cell_mount *mounts; /* applied in order (cell/mounts.h) */
+	size_t n_mounts;
 	int worktree_fd;      /* O_PATH of the worktree, opened once: what is mounted is what was
 	                         checked, whatever happens to the path later (-1 until opened) */
 	char *rundir;         /* absolute <state>/runs/<id> */
@@ -51,6 +58,14 @@ gid_t spec_host_gid(const struct cell_spec *s);
 uid_t spec_host_root_uid(const struct cell_spec *s);
 /* What the policy layer reads of s (policy/policy.h): the one place that fills it. */
 struct policy_ctx spec_policy_ctx(const struct cell_spec *s);
+/* The job's working directory in the cell: workdir, else the worktree, else the home (inline:
+ * the policy context carries it down). */
+static inline const char *spec_cwd(const struct cell_spec *s)
+{
+	return s->workdir ? s->workdir : s->worktree ? s->worktree : s->home;
+}
+/* The cell's hostname: --hostname, else the run id. */
+static inline const char *spec_hostname(const struct cell_spec *s) { return s->hostname ? s->hostname : s->id; }
 void cell_spec_free(struct cell_spec *s);
 
 #endif

@@ -32,6 +32,10 @@ static const char JOB_HELP[] =
 	"\n"
 	"  --work DIR  the worktree, instead of the job file's work: (a job file may only name\n"
 	"              directories below its own, and steps may not leave the worktree)\n"
+	"  --work none, --work-ro, --workdir PATH, --hostname NAME, --externals DIR,\n"
+	"  --bind SRC[:DST], --ro-bind SRC[:DST]   as for 'warren run' (they win over the job\n"
+	"              file's keys; its binds: and ro-binds: come first, and may only name\n"
+	"              directories below its own)\n"
 	"  --keep      keep the scratch after the job\n"
 	"  --json      print result.json on stdout at the end (the view goes to stderr)\n"
 	"  --quiet     do not show the steps' output (it is still in the logs)\n"
@@ -65,7 +69,7 @@ static int cmp_lines(const void *a, const void *b)
 static int load(const char *file, const char *work, struct job *job)
 {
 	char *errors = NULL;
-	_cleanup_free_ char *work_abs = work ? abs_path(work) : NULL;
+	_cleanup_free_ char *work_abs = work && !strcmp(work, CELLSPEC_WORK_NONE) ? xstrdup(work) : work ? abs_path(work) : NULL;
 	if (work && !work_abs) {
 		fprintf(stderr, "warren: --work %s: %s; name an existing directory\n", work, strerror(errno));
 		return -1;
@@ -93,15 +97,22 @@ static int load(const char *file, const char *work, struct job *job)
 
 static int job_run_cmd(int argc, char **argv)
 {
-	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK };
+	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK,
+	       O_WORK_RO, O_CELL_OPT };
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, O_STATE }, { "keep", no_argument, NULL, O_KEEP },
 		{ "work", required_argument, NULL, O_WORK },
 		{ "json", no_argument, NULL, O_JSON }, { "quiet", no_argument, NULL, O_QUIET },
 		{ "prefix", no_argument, NULL, O_PREFIX }, { "user", required_argument, NULL, O_USER },
 		{ "result", required_argument, NULL, O_RESULT }, { "result-fd", required_argument, NULL, O_RESULT_FD },
-		{ "help", no_argument, NULL, O_HELP }, { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, O_HELP },
+		{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
+		{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
+		{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
+		{ NULL, 0, NULL, 0 },
 	};
+	__attribute__((cleanup(cell_opts_free))) struct cell_opts co = { 0 };
+	bool work_ro = false;
 	const char *state = NULL, *user = NULL, *work = NULL;
 	bool keep = false;
 	struct job_run_opts o = { .result_fd = -1 };
@@ -110,6 +121,8 @@ static int job_run_cmd(int argc, char **argv)
 	int c;
 	while ((c = cli_getopt(argc, argv, "", opts, "job run", &perr)) != -1) {
 		switch (c) {
+		case O_WORK_RO: work_ro = true; break;
+		case O_CELL_OPT: cell_opts_take(&co, opts[cli_longindex].name, optarg); break;
 		case O_STATE: state = optarg; break;
 		case O_WORK: work = optarg; break;
 		case O_KEEP: keep = true; break;
@@ -141,9 +154,19 @@ static int job_run_cmd(int argc, char **argv)
 	s.net = job.net;
 	s.keep = keep;
 	s.statedir = statedir_default(state);
+	s.worktree_ro = work_ro || job.work_ro;
+	/* the job file's binds, then the command line's; --externals, --workdir and --hostname
+	 * of the command line win */
+	__attribute__((cleanup(cell_opts_free))) struct cell_opts jo = { 0 };
+	for (size_t i = 0; i < job.n_binds; i++)
+		cell_opts_take(&jo, job.binds[i].ro ? "ro-bind" : "bind", job.binds[i].arg);
+	for (size_t i = 0; i < co.n_binds; i++)
+		cell_opts_take(&jo, co.binds[i].ro ? "ro-bind" : "bind", co.binds[i].arg);
+	jo.externals = co.externals ? co.externals : job.externals;
+	jo.workdir = co.workdir ? co.workdir : job.workdir;
+	jo.hostname = co.hostname ? co.hostname : job.hostname;
 	if (result_file_check(o.result_file, &err) < 0 || cellspec_user(&s, user, &err) < 0 ||
-	    cellspec_paths(&s, job.rootfs, job.work, &err) < 0 ||
-	    cellspec_finish(&s, &err) < 0)
+	    cellspec_paths(&s, job.rootfs, job.work, &err) < 0 || cellspec_cell_opts(&s, &jo, &err) < 0 || cellspec_finish(&s, &err) < 0)
 		goto fail;
 	s.argv = xcalloc(3, sizeof *s.argv);
 	s.argv[0] = xstrdup("warren-job");

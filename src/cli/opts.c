@@ -74,6 +74,8 @@ static int check_word(int argc, char **argv, int *i, const char *shortopts, cons
 	return 0;
 }
 
+int cli_longindex = -1;
+
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts, const char *cmd,
 	       struct error *err)
 {
@@ -91,7 +93,8 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 		optind = 0;   /* glibc starts afresh (a parse before this one left its state) */
 	}
 	opterr = 0;
-	int c = getopt_long(argc, argv, shortopts, opts, NULL);
+	cli_longindex = -1;
+	int c = getopt_long(argc, argv, shortopts, opts, &cli_longindex);
 	if (c == '?' || c == ':') {
 		/* not expected after the check; the word getopt_long stopped at, all the same */
 		error_set(err, 0, "%s: cannot parse option '%s' (see 'warren %s --help')", cmd, argv[optind - 1], cmd);

@@ -17,6 +17,9 @@
  * (`warren show RUN --json`), as with git and docker. Set optind = 1 before the first call. */
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts, const char *cmd,
 	       struct error *err);
+/* After cli_getopt returned a long option: its index in opts (getopt_long's longindex), for
+ * options that share one value; -1 after a short one. */
+extern int cli_longindex;
 
 /* The name of opts closest to word (a prefix of one name, or a likely typo), or NULL. */
 const char *cli_closest_option(const char *word, const struct option *opts);

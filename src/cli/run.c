@@ -31,6 +31,14 @@ static const char RUN_HELP[] =
 	"                      image is never changed); default: the host's / read-only\n"
 	"  --work DIR          the worktree, read-write at the same path and the working directory\n"
 	"                      (default: the current directory)\n"
+	"  --work none         no worktree: the job starts in its home (or --workdir)\n"
+	"  --work-ro           the worktree read-only (the job writes under $TMPDIR instead)\n"
+	"  --workdir PATH      the job's working directory in the cell (absolute; it must exist there)\n"
+	"  --hostname NAME     the cell's host name (default: the run id)\n"
+	"  --bind SRC[:DST]    the host's SRC read-write at DST in the cell (default DST: SRC;\n"
+	"                      repeatable; DST is created in the cell, never on the host)\n"
+	"  --ro-bind SRC[:DST] the same, read-only (e.g. a tool cache: ~/.cache/pip)\n"
+	"  --externals DIR     DIR read-only at " CELL_EXTERNALS_PATH " ($" CELL_EXTERNALS_ENV ")\n"
 	"  --user UID[:GID]    the run user (default: 1000 'warren' when started by root, your own\n"
 	"                      uid otherwise); 0 is root of the cell's user namespace only\n"
 	"  --env K=V           set a variable (repeatable); TMPDIR is always /tmp; --env K alone\n"
@@ -94,6 +102,7 @@ enum {
 	O_MEMORY, O_PIDS, O_OUTPUT, O_SCRATCH, O_GRACE, O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
 	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
+	O_WORK_RO, O_CELL_OPT, /* --work-ro; --bind, --ro-bind, --externals, --workdir, --hostname (cli/spec.h) */
 };
 
 static const struct option OPTS[] = {
@@ -112,7 +121,11 @@ static const struct option OPTS[] = {
 	{ "protect", required_argument, NULL, O_PROTECT }, { "core", no_argument, NULL, O_CORE },
 	{ "no-sys", no_argument, NULL, O_NO_SYS }, { "no-refused-writes", no_argument, NULL, O_NO_REFUSED },
 	{ "net", required_argument, NULL, O_NET }, { "publish", required_argument, NULL, O_PUBLISH },
-	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES }, { NULL, 0, NULL, 0 },
+	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES },
+	{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
+	{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
+	{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
+	{ NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -127,6 +140,8 @@ struct run_opts {
 	struct envb env;
 	struct policy_opts policy;
 	struct net_opts net;       /* --net, --publish, --dns-max-names */
+	bool work_ro;
+	struct cell_opts cell;     /* --bind, --ro-bind, --externals, --workdir, --hostname */
 };
 
 /* --NAME VALUE of a limit (run/limits.h): a value, or none */
@@ -144,6 +159,8 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 	while ((c = cli_getopt(argc, argv, "+it", OPTS, "run", err)) != -1) {
 		int r = 0;
 		switch (c) {
+		case O_WORK_RO: o->work_ro = true; break;
+		case O_CELL_OPT: cell_opts_take(&o->cell, OPTS[cli_longindex].name, optarg); break;
 		case O_ROOTFS: o->rootfs = optarg; break;
 		case O_WORK: o->work = optarg; break;
 		case O_USER: o->user = optarg; break;
@@ -229,10 +246,12 @@ int cmd_run(int argc, char **argv)
 	s.policy = o.policy;
 	memset(&o.policy, 0, sizeof o.policy);
 	s.keep = o.keep;
+	s.worktree_ro = o.work_ro;
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
 	if (result_file_check(o.result, &err) < 0 || net_check_publish(&s.net, &err) < 0 ||
 	    cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
+	    cellspec_cell_opts(&s, &o.cell, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
 		goto fail;
 	size_t n = (size_t)(argc - optind);
@@ -249,6 +268,7 @@ fail:
 	rc = cli_fail(&err);
 out:
 	envb_free(&late);
+	cell_opts_free(&o.cell);
 	policy_opts_free(&o.policy);
 	policy_opts_free(&s.policy);
 	cell_spec_free(&s);

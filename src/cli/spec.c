@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "cell/contract.h"
+#include "cell/mounts.h"
 #include "cli/spec.h"
 #include "run/limits.h"
 #include "run/rundir.h"
@@ -238,10 +239,6 @@ int cellspec_user(struct cell_spec *s, const char *user, struct error *err)
 	return 0;
 }
 
-/* Open the worktree w once, component by component, holding a descriptor all the way: what
- * is opened is what was checked, and a symlink on the way that someone else owns (who could
- * swap it: root running warren in alice's project) is refused instead of followed. The
- * canonical path comes from the descriptor. */
 /* Is dir the caller's home directory, or one of its ancestors? The home as the password
  * database has it and as $HOME says. */
 static const char *home_within(const char *dir)
@@ -278,7 +275,14 @@ static int home_check(const char *worktree, const char *work, struct error *err)
 	return 0;
 }
 
-static int open_worktree(const char *w, int *out_fd, char **canon, struct error *err)
+/* Open the path w once (a worktree, a bind's source), component by component, holding a
+ * descriptor all the way: what is opened is what was checked, and a symlink on the way that
+ * someone else owns (who could swap it: root running warren in alice's project) is refused
+ * instead of followed. The canonical path comes from the descriptor. opt names the option
+ * (--work, --bind...) and noun the thing ("the worktree") in messages; files_ok: the last
+ * component may be a regular file. */
+static int open_checked(const char *w, const char *opt, const char *noun, bool files_ok, int *out_fd, char **canon,
+			struct error *err)
 {
 	char *rest = xstrdup(w);
 	int cur = open(w[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -297,7 +301,8 @@ static int open_worktree(const char *w, int *out_fd, char **canon, struct error 
 		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			r = error_set(err, 0, "--work %s: %s; create it, or name an existing directory as the worktree", w, strerror(errno));
+			r = error_set(err, 0, "%s %s: %s; create it, or name an existing %s as %s", opt, w, strerror(errno),
+				      files_ok ? "path" : "directory", noun);
 			closep(&fd);
 			break;
 		}
@@ -306,12 +311,12 @@ static int open_worktree(const char *w, int *out_fd, char **canon, struct error 
 			ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
 			close(fd);
 			if (st.st_uid != geteuid() && st.st_uid != 0) {
-				r = error_set(err, 0, "the worktree path %s goes through the symlink %s, owned by uid %u; pass the real directory with --work",
-					      w, comp, st.st_uid);
+				r = error_set(err, 0, "%s %s: the path of %s goes through the symlink %s, owned by uid %u; give the real path",
+					      opt, w, noun, comp, st.st_uid);
 				break;
 			}
 			if (n < 0 || ++hops > 40) {
-				r = error_set(err, n < 0 ? errno : ELOOP, "--work %s", w);
+				r = error_set(err, n < 0 ? errno : ELOOP, "%s %s", opt, w);
 				break;
 			}
 			target[n] = '\0';
@@ -324,9 +329,9 @@ static int open_worktree(const char *w, int *out_fd, char **canon, struct error 
 			rest = p = next;
 			continue;
 		}
-		if (!S_ISDIR(st.st_mode)) {
+		if (!S_ISDIR(st.st_mode) && !(files_ok && S_ISREG(st.st_mode) && !*after)) {
 			close(fd);
-			r = error_set(err, ENOTDIR, "--work %s", w);
+			r = error_set(err, ENOTDIR, "%s %s", opt, w);
 			break;
 		}
 		close(cur);
@@ -336,18 +341,34 @@ static int open_worktree(const char *w, int *out_fd, char **canon, struct error 
 	free(rest);
 	if (r < 0 || cur < 0) {
 		closep(&cur);
-		return r < 0 ? r : error_set(err, errno, "--work %s", w);
+		return r < 0 ? r : error_set(err, errno, "%s %s", opt, w);
 	}
 	char link[64], path[4096];
 	snprintf(link, sizeof link, "/proc/self/fd/%d", cur);
 	ssize_t n = readlink(link, path, sizeof path - 1);
 	if (n <= 0) {
 		close(cur);
-		return error_set(err, errno, "cannot find the path of the worktree %s", w);
+		return error_set(err, errno, "cannot find the path of %s %s", noun, w);
 	}
 	path[n] = '\0';
 	*out_fd = cur;
 	*canon = xstrdup(path);
+	return 0;
+}
+
+/* path (a worktree or a bind's source, canonical) and the state directory: neither may hold
+ * the other. A message naming both and what to do, or 0. */
+static int state_check(const struct cell_spec *s, const char *path, const char *noun, const char *opt, struct error *err)
+{
+	/* the state directory as it is, or will be once made (it is made after this check) */
+	_cleanup_free_ char *state = abs_path_would_be(s->statedir);
+	size_t sl = strlen(state);
+	if (!strncmp(path, state, sl) && (path[sl] == '/' || !path[sl] || sl == 1))
+		return error_set(err, 0, "%s %s is inside warren's state directory %s; pass %s elsewhere", noun, path, state, opt);
+	size_t wl = strlen(path);
+	if (!strncmp(state, path, wl) && (state[wl] == '/' || wl == 1))
+		return error_set(err, 0, "warren's state directory %s is inside %s %s, where the job could change the record and the run directory; pass --state DIR outside it",
+				 state, noun, path);
 	return 0;
 }
 
@@ -362,43 +383,139 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 		if (!strcmp(s->rootfs, "/"))
 			return error_set(err, 0, "--rootfs /: the host's / is the default (read-only); leave out --rootfs");
 	}
+	if (work && !strcmp(work, CELLSPEC_WORK_NONE)) {
+		s->worktree_fd = -1;   /* no worktree: the job starts in its home (or --workdir) */
+		return 0;
+	}
 	const char *w = work ? work : ".";
 	struct stat cwd;
 	if (!work && (stat(".", &cwd) < 0 || cwd.st_nlink == 0))
 		return error_set(err, 0, "the current directory (the default worktree) was deleted; cd into a directory that exists, or pass --work DIR");
-	if (open_worktree(w, &s->worktree_fd, &s->worktree, err) < 0)
+	if (open_checked(w, "--work", "the worktree", false, &s->worktree_fd, &s->worktree, err) < 0)
 		return -EINVAL;
 	if (!is_dir(s->worktree))
 		return error_set(err, ENOTDIR, "--work %s", w);
-	/* the system's own trees never become a job's worktree: neither these directories nor
-	 * anything below the first group (the host would run what a job wrote there) */
-	static const char *const below[] = { "/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/bin", "/sbin",
-					     "/lib", "/lib32", "/lib64", "/libx32", "/run" };
-	static const char *const exactly[] = { "/", "/tmp", "/var", "/var/tmp", "/var/lib", "/home", "/root", "/srv", "/opt", "/mnt", "/media" };
-	bool refuse = false;
-	for (size_t i = 0; i < sizeof exactly / sizeof exactly[0]; i++)
-		refuse |= !strcmp(s->worktree, exactly[i]);
-	for (size_t i = 0; i < sizeof below / sizeof below[0]; i++) {
-		size_t n = strlen(below[i]);
-		refuse |= !strncmp(s->worktree, below[i], n) && (s->worktree[n] == '/' || !s->worktree[n]);
-	}
-	if (refuse)
+	if (path_is_system_tree(s->worktree))
 		return error_set(err, 0, "the worktree would be %s%s, a system directory a job may not have read-write; cd into a project directory or pass --work DIR",
 				 s->worktree, work ? "" : " (the current directory)");
-	if (home_check(s->worktree, work, err) < 0)
+	if (home_check(s->worktree, work, err) < 0 || state_check(s, s->worktree, "the worktree", "--work DIR", err) < 0)
 		return -EINVAL;
-	/* the state directory as it is, or will be once made (it is made after this check) */
-	_cleanup_free_ char *state = abs_path_would_be(s->statedir);
-	size_t sl = strlen(state);
-	if (!strncmp(s->worktree, state, sl) && (s->worktree[sl] == '/' || !s->worktree[sl] || sl == 1))
-		return error_set(err, 0, "the worktree %s is inside warren's state directory %s; pass --work DIR elsewhere", s->worktree, state);
-	size_t wl = strlen(s->worktree);
-	if (!strncmp(state, s->worktree, wl) && state[wl] == '/')
-		return error_set(err, 0, "warren's state directory %s is inside the worktree %s, where the job could change the record and the run directory; pass --state DIR outside it",
-				 state, s->worktree);
 	/* what the worktree's git runs from the worktree is read-only in the cell */
 	policy_add_git_protect(&s->policy, s->worktree_fd, s->worktree);
 	return 0;
+}
+
+/* The checked source src of a bind (opt: --bind, --ro-bind, --externals): refused when it is
+ * a tree no bind may show, or one a job may not write when rw; a note when it is the
+ * caller's home. */
+static int bind_source_check(const struct cell_spec *s, const char *opt, const char *given, const char *src, bool ro,
+			     struct error *err)
+{
+	/* the path as given, and where it led when a symlink was on the way */
+	_cleanup_free_ char *name = strcmp(given, src) ? xasprintf("%s (that is %s)", given, src) : xstrdup(src);
+	const char *why = mount_source_refused(src);
+	if (why)
+		return error_set(err, 0, "%s %s: %s; bind a directory of your own below it", opt, name, why);
+	if (!ro && path_is_system_tree(src))
+		return error_set(err, 0, "%s %s: a system directory a job may not have read-write; use --ro-bind, or bind a directory of your own",
+				 opt, name);
+	_cleanup_free_ char *other = xasprintf("%s with a source", opt);
+	if (state_check(s, src, "the bind source", other, err) < 0)
+		return -EINVAL;
+	const char *home = home_within(src);
+	if (home)
+		fprintf(stderr, "warren: note: %s %s is %s: the job can %s your dotfiles and ~/.ssh\n", opt, src,
+			!strcmp(home, src) ? "your home directory" : "a directory holding your home directory", ro ? "read" : "change and read");
+	return 0;
+}
+
+int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, const char *dst, bool ro, struct error *err)
+{
+	const char *why = NULL;
+	_cleanup_free_ char *d = mount_dst_normalise(dst, &why);
+	if (!d)
+		return error_set(err, 0, "%s %s:%s: the destination %s: %s", opt, src, dst, dst, why);
+	why = mount_dst_refused(d, s);
+	if (why)
+		return error_set(err, 0, "%s %s:%s: %s", opt, src, dst, why);
+	struct cell_mount m = { .readonly = ro, .kind = CELL_MOUNT_BIND, .fd = -1 };
+	if (open_checked(src, opt, "a bind source", true, &m.fd, &m.source, err) < 0)
+		return -EINVAL;
+	if (bind_source_check(s, opt, src, m.source, ro, err) < 0) {
+		close(m.fd);
+		free(m.source);
+		return -EINVAL;
+	}
+	m.destination = d;
+	d = NULL;
+	s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof *s->mounts);
+	s->mounts[s->n_mounts++] = m;
+	return 0;
+}
+
+int cellspec_add_bind_arg(struct cell_spec *s, const char *opt, const char *arg, bool ro, struct error *err)
+{
+	_cleanup_free_ char *src = NULL, *dst = NULL;
+	mount_arg_split(arg, &src, &dst);
+	if (!*src)
+		return error_set(err, 0, "%s '%s': give SRC[:DST], a host path and where it goes in the cell", opt, arg);
+	/* DST defaults to SRC as the caller wrote it, made absolute */
+	if (!strchr(arg, ':') && src[0] != '/') {
+		free(dst);
+		dst = abs_path_would_be(src);
+	}
+	return cellspec_add_bind(s, opt, src, dst, ro, err);
+}
+
+static int cellspec_cell_names(struct cell_spec *s, const char *workdir, const char *hostname, struct error *err)
+{
+	if (hostname) {
+		if (!hostname_valid(hostname))
+			return error_set(err, 0, "--hostname '%s': not a host name (1-63 letters, digits and '-', not starting or ending with '-')",
+					 hostname);
+		s->hostname = xstrdup(hostname);
+	}
+	if (workdir) {
+		const char *why = NULL;
+		s->workdir = mount_dst_normalise(workdir, &why);
+		if (!s->workdir)
+			return error_set(err, 0, "--workdir %s: %s", workdir, why);
+	}
+	return 0;
+}
+
+bool cell_opts_take(struct cell_opts *o, const char *name, const char *value)
+{
+	if (!strcmp(name, "bind") || !strcmp(name, "ro-bind")) {
+		o->binds = xrealloc(o->binds, (o->n_binds + 1) * sizeof *o->binds);
+		o->binds[o->n_binds++] = (struct cell_opts_bind){ value, name[0] == 'r' ? "--ro-bind" : "--bind", name[0] == 'r' };
+	} else if (!strcmp(name, "externals")) {
+		o->externals = value;
+	} else if (!strcmp(name, "workdir")) {
+		o->workdir = value;
+	} else if (!strcmp(name, "hostname")) {
+		o->hostname = value;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+int cellspec_cell_opts(struct cell_spec *s, const struct cell_opts *o, struct error *err)
+{
+	for (size_t i = 0; i < o->n_binds; i++)
+		if (cellspec_add_bind_arg(s, o->binds[i].opt, o->binds[i].arg, o->binds[i].ro, err) < 0)
+			return -EINVAL;
+	if (o->externals && cellspec_add_bind(s, "--externals", o->externals, CELL_EXTERNALS_PATH, true, err) < 0)
+		return -EINVAL;
+	return cellspec_cell_names(s, o->workdir, o->hostname, err);
+}
+
+void cell_opts_free(struct cell_opts *o)
+{
+	free(o->binds);
+	o->binds = NULL;
+	o->n_binds = 0;
 }
 
 void cellspec_env(struct cell_spec *s, struct envb *late)
@@ -409,6 +526,9 @@ void cellspec_env(struct cell_spec *s, struct envb *late)
 	env_setkv(&e, "USER", s->user_name);
 	env_setkv(&e, "LOGNAME", s->user_name);
 	env_setkv(&e, "SHELL", CELL_SHELL_PATH);
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (!strcmp(s->mounts[i].destination, CELL_EXTERNALS_PATH))
+			env_setkv(&e, CELL_EXTERNALS_ENV, CELL_EXTERNALS_PATH);
 	const char *term = getenv("TERM");
 	env_setkv(&e, "TERM", term && *term ? term : "dumb");
 	const char *lang = getenv("LANG");

@@ -37,8 +37,29 @@ int result_file_check(const char *file, struct error *err);
 
 /* The run user from --user (or NULL for the default) and the mode (root or rootless). */
 int cellspec_user(struct cell_spec *s, const char *user, struct error *err);
-/* rootfs (or NULL) and the worktree (NULL: the current directory), checked; needs s->statedir. */
+/* rootfs (or NULL) and the worktree (NULL: the current directory; CELLSPEC_WORK_NONE: none),
+ * checked; needs s->statedir. Set s->worktree_ro before, for --work-ro. */
+#define CELLSPEC_WORK_NONE "none"
 int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, struct error *err);
+/* A bind of the host's src on dst in the cell (opt: --bind, --ro-bind, --externals, for
+ * messages), read-only when ro: dst checked (cell/mounts.h), src opened once and checked as
+ * the worktree is (symlinks owned by others refused; system trees refused read-write; never
+ * /proc, /run...). Needs the worktree, home and state directory in s (after cellspec_paths). */
+int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, const char *dst, bool ro, struct error *err);
+/* The same from "SRC[:DST]" (DST defaults to SRC). */
+int cellspec_add_bind_arg(struct cell_spec *s, const char *opt, const char *arg, bool ro, struct error *err);
+/* The cell options of `warren run` and `warren job run` beyond the worktree: --bind and
+ * --ro-bind in the order given, --externals, --workdir, --hostname. */
+struct cell_opts {
+	struct cell_opts_bind { const char *arg; const char *opt; bool ro; } *binds;
+	size_t n_binds;
+	const char *externals, *workdir, *hostname;
+};
+/* Take one of the options above (name without "--", value); false when it is not one. */
+bool cell_opts_take(struct cell_opts *o, const char *name, const char *value);
+/* Apply o to s (after cellspec_paths): binds checked and opened, then the externals. */
+int cellspec_cell_opts(struct cell_spec *s, const struct cell_opts *o, struct error *err);
+void cell_opts_free(struct cell_opts *o);
 /* The job's environment: the clean defaults, then late (in order), then TMPDIR=/tmp last. */
 void cellspec_env(struct cell_spec *s, struct envb *late);
 /* Prepare the state directory, make the run id and the run directory's path. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "cell/mounts.h"
 #include "run/limits.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -360,9 +361,80 @@ static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step 
 	s->continue_on_error = get_bool(c, m, "continue-on-error", where);
 }
 
+/* A host path SRC of the job file (relative to its directory) that must exist inside that
+ * directory: a job file is part of what it builds, and may not show the cell a cache or a key
+ * of its user's elsewhere; the command line may (warren job run --ro-bind ...). The absolute
+ * path, or NULL after reporting. */
+static char *job_source(struct ctx *c, yaml_node_t *n, const char *where, const char *src, const char *opt)
+{
+	char *abs = job_relative(c->path, src);
+	if (access(abs, F_OK) < 0)
+		bad(c, n, where, "%s does not exist; create it, or leave it out", abs);
+	else if (!job_dir_holds(c->path, abs))
+		bad(c, n, where, "%s is outside the job file's directory: a job file may not show the cell a directory elsewhere; pass %s %s on the command line of warren job run",
+		    abs, opt, abs);
+	else
+		return abs;
+	free(abs);
+	return NULL;
+}
+
+/* binds: and ro-binds: lists of "SRC[:DST]" (SRC relative to the job file; DST in the cell,
+ * absolute; default: SRC's absolute path). */
+static void parse_binds(struct ctx *c, yaml_node_t *root, const char *key, bool ro, struct job *job)
+{
+	yaml_node_t *l = get(c, root, key);
+	if (!l)
+		return;
+	if (l->type != YAML_SEQUENCE_NODE) {
+		bad(c, l, key, "must be a list of SRC[:DST] (a directory below the job file's, and where it goes in the cell)");
+		return;
+	}
+	for (yaml_node_item_t *it = l->data.sequence.items.start; it < l->data.sequence.items.top; it++) {
+		yaml_node_t *n = node(c, *it);
+		const char *v = scalar(n);
+		_cleanup_free_ char *w = xasprintf("%s[%zu]", key, (size_t)(it - l->data.sequence.items.start));
+		if (!v || !*v || *v == ':') {
+			bad(c, n, w, "must be SRC[:DST], e.g. cache:/opt/cache");
+			continue;
+		}
+		_cleanup_free_ char *src = NULL, *dst = NULL;
+		mount_arg_split(v, &src, &dst);
+		const char *why = NULL;
+		_cleanup_free_ char *abs = job_source(c, n, w, src, ro ? "--ro-bind" : "--bind");
+		_cleanup_free_ char *d = abs && strchr(v, ':') ? mount_dst_normalise(dst, &why) : NULL;
+		if (abs && strchr(v, ':') && !d)
+			bad(c, n, w, "the destination %s: %s", dst, why);
+		if (!abs || (strchr(v, ':') && !d))
+			continue;
+		job->binds = xrealloc(job->binds, (job->n_binds + 1) * sizeof *job->binds);
+		job->binds[job->n_binds++] = (struct job_bind){ xasprintf("%s:%s", abs, d ? d : abs), ro };
+	}
+}
+
+/* The cell's mounts and names: binds:, ro-binds:, externals:, work-ro:, workdir:, hostname:. */
+static void parse_cell(struct ctx *c, yaml_node_t *root, struct job *job)
+{
+	parse_binds(c, root, "binds", false, job);
+	parse_binds(c, root, "ro-binds", true, job);
+	_cleanup_free_ char *ext = get_string(c, root, "externals", "");
+	if (ext)
+		job->externals = job_source(c, get(c, root, "externals"), "externals", ext, "--externals");
+	if (get(c, root, "work-ro"))
+		job->work_ro = get_bool(c, root, "work-ro", "");
+	job->workdir = get_string(c, root, "workdir", "");
+	if (job->workdir && job->workdir[0] != '/')
+		bad(c, get(c, root, "workdir"), "workdir", "%s is not an absolute path in the cell", job->workdir);
+	job->hostname = get_string(c, root, "hostname", "");
+	if (job->hostname && !hostname_valid(job->hostname))
+		bad(c, get(c, root, "hostname"), "hostname", "'%s' is not a host name (1-63 letters, digits and '-', not starting or ending with '-')",
+		    job->hostname);
+}
+
 static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 {
-	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network", NULL };
+	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network",
+					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", NULL };
 	check_keys(c, root, "", known);
 	job->name = get_string(c, root, "name", "");
 	char *rootfs = get_string(c, root, "rootfs", "");
@@ -373,7 +445,9 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 		free(rootfs);
 	}
 	char *work = get_string(c, root, "work", "");
-	if (c->work_cli) {
+	if (!c->work_cli && work && !strcmp(work, "none")) {
+		job->work = xstrdup("none");
+	} else if (c->work_cli) {
 		job->work = xstrdup(c->work_cli);
 	} else {
 		job->work = job_relative(c->path, work ? work : ".");
@@ -387,7 +461,8 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 		}
 	}
 	free(work);
-	c->worktree = abs_path(job->work);
+	c->worktree = strcmp(job->work, "none") ? abs_path(job->work) : NULL;
+	parse_cell(c, root, job);
 	job->shell = get_string(c, root, "shell", "");
 	job->timeout_ms = get_duration(c, root, "timeout", "");
 	job->env = get_env(c, root, "");
@@ -646,4 +721,10 @@ void job_free(struct job *job)
 	free(job->work);
 	free(job->shell);
 	free(job->network);
+	for (size_t i = 0; i < job->n_binds; i++)
+		free(job->binds[i].arg);
+	free(job->binds);
+	free(job->externals);
+	free(job->workdir);
+	free(job->hostname);
 }

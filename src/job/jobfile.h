@@ -49,10 +49,16 @@ struct job {
 	char *path;               /* the job file */
 	char *name;
 	char *rootfs;             /* absolute or NULL */
-	char *work;               /* absolute */
+	char *work;               /* absolute, or "none" (work: none) */
 	char *shell;              /* default "sh -e" */
 	uint64_t timeout_ms;
 	struct limits limits;
+	struct job_bind { char *arg; bool ro; } *binds; /* binds:, ro-binds: as "SRC:DST", SRC absolute */
+	size_t n_binds;
+	char *externals;          /* externals: DIR, absolute, or NULL */
+	bool work_ro;             /* work-ro: true */
+	char *workdir;            /* workdir: PATH in the cell, or NULL */
+	char *hostname;           /* hostname: NAME, or NULL */
 	char *network;            /* network: none | nat | allow=LIST */
 	struct net_opts net;      /* parsed; its allow list points into network */
 	char **env;

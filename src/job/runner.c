@@ -202,8 +202,11 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 
 	char **argv = shell_argv(shell, script);
 	char **env = task_env(r->s, extra_env);
-	_cleanup_free_ char *cwd = !workdir ? xstrdup(r->s->worktree)
-				   : workdir[0] == '/' ? xstrdup(workdir) : xasprintf("%s/%s", r->s->worktree, workdir);
+	/* a step's working-directory is relative to the worktree (the cell's working directory
+	 * with --work none); without one it runs where the job does */
+	const char *base = r->s->worktree ? r->s->worktree : spec_cwd(r->s);
+	_cleanup_free_ char *cwd = !workdir ? xstrdup(spec_cwd(r->s))
+				   : workdir[0] == '/' ? xstrdup(workdir) : xasprintf("%s/%s", base, workdir);
 	/* the message: header, cwd, argv, env */
 	char *msg = NULL;
 	size_t len = 0;

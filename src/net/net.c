@@ -198,7 +198,7 @@ static int lease_take(struct net_state *n, const char *rundir, struct error *err
 
 /* ---- the cell's /etc/resolv.conf and /etc/hosts ---- */
 
-char *net_cell_file(const char *id, int which)
+char *net_cell_file(const char *hostname, int which)
 {
 	uint32_t net, gw;
 	int prefix;
@@ -212,7 +212,7 @@ char *net_cell_file(const char *id, int which)
 	inet_ntop(AF_INET, &gw, g, sizeof g);
 	if (which == 0)
 		return xasprintf("# warren: the run's own resolver, on the gateway\nnameserver %s\noptions edns0\n", g);
-	return xasprintf("127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n", id);
+	return xasprintf("127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n", hostname);
 }
 
 /* ---- the run's network ---- */

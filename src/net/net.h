@@ -88,7 +88,7 @@ struct net_state {
 
 /* The cell's /etc/resolv.conf (which 0: the gateway's resolver) or /etc/hosts (1: localhost
  * and the run's hostname), for init to bind over the image's. Heap string. */
-char *net_cell_file(const char *id, int which);
+char *net_cell_file(const char *hostname, int which);
 /* Before the cell of run id (run directory rundir): the bridge (created on demand) and the run's
  * address (under a host-wide lock); rootless runs: only the checks (nat only, pasta installed). */
 int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, const char *rundir, bool rootless,

@@ -13,7 +13,8 @@
 /* path normalised: absolute, no "." or ".." or empty components, no trailing '/'. */
 static char *normalise(const struct policy_ctx *s, const char *path)
 {
-	_cleanup_free_ char *full = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", s->worktree, path);
+	const char *cwd = s->cwd ? s->cwd : "/";
+	_cleanup_free_ char *full = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", cwd, path);
 	size_t n = strlen(full);
 	char *out = xmalloc(n + 2);
 	size_t o = 0;
@@ -51,6 +52,8 @@ static bool beneath(const char *path, const char *dir)
 
 static bool is_protected(const struct policy_ctx *s, const char *path, const char **which)
 {
+	if (!s->worktree)
+		return false;
 	for (int pass = 0; pass < 2; pass++) {
 		const char *const *list = pass ? (const char *const *)s->policy->protect : policy_default_protect;
 		for (size_t i = 0; list && list[i]; i++) {
@@ -87,9 +90,21 @@ static char *where_to_write(const struct policy_ctx *s)
 {
 	_cleanup_free_ char *where = s->scratch_tmpfs ? xstrdup("a tmpfs of the run's own")
 						      : xasprintf("host: %s/" RUN_TMP_DIR, s->rundir ? s->rundir : "<rundir>");
-	return xasprintf("it may write under $" CELL_TMPDIR_ENV "=" CELL_TMP_PATH " (%s, reclaimed when the run ends), its home %s and the worktree %s%s",
-			 where, s->home ? s->home : "$HOME", s->worktree,
+	_cleanup_free_ char *work = s->worktree && !s->worktree_ro ? xasprintf(" and the worktree %s", s->worktree) : xstrdup("");
+	return xasprintf("it may write under $" CELL_TMPDIR_ENV "=" CELL_TMP_PATH " (%s, reclaimed when the run ends)%s its home %s%s%s",
+			 where, *work ? "," : " and", s->home ? s->home : "$HOME", work,
 			 s->rootfs ? " (and, with --rootfs, anywhere in the image's root)" : "");
+}
+
+/* The extra mount (--bind, --ro-bind, --externals) path lies in: the deepest one, or NULL. */
+static const struct cell_mount *mount_holding(const struct policy_ctx *s, const char *path)
+{
+	const struct cell_mount *best = NULL;
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (beneath(path, s->mounts[i].destination) &&
+		    (!best || strlen(s->mounts[i].destination) >= strlen(best->destination)))
+			best = &s->mounts[i];
+	return best;
 }
 
 bool policy_protected(const struct policy_ctx *s, const char *path)
@@ -122,6 +137,17 @@ bool policy_allows(const struct policy_ctx *s, const char *path, enum policy_acc
 	if (beneath(p, s->worktree) && is_protected(s, p, &which)) {
 		*why = xasprintf("denied: %s is read-only in %s (protected: the host runs %s after the run); "
 				 "it may write elsewhere in the worktree", p, s->id, which);
+		return false;
+	}
+	const struct cell_mount *m = mount_holding(s, p);
+	if (m || (s->worktree_ro && beneath(p, s->worktree))) {
+		if (m && !m->readonly)
+			return true;
+		_cleanup_free_ char *w = where_to_write(s);
+		if (m)
+			*why = xasprintf("denied: %s is in the read-only bind of %s at %s — %s", p, m->source, m->destination, w);
+		else
+			*why = xasprintf("denied: %s is in the worktree, read-only in %s (--work-ro) — %s", p, s->id, w);
 		return false;
 	}
 	const char *ro = kernel_readonly(p);

@@ -142,7 +142,7 @@ static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi
 		/* the rest of what is mounted: read and execute; with --rootfs the overlay root is the
 		 * run's own (its upper layer is scratch): the job may write anywhere its ids allow */
 		{ "/", s->rootfs ? rw : FS_READ | FS_EXEC },
-		{ s->worktree, rw },
+		{ s->worktree, s->worktree_ro ? FS_READ | FS_EXEC : rw },
 		{ CELL_TMP_PATH, rw },
 		{ CELL_VARTMP_PATH, rw },
 		{ s->home, rw },
@@ -159,7 +159,14 @@ static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
 		const char *p = rules[i].path;
-		if (allow_path(rs, prefix, strcmp(p, "/") == 0 && *prefix ? "" : p, rules[i].access, fs, err) < 0) {
+		if (p && allow_path(rs, prefix, strcmp(p, "/") == 0 && *prefix ? "" : p, rules[i].access, fs, err) < 0) {
+			close(rs);
+			return -EINVAL;
+		}
+	}
+	/* --bind: read-write where it is mounted (--ro-bind: the read-only mount refuses) */
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		if (!s->mounts[i].readonly && allow_path(rs, prefix, s->mounts[i].destination, rw, fs, err) < 0) {
 			close(rs);
 			return -EINVAL;
 		}

@@ -400,6 +400,8 @@ static int resolve_protected(const struct policy_ctx *s, int rootfd, const char 
 
 static int protect_worktree(const struct policy_ctx *s, int rootfd, const char *root, struct error *err)
 {
+	if (!s->worktree)
+		return 0;   /* --work none */
 	create_hooks_dir(s);
 	struct target *v = NULL;
 	size_t n = 0;

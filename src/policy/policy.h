@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cell/cellmount.h"
 #include "util/error.h"
 
 /* System calls newer than some C libraries' headers (the same number on every architecture),
@@ -57,7 +58,11 @@ struct policy_opts {
  * choices, filled in one place (cell/spec.c, spec_policy_ctx()). Strings are the spec's. */
 struct policy_ctx {
 	const char *id;         /* the run id, for messages */
-	const char *worktree;   /* absolute: the same path in the cell as on the host */
+	const char *worktree;   /* absolute: the same path in the cell as on the host (NULL: --work none) */
+	bool worktree_ro;       /* --work-ro */
+	const char *cwd;        /* the job's working directory in the cell */
+	const struct cell_mount *mounts;  /* --bind, --ro-bind, --externals (cell/cellmount.h) */
+	size_t n_mounts;
 	const char *home;       /* the run user's home in the cell (NULL: none) */
 	const char *rootfs;     /* --rootfs (the overlay root is the run's own), or NULL */
 	const char *rundir;     /* <state>/runs/<id> on the host (NULL: not made) */

@@ -82,14 +82,31 @@ static json_t *published_json(const struct net_opts *n)
 	return a;
 }
 
+/* The cell's mounts and names in spec.json: worktree_read_only, workdir, hostname, and
+ * mounts: [{source, destination, read_only, kind}] in the order the driver applies them. */
+static void cell_json(const struct cell_spec *s, json_t *j)
+{
+	json_object_set_new(j, "worktree_read_only", json_boolean(s->worktree_ro));
+	json_object_set_new(j, "workdir", json_string(spec_cwd(s)));
+	json_object_set_new(j, "hostname", json_string(spec_hostname(s)));
+	json_t *list = json_array();
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const struct cell_mount *m = &s->mounts[i];
+		json_array_append_new(list, json_pack("{s:s,s:s,s:b,s:s}", "source", m->source, "destination", m->destination,
+						      "read_only", m->readonly, "kind", "bind"));
+	}
+	json_object_set_new(j, "mounts", list);
+}
+
 int record_write_spec(const struct cell_spec *s, struct error *err)
 {
-	json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:o,s:b,s:s,s:o}", "id", s->id, "command", strv_json(s->argv),
-			      "worktree", s->worktree, "rootfs", opt_str(s->rootfs), "user", user_json(s),
+	json_t *j = json_pack("{s:s,s:o,s:o,s:o,s:o,s:b,s:s,s:o}", "id", s->id, "command", strv_json(s->argv),
+			      "worktree", opt_str(s->worktree), "rootfs", opt_str(s->rootfs), "user", user_json(s),
 			      "rootless", s->rootless, "driver", "container", "limits", limits_json(&s->limits));
 	if (!j)
 		return error_set(err, ENOMEM, "cannot build spec.json");
 	json_object_set_new(j, "published", published_json(&s->net));
+	cell_json(s, j);
 	/* the defences asked for: `warren policy` answers from them */
 	json_object_set_new(j, "policy", policy_json(&s->policy));
 	/* which directory the worktree was: gc checks it is still that one before looking in it */
@@ -111,8 +128,8 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r, 
 	if (r->cause_limit)
 		cause = json_pack("{s:s,s:o,s:o}", "limit", r->cause_limit, "value", opt_str(r->cause_value),
 				  "message", opt_str(r->cause_message));
-	json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:o,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:f}", "id", s->id, "command",
-			      strv_json(s->argv), "worktree", s->worktree, "rootfs", opt_str(s->rootfs), "user",
+	json_t *j = json_pack("{s:s,s:o,s:o,s:o,s:o,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:f}", "id", s->id, "command",
+			      strv_json(s->argv), "worktree", opt_str(s->worktree), "rootfs", opt_str(s->rootfs), "user",
 			      user_json(s), "started_at", st, "ended_at", en, "status", run_status_name(r->status),
 			      "exit_code", r->exit_code, "signal",
 			      r->signal ? json_string(sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?") : json_null(),

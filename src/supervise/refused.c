@@ -891,7 +891,9 @@ static void writes_line(const struct refused_list *w, const struct cell_spec *s)
 			fprintf(m, "a tmpfs of the run's own");
 		else
 			fprintf(m, "%s/" RUN_TMP_DIR " on the host", s->rundir);
-		fprintf(m, ") or in the worktree %s", s->worktree);
+		fprintf(m, ")");
+		if (s->worktree && !s->worktree_ro)
+			fprintf(m, " or in the worktree %s", s->worktree);
 	}
 	if (prot) {
 		fprintf(m, "%s", outside ? "; " : ": ");

@@ -467,6 +467,34 @@ static void expect_access(const struct policy_ctx *s, const char *path, enum pol
 	free(why);
 }
 
+/* --bind, --ro-bind, --work-ro and --work none in the answers (issue 14). */
+static void access_mounts(void **state)
+{
+	(void)state;
+	struct cell_mount mounts[] = {
+		{ .source = (char *)"/home/alice/.cache/pip", .destination = (char *)"/opt/cache", .readonly = true, .fd = -1 },
+		{ .source = (char *)"/srv/out", .destination = (char *)"/opt/cache/out", .readonly = false, .fd = -1 },
+	};
+	struct cell_spec s = { .id = "run_01TEST", .worktree = (char *)"/src/app", .home = (char *)"/home/warren",
+			       .rundir = (char *)"/var/lib/warren/runs/run_01TEST", .statedir = (char *)"/var/lib/warren",
+			       .mounts = mounts, .n_mounts = 2 };
+	expect_access(&s, "/opt/cache/x", POLICY_WRITE, false,
+		      "denied: /opt/cache/x is in the read-only bind of /home/alice/.cache/pip at /opt/cache — it may write under $TMPDIR");
+	expect_access(&s, "/opt/cache", POLICY_READ, true, NULL);
+	expect_access(&s, "/opt/cache/out/y", POLICY_WRITE, true, NULL);    /* the deeper, read-write bind */
+	expect_access(&s, "/opt/cachex", POLICY_WRITE, false, "is outside");
+	s.worktree_ro = true;
+	expect_access(&s, "build/x", POLICY_WRITE, false,
+		      "denied: /src/app/build/x is in the worktree, read-only in run_01TEST (--work-ro) — it may write under $TMPDIR=/tmp "
+		      "(host: /var/lib/warren/runs/run_01TEST/tmp, reclaimed when the run ends) and its home /home/warren");
+	s.worktree = NULL;   /* --work none: relative paths from the home */
+	s.worktree_ro = false;
+	expect_access(&s, "x", POLICY_WRITE, true, NULL);
+	expect_access(&s, "/src/app/x", POLICY_WRITE, false, "and its home /home/warren");
+	s.workdir = (char *)"/usr";
+	expect_access(&s, "x", POLICY_WRITE, false, "denied: /usr/x is outside");
+}
+
 static void access_answers(void **state)
 {
 	(void)state;
@@ -524,6 +552,7 @@ int main(void)
 		cmocka_unit_test(protect_paths),
 		cmocka_unit_test(landlock_rights),
 		cmocka_unit_test(access_answers),
+		cmocka_unit_test(access_mounts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,114 @@
+/* test_mounts.c - the decisions about a cell's extra mounts and names (cell/mounts.h): which
+ * host trees a bind may show, where in the cell it may go, SRC[:DST], hostnames; case by case. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cell/mounts.h"
+
+static void system_trees(void **state)
+{
+	(void)state;
+	const char *yes[] = { "/", "/etc", "/etc/ssl", "/usr/share", "/lib64", "/var", "/var/lib", "/home", "/root",
+			      "/opt", "/run/user/1000", "/var/run/docker.sock", "/proc/1", "/boot/efi" };
+	const char *no[] = { "/var/lib/x", "/home/alice", "/home/alice/.cache/pip", "/opt/tools", "/srv/data", "/usrlocal",
+			     "/etcetera", "/root/proj", "/tmp/build" };
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		if (!path_is_system_tree(yes[i]))
+			fail_msg("%s: expected a system tree", yes[i]);
+	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+		if (path_is_system_tree(no[i]))
+			fail_msg("%s: not a system tree", no[i]);
+}
+
+static void sources(void **state)
+{
+	(void)state;
+	const char *refused[] = { "/", "/proc", "/proc/1/root", "/sys/fs", "/dev", "/dev/shm", "/run", "/run/user/1000",
+				  "/var/run", "/tmp", "/var/tmp" };
+	const char *fine[] = { "/etc", "/usr/share/zoneinfo", "/tmp/cache", "/home/alice/.npm", "/runner", "/proceeds" };
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+		if (!mount_source_refused(refused[i]))
+			fail_msg("%s: expected refused", refused[i]);
+	for (size_t i = 0; i < sizeof fine / sizeof *fine; i++)
+		if (mount_source_refused(fine[i]))
+			fail_msg("%s: refused: %s", fine[i], mount_source_refused(fine[i]));
+}
+
+static void split(void **state)
+{
+	(void)state;
+	struct { const char *arg, *src, *dst; } t[] = {
+		{ "/a/b", "/a/b", "/a/b" }, { "/a:/b", "/a", "/b" }, { "rel:/x/y", "rel", "/x/y" }, { "/a:", "/a", "" },
+		{ "/a:/b:c", "/a", "/b:c" },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char *src, *dst;
+		mount_arg_split(t[i].arg, &src, &dst);
+		assert_string_equal(src, t[i].src);
+		assert_string_equal(dst, t[i].dst);
+		free(src);
+		free(dst);
+	}
+}
+
+static void destinations(void **state)
+{
+	(void)state;
+	struct { const char *in, *out; } ok[] = {
+		{ "/opt/cache", "/opt/cache" }, { "/opt//cache/", "/opt/cache" }, { "/./opt/./x", "/opt/x" }, { "/", "/" },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		const char *why = NULL;
+		char *n = mount_dst_normalise(ok[i].in, &why);
+		assert_non_null(n);
+		assert_string_equal(n, ok[i].out);
+		free(n);
+	}
+	const char *bad[] = { "opt/cache", "", "/opt/../proc", "/a/..", "./x" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		const char *why = NULL;
+		if (mount_dst_normalise(bad[i], &why) || !why)
+			fail_msg("'%s': expected refused with a reason", bad[i]);
+	}
+	struct cell_spec s = { .worktree = (char *)"/src/app", .home = (char *)"/home/warren", .statedir = (char *)"/var/lib/warren" };
+	const char *refused[] = { "/", "/proc", "/proc/sys", "/dev/shm", "/sys", "/tmp", "/tmp/x", "/var/tmp/y", "/var",
+				  "/src", "/src/app", "/src/app/node_modules", "/var/lib/warren/runs", "/var/lib", "/home", "/home/warren" };
+	const char *fine[] = { "/opt/cache", "/home/warren/.cache/pip", "/srv/app", "/src/application",
+			       "/procx", "/etc/ssl/certs", "/opt/warren/externals" };
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+		if (!mount_dst_refused(refused[i], &s))
+			fail_msg("%s: expected refused", refused[i]);
+	for (size_t i = 0; i < sizeof fine / sizeof *fine; i++)
+		if (mount_dst_refused(fine[i], &s))
+			fail_msg("%s: refused: %s", fine[i], mount_dst_refused(fine[i], &s));
+	s.worktree = NULL;   /* --work none */
+	assert_null(mount_dst_refused("/src/app", &s));
+}
+
+static void hostnames(void **state)
+{
+	(void)state;
+	const char *yes[] = { "a", "build-42", "A1", "x123456789012345678901234567890123456789012345678901234567890ab" };
+	const char *no[] = { "", "-a", "a-", "a_b", "a.b", "é", "x123456789012345678901234567890123456789012345678901234567890abc" };
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		if (!hostname_valid(yes[i]))
+			fail_msg("'%s': expected valid", yes[i]);
+	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+		if (hostname_valid(no[i]))
+			fail_msg("'%s': expected invalid", no[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(system_trees), cmocka_unit_test(sources), cmocka_unit_test(split),
+		cmocka_unit_test(destinations), cmocka_unit_test(hostnames),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
