@@ -1,5 +1,7 @@
 # warren - build, test, demo, bench. See README.md.
-#   make            build/warren (optimised)
+#   make            build/warren (optimised) and the man pages (build/man, scdoc)
+#   make install    warren, its man pages, bash and zsh completion, the docs and the example
+#                   job under DESTDIR/PREFIX (/usr/local); make uninstall removes them
 #   make layering   fail on an include from a layer above (DESIGN.md's order; run by make check)
 #   make check      deps, then a sanitizer build in build/san/ (ASan + UBSan), each fuzz target
 #                   for 5 s (fuzz-smoke), unit and integration tests against the build; ends
@@ -15,6 +17,8 @@ CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # the libraries are linked statically: each shared library costs every run its loading
 override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) -Wl,-Bdynamic -lm
+# The version: debian/changelog's first entry is its one source (warren --version, the package).
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 # BUILD is where objects and binaries go: build (optimised) or build/san (sanitizers)
@@ -28,9 +32,25 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 
-.PHONY: all deps check unit demo bench soak clean fuzz fuzz-smoke layering
+# make install: where (PREFIX=/usr and ZSHCOMPDIR=/usr/share/zsh/vendor-completions for Debian)
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+DOCDIR  ?= $(PREFIX)/share/doc/warren
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+MANS    := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
+DOCS    := README.md docs/hardening.md docs/network.md
 
-all: $(BUILD)/warren
+.PHONY: all man deps check unit demo bench soak clean fuzz fuzz-smoke layering install uninstall
+
+all: $(BUILD)/warren man
+
+man: $(MANS)
+
+$(BUILD)/man/%: docs/man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc < $< > $@
 
 $(BUILD)/warren: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -38,6 +58,9 @@ $(BUILD)/warren: $(OBJS)
 $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/cli/version.o: override CFLAGS += -DWARREN_VERSION='"$(VERSION)"'
+$(BUILD)/obj/cli/version.o: debian/changelog
 
 $(BUILD)/unit/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
@@ -86,5 +109,23 @@ bench: deps all
 soak: deps all
 	@bench/soak
 
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR)/examples/demo
+	install -m 755 $(BUILD)/warren $(DESTDIR)$(BINDIR)/warren
+	install -m 644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(filter %.5,$(MANS)) $(DESTDIR)$(MANDIR)/man5
+	install -m 644 completion/warren.bash $(DESTDIR)$(BASHCOMPDIR)/warren
+	install -m 644 completion/_warren $(DESTDIR)$(ZSHCOMPDIR)/_warren
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)
+	install -m 644 examples/demo.yaml $(DESTDIR)$(DOCDIR)/examples
+	install -m 644 examples/demo/README $(DESTDIR)$(DOCDIR)/examples/demo
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/warren $(DESTDIR)$(BASHCOMPDIR)/warren $(DESTDIR)$(ZSHCOMPDIR)/_warren
+	rm -f $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(filter %.1,$(MANS))) \
+		$(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANS)))
+	rm -rf $(DESTDIR)$(DOCDIR)
+
 clean:
-	rm -rf build/obj build/unit build/warren build/san build/fuzz
+	rm -rf build/obj build/unit build/warren build/san build/fuzz build/man

@@ -51,10 +51,8 @@ int main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	if (!strcmp(c, "--version") || !strcmp(c, "version")) {
-		printf("warren %s\n", WARREN_VERSION);
-		return 0;
-	}
+	if (!strcmp(c, "--version") || !strcmp(c, "version"))
+		return cmd_version(argc, argv);
 	if (!strcmp(c, "run"))
 		return cmd_run(argc, argv);
 	if (!strcmp(c, "ps"))

@@ -8,8 +8,6 @@
 
 #include "util/error.h"
 
-#define WARREN_VERSION "0.1.0"
-
 int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_show(int argc, char **argv);
@@ -19,6 +17,7 @@ int cmd_job(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_version(int argc, char **argv);
 
 struct statedir;
 /* Open the state directory of --state (opt), $WARREN_STATE or the default, to read runs from

@@ -3,6 +3,7 @@
 #ifndef WARREN_NET_INTERNAL_H
 #define WARREN_NET_INTERNAL_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +43,6 @@ int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t p
 json_t *fw_refused(struct nft_ctx *nft, const char *id);
 
 /* Rootless --net nat: pasta (passt) attached to the cell's network namespace. */
-char *pasta_find(void);
 int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err);
 void pasta_stop(struct net_state *n);
 

@@ -105,6 +105,8 @@ struct json_t;
 void net_record(struct net_state *n, struct json_t **extra, bool quiet);
 /* Remove everything the run added. Safe to call twice and on a state never made. */
 void net_teardown(struct net_state *n);
+/* The path of pasta (passt), which rootless --net nat needs, on $PATH (heap), or NULL. */
+char *pasta_find(void);
 /* warren gc: remove what a dead run (its supervisor killed) left: only leases of that run id
  * whose record names the same run directory. 1 when something was removed. */
 int net_gc_run(const char *id, const char *rundir);

@@ -1,0 +1,101 @@
+# bash completion for warren(1): subcommands, each one's options, run ids (from the state
+# directory's runs/, live ones from 'warren ps' for kill), job files for 'job run|check',
+# directories for --work/--rootfs/--state, commands after 'run --'.
+
+_warren_state() {
+	local i
+	for ((i = 1; i < ${#COMP_WORDS[@]} - 1; i++)); do
+		[[ ${COMP_WORDS[i]} == --state ]] && { printf '%s\n' "${COMP_WORDS[i + 1]}"; return; }
+		[[ ${COMP_WORDS[i]} == --state=* ]] && { printf '%s\n' "${COMP_WORDS[i]#--state=}"; return; }
+	done
+	if [[ -n ${WARREN_STATE-} ]]; then
+		printf '%s\n' "$WARREN_STATE"
+	elif ((EUID == 0)); then
+		printf '%s\n' /var/lib/warren
+	else
+		printf '%s\n' "${XDG_STATE_HOME:-$HOME/.local/state}/warren"
+	fi
+}
+
+# run ids of the state directory (all of them), or the live ones (live)
+_warren_runs() {
+	local state
+	state=$(_warren_state)
+	if [[ ${1-} == live ]]; then
+		warren ps --state "$state" 2>/dev/null | awk 'NR > 1 && $1 ~ /^run_/ { print $1 }'
+	else
+		compgen -G "$state/runs/run_*" | sed 's|.*/||'
+	fi
+}
+
+_warren() {
+	local cur prev words cword
+	_init_completion -s || return
+	local cmds="run job logs kill policy ps show gc selfcheck help version"
+	local sub= i
+	for ((i = 1; i < cword; i++)); do
+		[[ ${words[i]} != -* ]] && { sub=${words[i]}; break; }
+	done
+	if [[ -z $sub ]]; then
+		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
+		return
+	fi
+	# after 'run ... --': the command and its arguments
+	local j
+	for ((j = i + 1; j < cword; j++)); do
+		if [[ $sub == run && ${words[j]} == -- ]]; then
+			_command_offset $((j + 1))
+			return
+		fi
+	done
+	case $prev in
+	--work | --rootfs | --state) _filedir -d; return ;;
+	--env-file | --seccomp | --result) _filedir; return ;;
+	--user | --env | --pass-env | --time | --cpu-time | --memory | --pids | --output | --scratch | \
+	--grace | --protect | --publish | --dns-max-names | --result-fd | --older-than)
+		return ;;
+	--net)
+		COMPREPLY=($(compgen -W "none nat nat,lan nat,allow= allow= lan,allow=" -- "$cur"))
+		[[ $COMPREPLY == *= ]] && compopt -o nospace
+		return ;;
+	esac
+	local opts=
+	case $sub in
+	run)
+		opts="--rootfs --work --user --env --env-file --pass-env --keep --state --time --cpu-time
+		      --memory --pids --output --scratch --grace --seccomp --seccomp-print --allow-nested
+		      --require-landlock --protect --core --no-sys --no-refused-writes --net --publish
+		      --dns-max-names --result --result-fd --quiet --help --" ;;
+	job)
+		local action=${words[i + 1]-}
+		if ((cword == i + 1)); then
+			COMPREPLY=($(compgen -W "run check --help" -- "$cur"))
+			return
+		fi
+		case $action in
+		run) opts="--work --keep --json --quiet --prefix --user --result --result-fd --state --help" ;;
+		check) opts="--work --help" ;;
+		esac
+		if [[ $cur != -* ]]; then
+			_filedir '@(yaml|yml)'
+			return
+		fi ;;
+	logs) opts="--follow --state --help" ;;
+	kill) opts="--state --help" ;;
+	policy) opts="--write --read --exec --state --help" ;;
+	ps) opts="--json --state --help" ;;
+	show) opts="--json --state --help" ;;
+	gc) opts="--older-than --state --help" ;;
+	selfcheck) opts="--rootfs --state --help" ;;
+	help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		return
+	fi
+	case $sub in
+	kill) COMPREPLY=($(compgen -W "$(_warren_runs live)" -- "$cur")) ;;
+	show | logs | gc | policy) COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
+	esac
+} &&
+	complete -F _warren warren
