@@ -27,6 +27,9 @@ struct cell_spec {
 	char **argv;          /* NULL-terminated */
 	char **env;           /* final environment, TMPDIR last; NULL-terminated */
 	char *rootfs;         /* absolute, or NULL for the host's / read-only */
+	char *image;          /* --image NAME: a stored image, whose root is rootfs (or NULL) */
+	char *image_digest;
+	int image_fd;         /* the image's shared lock (image/store.h), held for the run's life (0: none) */
 	char *worktree;       /* absolute, symlink-free */
 	int worktree_fd;      /* O_PATH of the worktree, opened once: what is mounted is what was
 	                         checked, whatever happens to the path later (-1 until opened) */

@@ -134,7 +134,7 @@ static int job_run_cmd(int argc, char **argv)
 	s.keep = keep;
 	s.statedir = statedir_default(state);
 	if (cellspec_user(&s, user, &err) < 0 || cellspec_paths(&s, job.rootfs, job.work, &err) < 0 ||
-	    cellspec_finish(&s, &err) < 0)
+	    cellspec_finish(&s, &err) < 0 || cellspec_image(&s, job.image, &err) < 0)
 		goto fail;
 	s.argv = xcalloc(3, sizeof *s.argv);
 	s.argv[0] = xstrdup("warren-job");

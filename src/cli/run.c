@@ -28,6 +28,7 @@ static const char RUN_HELP[] =
 	"the cell:\n"
 	"  --rootfs DIR        use the image DIR as the root (an overlay: writes go to the run, the\n"
 	"                      image is never changed); default: the host's / read-only\n"
+	"  --image NAME        use the stored image NAME as the root, as --rootfs (see 'warren image')\n"
 	"  --work DIR          the worktree, read-write at the same path and the working directory\n"
 	"                      (default: the current directory)\n"
 	"  --user UID[:GID]    the run user (default: 1000 'warren' when started by root, your own\n"
@@ -89,6 +90,7 @@ enum {
 	O_MEMORY, O_PIDS, O_OUTPUT, O_SCRATCH, O_GRACE, O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
 	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
+	O_IMAGE, /* --image (image/store.h) */
 };
 
 static const struct option OPTS[] = {
@@ -107,7 +109,8 @@ static const struct option OPTS[] = {
 	{ "protect", required_argument, NULL, O_PROTECT }, { "core", no_argument, NULL, O_CORE },
 	{ "no-sys", no_argument, NULL, O_NO_SYS }, { "no-refused-writes", no_argument, NULL, O_NO_REFUSED },
 	{ "net", required_argument, NULL, O_NET }, { "publish", required_argument, NULL, O_PUBLISH },
-	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES }, { NULL, 0, NULL, 0 },
+	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES },
+	{ "image", required_argument, NULL, O_IMAGE }, { NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -122,6 +125,7 @@ struct run_opts {
 	struct envb env;
 	struct policy_opts policy;
 	struct net_opts net;       /* --net, --publish, --dns-max-names */
+	const char *image;         /* --image NAME */
 };
 
 /* --NAME VALUE of a limit (run/limits.h): a value, or none */
@@ -153,6 +157,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		int r = 0;
 		switch (c) {
 		case O_ROOTFS: o->rootfs = optarg; break;
+		case O_IMAGE: o->image = optarg; break;
 		case O_WORK: o->work = optarg; break;
 		case O_USER: o->user = optarg; break;
 		case O_STATE: o->state = optarg; break;
@@ -249,7 +254,7 @@ int cmd_run(int argc, char **argv)
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
 	if (cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
-	    cellspec_finish(&s, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
+	    cellspec_finish(&s, &err) < 0 || cellspec_image(&s, o.image, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
 		goto fail;
 	size_t n = (size_t)(argc - optind);
 	s.argv = xcalloc(n + 1, sizeof *s.argv);

@@ -26,6 +26,9 @@ int env_add_file(struct envb *e, const char *file, struct error *err);
 int cellspec_user(struct cell_spec *s, const char *user, struct error *err);
 /* rootfs (or NULL) and the worktree (NULL: the current directory), checked; needs s->statedir. */
 int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, struct error *err);
+/* --image NAME (or NULL): the stored image as the root, locked for the run's life; after
+ * cellspec_finish (needs the state directory); refused together with --rootfs. */
+int cellspec_image(struct cell_spec *s, const char *image, struct error *err);
 /* The job's environment: the clean defaults, then late (in order), then TMPDIR=/tmp last. */
 void cellspec_env(struct cell_spec *s, struct envb *late);
 /* Prepare the state directory, make the run id and the run directory's path. */

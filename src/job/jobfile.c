@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "image/entry.h"
 #include "run/limits.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -361,7 +362,8 @@ static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step 
 
 static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 {
-	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network", NULL };
+	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network",
+					     "image", NULL };
 	check_keys(c, root, "", known);
 	job->name = get_string(c, root, "name", "");
 	char *rootfs = get_string(c, root, "rootfs", "");
@@ -371,6 +373,11 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 			bad(c, get(c, root, "rootfs"), "rootfs", "%s is not a directory (build the image first, or leave out rootfs for the host's /)", job->rootfs);
 		free(rootfs);
 	}
+	job->image = get_string(c, root, "image", ""); /* a stored image's name: warren image ls */
+	if (job->image && job->rootfs)
+		bad(c, get(c, root, "image"), "image", "give image or rootfs, not both");
+	else if (job->image && image_name_problem(job->image))
+		bad(c, get(c, root, "image"), "image", "%s", image_name_problem(job->image));
 	char *work = get_string(c, root, "work", "");
 	if (c->work_cli) {
 		job->work = xstrdup(c->work_cli);
@@ -618,6 +625,7 @@ void job_free(struct job *job)
 	free(job->path);
 	free(job->name);
 	free(job->rootfs);
+	free(job->image);
 	free(job->work);
 	free(job->shell);
 	free(job->network);

@@ -49,6 +49,7 @@ struct job {
 	char *path;               /* the job file */
 	char *name;
 	char *rootfs;             /* absolute or NULL */
+	char *image;              /* image: NAME of a stored image, or NULL */
 	char *work;               /* absolute */
 	char *shell;              /* default "sh -e" */
 	uint64_t timeout_ms;
