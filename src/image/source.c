@@ -253,17 +253,18 @@ static bool is_index(const char *media)
 	return media && (strstr(media, "image.index") || strstr(media, "manifest.list"));
 }
 
-static int oci_apply(const struct container *c, struct apply *a, struct image_source_info *info, struct error *err)
+/* Follow index.json (and nested indexes) to this host's manifest, checking each digest. */
+static json_t *oci_manifest(const struct container *c, struct image_source_info *info, struct error *err)
 {
-	json_t *doc = read_json(c, "index.json", NULL, err), *desc = NULL;
+	json_t *doc = read_json(c, "index.json", NULL, err);
 	for (int depth = 0; doc && depth < 4; depth++) {
-		desc = pick_manifest(doc, err);
-		const char *digest = json_string_value(json_object_get(desc, "digest"));
+		json_t *desc = pick_manifest(doc, err), *next = NULL;
+		_cleanup_free_ char *digest = xstrdup(json_string_value(json_object_get(desc, "digest")) ?: "(none)");
+		bool index = is_index(json_string_value(json_object_get(desc, "mediaType")));
 		_cleanup_free_ char *path = blob_path(digest);
-		json_t *next = NULL;
 		char got[72];
 		if (desc && !path)
-			error_set(err, 0, "the image index names the manifest '%s', not a sha256 digest", digest ? digest : "(none)");
+			error_set(err, 0, "the image index names the manifest '%s', not a sha256 digest", digest);
 		else if (desc && (next = read_json(c, path, got, err)) && strcmp(got, digest) != 0) {
 			error_set(err, 0, "the manifest %s has the digest %s: the image is damaged or was altered", digest, got);
 			json_decref(next);
@@ -271,11 +272,21 @@ static int oci_apply(const struct container *c, struct apply *a, struct image_so
 		}
 		json_decref(doc);
 		doc = next;
-		if (doc && !is_index(json_string_value(json_object_get(desc, "mediaType")))) {
+		if (doc && !index) {
 			snprintf(info->digest, sizeof info->digest, "%s", digest);
-			break;
+			return doc;
 		}
 	}
+	if (doc) {
+		json_decref(doc);
+		error_set(err, 0, "the image's indexes nest deeper than 4");
+	}
+	return NULL;
+}
+
+static int oci_apply(const struct container *c, struct apply *a, struct image_source_info *info, struct error *err)
+{
+	json_t *doc = oci_manifest(c, info, err);
 	if (!doc)
 		return -EINVAL;
 	json_t *layers = json_object_get(doc, "layers"), *l;
