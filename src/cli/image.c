@@ -43,7 +43,9 @@ static int parse(int argc, char **argv, struct image_args *a)
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	/* options anywhere (warren image --state DIR ls, warren image ls --json): GNU getopt
+	 * moves the operands, the subcommand first, to the end */
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_STATE: a->state = optarg; break;
 		case O_JSON: a->json = true; break;
@@ -158,16 +160,15 @@ static int image_rm_cmd(int argc, char **argv, int i, struct image_args *a)
 
 int cmd_image(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fputs(IMAGE_HELP, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 125 : 0;
-	}
-	const char *sub = argv[1];
 	struct image_args a = { .limits = { IMAGE_DEFAULT_MAX_BYTES, IMAGE_DEFAULT_MAX_ENTRIES } };
-	int i = parse(argc - 1, argv + 1, &a);
+	int i = parse(argc, argv, &a);
 	if (i < 0)
 		return i == -2 ? 0 : 125;
-	i++; /* past the subcommand */
+	if (i >= argc) {
+		fputs(IMAGE_HELP, stderr);
+		return 125;
+	}
+	const char *sub = argv[i++];
 	if (!strcmp(sub, "import"))
 		return image_import_cmd(argc, argv, i, &a);
 	if (!strcmp(sub, "ls") || !strcmp(sub, "list"))
