@@ -10,7 +10,7 @@
 # interrupted import, and that nothing goes to the host's /tmp. As root and rootless.
 . "$(dirname "$0")/../lib.sh"
 
-plan 132
+plan 134
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 command -v podman >/dev/null || bail_out "podman is not installed (scripts/install-deps installs it)"
@@ -215,8 +215,27 @@ with tarfile.open(sys.argv[1], "w:gz") as tf:
 	rm -rf "$STATE/images/.import.live.999998"
 done
 
-# ---- the host's /tmp: an import never goes there (strace of a layered import as root)
+# ---- warren killed in the middle of an import: nothing visible, gc removes what it left
 use_mode root
+"$PY" -c '
+import sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz", compresslevel=1) as tf:
+    for i in range(4):
+        ti = tarfile.TarInfo("zeros%d" % i); ti.size = 64 << 20
+        tf.addfile(ti, open("/dev/zero", "rb"))' "$SC/big.tar.gz"
+start_bg "$WARREN" image import --state "$STATE" killed "$SC/big.tar.gz"
+wait_for 20 compgen -G "$STATE/images/.import.killed.*" >/dev/null
+seen=$?
+kill -KILL "$BG_PID"
+wait "$BG_PID" 2>/dev/null
+wr image ls --json
+[ "$seen" = 0 ] && [[ $OUT != *killed* ]] && [ ! -e "$STATE/images/killed" ]
+ok $? "warren killed during an import: no image 'killed' is listed or stored" || diag "seen: $seen" "$OUT"
+wr gc
+[[ $OUT == *"removed 1 half-made"* ]] && ! compgen -G "$STATE/images/.import.killed.*" >/dev/null
+ok $? "warren gc removes what the killed import left" || diag "$OUT" "$ERR"
+
+# ---- the host's /tmp: an import never goes there (strace of a layered import as root)
 if command -v strace >/dev/null; then
 	# (LeakSanitizer cannot work under ptrace: off for this one run of a sanitizer build)
 	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=%file -o "$SC/strace.out" "$WARREN" image import --state "$STATE" traced "$SC/podman-save.tar" >/dev/null 2>&1
