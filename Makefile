@@ -15,10 +15,14 @@ CC      ?= cc
 PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# the libraries are linked statically: each shared library costs every run its loading
-override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) -Wl,-Bdynamic -lm
 # The version: debian/changelog's first entry is its one source (warren --version, the package).
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+# the libraries are linked statically: each shared library costs every run its loading.
+# libarchive (image import) with only the parts warren calls, its tar reader and the gzip, xz,
+# zstd and bzip2 filters: its pkg-config --static list also names libacl and libxml2 (disk
+# writer, xar), which Debian ships without .a files and no reader here needs. nettle: sha256.
+ARCHIVE_LIBS := -larchive -lnettle -lzstd -llzma -lbz2 -lz
+override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(ARCHIVE_LIBS) -Wl,-Bdynamic -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 # BUILD is where objects and binaries go: build (optimised) or build/san (sanitizers)

@@ -22,6 +22,7 @@ static const char USAGE[] =
 	"  kill RUN                           stop a live run from another terminal\n"
 	"  policy RUN PATH [--write|--read|--exec]   may the run write (read, run) PATH?\n"
 	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
+	"  image import|ls|rm                 store root file systems for run --image NAME\n"
 	"\n"
 	"'warren COMMAND --help' describes a command's options. Exit status of 'run': the job's\n"
 	"own, 128+N when signal N killed it, 124 when --time or --cpu-time stopped it, 125 when\n"
@@ -71,6 +72,8 @@ int main(int argc, char **argv)
 		return cmd_kill(argc, argv);
 	if (!strcmp(c, "policy"))
 		return cmd_policy(argc, argv);
-	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck (see 'warren --help')\n", c);
+	if (!strcmp(c, "image"))
+		return cmd_image(argc, argv);
+	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image (see 'warren --help')\n", c);
 	return 125;
 }

@@ -33,6 +33,11 @@ void cell_spec_free(struct cell_spec *s)
 	strv_free(s->argv);
 	strv_free(s->env);
 	free(s->rootfs);
+	free(s->image);
+	free(s->image_digest);
+	if (s->image_fd > 0)
+		close(s->image_fd);
+	s->image_fd = 0;
 	free(s->worktree);
 	free(s->workdir);
 	free(s->hostname);

@@ -25,6 +25,9 @@ struct cell_spec {
 	char *hostname;       /* --hostname, or NULL: the run id */
 	struct cell_mount *mounts; /* applied in order (cell/mounts.h) */
 	size_t n_mounts;
+	char *image;          /* --image NAME: a stored image, whose root is rootfs (or NULL) */
+	char *image_digest;
+	int image_fd;         /* the image's shared lock (image/store.h), held for the run's life (0: none) */
 	int worktree_fd;      /* O_PATH of the worktree, opened once: what is mounted is what was
 	                         checked, whatever happens to the path later (-1 until opened) */
 	char *rundir;         /* absolute <state>/runs/<id> */

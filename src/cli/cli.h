@@ -18,6 +18,7 @@ int cmd_logs(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_image(int argc, char **argv);
 
 struct statedir;
 /* Open the state directory of --state (opt), $WARREN_STATE or the default, to read runs from

@@ -166,7 +166,8 @@ static int job_run_cmd(int argc, char **argv)
 	jo.workdir = co.workdir ? co.workdir : job.workdir;
 	jo.hostname = co.hostname ? co.hostname : job.hostname;
 	if (result_file_check(o.result_file, &err) < 0 || cellspec_user(&s, user, &err) < 0 ||
-	    cellspec_paths(&s, job.rootfs, job.work, &err) < 0 || cellspec_cell_opts(&s, &jo, &err) < 0 || cellspec_finish(&s, &err) < 0)
+	    cellspec_paths(&s, job.rootfs, job.work, &err) < 0 || cellspec_cell_opts(&s, &jo, &err) < 0 ||
+	    cellspec_finish(&s, &err) < 0 || cellspec_image(&s, job.image, &err) < 0)
 		goto fail;
 	s.argv = xcalloc(3, sizeof *s.argv);
 	s.argv[0] = xstrdup("warren-job");

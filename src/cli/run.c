@@ -29,6 +29,7 @@ static const char RUN_HELP[] =
 	"the cell:\n"
 	"  --rootfs DIR        use the image DIR as the root (an overlay: writes go to the run, the\n"
 	"                      image is never changed); default: the host's / read-only\n"
+	"  --image NAME        use the stored image NAME as the root, as --rootfs (see 'warren image')\n"
 	"  --work DIR          the worktree, read-write at the same path and the working directory\n"
 	"                      (default: the current directory)\n"
 	"  --work none         no worktree: the job starts in its home (or --workdir)\n"
@@ -103,6 +104,7 @@ enum {
 	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
 	O_WORK_RO, O_CELL_OPT, /* --work-ro; --bind, --ro-bind, --externals, --workdir, --hostname (cli/spec.h) */
+	O_IMAGE, /* --image (image/store.h) */
 };
 
 static const struct option OPTS[] = {
@@ -125,7 +127,7 @@ static const struct option OPTS[] = {
 	{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
 	{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 	{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
-	{ NULL, 0, NULL, 0 },
+	{ "image", required_argument, NULL, O_IMAGE }, { NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -142,6 +144,7 @@ struct run_opts {
 	struct net_opts net;       /* --net, --publish, --dns-max-names */
 	bool work_ro;
 	struct cell_opts cell;     /* --bind, --ro-bind, --externals, --workdir, --hostname */
+	const char *image;         /* --image NAME */
 };
 
 /* --NAME VALUE of a limit (run/limits.h): a value, or none */
@@ -162,6 +165,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_WORK_RO: o->work_ro = true; break;
 		case O_CELL_OPT: cell_opts_take(&o->cell, OPTS[cli_longindex].name, optarg); break;
 		case O_ROOTFS: o->rootfs = optarg; break;
+		case O_IMAGE: o->image = optarg; break;
 		case O_WORK: o->work = optarg; break;
 		case O_USER: o->user = optarg; break;
 		case O_STATE: o->state = optarg; break;
@@ -252,7 +256,7 @@ int cmd_run(int argc, char **argv)
 	if (result_file_check(o.result, &err) < 0 || net_check_publish(&s.net, &err) < 0 ||
 	    cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
 	    cellspec_cell_opts(&s, &o.cell, &err) < 0 ||
-	    cellspec_finish(&s, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
+	    cellspec_finish(&s, &err) < 0 || cellspec_image(&s, o.image, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
 		goto fail;
 	size_t n = (size_t)(argc - optind);
 	s.argv = xcalloc(n + 1, sizeof *s.argv);

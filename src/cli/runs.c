@@ -18,6 +18,7 @@
 #include "run/record.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"
+#include "image/store.h"
 #include "util/fs.h"
 #include "util/units.h"
 #include "util/words.h"
@@ -505,6 +506,9 @@ int cmd_gc(int argc, char **argv)
 			reclaimed++;
 	}
 	runs_list_free(ids);
+	int half = image_gc(sd.fd); /* what interrupted image imports and removals left */
+	if (half)
+		printf("gc: removed %d half-made image import%s or removal%s\n", half, half == 1 ? "" : "s", half == 1 ? "" : "s");
 	statedir_close(&sd);
 	/* the bridge and base tables runs keep for the next one, when none is left to use them */
 	if (geteuid() == 0)

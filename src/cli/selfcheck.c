@@ -25,6 +25,7 @@
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "image/store.h"
 #include "policy/policy.h"
 #include "run/limits.h"
 #include "run/rundir.h"
@@ -329,14 +330,34 @@ static void image_checks(const char *image)
 	note("the run user is %s (uid %d) when root starts warren, added to the cell's /etc/passwd", CELL_DEFAULT_USER, CELL_DEFAULT_UID);
 }
 
+/* --image NAME: the same checks on a stored image's root */
+static void stored_image_checks(const char *state_opt, const char *name)
+{
+	_cleanup_error_ struct error err = { 0 };
+	struct statedir sd;
+	struct image_ref ref = { .fd = -1 };
+	_cleanup_free_ char *what = xasprintf("image %s is stored", name);
+	if (cli_state_open(state_opt, &sd) != 0) {
+		check(false, what, "the state directory cannot be opened (see above)");
+		return;
+	}
+	if (image_open(sd.fd, sd.path, name, &ref, &err) < 0)
+		check(false, what, "%s", err.msg);
+	else
+		image_checks(ref.rootfs);
+	image_ref_free(&ref);
+	statedir_close(&sd);
+}
+
 int cmd_selfcheck(int argc, char **argv)
 {
-	enum { O_STATE = 256, O_ROOTFS, O_HELP };
+	enum { O_STATE = 256, O_ROOTFS, O_HELP, O_IMAGE };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
 					      { "rootfs", required_argument, NULL, O_ROOTFS },
+					      { "image", required_argument, NULL, O_IMAGE },
 					      { "help", no_argument, NULL, O_HELP },
 					      { NULL, 0, NULL, 0 } };
-	const char *state_opt = NULL, *rootfs = NULL;
+	const char *state_opt = NULL, *rootfs = NULL, *image = NULL;
 	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
@@ -344,11 +365,13 @@ int cmd_selfcheck(int argc, char **argv)
 		switch (c) {
 		case O_STATE: state_opt = optarg; break;
 		case O_ROOTFS: rootfs = optarg; break;
+		case O_IMAGE: image = optarg; break;
 		case O_HELP:
-			puts("usage: warren selfcheck [--rootfs DIR] [--state DIR]\n\n"
+			puts("usage: warren selfcheck [--rootfs DIR | --image NAME] [--state DIR]\n\n"
 			     "Check this host (user namespaces, overlayfs, cgroups, seccomp, the Landlock ABI, the\n"
-			     "state directory) and, with --rootfs, an image (empty sticky /tmp, no root-owned\n"
-			     "directories where a job writes). One line per check; exit 1 when any fails.");
+			     "state directory) and, with --rootfs or --image (a stored image), an image (empty sticky\n"
+			     "/tmp, no root-owned directories where a job writes). One line per check; exit 1 when\n"
+			     "any fails.");
 			return 0;
 		default:
 			return cli_fail(&perr);
@@ -361,6 +384,8 @@ int cmd_selfcheck(int argc, char **argv)
 	host_checks(state);
 	if (rootfs)
 		image_checks(rootfs);
+	if (image)
+		stored_image_checks(state_opt, image);
 	printf("%s\n", failures ? "selfcheck: FAILED" : "selfcheck: all good");
 	return failures ? 1 : 0;
 }

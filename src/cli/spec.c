@@ -14,6 +14,7 @@
 #include "cell/contract.h"
 #include "cell/mounts.h"
 #include "cli/spec.h"
+#include "image/store.h"
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "util/fs.h"
@@ -516,6 +517,25 @@ void cell_opts_free(struct cell_opts *o)
 	free(o->binds);
 	o->binds = NULL;
 	o->n_binds = 0;
+}
+
+int cellspec_image(struct cell_spec *s, const char *image, struct error *err)
+{
+	if (!image)
+		return 0;
+	if (s->rootfs)
+		return error_set(err, 0, "--image %s and --rootfs %s: give one root, not both", image, s->rootfs);
+	_cleanup_close_ int sfd = open(s->statedir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct image_ref ref;
+	if (image_open(sfd, s->statedir, image, &ref, err) < 0) {
+		image_ref_free(&ref);
+		return -EINVAL;
+	}
+	s->rootfs = steal_pointer(&ref.rootfs);
+	s->image_digest = steal_pointer(&ref.digest);
+	s->image_fd = steal_fd(&ref.fd);
+	s->image = xstrdup(image);
+	return 0;
 }
 
 void cellspec_env(struct cell_spec *s, struct envb *late)

@@ -60,6 +60,9 @@ bool cell_opts_take(struct cell_opts *o, const char *name, const char *value);
 /* Apply o to s (after cellspec_paths): binds checked and opened, then the externals. */
 int cellspec_cell_opts(struct cell_spec *s, const struct cell_opts *o, struct error *err);
 void cell_opts_free(struct cell_opts *o);
+/* --image NAME (or NULL): the stored image as the root, locked for the run's life; after
+ * cellspec_finish (needs the state directory); refused together with --rootfs. */
+int cellspec_image(struct cell_spec *s, const char *image, struct error *err);
 /* The job's environment: the clean defaults, then late (in order), then TMPDIR=/tmp last. */
 void cellspec_env(struct cell_spec *s, struct envb *late);
 /* Prepare the state directory, make the run id and the run directory's path. */

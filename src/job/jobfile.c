@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "cell/mounts.h"
+#include "image/entry.h"
 #include "run/limits.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -434,7 +435,7 @@ static void parse_cell(struct ctx *c, yaml_node_t *root, struct job *job)
 static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 {
 	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network",
-					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", NULL };
+					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", "image", NULL };
 	check_keys(c, root, "", known);
 	job->name = get_string(c, root, "name", "");
 	char *rootfs = get_string(c, root, "rootfs", "");
@@ -444,6 +445,11 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 			bad(c, get(c, root, "rootfs"), "rootfs", "%s is not a directory (build the image first, or leave out rootfs for the host's /)", job->rootfs);
 		free(rootfs);
 	}
+	job->image = get_string(c, root, "image", ""); /* a stored image's name: warren image ls */
+	if (job->image && job->rootfs)
+		bad(c, get(c, root, "image"), "image", "give image or rootfs, not both");
+	else if (job->image && image_name_problem(job->image))
+		bad(c, get(c, root, "image"), "image", "%s", image_name_problem(job->image));
 	char *work = get_string(c, root, "work", "");
 	if (!c->work_cli && work && !strcmp(work, "none")) {
 		job->work = xstrdup("none");
@@ -718,6 +724,7 @@ void job_free(struct job *job)
 	free(job->path);
 	free(job->name);
 	free(job->rootfs);
+	free(job->image);
 	free(job->work);
 	free(job->shell);
 	free(job->network);

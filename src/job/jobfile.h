@@ -50,6 +50,7 @@ struct job {
 	char *name;
 	char *rootfs;             /* absolute or NULL */
 	char *work;               /* absolute, or "none" (work: none) */
+	char *image;              /* image: NAME of a stored image, or NULL */
 	char *shell;              /* default "sh -e" */
 	uint64_t timeout_ms;
 	struct limits limits;

@@ -39,6 +39,12 @@ static json_t *strv_json(char **v)
 static json_t *opt_u64(uint64_t v) { return v ? json_integer((json_int_t)v) : json_null(); }
 static json_t *opt_str(const char *s) { return s ? json_string(s) : json_null(); }
 
+/* --image: which stored image, and its digest (null without one) */
+static json_t *image_json(const struct cell_spec *s)
+{
+	return s->image ? json_pack("{s:s,s:o}", "name", s->image, "digest", opt_str(s->image_digest)) : json_null();
+}
+
 static json_t *limits_json(const struct limits *l)
 {
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "time_ms", opt_u64(l->time_ms), "cpu_time_ms",
@@ -109,6 +115,7 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 	cell_json(s, j);
 	/* the defences asked for: `warren policy` answers from them */
 	json_object_set_new(j, "policy", policy_json(&s->policy));
+	json_object_set_new(j, "image", image_json(s));
 	/* which directory the worktree was: gc checks it is still that one before looking in it */
 	struct stat st;
 	if (fstat(s->worktree_fd, &st) == 0)
@@ -147,6 +154,7 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r, 
 	json_object_set_new(j, "scratch_bytes", json_integer((json_int_t)r->scratch_bytes));
 	json_object_set_new(j, "limits", limits_json(&s->limits));
 	json_object_set_new(j, "published", published_json(&s->net));
+	json_object_set_new(j, "image", image_json(s));
 	if (extra)
 		json_object_update(j, extra);
 	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

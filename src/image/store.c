@@ -1,0 +1,220 @@
+/* store.c - the image store (store.h): import into a hidden directory then rename, list,
+ * remove, open for a run under a shared lock, and gc of what interrupted imports left. */
+#include "image/store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "image/apply.h"
+#include "image/entry.h"
+#include "image/source.h"
+#include "util/fs.h"
+
+#define IMAGES_DIR "images"
+#define IMAGE_ROOTFS "rootfs"
+#define IMAGE_RECORD "image.json"
+#define IMPORT_PREFIX ".import."
+#define REMOVE_PREFIX ".rm."
+
+/* <state>/images, made (the caller's alone) when create; it must be the caller's. */
+static int images_open(int statefd, bool create, struct error *err)
+{
+	if (create && mkdirat(statefd, IMAGES_DIR, 0700) < 0 && errno != EEXIST)
+		return error_set(err, errno, "cannot create the image store " IMAGES_DIR "/ in the state directory");
+	int fd = openat(statefd, IMAGES_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		closep(&fd);
+		return err ? error_set(err, e, "cannot open the image store " IMAGES_DIR "/ of the state directory") : -e;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		return err ? error_set(err, 0, "the image store " IMAGES_DIR "/ of the state directory is not yours alone (owner uid %u, mode %o); remove it", st.st_uid, st.st_mode & 07777) : -EPERM;
+	}
+	return fd;
+}
+
+static int name_check(const char *name, struct error *err)
+{
+	const char *why = image_name_problem(name);
+	if (!why)
+		return 0;
+	_cleanup_free_ char *esc = escape_name(name);
+	return error_set(err, 0, "'%s' cannot name an image: %s", esc, why);
+}
+
+static json_t *record_json(const char *name, const char *source, const struct apply *a, const struct image_source_info *info)
+{
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	_cleanup_free_ char *src = abs_path(source);
+	return json_pack("{s:s,s:s,s:I,s:I,s:i,s:s,s:s,s:s,s:s,s:I}", "name", name, "digest", info->digest,
+			 "size", (json_int_t)a->bytes, "entries", (json_int_t)a->entries, "layers", (int)info->layers,
+			 "created", when, "source", src ? src : source, "format", info->format, "owners",
+			 a->keep_owners ? "as in the archive" : "the importing user's (a rootless import cannot give files to other users)",
+			 "skipped_devices", (json_int_t)a->skipped);
+}
+
+/* Fill tfd/rootfs from source and write tfd/image.json. */
+static int import_into(int tfd, const char *name, const char *source, const struct image_import_opts *o, json_t **info, struct error *err)
+{
+	if (mkdirat(tfd, IMAGE_ROOTFS, 0755) < 0)
+		return error_set(err, errno, "cannot create the image's root");
+	_cleanup_close_ int rfd = openat(tfd, IMAGE_ROOTFS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd < 0)
+		return error_set(err, errno, "cannot open the image's root");
+	struct apply a;
+	struct image_source_info si = { .format = "?" };
+	apply_init(&a, rfd, geteuid() == 0, o->max_bytes, o->max_entries);
+	int r = image_source_apply(source, &a, &si, err);
+	if (r < 0) {
+		apply_free(&a);
+		return r;
+	}
+	if (a.skipped)
+		fprintf(stderr, "warren: note: image %s: left out %llu device node%s or socket%s (the first: %s); a cell has its own /dev\n",
+			name, (unsigned long long)a.skipped, a.skipped == 1 ? "" : "s", a.skipped == 1 ? "" : "s", a.first_skipped);
+	json_t *j = record_json(name, source, &a, &si);
+	if (apply_finish(&a, err) < 0) {
+		json_decref(j);
+		return -EIO;
+	}
+	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	r = write_file_atomic_at(tfd, IMAGE_RECORD, txt, strlen(txt), 0444);
+	free(txt);
+	if (r < 0) {
+		json_decref(j);
+		return error_set(err, -r, "cannot write the image's record");
+	}
+	*info = j;
+	return 0;
+}
+
+int image_import(int statefd, const char *state, const char *name, const char *source,
+		 const struct image_import_opts *o, json_t **info, struct error *err)
+{
+	*info = NULL;
+	if (name_check(name, err) < 0)
+		return -EINVAL;
+	_cleanup_close_ int images = images_open(statefd, true, err);
+	if (images < 0)
+		return -EINVAL;
+	if (faccessat(images, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return error_set(err, EEXIST, "image %s exists in %s (remove it first: warren image rm %s)", name, state, name);
+	_cleanup_free_ char *tmp = xasprintf(IMPORT_PREFIX "%s.%d", name, (int)getpid());
+	rm_tree_at(images, tmp); /* a dead importer's, with our pid */
+	_cleanup_close_ int tfd = -1;
+	if (mkdirat(images, tmp, 0700) < 0 || (tfd = openat(images, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    flock(tfd, LOCK_EX) < 0)
+		return error_set(err, errno, "cannot create a directory for the import in %s/" IMAGES_DIR, state);
+	int r = import_into(tfd, name, source, o, info, err);
+	if (r == 0 && fchmod(tfd, 0555) < 0)
+		r = error_set(err, errno, "cannot make the image read-only");
+	if (r == 0 && renameat2(images, tmp, images, name, RENAME_NOREPLACE) < 0)
+		r = error_set(err, errno, errno == EEXIST ? "image %s was imported by someone else meanwhile" : "cannot store the image %s", name);
+	if (r < 0) {
+		rm_tree_at(images, tmp);
+		if (*info)
+			json_decref(*info);
+		*info = NULL;
+		error_prefix(err, "image import %s", name);
+	}
+	return r;
+}
+
+static json_t *read_record(int images, const char *name)
+{
+	_cleanup_free_ char *rel = xasprintf("%s/" IMAGE_RECORD, name);
+	_cleanup_free_ char *txt = read_file_at(images, rel, NULL);
+	return txt ? json_loads(txt, 0, NULL) : NULL;
+}
+
+int image_open(int statefd, const char *state, const char *name, struct image_ref *ref, struct error *err)
+{
+	*ref = (struct image_ref){ .fd = -1 };
+	if (name_check(name, err) < 0)
+		return -EINVAL;
+	_cleanup_close_ int images = images_open(statefd, false, NULL);
+	ref->fd = images < 0 ? -1 : openat(images, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ref->fd < 0)
+		return error_set(err, 0, "no image %s in %s (see 'warren image ls'; import one with 'warren image import %s SOURCE')", name, state, name);
+	if (flock(ref->fd, LOCK_SH | LOCK_NB) < 0)
+		return error_set(err, errno, "image %s is being removed", name);
+	json_t *j = read_record(images, name);
+	const char *digest = json_string_value(json_object_get(j, "digest"));
+	ref->digest = digest ? xstrdup(digest) : NULL;
+	json_decref(j);
+	ref->rootfs = xasprintf("%s/" IMAGES_DIR "/%s/" IMAGE_ROOTFS, state, name);
+	if (!ref->digest || faccessat(ref->fd, IMAGE_ROOTFS, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return error_set(err, 0, "image %s in %s is damaged (no record or no root); remove it with 'warren image rm %s' and import it again", name, state, name);
+	return 0;
+}
+
+void image_ref_free(struct image_ref *ref)
+{
+	free(ref->rootfs);
+	free(ref->digest);
+	closep(&ref->fd);
+	ref->rootfs = ref->digest = NULL;
+}
+
+json_t *image_list(int statefd)
+{
+	json_t *all = json_array();
+	_cleanup_close_ int images = images_open(statefd, false, NULL);
+	struct dirent **names = NULL;
+	int n = images < 0 ? 0 : scandirat(images, ".", &names, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		json_t *j = names[i]->d_name[0] == '.' ? NULL : read_record(images, names[i]->d_name);
+		if (j)
+			json_array_append_new(all, j);
+		free(names[i]);
+	}
+	free(names);
+	return all;
+}
+
+int image_remove(int statefd, const char *name, struct error *err)
+{
+	if (name_check(name, err) < 0)
+		return -EINVAL;
+	_cleanup_close_ int images = images_open(statefd, false, NULL);
+	_cleanup_close_ int fd = images < 0 ? -1 : openat(images, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, ENOENT, "image rm %s: no such image (see 'warren image ls')", name);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EBUSY : error_set(err, errno, "image rm %s", name);
+	/* out of sight first (a run starting now finds no image), then removed */
+	_cleanup_free_ char *gone = xasprintf(REMOVE_PREFIX "%s.%d", name, (int)getpid());
+	if (renameat(images, name, images, gone) < 0)
+		return error_set(err, errno, "image rm %s: cannot remove it", name);
+	int r = rm_tree_at(images, gone);
+	return r < 0 ? error_set(err, -r, "image rm %s: cannot remove all of it ('warren gc' will retry)", name) : 0;
+}
+
+int image_gc(int statefd)
+{
+	_cleanup_close_ int images = images_open(statefd, false, NULL);
+	struct dirent **names = NULL;
+	int n = images < 0 ? 0 : scandirat(images, ".", &names, NULL, alphasort), done = 0;
+	for (int i = 0; i < n; i++) {
+		const char *nm = names[i]->d_name;
+		if (!strncmp(nm, IMPORT_PREFIX, strlen(IMPORT_PREFIX)) || !strncmp(nm, REMOVE_PREFIX, strlen(REMOVE_PREFIX))) {
+			_cleanup_close_ int fd = openat(images, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && rm_tree_at(images, nm) == 0)
+				done++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return done;
+}

@@ -1,0 +1,249 @@
+#!/bin/bash
+# image.t - `warren image import|ls|rm`, `run --image` and `image:` in a job file. Real archives
+# made here: tarballs (tar, gz, zst, xz) of the busybox tree, the tree itself, a `podman save`
+# archive of a two-layer image podman built from it, `podman save --format oci-archive` and
+# `--format oci-dir` (podman with its own storage in the scratch, nothing pulled), an OCI layout
+# with whiteouts and an opaque directory, and hostile tarballs made with python's tarfile
+# (tests/image-archives.py): each is refused or neutralised, writes nothing outside, leaves
+# nothing half-made. What the cell sees of an image (/tmp 01777, TMPDIR last, the layers'
+# files), that the image is never written, image rm refused while a run uses it, gc of an
+# interrupted import, and that nothing goes to the host's /tmp. As root and rootless.
+. "$(dirname "$0")/../lib.sh"
+
+plan 134
+
+BB=$(image_busybox) || bail_out "cannot build the busybox image"
+command -v podman >/dev/null || bail_out "podman is not installed (scripts/install-deps installs it)"
+SC=$TEST_SCRATCH/img
+OUTSIDE=$SC/outside
+mkdir -p "$SC/tmpdir" "$OUTSIDE" && chmod 755 "$SC" && echo victim >"$OUTSIDE/victim"
+export TMPDIR=$SC/tmpdir	# what warren or podman would put in a temp dir lands here, checked empty at the end
+
+# ---- the archives
+tar --format=posix -C "$BB" -cf "$SC/bb.tar" . && gzip -k "$SC/bb.tar" && zstd -q -k "$SC/bb.tar" && xz -k -T1 "$SC/bb.tar" ||
+	bail_out "cannot make the tarballs"
+LAYERED_DIGEST=$("$PY" "$REPO/tests/image-archives.py" "$SC" "$OUTSIDE") || bail_out "cannot make the test archives"
+chmod -R a+rX "$SC"
+# podman's runroot must be short (under 50 characters): a directory of its own in /run, removed on exit
+PODMAN_RUN=$(mktemp -d -p /run warren-image-t.XXXXXX) || bail_out "cannot make a runroot for podman in /run"
+_cleanup_files+=("$PODMAN_RUN")
+PODMAN=(podman --root "$SC/podman/root" --runroot "$PODMAN_RUN" --tmpdir "$SC/podman/tmp" --storage-driver vfs
+	--cgroup-manager cgroupfs --events-backend none)
+mkdir -p "$SC/ctx" && echo from-layer-2 >"$SC/ctx/f" && printf 'FROM localhost/bb:1\nCOPY f /opt/x/f\n' >"$SC/ctx/Containerfile"
+{ "${PODMAN[@]}" import "$SC/bb.tar" localhost/bb:1 &&
+	"${PODMAN[@]}" build --pull=never -t localhost/bb:2 "$SC/ctx" &&
+	"${PODMAN[@]}" save -o "$SC/podman-save.tar" localhost/bb:2 &&
+	"${PODMAN[@]}" save --format oci-archive -o "$SC/podman-oci.tar" localhost/bb:2 &&
+	"${PODMAN[@]}" save --format oci-dir -o "$SC/podman-oci-dir" localhost/bb:2; } >"$SC/podman.log" 2>&1 ||
+	bail_out "podman could not build and save the test image: $(tail -3 "$SC/podman.log")"
+PODMAN_ID=$("${PODMAN[@]}" images --no-trunc --format '{{.ID}}' localhost/bb:2)
+PODMAN_ID=${PODMAN_ID#sha256:}
+OCI_DIGEST=$(jget "$SC/podman-oci-dir/index.json" 'd["manifests"][0]["digest"]')
+chmod -R a+rX "$SC"
+BB_MANIFEST=$(image_manifest "$BB")
+
+# one_line_refusal DESC: exit 125 and one "warren: ..." line
+one_line_refusal() {
+	[ "$RC" = 125 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && [[ $ERR == "warren: "?* ]]
+	ok $? "$1" || diag "exit $RC" "stderr: $ERR"
+}
+# no_half_made DESC: nothing but finished images in the store (no .import.*, .rm.*)
+no_half_made() {
+	local left
+	left=$(find "$STATE/images" -mindepth 1 -maxdepth 1 -name '.*' 2>/dev/null)
+	[ -z "$left" ]; ok $? "$1" || diag "left: $left"
+}
+imgroot() { printf '%s/images/%s/rootfs' "$STATE" "$1"; }
+
+for mode in root user; do
+	use_mode "$mode"
+	M="[$mode]"
+
+	# ---- a tarball, compressed three ways, and a directory: the same tree
+	wr image import bb "$SC/bb.tar"
+	is "$RC" 0 "$M image import of a tarball"
+	like "$OUT" "^imported bb: sha256:$(sha256sum "$SC/bb.tar" | cut -d' ' -f1), " "$M the digest of a tarball is the file's sha256"
+	if [ "$mode" = root ]; then
+		is "$(image_manifest "$(imgroot bb)")" "$BB_MANIFEST" "$M the image is the tree tar was made from: paths, modes, owners, sizes, contents, mtimes"
+	else
+		got=$(find "$(imgroot bb)" ! -user "$TEST_USER_UID" | head -3)
+		is "$got" "" "$M rootless: every file of the image is the importing user's (the archive's owners cannot be given)"
+	fi
+	for ext in gz zst xz; do
+		wr image import "bb-$ext" "$SC/bb.tar.$ext"
+		[ "$RC" = 0 ] && diff -r --no-dereference "$(imgroot bb)" "$(imgroot "bb-$ext")" >/dev/null
+		ok $? "$M tar.$ext imports to the same tree" || diag "exit $RC: $ERR"
+	done
+	# (rootless: the user's own copy, as the busybox tree has a root-only /root)
+	if [ "$mode" = root ]; then src=$BB; else src=$(imgroot bb); fi
+	wr image import bb-dir "$src"
+	[ "$RC" = 0 ] && diff -r --no-dereference "$(imgroot bb)" "$(imgroot bb-dir)" >/dev/null
+	ok $? "$M a directory imports to the same tree" || diag "exit $RC: $ERR"
+	is "$(stat -c %a "$STATE/images/bb")" 555 "$M the image's directory is read-only after the import"
+
+	# ---- podman's archives
+	wr image import saved "$SC/podman-save.tar"
+	is "$RC" 0 "$M image import of a podman save archive"
+	like "$OUT" "^imported saved: sha256:$PODMAN_ID, .* 2 layers \\(docker-archive\\)" "$M its digest is the image id podman shows; two layers"
+	wr image import oci-archive "$SC/podman-oci.tar"
+	like "$RC $OUT" "^0 imported oci-archive: $OCI_DIGEST, .*\\(oci-archive\\)" "$M podman save --format oci-archive imports; the digest is the manifest's"
+	wr image import oci-dir "$SC/podman-oci-dir"
+	like "$RC $OUT" "^0 imported oci-dir: $OCI_DIGEST, .*\\(oci-layout\\)" "$M an OCI layout directory (podman save --format oci-dir) imports"
+
+	# ---- what a cell sees of an image
+	before=$(image_manifest "$(imgroot saved)")
+	wrun --image saved --env TMPDIR=/elsewhere -- sh -c 'cat /opt/x/f; stat -c %a /tmp; echo "$TMPDIR"; tr "\0" "\n" </proc/$$/environ | tail -1; whoami; ls -A /tmp'
+	is "$RC" 0 "$M run --image: the job runs"
+	is "$OUT" "from-layer-2"$'\n'1777$'\n'/tmp$'\n'TMPDIR=/tmp$'\n'"$JOB_USER" \
+		"$M run --image: the second layer's file, /tmp 01777 and empty, TMPDIR=/tmp and last, the run user"
+	rd=$(last_rundir)
+	is "$(jget "$rd/spec.json" 'd["image"]["name"] + " " + d["image"]["digest"]')" "saved sha256:$PODMAN_ID" "$M spec.json names the image and its digest"
+	is "$(jget "$rd/result.json" 'd["image"]["digest"]')" "sha256:$PODMAN_ID" "$M result.json has the image's digest"
+	wrun --image saved --user 0 -- sh -c 'rm -rf /bin/sh /opt /etc; echo x > /newfile; chmod 700 /bin; echo tried'
+	is "$OUT" tried "$M root of the cell writes all over the image's root"
+	is "$(image_manifest "$(imgroot saved)")" "$before" "$M the image is byte-for-byte unchanged afterwards (an overlay's lower layer)"
+	nothing_left "$(last_rundir)" "$M nothing of the run is left"
+	wrun --image oci-archive -- sh -c 'cat /opt/x/f'
+	is "$RC $OUT" "0 from-layer-2" "$M run --image of the OCI archive's image"
+
+	# ---- a job file with image:
+	printf 'image: saved\nsteps:\n  - run: cat /opt/x/f; stat -c %%a /tmp\n' >"$SC/job-$mode.yaml"
+	chmod 644 "$SC/job-$mode.yaml"
+	bounded "${RUNNER[@]}" "$WARREN" job run "$SC/job-$mode.yaml" --state "$STATE" --work "$WORK"
+	[[ $RC == 0 && $OUT == *from-layer-2*1777* ]]; ok $? "$M a job file's image: runs its steps in the image" || diag "exit $RC" "$OUT" "$ERR"
+
+	# ---- selfcheck --image
+	wr selfcheck --image bb
+	line_like "$OUT" '^ok +image has /bin/sh' "$M selfcheck --image applies the image checks"
+	wr selfcheck --image nosuch
+	line_like "$OUT" '^FAIL +image nosuch is stored: no image nosuch' "$M selfcheck --image of a missing image fails, naming it"
+
+	# ---- whiteouts and opaque directories
+	wr image import layered "$SC/layered-oci"
+	is "$RC" 0 "$M an OCI layout of two layers with whiteouts imports"
+	is "$(cd "$(imgroot layered)" && find . | sort | tr '\n' ' ')" ". ./etc ./etc/kept ./opt ./opt/new ./x ./x/inside " \
+		"$M .wh.gone removed etc/gone, the opaque opt/ lost the lower layer's entries and kept its own, a file became a directory"
+	like "$OUT" "^imported layered: $LAYERED_DIGEST" "$M the layered image's digest is its manifest's"
+	wr image import tampered "$SC/tampered-oci"
+	one_line_refusal "$M a layer whose bytes differ from the manifest's digest is refused"
+	like "$ERR" "has the digest sha256:[0-9a-f]{64}, not sha256:" "$M ... naming both digests"
+
+	# ---- hostile archives: refused, nothing written outside, nothing half-made
+	for h in absolute dotdot symlink-out symlink-root symlink-rel hardlink-out hardlink-abs hardlink-via-symlink \
+		newline whiteout-dotdot whiteout-via-symlink; do
+		wr image import "h-$h" "$SC/$h.tar"
+		[ "$RC" = 125 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && [[ $ERR == "warren: image import h-$h: archive entry '"* ]]
+		ok $? "$M hostile archive $h.tar: refused with one line naming the entry" || diag "exit $RC" "stderr: $ERR"
+	done
+	left=$(find "$OUTSIDE" -mindepth 1 ! -name victim)
+	[ -z "$left" ] && [ "$(cat "$OUTSIDE/victim")" = victim ] && [ "$(find "$OUTSIDE/victim" -links 1)" ]
+	ok $? "$M nothing was written outside the image's tree (no file, no hard link, the victim intact)" || diag "$left"
+	[ ! -e "$STATE/images/h-absolute" ] && ! ls "$STATE/images" | grep -q '^h-'
+	ok $? "$M no refused image is in the store"
+	no_half_made "$M no half-made import is left by the refusals"
+	wr image import h-newline2 "$SC/newline.tar"
+	like "$ERR" "'bin/bad\\\\nname'" "$M a newline in an entry's name is shown escaped (\\n), on one line"
+
+	wr image import devices "$SC/devices.tar"
+	[ "$RC" = 0 ] && [ ! -e "$(imgroot devices)/dev/sda" ] && [ ! -e "$(imgroot devices)/dev/mem" ] && [ -f "$(imgroot devices)/ok" ]
+	ok $? "$M device nodes are left out, the rest imported" || diag "exit $RC: $ERR"
+	like "$ERR" "left out 2 device nodes" "$M ... with a note saying how many"
+	wr image import setuid "$SC/setuid.tar"
+	is "$RC $(stat -c %a "$(imgroot setuid)/bin/su" "$(imgroot setuid)/sgid-dir" "$(imgroot setuid)/tmp" | tr '\n' ' ')" "0 755 775 1777 " \
+		"$M setuid and setgid bits are stripped, the sticky bit kept"
+
+	# ---- limits: a declared huge size, a gzip bomb, too many entries
+	wr image import huge "$SC/huge-size.tar"
+	one_line_refusal "$M an entry declaring 100 GiB is refused by the default size limit"
+	like "$ERR" "exceed 34359738368 bytes .*--max-size" "$M ... naming the limit and how to raise it"
+	"$PY" -c '
+import sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz") as tf:
+    ti = tarfile.TarInfo("zeros"); ti.size = 64 << 20
+    tf.addfile(ti, open("/dev/zero", "rb"))' "$SC/bomb.tar.gz"
+	chmod 644 "$SC/bomb.tar.gz"
+	wr image import bomb --max-size 16M "$SC/bomb.tar.gz"
+	[ "$RC" = 125 ] && [[ $ERR == *"exceed 16777216 bytes"* ]] && [ ! -e "$STATE/images/bomb" ]
+	ok $? "$M a gzip bomb ($(stat -c %s "$SC/bomb.tar.gz") bytes -> 64 MiB) stops at --max-size 16M" || diag "exit $RC: $ERR"
+	no_half_made "$M ... and leaves nothing half-made"
+	wr image import many --max-entries 10 "$SC/bb.tar"
+	[ "$RC" = 125 ] && [[ $ERR == *"more than 10 entries"* ]]; ok $? "$M --max-entries stops an archive with more entries" || diag "$ERR"
+
+	# ---- names and mistakes
+	for bad in ../x 'a b' .hidden 'a:b'; do
+		wr image import "$bad" "$SC/bb.tar"
+		one_line_refusal "$M the image name '$bad' is refused"
+	done
+	wr image import bb "$SC/bb.tar"
+	one_line_refusal "$M importing over an existing image is refused"
+	wrun --image nosuch -- true
+	one_line_refusal "$M run --image of a missing image: one line"
+	wrun --image bb --rootfs "$BB" -- true
+	one_line_refusal "$M --image with --rootfs: one line"
+
+	# ---- ls and rm
+	wr image ls
+	line_like "$OUT" "^saved +[0-9.]+ [KM]iB +sha256:${PODMAN_ID:0:12} +[0-9]{4}-" "$M image ls: name, size, digest, created"
+	wr image ls --json
+	is "$(jget <(printf '%s' "$OUT") '" ".join(sorted(i["name"] for i in d))')" \
+		"bb bb-dir bb-gz bb-xz bb-zst devices layered oci-archive oci-dir saved setuid" "$M image ls --json lists every image"
+	s=$(uniq_arg)
+	wr_bg run --work "$WORK" --image bb -- sleep "$s"
+	bg=$BG_PID
+	wait_for 15 job_alive "$s"
+	wr image rm bb
+	one_line_refusal "$M image rm of an image a live run uses is refused"
+	like "$ERR" "the live run $RUN_ID_RE uses it" "$M ... naming the run"
+	kill -TERM "$bg" 2>/dev/null
+	wait_bg "$bg" 20
+	wr image rm bb
+	[ "$RC" = 0 ] && [ ! -e "$STATE/images/bb" ]; ok $? "$M once the run ended, image rm removes it" || diag "$ERR"
+
+	# ---- an interrupted import: invisible, removed by gc; a live one is left alone
+	mkdir -p "$STATE/images/.import.ghost.999999/rootfs/bin" && touch "$STATE/images/.import.ghost.999999/rootfs/bin/x"
+	chmod 555 "$STATE/images/.import.ghost.999999/rootfs/bin"
+	mkdir -p "$STATE/images/.import.live.999998"
+	[ "$mode" = user ] && chown -R "$TEST_USER_UID:$TEST_USER_GID" "$STATE/images"
+	start_bg flock "$STATE/images/.import.live.999998" sleep 60
+	wait_for 5 has_procs_matching ".import.live.999998"
+	wr image ls --json
+	[[ $OUT != *ghost* ]]; ok $? "$M a half-made import is not listed"
+	wr gc
+	[ ! -e "$STATE/images/.import.ghost.999999" ] && [ -d "$STATE/images/.import.live.999998" ] && [[ $OUT == *"removed 1 half-made"* ]]
+	ok $? "$M warren gc removes a dead import's directory, not one an importer holds" || diag "$OUT" "$ERR"
+	kill "$BG_PID"; wait "$BG_PID" 2>/dev/null
+	rm -rf "$STATE/images/.import.live.999998"
+done
+
+# ---- warren killed in the middle of an import: nothing visible, gc removes what it left
+use_mode root
+"$PY" -c '
+import sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz", compresslevel=1) as tf:
+    for i in range(4):
+        ti = tarfile.TarInfo("zeros%d" % i); ti.size = 64 << 20
+        tf.addfile(ti, open("/dev/zero", "rb"))' "$SC/big.tar.gz"
+start_bg "$WARREN" image import --state "$STATE" killed "$SC/big.tar.gz"
+wait_for 20 compgen -G "$STATE/images/.import.killed.*" >/dev/null
+seen=$?
+kill -KILL "$BG_PID"
+wait "$BG_PID" 2>/dev/null
+wr image ls --json
+[ "$seen" = 0 ] && [[ $OUT != *killed* ]] && [ ! -e "$STATE/images/killed" ]
+ok $? "warren killed during an import: no image 'killed' is listed or stored" || diag "seen: $seen" "$OUT"
+wr gc
+[[ $OUT == *"removed 1 half-made"* ]] && ! compgen -G "$STATE/images/.import.killed.*" >/dev/null
+ok $? "warren gc removes what the killed import left" || diag "$OUT" "$ERR"
+
+# ---- the host's /tmp: an import never goes there (strace of a layered import as root)
+if command -v strace >/dev/null; then
+	# (LeakSanitizer cannot work under ptrace: off for this one run of a sanitizer build)
+	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=%file -o "$SC/strace.out" "$WARREN" image import --state "$STATE" traced "$SC/podman-save.tar" >/dev/null 2>&1
+	st=$?
+	hits=$(grep -E '"/tmp(/|")|"/var/tmp(/|")' "$SC/strace.out" | head -3)
+	[ "$st" = 0 ] && [ -z "$hits" ]; ok $? "an import opens nothing in /tmp or /var/tmp (strace)" || diag "exit $st" "$hits"
+else
+	skip 1 "strace is not installed"
+fi
+left=$(find "$SC/tmpdir" -mindepth 1 | head -3)
+is "$left" "" "nothing was written to \$TMPDIR by warren or podman"
