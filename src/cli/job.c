@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/history.h"
 #include "cli/spec.h"
 #include "job/jobfile.h"
 #include "job/runner.h"
@@ -31,6 +32,7 @@ static const char JOB_HELP[] =
 	"  --quiet     do not show the steps' output (it is still in the logs)\n"
 	"  --prefix    when not on a terminal, prefix each output line with its step's name\n"
 	"  --result FILE, --result-fd N   also write result.json there\n"
+	HIST_HELP
 	"\n"
 	"'job check FILE' reports every mistake in FILE (file:line:column) and starts nothing.\n"
 	"Exit status: the failing step's (124 when a time limit stopped it), 0 when all passed,\n"
@@ -85,16 +87,19 @@ static int load(const char *file, const char *work, struct job *job)
 
 static int job_run_cmd(int argc, char **argv)
 {
-	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK };
+	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK,
+	       O_LABEL, O_NAME, O_DB, O_RUN_ID };
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, O_STATE }, { "keep", no_argument, NULL, O_KEEP },
 		{ "work", required_argument, NULL, O_WORK },
 		{ "json", no_argument, NULL, O_JSON }, { "quiet", no_argument, NULL, O_QUIET },
 		{ "prefix", no_argument, NULL, O_PREFIX }, { "user", required_argument, NULL, O_USER },
 		{ "result", required_argument, NULL, O_RESULT }, { "result-fd", required_argument, NULL, O_RESULT_FD },
-		{ "help", no_argument, NULL, O_HELP }, { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, O_HELP }, HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
 	};
 	const char *state = NULL, *user = NULL, *work = NULL;
+	_cleanup_(hist_opts_free) struct hist_opts hist = { 0 };
+	_cleanup_error_ struct error herr = { 0 };
 	bool keep = false;
 	struct job_run_opts o = { .result_fd = -1 };
 	opterr = 0;
@@ -116,6 +121,10 @@ static int job_run_cmd(int argc, char **argv)
 				return cli_usage_error("job", "--result-fd: '%s' is not an open file descriptor", optarg);
 			break;
 		case O_HELP: fputs(JOB_HELP, stdout); return 0;
+		case O_LABEL: case O_NAME: case O_DB: case O_RUN_ID:
+			if (hist_opt_parse(&hist, c - O_LABEL, optarg, &herr) < 0)
+				return cli_fail(&herr);
+			break;
 		default: return cli_usage_error("job", "job run: unknown option or missing value '%s'", argv[optind - 1]);
 		}
 	}
@@ -133,6 +142,7 @@ static int job_run_cmd(int argc, char **argv)
 	s.net = job.net;
 	s.keep = keep;
 	s.statedir = statedir_default(state);
+	hist_opts_apply(&hist, &s);
 	if (cellspec_user(&s, user, &err) < 0 || cellspec_paths(&s, job.rootfs, job.work, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0)
 		goto fail;

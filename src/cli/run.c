@@ -10,6 +10,7 @@
 
 #include "cell/contract.h"
 #include "cli/cli.h"
+#include "cli/history.h"
 #include "cli/spec.h"
 #include "run/limits.h"
 #include "run/rundir.h"
@@ -80,6 +81,7 @@ static const char RUN_HELP[] =
 	"  --result FILE       also write result.json to FILE\n"
 	"  --result-fd N       also write result.json to file descriptor N\n"
 	"  --quiet             no cause line on stderr (still in the record)\n"
+	HIST_HELP
 	"\n"
 	"exit status: the job's own; 128+N when signal N killed it; 124 when --time or --cpu-time\n"
 	"stopped it; 125 when warren failed; 126 not executable; 127 not found.\n";
@@ -89,6 +91,7 @@ enum {
 	O_MEMORY, O_PIDS, O_OUTPUT, O_SCRATCH, O_GRACE, O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
 	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
+	O_LABEL, O_NAME, O_DB, O_RUN_ID, /* the history (cli/history.h) */
 };
 
 static const struct option OPTS[] = {
@@ -107,7 +110,7 @@ static const struct option OPTS[] = {
 	{ "protect", required_argument, NULL, O_PROTECT }, { "core", no_argument, NULL, O_CORE },
 	{ "no-sys", no_argument, NULL, O_NO_SYS }, { "no-refused-writes", no_argument, NULL, O_NO_REFUSED },
 	{ "net", required_argument, NULL, O_NET }, { "publish", required_argument, NULL, O_PUBLISH },
-	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES }, { NULL, 0, NULL, 0 },
+	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES }, HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -122,6 +125,7 @@ struct run_opts {
 	struct envb env;
 	struct policy_opts policy;
 	struct net_opts net;       /* --net, --publish, --dns-max-names */
+	struct hist_opts hist;     /* --label, --name, --db (cli/history.h) */
 };
 
 /* --NAME VALUE of a limit (run/limits.h): a value, or none */
@@ -203,6 +207,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_CORE: o->policy.core = true; break;
 		case O_NO_SYS: o->policy.no_sys = true; break;
 		case O_NO_REFUSED: o->policy.no_refused_writes = true; break;
+		case O_LABEL: case O_NAME: case O_DB: case O_RUN_ID: r = hist_opt_parse(&o->hist, c - O_LABEL, optarg, err); break;
 		case '?':
 		default: {
 			const char *bad = argv[optind - 1];
@@ -248,6 +253,7 @@ int cmd_run(int argc, char **argv)
 	s.keep = o.keep;
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
+	hist_opts_apply(&o.hist, &s);
 	if (cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
 		goto fail;
@@ -265,6 +271,7 @@ fail:
 	rc = cli_fail(&err);
 out:
 	envb_free(&late);
+	hist_opts_free(&o.hist);
 	policy_opts_free(&o.policy);
 	policy_opts_free(&s.policy);
 	cell_spec_free(&s);

@@ -67,6 +67,26 @@ static int dump_to(const struct cell_spec *s, const char *name, json_t *j, struc
 	return 0;
 }
 
+json_t *record_labels_json(char **labels)
+{
+	json_t *o = json_object();
+	for (char **p = labels; p && *p; p++) {
+		const char *eq = strchr(*p, '=');
+		_cleanup_free_ char *k = eq ? strndup(*p, (size_t)(eq - *p)) : xstrdup(*p);
+		json_object_set_new(o, k, json_string(eq ? eq + 1 : ""));
+	}
+	return o;
+}
+
+/* "name" and "labels" (--name, --label) when the run has them */
+static void record_add_labels(const struct cell_spec *s, json_t *j)
+{
+	if (s->name)
+		json_object_set_new(j, "name", json_string(s->name));
+	if (s->labels)
+		json_object_set_new(j, "labels", record_labels_json(s->labels));
+}
+
 int record_write_spec(const struct cell_spec *s, struct error *err)
 {
 	json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:o,s:b,s:s,s:o}", "id", s->id, "command", strv_json(s->argv),
@@ -74,6 +94,7 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 			      "rootless", s->rootless, "driver", "container", "limits", limits_json(&s->limits));
 	if (!j)
 		return error_set(err, ENOMEM, "cannot build spec.json");
+	record_add_labels(s, j);
 	/* the defences asked for: `warren policy` answers from them */
 	json_object_set_new(j, "policy", policy_json(&s->policy));
 	/* which directory the worktree was: gc checks it is still that one before looking in it */
@@ -113,6 +134,7 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r, 
 	json_object_set_new(j, "output_bytes", r->have_output ? json_integer((json_int_t)r->output_bytes) : json_null());
 	json_object_set_new(j, "scratch_bytes", json_integer((json_int_t)r->scratch_bytes));
 	json_object_set_new(j, "limits", limits_json(&s->limits));
+	record_add_labels(s, j);
 	if (extra)
 		json_object_update(j, extra);
 	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
