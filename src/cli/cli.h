@@ -20,6 +20,7 @@ int cmd_logs(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_history(int argc, char **argv);  /* cli/history.c */
+int cmd_serve(int argc, char **argv);    /* cli/serve.c */
 
 struct statedir;
 /* Open the state directory of --state (opt), $WARREN_STATE or the default, to read runs from

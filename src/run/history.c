@@ -23,7 +23,7 @@ static const char SCHEMA_V1[] =
 	" id TEXT PRIMARY KEY, name TEXT, state TEXT NOT NULL, kind TEXT, exit_code INTEGER, signal TEXT,"
 	" cause_limit TEXT, cause TEXT, error TEXT, command TEXT, worktree TEXT, statedir TEXT,"
 	" owner INTEGER NOT NULL, submitted_ms INTEGER, started_ms INTEGER, ended_ms INTEGER,"
-	" duration_s REAL, labels TEXT, pruned INTEGER NOT NULL DEFAULT 0);"
+	" duration_s REAL, labels TEXT, pruned INTEGER NOT NULL DEFAULT 0, via TEXT);"
 	"CREATE INDEX IF NOT EXISTS runs_state ON runs(state);"
 	"CREATE INDEX IF NOT EXISTS runs_ended ON runs(ended_ms);"
 	"CREATE TABLE IF NOT EXISTS labels (run TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
@@ -195,10 +195,10 @@ int history_begin(struct history *h, const struct history_run *r, struct error *
 	if (exec(h, "BEGIN IMMEDIATE", err) < 0)
 		return -EIO;
 	sqlite3_stmt *st = prepare(h,
-		"INSERT INTO runs(id, name, state, kind, command, worktree, statedir, owner, submitted_ms, started_ms, labels)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
-		" ON CONFLICT(id) DO UPDATE SET state = excluded.state, kind = COALESCE(excluded.kind, kind),"
-		" command = COALESCE(excluded.command, command), worktree = COALESCE(excluded.worktree, worktree),"
+		"INSERT INTO runs(id, name, state, kind, command, worktree, statedir, owner, submitted_ms, started_ms, labels, via)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		" ON CONFLICT(id) DO UPDATE SET state = excluded.state, kind = COALESCE(kind, excluded.kind),"
+		" command = COALESCE(command, excluded.command), worktree = COALESCE(excluded.worktree, worktree),"
 		" statedir = COALESCE(excluded.statedir, statedir), started_ms = COALESCE(excluded.started_ms, started_ms),"
 		" name = COALESCE(excluded.name, name), labels = COALESCE(excluded.labels, labels)", err);
 	int rc = -EIO;
@@ -214,6 +214,7 @@ int history_begin(struct history *h, const struct history_run *r, struct error *
 		bind_ms(st, 9, r->submitted_ms);
 		bind_ms(st, 10, r->started_ms);
 		bind_json(st, 11, r->labels && json_object_size(r->labels) ? r->labels : NULL);
+		bind_text(st, 12, r->via ? r->via : "cli");
 		rc = run_stmt(h, st, "record the run", err);
 	}
 	if (rc == 0 && r->labels)
@@ -272,7 +273,7 @@ int history_delete(struct history *h, const char *id, struct error *err)
 
 #define ROW_COLUMNS                                                                                  \
 	"id, name, state, kind, exit_code, signal, cause_limit, cause, error, command, worktree, statedir," \
-	" owner, submitted_ms, started_ms, ended_ms, duration_s, labels, pruned"
+	" owner, submitted_ms, started_ms, ended_ms, duration_s, labels, pruned, via"
 
 static json_t *col_text(sqlite3_stmt *st, int i)
 {
@@ -334,6 +335,7 @@ static json_t *row_json(sqlite3_stmt *st)
 	json_object_set_new(j, "duration_s", col_num(st, 16, true));
 	json_object_set_new(j, "labels", col_json(st, 17, json_object()));
 	json_object_set_new(j, "pruned", json_boolean(sqlite3_column_int(st, 18)));
+	json_object_set_new(j, "via", col_text(st, 19));
 	return j;
 }
 
@@ -437,12 +439,15 @@ static char **collect_ids(struct history *h, sqlite3_stmt *st, struct error *err
 	return ids;
 }
 
-char **history_ids_in_state(struct history *h, const char *state, struct error *err)
+char **history_ids_in_state(struct history *h, const char *state, const char *via, const char *statedir,
+			    struct error *err)
 {
-	sqlite3_stmt *st = prepare(h, "SELECT id FROM runs WHERE state = ?1 ORDER BY id", err);
+	sqlite3_stmt *st = prepare(h, "SELECT id FROM runs WHERE state = ?1 AND via = ?2 AND statedir = ?3 ORDER BY id", err);
 	if (!st)
 		return NULL;
 	bind_text(st, 1, state);
+	bind_text(st, 2, via);
+	bind_text(st, 3, statedir);
 	return collect_ids(h, st, err);
 }
 

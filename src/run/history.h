@@ -32,6 +32,7 @@ struct history_run {
 	const char *id, *name, *state;   /* state: "queued" or "running" */
 	const char *kind;                /* "command" or "job" */
 	const char *worktree, *statedir;
+	const char *via;                 /* "cli" (NULL) or "serve" */
 	json_t *command;                 /* array of words (borrowed) */
 	json_t *labels;                  /* object of strings (borrowed), or NULL */
 	uid_t owner;                     /* the host user who asked for it */
@@ -69,8 +70,10 @@ struct history_filter {
 json_t *history_query(struct history *h, const struct history_filter *f, struct error *err);
 /* The row of id as a JSON object; NULL with err->errnum ENOENT when there is none. */
 json_t *history_get(struct history *h, const char *id, struct error *err);
-/* Ids (NULL-terminated, free with history_ids_free) of rows in state (e.g. "running"). */
-char **history_ids_in_state(struct history *h, const char *state, struct error *err);
+/* Ids (NULL-terminated, free with history_ids_free) of rows in state (e.g. "running") that
+ * came via ("cli", "serve") into statedir. */
+char **history_ids_in_state(struct history *h, const char *state, const char *via, const char *statedir,
+			    struct error *err);
 /* Ids of ended runs whose record retention prunes: all but the newest keep_runs (0: no
  * count limit) and those that ended more than keep_for_ms before now_ms (0: no age limit);
  * rows already pruned are not listed. */
