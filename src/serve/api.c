@@ -136,9 +136,9 @@ static json_t *run_detail(struct server *s, json_t *row, const char *id)
 	json_object_set_new(j, "queue_position", pos ? json_integer(pos) : json_null());
 	json_object_set_new(j, "live", json_boolean(server_live(s, id)));
 	json_t *steps = json_object_get(result, "steps");
-	json_object_set(j, "steps", steps ? steps : json_array());
+	json_object_set_new(j, "steps", steps ? json_incref(steps) : json_array());
 	json_t *services = json_object_get(result, "services");
-	json_object_set(j, "services", services ? services : json_array());
+	json_object_set_new(j, "services", services ? json_incref(services) : json_array());
 	json_object_set_new(j, "logs", log_names(s, id));
 	json_object_set_new(j, "spec", spec ? spec : json_null());
 	json_object_set_new(j, "result", result ? result : json_null());
