@@ -16,6 +16,7 @@ static const char USAGE[] =
 	"  ps                                 list live runs\n"
 	"  history [--status S] [--label K=V]  list live and past runs (also 'ps -a')\n"
 	"  serve [--listen unix:P|tcp:A:P]    runs in slots behind an HTTP API (docs/api.md)\n"
+	"  submit [--via V] -- COMMAND        queue a command (or --job FILE) on warren serve\n"
 	"  show [RUN]                         show a run's record (default: the latest)\n"
 	"  gc [--older-than D] [RUN...]       reclaim what dead runs left; prune old records\n"
 	"  job run FILE                       run a job file: services and steps in one cell\n"
@@ -79,6 +80,8 @@ int main(int argc, char **argv)
 		return cmd_history(argc, argv);
 	if (!strcmp(c, "serve"))
 		return cmd_serve(argc, argv);
+	if (!strcmp(c, "submit"))
+		return cmd_submit(argc, argv);
 	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck (see 'warren --help')\n", c);
 	return 125;
 }

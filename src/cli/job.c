@@ -228,6 +228,8 @@ static const char LOGS_HELP[] =
 
 int cmd_logs(int argc, char **argv)
 {
+	if (cli_has_via(argc, argv))
+		return cmd_logs_via(argc, argv); /* from a warren serve (cli/submit.c) */
 	enum { O_STATE = 256, O_FOLLOW, O_HELP };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
 					      { "follow", no_argument, NULL, O_FOLLOW },
@@ -317,6 +319,8 @@ int cmd_logs(int argc, char **argv)
 
 int cmd_kill(int argc, char **argv)
 {
+	if (cli_has_via(argc, argv))
+		return cmd_kill_via(argc, argv); /* through a warren serve (cli/submit.c) */
 	enum { O_STATE = 256, O_HELP };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
 					      { "help", no_argument, NULL, O_HELP },
