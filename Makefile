@@ -12,7 +12,7 @@
 #   make fuzz       deps, the libFuzzer targets of tests/fuzz/ in build/fuzz/ (clang, ASan +
 #                   UBSan), each run FUZZ_SECONDS (60) over its corpus; make fuzz-smoke: 5 s each
 CC      ?= cc
-PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0
+PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0 sqlite3
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # The version: debian/changelog's first entry is its one source (warren --version, the package).

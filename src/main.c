@@ -14,6 +14,9 @@ static const char USAGE[] =
 	"commands:\n"
 	"  run [OPTIONS] -- COMMAND [ARG...]   run one command in a fresh cell\n"
 	"  ps                                 list live runs\n"
+	"  history [--status S] [--label K=V]  list live and past runs (also 'ps -a')\n"
+	"  serve [--listen unix:P|tcp:A:P]    runs in slots behind an HTTP API (docs/api.md)\n"
+	"  submit [--via V] -- COMMAND        queue a command (or --job FILE) on warren serve\n"
 	"  show [RUN]                         show a run's record (default: the latest)\n"
 	"  gc [--older-than D] [RUN...]       reclaim what dead runs left; prune old records\n"
 	"  job run FILE                       run a job file: services and steps in one cell\n"
@@ -74,6 +77,12 @@ int main(int argc, char **argv)
 		return cmd_policy(argc, argv);
 	if (!strcmp(c, "image"))
 		return cmd_image(argc, argv);
-	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image (see 'warren --help')\n", c);
+	if (!strcmp(c, "history"))
+		return cmd_history(argc, argv);
+	if (!strcmp(c, "serve"))
+		return cmd_serve(argc, argv);
+	if (!strcmp(c, "submit"))
+		return cmd_submit(argc, argv);
+	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit (see 'warren --help')\n", c);
 	return 125;
 }

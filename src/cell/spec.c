@@ -54,6 +54,9 @@ void cell_spec_free(struct cell_spec *s)
 	free(s->statedir);
 	free(s->user_name);
 	free(s->home);
+	free(s->name);
+	strv_free(s->labels);
+	free(s->history_db);
 	policy_opts_free(&s->policy);
 	if (s->worktree_fd > 0)
 		close(s->worktree_fd);

@@ -52,6 +52,9 @@ struct cell_spec {
 	struct limits limits;
 	struct policy_opts policy; /* seccomp, Landlock, masks, protected paths (policy/policy.h) */
 	struct net_opts net;  /* --net, --publish, --dns-max-names (net/net.h); mode 0: none */
+	char *name;           /* --name, or NULL */
+	char **labels;        /* --label k=v, NULL-terminated (or NULL) */
+	char *history_db;     /* --db (run/history.h): NULL for <state>/history.db, "none" for none */
 };
 
 /* The host uid/gid the run user's files carry. */

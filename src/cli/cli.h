@@ -19,6 +19,13 @@ int cmd_kill(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_image(int argc, char **argv);
+int cmd_history(int argc, char **argv);  /* cli/history.c */
+int cmd_serve(int argc, char **argv);    /* cli/serve.c */
+/* cli/submit.c: against a running warren serve (--via unix:PATH|tcp:HOST:PORT) */
+int cmd_submit(int argc, char **argv);
+int cmd_logs_via(int argc, char **argv);
+int cmd_kill_via(int argc, char **argv);
+bool cli_has_via(int argc, char **argv);
 
 struct statedir;
 /* Open the state directory of --state (opt), $WARREN_STATE or the default, to read runs from

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/history.h"
 #include "cli/spec.h"
 #include "job/jobfile.h"
 #include "job/logname.h"
@@ -41,6 +42,7 @@ static const char JOB_HELP[] =
 	"  --quiet     do not show the steps' output (it is still in the logs)\n"
 	"  --prefix    when not on a terminal, prefix each output line with its step's name\n"
 	"  --result FILE, --result-fd N   also write result.json there\n"
+	HIST_HELP
 	"\n"
 	"'job check FILE' reports every mistake in FILE (file:line:column) and starts nothing;\n"
 	"with --json, as {\"file\", \"ok\", \"services\", \"steps\", \"errors\": [{line, column,\n"
@@ -98,7 +100,8 @@ static int load(const char *file, const char *work, struct job *job)
 static int job_run_cmd(int argc, char **argv)
 {
 	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK,
-	       O_WORK_RO, O_CELL_OPT };
+	       O_WORK_RO, O_CELL_OPT,
+	       O_LABEL, O_NAME, O_DB, O_RUN_ID };
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, O_STATE }, { "keep", no_argument, NULL, O_KEEP },
 		{ "work", required_argument, NULL, O_WORK },
@@ -109,11 +112,13 @@ static int job_run_cmd(int argc, char **argv)
 		{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
 		{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 		{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
-		{ NULL, 0, NULL, 0 },
+		HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
 	};
 	__attribute__((cleanup(cell_opts_free))) struct cell_opts co = { 0 };
 	bool work_ro = false;
 	const char *state = NULL, *user = NULL, *work = NULL;
+	_cleanup_(hist_opts_free) struct hist_opts hist = { 0 };
+	_cleanup_error_ struct error herr = { 0 };
 	bool keep = false;
 	struct job_run_opts o = { .result_fd = -1 };
 	_cleanup_error_ struct error perr = { 0 };
@@ -137,6 +142,10 @@ static int job_run_cmd(int argc, char **argv)
 				return cli_usage_error("job", "--result-fd: '%s' is not an open file descriptor", optarg);
 			break;
 		case O_HELP: fputs(JOB_HELP, stdout); return 0;
+		case O_LABEL: case O_NAME: case O_DB: case O_RUN_ID:
+			if (hist_opt_parse(&hist, c - O_LABEL, optarg, &herr) < 0)
+				return cli_fail(&herr);
+			break;
 		default: return cli_fail(&perr);
 		}
 	}
@@ -154,6 +163,7 @@ static int job_run_cmd(int argc, char **argv)
 	s.net = job.net;
 	s.keep = keep;
 	s.statedir = statedir_default(state);
+	hist_opts_apply(&hist, &s);
 	s.worktree_ro = work_ro || job.work_ro;
 	/* the job file's binds, then the command line's; --externals, --workdir and --hostname
 	 * of the command line win */
@@ -455,6 +465,8 @@ static const char LOGS_HELP[] =
 
 int cmd_logs(int argc, char **argv)
 {
+	if (cli_has_via(argc, argv))
+		return cmd_logs_via(argc, argv); /* from a warren serve (cli/submit.c) */
 	enum { O_STATE = 256, O_FOLLOW, O_HELP };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
 					      { "follow", no_argument, NULL, O_FOLLOW },
@@ -509,6 +521,8 @@ int cmd_logs(int argc, char **argv)
 
 int cmd_kill(int argc, char **argv)
 {
+	if (cli_has_via(argc, argv))
+		return cmd_kill_via(argc, argv); /* through a warren serve (cli/submit.c) */
 	enum { O_STATE = 256, O_HELP };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
 					      { "help", no_argument, NULL, O_HELP },

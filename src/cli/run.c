@@ -11,6 +11,7 @@
 #include "cell/contract.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/history.h"
 #include "cli/spec.h"
 #include "run/limits.h"
 #include "run/rundir.h"
@@ -94,6 +95,7 @@ static const char RUN_HELP[] =
 	"  --result FILE       also write result.json to FILE\n"
 	"  --result-fd N       also write result.json to file descriptor N\n"
 	"  --quiet             no cause line on stderr (still in the record)\n"
+	HIST_HELP
 	"\n"
 	"exit status: the job's own; 128+N when signal N killed it; 124 when --time or --cpu-time\n"
 	"stopped it; 125 when warren failed; 126 not executable; 127 not found.\n";
@@ -105,6 +107,7 @@ enum {
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
 	O_WORK_RO, O_CELL_OPT, /* --work-ro; --bind, --ro-bind, --externals, --workdir, --hostname (cli/spec.h) */
 	O_IMAGE, /* --image (image/store.h) */
+	O_LABEL, O_NAME, O_DB, O_RUN_ID, /* the history (cli/history.h) */
 };
 
 static const struct option OPTS[] = {
@@ -127,7 +130,7 @@ static const struct option OPTS[] = {
 	{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
 	{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 	{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
-	{ "image", required_argument, NULL, O_IMAGE }, { NULL, 0, NULL, 0 },
+	{ "image", required_argument, NULL, O_IMAGE }, HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -145,6 +148,7 @@ struct run_opts {
 	bool work_ro;
 	struct cell_opts cell;     /* --bind, --ro-bind, --externals, --workdir, --hostname */
 	const char *image;         /* --image NAME */
+	struct hist_opts hist;     /* --label, --name, --db (cli/history.h) */
 };
 
 /* --NAME VALUE of a limit (run/limits.h): a value, or none */
@@ -216,6 +220,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_CORE: o->policy.core = true; break;
 		case O_NO_SYS: o->policy.no_sys = true; break;
 		case O_NO_REFUSED: o->policy.no_refused_writes = true; break;
+		case O_LABEL: case O_NAME: case O_DB: case O_RUN_ID: r = hist_opt_parse(&o->hist, c - O_LABEL, optarg, err); break;
 		case 'i': case 't': break; /* docker's -i and -t: what warren does anyway */
 		default: return -EINVAL;   /* err names the option */
 		}
@@ -253,6 +258,7 @@ int cmd_run(int argc, char **argv)
 	s.worktree_ro = o.work_ro;
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
+	hist_opts_apply(&o.hist, &s);
 	if (result_file_check(o.result, &err) < 0 || net_check_publish(&s.net, &err) < 0 ||
 	    cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
 	    cellspec_cell_opts(&s, &o.cell, &err) < 0 ||
@@ -273,6 +279,7 @@ fail:
 out:
 	envb_free(&late);
 	cell_opts_free(&o.cell);
+	hist_opts_free(&o.hist);
 	policy_opts_free(&o.policy);
 	policy_opts_free(&s.policy);
 	cell_spec_free(&s);

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "net/net.h"
+#include "run/history.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"
@@ -99,10 +100,13 @@ static int parse_common(const char *cmd, const char *help, int argc, char **argv
 
 /* ---- ps ---- */
 
-static const char PS_HELP[] = "usage: warren ps [--json] [--state DIR]\n\nList the live runs: id, supervisor pid, age, command, worktree.\n";
+static const char PS_HELP[] = "usage: warren ps [--json] [--state DIR]\n       warren ps -a [FILTERS] (see 'warren history --help')\n\nList the live runs: id, supervisor pid, age, command, worktree. With -a, every run of\nthe history, past ones too.\n";
 
 int cmd_ps(int argc, char **argv)
 {
+	for (int a = 1; a < argc && strcmp(argv[a], "--"); a++)
+		if (!strcmp(argv[a], "-a") || !strcmp(argv[a], "--all"))
+			return cmd_history(argc, argv); /* live and past runs: the history (cli/history.c) */
 	const char *state_opt = NULL;
 	bool as_json = false;
 	int i = parse_common("ps", PS_HELP, argc, argv, &state_opt, &as_json, NULL);
@@ -460,6 +464,19 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	return did;
 }
 
+/* Mark id pruned in the history of sd (run/history.h), when there is one. */
+static void history_pruned(const struct statedir *sd, const char *id)
+{
+	_cleanup_free_ char *path = history_path(sd->path, NULL);
+	struct history *h = NULL;
+	_cleanup_error_ struct error err = { 0 };
+	if (access(path, F_OK) < 0)
+		return;
+	if (history_open(&h, path, &err) < 0 || history_mark_pruned(h, id, &err) < 0)
+		fprintf(stderr, "warren: %s\n", err.msg);
+	history_close(h);
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	const char *state_opt = NULL, *older = NULL;
@@ -500,8 +517,8 @@ int cmd_gc(int argc, char **argv)
 		int r = gc_one(&sd, *id, older_ms, &pruned);
 		if (r < 0)
 			failed++;
-		else if (pruned)
-			pruned_n++;
+		else if (pruned && ++pruned_n)
+			history_pruned(&sd, *id); /* the history keeps the run's row, saying so */
 		else if (r > 0)
 			reclaimed++;
 	}

@@ -580,7 +580,7 @@ int cellspec_finish(struct cell_spec *s, struct error *err)
 	if (limits_defaults(&h, s->statedir, &def, NULL, err) < 0)
 		return -EINVAL;
 	limits_apply(&s->limits, &def, &h, s->keep);
-	if (run_id_new(s->id) < 0)
+	if (!s->id[0] && run_id_new(s->id) < 0) /* an id given by warren serve (--run-id) stays */
 		return error_set(err, errno, "cannot make a run id (getrandom)");
 	s->rundir = xasprintf("%s/runs/%s", s->statedir, s->id);
 	return 0;

@@ -104,6 +104,26 @@ static void cell_json(const struct cell_spec *s, json_t *j)
 	json_object_set_new(j, "mounts", list);
 }
 
+json_t *record_labels_json(char **labels)
+{
+	json_t *o = json_object();
+	for (char **p = labels; p && *p; p++) {
+		const char *eq = strchr(*p, '=');
+		_cleanup_free_ char *k = eq ? strndup(*p, (size_t)(eq - *p)) : xstrdup(*p);
+		json_object_set_new(o, k, json_string(eq ? eq + 1 : ""));
+	}
+	return o;
+}
+
+/* "name" and "labels" (--name, --label) when the run has them */
+static void record_add_labels(const struct cell_spec *s, json_t *j)
+{
+	if (s->name)
+		json_object_set_new(j, "name", json_string(s->name));
+	if (s->labels)
+		json_object_set_new(j, "labels", record_labels_json(s->labels));
+}
+
 int record_write_spec(const struct cell_spec *s, struct error *err)
 {
 	json_t *j = json_pack("{s:s,s:o,s:o,s:o,s:o,s:b,s:s,s:o}", "id", s->id, "command", strv_json(s->argv),
@@ -113,6 +133,7 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 		return error_set(err, ENOMEM, "cannot build spec.json");
 	json_object_set_new(j, "published", published_json(&s->net));
 	cell_json(s, j);
+	record_add_labels(s, j);
 	/* the defences asked for: `warren policy` answers from them */
 	json_object_set_new(j, "policy", policy_json(&s->policy));
 	json_object_set_new(j, "image", image_json(s));
@@ -155,6 +176,7 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r, 
 	json_object_set_new(j, "limits", limits_json(&s->limits));
 	json_object_set_new(j, "published", published_json(&s->net));
 	json_object_set_new(j, "image", image_json(s));
+	record_add_labels(s, j);
 	if (extra)
 		json_object_update(j, extra);
 	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

@@ -42,5 +42,7 @@ int record_write_spec(const struct cell_spec *s, struct error *err);
 char *record_result_json(const struct cell_spec *s, const struct run_result *r, json_t *extra);
 int record_write_result(const struct cell_spec *s, const char *json, struct error *err);
 void run_result_free(struct run_result *r);
+/* --label "k=v" strings (NULL-terminated) as a JSON object of strings. */
+json_t *record_labels_json(char **labels);
 
 #endif

@@ -32,6 +32,7 @@
 #include "cell/container.h"
 #include "cell/contract.h"
 #include "cgroup/cgroup.h"
+#include "run/history.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"
 #include "util/fs.h"
@@ -746,6 +747,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	made_rundir = true;
 	if (record_write_spec(s, err) < 0)
 		goto fail;
+	history_note_start(s); /* its row in <state>/history.db (run/history.h) */
 	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
 	if (s->net.mode != NET_NONE && net_prepare(&u->net, &s->net, s->id, s->rundir, s->rootless, err) < 0)
 		goto fail;
@@ -931,6 +933,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	if (json)
 		emit_result(o, json);
 	free(json);
+	history_note_end(s, &res, NULL);
 
 	if (res.error)
 		fprintf(stderr, "warren: %s\n", res.error);

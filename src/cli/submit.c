@@ -1,0 +1,468 @@
+/* submit.c - the CLI against a running `warren serve`: `warren submit` (a command or a job file
+ * to its queue), and `warren logs --via` / `warren kill --via`. A small HTTP/1.0 client over
+ * the server's unix socket or TCP (one request per connection, read to its end). */
+#include <getopt.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "run/history.h"
+#include "run/rundir.h"
+#include "util/fs.h"
+
+struct via {
+	char *spec;      /* unix:PATH or tcp:HOST:PORT */
+	char *token;     /* for tcp, from --token-file */
+};
+
+static int via_connect(const struct via *v, struct error *err)
+{
+	if (!strncmp(v->spec, "unix:", 5)) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		if (strlen(v->spec + 5) >= sizeof sa.sun_path)
+			return error_set(err, 0, "--via %s: the socket path is too long", v->spec);
+		strcpy(sa.sun_path, v->spec + 5);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			return error_set(err, e, "cannot reach warren serve at %s; is it running (warren serve --state ...)?", v->spec);
+		}
+		return fd;
+	}
+	if (strncmp(v->spec, "tcp:", 4))
+		return error_set(err, 0, "--via '%s': give unix:PATH or tcp:HOST:PORT", v->spec);
+	_cleanup_free_ char *host = xstrdup(v->spec + 4);
+	char *colon = strrchr(host, ':');
+	if (!colon)
+		return error_set(err, 0, "--via '%s': give tcp:HOST:PORT", v->spec);
+	*colon = '\0';
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	if (getaddrinfo(host, colon + 1, &hints, &ai))
+		return error_set(err, 0, "--via %s: cannot resolve %s", v->spec, host);
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int r = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	if (r < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return error_set(err, e, "cannot reach warren serve at %s", v->spec);
+	}
+	return fd;
+}
+
+static int write_fully(int fd, const char *b, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Send one request; the connection (to read the answer from), or -1 + err. */
+static int request(const struct via *v, const char *method, const char *path, const char *body, struct error *err)
+{
+	int fd = via_connect(v, err);
+	if (fd < 0)
+		return -1;
+	_cleanup_free_ char *auth = v->token ? xasprintf("Authorization: Bearer %s\r\n", v->token) : xstrdup("");
+	_cleanup_free_ char *req = xasprintf("%s %s HTTP/1.0\r\nHost: warren\r\n%sContent-Type: application/json\r\n"
+					     "Content-Length: %zu\r\n\r\n%s", method, path, auth, body ? strlen(body) : 0,
+					     body ? body : "");
+	if (write_fully(fd, req, strlen(req)) < 0) {
+		close(fd);
+		error_set(err, errno, "cannot send the request to %s", v->spec);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read the head of the answer: the status; *rest gets what came after the head. */
+static int read_head(int fd, char **rest, size_t *rlen)
+{
+	char *b = NULL;
+	size_t n = 0;
+	char buf[4096];
+	ssize_t r;
+	char *end = NULL;
+	while (!end && (r = read(fd, buf, sizeof buf)) > 0) {
+		b = xrealloc(b, n + (size_t)r + 1);
+		memcpy(b + n, buf, (size_t)r);
+		b[n += (size_t)r] = '\0';
+		end = strstr(b, "\r\n\r\n");
+	}
+	int status = 0;
+	if (b && sscanf(b, "HTTP/%*s %d", &status) != 1)
+		status = 0;
+	*rlen = end ? n - (size_t)(end + 4 - b) : 0;
+	*rest = xmalloc(*rlen + 1);
+	if (end)
+		memcpy(*rest, end + 4, *rlen);
+	(*rest)[*rlen] = '\0';
+	free(b);
+	return status;
+}
+
+/* A whole request and answer: the status and the body parsed as JSON (NULL if it is not). */
+static int call(const struct via *v, const char *method, const char *path, const char *body, json_t **out,
+		struct error *err)
+{
+	_cleanup_close_ int fd = request(v, method, path, body, err);
+	if (fd < 0)
+		return -1;
+	char *rest;
+	size_t len;
+	int status = read_head(fd, &rest, &len);
+	char buf[65536];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) > 0) {
+		rest = xrealloc(rest, len + (size_t)r + 1);
+		memcpy(rest + len, buf, (size_t)r);
+		rest[len += (size_t)r] = '\0';
+	}
+	*out = json_loadb(rest, len, 0, NULL);
+	free(rest);
+	if (!status)
+		return error_set(err, 0, "warren serve at %s gave no HTTP answer", v->spec), -1;
+	return status;
+}
+
+/* The server's error message of an answer, as one line for the user. */
+static int fail_answer(int status, json_t *j)
+{
+	fprintf(stderr, "warren: the server refused (HTTP %d): %s\n", status,
+		json_string_value(json_object_get(j, "error")) ?: "no reason given");
+	json_decref(j);
+	return 125;
+}
+
+/* Print the lines of an SSE stream of logs until its end. */
+static int follow(const struct via *v, const char *id, const char *step, struct error *err)
+{
+	_cleanup_free_ char *path = xasprintf("/v1/runs/%s/logs?follow=1%s%s", id, step ? "&step=" : "", step ? step : "");
+	_cleanup_close_ int fd = request(v, "GET", path, NULL, err);
+	if (fd < 0)
+		return -1;
+	char *buf;
+	size_t len;
+	int status = read_head(fd, &buf, &len);
+	if (status != 200) {
+		free(buf);
+		return error_set(err, 0, "warren serve at %s: logs of %s: HTTP %d", v->spec, id, status), -1;
+	}
+	char chunk[16384];
+	ssize_t r;
+	bool end = false;
+	do {
+		buf = xrealloc(buf, len + 1);
+		buf[len] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			if (!strcmp(line, "event: end"))
+				end = true;  /* its data is the stream's end offset, not the log */
+			else if (!strncmp(line, "data: ", 6) && !end)
+				printf("%s\n", line + 6);
+			line = nl + 1;
+		}
+		len -= (size_t)(line - buf);
+		memmove(buf, line, len);
+		fflush(stdout);
+		r = read(fd, chunk, sizeof chunk);
+		if (r > 0) {
+			buf = xrealloc(buf, len + (size_t)r + 1);
+			memcpy(buf + len, chunk, (size_t)r);
+			len += (size_t)r;
+		}
+	} while (r > 0);
+	free(buf);
+	return 0;
+}
+
+/* ---- options shared by submit, logs --via, kill --via ---- */
+
+static int via_setup(struct via *v, const char *via, const char *state, const char *token_file, struct error *err)
+{
+	if (via) {
+		v->spec = xstrdup(via);
+	} else {
+		_cleanup_free_ char *sd = statedir_default(state);
+		v->spec = xasprintf("unix:%s/serve.sock", sd);
+	}
+	if (token_file) {
+		char *t = read_file(token_file, NULL);
+		if (!t)
+			return error_set(err, errno, "--token-file %s: cannot read it", token_file);
+		t[strcspn(t, "\r\n")] = '\0';
+		v->token = t;
+	}
+	return 0;
+}
+
+static void via_free(struct via *v)
+{
+	free(v->spec);
+	free(v->token);
+}
+
+bool cli_has_via(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--via") || !strncmp(argv[i], "--via=", 6))
+			return true;
+	return false;
+}
+
+static const char SUBMIT_HELP[] =
+	"usage: warren submit [--via unix:PATH|tcp:HOST:PORT] [--token-file F] [--work DIR]\n"
+	"                     [--label K=V]... [--name N] [--env K=V]... [--time D] [--memory S]\n"
+	"                     [--cpu-time D] [--pids N] [--output S] [--scratch S] [--rootfs DIR]\n"
+	"                     [--net MODE] [--follow] [--json] (--job FILE | -- COMMAND [ARG...])\n"
+	"\n"
+	"Queue a command (or a job file) on a running 'warren serve' (default: the socket\n"
+	"<state>/serve.sock) and print its id and queue position. With --follow, print its output\n"
+	"as it runs and exit with its exit status. The run is an ordinary warren run: 'warren\n"
+	"history', 'warren show', 'warren logs' and 'warren kill' know it.\n";
+
+struct submit_opts {
+	const char *via, *state, *token_file, *job;
+	bool follow, json;
+	json_t *req;
+};
+
+static int submit_parse(int argc, char **argv, struct submit_opts *o, struct error *err)
+{
+	enum { O_VIA = 256, O_STATE, O_TOKEN, O_WORK, O_LABEL, O_NAME, O_ENV, O_ROOTFS, O_NET, O_JOB, O_FOLLOW,
+	       O_JSON, O_HELP, O_LIMIT };
+	static const struct option opts[] = {
+		{ "via", required_argument, NULL, O_VIA }, { "state", required_argument, NULL, O_STATE },
+		{ "token-file", required_argument, NULL, O_TOKEN }, { "work", required_argument, NULL, O_WORK },
+		{ "label", required_argument, NULL, O_LABEL }, { "name", required_argument, NULL, O_NAME },
+		{ "env", required_argument, NULL, O_ENV }, { "rootfs", required_argument, NULL, O_ROOTFS },
+		{ "net", required_argument, NULL, O_NET }, { "job", required_argument, NULL, O_JOB },
+		{ "follow", no_argument, NULL, O_FOLLOW }, { "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, O_HELP },
+		{ "time", required_argument, NULL, O_LIMIT }, { "cpu-time", required_argument, NULL, O_LIMIT },
+		{ "memory", required_argument, NULL, O_LIMIT }, { "pids", required_argument, NULL, O_LIMIT },
+		{ "output", required_argument, NULL, O_LIMIT }, { "scratch", required_argument, NULL, O_LIMIT },
+		{ "grace", required_argument, NULL, O_LIMIT }, { NULL, 0, NULL, 0 },
+	};
+	json_t *r = o->req, *labels = json_object(), *env = json_object(), *limits = json_object();
+	json_object_set_new(r, "labels", labels);
+	json_object_set_new(r, "env", env);
+	json_object_set_new(r, "limits", limits);
+	opterr = 0;
+	optind = 1;
+	int c, idx = 0;
+	while ((c = getopt_long(argc, argv, "+f", opts, &idx)) != -1) {
+		const char *eq = optarg ? strchr(optarg, '=') : NULL;
+		switch (c) {
+		case O_VIA: o->via = optarg; break;
+		case O_STATE: o->state = optarg; break;
+		case O_TOKEN: o->token_file = optarg; break;
+		case O_JOB: o->job = optarg; break;
+		case 'f': case O_FOLLOW: o->follow = true; break;
+		case O_JSON: o->json = true; break;
+		case O_HELP: fputs(SUBMIT_HELP, stdout); return 1;
+		case O_WORK: {
+			_cleanup_free_ char *abs = abs_path(optarg);
+			if (!abs)
+				return error_set(err, errno, "--work %s: name an existing directory", optarg);
+			json_object_set_new(r, "worktree", json_string(abs));
+			break;
+		}
+		case O_ROOTFS: {
+			_cleanup_free_ char *abs = abs_path(optarg);
+			if (!abs)
+				return error_set(err, errno, "--rootfs %s: name an existing directory", optarg);
+			json_object_set_new(r, "rootfs", json_string(abs));
+			break;
+		}
+		case O_NAME: json_object_set_new(r, "name", json_string(optarg)); break;
+		case O_NET: json_object_set_new(r, "net", json_string(optarg)); break;
+		case O_LABEL: case O_ENV:
+			if (!eq)
+				return error_set(err, 0, "--%s '%s': give KEY=VALUE", c == O_LABEL ? "label" : "env", optarg);
+			json_object_set_new(c == O_LABEL ? labels : env, strndupa(optarg, (size_t)(eq - optarg)), json_string(eq + 1));
+			break;
+		case O_LIMIT: json_object_set_new(limits, opts[idx].name, json_string(optarg)); break;
+		default: return error_set(err, 0, "submit: unknown option or missing value '%s' (see 'warren submit --help')", argv[optind - 1]);
+		}
+	}
+	if (!json_object_get(r, "worktree")) {
+		_cleanup_free_ char *cwd = abs_path(".");
+		json_object_set_new(r, "worktree", json_string(cwd ? cwd : "/"));
+	}
+	return 0;
+}
+
+/* After --follow: wait for the run's end; its exit code (125 when it has none). */
+static int wait_end(const struct via *v, const char *id, struct error *err)
+{
+	_cleanup_free_ char *path = xasprintf("/v1/runs/%s", id);
+	for (;;) {
+		json_t *j = NULL;
+		int st = call(v, "GET", path, NULL, &j, err);
+		if (st < 0)
+			return -1;
+		if (st != 200)
+			return fail_answer(st, j);
+		json_t *run = json_object_get(j, "run");
+		const char *state = json_string_value(json_object_get(run, "state")) ?: "?";
+		if (strcmp(state, "queued") && strcmp(state, "running")) {
+			json_t *ec = json_object_get(run, "exit_code");
+			const char *cause = json_string_value(json_object_get(json_object_get(run, "cause"), "message"));
+			const char *e = json_string_value(json_object_get(run, "error"));
+			if (cause || e)
+				fprintf(stderr, "warren: %s %s: %s\n", id, state, cause ? cause : e);
+			int rc = json_is_integer(ec) ? (int)json_integer_value(ec) : 125;
+			json_decref(j);
+			return rc;
+		}
+		json_decref(j);
+		usleep(200000);
+	}
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	_cleanup_error_ struct error err = { 0 };
+	struct submit_opts o = { .req = json_object() };
+	struct via v = { 0 };
+	int rc = 125, r = submit_parse(argc, argv, &o, &err);
+	if (r == 0 && o.job && optind < argc)
+		r = error_set(&err, 0, "submit: give --job FILE or a command after --, not both");
+	if (r == 0 && !o.job && optind >= argc)
+		r = error_set(&err, 0, "submit: no command given; usage: warren submit [OPTIONS] -- COMMAND [ARG...] (or --job FILE)");
+	if (r == 0 && o.job) {
+		char *text = read_file(o.job, NULL);
+		if (!text)
+			r = error_set(&err, errno, "--job %s: cannot read it", o.job);
+		else
+			json_object_set_new(o.req, "job", json_string(text));
+		free(text);
+	} else if (r == 0) {
+		json_t *cmd = json_array();
+		for (int i = optind; i < argc; i++)
+			json_array_append_new(cmd, json_string(argv[i]));
+		json_object_set_new(o.req, "command", cmd);
+	}
+	static const char *const maps[] = { "labels", "env", "limits" };
+	for (size_t i = 0; i < 3; i++)
+		if (!json_object_size(json_object_get(o.req, maps[i])))
+			json_object_del(o.req, maps[i]);
+	if (r == 0)
+		r = via_setup(&v, o.via, o.state, o.token_file, &err);
+	json_t *ans = NULL;
+	_cleanup_free_ char *body = r == 0 ? json_dumps(o.req, JSON_COMPACT) : NULL;
+	int st = r == 0 ? call(&v, "POST", "/v1/runs", body, &ans, &err) : -1;
+	if (r > 0)
+		rc = 0;
+	else if (st < 0)
+		rc = cli_fail(&err);
+	else if (st != 201)
+		rc = fail_answer(st, ans), ans = NULL;
+	else {
+		const char *id = json_string_value(json_object_get(ans, "id")) ?: "?";
+		if (o.json) {
+			_cleanup_free_ char *t = json_dumps(ans, JSON_INDENT(2));
+			printf("%s\n", t);
+		} else {
+			fprintf(o.follow ? stderr : stdout, "%s queued (position %lld)\n", id,
+				(long long)json_integer_value(json_object_get(ans, "queue_position")));
+		}
+		fflush(stdout);
+		rc = 0;
+		if (o.follow && (follow(&v, id, NULL, &err) < 0 || (rc = wait_end(&v, id, &err)) < 0))
+			rc = cli_fail(&err);
+	}
+	json_decref(ans);
+	json_decref(o.req);
+	via_free(&v);
+	return rc;
+}
+
+/* `warren logs RUN [STEP] --via X [-f]` and `warren kill RUN --via X`. */
+static int via_cmd(int argc, char **argv, bool kill)
+{
+	enum { O_VIA = 256, O_TOKEN, O_STATE, O_FOLLOW };
+	static const struct option opts[] = {
+		{ "via", required_argument, NULL, O_VIA }, { "token-file", required_argument, NULL, O_TOKEN },
+		{ "state", required_argument, NULL, O_STATE }, { "follow", no_argument, NULL, O_FOLLOW },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *via = NULL, *token = NULL, *state = NULL;
+	bool fol = false;
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+		switch (c) {
+		case O_VIA: via = optarg; break;
+		case O_TOKEN: token = optarg; break;
+		case O_STATE: state = optarg; break;
+		case 'f': case O_FOLLOW: fol = true; break;
+		default: return cli_usage_error(argv[0], "%s: unknown option or missing value '%s'", argv[0], argv[optind - 1]);
+		}
+	}
+	if (optind >= argc || !run_id_valid(argv[optind]) || argc - optind > (kill ? 1 : 2))
+		return cli_usage_error(argv[0], "%s --via takes a full run id (run_...)%s", argv[0], kill ? "" : " and a step");
+	const char *id = argv[optind], *step = kill ? NULL : argv[optind + 1];
+	_cleanup_error_ struct error err = { 0 };
+	struct via v = { 0 };
+	int rc = 0;
+	json_t *ans = NULL;
+	if (via_setup(&v, via, state, token, &err) < 0) {
+		rc = cli_fail(&err);
+	} else if (kill) {
+		_cleanup_free_ char *p = xasprintf("/v1/runs/%s/kill", id);
+		int st = call(&v, "POST", p, "", &ans, &err);
+		rc = st < 0 ? cli_fail(&err) : st != 202 ? fail_answer(st, ans) : 0;
+		if (st == 202)
+			json_decref(ans);
+	} else if (fol) {
+		if (follow(&v, id, step, &err) < 0)
+			rc = cli_fail(&err);
+	} else {
+		_cleanup_free_ char *p = xasprintf("/v1/runs/%s/logs%s%s", id, step ? "?step=" : "", step ? step : "");
+		_cleanup_close_ int fd = request(&v, "GET", p, NULL, &err);
+		char *rest;
+		size_t len;
+		int st = fd < 0 ? -1 : read_head(fd, &rest, &len);
+		if (st < 0) {
+			rc = cli_fail(&err);
+		} else {
+			fwrite(rest, 1, len, st == 200 ? stdout : stderr);
+			free(rest);
+			char b[65536];
+			ssize_t n;
+			while ((n = read(fd, b, sizeof b)) > 0)
+				fwrite(b, 1, (size_t)n, st == 200 ? stdout : stderr);
+			rc = st == 200 ? 0 : 125;
+		}
+	}
+	via_free(&v);
+	return rc;
+}
+
+int cmd_logs_via(int argc, char **argv)
+{
+	return via_cmd(argc, argv, false);
+}
+
+int cmd_kill_via(int argc, char **argv)
+{
+	return via_cmd(argc, argv, true);
+}

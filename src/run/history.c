@@ -1,0 +1,580 @@
+/* history.c - the history of runs in SQLite: schema (versioned with PRAGMA user_version),
+ * the row a run writes at its start and end, queries with filters and paging, retention. */
+#include "run/history.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/fs.h"
+#include "util/units.h"
+
+struct history {
+	sqlite3 *db;
+	char *path;
+};
+
+#define BUSY_MS 30000
+
+static const char SCHEMA_V1[] =
+	"CREATE TABLE IF NOT EXISTS runs ("
+	" id TEXT PRIMARY KEY, name TEXT, state TEXT NOT NULL, kind TEXT, exit_code INTEGER, signal TEXT,"
+	" cause_limit TEXT, cause TEXT, error TEXT, command TEXT, worktree TEXT, statedir TEXT,"
+	" owner INTEGER NOT NULL, submitted_ms INTEGER, started_ms INTEGER, ended_ms INTEGER,"
+	" duration_s REAL, labels TEXT, pruned INTEGER NOT NULL DEFAULT 0, via TEXT);"
+	"CREATE INDEX IF NOT EXISTS runs_state ON runs(state);"
+	"CREATE INDEX IF NOT EXISTS runs_ended ON runs(ended_ms);"
+	"CREATE TABLE IF NOT EXISTS labels (run TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	" key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run, key));"
+	"CREATE INDEX IF NOT EXISTS labels_kv ON labels(key, value);";
+
+int64_t history_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *history_path(const char *statedir, const char *opt)
+{
+	if (opt && !strcmp(opt, HISTORY_NONE))
+		return NULL;
+	if (opt)
+		return abs_path_would_be(opt);
+	return xasprintf("%s/%s", statedir, HISTORY_FILE);
+}
+
+static int db_error(struct history *h, struct error *err, const char *what)
+{
+	int code = sqlite3_extended_errcode(h->db);
+	return error_set(err, 0, "history %s: cannot %s: %s (sqlite error %d)", h->path, what,
+			 sqlite3_errmsg(h->db), code);
+}
+
+static int exec(struct history *h, const char *sql, struct error *err)
+{
+	if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_error(h, err, "update the database");
+	return 0;
+}
+
+/* The schema, made once by whoever opens a new database first (inside one IMMEDIATE
+ * transaction, so that many first runs at once do not race), and WAL mode. */
+static int migrate(struct history *h, struct error *err)
+{
+	if (exec(h, "BEGIN IMMEDIATE", err) < 0)
+		return -EIO;
+	sqlite3_stmt *st = NULL;
+	int version = -1;
+	if (sqlite3_prepare_v2(h->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	int r = 0;
+	if (version < 0) {
+		r = db_error(h, err, "read the schema version");
+	} else if (version > HISTORY_SCHEMA_VERSION) {
+		r = error_set(err, 0, "history %s has schema version %d, newer than this warren's %d; use a newer warren or another --db",
+			      h->path, version, HISTORY_SCHEMA_VERSION);
+	} else if (version < 1) {
+		_cleanup_free_ char *sql = xasprintf("%sPRAGMA user_version = %d;", SCHEMA_V1, HISTORY_SCHEMA_VERSION);
+		r = exec(h, sql, err);
+	}
+	sqlite3_exec(h->db, r < 0 ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+	if (r < 0)
+		return r;
+	/* WAL: readers never block the writer; NORMAL: no fsync per commit (WAL keeps it intact) */
+	for (int i = 0; i < 100; i++) {
+		int rc = sqlite3_exec(h->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			break;
+		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+			return db_error(h, err, "set WAL mode");
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	return exec(h, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", err);
+}
+
+int history_open(struct history **out, const char *path, struct error *err)
+{
+	struct history *h = xcalloc(1, sizeof *h);
+	h->path = xstrdup(path);
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
+	if (sqlite3_open_v2(path, &h->db, flags, NULL) != SQLITE_OK) {
+		int r = error_set(err, 0, "cannot open the history %s: %s; check the directory, or give another --db",
+				  path, h->db ? sqlite3_errmsg(h->db) : "out of memory");
+		history_close(h);
+		return r;
+	}
+	sqlite3_busy_timeout(h->db, BUSY_MS);
+	if (migrate(h, err) < 0) {
+		history_close(h);
+		return -EIO;
+	}
+	*out = h;
+	return 0;
+}
+
+void history_close(struct history *h)
+{
+	if (!h)
+		return;
+	sqlite3_close_v2(h->db);
+	free(h->path);
+	free(h);
+}
+
+/* ---- binding ---- */
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_ms(sqlite3_stmt *st, int i, int64_t ms)
+{
+	if (ms)
+		sqlite3_bind_int64(st, i, ms);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_json(sqlite3_stmt *st, int i, json_t *j)
+{
+	char *t = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	if (t)
+		sqlite3_bind_text(st, i, t, -1, free);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* Prepare sql; the statement, or NULL + err. */
+static sqlite3_stmt *prepare(struct history *h, const char *sql, struct error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		db_error(h, err, "prepare a query");
+		return NULL;
+	}
+	return st;
+}
+
+/* Step a statement that returns no rows, and finalize it. */
+static int run_stmt(struct history *h, sqlite3_stmt *st, const char *what, struct error *err)
+{
+	int rc = sqlite3_step(st);
+	int r = rc == SQLITE_DONE ? 0 : db_error(h, err, what);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int write_labels(struct history *h, const char *id, json_t *labels, struct error *err)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(labels, k, v) {
+		sqlite3_stmt *st = prepare(h, "INSERT OR REPLACE INTO labels(run, key, value) VALUES (?1, ?2, ?3)", err);
+		if (!st)
+			return -EIO;
+		bind_text(st, 1, id);
+		bind_text(st, 2, k);
+		bind_text(st, 3, json_string_value(v) ?: "");
+		if (run_stmt(h, st, "record a label", err) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+int history_begin(struct history *h, const struct history_run *r, struct error *err)
+{
+	if (exec(h, "BEGIN IMMEDIATE", err) < 0)
+		return -EIO;
+	sqlite3_stmt *st = prepare(h,
+		"INSERT INTO runs(id, name, state, kind, command, worktree, statedir, owner, submitted_ms, started_ms, labels, via)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		" ON CONFLICT(id) DO UPDATE SET state = excluded.state, kind = COALESCE(kind, excluded.kind),"
+		" command = COALESCE(command, excluded.command), worktree = COALESCE(excluded.worktree, worktree),"
+		" statedir = COALESCE(excluded.statedir, statedir), started_ms = COALESCE(excluded.started_ms, started_ms),"
+		" name = COALESCE(excluded.name, name), labels = COALESCE(excluded.labels, labels)", err);
+	int rc = -EIO;
+	if (st) {
+		bind_text(st, 1, r->id);
+		bind_text(st, 2, r->name);
+		bind_text(st, 3, r->state);
+		bind_text(st, 4, r->kind);
+		bind_json(st, 5, r->command);
+		bind_text(st, 6, r->worktree);
+		bind_text(st, 7, r->statedir);
+		sqlite3_bind_int64(st, 8, (sqlite3_int64)r->owner);
+		bind_ms(st, 9, r->submitted_ms);
+		bind_ms(st, 10, r->started_ms);
+		bind_json(st, 11, r->labels && json_object_size(r->labels) ? r->labels : NULL);
+		bind_text(st, 12, r->via ? r->via : "cli");
+		rc = run_stmt(h, st, "record the run", err);
+	}
+	if (rc == 0 && r->labels)
+		rc = write_labels(h, r->id, r->labels, err);
+	if (rc == 0)
+		return exec(h, "COMMIT", err);
+	sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+int history_end(struct history *h, const char *id, const struct history_end *e, struct error *err)
+{
+	sqlite3_stmt *st = prepare(h,
+		"UPDATE runs SET state = ?2, exit_code = ?3, signal = ?4, cause_limit = ?5, cause = ?6, error = ?7,"
+		" ended_ms = ?8, duration_s = CASE WHEN ?9 >= 0 THEN ?9 WHEN started_ms IS NOT NULL"
+		" THEN (?8 - started_ms) / 1000.0 END WHERE id = ?1", err);
+	if (!st)
+		return -EIO;
+	bind_text(st, 1, id);
+	bind_text(st, 2, e->state);
+	if (e->have_exit)
+		sqlite3_bind_int(st, 3, e->exit_code);
+	else
+		sqlite3_bind_null(st, 3);
+	bind_text(st, 4, e->signal);
+	bind_text(st, 5, e->cause_limit);
+	bind_text(st, 6, e->cause);
+	bind_text(st, 7, e->error);
+	bind_ms(st, 8, e->ended_ms);
+	sqlite3_bind_double(st, 9, e->duration_s);
+	return run_stmt(h, st, "record the end of the run", err);
+}
+
+static int by_id(struct history *h, const char *sql, const char *id, const char *what, struct error *err)
+{
+	sqlite3_stmt *st = prepare(h, sql, err);
+	if (!st)
+		return -EIO;
+	bind_text(st, 1, id);
+	return run_stmt(h, st, what, err);
+}
+
+int history_mark_pruned(struct history *h, const char *id, struct error *err)
+{
+	return by_id(h, "UPDATE runs SET pruned = 1 WHERE id = ?1", id, "mark the run pruned", err);
+}
+
+int history_delete(struct history *h, const char *id, struct error *err)
+{
+	if (by_id(h, "DELETE FROM labels WHERE run = ?1", id, "delete the run's labels", err) < 0)
+		return -EIO;
+	return by_id(h, "DELETE FROM runs WHERE id = ?1", id, "delete the run", err);
+}
+
+/* ---- reading ---- */
+
+#define ROW_COLUMNS                                                                                  \
+	"id, name, state, kind, exit_code, signal, cause_limit, cause, error, command, worktree, statedir," \
+	" owner, submitted_ms, started_ms, ended_ms, duration_s, labels, pruned, via"
+
+static json_t *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? json_string((const char *)t) : json_null();
+}
+
+static json_t *col_json(sqlite3_stmt *st, int i, json_t *dflt)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	json_t *j = t ? json_loads((const char *)t, 0, NULL) : NULL;
+	if (j) {
+		json_decref(dflt);
+		return j;
+	}
+	return dflt;
+}
+
+static json_t *col_time(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	int64_t ms = sqlite3_column_int64(st, i);
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
+	char b[64];
+	return json_string(format_rfc3339(b, sizeof b, &ts));
+}
+
+static json_t *col_num(sqlite3_stmt *st, int i, bool real)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	return real ? json_real(sqlite3_column_double(st, i)) : json_integer(sqlite3_column_int64(st, i));
+}
+
+/* One row of ROW_COLUMNS as the JSON the CLI and the API show. */
+static json_t *row_json(sqlite3_stmt *st)
+{
+	json_t *cause = json_null();
+	if (sqlite3_column_type(st, 6) != SQLITE_NULL || sqlite3_column_type(st, 7) != SQLITE_NULL)
+		cause = json_pack("{s:o,s:o}", "limit", col_text(st, 6), "message", col_text(st, 7));
+	json_t *j = json_object();
+	json_object_set_new(j, "id", col_text(st, 0));
+	json_object_set_new(j, "name", col_text(st, 1));
+	json_object_set_new(j, "state", col_text(st, 2));
+	json_object_set_new(j, "kind", col_text(st, 3));
+	json_object_set_new(j, "exit_code", col_num(st, 4, false));
+	json_object_set_new(j, "signal", col_text(st, 5));
+	json_object_set_new(j, "cause", cause);
+	json_object_set_new(j, "error", col_text(st, 8));
+	json_object_set_new(j, "command", col_json(st, 9, json_array()));
+	json_object_set_new(j, "worktree", col_text(st, 10));
+	json_object_set_new(j, "statedir", col_text(st, 11));
+	json_object_set_new(j, "owner", col_num(st, 12, false));
+	json_object_set_new(j, "submitted_at", col_time(st, 13));
+	json_object_set_new(j, "started_at", col_time(st, 14));
+	json_object_set_new(j, "ended_at", col_time(st, 15));
+	json_object_set_new(j, "started_ms", col_num(st, 14, false));
+	json_object_set_new(j, "duration_s", col_num(st, 16, true));
+	json_object_set_new(j, "labels", col_json(st, 17, json_object()));
+	json_object_set_new(j, "pruned", json_boolean(sqlite3_column_int(st, 18)));
+	json_object_set_new(j, "via", col_text(st, 19));
+	return j;
+}
+
+/* The WHERE clause of f, its words bound from index 1 on by bind_filter in the same order. */
+static char *filter_sql(const struct history_filter *f)
+{
+	char *w = xstrdup(" WHERE 1");
+#define AND(cond) do { char *n = xasprintf("%s AND %s", w, cond); free(w); w = n; } while (0)
+	if (f->state && !strcmp(f->state, "live"))
+		AND("state IN ('queued', 'running')");
+	else if (f->state)
+		AND("state = ?");
+	for (size_t i = 0; i < f->nlabels; i++)
+		AND("EXISTS (SELECT 1 FROM labels l WHERE l.run = runs.id AND l.key = ? AND l.value = ?)");
+	if (f->since_ms)
+		AND("COALESCE(started_ms, submitted_ms) >= ?");
+	if (f->before)
+		AND("id < ?");
+	if (!f->any_owner)
+		AND("owner = ?");
+#undef AND
+	return w;
+}
+
+static void bind_filter(sqlite3_stmt *st, const struct history_filter *f)
+{
+	int i = 1;
+	if (f->state && strcmp(f->state, "live"))
+		bind_text(st, i++, f->state);
+	for (size_t k = 0; k < f->nlabels; k++) {
+		const char *kv = f->labels[k], *eq = strchr(kv, '=');
+		sqlite3_bind_text(st, i++, kv, eq ? (int)(eq - kv) : -1, SQLITE_TRANSIENT);
+		bind_text(st, i++, eq ? eq + 1 : "");
+	}
+	if (f->since_ms)
+		sqlite3_bind_int64(st, i++, f->since_ms);
+	if (f->before)
+		bind_text(st, i++, f->before);
+	if (!f->any_owner)
+		sqlite3_bind_int64(st, i++, (sqlite3_int64)f->owner);
+}
+
+json_t *history_query(struct history *h, const struct history_filter *f, struct error *err)
+{
+	_cleanup_free_ char *where = filter_sql(f);
+	_cleanup_free_ char *sql = f->limit > 0
+		? xasprintf("SELECT " ROW_COLUMNS " FROM runs%s ORDER BY id DESC LIMIT %ld", where, f->limit)
+		: xasprintf("SELECT " ROW_COLUMNS " FROM runs%s ORDER BY id DESC", where);
+	sqlite3_stmt *st = prepare(h, sql, err);
+	if (!st)
+		return NULL;
+	bind_filter(st, f);
+	json_t *a = json_array();
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(a, row_json(st));
+	if (rc != SQLITE_DONE) {
+		db_error(h, err, "read the runs");
+		json_decref(a);
+		a = NULL;
+	}
+	sqlite3_finalize(st);
+	return a;
+}
+
+json_t *history_get(struct history *h, const char *id, struct error *err)
+{
+	sqlite3_stmt *st = prepare(h, "SELECT " ROW_COLUMNS " FROM runs WHERE id = ?1", err);
+	if (!st)
+		return NULL;
+	bind_text(st, 1, id);
+	json_t *j = NULL;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		j = row_json(st);
+	else if (rc == SQLITE_DONE)
+		error_set(err, ENOENT, "no run %s in the history %s", id, h->path);
+	else
+		db_error(h, err, "read the run");
+	sqlite3_finalize(st);
+	return j;
+}
+
+/* The first column of each row of a prepared statement, as a NULL-terminated list. */
+static char **collect_ids(struct history *h, sqlite3_stmt *st, struct error *err)
+{
+	char **ids = xcalloc(1, sizeof *ids);
+	size_t n = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ids = xrealloc(ids, (n + 2) * sizeof *ids);
+		ids[n++] = xstrdup((const char *)sqlite3_column_text(st, 0) ?: "");
+		ids[n] = NULL;
+	}
+	if (rc != SQLITE_DONE) {
+		db_error(h, err, "read the runs");
+		history_ids_free(ids);
+		ids = NULL;
+	}
+	sqlite3_finalize(st);
+	return ids;
+}
+
+char **history_ids_in_state(struct history *h, const char *state, const char *via, const char *statedir,
+			    struct error *err)
+{
+	sqlite3_stmt *st = prepare(h, "SELECT id FROM runs WHERE state = ?1 AND via = ?2 AND statedir = ?3 ORDER BY id", err);
+	if (!st)
+		return NULL;
+	bind_text(st, 1, state);
+	bind_text(st, 2, via);
+	bind_text(st, 3, statedir);
+	return collect_ids(h, st, err);
+}
+
+char **history_expired(struct history *h, long keep_runs, int64_t keep_for_ms, int64_t now_ms, struct error *err)
+{
+	sqlite3_stmt *st = prepare(h,
+		"SELECT id FROM (SELECT id, ended_ms, row_number() OVER (ORDER BY id DESC) AS n FROM runs"
+		" WHERE state NOT IN ('queued', 'running') AND pruned = 0)"
+		" WHERE (?1 > 0 AND n > ?1) OR (?2 > 0 AND ended_ms IS NOT NULL AND ended_ms < ?3 - ?2) ORDER BY id", err);
+	if (!st)
+		return NULL;
+	sqlite3_bind_int64(st, 1, keep_runs);
+	sqlite3_bind_int64(st, 2, keep_for_ms);
+	sqlite3_bind_int64(st, 3, now_ms);
+	return collect_ids(h, st, err);
+}
+
+void history_ids_free(char **ids)
+{
+	for (char **p = ids; p && *p; p++)
+		free(*p);
+	free(ids);
+}
+
+/* ---- what the supervisor writes ---- */
+
+static struct history *open_for(const struct cell_spec *s)
+{
+	_cleanup_free_ char *path = history_path(s->statedir, s->history_db);
+	if (!path)
+		return NULL;
+	struct history *h = NULL;
+	struct error err = { 0 };
+	if (history_open(&h, path, &err) < 0) {
+		fprintf(stderr, "warren: %s: %s; the run's record is in %s all the same\n", s->id, err.msg, s->rundir);
+		error_clear(&err);
+	}
+	return h;
+}
+
+void history_note_start(const struct cell_spec *s)
+{
+	struct history *h = open_for(s);
+	if (!h)
+		return;
+	json_t *cmd = json_array();
+	for (char **p = s->argv; p && *p; p++)
+		json_array_append_new(cmd, json_string(*p));
+	json_t *labels = record_labels_json(s->labels);
+	struct history_run r = { .id = s->id, .name = s->name, .state = "running",
+				 .kind = s->argv && s->argv[0] && !strcmp(s->argv[0], "warren-job") ? "job" : "command",
+				 .worktree = s->worktree, .statedir = s->statedir, .command = cmd, .labels = labels,
+				 .owner = s->host_uid, .started_ms = history_now_ms() };
+	struct error err = { 0 };
+	if (history_begin(h, &r, &err) < 0) {
+		fprintf(stderr, "warren: %s: %s; the run's record is in %s all the same\n", s->id, err.msg, s->rundir);
+		error_clear(&err);
+	}
+	json_decref(cmd);
+	json_decref(labels);
+	history_close(h);
+}
+
+void history_note_end(const struct cell_spec *s, const struct run_result *res, const char *status)
+{
+	struct history *h = open_for(s);
+	if (!h)
+		return;
+	char sig[32] = "";
+	if (res->signal)
+		snprintf(sig, sizeof sig, "SIG%s", sigabbrev_np(res->signal) ?: "?");
+	struct history_end e = { .state = status ? status : run_status_name(res->status), .have_exit = true,
+				 .exit_code = res->exit_code, .signal = *sig ? sig : NULL,
+				 .cause_limit = res->cause_limit, .cause = res->cause_message, .error = res->error,
+				 .ended_ms = (int64_t)res->ended.tv_sec * 1000 + res->ended.tv_nsec / 1000000,
+				 .duration_s = res->wall_s };
+	struct error err = { 0 };
+	if (history_end(h, s->id, &e, &err) < 0) {
+		fprintf(stderr, "warren: %s: %s; the run's record is in %s all the same\n", s->id, err.msg, s->rundir);
+		error_clear(&err);
+	}
+	history_close(h);
+}
+
+/* ---- checks of what users give ---- */
+
+static bool printable(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+int history_check_label(const char *kv, struct error *err)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen = eq ? (size_t)(eq - kv) : 0;
+	if (!eq || !klen || klen > 63 || strspn(kv, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") != klen)
+		return error_set(err, 0, "label '%s' is not KEY=VALUE with a KEY of 1-63 letters, digits and ._/- (e.g. team=ci)", kv);
+	if (strlen(eq + 1) > 255 || !printable(eq + 1))
+		return error_set(err, 0, "label '%.*s': its value must be at most 255 printable characters", (int)klen, kv);
+	return 0;
+}
+
+int history_check_name(const char *name, struct error *err)
+{
+	if (!*name || strlen(name) > 128 || !printable(name))
+		return error_set(err, 0, "name '%s' must be 1-128 printable characters", name);
+	return 0;
+}
+
+int history_parse_since(const char *s, int64_t now_ms, int64_t *out)
+{
+	uint64_t ms;
+	if (parse_duration_ms(s, &ms) == 0) {
+		*out = now_ms - (int64_t)ms;
+		return 0;
+	}
+	struct tm tm = { 0 };
+	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end)
+		end = strptime(s, "%Y-%m-%d", &tm);
+	if (end && *end == '.')
+		end += 1 + strspn(end + 1, "0123456789");
+	if (!end || (*end && strcmp(end, "Z")))
+		return -EINVAL;
+	*out = (int64_t)timegm(&tm) * 1000;
+	return 0;
+}

@@ -1,0 +1,395 @@
+/* api.c - the HTTP API v1 (docs/api.md): who asks (SO_PEERCRED on a unix socket, the bearer
+ * token on TCP, compared in constant time), the routes, JSON answers with one clear "error". */
+#include "serve/internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "util/fs.h"
+#include "util/units.h"
+
+#define MAX_BODY (1 << 20)
+
+/* The state of one request between the calls libmicrohttpd makes. */
+struct req {
+	char *body;
+	size_t len;
+	bool too_big;
+};
+
+static enum MHD_Result send_text(struct MHD_Connection *c, int status, const char *type, char *text)
+{
+	struct MHD_Response *r = mhd.response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	mhd.add_header(r, "Content-Type", type);
+	enum MHD_Result ret = mhd.queue_response(c, (unsigned)status, r);
+	mhd.destroy_response(r);
+	return ret;
+}
+
+/* Answer j (stolen) as JSON with status. */
+static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
+{
+	char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+	json_decref(j);
+	char *body = xasprintf("%s\n", t ? t : "{}");
+	free(t);
+	return send_text(c, status, "application/json", body);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	enum MHD_Result r = send_json(c, status, json_pack("{s:s}", "error", m ? m : "error"));
+	free(m);
+	return r;
+}
+
+/* Equal in time that does not depend on where they differ. */
+static bool same_secret(const char *a, size_t alen, const char *b, size_t blen)
+{
+	volatile unsigned char d = (unsigned char)(alen != blen);
+	for (size_t i = 0; i < blen; i++)
+		d |= (unsigned char)(b[i] ^ (i < alen ? a[i] : 0));
+	return d == 0;
+}
+
+/* Who asks; false (and an answer queued in *ret) when nobody we know. */
+static bool identify(struct listener *l, struct MHD_Connection *c, struct who *w, enum MHD_Result *ret)
+{
+	struct server *s = l->s;
+	if (l->tcp) {
+		const char *h = mhd.lookup(c, MHD_HEADER_KIND, "Authorization");
+		if (!h || strncmp(h, "Bearer ", 7) || !same_secret(h + 7, strlen(h + 7), s->token, s->token_len)) {
+			*ret = send_error(c, 401, "a valid 'Authorization: Bearer TOKEN' header is needed (the token of the server's --token-file)");
+			return false;
+		}
+		*w = (struct who){ .uid = s->uid, .all = true };
+		return true;
+	}
+	const union MHD_ConnectionInfo *ci = mhd.connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct ucred cr;
+	socklen_t len = sizeof cr;
+	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		*ret = send_error(c, 403, "cannot tell who is asking (SO_PEERCRED)");
+		return false;
+	}
+	*w = (struct who){ .uid = cr.uid, .all = cr.uid == 0 || cr.uid == s->uid };
+	return true;
+}
+
+/* The row of id if w may see it (NULL: 404 answered). Under mu. */
+static json_t *visible_row(struct server *s, const struct who *w, const char *id)
+{
+	if (!run_id_valid(id))
+		return NULL;
+	_cleanup_error_ struct error err = { 0 };
+	json_t *row = history_get(s->h, id, &err);
+	if (row && !w->all && (uid_t)json_integer_value(json_object_get(row, "owner")) != w->uid) {
+		json_decref(row);
+		return NULL;
+	}
+	return row;
+}
+
+static json_t *record_file(struct server *s, const char *id, const char *name)
+{
+	_cleanup_close_ int dir = rundir_open(&s->sd, id, NULL);
+	_cleanup_free_ char *t = dir >= 0 ? rundir_read(dir, name) : NULL;
+	return t ? json_loads(t, 0, NULL) : NULL;
+}
+
+static json_t *log_names(struct server *s, const char *id)
+{
+	json_t *a = json_array();
+	struct dirent **ents = NULL;
+	_cleanup_free_ char *p = xasprintf("%s/runs/%s/log", s->sd.path, id);
+	int n = scandir(p, &ents, NULL, versionsort);
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(ents[i]->d_name);
+		if (l > 4 && !strcmp(ents[i]->d_name + l - 4, ".log"))
+			json_array_append_new(a, json_stringn(ents[i]->d_name, l - 4));
+		free(ents[i]);
+	}
+	free(ents);
+	return a;
+}
+
+/* GET /v1/runs/{id}: the row, the queue position, spec.json, result.json, steps, logs. */
+static json_t *run_detail(struct server *s, json_t *row, const char *id)
+{
+	json_t *result = record_file(s, id, "result.json");
+	json_t *spec = record_file(s, id, "spec.json");
+	json_t *j = json_pack("{s:o}", "run", row);
+	long pos = server_queue_pos(s, id);
+	json_object_set_new(j, "queue_position", pos ? json_integer(pos) : json_null());
+	json_object_set_new(j, "live", json_boolean(server_live(s, id)));
+	json_t *steps = json_object_get(result, "steps");
+	json_object_set_new(j, "steps", steps ? json_incref(steps) : json_array());
+	json_t *services = json_object_get(result, "services");
+	json_object_set_new(j, "services", services ? json_incref(services) : json_array());
+	json_object_set_new(j, "logs", log_names(s, id));
+	json_object_set_new(j, "spec", spec ? spec : json_null());
+	json_object_set_new(j, "result", result ? result : json_null());
+	return j;
+}
+
+static enum MHD_Result list_runs(struct server *s, struct MHD_Connection *c, const struct who *w)
+{
+	struct history_filter f = { .any_owner = w->all, .owner = w->uid, .limit = 100 };
+	const char *v;
+	if ((v = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "state")))
+		f.state = v;
+	if ((v = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "since")) &&
+	    history_parse_since(v, history_now_ms(), &f.since_ms) < 0)
+		return send_error(c, 400, "since: '%s' is neither a duration (1h, 7d) nor a UTC time (2026-12-03T10:00:00Z)", v);
+	char *lab = (char *)mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "label");
+	_cleanup_error_ struct error err = { 0 };
+	if (lab) {
+		if (history_check_label(lab, &err) < 0)
+			return send_error(c, 400, "%s", err.msg);
+		f.labels = &lab;
+		f.nlabels = 1;
+	}
+	uint64_t n;
+	if ((v = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "limit"))) {
+		if (parse_uint(v, &n) < 0 || n < 1 || n > 1000)
+			return send_error(c, 400, "limit: '%s' is not a number from 1 to 1000", v);
+		f.limit = (long)n;
+	}
+	if ((v = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "cursor"))) {
+		if (!run_id_valid(v))
+			return send_error(c, 400, "cursor: '%s' is not a run id (use next_cursor of the last page)", v);
+		f.before = v;
+	}
+	pthread_mutex_lock(&s->mu);
+	json_t *rows = history_query(s->h, &f, &err);
+	size_t i;
+	json_t *r;
+	json_array_foreach(rows, i, r) {
+		long pos = server_queue_pos(s, json_string_value(json_object_get(r, "id")));
+		json_object_set_new(r, "queue_position", pos ? json_integer(pos) : json_null());
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (!rows)
+		return send_error(c, 500, "%s", err.msg);
+	size_t got = json_array_size(rows);
+	json_t *next = got == (size_t)f.limit ? json_object_get(json_array_get(rows, got - 1), "id") : NULL;
+	return send_json(c, 200, json_pack("{s:o,s:O}", "runs", rows, "next_cursor", next ? next : json_null()));
+}
+
+static enum MHD_Result delete_run(struct server *s, struct MHD_Connection *c, const char *id)
+{
+	if (server_live(s, id))
+		return send_error(c, 409, "%s is live; kill it first (POST /v1/runs/%s/kill)", id, id);
+	int r = rm_tree_at(s->sd.runs, id);
+	if (r < 0 && r != -ENOENT)
+		return send_error(c, 500, "cannot delete the record of %s: %s", id, strerror(-r));
+	static const char *const suffixes[] = { ".out", ".job.json", ".req.json" };
+	for (size_t i = 0; i < 3; i++) {
+		_cleanup_free_ char *n = xasprintf("%s%s", id, suffixes[i]);
+		unlinkat(s->dir_fd, n, 0);
+	}
+	_cleanup_error_ struct error err = { 0 };
+	if (history_delete(s->h, id, &err) < 0)
+		return send_error(c, 500, "%s", err.msg);
+	return send_json(c, 200, json_pack("{s:s,s:b}", "id", id, "deleted", 1));
+}
+
+/* GET /v1/runs/{id}/policy: what `warren policy` answers (cli/policy.c), from the run's spec. */
+static enum MHD_Result policy(struct server *s, struct MHD_Connection *c, const char *id)
+{
+	const char *path = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "path");
+	const char *access = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "access");
+	if (!path || !*path)
+		return send_error(c, 400, "path: required, a path in the cell (relative: from its worktree)");
+	if (!access)
+		access = "write";
+	enum policy_access how = !strcmp(access, "write") ? POLICY_WRITE : !strcmp(access, "read") ? POLICY_READ
+			       : !strcmp(access, "exec") ? POLICY_EXEC : 0;
+	if (!how)
+		return send_error(c, 400, "access: '%s'; use write, read or exec", access);
+	json_t *spec = record_file(s, id, "spec.json");
+	if (!spec)
+		return send_error(c, 409, "%s has no spec.json yet (queued, or its record was pruned)", id);
+	struct cell_spec cs = { 0 };
+	snprintf(cs.id, sizeof cs.id, "%s", id);
+	cs.statedir = xstrdup(s->sd.path);
+	cs.rundir = xasprintf("%s/runs/%s", s->sd.path, id);
+	_cleanup_error_ struct error err = { 0 };
+	int r = spec_from_record_json(&cs, spec, &err);
+	json_decref(spec);
+	json_t *j = NULL;
+	if (r == 0) {
+		char *why = NULL;
+		struct policy_ctx pc = spec_policy_ctx(&cs);
+		bool ok = policy_allows(&pc, path, how, &why);
+		j = json_pack("{s:s,s:s,s:s,s:b,s:s}", "id", id, "path", path, "access", access, "allowed", ok, "answer",
+			      ok ? "allowed" : why ? why : "denied");
+		free(why);
+	}
+	cell_spec_free(&cs);
+	if (!j)
+		return send_error(c, 500, "%s", err.msg);
+	return send_json(c, 200, j);
+}
+
+/* /v1/runs/{id}[/what]: the id and what follows it */
+static bool split_run_url(const char *url, char *id, const char **what)
+{
+	const char *p = url + strlen("/v1/runs/");
+	size_t n = strcspn(p, "/");
+	if (n != RUN_ID_LEN)
+		return false;
+	memcpy(id, p, n);
+	id[n] = '\0';
+	*what = p[n] ? p + n + 1 : "";
+	return run_id_valid(id);
+}
+
+static enum MHD_Result logs(struct server *s, struct MHD_Connection *c, const char *id)
+{
+	const char *step = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "step");
+	const char *off = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "offset");
+	const char *last = mhd.lookup(c, MHD_HEADER_KIND, "Last-Event-ID");
+	const char *fol = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "follow");
+	uint64_t offset = 0, l = 0;
+	if (off && parse_uint(off, &offset) < 0)
+		return send_error(c, 400, "offset: '%s' is not a byte offset", off);
+	if (last && parse_uint(last, &l) == 0 && l > offset)
+		offset = l;  /* a reconnecting EventSource resumes after the last event it got */
+	bool follow = fol && strcmp(fol, "0");
+	int status = 200;
+	json_t *e = NULL;
+	struct MHD_Response *r = logs_response(s, id, step, offset, follow, &status, &e);
+	if (!r)
+		return send_json(c, status, e);
+	enum MHD_Result ret = mhd.queue_response(c, (unsigned)status, r);
+	mhd.destroy_response(r);
+	return ret;
+}
+
+/* The routes below /v1/runs/{id}. */
+static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, const struct who *w, const char *url,
+				 const char *method)
+{
+	char id[RUN_ID_LEN + 1];
+	const char *what;
+	if (!split_run_url(url, id, &what))
+		return send_error(c, 404, "no such path %s; run ids look like run_01J...", url);
+	pthread_mutex_lock(&s->mu);
+	json_t *row = visible_row(s, w, id);
+	pthread_mutex_unlock(&s->mu);
+	if (!row)
+		return send_error(c, 404, "no run %s (of yours) on this server", id);
+	enum MHD_Result ret;
+	bool get = !strcmp(method, "GET");
+	if (!*what && get) {
+		pthread_mutex_lock(&s->mu);
+		json_t *j = run_detail(s, row, id);
+		pthread_mutex_unlock(&s->mu);
+		return send_json(c, 200, j);
+	}
+	json_decref(row);
+	if (!strcmp(what, "logs") && get)
+		return logs(s, c, id);
+	if (!strcmp(what, "policy") && get)
+		return policy(s, c, id);
+	pthread_mutex_lock(&s->mu);
+	if (!strcmp(what, "kill") && !strcmp(method, "POST")) {
+		_cleanup_free_ char *why = xasprintf("POST /v1/runs/%s/kill", id);
+		int r = server_kill(s, id, why);
+		ret = r == 0 ? send_json(c, 202, json_pack("{s:s,s:s}", "id", id, "state", "stopping"))
+			     : send_error(c, 409, "%s is not live; nothing to kill", id);
+	} else if (!*what && !strcmp(method, "DELETE")) {
+		ret = delete_run(s, c, id);
+	} else {
+		ret = send_error(c, 405, "%s %s: not a method of this path; see docs/api.md", method, url);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return ret;
+}
+
+static enum MHD_Result route(struct listener *l, struct MHD_Connection *c, const char *url, const char *method,
+			     struct req *rq)
+{
+	struct server *s = l->s;
+	if (!strcmp(url, "/healthz") && !strcmp(method, "GET")) {
+		pthread_mutex_lock(&s->mu);
+		long q = 0;
+		for (struct srun *r = s->queue; r; r = r->next)
+			q++;
+		json_t *j = json_pack("{s:s,s:I,s:I,s:I}", "status", "ok", "slots", (json_int_t)s->slots, "busy",
+				      (json_int_t)s->busy, "queued", (json_int_t)q);
+		pthread_mutex_unlock(&s->mu);
+		return send_json(c, 200, j);
+	}
+	enum MHD_Result ret;
+	struct who w;
+	if (!identify(l, c, &w, &ret))
+		return ret;
+	if (!strcmp(url, "/metrics") && !strcmp(method, "GET"))
+		return send_text(c, 200, "text/plain; version=0.0.4", metrics_text(s));
+	if (!strcmp(url, "/v1/runs") || !strcmp(url, "/v1/runs/")) {
+		if (!strcmp(method, "GET"))
+			return list_runs(s, c, &w);
+		if (strcmp(method, "POST"))
+			return send_error(c, 405, "%s /v1/runs: use GET or POST", method);
+		if (rq->too_big)
+			return send_error(c, 413, "the body is larger than %d bytes", MAX_BODY);
+		json_t *out = NULL;
+		int st = submit_run(s, &w, rq->body ? rq->body : "", rq->len, &out);
+		return send_json(c, st, out);
+	}
+	if (!strncmp(url, "/v1/runs/", 9))
+		return run_route(s, c, &w, url, method);
+	return send_error(c, 404, "no such path %s; the API is under /v1/runs (see docs/api.md)", url);
+}
+
+enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			   const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct req *rq = *con_cls;
+	if (!rq) {
+		*con_cls = xcalloc(1, sizeof *rq);
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (rq->len + *upload_size > MAX_BODY) {
+			rq->too_big = true;
+		} else {
+			rq->body = xrealloc(rq->body, rq->len + *upload_size + 1);
+			memcpy(rq->body + rq->len, upload, *upload_size);
+			rq->len += *upload_size;
+			rq->body[rq->len] = '\0';
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	return route(cls, c, url, method, rq);
+}
+
+void api_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
+{
+	(void)cls;
+	(void)c;
+	(void)t;
+	struct req *rq = *con_cls;
+	if (rq) {
+		free(rq->body);
+		free(rq);
+	}
+	*con_cls = NULL;
+}

@@ -1,0 +1,67 @@
+/* metrics.c - GET /metrics in the Prometheus text format: runs by state and cause (from the
+ * history), the queue, the slots, the start latency (submission to the run's start). */
+#include "serve/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* append to a growing text */
+static void add(char **t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(char **t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	char *n = xasprintf("%s%s", *t, m ? m : "");
+	free(m);
+	free(*t);
+	*t = n;
+}
+
+static void runs_by_state(struct server *s, char **t)
+{
+	struct history_filter f = { .any_owner = true };
+	_cleanup_error_ struct error err = { 0 };
+	json_t *rows = history_query(s->h, &f, &err);
+	json_t *count = json_object();
+	size_t i;
+	json_t *r;
+	json_array_foreach(rows, i, r) {
+		const char *lim = json_string_value(json_object_get(json_object_get(r, "cause"), "limit"));
+		_cleanup_free_ char *key = xasprintf("state=\"%s\",cause=\"%s\"", json_string_value(json_object_get(r, "state")) ?: "?",
+						     lim ? lim : "");
+		json_object_set_new(count, key, json_integer(json_integer_value(json_object_get(count, key)) + 1));
+	}
+	add(t, "# HELP warren_runs Runs in the history by state and by the limit or signal that stopped them.\n# TYPE warren_runs gauge\n");
+	const char *k;
+	json_t *v;
+	json_object_foreach(count, k, v)
+		add(t, "warren_runs{%s} %lld\n", k, (long long)json_integer_value(v));
+	json_decref(count);
+	json_decref(rows);
+}
+
+char *metrics_text(struct server *s)
+{
+	char *t = xstrdup("");
+	pthread_mutex_lock(&s->mu);
+	runs_by_state(s, &t);
+	long q = 0;
+	for (struct srun *r = s->queue; r; r = r->next)
+		q++;
+	add(&t, "# HELP warren_queue_length Runs waiting for a slot.\n# TYPE warren_queue_length gauge\nwarren_queue_length %ld\n", q);
+	add(&t, "# HELP warren_slots Slots (runs at once).\n# TYPE warren_slots gauge\nwarren_slots %ld\n", s->slots);
+	add(&t, "# HELP warren_slots_busy Slots running a run.\n# TYPE warren_slots_busy gauge\nwarren_slots_busy %ld\n", s->busy);
+	add(&t, "# HELP warren_submitted_total Runs submitted to this server since it started.\n# TYPE warren_submitted_total counter\nwarren_submitted_total %llu\n",
+	    (unsigned long long)s->submitted);
+	add(&t, "# HELP warren_start_latency_seconds From submission to the run's supervisor starting.\n# TYPE warren_start_latency_seconds histogram\n");
+	for (int i = 0; i < LAT_BUCKETS; i++)
+		add(&t, "warren_start_latency_seconds_bucket{le=\"%g\"} %llu\n", LAT_BOUNDS[i], (unsigned long long)s->lat_le[i]);
+	add(&t, "warren_start_latency_seconds_bucket{le=\"+Inf\"} %llu\nwarren_start_latency_seconds_sum %.6f\nwarren_start_latency_seconds_count %llu\n",
+	    (unsigned long long)s->lat_count, s->lat_sum, (unsigned long long)s->lat_count);
+	pthread_mutex_unlock(&s->mu);
+	return t;
+}

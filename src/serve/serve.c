@@ -1,0 +1,639 @@
+/* serve.c - the server's life: the state directory and its lock, the listeners, the event loop
+ * that starts queued runs in free slots (each this binary's `job run`, a child that dies with
+ * the server), reaps them, applies retention; and, at start, what a killed server left. */
+#include "serve/internal.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "supervise/supervise.h"
+#include "util/fs.h"
+
+const double LAT_BOUNDS[LAT_BUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30 };
+
+void server_wake(struct server *s)
+{
+	uint64_t one = 1;
+	if (write(s->wake, &one, sizeof one) < 0) {
+		/* the counter is full: the loop wakes anyway */
+	}
+}
+
+char *server_file(struct server *s, const char *id, const char *suffix)
+{
+	return xasprintf("%s/%s%s", s->dir, id, suffix);
+}
+
+long server_queue_pos(struct server *s, const char *id)
+{
+	long n = 1;
+	for (struct srun *r = s->queue; r; r = r->next, n++)
+		if (!strcmp(r->id, id))
+			return n;
+	return 0;
+}
+
+struct srun *server_find(struct server *s, const char *id, bool *queued)
+{
+	for (int q = 0; q < 2; q++)
+		for (struct srun *r = q ? s->running : s->queue; r; r = r->next)
+			if (!strcmp(r->id, id)) {
+				*queued = !q;
+				return r;
+			}
+	return NULL;
+}
+
+static void srun_free(struct srun *r)
+{
+	for (char **a = r->argv; a && *a; a++)
+		free(*a);
+	free(r->argv);
+	free(r);
+}
+
+void server_enqueue(struct server *s, const char *id, uid_t owner, char **argv, int64_t submitted_ms)
+{
+	struct srun *r = xcalloc(1, sizeof *r);
+	memcpy(r->id, id, RUN_ID_LEN + 1);
+	r->owner = owner;
+	r->argv = argv;
+	r->submitted_ms = submitted_ms;
+	struct srun **p = &s->queue;
+	while (*p)
+		p = &(*p)->next;
+	*p = r;
+	server_wake(s);
+}
+
+/* Unlink r from the list at *head. */
+static void unlink_run(struct srun **head, struct srun *r)
+{
+	for (struct srun **p = head; *p; p = &(*p)->next)
+		if (*p == r) {
+			*p = r->next;
+			return;
+		}
+}
+
+static void record_end(struct server *s, const char *id, const char *state, const char *limit, const char *cause,
+		       const char *error)
+{
+	struct history_end e = { .state = state, .cause_limit = limit, .cause = cause, .error = error,
+				 .ended_ms = history_now_ms(), .duration_s = -1 };
+	_cleanup_error_ struct error err = { 0 };
+	if (history_end(s->h, id, &e, &err) < 0)
+		fprintf(stderr, "warren serve: %s\n", err.msg);
+}
+
+bool server_live(struct server *s, const char *id)
+{
+	bool q;
+	if (server_find(s, id, &q))
+		return true;
+	_cleanup_close_ int dir = rundir_open(&s->sd, id, NULL);
+	return dir >= 0 && rundir_is_live(dir);
+}
+
+int server_kill(struct server *s, const char *id, const char *why)
+{
+	bool queued;
+	struct srun *r = server_find(s, id, &queued);
+	if (r && queued) {
+		unlink_run(&s->queue, r);
+		_cleanup_free_ char *msg = xasprintf("killed while queued (%s); it never started", why);
+		record_end(s, id, "interrupted", "kill", msg, NULL);
+		_cleanup_free_ char *req = server_file(s, id, ".req.json");
+		unlink(req);
+		srun_free(r);
+		return 0;
+	}
+	pid_t pid = r ? r->pid : 0;
+	if (!pid) {
+		_cleanup_close_ int dir = rundir_open(&s->sd, id, NULL);
+		if (dir < 0 || !rundir_is_live(dir))
+			return -ENOENT;
+		pid = rundir_pid(dir);
+	}
+	/* as `warren kill`: SIGTERM marked so that the supervisor names the cause */
+	union sigval v = { .sival_int = WARREN_KILL_MAGIC };
+	return pid > 0 && sigqueue(pid, SIGTERM, v) == 0 ? 0 : -ESRCH;
+}
+
+/* ---- starting and reaping runs ---- */
+
+/* The child: dies with the server (PR_SET_PDEATHSIG; fork happens on the main thread, whose
+ * end is the process's), its output in <serve>/<id>.out, then this binary's `job run`.
+ * Only async-signal-safe calls between fork and exec: the server has threads. */
+static pid_t spawn(struct server *s, struct srun *r, int out, pid_t parent, const sigset_t *mask)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(125);
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+		_exit(125);
+	setsid();
+	sigprocmask(SIG_UNBLOCK, mask, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	execv("/proc/self/exe", r->argv);
+	_exit(127);
+	(void)s;
+}
+
+static void observe_latency(struct server *s, double secs)
+{
+	s->lat_count++;
+	s->lat_sum += secs;
+	for (int i = 0; i < LAT_BUCKETS; i++)
+		if (secs <= LAT_BOUNDS[i])
+			s->lat_le[i]++;
+}
+
+static void start_queued(struct server *s, const sigset_t *mask)
+{
+	while (s->queue && s->busy < s->slots) {
+		struct srun *r = s->queue;
+		s->queue = r->next;
+		_cleanup_free_ char *outp = server_file(s, r->id, ".out");
+		_cleanup_close_ int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		pid_t pid = out < 0 ? -1 : spawn(s, r, out, getpid(), mask);
+		if (pid < 0) {
+			_cleanup_free_ char *msg = xasprintf("warren serve could not start it: %s", strerror(errno));
+			record_end(s, r->id, "error", NULL, NULL, msg);
+			srun_free(r);
+			continue;
+		}
+		r->pid = pid;
+		r->next = s->running;
+		s->running = r;
+		s->busy++;
+		observe_latency(s, (double)(history_now_ms() - r->submitted_ms) / 1000.0);
+		struct history_run hr = { .id = r->id, .state = "running", .owner = r->owner, .via = "serve" };
+		_cleanup_error_ struct error err = { 0 };
+		if (history_begin(s->h, &hr, &err) < 0)
+			fprintf(stderr, "warren serve: %s\n", err.msg);
+	}
+}
+
+/* The last line warren wrote to the run's console, for a run that ended without its row. */
+static char *console_error(struct server *s, const char *id)
+{
+	_cleanup_free_ char *p = server_file(s, id, ".out");
+	_cleanup_free_ char *txt = read_file(p, NULL);
+	if (!txt)
+		return xstrdup("its supervisor ended without a record");
+	char *last = NULL;
+	for (char *save = NULL, *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (!strncmp(l, "warren: ", 8))
+			last = l + 8;
+	return xstrdup(last ? last : "its supervisor ended without a record");
+}
+
+static void reaped(struct server *s, struct srun *r, int status)
+{
+	unlink_run(&s->running, r);
+	s->busy--;
+	_cleanup_error_ struct error err = { 0 };
+	json_t *row = history_get(s->h, r->id, &err);
+	const char *st = json_string_value(json_object_get(row, "state"));
+	if (!st || !strcmp(st, "running") || !strcmp(st, "queued")) {
+		/* it ended without writing its end: warren failed before or while running it */
+		_cleanup_free_ char *msg = console_error(s, r->id);
+		_cleanup_free_ char *full = WIFSIGNALED(status)
+			? xasprintf("its supervisor was killed by signal %d (%s)", WTERMSIG(status), msg)
+			: xstrdup(msg);
+		record_end(s, r->id, "error", NULL, NULL, full);
+	}
+	json_decref(row);
+	_cleanup_free_ char *req = server_file(s, r->id, ".req.json");
+	unlink(req);
+	srun_free(r);
+}
+
+static void reap(struct server *s)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (struct srun *r = s->running; r; r = r->next)
+			if (r->pid == pid) {
+				reaped(s, r, status);
+				break;
+			}
+	}
+}
+
+/* ---- retention ---- */
+
+static void prune(struct server *s, const char *id)
+{
+	if (server_live(s, id))
+		return;
+	int r = rm_tree_at(s->sd.runs, id);
+	if (r < 0 && r != -ENOENT) {
+		fprintf(stderr, "warren serve: cannot prune the record of %s: %s\n", id, strerror(-r));
+		return;
+	}
+	static const char *const suffixes[] = { ".out", ".job.json", ".req.json" };
+	for (size_t i = 0; i < 3; i++) {
+		_cleanup_free_ char *p = server_file(s, id, suffixes[i]);
+		unlink(p);
+	}
+	_cleanup_error_ struct error err = { 0 };
+	if (history_mark_pruned(s->h, id, &err) < 0)
+		fprintf(stderr, "warren serve: %s\n", err.msg);
+}
+
+static void retention(struct server *s)
+{
+	if (!s->keep_runs && !s->keep_for_ms)
+		return;
+	_cleanup_error_ struct error err = { 0 };
+	char **ids = history_expired(s->h, s->keep_runs, s->keep_for_ms, history_now_ms(), &err);
+	if (!ids) {
+		fprintf(stderr, "warren serve: %s\n", err.msg);
+		return;
+	}
+	for (char **id = ids; *id; id++)
+		prune(s, *id);
+	history_ids_free(ids);
+}
+
+/* ---- what a killed server left ---- */
+
+static void run_gc(struct server *s, char **ids)
+{
+	size_t n = 0;
+	while (ids[n])
+		n++;
+	if (!n)
+		return;
+	char **argv = xcalloc(n + 5, sizeof *argv);
+	argv[0] = (char *)"warren";
+	argv[1] = (char *)"gc";
+	argv[2] = (char *)"--state";
+	argv[3] = s->sd.path;
+	memcpy(argv + 4, ids, n * sizeof *ids);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		fprintf(stderr, "warren serve: 'warren gc' of the runs the last server left did not finish cleanly; run 'warren gc --state %s'\n", s->sd.path);
+	free(argv);
+}
+
+/* Runs the last server left running: interrupted, reclaimed with gc. */
+static int recover_running(struct server *s, struct error *err)
+{
+	char **ids = history_ids_in_state(s->h, "running", "serve", s->sd.path, err);
+	if (!ids)
+		return -EIO;
+	char **dead = xcalloc(1, sizeof *dead);
+	size_t n = 0;
+	for (char **id = ids; *id; id++) {
+		_cleanup_close_ int dir = rundir_open(&s->sd, *id, NULL);
+		if (dir >= 0 && rundir_is_live(dir)) {
+			fprintf(stderr, "warren serve: %s is still live (its supervisor outlived the last server); leaving it alone\n", *id);
+			continue;
+		}
+		record_end(s, *id, "interrupted", "serve",
+			   "warren serve stopped while it ran (killed or crashed); reclaimed when the server started again", NULL);
+		if (dir >= 0) {
+			dead = xrealloc(dead, (n + 2) * sizeof *dead);
+			dead[n++] = *id;
+			dead[n] = NULL;
+		}
+	}
+	if (n)
+		fprintf(stderr, "warren serve: %zu run%s of the last server interrupted; reclaiming them\n", n, n == 1 ? "" : "s");
+	run_gc(s, dead);
+	free(dead);
+	history_ids_free(ids);
+	return 0;
+}
+
+/* Runs the last server had queued: queued again, in their order, from their requests. */
+static int recover_queued(struct server *s, struct error *err)
+{
+	char **ids = history_ids_in_state(s->h, "queued", "serve", s->sd.path, err);
+	if (!ids)
+		return -EIO;
+	for (char **id = ids; *id; id++) {
+		_cleanup_free_ char *p = server_file(s, *id, ".req.json");
+		json_t *req = json_load_file(p, 0, NULL);
+		json_t *av = json_object_get(req, "argv");
+		if (!json_is_array(av) || !json_array_size(av)) {
+			record_end(s, *id, "interrupted", "serve", "warren serve stopped before it started and its request is gone", NULL);
+			json_decref(req);
+			continue;
+		}
+		char **argv = xcalloc(json_array_size(av) + 1, sizeof *argv);
+		size_t i;
+		json_t *a;
+		json_array_foreach(av, i, a)
+			argv[i] = xstrdup(json_string_value(a) ?: "");
+		server_enqueue(s, *id, (uid_t)json_integer_value(json_object_get(req, "owner")), argv,
+			       json_integer_value(json_object_get(req, "submitted_ms")));
+		json_decref(req);
+	}
+	history_ids_free(ids);
+	return 0;
+}
+
+/* ---- listeners ---- */
+
+static int listen_unix(const char *path, bool open_to_all, struct error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof sa.sun_path)
+		return error_set(err, 0, "--listen unix:%s: the path is longer than %zu bytes; use a shorter one", path, sizeof sa.sun_path - 1);
+	strcpy(sa.sun_path, path);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(err, errno, "cannot create a unix socket");
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return error_set(err, 0, "--listen unix:%s: it exists and is not a socket; remove it or choose another path", path);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+			return error_set(err, 0, "--listen unix:%s: another warren serve listens there; stop it first", path);
+		unlink(path);
+		closep(&fd);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	}
+	mode_t old = umask(open_to_all ? 0 : 0077);
+	int r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	umask(old);
+	if (r < 0 || listen(fd, 128) < 0)
+		return error_set(err, errno, "--listen unix:%s: cannot listen there", path);
+	return steal_fd(&fd);
+}
+
+static int listen_tcp(const char *spec, struct error *err)
+{
+	_cleanup_free_ char *host = xstrdup(spec);
+	char *colon = strrchr(host, ':');
+	if (!colon || !colon[1])
+		return error_set(err, 0, "--listen tcp:%s: give tcp:ADDRESS:PORT, e.g. tcp:127.0.0.1:8280", spec);
+	*colon = '\0';
+	const char *port = colon + 1;
+	char *h = host;
+	if (*h == '[' && h[strlen(h) - 1] == ']') {
+		h[strlen(h) - 1] = '\0';
+		h++;
+	}
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+	struct addrinfo *ai = NULL;
+	int g = getaddrinfo(h, port, &hints, &ai);
+	if (g)
+		return error_set(err, 0, "--listen tcp:%s: %s; give a numeric address and port, e.g. tcp:127.0.0.1:8280", spec, gai_strerror(g));
+	_cleanup_close_ int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	int r = fd < 0 ? -1 : bind(fd, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	if (r < 0 || listen(fd, 128) < 0)
+		return error_set(err, errno, "--listen tcp:%s: cannot listen there", spec);
+	return steal_fd(&fd);
+}
+
+static int start_listener(struct server *s, const char *spec, struct error *err)
+{
+	if (s->ndaemons >= 16)
+		return error_set(err, 0, "--listen: at most 16 listeners");
+	struct listener *l = &s->listeners[s->ndaemons];
+	int fd;
+	l->s = s;
+	if (!strncmp(spec, "unix:", 5)) {
+		fd = listen_unix(spec + 5, s->uid == 0, err);
+		if (fd >= 0)
+			s->sockets[s->nsockets++] = xstrdup(spec + 5);
+	} else if (!strncmp(spec, "tcp:", 4)) {
+		if (!s->token)
+			return error_set(err, 0, "--listen %s: TCP needs --token-file FILE (a secret clients send as 'Authorization: Bearer ...', the file mode 0600)", spec);
+		l->tcp = true;
+		fd = listen_tcp(spec + 4, err);
+	} else {
+		return error_set(err, 0, "--listen '%s': give unix:PATH or tcp:ADDRESS:PORT", spec);
+	}
+	if (fd < 0)
+		return fd;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD;
+	s->daemons[s->ndaemons] = mhd.start_daemon(flags, 0, NULL, NULL, api_handle, l, MHD_OPTION_LISTEN_SOCKET, fd,
+						   MHD_OPTION_NOTIFY_COMPLETED, api_completed, l,
+						   MHD_OPTION_CONNECTION_LIMIT, 1000, MHD_OPTION_CONNECTION_TIMEOUT, 300,
+						   MHD_OPTION_END);
+	if (!s->daemons[s->ndaemons]) {
+		close(fd);
+		return error_set(err, 0, "--listen %s: libmicrohttpd could not start on it", spec);
+	}
+	s->ndaemons++;
+	return 0;
+}
+
+static int read_token(struct server *s, const char *file, struct error *err)
+{
+	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return error_set(err, errno, "--token-file %s: cannot read it", file);
+	if (st.st_mode & 077)
+		return error_set(err, 0, "--token-file %s: its mode %04o lets others read it; chmod 600 %s", file,
+				 (unsigned)(st.st_mode & 07777), file);
+	if (st.st_uid != geteuid())
+		return error_set(err, 0, "--token-file %s: it belongs to uid %u, not to the server's user %u; chown it", file,
+				 (unsigned)st.st_uid, (unsigned)geteuid());
+	_cleanup_free_ char *self = xasprintf("/proc/self/fd/%d", fd); /* the file checked, not the path again */
+	char *t = read_file(self, NULL);
+	if (!t)
+		return error_set(err, errno, "--token-file %s: cannot read it", file);
+	t[strcspn(t, "\r\n")] = '\0';
+	if (strlen(t) < 16) {
+		free(t);
+		return error_set(err, 0, "--token-file %s: the token is shorter than 16 characters; use a long random one (e.g. head -c 32 /dev/urandom | base64)", file);
+	}
+	s->token = t;
+	s->token_len = strlen(t);
+	return 0;
+}
+
+/* ---- the server ---- */
+
+static int server_open(struct server *s, const struct serve_opts *o, struct error *err)
+{
+	_cleanup_free_ char *state = statedir_default(o->state);
+	if (statedir_open(&s->sd, state, true, err) < 0)
+		return -EINVAL;
+	s->dir = xasprintf("%s/serve", s->sd.path);
+	if (mkdir(s->dir, 0700) < 0 && errno != EEXIST)
+		return error_set(err, errno, "cannot create %s", s->dir);
+	s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dir_fd < 0)
+		return error_set(err, errno, "cannot open %s", s->dir);
+	/* one server per state directory: the lock is held as long as it lives */
+	if (flock(s->dir_fd, LOCK_EX | LOCK_NB) < 0)
+		return error_set(err, 0, "another warren serve runs on the state directory %s; stop it, or give --state", s->sd.path);
+	s->db = history_path(s->sd.path, o->db);
+	if (!s->db)
+		return error_set(err, 0, "--db none: warren serve needs its history; give a path or leave --db out");
+	if (history_open(&s->h, s->db, err) < 0)
+		return -EIO;
+	s->uid = geteuid();
+	s->slots = o->slots > 0 ? o->slots : sysconf(_SC_NPROCESSORS_ONLN);
+	s->keep_runs = o->keep_runs;
+	s->keep_for_ms = (int64_t)o->keep_for_ms;
+	s->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake < 0)
+		return error_set(err, errno, "cannot create an eventfd");
+	if (o->token_file && read_token(s, o->token_file, err) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static void server_close(struct server *s)
+{
+	for (int i = 0; i < s->ndaemons; i++)
+		mhd.stop_daemon(s->daemons[i]);
+	for (int i = 0; i < s->nsockets; i++) {
+		unlink(s->sockets[i]);
+		free(s->sockets[i]);
+	}
+	for (int q = 0; q < 2; q++)
+		for (struct srun *r = q ? s->running : s->queue, *n; r; r = n) {
+			n = r->next;
+			srun_free(r);
+		}
+	history_close(s->h);
+	if (s->token)
+		explicit_bzero(s->token, s->token_len);
+	free(s->token);
+	free(s->db);
+	free(s->dir);
+	closep(&s->dir_fd);
+	closep(&s->wake);
+	statedir_close(&s->sd);
+	pthread_mutex_destroy(&s->mu);
+}
+
+/* SIGTERM/SIGINT: runs stop as with `warren kill` and write their records; queued ones stay
+ * queued for the next server. */
+static void drain(struct server *s, int sfd)
+{
+	pthread_mutex_lock(&s->mu);
+	for (struct srun *r = s->running; r; r = r->next) {
+		union sigval v = { .sival_int = WARREN_KILL_MAGIC };
+		sigqueue(r->pid, SIGTERM, v);
+	}
+	pthread_mutex_unlock(&s->mu);
+	while (1) {
+		pthread_mutex_lock(&s->mu);
+		reap(s);
+		bool left = s->running != NULL;
+		pthread_mutex_unlock(&s->mu);
+		if (!left)
+			break;
+		struct signalfd_siginfo si;
+		struct pollfd p = { .fd = sfd, .events = POLLIN };
+		if (poll(&p, 1, 200) > 0 && read(sfd, &si, sizeof si) < 0) {
+			/* nothing to read: poll again */
+		}
+	}
+}
+
+static void loop(struct server *s, int sfd, const sigset_t *mask)
+{
+	_cleanup_close_ int ep = epoll_create1(EPOLL_CLOEXEC);
+	_cleanup_close_ int tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
+	timerfd_settime(tick, 0, &its, NULL);
+	int fds[3] = { sfd, s->wake, tick };
+	for (int i = 0; i < 3; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+	}
+	unsigned ticks = 0;
+	for (bool stop = false; !stop;) {
+		struct epoll_event evs[4];
+		int n = epoll_wait(ep, evs, 4, -1);
+		pthread_mutex_lock(&s->mu);
+		for (int i = 0; i < n; i++) {
+			uint64_t x;
+			struct signalfd_siginfo si;
+			if (evs[i].data.fd == sfd) {
+				while (read(sfd, &si, sizeof si) == sizeof si)
+					if (si.ssi_signo != SIGCHLD)
+						stop = true;
+				reap(s);
+			} else if (evs[i].data.fd == tick && read(tick, &x, sizeof x) > 0 && ++ticks % 5 == 0) {
+				retention(s);
+			} else if (read(evs[i].data.fd, &x, sizeof x) < 0) {
+				/* the eventfd was read by an earlier event */
+			}
+		}
+		if (!stop)
+			start_queued(s, mask);
+		pthread_mutex_unlock(&s->mu);
+	}
+	drain(s, sfd);
+}
+
+int serve_run(const struct serve_opts *o, struct error *err)
+{
+	struct server s = { .dir_fd = -1, .wake = -1, .sd = { .fd = -1, .runs = -1 } };
+	pthread_mutex_init(&s.mu, NULL);
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	/* blocked before any thread starts: the listeners' threads inherit it */
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int r = mhd_load(err);
+	if (r == 0)
+		r = server_open(&s, o, err);
+	if (r == 0)
+		r = recover_running(&s, err);
+	if (r == 0)
+		r = recover_queued(&s, err);
+	_cleanup_free_ char *dflt = xasprintf("unix:%s/serve.sock", s.sd.path ? s.sd.path : ".");
+	for (size_t i = 0; r == 0 && i < (o->nlisten ? o->nlisten : 1); i++)
+		r = start_listener(&s, o->nlisten ? o->listen[i] : dflt, err);
+	_cleanup_close_ int sfd = r == 0 ? signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
+	if (r == 0 && sfd < 0)
+		r = error_set(err, errno, "cannot create a signalfd");
+	if (r == 0) {
+		fprintf(stderr, "warren serve: %ld slot%s, state %s, history %s, listening on", s.slots,
+			s.slots == 1 ? "" : "s", s.sd.path, s.db);
+		for (size_t i = 0; i < (o->nlisten ? o->nlisten : 1); i++)
+			fprintf(stderr, " %s", o->nlisten ? o->listen[i] : dflt);
+		fputc('\n', stderr);
+		loop(&s, sfd, &mask);
+	}
+	server_close(&s);
+	sigprocmask(SIG_UNBLOCK, &mask, NULL);
+	return r < 0 ? r : 0;
+}

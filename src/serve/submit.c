@@ -1,0 +1,287 @@
+/* submit.c - POST /v1/runs: a command or a job (JSON), checked field by field with one clear
+ * message for the first mistake, turned into a job file of the server's (<state>/serve/
+ * <id>.job.json; a command is a job of one step "main") and the arguments of `warren job run`,
+ * then queued with its row in the history. */
+#include "serve/internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "job/jobfile.h"
+#include "util/fs.h"
+
+static const char *const FIELDS[] = { "command", "job", "env", "limits", "worktree", "rootfs", "net", "labels", "name",
+				       "timeout", NULL };
+static const char *const LIMITS[] = { "time", "cpu-time", "memory", "pids", "output", "scratch", "grace", NULL };
+
+static int bad(json_t **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(json_t **out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	*out = json_pack("{s:s}", "error", m ? m : "bad request");
+	free(m);
+	return 400;
+}
+
+static bool known(const char *const *list, const char *k)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, k))
+			return true;
+	return false;
+}
+
+/* An argv as one shell word list: exec 'a' 'b' (a step runs through the job's shell). */
+static char *shell_words(json_t *cmd)
+{
+	char *s = xstrdup("exec");
+	size_t i;
+	json_t *w;
+	json_array_foreach(cmd, i, w) {
+		const char *p = json_string_value(w);
+		char *q = xstrdup("'");
+		for (; *p; p++) {
+			char *n = *p == '\'' ? xasprintf("%s'\\''", q) : xasprintf("%s%c", q, *p);
+			free(q);
+			q = n;
+		}
+		char *n = xasprintf("%s %s'", s, q);
+		free(q);
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
+/* Check the fields of req; 0, or the HTTP status with *out the error. */
+static int check_fields(json_t *req, json_t **out)
+{
+	if (!json_is_object(req))
+		return bad(out, "the body must be a JSON object, e.g. {\"command\": [\"make\", \"test\"], \"worktree\": \"/src/app\"}");
+	const char *k;
+	json_t *v;
+	json_object_foreach(req, k, v) {
+		if (!known(FIELDS, k))
+			return bad(out, "unknown field '%s'; the fields are command, job, env, limits, timeout, worktree, rootfs, net, labels, name", k);
+	}
+	json_t *cmd = json_object_get(req, "command"), *job = json_object_get(req, "job");
+	if (!!cmd == !!job)
+		return bad(out, "give either command (an array of strings) or job (the job file's text), not %s", cmd ? "both" : "neither");
+	if (cmd) {
+		if (!json_is_array(cmd) || !json_array_size(cmd))
+			return bad(out, "command must be a non-empty array of strings, e.g. [\"make\", \"test\"]");
+		size_t i;
+		json_array_foreach(cmd, i, v)
+			if (!json_is_string(v) || strchr(json_string_value(v), '\n'))
+				return bad(out, "command[%zu] must be a string of one line", i);
+	}
+	if (job && !json_is_string(job))
+		return bad(out, "job must be the job file's text (YAML or JSON) as a string");
+	if (job && (json_object_get(req, "env") || json_object_get(req, "limits") || json_object_get(req, "rootfs") ||
+		    json_object_get(req, "net") || json_object_get(req, "timeout")))
+		return bad(out, "env, limits, timeout, rootfs and net of a job go in its job file, not beside it");
+	json_t *wt = json_object_get(req, "worktree");
+	if (!json_is_string(wt) || json_string_value(wt)[0] != '/')
+		return bad(out, "worktree: required, the absolute path of the directory the run works on (read-write)");
+	static const char *const strs[] = { "rootfs", "net", "name", "timeout", NULL };
+	for (const char *const *f = strs; *f; f++)
+		if ((v = json_object_get(req, *f)) && !json_is_string(v))
+			return bad(out, "%s must be a string", *f);
+	static const char *const maps[] = { "env", "labels", "limits", NULL };
+	for (const char *const *f = maps; *f; f++) {
+		json_t *m = json_object_get(req, *f);
+		if (!m)
+			continue;
+		if (!json_is_object(m))
+			return bad(out, "%s must be an object of strings, e.g. {\"K\": \"V\"}", *f);
+		json_object_foreach(m, k, v) {
+			if (!json_is_string(v))
+				return bad(out, "%s.%s must be a string", *f, k);
+			if (!strcmp(*f, "limits") && !known(LIMITS, k))
+				return bad(out, "unknown limit '%s'; the limits are time, cpu-time, memory, pids, output, scratch, grace", k);
+		}
+	}
+	return 0;
+}
+
+/* The job file of a command request: one step, the request's env, limits, rootfs, network. */
+static json_t *command_job(json_t *req)
+{
+	_cleanup_free_ char *run = shell_words(json_object_get(req, "command"));
+	json_t *job = json_pack("{s:[{s:s,s:s}]}", "steps", "name", "main", "run", run);
+	json_t *v;
+	if ((v = json_object_get(req, "name")))
+		json_object_set(job, "name", v);
+	if ((v = json_object_get(req, "env")))
+		json_object_set(job, "env", v);
+	if ((v = json_object_get(req, "rootfs")))
+		json_object_set(job, "rootfs", v);
+	if ((v = json_object_get(req, "net")))
+		json_object_set(job, "network", v);
+	json_t *lim = json_deep_copy(json_object_get(req, "limits"));
+	if (lim) {
+		json_t *t = json_object_get(lim, "time");
+		if (t)
+			json_object_set(job, "timeout", t);
+		json_object_del(lim, "time");
+		if (json_object_size(lim))
+			json_object_set(job, "limits", lim);
+	}
+	json_decref(lim);
+	if ((v = json_object_get(req, "timeout")))
+		json_object_set(job, "timeout", v);
+	return job;
+}
+
+/* Write the job file and check it as `warren job run` will; 0 or 400 with the first mistake. */
+static int write_job(struct server *s, const char *id, json_t *req, json_t **out, char **path)
+{
+	json_t *jt = json_object_get(req, "job");
+	char *text;
+	if (jt) {
+		text = xstrdup(json_string_value(jt));
+	} else {
+		json_t *job = command_job(req);
+		text = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_decref(job);
+	}
+	_cleanup_free_ char *name = xasprintf("%s.job.json", id);
+	int r = write_file_atomic_at(s->dir_fd, name, text, strlen(text), 0644);
+	free(text);
+	if (r < 0) {
+		*out = json_pack("{s:s}", "error", "the server cannot write the job file");
+		return 500;
+	}
+	*path = server_file(s, id, ".job.json");
+	struct job job;
+	char *errors = NULL;
+	if (job_load(*path, json_string_value(json_object_get(req, "worktree")), &job, &errors) < 0) {
+		unlinkat(s->dir_fd, name, 0);
+		char *nl = errors ? strchr(errors, '\n') : NULL;
+		if (nl)
+			*nl = '\0';
+		/* the job file's name is the server's: say "job" */
+		const char *msg = errors ? errors : "the job is not valid";
+		if (!strncmp(msg, *path, strlen(*path)))
+			msg += strlen(*path) + 1;
+		bad(out, "job:%s", msg);
+		free(errors);
+		return 400;
+	}
+	job_free(&job);
+	return 0;
+}
+
+/* The arguments of the child: this binary's `job run FILE ...`. */
+static char **child_argv(struct server *s, json_t *req, const char *id, const char *file)
+{
+	size_t cap = 16 + 2 * json_object_size(json_object_get(req, "labels")), n = 0;
+	char **a = xcalloc(cap, sizeof *a);
+	const char *fixed[] = { "warren", "job", "run", file, "--state", s->sd.path, "--db", s->db, "--run-id", id,
+				"--quiet", "--work", json_string_value(json_object_get(req, "worktree")) };
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		a[n++] = xstrdup(fixed[i]);
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(req, "labels"), k, v) {
+		a[n++] = xstrdup("--label");
+		a[n++] = xasprintf("%s=%s", k, json_string_value(v));
+	}
+	if ((v = json_object_get(req, "name"))) {
+		a[n++] = xstrdup("--name");
+		a[n++] = xstrdup(json_string_value(v));
+	}
+	return a;
+}
+
+static int check_meta(json_t *req, json_t **out)
+{
+	_cleanup_error_ struct error err = { 0 };
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(req, "labels"), k, v) {
+		_cleanup_free_ char *kv = xasprintf("%s=%s", k, json_string_value(v));
+		if (history_check_label(kv, &err) < 0)
+			return bad(out, "labels: %s", err.msg);
+	}
+	if ((v = json_object_get(req, "name")) && history_check_name(json_string_value(v), &err) < 0)
+		return bad(out, "%s", err.msg);
+	return 0;
+}
+
+static void save_request(struct server *s, const char *id, char **argv, uid_t owner, int64_t ms)
+{
+	json_t *a = json_array();
+	for (char **p = argv; *p; p++)
+		json_array_append_new(a, json_string(*p));
+	json_t *j = json_pack("{s:o,s:I,s:I}", "argv", a, "owner", (json_int_t)owner, "submitted_ms", (json_int_t)ms);
+	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
+	_cleanup_free_ char *name = xasprintf("%s.req.json", id);
+	write_file_atomic_at(s->dir_fd, name, t, strlen(t), 0600);
+	json_decref(j);
+}
+
+int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out)
+{
+	json_error_t je;
+	json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (!req)
+		return bad(out, "the body is not JSON: %s at line %d column %d", je.text, je.line, je.column);
+	if (w->uid != s->uid && w->uid != 0) {
+		json_decref(req);
+		*out = json_pack("{s:s}", "error", "this server runs jobs as its own user; start your own 'warren serve' to submit runs");
+		return 403;
+	}
+	int st = check_fields(req, out);
+	if (!st)
+		st = check_meta(req, out);
+	char id[RUN_ID_LEN + 1];
+	_cleanup_free_ char *file = NULL;
+	if (!st && run_id_new(id) < 0) {
+		*out = json_pack("{s:s}", "error", "cannot make a run id");
+		st = 500;
+	}
+	if (!st)
+		st = write_job(s, id, req, out, &file);
+	if (st) {
+		json_decref(req);
+		return st;
+	}
+	char **argv = child_argv(s, req, id, file);
+	int64_t now = history_now_ms();
+	json_t *cmd = json_object_get(req, "command") ? json_incref(json_object_get(req, "command"))
+						      : json_pack("[s,s]", "warren-job", file);
+	struct history_run hr = { .id = id, .name = json_string_value(json_object_get(req, "name")), .state = "queued",
+				  .kind = json_object_get(req, "command") ? "command" : "job",
+				  .worktree = json_string_value(json_object_get(req, "worktree")), .statedir = s->sd.path,
+				  .via = "serve", .command = cmd, .labels = json_object_get(req, "labels"), .owner = w->uid,
+				  .submitted_ms = now };
+	_cleanup_error_ struct error err = { 0 };
+	pthread_mutex_lock(&s->mu);
+	int r = history_begin(s->h, &hr, &err);
+	if (r == 0) {
+		save_request(s, id, argv, w->uid, now);
+		server_enqueue(s, id, w->uid, argv, now);
+		s->submitted++;
+		*out = json_pack("{s:s,s:s,s:I}", "id", id, "state", "queued", "queue_position", (json_int_t)server_queue_pos(s, id));
+	}
+	pthread_mutex_unlock(&s->mu);
+	json_decref(cmd);
+	json_decref(req);
+	if (r < 0) {
+		for (char **p = argv; *p; p++)
+			free(*p);
+		free(argv);
+		*out = json_pack("{s:s}", "error", err.msg);
+		return 500;
+	}
+	return 201;
+}
