@@ -96,9 +96,9 @@ ok $? "$M an abbreviation (--tim) is refused with one line that gives the whole 
 wrun --m 1G -- true
 [ "$RC" = 125 ] && [[ $ERR == *"unknown option '--m'"* ]]
 ok $? "$M --m (a prefix of --memory) is refused" || diag "rc $RC: $ERR"
-wrun --name x -- true
-[ "$RC" = 125 ] && [[ $ERR == "warren: run: unknown option '--name'"* ]] && [[ $ERR != *"did you mean"* ]]
-ok $? "$M --name: unknown, and no far-off suggestion (--time is not close)" || diag "rc $RC: $ERR"
+wrun --colour x -- true
+[ "$RC" = 125 ] && [[ $ERR == "warren: run: unknown option '--colour'"* ]] && [[ $ERR != *"did you mean"* ]]
+ok $? "$M --colour: unknown, and no far-off suggestion (--workdir or --user are not close)" || diag "rc $RC: $ERR"
 wrun --memroy 1G -- true
 [ "$RC" = 125 ] && [[ $ERR == *"did you mean --memory?"* ]]
 ok $? "$M a typo (--memroy) gets the close name" || diag "rc $RC: $ERR"
