@@ -36,6 +36,8 @@ done
 
 # ---- make install / make uninstall into a scratch DESTDIR
 DEST=$TEST_SCRATCH/dest
+mkdir -p "$TEST_SCRATCH/tmp"   # the compilers' temporary files: not in the host's /tmp
+export TMPDIR=$TEST_SCRATCH/tmp
 out=$(cd "$REPO" && timeout 600 make -s install DESTDIR="$DEST" 2>&1)
 ok $? "make install DESTDIR=... succeeds" || diag "$out"
 P=$DEST/usr/local
