@@ -69,7 +69,7 @@ is "$left" "" "make uninstall removes every file make install laid" || diag "$ou
 
 # ---- the Debian package
 if dpkg-query -W -f='${Status}' warren 2>/dev/null | grep -q installed; then
-	skip 12 "a package named warren is installed on this host already: not replaced by a test"
+	skip 13 "a package named warren is installed on this host already: not replaced by a test"
 	exit 0
 fi
 pkg_remove() {
