@@ -93,9 +93,21 @@ _warren() {
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return
 	fi
+	# operands before the one being completed (options and their values left out)
+	local nop=0
+	for ((j = i + 1; j < cword; j++)); do
+		case ${words[j]} in
+		--state | --older-than) ((j++)) ;;
+		-*) ;;
+		*) ((nop++)) ;;
+		esac
+	done
 	case $sub in
-	kill) COMPREPLY=($(compgen -W "$(_warren_runs live)" -- "$cur")) ;;
-	show | logs | gc | policy) COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
+	kill) ((nop == 0)) && COMPREPLY=($(compgen -W "$(_warren_runs live)" -- "$cur")) ;;
+	show) ((nop == 0)) && COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
+	logs) ((nop == 0)) && COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
+	policy) if ((nop == 0)); then COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")); else _filedir; fi ;;
+	gc) COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
 	esac
 } &&
 	complete -F _warren warren

@@ -737,7 +737,6 @@ static void *taker_main(void *arg)
 
 int refused_start(struct refused *r, const struct cell_spec *s)
 {
-	r->s = s;
 	r->policy = spec_policy_ctx(s);
 	r->landlock_abi = landlock_abi();
 	/* SIGUSR1 wakes the taker from RECV: a handler without SA_RESTART, blocked elsewhere */

@@ -33,8 +33,7 @@ struct refused_list {
 struct refused {
 	int sock;                /* the job's socket the listener comes over, -1 once read */
 	int listener;            /* the seccomp listener, -1 until received */
-	const struct cell_spec *s;
-	struct policy_ctx policy;  /* what policy_allows() needs of s */
+	struct policy_ctx policy;  /* what policy_allows() needs of the cell spec */
 	int landlock_abi;        /* what the job runs under (0: no Landlock) */
 	char *off;               /* why refused writes are not recorded (NULL: they are) */
 	/* the record, written by the taker (under lock while it runs) */

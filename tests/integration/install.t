@@ -36,6 +36,8 @@ done
 
 # ---- make install / make uninstall into a scratch DESTDIR
 DEST=$TEST_SCRATCH/dest
+mkdir -p "$TEST_SCRATCH/tmp"   # the compilers' temporary files: not in the host's /tmp
+export TMPDIR=$TEST_SCRATCH/tmp
 out=$(cd "$REPO" && timeout 600 make -s install DESTDIR="$DEST" 2>&1)
 ok $? "make install DESTDIR=... succeeds" || diag "$out"
 P=$DEST/usr/local
@@ -67,7 +69,7 @@ is "$left" "" "make uninstall removes every file make install laid" || diag "$ou
 
 # ---- the Debian package
 if dpkg-query -W -f='${Status}' warren 2>/dev/null | grep -q installed; then
-	skip 12 "a package named warren is installed on this host already: not replaced by a test"
+	skip 13 "a package named warren is installed on this host already: not replaced by a test"
 	exit 0
 fi
 pkg_remove() {
