@@ -79,7 +79,9 @@ int cli_longindex = -1;
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts, const char *cmd,
 	       struct error *err)
 {
-	if (optind <= 1) {
+	/* getopt_long leaves optind at 1 inside a cluster of short options in argv[1] ("-it") */
+	static char **in_cluster;
+	if (optind <= 1 && in_cluster != argv) {
 		/* the first call: every option word before getopt_long sees one */
 		for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 			if (argv[i][0] != '-' || !argv[i][1]) {
@@ -95,6 +97,7 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 	opterr = 0;
 	cli_longindex = -1;
 	int c = getopt_long(argc, argv, shortopts, opts, &cli_longindex);
+	in_cluster = c != -1 && optind <= 1 ? argv : NULL;
 	if (c == '?' || c == ':') {
 		/* not expected after the check; the word getopt_long stopped at, all the same */
 		error_set(err, 0, "%s: cannot parse option '%s' (see 'warren %s --help')", cmd, argv[optind - 1], cmd);

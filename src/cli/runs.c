@@ -334,7 +334,7 @@ int cmd_show(int argc, char **argv)
 		_cleanup_free_ char *txt = rundir_read(dir, "result.json");
 		if (!txt) {
 			fprintf(stderr, "warren: %s has no result.json yet (%s)\n", id, live ? "it is still running" : "its supervisor died; run 'warren gc'");
-			return 1;
+			return 125;
 		}
 		fputs(txt, stdout);
 		return 0;

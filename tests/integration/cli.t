@@ -102,8 +102,8 @@ ok $? "$M --colour: unknown, and no far-off suggestion (--workdir or --user are 
 wrun --memroy 1G -- true
 [ "$RC" = 125 ] && [[ $ERR == *"did you mean --memory?"* ]]
 ok $? "$M a typo (--memroy) gets the close name" || diag "rc $RC: $ERR"
-wrun -it -- sh -c 'echo in-cell'
-is "$RC/$OUT" "0/in-cell" "$M -it (docker's habit) is accepted"
+bounded "$WARREN" run -it --state "$STATE" --work "$WORK" -- sh -c 'echo in-cell'
+is "$RC/$OUT" "0/in-cell" "$M run -it (docker's habit) is accepted"
 wrun -ix -- true
 [ "$RC" = 125 ] && [[ $ERR == "warren: run: unknown option '-x' in -ix"* ]]
 ok $? "$M -ix: refused, naming -x" || diag "rc $RC: $ERR"

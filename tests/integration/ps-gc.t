@@ -22,7 +22,7 @@ for mode in root user; do
 	rd=$(last_rundir); rd=${rd:-$STATE/runs/none}
 	id=$(basename "$rd")
 	line_like "$OUT" "^$id +[0-9]+ +.*sleep $s.* $WORK\$" "$M warren ps shows the live run: id, pid, age, command, worktree"
-	line_like "$OUT" '^ID +PID +AGE +COMMAND +WORKTREE' "$M warren ps has a header ID PID AGE COMMAND WORKTREE"
+	line_like "$OUT" '^ID +PID +AGE +COMMAND +PORTS +WORKTREE' "$M warren ps has a header ID PID AGE COMMAND PORTS WORKTREE"
 	wr ps --json
 	"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(sys.argv[2] not in json.dumps(d))' "$OUT" "$id" 2>/dev/null
 	ok $? "$M warren ps --json is JSON naming the run" || diag "$OUT" "$ERR"
