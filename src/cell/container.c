@@ -139,6 +139,15 @@ static int in_root(const char *full, int flags)
 	return (int)syscall(SYS_openat2, cell_root_fd, *rel ? rel : ".", &how, sizeof how);
 }
 
+/* A mount point directory made in directory dfd belongs to that directory's owner: one made
+ * in the run's home (a --bind on ~/.cache/pip) leaves ~/.cache the run user's. */
+static void mountpoint_owner(int dfd, const char *name)
+{
+	struct stat st;
+	if (fstat(dfd, &st) == 0)
+		(void)!fchownat(dfd, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+}
+
 /* An O_PATH descriptor of target (a directory, or an empty file when file is set), created
  * inside the root where it is missing (overlay, tmpfs); a read-only host / must have it. */
 static int ensure_mountpoint(const char *target, bool file)
@@ -165,7 +174,9 @@ static int ensure_mountpoint(const char *target, bool file)
 			die(errno, "cannot create the mount point %s", target);
 		if (f >= 0)
 			close(f);
-	} else if (mkdirat(dfd, last, 0755) < 0 && errno != EEXIST) {
+	} else if (mkdirat(dfd, last, 0755) == 0) {
+		mountpoint_owner(dfd, last);
+	} else if (errno != EEXIST) {
 		die(errno, "cannot create the mount point %s", target);
 	}
 	close(dfd);
@@ -422,7 +433,12 @@ static void mount_extra(const struct cell_spec *s, const char *root)
 		const char *why = mount_dst_refused(inside, s);
 		if (why)
 			die(0, "the bind of %s on %s lands on %s in the cell: %s", m->source, m->destination, inside, why);
-		mount_checked(m->source, m->fd, target, m->readonly, idmap_ns_mounts ? idmap_ns_mounts[i] : -1, "the bind source");
+		switch (m->kind) {
+		case CELL_MOUNT_BIND:
+			mount_checked(m->source, m->fd, target, m->readonly, idmap_ns_mounts ? idmap_ns_mounts[i] : -1,
+				      "the bind source");
+			break;
+		}
 	}
 }
 

@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 107
+plan 109
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -43,6 +43,10 @@ for mode in root user; do
 		"[[\"$D/cache\", \"/opt/cache\", true, \"bind\"]]" "$M spec.json lists the mount: source, destination, read_only, kind"
 	nothing_left "$rd" "$M --ro-bind: nothing left of the run (no mount, no mount point on the host)"
 	test ! -e /opt/cache; ok $? "$M the destination /opt/cache was made in the cell, not on the host"
+
+	# ---- a cache bound in the home: the directories made on its way are the run user's
+	wrun --ro-bind "$D/cache:/home/$JOB_USER/.cache/pip" -- sh -c 'cat ~/.cache/pip/f && touch ~/.cache/other && echo own'
+	is "$OUT" cached$'\n'own "$M --ro-bind into the home: readable, and ~/.cache stays writable by the run user"
 
 	# ---- root of the cell cannot lift the read-only bind (no capability over the cell's mounts)
 	wrun --user 0 --ro-bind "$D/cache:/opt/cache" -- sh -c 'mount -o remount,rw,bind /opt/cache 2>/dev/null; umount -l /opt/cache 2>/dev/null; mount -t tmpfs none /opt/cache 2>/dev/null; echo x > /opt/cache/esc 2>/dev/null; cat /opt/cache/f'
