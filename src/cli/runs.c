@@ -249,6 +249,12 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 	row(out, "command", cmd);
 	row(out, "worktree", json_string_value(json_object_get(spec, "worktree")) ?: "-");
 	row(out, "rootfs", json_string_value(json_object_get(spec, "rootfs")) ?: "host / (read-only)");
+	json_t *img = json_object_get(spec, "image");
+	if (json_is_object(img)) {
+		_cleanup_free_ char *v = xasprintf("%s (%s)", json_string_value(json_object_get(img, "name")) ?: "?",
+						   json_string_value(json_object_get(img, "digest")) ?: "?");
+		row(out, "image", v);
+	}
 	json_t *user = json_object_get(spec, "user");
 	_cleanup_free_ char *u = xasprintf("%s (uid %lld, gid %lld)", json_string_value(json_object_get(user, "name")) ?: "?",
 					   json_integer_value(json_object_get(user, "uid")),
