@@ -89,13 +89,15 @@ static bool identify(struct listener *l, struct MHD_Connection *c, struct who *w
 	return true;
 }
 
-/* The row of id if w may see it (NULL: 404 answered). Under mu. */
+/* The row of id if w may see it (NULL: 404 answered). */
 static json_t *visible_row(struct server *s, const struct who *w, const char *id)
 {
 	if (!run_id_valid(id))
 		return NULL;
 	_cleanup_error_ struct error err = { 0 };
-	json_t *row = history_get(s->h, id, &err);
+	pthread_mutex_lock(&s->rmu);
+	json_t *row = history_get(s->hr, id, &err);
+	pthread_mutex_unlock(&s->rmu);
 	if (row && !w->all && (uid_t)json_integer_value(json_object_get(row, "owner")) != w->uid) {
 		json_decref(row);
 		return NULL;
@@ -173,8 +175,10 @@ static enum MHD_Result list_runs(struct server *s, struct MHD_Connection *c, con
 			return send_error(c, 400, "cursor: '%s' is not a run id (use next_cursor of the last page)", v);
 		f.before = v;
 	}
+	pthread_mutex_lock(&s->rmu);
+	json_t *rows = history_query(s->hr, &f, &err);
+	pthread_mutex_unlock(&s->rmu);
 	pthread_mutex_lock(&s->mu);
-	json_t *rows = history_query(s->h, &f, &err);
 	size_t i;
 	json_t *r;
 	json_array_foreach(rows, i, r) {
@@ -288,9 +292,7 @@ static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, con
 	const char *what;
 	if (!split_run_url(url, id, &what))
 		return send_error(c, 404, "no such path %s; run ids look like run_01J...", url);
-	pthread_mutex_lock(&s->mu);
 	json_t *row = visible_row(s, w, id);
-	pthread_mutex_unlock(&s->mu);
 	if (!row)
 		return send_error(c, 404, "no run %s (of yours) on this server", id);
 	enum MHD_Result ret;

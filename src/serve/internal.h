@@ -35,8 +35,10 @@ struct listener {
 extern const double LAT_BOUNDS[LAT_BUCKETS];
 
 struct server {
+	pthread_mutex_t rmu;   /* the reader connection: */
+	struct history *hr;    /* the API's reads (WAL: they never wait for a writer) */
 	pthread_mutex_t mu;    /* everything below */
-	struct history *h;
+	struct history *h;     /* the server's writes */
 	struct statedir sd;
 	char *db;              /* the history's path */
 	char *dir;             /* <state>/serve: job files, requests, consoles */

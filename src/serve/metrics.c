@@ -25,7 +25,9 @@ static void runs_by_state(struct server *s, char **t)
 {
 	struct history_filter f = { .any_owner = true };
 	_cleanup_error_ struct error err = { 0 };
-	json_t *rows = history_query(s->h, &f, &err);
+	pthread_mutex_lock(&s->rmu);
+	json_t *rows = history_query(s->hr, &f, &err);
+	pthread_mutex_unlock(&s->rmu);
 	json_t *count = json_object();
 	size_t i;
 	json_t *r;
@@ -47,8 +49,8 @@ static void runs_by_state(struct server *s, char **t)
 char *metrics_text(struct server *s)
 {
 	char *t = xstrdup("");
-	pthread_mutex_lock(&s->mu);
 	runs_by_state(s, &t);
+	pthread_mutex_lock(&s->mu);
 	long q = 0;
 	for (struct srun *r = s->queue; r; r = r->next)
 		q++;

@@ -186,11 +186,8 @@ static void start_queued(struct server *s, const sigset_t *mask)
 		r->next = s->running;
 		s->running = r;
 		s->busy++;
+		/* the row turns "running" when the run's supervisor starts (run/history.h) */
 		observe_latency(s, (double)(history_now_ms() - r->submitted_ms) / 1000.0);
-		struct history_run hr = { .id = r->id, .state = "running", .owner = r->owner, .via = "serve" };
-		_cleanup_error_ struct error err = { 0 };
-		if (history_begin(s->h, &hr, &err) < 0)
-			fprintf(stderr, "warren serve: %s\n", err.msg);
 	}
 }
 
@@ -498,7 +495,7 @@ static int server_open(struct server *s, const struct serve_opts *o, struct erro
 	s->db = history_path(s->sd.path, o->db);
 	if (!s->db)
 		return error_set(err, 0, "--db none: warren serve needs its history; give a path or leave --db out");
-	if (history_open(&s->h, s->db, err) < 0)
+	if (history_open(&s->h, s->db, err) < 0 || history_open(&s->hr, s->db, err) < 0)
 		return -EIO;
 	s->uid = geteuid();
 	s->slots = o->slots > 0 ? o->slots : sysconf(_SC_NPROCESSORS_ONLN);
@@ -526,6 +523,7 @@ static void server_close(struct server *s)
 			srun_free(r);
 		}
 	history_close(s->h);
+	history_close(s->hr);
 	if (s->token)
 		explicit_bzero(s->token, s->token_len);
 	free(s->token);
@@ -535,6 +533,7 @@ static void server_close(struct server *s)
 	closep(&s->wake);
 	statedir_close(&s->sd);
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->rmu);
 }
 
 /* SIGTERM/SIGINT: runs stop as with `warren kill` and write their records; queued ones stay
@@ -603,6 +602,7 @@ int serve_run(const struct serve_opts *o, struct error *err)
 {
 	struct server s = { .dir_fd = -1, .wake = -1, .sd = { .fd = -1, .runs = -1 } };
 	pthread_mutex_init(&s.mu, NULL);
+	pthread_mutex_init(&s.rmu, NULL);
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);

@@ -1,0 +1,151 @@
+/* test_history.c - the history (run/history.h): the checks of labels and names, --since, and a
+ * real SQLite database: rows written at start and end, filters, paging, retention, pruning. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "run/history.h"
+#include "util/fs.h"
+
+static void labels_checked(void **state)
+{
+	(void)state;
+	static const struct { const char *kv; int ok; } cases[] = {
+		{ "team=ci", 1 }, { "a.b/c-d_e=", 1 }, { "k=with spaces and = signs", 1 },
+		{ "=v", 0 }, { "novalue", 0 }, { "bad key=v", 0 }, { "k=line\nbreak", 0 },
+		{ "0123456789012345678901234567890123456789012345678901234567890123=v", 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct error err = { 0 };
+		int r = history_check_label(cases[i].kv, &err);
+		assert_int_equal(r == 0, cases[i].ok);
+		if (!cases[i].ok)
+			assert_non_null(err.msg);
+		error_clear(&err);
+	}
+	struct error err = { 0 };
+	assert_int_equal(history_check_name("pr-1234", &err), 0);
+	assert_int_not_equal(history_check_name("", &err), 0);
+	error_clear(&err);
+}
+
+static void since_parsed(void **state)
+{
+	(void)state;
+	int64_t t;
+	assert_int_equal(history_parse_since("1h", 10000000, &t), 0);
+	assert_int_equal(t, 10000000 - 3600000);
+	assert_int_equal(history_parse_since("1970-01-01T00:01:00Z", 0, &t), 0);
+	assert_int_equal(t, 60000);
+	assert_int_equal(history_parse_since("1970-01-02", 0, &t), 0);
+	assert_int_equal(t, 86400000);
+	assert_int_equal(history_parse_since("1970-01-01T00:00:01.500Z", 0, &t), 0);
+	assert_int_equal(t, 1000);
+	assert_int_not_equal(history_parse_since("yesterday", 0, &t), 0);
+	assert_int_not_equal(history_parse_since("1970-01-01T00:00:00+02:00", 0, &t), 0);
+}
+
+static char dir[] = "build/unit-history.XXXXXX";
+
+static struct history *fresh(void)
+{
+	assert_non_null(mkdtemp(dir));
+	_cleanup_free_ char *p = xasprintf("%s/history.db", dir);
+	struct history *h = NULL;
+	struct error err = { 0 };
+	assert_int_equal(history_open(&h, p, &err), 0);
+	return h;
+}
+
+static void add(struct history *h, const char *id, const char *label, int64_t started, const char *end_state)
+{
+	json_t *cmd = json_pack("[s]", "true");
+	json_t *labels = json_pack("{s:s}", "team", label);
+	struct history_run r = { .id = id, .state = "running", .command = cmd, .labels = labels, .owner = 1000,
+				 .statedir = "/s", .started_ms = started };
+	struct error err = { 0 };
+	assert_int_equal(history_begin(h, &r, &err), 0);
+	if (end_state) {
+		struct history_end e = { .state = end_state, .have_exit = true, .ended_ms = started + 2000, .duration_s = -1,
+					 .cause_limit = !strcmp(end_state, "limit") ? "time" : NULL };
+		assert_int_equal(history_end(h, id, &e, &err), 0);
+	}
+	json_decref(cmd);
+	json_decref(labels);
+}
+
+static size_t count(struct history *h, struct history_filter f)
+{
+	struct error err = { 0 };
+	json_t *a = history_query(h, &f, &err);
+	assert_non_null(a);
+	size_t n = json_array_size(a);
+	json_decref(a);
+	return n;
+}
+
+static void rows_filters_retention(void **state)
+{
+	(void)state;
+	struct history *h = fresh();
+	add(h, "run_01000000000000000000000001", "ci", 1000, "exited");
+	add(h, "run_01000000000000000000000002", "ci", 2000, "limit");
+	add(h, "run_01000000000000000000000003", "dev", 3000, "exited");
+	add(h, "run_01000000000000000000000004", "ci", 4000, NULL);
+	struct error err = { 0 };
+	json_t *r = history_get(h, "run_01000000000000000000000002", &err);
+	assert_string_equal(json_string_value(json_object_get(r, "state")), "limit");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "cause"), "limit")), "time");
+	assert_true(json_number_value(json_object_get(r, "duration_s")) > 1.99);
+	json_decref(r);
+	assert_null(history_get(h, "run_01000000000000000000000009", &err));
+	assert_int_equal(err.errnum, ENOENT);
+	error_clear(&err);
+
+	char *ci[] = { (char *)"team=ci" };
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true }), 4);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .labels = ci, .nlabels = 1 }), 3);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .state = "live" }), 1);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .state = "exited", .labels = ci, .nlabels = 1 }), 1);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .since_ms = 2500 }), 2);
+	assert_int_equal(count(h, (struct history_filter){ .owner = 1001 }), 0);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .limit = 2, .before = "run_01000000000000000000000003" }), 2);
+
+	/* retention: the newest ended run kept; the live one never listed */
+	char **ids = history_expired(h, 1, 0, 10000, &err);
+	assert_non_null(ids);
+	assert_string_equal(ids[0], "run_01000000000000000000000001");
+	assert_string_equal(ids[1], "run_01000000000000000000000002");
+	assert_null(ids[2]);
+	for (char **p = ids; *p; p++)
+		assert_int_equal(history_mark_pruned(h, *p, &err), 0);
+	history_ids_free(ids);
+	ids = history_expired(h, 1, 0, 10000, &err);
+	assert_null(ids[0]);  /* pruned rows are not listed again */
+	history_ids_free(ids);
+	ids = history_expired(h, 0, 1500, 5000, &err);  /* ended before 3500: the third (ended 5000) stays */
+	assert_null(ids[0]);
+	history_ids_free(ids);
+	assert_int_equal(history_delete(h, "run_01000000000000000000000003", &err), 0);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true }), 3);
+	history_close(h);
+	rm_tree_at(AT_FDCWD, dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(labels_checked),
+		cmocka_unit_test(since_parsed),
+		cmocka_unit_test(rows_filters_retention),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
