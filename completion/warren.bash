@@ -31,7 +31,7 @@ _warren_runs() {
 _warren() {
 	local cur prev words cword
 	_init_completion -s || return
-	local cmds="run job logs kill policy ps show gc selfcheck help version"
+	local cmds="run job logs kill policy ps show gc selfcheck image history serve submit help version"
 	local sub= i
 	for ((i = 1; i < cword; i++)); do
 		[[ ${words[i]} != -* ]] && { sub=${words[i]}; break; }
@@ -65,7 +65,8 @@ _warren() {
 		opts="--rootfs --work --user --env --env-file --pass-env --keep --state --time --cpu-time
 		      --memory --pids --output --scratch --grace --seccomp --seccomp-print --allow-nested
 		      --require-landlock --protect --core --no-sys --no-refused-writes --net --publish
-		      --dns-max-names --result --result-fd --quiet --help --" ;;
+		      --dns-max-names --result --result-fd --quiet --image --work-ro --workdir --hostname
+		      --bind --ro-bind --externals --label --name --db --help --" ;;
 	job)
 		local action=${words[i + 1]-}
 		if ((cword == i + 1)); then
@@ -73,8 +74,9 @@ _warren() {
 			return
 		fi
 		case $action in
-		run) opts="--work --keep --json --quiet --prefix --user --result --result-fd --state --help" ;;
-		check) opts="--work --help" ;;
+		run) opts="--work --keep --json --quiet --prefix --user --result --result-fd --state --work-ro
+			   --workdir --hostname --bind --ro-bind --externals --label --name --db --help" ;;
+		check) opts="--work --json --help" ;;
 		esac
 		if [[ $cur != -* ]]; then
 			_filedir '@(yaml|yml)'
@@ -83,10 +85,20 @@ _warren() {
 	logs) opts="--follow --state --help" ;;
 	kill) opts="--state --help" ;;
 	policy) opts="--write --read --exec --state --help" ;;
-	ps) opts="--json --state --help" ;;
+	ps) opts="-a --json --state --help" ;;
 	show) opts="--json --state --help" ;;
 	gc) opts="--older-than --state --help" ;;
-	selfcheck) opts="--rootfs --state --help" ;;
+	selfcheck) opts="--rootfs --image --state --help" ;;
+	image)
+		if ((cword == i + 1)); then
+			COMPREPLY=($(compgen -W "import ls rm --help" -- "$cur"))
+			return
+		fi
+		opts="--max-size --max-entries --json --state --help" ;;
+	history) opts="--status --label --since --limit --json --state --db --help" ;;
+	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --help" ;;
+	submit) opts="--via --token-file --work --label --name --env --time --memory --cpu-time --pids
+		      --output --scratch --rootfs --net --follow --json --job --state --help --" ;;
 	help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then
