@@ -428,7 +428,7 @@ static int inotify_at(int ino, int dirfd, uint32_t mask)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", dirfd);
-	return dirfd >= 0 ? inotify_add_watch(ino, path, mask) : -1;
+	return ino >= 0 && dirfd >= 0 ? inotify_add_watch(ino, path, mask) : -1;
 }
 
 /* STEP matched no log: which steps the run has. */
@@ -502,8 +502,10 @@ int cmd_logs(int argc, char **argv)
 	struct logs L = { .headers = !step, .last = SIZE_MAX };
 	for (;;) {
 		bool live = rundir_is_live(dir);
-		if (logdir < 0 && live)
+		if (logdir < 0 && live) {
 			logdir = openat(dir, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			inotify_at(ino, logdir, IN_MODIFY | IN_CREATE);
+		}
 		bool grew = logs_pass(&L, logdir, step);
 		if (!follow || (!live && !grew))
 			break;
