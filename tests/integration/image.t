@@ -10,7 +10,7 @@
 # interrupted import, and that nothing goes to the host's /tmp. As root and rootless.
 . "$(dirname "$0")/../lib.sh"
 
-plan 134
+plan 136
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 command -v podman >/dev/null || bail_out "podman is not installed (scripts/install-deps installs it)"
@@ -191,6 +191,10 @@ with tarfile.open(sys.argv[1], "w:gz") as tf:
 	wr_bg run --work "$WORK" --image bb -- sleep "$s"
 	bg=$BG_PID
 	wait_for 15 job_alive "$s"
+	live_kb=$(du -sk --one-file-system "$(last_rundir)" | cut -f1)
+	image_kb=$(du -sk "$(imgroot bb)" | cut -f1)
+	[ "$live_kb" -lt $((image_kb / 2)) ]
+	ok $? "$M a live run's directory holds no copy of the image (${live_kb} KiB beside an image of ${image_kb} KiB)"
 	wr image rm bb
 	one_line_refusal "$M image rm of an image a live run uses is refused"
 	like "$ERR" "the live run $RUN_ID_RE uses it" "$M ... naming the run"
