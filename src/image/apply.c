@@ -196,9 +196,10 @@ static int make_hardlink(struct apply *a, int pfd, const char *base, const struc
 	_cleanup_free_ char *tdir = split(d->link, &tbase);
 	_cleanup_close_ int tfd = open_dir(a, tdir, false);
 	struct stat st;
+	if (tfd == -ELOOP || tfd == -ENOTDIR)
+		return entry_error(err, 0, d->path, "a hard link whose target's way goes through a symlink or a file");
 	if (tfd < 0 || fstatat(tfd, tbase, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
-		return entry_error(err, tfd < 0 ? -tfd : errno ? errno : EISDIR, d->path,
-				   "a hard link to an entry that is not a file of the image so far");
+		return entry_error(err, 0, d->path, "a hard link to what is not a file of the image so far");
 	if (linkat(tfd, tbase, pfd, base, 0) < 0)
 		return entry_error(err, errno, d->path, "cannot make the hard link");
 	return 0;
@@ -238,7 +239,9 @@ static int create(struct apply *a, const struct ientry *e, const struct ientry_d
 	_cleanup_free_ char *dir = split(d->path, &base);
 	int pfd = parent_dir(a, dir, true);
 	if (pfd < 0)
-		return entry_error(err, -pfd, e->path, pfd == -ELOOP || pfd == -ENOTDIR ? "its way goes through a symlink or a file (an entry is never written through a link)" : "cannot open its directory");
+		return pfd == -ELOOP || pfd == -ENOTDIR
+			? entry_error(err, 0, e->path, "its way goes through a symlink or a file (an entry is never written through a link)")
+			: entry_error(err, -pfd, e->path, "cannot open its directory");
 	hash_entry(a, e, d);
 	set_add(&a->layer, d->path);
 	struct stat st;
@@ -273,9 +276,11 @@ static int whiteout(struct apply *a, const struct ientry *e, const char *path, s
 	int pfd = parent_dir(a, dir, false);
 	if (pfd == -ENOENT)
 		return 0;
+	if (pfd == -ELOOP || pfd == -ENOTDIR)
+		return entry_error(err, 0, e->path, "a whiteout whose way goes through a symlink or a file");
 	int r = pfd < 0 ? pfd : rm_tree_at(pfd, base);
 	if (r < 0)
-		return entry_error(err, -r, e->path, r == -ELOOP || r == -ENOTDIR ? "a whiteout whose way goes through a symlink or a file" : "cannot remove what it hides");
+		return entry_error(err, -r, e->path, "cannot remove what it hides");
 	return 0;
 }
 

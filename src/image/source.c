@@ -447,20 +447,35 @@ static int dir_apply(int dfd, struct apply *a, struct image_source_info *info, s
 
 /* ---- which kind of source ---- */
 
-/* An uncompressed tar holding manifest.json (docker) or oci-layout and index.json (OCI)? */
+static bool is_hex64(const char *s, size_t n) { return n == 64 && strspn(s, "0123456789abcdef") >= 64; }
+
+/* Could name be part of a save archive (docker, podman, OCI)? Those hold only manifest.json,
+ * repositories, index.json, oci-layout, blobs/sha256/<hex>, <hex>.json, <hex>.tar and <hex>/...;
+ * the first other name (bin, etc/passwd...) shows a root file system. */
+static bool save_like(const char *n)
+{
+	static const char *const top[] = { "manifest.json", "repositories", "index.json", "oci-layout", "blobs", "blobs/sha256", NULL };
+	for (const char *const *t = top; *t; t++)
+		if (!strcmp(n, *t))
+			return true;
+	if (!strncmp(n, "blobs/sha256/", 13))
+		return is_hex64(n + 13, strlen(n + 13));
+	size_t h = strcspn(n, "/.");
+	return is_hex64(n, h) && (!n[h] || n[h] == '/' || !strcmp(n + h, ".json") || !strcmp(n + h, ".tar"));
+}
+
+/* A tar (compressed or not) holding manifest.json (docker) or oci-layout and index.json (OCI)?
+ * Read until a name no save archive has: a root file system's tarball is not read through. */
 static const char *tar_kind(const char *path)
 {
 	struct archive *ar = reader_new();
 	struct archive_entry *e;
 	bool manifest = false, layout = false, index = false, plain = false;
 	if (archive_read_open_filename(ar, path, 1 << 16) == ARCHIVE_OK) {
-		while (archive_read_next_header(ar, &e) == ARCHIVE_OK) {
-			if (archive_filter_code(ar, 0) != ARCHIVE_FILTER_NONE) {
-				plain = true; /* save archives are plain tar: a compressed one is a root file system */
-				break;
-			}
+		while (!plain && archive_read_next_header(ar, &e) == ARCHIVE_OK) {
 			const char *why;
 			_cleanup_free_ char *n = ientry_normalize(archive_entry_pathname(e), &why);
+			plain = !n || !*n ? false : !save_like(n);
 			manifest |= n && !strcmp(n, "manifest.json");
 			layout |= n && !strcmp(n, "oci-layout");
 			index |= n && !strcmp(n, "index.json");

@@ -10,7 +10,7 @@
 # interrupted import, and that nothing goes to the host's /tmp. As root and rootless.
 . "$(dirname "$0")/../lib.sh"
 
-plan 134
+plan 138
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 command -v podman >/dev/null || bail_out "podman is not installed (scripts/install-deps installs it)"
@@ -34,7 +34,7 @@ mkdir -p "$SC/ctx" && echo from-layer-2 >"$SC/ctx/f" && printf 'FROM localhost/b
 	"${PODMAN[@]}" build --pull=never -t localhost/bb:2 "$SC/ctx" &&
 	"${PODMAN[@]}" save -o "$SC/podman-save.tar" localhost/bb:2 &&
 	"${PODMAN[@]}" save --format oci-archive -o "$SC/podman-oci.tar" localhost/bb:2 &&
-	"${PODMAN[@]}" save --format oci-dir -o "$SC/podman-oci-dir" localhost/bb:2; } >"$SC/podman.log" 2>&1 ||
+	"${PODMAN[@]}" save --format oci-dir -o "$SC/podman-oci-dir" localhost/bb:2 && gzip -k "$SC/podman-save.tar"; } >"$SC/podman.log" 2>&1 ||
 	bail_out "podman could not build and save the test image: $(tail -3 "$SC/podman.log")"
 PODMAN_ID=$("${PODMAN[@]}" images --no-trunc --format '{{.ID}}' localhost/bb:2)
 PODMAN_ID=${PODMAN_ID#sha256:}
@@ -85,6 +85,8 @@ for mode in root user; do
 	wr image import saved "$SC/podman-save.tar"
 	is "$RC" 0 "$M image import of a podman save archive"
 	like "$OUT" "^imported saved: sha256:$PODMAN_ID, .* 2 layers \\(docker-archive\\)" "$M its digest is the image id podman shows; two layers"
+	wr image import saved-gz "$SC/podman-save.tar.gz"
+	like "$RC $OUT" "^0 imported saved-gz: sha256:$PODMAN_ID, .* 2 layers \\(docker-archive\\)" "$M a gzipped podman save archive is one too"
 	wr image import oci-archive "$SC/podman-oci.tar"
 	like "$RC $OUT" "^0 imported oci-archive: $OCI_DIGEST, .*\\(oci-archive\\)" "$M podman save --format oci-archive imports; the digest is the manifest's"
 	wr image import oci-dir "$SC/podman-oci-dir"
@@ -186,11 +188,15 @@ with tarfile.open(sys.argv[1], "w:gz") as tf:
 	line_like "$OUT" "^saved +[0-9.]+ [KM]iB +sha256:${PODMAN_ID:0:12} +[0-9]{4}-" "$M image ls: name, size, digest, created"
 	wr image ls --json
 	is "$(jget <(printf '%s' "$OUT") '" ".join(sorted(i["name"] for i in d))')" \
-		"bb bb-dir bb-gz bb-xz bb-zst devices layered oci-archive oci-dir saved setuid" "$M image ls --json lists every image"
+		"bb bb-dir bb-gz bb-xz bb-zst devices layered oci-archive oci-dir saved saved-gz setuid" "$M image ls --json lists every image"
 	s=$(uniq_arg)
 	wr_bg run --work "$WORK" --image bb -- sleep "$s"
 	bg=$BG_PID
 	wait_for 15 job_alive "$s"
+	live_kb=$(du -sk --one-file-system "$(last_rundir)" | cut -f1)
+	image_kb=$(du -sk "$(imgroot bb)" | cut -f1)
+	[ "$live_kb" -lt $((image_kb / 2)) ]
+	ok $? "$M a live run's directory holds no copy of the image (${live_kb} KiB beside an image of ${image_kb} KiB)"
 	wr image rm bb
 	one_line_refusal "$M image rm of an image a live run uses is refused"
 	like "$ERR" "the live run $RUN_ID_RE uses it" "$M ... naming the run"
