@@ -13,7 +13,7 @@
 /* path normalised: absolute, no "." or ".." or empty components, no trailing '/'. */
 static char *normalise(const struct policy_ctx *s, const char *path)
 {
-	const char *cwd = s->cwd ? s->cwd : "/";
+	const char *cwd = s->cwd ? s->cwd : s->worktree ? s->worktree : s->home ? s->home : "/";
 	_cleanup_free_ char *full = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", cwd, path);
 	size_t n = strlen(full);
 	char *out = xmalloc(n + 2);

@@ -475,9 +475,10 @@ static void access_mounts(void **state)
 		{ .source = (char *)"/home/alice/.cache/pip", .destination = (char *)"/opt/cache", .readonly = true, .fd = -1 },
 		{ .source = (char *)"/srv/out", .destination = (char *)"/opt/cache/out", .readonly = false, .fd = -1 },
 	};
-	struct cell_spec s = { .id = "run_01TEST", .worktree = (char *)"/src/app", .home = (char *)"/home/warren",
-			       .rundir = (char *)"/var/lib/warren/runs/run_01TEST", .statedir = (char *)"/var/lib/warren",
-			       .mounts = mounts, .n_mounts = 2 };
+	struct policy_opts po = { 0 };
+	struct policy_ctx s = { .id = "run_01TEST", .worktree = "/src/app", .home = "/home/warren", .cwd = "/src/app", .policy = &po,
+				.rundir = "/var/lib/warren/runs/run_01TEST", .statedir = "/var/lib/warren",
+				.mounts = mounts, .n_mounts = 2 };
 	expect_access(&s, "/opt/cache/x", POLICY_WRITE, false,
 		      "denied: /opt/cache/x is in the read-only bind of /home/alice/.cache/pip at /opt/cache — it may write under $TMPDIR");
 	expect_access(&s, "/opt/cache", POLICY_READ, true, NULL);
@@ -487,11 +488,12 @@ static void access_mounts(void **state)
 	expect_access(&s, "build/x", POLICY_WRITE, false,
 		      "denied: /src/app/build/x is in the worktree, read-only in run_01TEST (--work-ro) — it may write under $TMPDIR=/tmp "
 		      "(host: /var/lib/warren/runs/run_01TEST/tmp, reclaimed when the run ends) and its home /home/warren");
-	s.worktree = NULL;   /* --work none: relative paths from the home */
+	s.worktree = NULL;   /* --work none: relative paths from the home (spec_cwd) */
+	s.cwd = "/home/warren";
 	s.worktree_ro = false;
 	expect_access(&s, "x", POLICY_WRITE, true, NULL);
 	expect_access(&s, "/src/app/x", POLICY_WRITE, false, "and its home /home/warren");
-	s.workdir = (char *)"/usr";
+	s.cwd = "/usr";      /* --workdir /usr */
 	expect_access(&s, "x", POLICY_WRITE, false, "denied: /usr/x is outside");
 }
 
