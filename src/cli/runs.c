@@ -266,7 +266,10 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 	}
 	char idt[64];   /* a record gc wrote: the run's id tells when it started */
 	uint64_t ms = run_id_time_ms(id);
-	format_rfc3339(idt, sizeof idt, &(struct timespec){ .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L });
+	if (ms)
+		format_rfc3339(idt, sizeof idt, &(struct timespec){ .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L });
+	else
+		snprintf(idt, sizeof idt, "-");
 	row(out, "started", json_string_value(json_object_get(r, "started_at")) ?: idt);
 	row(out, "ended", json_string_value(json_object_get(r, "ended_at")) ?: "-");
 	const char *st = json_string_value(json_object_get(r, "status"));

@@ -62,6 +62,8 @@ bool run_id_valid(const char *s)
 
 uint64_t run_id_time_ms(const char *id)
 {
+	if (!run_id_valid(id))
+		return 0;
 	uint64_t ms = 0;
 	for (int i = 0; i < 10; i++)
 		ms = (ms << 5) | (uint64_t)b32val(id[4 + i]);

@@ -14,7 +14,7 @@ void run_id_format(char *out, uint64_t ms, const uint8_t rnd[10]);
 int run_id_new(char *out);
 /* True when s is a well-formed run id. */
 bool run_id_valid(const char *s);
-/* The millisecond timestamp a valid id encodes. */
+/* The millisecond timestamp a valid id encodes; 0 for a string that is not a valid id. */
 uint64_t run_id_time_ms(const char *id);
 
 #endif
