@@ -291,6 +291,11 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 	}
 	if (work && !strcmp(work, CELLSPEC_WORK_NONE)) {
 		s->worktree_fd = -1;   /* no worktree: the job starts in its home (or --workdir) */
+		if (s->policy.nprotect)
+			return error_set(err, 0, "--protect %s: with --work none there is no worktree to protect a path of; leave out --protect",
+					 s->policy.protect[0]);
+		if (s->worktree_ro)
+			return error_set(err, 0, "--work-ro: with --work none there is no worktree to make read-only; leave out one of them");
 		return 0;
 	}
 	const char *w = work ? work : ".";
