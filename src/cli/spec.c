@@ -386,6 +386,11 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 	}
 	if (work && !strcmp(work, CELLSPEC_WORK_NONE)) {
 		s->worktree_fd = -1;   /* no worktree: the job starts in its home (or --workdir) */
+		if (s->policy.nprotect)
+			return error_set(err, 0, "--protect %s: with --work none there is no worktree to protect a path of; leave out --protect",
+					 s->policy.protect[0]);
+		if (s->worktree_ro)
+			return error_set(err, 0, "--work-ro: with --work none there is no worktree to make read-only; leave out one of them");
 		return 0;
 	}
 	const char *w = work ? work : ".";
@@ -409,8 +414,8 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 /* The checked source src of a bind (opt: --bind, --ro-bind, --externals): refused when it is
  * a tree no bind may show, or one a job may not write when rw; a note when it is the
  * caller's home. */
-static int bind_source_check(const struct cell_spec *s, const char *opt, const char *given, const char *src, bool ro,
-			     struct error *err)
+static int bind_source_check(const struct cell_spec *s, const char *opt, const char *given, const char *src, int fd,
+			     bool ro, struct error *err)
 {
 	/* the path as given, and where it led when a symlink was on the way */
 	_cleanup_free_ char *name = strcmp(given, src) ? xasprintf("%s (that is %s)", given, src) : xstrdup(src);
@@ -420,6 +425,12 @@ static int bind_source_check(const struct cell_spec *s, const char *opt, const c
 	if (!ro && path_is_system_tree(src))
 		return error_set(err, 0, "%s %s: a system directory a job may not have read-write; use --ro-bind, or bind a directory of your own",
 				 opt, name);
+	/* a file with other names: one of them may be a file the caller never meant (a hard link
+	 * someone made in their directory to a file of root's) */
+	struct stat st;
+	if (!ro && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+		return error_set(err, 0, "%s %s: the file has %ju other hard links, which a write would change too; copy it, or use --ro-bind",
+				 opt, name, (uintmax_t)st.st_nlink - 1);
 	_cleanup_free_ char *other = xasprintf("%s with a source", opt);
 	if (state_check(s, src, "the bind source", other, err) < 0)
 		return -EINVAL;
@@ -442,7 +453,7 @@ int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, con
 	struct cell_mount m = { .readonly = ro, .kind = CELL_MOUNT_BIND, .fd = -1 };
 	if (open_checked(src, opt, "a bind source", true, &m.fd, &m.source, err) < 0)
 		return -EINVAL;
-	if (bind_source_check(s, opt, src, m.source, ro, err) < 0) {
+	if (bind_source_check(s, opt, src, m.source, m.fd, ro, err) < 0) {
 		close(m.fd);
 		free(m.source);
 		return -EINVAL;

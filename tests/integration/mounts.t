@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 109
+plan 113
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -47,6 +47,15 @@ for mode in root user; do
 	# ---- a cache bound in the home: the directories made on its way are the run user's
 	wrun --ro-bind "$D/cache:/home/$JOB_USER/.cache/pip" -- sh -c 'cat ~/.cache/pip/f && touch ~/.cache/other && echo own'
 	is "$OUT" cached$'\n'own "$M --ro-bind into the home: readable, and ~/.cache stays writable by the run user"
+
+	# ---- a file: bound on a file made in the cell; read-write refused when it has other names
+	wrun --ro-bind "$D/cache/f:/etc/warren-cached" -- cat /etc/warren-cached
+	is "$RC:$OUT" 0:cached "$M --ro-bind of a file: made at /etc/warren-cached in the cell, readable"
+	ln -f "$D/cache/f" "$D/f-link"
+	wrun --bind "$D/f-link:/x/f" -- true
+	{ [ "$RC" = 125 ] && [[ $ERR == *"1 other hard links"* ]]; }
+	ok $? "$M --bind of a file with another hard link is refused" || diag "$ERR"
+	rm -f "$D/f-link"
 
 	# ---- root of the cell cannot lift the read-only bind (no capability over the cell's mounts)
 	wrun --user 0 --ro-bind "$D/cache:/opt/cache" -- sh -c 'mount -o remount,rw,bind /opt/cache 2>/dev/null; umount -l /opt/cache 2>/dev/null; mount -t tmpfs none /opt/cache 2>/dev/null; echo x > /opt/cache/esc 2>/dev/null; cat /opt/cache/f'
