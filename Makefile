@@ -9,7 +9,7 @@
 #   make fuzz       deps, the libFuzzer targets of tests/fuzz/ in build/fuzz/ (clang, ASan +
 #                   UBSan), each run FUZZ_SECONDS (60) over its corpus; make fuzz-smoke: 5 s each
 CC      ?= cc
-PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0
+PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0 liblzma libzstd
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # the libraries are linked statically: each shared library costs every run its loading
@@ -18,7 +18,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 # BUILD is where objects and binaries go: build (optimised) or build/san (sanitizers)
 BUILD   ?= build
-SRCS    := $(shell find src -name '*.c' | sort)
+SRCS    := $(shell find src -name '*.c' -not -path 'src/guest/*' | sort)
 HDRS    := $(shell find src -name '*.h')
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIBOBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
@@ -29,7 +29,14 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame
 
 .PHONY: all deps check unit demo bench soak clean fuzz fuzz-smoke
 
-all: $(BUILD)/warren
+all: $(BUILD)/warren $(BUILD)/warren-guest-init
+
+# The vm driver's guest init (pid 1 in the VM): static, with nothing but the C library and
+# contract.h, built without the sanitizers of BUILD=build/san.
+GUEST_CFLAGS := -O2 -g -static -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc
+$(BUILD)/warren-guest-init: src/guest/init.c src/cell/contract.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -o $@ $<
 
 $(BUILD)/warren: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -54,7 +61,7 @@ deps:
 
 # Tests run against a build with AddressSanitizer and UndefinedBehaviorSanitizer.
 check: deps
-	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren \
+	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren build/san/warren-guest-init \
 		$(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@WARREN=$(CURDIR)/build/san/warren tests/run-all $(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
@@ -82,4 +89,4 @@ soak: deps all
 	@bench/soak
 
 clean:
-	rm -rf build/obj build/unit build/warren build/san build/fuzz
+	rm -rf build/obj build/unit build/warren build/warren-guest-init build/san build/fuzz

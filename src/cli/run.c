@@ -80,6 +80,7 @@ static const char RUN_HELP[] =
 	"  --result FILE       also write result.json to FILE\n"
 	"  --result-fd N       also write result.json to file descriptor N\n"
 	"  --quiet             no cause line on stderr (still in the record)\n"
+	"  --driver D          container (default: Linux namespaces) or vm (a qemu microVM; docs/vm.md)\n"
 	"\n"
 	"exit status: the job's own; 128+N when signal N killed it; 124 when --time or --cpu-time\n"
 	"stopped it; 125 when warren failed; 126 not executable; 127 not found.\n";
@@ -89,6 +90,7 @@ enum {
 	O_MEMORY, O_PIDS, O_OUTPUT, O_SCRATCH, O_GRACE, O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
 	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
+	O_DRIVER, /* --driver container|vm (cell/vm.h) */
 };
 
 static const struct option OPTS[] = {
@@ -107,7 +109,8 @@ static const struct option OPTS[] = {
 	{ "protect", required_argument, NULL, O_PROTECT }, { "core", no_argument, NULL, O_CORE },
 	{ "no-sys", no_argument, NULL, O_NO_SYS }, { "no-refused-writes", no_argument, NULL, O_NO_REFUSED },
 	{ "net", required_argument, NULL, O_NET }, { "publish", required_argument, NULL, O_PUBLISH },
-	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES }, { NULL, 0, NULL, 0 },
+	{ "dns-max-names", required_argument, NULL, O_DNS_MAX_NAMES }, { "driver", required_argument, NULL, O_DRIVER },
+	{ NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -122,6 +125,7 @@ struct run_opts {
 	struct envb env;
 	struct policy_opts policy;
 	struct net_opts net;       /* --net, --publish, --dns-max-names */
+	enum cell_driver driver;   /* --driver */
 };
 
 /* --NAME VALUE of a limit (run/limits.h): a value, or none */
@@ -192,6 +196,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_NET: r = net_parse_mode(&o->net, optarg, err); break;
 		case O_PUBLISH: r = net_parse_publish(&o->net, optarg, err); break;
 		case O_DNS_MAX_NAMES: r = net_parse_max_names(&o->net, optarg, err); break;
+		case O_DRIVER: r = cellspec_driver(&o->driver, optarg, err); break;
 		case O_SECCOMP: r = policy_set_seccomp_file(&o->policy, optarg, err); break;
 		case O_SECCOMP_PRINT:
 			if (policy_seccomp_print(stdout, &o->policy, err) < 0)
@@ -243,6 +248,7 @@ int cmd_run(int argc, char **argv)
 		goto fail;
 	s.limits = o.limits;
 	s.net = o.net; /* network options (net/net.h) */
+	s.driver = o.driver;
 	s.policy = o.policy;
 	memset(&o.policy, 0, sizeof o.policy);
 	s.keep = o.keep;

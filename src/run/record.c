@@ -71,7 +71,7 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 {
 	json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:o,s:b,s:s,s:o}", "id", s->id, "command", strv_json(s->argv),
 			      "worktree", s->worktree, "rootfs", opt_str(s->rootfs), "user", user_json(s),
-			      "rootless", s->rootless, "driver", "container", "limits", limits_json(&s->limits));
+			      "rootless", s->rootless, "driver", s->driver == CELL_DRIVER_VM ? "vm" : "container", "limits", limits_json(&s->limits));
 	if (!j)
 		return error_set(err, ENOMEM, "cannot build spec.json");
 	/* the defences asked for: `warren policy` answers from them */
