@@ -21,6 +21,9 @@
 #include "policy/policy.h"
 #include "util/fs.h"
 
+/* "none" as struct limits says it (run/limits.h: LIMIT_NONE) */
+#define VM_LIMIT_NONE UINT64_MAX
+
 struct vm_state {
 	int ctl_fd;          /* host end of the control port */
 	char *line;          /* the report port's bytes not yet a whole line */
@@ -179,7 +182,7 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	if (s->home)
 		rec(f, VM_KEY_HOME, s->home);
 	rec(f, VM_KEY_MASK, s->statedir);
-	snprintf(n, sizeof n, "%llu", (unsigned long long)s->limits.scratch);
+	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.scratch == VM_LIMIT_NONE ? 0 : s->limits.scratch));
 	rec(f, VM_KEY_SCRATCH, n);
 	rec(f, VM_KEY_CORE, s->policy.core ? "1" : "0");
 	fclose(f);
@@ -479,13 +482,14 @@ int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
 
 unsigned long long vm_guest_memory(const struct cell_spec *s)
 {
-	uint64_t m = s->limits.memory;
+	uint64_t m = s->limits.memory == VM_LIMIT_NONE ? 0 : s->limits.memory;
 	return (m && m < VM_MAX_MEMORY ? m : m ? VM_MAX_MEMORY : VM_DEFAULT_MEMORY) >> 20 << 20;
 }
 
 void vm_host_limits(const struct cell_spec *s, struct limits *out)
 {
 	*out = s->limits;
-	out->memory = vm_guest_memory(s) + VM_QEMU_OVERHEAD;
+	if (s->limits.memory && s->limits.memory != VM_LIMIT_NONE)
+		out->memory = vm_guest_memory(s) + VM_QEMU_OVERHEAD;
 	out->pids = 0;
 }
