@@ -27,7 +27,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 
-.PHONY: all deps check unit demo bench soak clean fuzz fuzz-smoke
+.PHONY: all deps check unit demo bench bench-vm soak clean fuzz fuzz-smoke
 
 all: $(BUILD)/warren $(BUILD)/warren-guest-init
 
@@ -82,6 +82,10 @@ demo: deps all
 bench: deps all
 	@bench/run
 	@bench/refused-writes
+
+# The vm driver: boot-to-exit beside bare qemu, qemu's memory (bench/vm).
+bench-vm: deps all
+	@bench/vm
 
 # Many runs (every limit, kills, --net nat, rootless), then kill -9 of warren at random
 # moments and gc: nothing may be left. SOAK_RUNS, SOAK_KILLS, SOAK_PAR: see bench/soak.
