@@ -473,9 +473,9 @@ int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
 	const char *what = job ? "a job (steps and services)" : s->rootfs ? "--rootfs (an image)"
 			 : s->net.mode != NET_NONE ? "--net nat or allow=" : NULL;
 	if (what)
-		return error_set(err, 0, "--driver vm: %s is not done yet for the vm driver; use --driver container", what);
+		return error_set(err, 0, "the vm driver: %s is not done yet; use the container driver (--driver container, or driver: container in a job file)", what);
 	if (s->limits.memory && s->limits.memory < VM_MIN_MEMORY)
-		return error_set(err, 0, "--driver vm: --memory %lluM is too small for a VM (it boots a kernel); give --memory %lluM or more",
+		return error_set(err, 0, "the vm driver: --memory %lluM is too small for a VM (it boots a kernel); give --memory %lluM or more",
 				 (unsigned long long)(s->limits.memory >> 20), VM_MIN_MEMORY >> 20);
 	return 0;
 }

@@ -133,6 +133,7 @@ static int job_run_cmd(int argc, char **argv)
 	s.net = job.net;
 	s.keep = keep;
 	s.statedir = statedir_default(state);
+	s.driver = job.driver;
 	if (cellspec_user(&s, user, &err) < 0 || cellspec_paths(&s, job.rootfs, job.work, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0)
 		goto fail;

@@ -109,10 +109,10 @@ __attribute__((noreturn, format(printf, 3, 4))) static void die_code(int code, i
 	if (msg && errnum && asprintf(&full, "%s: %s", msg, strerror(errnum)) < 0)
 		full = NULL;
 	const char *text = full ? full : msg ? msg : "the guest init failed";
-	fprintf(stderr, "warren-guest-init: %s\n", text);
 	report(text, errnum, code);
 	if (getpid() != 1)
-		_exit(code);
+		_exit(code); /* the job's process: its stderr is the job's, warren says it */
+	fprintf(stderr, "warren-guest-init: %s\n", text); /* the console */
 	power_off();
 	__builtin_unreachable();
 }

@@ -54,6 +54,7 @@ struct job {
 	uint64_t timeout_ms;
 	struct limits limits;
 	char *network;            /* network: none | nat | allow=LIST */
+	enum cell_driver driver;  /* driver: container | vm (cell/spec.h) */
 	struct net_opts net;      /* parsed; its allow list points into network */
 	char **env;
 	struct job_service *services;

@@ -14,7 +14,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 53
+plan 56
 
 host_tmp_marker
 
@@ -29,7 +29,16 @@ is "$RC" 125 "--driver vm --memory 16M exits 125"
 like "$ERR" "too small for a VM.*--memory 128M or more" "a memory limit too small for a VM says what to give"
 wrun --driver vm --net nat -- true
 is "$RC" 125 "--driver vm --net nat exits 125 (not done yet)"
-like "$ERR" "not done yet for the vm driver; use --driver container" "--net nat with the vm driver says it is not done yet"
+like "$ERR" "the vm driver: --net nat or allow= is not done yet; use the container driver" "--net nat with the vm driver says it is not done yet"
+jobf=$WORK/vm-job.yml
+printf 'name: t\ndriver: vm\nsteps:\n  - run: "true"\n' >"$jobf"
+bounded "$WARREN" job run "$jobf" --state "$STATE"
+is "$RC" 125 "a job file with driver: vm exits 125 (jobs in a VM are not done yet)"
+like "$ERR" "the vm driver: a job \(steps and services\) is not done yet" "and says so"
+printf 'name: t\ndriver: vmx\nsteps:\n  - run: "true"\n' >"$jobf"
+bounded "$WARREN" job check "$jobf"
+like "$ERR" "driver: 'vmx' is not a driver; give container or vm" "a job file's driver: vmx is refused with its place"
+rm -f "$jobf"
 
 for mode in root user; do
 	use_mode "$mode"
