@@ -59,6 +59,7 @@
 #define VM_KEY_WORKTREE    "worktree"     /* where the worktree share is mounted */
 #define VM_KEY_MASK        "mask"         /* a host path hidden under an empty read-only tmpfs */
 #define VM_KEY_SCRATCH     "scratch"      /* bytes: the size of each scratch tmpfs (0: half the RAM) */
+#define VM_KEY_PIDS        "pids"         /* the job's process limit, in a cgroup of the guest (0: none) */
 #define VM_KEY_CORE        "core"         /* "1": keep core dumps (RLIMIT_CORE) */
 /* virtio-serial port names (/sys/class/virtio-ports/<port>/name in the guest) */
 #define VM_PORT_STDOUT     "warren.stdout"
@@ -69,6 +70,7 @@
  * "code": C} when the guest could not start it. No report: the VM failed (the host says so). */
 #define VM_REPORT_STARTED  "started"      /* {"started": true}: the job is running */
 #define VM_REPORT_STATUS   "status"
+#define VM_REPORT_PIDS_MAX "pids_max"     /* {"pids_max": N}: forks the process limit refused so far */
 #define VM_REPORT_ERROR    "error"
 #define VM_REPORT_ERRNO    "errno"
 #define VM_REPORT_CODE     "code"         /* with "error": the exit code (125, 126, 127) */
@@ -81,5 +83,6 @@
 /* Where the guest mounts its shares before it enters the new root */
 #define VM_NEWROOT         "/newroot"
 #define VM_RUN_MNT         "/run-orders"
+#define VM_CGROUP_MNT      "/cgroup"      /* the guest's cgroup2, with the job's cgroup "job" */
 
 #endif

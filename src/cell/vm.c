@@ -185,6 +185,8 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.scratch == VM_LIMIT_NONE ? 0 : s->limits.scratch));
 	rec(f, VM_KEY_SCRATCH, n);
 	rec(f, VM_KEY_CORE, s->policy.core ? "1" : "0");
+	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.pids == VM_LIMIT_NONE ? 0 : s->limits.pids));
+	rec(f, VM_KEY_PIDS, n);
 	fclose(f);
 	_cleanup_free_ char *spec = xasprintf(RUN_VM_DIR "/" VM_SPEC_FILE);
 	int r = write_file_atomic_at(s->rundir_fd, spec, buf, len, 0644);
@@ -342,6 +344,11 @@ static int parse_report(const char *line, struct cell_report *r, char **msg)
 		if (!r->status)
 			r->status = 125;
 		*msg = xstrdup(json_string_value(e));
+		got = 1;
+	} else if (json_is_integer(json_object_get(j, VM_REPORT_PIDS_MAX))) {
+		r->type = CELL_REPORT_PIDS_MAX;
+		r->status = (int32_t)json_integer_value(json_object_get(j, VM_REPORT_PIDS_MAX));
+		*msg = xstrdup("");
 		got = 1;
 	} else if (json_is_true(json_object_get(j, VM_REPORT_STARTED))) {
 		r->type = CELL_REPORT_STARTED;

@@ -241,7 +241,7 @@ struct orders {
 	const char *cwd, *home, *worktree;
 	uid_t uid;
 	gid_t gid;
-	unsigned long long scratch;
+	unsigned long long scratch, pids;
 	bool core;
 };
 
@@ -277,6 +277,7 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_UID)) o->uid = (uid_t)strtoul(v, NULL, 10);
 		else if (!strcmp(p, VM_KEY_GID)) o->gid = (gid_t)strtoul(v, NULL, 10);
 		else if (!strcmp(p, VM_KEY_SCRATCH)) o->scratch = strtoull(v, NULL, 10);
+		else if (!strcmp(p, VM_KEY_PIDS)) o->pids = strtoull(v, NULL, 10);
 		else if (!strcmp(p, VM_KEY_CORE)) o->core = !strcmp(v, "1");
 	}
 	if (!o->nargv)
@@ -364,6 +365,56 @@ static void enter_root(void)
 		die(errno, "cannot enter the cell's root");
 }
 
+/* ---- the job's cgroup: its process limit ---- */
+
+static int cg_procs = -1, cg_events = -1;
+static unsigned long long pids_hits;
+
+static void write_cg(const char *file, const char *val)
+{
+	int fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, val, strlen(val)) < 0)
+		die(errno, "cannot write %s", file);
+	close(fd);
+}
+
+/* A cgroup "job" in the guest's cgroup2 with pids.max, when there is a process limit. */
+static void make_job_cgroup(const struct orders *o)
+{
+	if (!o->pids)
+		return;
+	char max[32];
+	snprintf(max, sizeof max, "%llu", o->pids);
+	mkdir(VM_CGROUP_MNT, 0755);
+	mount_or_die("cgroup2", VM_CGROUP_MNT, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	write_cg(VM_CGROUP_MNT "/cgroup.subtree_control", "+pids");
+	if (mkdir(VM_CGROUP_MNT "/job", 0755) < 0)
+		die(errno, "cannot make the job's cgroup");
+	write_cg(VM_CGROUP_MNT "/job/pids.max", max);
+	cg_procs = open(VM_CGROUP_MNT "/job/cgroup.procs", O_WRONLY | O_CLOEXEC);
+	cg_events = open(VM_CGROUP_MNT "/job/pids.events", O_RDONLY | O_CLOEXEC);
+	if (cg_procs < 0 || cg_events < 0)
+		die(errno, "cannot open the job's cgroup");
+}
+
+/* Tell the host when the process limit refused more forks ({"pids_max": N}). */
+static void report_pids(void)
+{
+	char b[128];
+	ssize_t n = cg_events >= 0 ? pread(cg_events, b, sizeof b - 1, 0) : -1;
+	if (n <= 0)
+		return;
+	b[n] = '\0';
+	char *m = strstr(b, "max ");
+	unsigned long long hits = m ? strtoull(m + 4, NULL, 10) : 0;
+	if (hits <= pids_hits)
+		return;
+	pids_hits = hits;
+	char line[64];
+	snprintf(line, sizeof line, "{\"" VM_REPORT_PIDS_MAX "\":%llu}\n", hits);
+	write_line(line);
+}
+
 /* ---- the job ---- */
 
 /* The job's seccomp program, read from the orders (NULL: the host compiled none). */
@@ -389,6 +440,8 @@ static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, i
 	if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		die(errno, "cannot give the job its streams");
 	setsid();
+	if (cg_procs >= 0 && write(cg_procs, "0", 1) < 0)
+		die(errno, "cannot enter the job's cgroup");
 	struct rlimit core = { 0, 0 };
 	if (!o->core)
 		setrlimit(RLIMIT_CORE, &core);
@@ -424,9 +477,12 @@ static int wait_job(pid_t job, int ctl)
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
 			if (p == job)
 				return st;
-		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ctl, .events = POLLIN } };
-		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+		struct pollfd pf[3] = { { .fd = sfd, .events = POLLIN }, { .fd = ctl, .events = POLLIN },
+					{ .fd = cg_events, .events = POLLPRI } };
+		if (poll(pf, 3, -1) < 0 && errno != EINTR)
 			die(errno, "cannot wait for the job");
+		if (pf[2].revents)
+			report_pids();
 		struct signalfd_siginfo si;
 		while (read(sfd, &si, sizeof si) > 0)
 			;
@@ -472,6 +528,7 @@ int main(void)
 	struct orders o;
 	read_orders(&o);
 	struct sock_fprog *seccomp = read_seccomp();
+	make_job_cgroup(&o);
 	build_root(&o);
 	umount2(VM_RUN_MNT, MNT_DETACH);
 	enter_root();
@@ -486,6 +543,7 @@ int main(void)
 	close(err);
 	write_line("{\"" VM_REPORT_STARTED "\":true}\n");
 	int st = wait_job(job, ctl);
+	report_pids();
 	report(NULL, 0, st);
 	power_off();
 }

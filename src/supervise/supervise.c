@@ -221,6 +221,9 @@ static void read_reports(struct sup *u)
 				sup_stop(u, RUN_LIMIT, "scratch", v, SIGTERM,
 					  xasprintf("scratch limit %s reached (writes to /tmp, /dev/shm, $HOME and the root fail with ENOSPC)", v));
 			}
+		} else if (r.type == CELL_REPORT_PIDS_MAX) {
+			free(msg);
+			u->guest_pids_hits = (uint64_t)r.status; /* counted with the host cgroup's */
 		} else if (r.type == CELL_REPORT_STARTED) {
 			/* a VM's wall clock starts with its job, not its boot */
 			free(msg);
@@ -299,6 +302,7 @@ static void watch_limits(struct sup *u)
 {
 	struct cgroup_usage cu;
 	cgroup_usage(&u->cg, &cu);
+	cu.pids_max_hits += u->guest_pids_hits;
 	if (cu.pids_current > u->pids_sampled)
 		u->pids_sampled = cu.pids_current;
 	const struct limits *l = &u->s->limits;
@@ -544,6 +548,7 @@ static void build_result(struct sup *u, struct run_result *r)
 	}
 	struct cgroup_usage cu;
 	cgroup_usage(&u->cg, &cu);
+	cu.pids_max_hits += u->guest_pids_hits;
 	/* a memory limit the kernel enforced after our last look still names itself */
 	/* a limit the kernel enforced after our last look (or that the job got past by itself: a
 	 * child OOM-killed, a fork refused, a write refused with ENOSPC) still names itself */

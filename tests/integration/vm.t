@@ -5,7 +5,7 @@
 # host's /tmp), even when warren is killed with SIGKILL.
 #
 # Slow but real: each boot is a whole kernel under TCG (1.5 s on an idle machine, far more
-# under load), so one boot checks several things; 8 boots in all (6 as root, 2 rootless).
+# under load), so one boot checks several things; 9 boots in all (7 as root, 2 rootless).
 . "$(dirname "$0")/../lib.sh"
 
 T_TIMEOUT=180
@@ -14,7 +14,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 56
+plan 59
 
 host_tmp_marker
 
@@ -84,6 +84,13 @@ for mode in root user; do
 	rd=$(last_rundir)
 	is "$(jget "$rd/result.json" 'd["cause"]["limit"]')" time "$M result.json: cause.limit time"
 	nothing_left "$rd" "$M nothing of the stopped run is left"
+
+	# ---- a process limit: a cgroup of the guest's own, the container's cause line
+	wrun --driver vm --pids 20 -- sh -c 'for i in $(seq 40); do sleep 30 & done 2>/dev/null; wait'
+	like "$ERR" "stopped: process limit 20 reached \(fork failed [0-9]+ times?\); sent SIGTERM$" "$M --pids 20: the cause line names the process limit"
+	is "$RC" 143 "$M --pids 20: the job was stopped by SIGTERM (143)"
+	rd=$(last_rundir)
+	is "$(jget "$rd/result.json" 'd["cause"]["limit"] + " " + d["cause"]["value"]')" "pids 20" "$M result.json: cause.limit pids, value 20"
 
 	# ---- exit 0
 	wrun --driver vm -- /bin/true
