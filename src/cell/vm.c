@@ -20,6 +20,7 @@
 #include "cell/contract.h"
 #include "policy/policy.h"
 #include "util/fs.h"
+#include "util/words.h"
 
 /* "none" as struct limits says it (run/limits.h: LIMIT_NONE) */
 #define VM_LIMIT_NONE UINT64_MAX
@@ -329,7 +330,9 @@ void vm_close(struct cell *c)
 
 /* ---- the report ---- */
 
-/* One line of the guest into r and *msg: 1, or 0 when it is not a report. */
+/* One line of the guest into r and *msg: 1, or 0 when it is not a report. The guest is as
+ * untrusted as its job (a job that took its kernel writes here): numbers are bounded and the
+ * message is made printable. */
 static int parse_report(const char *line, struct cell_report *r, char **msg)
 {
 	json_error_t je;
@@ -340,14 +343,14 @@ static int parse_report(const char *line, struct cell_report *r, char **msg)
 	if (json_is_string(e)) {
 		r->type = CELL_REPORT_ERROR;
 		r->errnum = (int32_t)json_integer_value(json_object_get(j, VM_REPORT_ERRNO));
-		r->status = (int32_t)json_integer_value(json_object_get(j, VM_REPORT_CODE));
-		if (!r->status)
-			r->status = 125;
-		*msg = xstrdup(json_string_value(e));
+		json_int_t code = json_integer_value(json_object_get(j, VM_REPORT_CODE));
+		r->status = code > 0 && code < 256 ? (int32_t)code : 125;
+		*msg = printable_name(json_string_value(e));
 		got = 1;
 	} else if (json_is_integer(json_object_get(j, VM_REPORT_PIDS_MAX))) {
 		r->type = CELL_REPORT_PIDS_MAX;
-		r->status = (int32_t)json_integer_value(json_object_get(j, VM_REPORT_PIDS_MAX));
+		json_int_t hits = json_integer_value(json_object_get(j, VM_REPORT_PIDS_MAX));
+		r->status = hits > 0 && hits < INT32_MAX ? (int32_t)hits : 0;
 		*msg = xstrdup("");
 		got = 1;
 	} else if (json_is_true(json_object_get(j, VM_REPORT_STARTED))) {
@@ -356,7 +359,7 @@ static int parse_report(const char *line, struct cell_report *r, char **msg)
 		got = 1;
 	} else if (json_is_integer(st)) {
 		r->type = CELL_REPORT_EXIT;
-		r->status = (int32_t)json_integer_value(st);
+		r->status = (int32_t)(json_integer_value(st) & 0xffff); /* a wait status */
 		*msg = xstrdup("");
 		got = 1;
 	}
@@ -388,18 +391,25 @@ int vm_read_report(struct cell *c, struct cell_report *r, char **msg)
 	}
 }
 
-/* The last line of <rundir>/vm/<name> that is not empty, or NULL. */
+/* The last line of <rundir>/vm/<name> that is not empty (of its last 4 KiB: the guest may
+ * have made it large), or NULL. */
 static char *last_line(const struct cell_spec *s, const char *name)
 {
 	_cleanup_free_ char *path = xasprintf(RUN_VM_DIR "/%s", name);
-	_cleanup_free_ char *text = read_file_at(s->rundir_fd, path, NULL);
-	if (!text)
+	_cleanup_close_ int fd = openat(s->rundir_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char text[4097];
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return NULL;
+	ssize_t got = pread(fd, text, sizeof text - 1, st.st_size > 4096 ? st.st_size - 4096 : 0);
+	if (got <= 0)
+		return NULL;
+	text[got] = '\0';
 	size_t n = strlen(text);
 	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
 		text[--n] = '\0';
 	char *l = strrchr(text, '\n');
-	return n ? xstrdup(l ? l + 1 : text) : NULL;
+	return n ? printable_name(l ? l + 1 : text) : NULL; /* the guest wrote it */
 }
 
 char *vm_missing_report(const struct cell_spec *s, const struct cell *c, int qemu_status)
