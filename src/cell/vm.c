@@ -249,11 +249,17 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	_exit(127);
 }
 
+void vm_cell_init(struct cell *c)
+{
+	c->vm = xcalloc(1, sizeof *c->vm);
+	c->vm->ctl_fd = -1;
+	c->vm->accel = "tcg";
+}
+
 int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
 {
-	struct vm_state *v = xcalloc(1, sizeof *v);
-	v->ctl_fd = -1;
-	c->vm = v;
+	vm_cell_init(c);
+	struct vm_state *v = c->vm;
 	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 }, go[2] = { -1, -1 };
 	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, err) < 0)
 		goto fail;

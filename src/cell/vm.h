@@ -55,6 +55,8 @@ void vm_host_limits(const struct cell_spec *s, struct limits *out);
 /* The driver, in the container driver's shape (container.h): start qemu, stopped before it
  * executes until vm_release() (the supervisor places it in the run's cgroup first). */
 int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);
+/* The driver's state in c (vm_start makes it first; vm_close frees it). */
+void vm_cell_init(struct cell *c);
 int vm_release(struct cell *c);
 /* SIGKILL ends qemu; any other signal goes to the job inside (the control port). */
 int vm_signal(struct cell *c, int sig);
