@@ -320,6 +320,15 @@ static void build_root(const struct orders *o)
 	p = under(r, "/dev");
 	mount_or_die("/dev", p, NULL, MS_BIND | MS_REC, NULL);
 	free(p);
+	/* /dev/shm is scratch like /tmp (POSIX shared memory, semaphores); /dev/pts for terminals */
+	mkdir("/dev/shm", CELL_TMP_MODE);
+	mkdir("/dev/pts", 0755);
+	p = under(r, "/dev/shm");
+	scratch_tmpfs(p, CELL_TMP_MODE, 0, 0, o->scratch);
+	free(p);
+	p = under(r, "/dev/pts");
+	mount_or_die("devpts", p, "devpts", MS_NOSUID | MS_NOEXEC, "ptmxmode=0666,mode=0620");
+	free(p);
 	p = under(r, "/run");
 	scratch_tmpfs(p, 0755, 0, 0, 0);
 	free(p);

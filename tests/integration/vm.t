@@ -14,7 +14,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 61
+plan 63
 
 host_tmp_marker
 
@@ -53,7 +53,7 @@ for mode in root user; do
 	wrun --driver vm -- sh -c 'stat -c "tmp %a %u" /tmp /var/tmp; tr "\0" "\n" </proc/$$/environ | tail -n 1;
 		echo "user $(id -u) $(id -g)"; ls -A /tmp | wc -l; test -e '"$MARKER"' && echo host-tmp-visible;
 		echo written > in-vm.txt && echo wrote; grep -c "^CapEff:.*0000000000000000" /proc/self/status;
-		unshare -U true 2>/dev/null || echo userns-refused; exit 3'
+		unshare -U true 2>/dev/null || echo userns-refused; stat -c "shm %a %u" /dev/shm; exit 3'
 	is "$RC" 3 "$M the job's exit code 3 passes through"
 	mapfile -t L <<<"$OUT"
 	is "${L[0]:-}" "tmp 1777 0" "$M /tmp in the VM is mode 1777, owned by root"
@@ -64,6 +64,7 @@ for mode in root user; do
 	is "${L[5]:-}" wrote "$M the worktree is writable (and the host's /tmp marker is not visible)"
 	is "${L[6]:-}" 1 "$M the job has no effective capabilities"
 	is "${L[7]:-}" userns-refused "$M the seccomp profile is loaded in the guest (unshare -U is refused)"
+	is "${L[8]:-}" "shm 1777 0" "$M /dev/shm is scratch too (mode 1777, owned by root)"
 	is "$(cat "$WORK/in-vm.txt" 2>/dev/null)" written "$M what the job wrote in the worktree is on the host"
 	rd=$(last_rundir)
 	is "$(jget "$rd/spec.json" 'd["driver"]')" vm "$M spec.json says driver vm"
