@@ -92,7 +92,10 @@ char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned 
 		add(&a, xstrdup("-cpu"));
 		add(&a, xstrdup("host"));
 	}
-	static const char *const fixed[] = { "-no-reboot", "-nodefaults", "-no-user-config", "-nographic", "-smp", "1" };
+	/* qemu's own seccomp sandbox: a guest that breaks into qemu cannot execute, fork, raise
+	 * its privileges or change its scheduling or resource limits */
+	static const char *const fixed[] = { "-no-reboot", "-nodefaults", "-no-user-config", "-nographic", "-smp", "1",
+					     "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny" };
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		add(&a, xstrdup(fixed[i]));
 	add(&a, xstrdup("-m"));
