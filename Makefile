@@ -12,7 +12,7 @@
 #   make fuzz       deps, the libFuzzer targets of tests/fuzz/ in build/fuzz/ (clang, ASan +
 #                   UBSan), each run FUZZ_SECONDS (60) over its corpus; make fuzz-smoke: 5 s each
 CC      ?= cc
-PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0 sqlite3
+PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0 sqlite3 liblzma libzstd
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # The version: debian/changelog's first entry is its one source (warren --version, the package).
@@ -27,7 +27,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 # BUILD is where objects and binaries go: build (optimised) or build/san (sanitizers)
 BUILD   ?= build
-SRCS    := $(shell find src -name '*.c' | sort)
+SRCS    := $(shell find src -name '*.c' -not -path 'src/guest/*' | sort)
 HDRS    := $(shell find src -name '*.h')
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIBOBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
@@ -44,17 +44,24 @@ DOCDIR  ?= $(PREFIX)/share/doc/warren
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 MANS    := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
-DOCS    := README.md docs/hardening.md docs/network.md
+DOCS    := README.md docs/hardening.md docs/network.md docs/images.md docs/vm.md docs/api.md docs/openapi.yaml
 
-.PHONY: all man deps check unit demo bench soak clean fuzz fuzz-smoke layering install uninstall
+.PHONY: all man deps check unit demo bench bench-vm soak clean fuzz fuzz-smoke layering install uninstall
 
-all: $(BUILD)/warren man
+all: $(BUILD)/warren $(BUILD)/warren-guest-init man
 
 man: $(MANS)
 
 $(BUILD)/man/%: docs/man/%.scd
 	@mkdir -p $(dir $@)
 	scdoc < $< > $@
+
+# The vm driver's guest init (pid 1 in the VM): static, with nothing but the C library and
+# contract.h, built without the sanitizers of BUILD=build/san.
+GUEST_CFLAGS := -O2 -g -static -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc
+$(BUILD)/warren-guest-init: src/guest/init.c src/cell/contract.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -o $@ $<
 
 $(BUILD)/warren: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -86,7 +93,7 @@ layering:
 
 # Tests run against a build with AddressSanitizer and UndefinedBehaviorSanitizer.
 check: deps layering
-	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren \
+	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren build/san/warren-guest-init \
 		$(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@WARREN=$(CURDIR)/build/san/warren tests/run-all $(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
@@ -108,6 +115,10 @@ bench: deps all
 	@bench/run
 	@bench/refused-writes
 
+# The vm driver: boot-to-exit beside bare qemu, qemu's memory (bench/vm).
+bench-vm: deps all
+	@bench/vm
+
 # Many runs (every limit, kills, --net nat, rootless), then kill -9 of warren at random
 # moments and gc: nothing may be left. SOAK_RUNS, SOAK_KILLS, SOAK_PAR: see bench/soak.
 soak: deps all
@@ -117,6 +128,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR)/examples/demo
 	install -m 755 $(BUILD)/warren $(DESTDIR)$(BINDIR)/warren
+	install -m 755 $(BUILD)/warren-guest-init $(DESTDIR)$(BINDIR)/warren-guest-init
 	install -m 644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(filter %.5,$(MANS)) $(DESTDIR)$(MANDIR)/man5
 	install -m 644 completion/warren.bash $(DESTDIR)$(BASHCOMPDIR)/warren
@@ -126,10 +138,10 @@ install: all
 	install -m 644 examples/demo/README $(DESTDIR)$(DOCDIR)/examples/demo
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/warren $(DESTDIR)$(BASHCOMPDIR)/warren $(DESTDIR)$(ZSHCOMPDIR)/_warren
+	rm -f $(DESTDIR)$(BINDIR)/warren $(DESTDIR)$(BINDIR)/warren-guest-init $(DESTDIR)$(BASHCOMPDIR)/warren $(DESTDIR)$(ZSHCOMPDIR)/_warren
 	rm -f $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(filter %.1,$(MANS))) \
 		$(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANS)))
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
-	rm -rf build/obj build/unit build/warren build/san build/fuzz build/man
+	rm -rf build/obj build/unit build/warren build/warren-guest-init build/san build/fuzz build/man

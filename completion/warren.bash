@@ -66,7 +66,7 @@ _warren() {
 		      --memory --pids --output --scratch --grace --seccomp --seccomp-print --allow-nested
 		      --require-landlock --protect --core --no-sys --no-refused-writes --net --publish
 		      --dns-max-names --result --result-fd --quiet --image --work-ro --workdir --hostname
-		      --bind --ro-bind --externals --label --name --db --help --" ;;
+		      --bind --ro-bind --externals --label --name --db --driver --help --" ;;
 	job)
 		local action=${words[i + 1]-}
 		if ((cword == i + 1)); then

@@ -31,6 +31,7 @@ struct cell {
 	int cgroup_fd;       /* -1, or a cgroup v2 directory to start init in (CLONE_INTO_CGROUP) */
 	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */
+	struct vm_state *vm; /* the vm driver's (cell/vm.h): NULL for a container */
 };
 
 enum cell_report_type {
@@ -38,6 +39,8 @@ enum cell_report_type {
 	CELL_REPORT_EXIT = 2,  /* the job ended: status is its wait status */
 	CELL_REPORT_SCRATCH = 3, /* --scratch: "<used bytes> <free bytes>" of the scratch tmpfs */
 	CELL_REPORT_SCRATCH_FULL = 4, /* the same, sent once when the scratch is full */
+	CELL_REPORT_STARTED = 5, /* the vm driver: the guest started the job (its boot is over) */
+	CELL_REPORT_PIDS_MAX = 6, /* the vm driver: status forks refused by the guest's process limit */
 };
 
 struct cell_report {

@@ -45,4 +45,49 @@
 #define RUN_LOWER_DIR      "lower"
 #define RUN_ETC_DIR        "etc"
 
+/* ---- the vm driver: what the host (cell/vm.c) and the guest init (guest/init.c) agree on ---- */
+/* 9p tags of the shares: the host's / (read-only), the worktree, the run's orders */
+#define VM_TAG_ROOT        "warren-root"
+#define VM_TAG_WORK        "warren-work"
+#define VM_TAG_RUN         "warren-run"
+/* In the run directory: the guest's orders (shared read-only as VM_TAG_RUN), and in it */
+#define RUN_VM_DIR         "vm"
+#define VM_SPEC_FILE       "spec"         /* "key=value\0" records, see VM_KEY_* */
+#define VM_SECCOMP_FILE    "seccomp.bpf"  /* the job's seccomp program (struct sock_filter[]) */
+#define VM_CONSOLE_FILE    "console.log"  /* the guest kernel's console, kept for a failed boot */
+#define VM_KEY_ARG         "arg"          /* one per argv element, in order */
+#define VM_KEY_ENV         "env"          /* one per variable, in order (TMPDIR last) */
+#define VM_KEY_CWD         "cwd"
+#define VM_KEY_UID         "uid"
+#define VM_KEY_GID         "gid"
+#define VM_KEY_HOME        "home"
+#define VM_KEY_WORKTREE    "worktree"     /* where the worktree share is mounted */
+#define VM_KEY_MASK        "mask"         /* a host path hidden under an empty read-only tmpfs */
+#define VM_KEY_SCRATCH     "scratch"      /* bytes: the size of each scratch tmpfs (0: half the RAM) */
+#define VM_KEY_PIDS        "pids"         /* the job's process limit, in a cgroup of the guest (0: none) */
+#define VM_KEY_CORE        "core"         /* "1": keep core dumps (RLIMIT_CORE) */
+/* virtio-serial port names (/sys/class/virtio-ports/<port>/name in the guest) */
+#define VM_PORT_STDOUT     "warren.stdout"
+#define VM_PORT_STDERR     "warren.stderr"
+#define VM_PORT_REPORT     "warren.report" /* guest -> host: one JSON line, see VM_REPORT_* */
+#define VM_PORT_CTL        "warren.ctl"    /* host -> guest: one byte per signal for the job */
+/* The report: {"started": true} once the job runs, then {"status": <wait status>} when the job ended, {"error": "...", "errno": N,
+ * "code": C} when the guest could not start it. No report: the VM failed (the host says so). */
+#define VM_REPORT_STARTED  "started"      /* {"started": true}: the job is running */
+#define VM_REPORT_STATUS   "status"
+#define VM_REPORT_PIDS_MAX "pids_max"     /* {"pids_max": N}: forks the process limit refused so far */
+#define VM_REPORT_ERROR    "error"
+#define VM_REPORT_ERRNO    "errno"
+#define VM_REPORT_CODE     "code"         /* with "error": the exit code (125, 126, 127) */
+/* In the initramfs: the init, the modules in load order (one file name a line, in VM_MOD_DIR) */
+#define VM_INIT_PATH       "/init"
+#define VM_MOD_DIR         "/modules"
+#define VM_MOD_LIST        "/modules/order"
+/* On the kernel command line: power off at once (the KVM probe, bench/vm's bare boot) */
+#define VM_CMDLINE_POWEROFF "warren.poweroff"
+/* Where the guest mounts its shares before it enters the new root */
+#define VM_NEWROOT         "/newroot"
+#define VM_RUN_MNT         "/run-orders"
+#define VM_CGROUP_MNT      "/cgroup"      /* the guest's cgroup2, with the job's cgroup "job" */
+
 #endif

@@ -13,8 +13,12 @@
 #include "policy/policy.h"
 #include "run/id.h"
 
+/* How the cell is made: Linux namespaces (cell/container.h) or a microVM (cell/vm.h). */
+enum cell_driver { CELL_DRIVER_CONTAINER = 0, CELL_DRIVER_VM };
+
 struct cell_spec {
 	char id[RUN_ID_LEN + 1];
+	enum cell_driver driver;
 	char **argv;          /* NULL-terminated */
 	char **env;           /* final environment, TMPDIR last; NULL-terminated */
 	char *rootfs;         /* absolute, or NULL for the host's / read-only */

@@ -164,6 +164,7 @@ static int job_run_cmd(int argc, char **argv)
 	s.keep = keep;
 	s.statedir = statedir_default(state);
 	hist_opts_apply(&hist, &s);
+	s.driver = job.driver;
 	s.worktree_ro = work_ro || job.work_ro;
 	/* the job file's binds, then the command line's; --externals, --workdir and --hostname
 	 * of the command line win */

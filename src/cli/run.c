@@ -98,6 +98,7 @@ static const char RUN_HELP[] =
 	"  --result-fd N       also write result.json to file descriptor N\n"
 	"  --quiet             no cause line on stderr (still in the record)\n"
 	HIST_HELP
+	"  --driver D          container (default: Linux namespaces) or vm (a qemu microVM; docs/vm.md)\n"
 	"\n"
 	"exit status: the job's own; 128+N when signal N killed it; 124 when --time or --cpu-time\n"
 	"stopped it; 125 when warren failed; 126 not executable; 127 not found.\n";
@@ -110,6 +111,7 @@ enum {
 	O_WORK_RO, O_CELL_OPT, /* --work-ro; --bind, --ro-bind, --externals, --workdir, --hostname (cli/spec.h) */
 	O_IMAGE, /* --image (image/store.h) */
 	O_LABEL, O_NAME, O_DB, O_RUN_ID, /* the history (cli/history.h) */
+	O_DRIVER, /* --driver container|vm (cell/vm.h) */
 };
 
 static const struct option OPTS[] = {
@@ -132,7 +134,7 @@ static const struct option OPTS[] = {
 	{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
 	{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 	{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
-	{ "image", required_argument, NULL, O_IMAGE }, HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
+	{ "image", required_argument, NULL, O_IMAGE }, HIST_OPTIONS(O_LABEL), { "driver", required_argument, NULL, O_DRIVER }, { NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -151,6 +153,7 @@ struct run_opts {
 	struct cell_opts cell;     /* --bind, --ro-bind, --externals, --workdir, --hostname */
 	const char *image;         /* --image NAME */
 	struct hist_opts hist;     /* --label, --name, --db (cli/history.h) */
+	enum cell_driver driver;   /* --driver */
 };
 
 /* --NAME VALUE of a limit (run/limits.h): a value, or none */
@@ -211,6 +214,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_NET: r = net_parse_mode(&o->net, optarg, err); break;
 		case O_PUBLISH: r = net_parse_publish(&o->net, optarg, err); break;
 		case O_DNS_MAX_NAMES: r = net_parse_max_names(&o->net, optarg, err); break;
+		case O_DRIVER: r = cellspec_driver(&o->driver, optarg, err); break;
 		case O_SECCOMP: r = policy_set_seccomp_file(&o->policy, optarg, err); break;
 		case O_SECCOMP_PRINT:
 			if (policy_seccomp_print(stdout, &o->policy, err) < 0)
@@ -254,6 +258,7 @@ int cmd_run(int argc, char **argv)
 		goto fail;
 	s.limits = o.limits;
 	s.net = o.net; /* network options (net/net.h) */
+	s.driver = o.driver;
 	s.policy = o.policy;
 	memset(&o.policy, 0, sizeof o.policy);
 	s.keep = o.keep;

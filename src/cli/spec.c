@@ -596,3 +596,12 @@ int cellspec_finish(struct cell_spec *s, struct error *err)
 	s->rundir = xasprintf("%s/runs/%s", s->statedir, s->id);
 	return 0;
 }
+
+int cellspec_driver(enum cell_driver *d, const char *name, struct error *err)
+{
+	if (!strcmp(name, "container") || !strcmp(name, "vm")) {
+		*d = !strcmp(name, "vm") ? CELL_DRIVER_VM : CELL_DRIVER_CONTAINER;
+		return 0;
+	}
+	return error_set(err, 0, "--driver: '%s' is not a driver; give container or vm", name);
+}

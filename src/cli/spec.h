@@ -67,5 +67,7 @@ int cellspec_image(struct cell_spec *s, const char *image, struct error *err);
 void cellspec_env(struct cell_spec *s, struct envb *late);
 /* Prepare the state directory, make the run id and the run directory's path. */
 int cellspec_finish(struct cell_spec *s, struct error *err);
+/* --driver NAME (a job file's driver:): container or vm. */
+int cellspec_driver(enum cell_driver *d, const char *name, struct error *err);
 
 #endif

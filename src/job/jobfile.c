@@ -435,8 +435,14 @@ static void parse_cell(struct ctx *c, yaml_node_t *root, struct job *job)
 static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 {
 	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network",
-					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", "image", NULL };
+					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", "image", "driver", NULL };
 	check_keys(c, root, "", known);
+	char *driver = get_string(c, root, "driver", "");
+	if (driver && (!strcmp(driver, "vm") || !strcmp(driver, "container")))
+		job->driver = !strcmp(driver, "vm") ? CELL_DRIVER_VM : CELL_DRIVER_CONTAINER;
+	else if (driver)
+		bad(c, get(c, root, "driver"), "driver", "'%s' is not a driver; give container or vm", driver);
+	free(driver);
 	job->name = get_string(c, root, "name", "");
 	char *rootfs = get_string(c, root, "rootfs", "");
 	if (rootfs) {

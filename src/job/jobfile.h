@@ -61,6 +61,7 @@ struct job {
 	char *workdir;            /* workdir: PATH in the cell, or NULL */
 	char *hostname;           /* hostname: NAME, or NULL */
 	char *network;            /* network: none | nat | allow=LIST */
+	enum cell_driver driver;  /* driver: container | vm (cell/spec.h) */
 	struct net_opts net;      /* parsed; its allow list points into network */
 	char **env;
 	struct job_service *services;

@@ -128,7 +128,7 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 {
 	json_t *j = json_pack("{s:s,s:o,s:o,s:o,s:o,s:b,s:s,s:o}", "id", s->id, "command", strv_json(s->argv),
 			      "worktree", opt_str(s->worktree), "rootfs", opt_str(s->rootfs), "user", user_json(s),
-			      "rootless", s->rootless, "driver", "container", "limits", limits_json(&s->limits));
+			      "rootless", s->rootless, "driver", s->driver == CELL_DRIVER_VM ? "vm" : "container", "limits", limits_json(&s->limits));
 	if (!j)
 		return error_set(err, ENOMEM, "cannot build spec.json");
 	json_object_set_new(j, "published", published_json(&s->net));

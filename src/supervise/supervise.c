@@ -31,6 +31,7 @@
 
 #include "cell/container.h"
 #include "cell/contract.h"
+#include "cell/vm.h"
 #include "cgroup/cgroup.h"
 #include "run/history.h"
 #include "run/rundir.h"
@@ -62,6 +63,8 @@ static int signal_cell(struct sup *u, int sig)
 {
 	if (u->init_gone || u->cell.pidfd < 0)
 		return 0;
+	if (u->cell.vm)
+		return vm_signal(&u->cell, sig);
 	return (int)syscall(SYS_pidfd_send_signal, u->cell.pidfd, sig, NULL, 0);
 }
 
@@ -178,18 +181,29 @@ static void drain_close(struct sup *u, int *fd, int out, uint64_t *count, const 
 
 /* ---- reports from init ---- */
 
+/* The next report of the cell's init (a VM's guest reports in JSON: vm.h): true and *msg. */
+static bool next_report(struct sup *u, struct cell_report *r, char **msg)
+{
+	if (u->cell.vm)
+		return vm_read_report(&u->cell, r, msg) == 1;
+	ssize_t n = read(u->cell.report_fd, r, sizeof *r);
+	if (n != (ssize_t)sizeof *r)
+		return false;
+	*msg = xcalloc(1, r->len + 1);
+	if (r->len && read(u->cell.report_fd, *msg, r->len) != (ssize_t)r->len) {
+		free(*msg);
+		return false;
+	}
+	return true;
+}
+
 static void read_reports(struct sup *u)
 {
 	for (;;) {
 		struct cell_report r;
-		ssize_t n = read(u->cell.report_fd, &r, sizeof r);
-		if (n != (ssize_t)sizeof r)
+		char *msg;
+		if (!next_report(u, &r, &msg))
 			return;
-		char *msg = xcalloc(1, r.len + 1);
-		if (r.len && read(u->cell.report_fd, msg, r.len) != (ssize_t)r.len) {
-			free(msg);
-			return;
-		}
 		if (r.type == CELL_REPORT_EXIT) {
 			u->have_exit = true;
 			u->job_status = r.status;
@@ -208,6 +222,18 @@ static void read_reports(struct sup *u)
 				sup_stop(u, RUN_LIMIT, "scratch", v, SIGTERM,
 					  xasprintf("scratch limit %s reached (writes to /tmp, /dev/shm, $HOME and the root fail with ENOSPC)", v));
 			}
+		} else if (r.type == CELL_REPORT_PIDS_MAX) {
+			free(msg);
+			u->guest_pids_hits = (uint64_t)r.status; /* counted with the host cgroup's */
+		} else if (r.type == CELL_REPORT_STARTED) {
+			/* a VM's wall clock starts with its job, not its boot */
+			free(msg);
+			u->job_start_s = sup_elapsed(u);
+			struct cgroup_usage cu;
+			cgroup_usage(&u->cg, &cu);
+			u->job_start_cpu_ns = cu.have_cpu ? cu.cpu_ns : 0;
+			if (u->s->limits.time_ms)
+				arm(u->wall_tfd, u->s->limits.time_ms, 0);
 		} else if (r.type == CELL_REPORT_ERROR && !u->setup_error) {
 			u->setup_error = msg;
 			u->setup_status = r.status;
@@ -277,6 +303,7 @@ static void watch_limits(struct sup *u)
 {
 	struct cgroup_usage cu;
 	cgroup_usage(&u->cg, &cu);
+	cu.pids_max_hits += u->guest_pids_hits;
 	if (cu.pids_current > u->pids_sampled)
 		u->pids_sampled = cu.pids_current;
 	const struct limits *l = &u->s->limits;
@@ -290,7 +317,7 @@ static void watch_limits(struct sup *u)
 		sup_stop(u, RUN_LIMIT, "pids", NULL, SIGTERM, pids_cause(l, cu.pids_max_hits));
 		free(u->cause_value);
 		u->cause_value = xasprintf("%llu", (unsigned long long)l->pids);
-	} else if (l->cpu_ms && cu.have_cpu && cu.cpu_ns / 1000000 >= l->cpu_ms) {
+	} else if (l->cpu_ms && cu.have_cpu && (!u->cell.vm || u->job_start_s > 0) && (cu.cpu_ns - u->job_start_cpu_ns) / 1000000 >= l->cpu_ms) {
 		format_duration_ms(v, sizeof v, l->cpu_ms);
 		char at[32];
 		format_seconds(at, sizeof at, sup_elapsed(u));
@@ -399,7 +426,7 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			break;
 		char v[32], at[32];
 		format_duration_ms(v, sizeof v, u->s->limits.time_ms);
-		format_seconds(at, sizeof at, sup_elapsed(u));
+		format_seconds(at, sizeof at, sup_elapsed(u) - u->job_start_s);
 		sup_stop(u, RUN_LIMIT, "time", v, SIGTERM, xasprintf("wall-clock limit %s reached at %s", v, at));
 		break;
 	}
@@ -563,6 +590,7 @@ static void build_result(struct sup *u, struct run_result *r)
 	}
 	struct cgroup_usage cu;
 	cgroup_usage(&u->cg, &cu);
+	cu.pids_max_hits += u->guest_pids_hits;
 	/* a memory limit the kernel enforced after our last look still names itself */
 	/* a limit the kernel enforced after our last look (or that the job got past by itself: a
 	 * child OOM-killed, a fork refused, a write refused with ENOSPC) still names itself */
@@ -684,6 +712,7 @@ static void sup_close(struct sup *u)
 	closep(&u->out_r);
 	closep(&u->err_r);
 	closep(&u->pty);
+	vm_close(&u->cell);
 	cell_close(&u->cell);
 	refused_free(&u->refused);
 	json_decref(u->held);
@@ -718,6 +747,9 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	int console[2] = { -1, -1 };
 	int watch[2] = { -1, -1 };
 	refused_init(&u->refused);
+	bool vm = s->driver == CELL_DRIVER_VM;
+	if (vm && vm_check_spec(s, control >= 0, err) < 0)
+		return -EINVAL;
 
 	/* block the signals we watch before anything can be interrupted */
 	sigset_t mask;
@@ -753,7 +785,10 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		goto fail;
 	rundir_write_pid(s->rundir_fd, getpid());
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
-	int cgr = cgroup_create(&u->cg, cg_name, &s->limits, s->rootless, spec_host_gid(s), err);
+	struct limits host_limits = s->limits;
+	if (vm)
+		vm_host_limits(s, &host_limits); /* the cgroup holds qemu: the guest's RAM and its own */
+	int cgr = cgroup_create(&u->cg, cg_name, &host_limits, s->rootless, spec_host_gid(s), err);
 	free(cg_name);
 	if (cgr < 0)
 		goto fail;
@@ -769,7 +804,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		}
 		io.in = devnull;
 	}
-	if (s->tty && control < 0) {
+	if (s->tty && control < 0 && !vm) { /* a VM's job has no terminal yet: pipes */
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, console) < 0) {
 			error_set(err, errno, "cannot create the console socket");
 			goto fail;
@@ -807,7 +842,9 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 
 	/* the write watch: the job sends its seccomp listener over this socket */
 	io.watch = -1;
-	if (!s->policy.no_refused_writes) {
+	if (vm && !s->policy.no_refused_writes)
+		u->refused.off = xstrdup("the vm driver has no write watch yet");
+	else if (!s->policy.no_refused_writes) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, watch) < 0) {
 			error_set(err, errno, "cannot create the write watch's socket");
 			goto fail;
@@ -819,7 +856,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 
 	u->cell.cgroup_fd = u->cg.v2_fd;
 	u->cell.cgroup = &u->cg;
-	if (container_start(s, &io, &u->cell, err) < 0)
+	if ((vm ? vm_start(s, &io, &u->cell, err) : container_start(s, &io, &u->cell, err)) < 0)
 		goto fail;
 	closep(&watch[1]);
 	closep(&out_w);
@@ -839,7 +876,10 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */
 	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
-	container_release(&u->cell);
+	if (vm)
+		vm_release(&u->cell);
+	else
+		container_release(&u->cell);
 	if (console[0] >= 0) {
 		recv_console(u, console[0]);
 		closep(&console[0]);
@@ -866,7 +906,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		sup_watch_fd(u, STDIN_FILENO, EV_IN);
 		u->in_open = true;
 	}
-	if (s->limits.time_ms)
+	if (s->limits.time_ms && !vm)
 		arm(u->wall_tfd, s->limits.time_ms, 0);
 	if (s->limits.cpu_ms || s->limits.pids || s->limits.memory)
 		arm(u->watch_tfd, WATCH_MS, WATCH_MS);
@@ -903,9 +943,15 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	siginfo_t si;
 	memset(&ru, 0, sizeof ru);
 	/* reap init; its rusage covers what it reaped */
-	if (wait4(u->cell.pid, NULL, 0, &ru) < 0)
+	int init_status = 0;
+	if (wait4(u->cell.pid, &init_status, 0, &ru) < 0)
 		waitid(P_PIDFD, (id_t)u->cell.pidfd, &si, WEXITED);
 	read_reports(u);
+	/* a VM that ended without its guest's word failed, unless it was stopped */
+	if (u->cell.vm && !u->have_exit && !u->setup_error && !u->stopping) {
+		u->setup_error = vm_missing_report(s, &u->cell, init_status);
+		u->setup_status = 125;
+	}
 	restore_tty(u);
 	clock_gettime(CLOCK_REALTIME, &res.ended);
 	res.wall_s = sup_elapsed(u);
@@ -916,6 +962,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	if (o->amend)
 		o->amend(o->amend_ctx, &res, &extra);
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
+	vm_record(&u->cell, &extra);           /* "vm": accel, kernel, memory; nothing for a container */
 	held_record(u, &extra, o->quiet);
 	refused_stop(&u->refused);  /* every caller is gone with init */
 	refused_record(&u->refused, s, &extra, o->quiet);

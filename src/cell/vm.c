@@ -1,0 +1,523 @@
+/* vm.c - the vm driver on the host: the guest's orders in <rundir>/vm, qemu started (held
+ * before it executes until the supervisor has placed it in the run's cgroup), dying with
+ * warren (parent-death signal), the job's signals sent over the control port, and the guest's
+ * JSON report turned into the container driver's struct cell_report. See vm.h, vmimage.c for
+ * the kernel and initramfs, guest/init.c for the other side. */
+#include "cell/vm.h"
+
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cell/contract.h"
+#include "policy/policy.h"
+#include "util/fs.h"
+#include "util/words.h"
+
+/* "none" as struct limits says it (run/limits.h: LIMIT_NONE) */
+#define VM_LIMIT_NONE UINT64_MAX
+
+struct vm_state {
+	int ctl_fd;          /* host end of the control port */
+	char *line;          /* the report port's bytes not yet a whole line */
+	size_t len;
+	const char *accel;
+	unsigned long long memory;
+	struct vm_kernel k;
+};
+
+/* The fds qemu gets (its chardevs and the worktree share name them by number). */
+enum { QFD_OUT = 3, QFD_ERR, QFD_REPORT, QFD_CTL, QFD_WORK, QFD_GO, QFD_END };
+
+/* ---- argv ---- */
+
+struct strv {
+	char **v;
+	size_t n;
+};
+
+static void add(struct strv *a, char *s)
+{
+	a->v = xrealloc(a->v, (a->n + 2) * sizeof *a->v);
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+void vm_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* A path inside a qemu option value: commas doubled. */
+static char *qesc(const char *s)
+{
+	char *o = xcalloc(2, strlen(s) + 1), *p = o;
+	for (; *s; s++)
+		if ((*p++ = *s) == ',')
+			*p++ = ',';
+	return o;
+}
+
+/* The host's TSC rate in kHz for a TCG guest, which cannot measure it against a timer it does
+ * not have (the host's "cpu MHz"); 0 when unknown. */
+static unsigned long tsc_khz(void)
+{
+	_cleanup_free_ char *info = read_file("/proc/cpuinfo", NULL);
+	char *m = info ? strstr(info, "cpu MHz") : NULL;
+	m = m ? strchr(m, ':') : NULL;
+	return m ? (unsigned long)(strtod(m + 1, NULL) * 1000) : 0;
+}
+
+char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned long long memory, const char *extra)
+{
+	struct strv a = { 0 };
+	bool kvm = !strcmp(accel, "kvm");
+	add(&a, xstrdup(VM_QEMU));
+	add(&a, xstrdup("-M"));
+	/* TCG has no kvmclock: the RTC (and the TSC rate on the command line) keep its time */
+	add(&a, xstrdup("microvm,x-option-roms=off,isa-serial=off,pit=off,pic=off,rtc=on"));
+	add(&a, xstrdup("-accel"));
+	add(&a, xstrdup(accel));
+	if (kvm) {
+		add(&a, xstrdup("-cpu"));
+		add(&a, xstrdup("host"));
+	}
+	/* qemu's own seccomp sandbox: a guest that breaks into qemu cannot execute, fork, raise
+	 * its privileges or change its scheduling or resource limits */
+	static const char *const fixed[] = { "-no-reboot", "-nodefaults", "-no-user-config", "-nographic", "-smp", "1",
+					     "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny" };
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		add(&a, xstrdup(fixed[i]));
+	add(&a, xstrdup("-m"));
+	add(&a, xasprintf("%lluM", memory >> 20));
+	add(&a, xstrdup("-kernel"));
+	add(&a, xstrdup(k->vmlinux));
+	add(&a, xstrdup("-initrd"));
+	add(&a, xstrdup(k->initramfs));
+	unsigned long khz = kvm ? 0 : tsc_khz();
+	_cleanup_free_ char *tsc = khz ? xasprintf(" tsc_early_khz=%lu tsc=reliable", khz) : xstrdup("");
+	add(&a, xstrdup("-append"));
+	add(&a, xasprintf("console=hvc0 quiet panic=-1%s%s%s", tsc, extra ? " " : "", extra ? extra : ""));
+	return a.v;
+}
+
+static void add_port(struct strv *a, const char *id, char *chardev, const char *name)
+{
+	add(a, xstrdup("-chardev"));
+	add(a, chardev);
+	add(a, xstrdup("-device"));
+	add(a, xasprintf("%s,chardev=%s%s%s", name ? "virtserialport" : "virtconsole", id, name ? ",name=" : "", name ? name : ""));
+}
+
+static void add_share(struct strv *a, const char *id, const char *path, const char *opts, const char *tag)
+{
+	_cleanup_free_ char *p = qesc(path);
+	add(a, xstrdup("-fsdev"));
+	add(a, xasprintf("local,id=%s,path=%s,%s", id, p, opts));
+	add(a, xstrdup("-device"));
+	add(a, xasprintf("virtio-9p-device,fsdev=%s,mount_tag=%s", id, tag));
+}
+
+static char **qemu_argv(const struct cell_spec *s, const struct vm_state *v)
+{
+	struct strv a = { 0 };
+	char **base = vm_qemu_base_argv(&v->k, v->accel, v->memory, NULL);
+	for (size_t i = 0; base[i]; i++)
+		add(&a, base[i]);
+	free(base);
+	add(&a, xstrdup("-device"));
+	add(&a, xstrdup("virtio-serial-device,max_ports=8"));
+	_cleanup_free_ char *console = xasprintf("%s/" RUN_VM_DIR "/" VM_CONSOLE_FILE, s->rundir);
+	_cleanup_free_ char *cesc = qesc(console);
+	add_port(&a, "con", xasprintf("file,id=con,path=%s", cesc), NULL);
+	add_port(&a, "out", xasprintf("file,id=out,path=/dev/fd/%d", QFD_OUT), VM_PORT_STDOUT);
+	add_port(&a, "err", xasprintf("file,id=err,path=/dev/fd/%d", QFD_ERR), VM_PORT_STDERR);
+	add_port(&a, "rep", xasprintf("socket,id=rep,fd=%d", QFD_REPORT), VM_PORT_REPORT);
+	add_port(&a, "ctl", xasprintf("socket,id=ctl,fd=%d", QFD_CTL), VM_PORT_CTL);
+	/* the worktree by the descriptor opened and checked once (spec.h), not by its path */
+	_cleanup_free_ char *work = xasprintf("/proc/self/fd/%d", QFD_WORK);
+	_cleanup_free_ char *orders = xasprintf("%s/" RUN_VM_DIR, s->rundir);
+	add_share(&a, "root", "/", "security_model=none,readonly=on,multidevs=remap", VM_TAG_ROOT);
+	add_share(&a, "work", work, s->rootless ? "security_model=none,multidevs=remap" : "security_model=passthrough,multidevs=remap",
+		  VM_TAG_WORK);
+	add_share(&a, "run", orders, "security_model=none,readonly=on", VM_TAG_RUN);
+	return a.v;
+}
+
+/* ---- the orders ---- */
+
+static void rec(FILE *f, const char *key, const char *val)
+{
+	fprintf(f, "%s=%s", key, val);
+	fputc('\0', f);
+}
+
+/* <rundir>/vm: the spec the guest init reads, and the job's seccomp program. */
+static int write_orders(const struct cell_spec *s, struct error *err)
+{
+	if (mkdirat(s->rundir_fd, RUN_VM_DIR, 0755) < 0 && errno != EEXIST)
+		return error_set(err, errno, "cannot make %s/%s", s->rundir, RUN_VM_DIR);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return error_set(err, errno, "cannot write the guest's orders");
+	for (size_t i = 0; s->argv[i]; i++)
+		rec(f, VM_KEY_ARG, s->argv[i]);
+	for (size_t i = 0; s->env && s->env[i]; i++)
+		rec(f, VM_KEY_ENV, s->env[i]);
+	char n[32];
+	rec(f, VM_KEY_CWD, s->worktree);
+	rec(f, VM_KEY_WORKTREE, s->worktree);
+	snprintf(n, sizeof n, "%u", (unsigned)s->uid);
+	rec(f, VM_KEY_UID, n);
+	snprintf(n, sizeof n, "%u", (unsigned)s->gid);
+	rec(f, VM_KEY_GID, n);
+	if (s->home)
+		rec(f, VM_KEY_HOME, s->home);
+	rec(f, VM_KEY_MASK, s->statedir);
+	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.scratch == VM_LIMIT_NONE ? 0 : s->limits.scratch));
+	rec(f, VM_KEY_SCRATCH, n);
+	rec(f, VM_KEY_CORE, s->policy.core ? "1" : "0");
+	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.pids == VM_LIMIT_NONE ? 0 : s->limits.pids));
+	rec(f, VM_KEY_PIDS, n);
+	fclose(f);
+	_cleanup_free_ char *spec = xasprintf(RUN_VM_DIR "/" VM_SPEC_FILE);
+	int r = write_file_atomic_at(s->rundir_fd, spec, buf, len, 0644);
+	if (r < 0)
+		return error_set(err, -r, "cannot write %s/%s", s->rundir, spec);
+	/* compiled on the host (cli: policy_prepare), or here */
+	struct policy_opts q = s->policy;
+	if (!q.bpf && policy_prepare(&q, err) < 0)
+		return -EINVAL;
+	_cleanup_free_ char *bpf = xasprintf(RUN_VM_DIR "/" VM_SECCOMP_FILE);
+	r = write_file_atomic_at(s->rundir_fd, bpf, (const char *)q.bpf, q.bpf_len * sizeof *q.bpf, 0644);
+	if (q.bpf != s->policy.bpf)
+		free(q.bpf);
+	if (r < 0)
+		return error_set(err, -r, "cannot write %s/%s", s->rundir, bpf);
+	return 0;
+}
+
+/* ---- qemu ---- */
+
+/* fd moved to target in a child about to execute (CLOEXEC off). */
+static void move_fd(int fd, int target)
+{
+	if (fd == target)
+		fcntl(fd, F_SETFD, 0);
+	else
+		dup2(fd, target);
+}
+
+/* In the child: die with warren, leave warren's terminal's signals, take the fds qemu's
+ * options name, wait for the supervisor's go, and become qemu (its messages in qemu.log). */
+static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, const struct cell_io *io, int rep, int ctl,
+						  int go, pid_t parent, char **argv)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(125);
+	setsid();
+	int high[] = { io->out, io->err, rep, ctl, s->worktree_fd, go };
+	for (size_t i = 0; i < sizeof high / sizeof high[0]; i++)
+		high[i] = fcntl(high[i], F_DUPFD_CLOEXEC, 100);
+	for (int i = 0; i < QFD_END - QFD_OUT; i++)
+		move_fd(high[i], QFD_OUT + i);
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *log = xasprintf(RUN_VM_DIR "/qemu.log");
+	int logfd = openat(s->rundir_fd, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (null < 0 || logfd < 0)
+		_exit(125);
+	dup2(null, 0);
+	dup2(logfd, 1);
+	dup2(logfd, 2);
+	syscall(SYS_close_range, QFD_END, ~0U, 0);
+	char byte;
+	if (read(QFD_GO, &byte, 1) != 1)
+		_exit(125); /* the supervisor gave up before the VM could start */
+	close(QFD_GO);
+	execvp(argv[0], argv);
+	dprintf(2, "warren: cannot execute %s: %s; install qemu-system-x86\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+void vm_cell_init(struct cell *c)
+{
+	c->vm = xcalloc(1, sizeof *c->vm);
+	c->vm->ctl_fd = -1;
+	c->vm->accel = "tcg";
+}
+
+int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
+{
+	vm_cell_init(c);
+	struct vm_state *v = c->vm;
+	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 }, go[2] = { -1, -1 };
+	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, err) < 0)
+		goto fail;
+	v->accel = vm_accel(&v->k, s->statedir);
+	v->memory = vm_guest_memory(s);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rep) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
+	    pipe2(go, O_CLOEXEC) < 0) {
+		error_set(err, errno, "cannot make the VM's ports");
+		goto fail;
+	}
+	char **argv = qemu_argv(s, v);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0)
+		qemu_child(s, io, rep[1], ctl[1], go[0], parent, argv);
+	vm_strv_free(argv);
+	if (pid < 0) {
+		error_set(err, errno, "cannot start %s", VM_QEMU);
+		goto fail;
+	}
+	c->pid = pid;
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	c->report_fd = steal_fd(&rep[0]);
+	c->go_fd = steal_fd(&go[1]);
+	v->ctl_fd = steal_fd(&ctl[0]);
+	fcntl(v->ctl_fd, F_SETFL, O_NONBLOCK);
+	closep(&rep[1]);
+	closep(&ctl[1]);
+	closep(&go[0]);
+	if (c->pidfd < 0) {
+		error_set(err, errno, "cannot watch %s (pidfd_open)", VM_QEMU);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -EINVAL;
+	}
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		closep(&rep[i]);
+		closep(&ctl[i]);
+		closep(&go[i]);
+	}
+	return err->errnum ? -err->errnum : -EINVAL;
+}
+
+int vm_release(struct cell *c)
+{
+	if (c->go_fd < 0)
+		return 0;
+	ssize_t w = write(c->go_fd, "g", 1);
+	int e = errno;
+	closep(&c->go_fd);
+	return w == 1 ? 0 : -e;
+}
+
+int vm_signal(struct cell *c, int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	if (sig != SIGKILL && c->vm && c->vm->ctl_fd >= 0 && write(c->vm->ctl_fd, &b, 1) == 1)
+		return 0;
+	return (int)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+}
+
+void vm_close(struct cell *c)
+{
+	if (!c->vm)
+		return;
+	closep(&c->vm->ctl_fd);
+	free(c->vm->line);
+	vm_kernel_free(&c->vm->k);
+	free(c->vm);
+	c->vm = NULL;
+}
+
+/* ---- the report ---- */
+
+/* One line of the guest into r and *msg: 1, or 0 when it is not a report. The guest is as
+ * untrusted as its job (a job that took its kernel writes here): numbers are bounded and the
+ * message is made printable. */
+static int parse_report(const char *line, struct cell_report *r, char **msg)
+{
+	json_error_t je;
+	json_t *j = json_loads(line, 0, &je);
+	json_t *st = json_object_get(j, VM_REPORT_STATUS), *e = json_object_get(j, VM_REPORT_ERROR);
+	int got = 0;
+	*r = (struct cell_report){ 0 };
+	if (json_is_string(e)) {
+		r->type = CELL_REPORT_ERROR;
+		r->errnum = (int32_t)json_integer_value(json_object_get(j, VM_REPORT_ERRNO));
+		json_int_t code = json_integer_value(json_object_get(j, VM_REPORT_CODE));
+		r->status = code > 0 && code < 256 ? (int32_t)code : 125;
+		*msg = printable_name(json_string_value(e));
+		got = 1;
+	} else if (json_is_integer(json_object_get(j, VM_REPORT_PIDS_MAX))) {
+		r->type = CELL_REPORT_PIDS_MAX;
+		json_int_t hits = json_integer_value(json_object_get(j, VM_REPORT_PIDS_MAX));
+		r->status = hits > 0 && hits < INT32_MAX ? (int32_t)hits : 0;
+		*msg = xstrdup("");
+		got = 1;
+	} else if (json_is_true(json_object_get(j, VM_REPORT_STARTED))) {
+		r->type = CELL_REPORT_STARTED;
+		*msg = xstrdup("");
+		got = 1;
+	} else if (json_is_integer(st)) {
+		r->type = CELL_REPORT_EXIT;
+		r->status = (int32_t)(json_integer_value(st) & 0xffff); /* a wait status */
+		*msg = xstrdup("");
+		got = 1;
+	}
+	json_decref(j);
+	return got;
+}
+
+int vm_read_report(struct cell *c, struct cell_report *r, char **msg)
+{
+	struct vm_state *v = c->vm;
+	for (;;) {
+		char *nl = v->line ? memchr(v->line, '\n', v->len) : NULL;
+		if (nl) {
+			*nl = '\0';
+			int got = parse_report(v->line, r, msg);
+			v->len -= (size_t)(nl + 1 - v->line);
+			memmove(v->line, nl + 1, v->len);
+			if (got)
+				return 1;
+			continue;
+		}
+		if (v->len >= 65536)
+			v->len = 0; /* no report is this long: not one */
+		v->line = xrealloc(v->line, v->len + 4096);
+		ssize_t n = read(c->report_fd, v->line + v->len, 4096);
+		if (n <= 0)
+			return 0;
+		v->len += (size_t)n;
+	}
+}
+
+/* The last line of <rundir>/vm/<name> that is not empty (of its last 4 KiB: the guest may
+ * have made it large), or NULL. */
+static char *last_line(const struct cell_spec *s, const char *name)
+{
+	_cleanup_free_ char *path = xasprintf(RUN_VM_DIR "/%s", name);
+	_cleanup_close_ int fd = openat(s->rundir_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char text[4097];
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return NULL;
+	ssize_t got = pread(fd, text, sizeof text - 1, st.st_size > 4096 ? st.st_size - 4096 : 0);
+	if (got <= 0)
+		return NULL;
+	text[got] = '\0';
+	size_t n = strlen(text);
+	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		text[--n] = '\0';
+	char *l = strrchr(text, '\n');
+	return n ? printable_name(l ? l + 1 : text) : NULL; /* the guest wrote it */
+}
+
+char *vm_missing_report(const struct cell_spec *s, const struct cell *c, int qemu_status)
+{
+	_cleanup_free_ char *how = WIFSIGNALED(qemu_status) ? xasprintf("was killed by SIG%s", sigabbrev_np(WTERMSIG(qemu_status)))
+							    : xasprintf("exited with %d", WEXITSTATUS(qemu_status));
+	_cleanup_free_ char *qemu = last_line(s, "qemu.log");
+	_cleanup_free_ char *con = last_line(s, VM_CONSOLE_FILE);
+	return xasprintf("the VM of %s ended without a report from its init: %s %s (%s)%s%s%s%s; its console and qemu's messages are in %s/%s",
+			 s->id, VM_QEMU, how, c->vm ? c->vm->accel : "?", qemu ? "; qemu: " : "", qemu ? qemu : "",
+			 con ? "; console: " : "", con ? con : "", s->rundir, RUN_VM_DIR);
+}
+
+void vm_record(const struct cell *c, json_t **extra)
+{
+	if (!c->vm)
+		return;
+	if (!*extra)
+		*extra = json_object();
+	json_object_set_new(*extra, "vm", json_pack("{s:s,s:s,s:I}", "accel", c->vm->accel, "kernel", c->vm->k.image,
+						    "memory", (json_int_t)c->vm->memory));
+}
+
+/* ---- which accelerator ---- */
+
+/* Boot k under KVM with an init that powers off at once: true when it does within 10 s (a
+ * /dev/kvm that opens may still hang a real guest: nested KVM without what the kernel needs). */
+static bool kvm_boots(const struct vm_kernel *k)
+{
+	char **argv = vm_qemu_base_argv(k, "kvm", VM_MIN_MEMORY, VM_CMDLINE_POWEROFF);
+	pid_t parent = getpid(), pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int null = open("/dev/null", O_RDWR);
+		if (getppid() != parent || null < 0)
+			_exit(125);
+		setsid();
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	vm_strv_free(argv);
+	if (pid < 0)
+		return false;
+	_cleanup_close_ int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+	if (pfd < 0 || poll(&p, 1, 10000) != 1)
+		kill(pid, SIGKILL);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+const char *vm_accel(const struct vm_kernel *k, const char *statedir)
+{
+	const char *env = getenv("WARREN_VM_ACCEL");
+	if (env && (!strcmp(env, "kvm") || !strcmp(env, "tcg")))
+		return !strcmp(env, "kvm") ? "kvm" : "tcg";
+	_cleanup_close_ int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm < 0)
+		return "tcg";
+	const char *base = strrchr(k->vmlinux, '/') + 1;
+	_cleanup_free_ char *memo = xasprintf("%s/vm-cache/accel-%s", statedir, base);
+	_cleanup_free_ char *known = read_file(memo, NULL);
+	if (known)
+		return !strncmp(known, "kvm", 3) ? "kvm" : "tcg";
+	const char *a = kvm_boots(k) ? "kvm" : "tcg";
+	write_file_atomic(memo, a, strlen(a), 0644);
+	return a;
+}
+
+/* ---- what is not done yet ---- */
+
+int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
+{
+	const char *what = job ? "a job (steps and services)" : s->rootfs ? "--rootfs or --image (an image)"
+			 : s->net.mode != NET_NONE ? "--net nat or allow=" : s->n_mounts ? "--bind, --ro-bind or --externals"
+			 : !s->worktree ? "--work none" : s->worktree_ro ? "--work-ro" : s->workdir ? "--workdir"
+			 : s->hostname ? "--hostname" : NULL;
+	if (what)
+		return error_set(err, 0, "the vm driver: %s is not done yet; use the container driver (--driver container, or driver: container in a job file)", what);
+	if (s->limits.memory && s->limits.memory < VM_MIN_MEMORY)
+		return error_set(err, 0, "the vm driver: --memory %lluM is too small for a VM (it boots a kernel); give --memory %lluM or more",
+				 (unsigned long long)(s->limits.memory >> 20), VM_MIN_MEMORY >> 20);
+	return 0;
+}
+
+unsigned long long vm_guest_memory(const struct cell_spec *s)
+{
+	uint64_t m = s->limits.memory == VM_LIMIT_NONE ? 0 : s->limits.memory;
+	return (m && m < VM_MAX_MEMORY ? m : m ? VM_MAX_MEMORY : VM_DEFAULT_MEMORY) >> 20 << 20;
+}
+
+void vm_host_limits(const struct cell_spec *s, struct limits *out)
+{
+	*out = s->limits;
+	if (s->limits.memory && s->limits.memory != VM_LIMIT_NONE)
+		out->memory = vm_guest_memory(s) + VM_QEMU_OVERHEAD;
+	out->pids = 0;
+}

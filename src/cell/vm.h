@@ -1,0 +1,72 @@
+/* vm.h - the vm driver: a cell that is a qemu microVM with a kernel of its own (Debian's, booted
+ * as an uncompressed vmlinux through PVH), an initramfs warren builds (the static guest init of
+ * src/guest/ and the modules it needs), the host's / shared read-only and the worktree
+ * read-write over 9p. The guest init reports how the job ended as one JSON line on a
+ * virtio-serial port; the host turns it into the container driver's struct cell_report, so the
+ * supervisor and the record read the same for both drivers. */
+#ifndef WARREN_CELL_VM_H
+#define WARREN_CELL_VM_H
+
+#include <stdbool.h>
+#include <jansson.h>
+
+#include "cell/container.h"
+#include "cell/spec.h"
+#include "util/error.h"
+
+/* The guest's RAM without a memory limit, at most (a TCG guest's boot grows with its RAM), the
+ * least it boots with, and what qemu itself may use on top of it in the run's cgroup. */
+#define VM_DEFAULT_MEMORY  (512ull << 20)
+#define VM_MAX_MEMORY      (2048ull << 20)
+#define VM_MIN_MEMORY      (128ull << 20)
+#define VM_QEMU_OVERHEAD   (256ull << 20)
+#define VM_QEMU            "qemu-system-x86_64"
+
+/* What the VM boots: the kernel package's files and warren's cached products of them. */
+struct vm_kernel {
+	char *image;       /* the bzImage: $WARREN_VM_KERNEL or the newest /boot/vmlinuz-* */
+	char *version;     /* its modules are /lib/modules/<version> */
+	char *moddir;
+	char *init;        /* the guest init: $WARREN_GUEST_INIT or beside the warren binary */
+	char *vmlinux;     /* <state>/vm-cache/vmlinux-<version>-<identity of image> */
+	char *initramfs;   /* <state>/vm-cache/initramfs-<version>-<image>-<init>.cpio */
+};
+
+/* Find the kernel and make (or find made) its vmlinux and initramfs under statedir. */
+int vm_kernel_prepare(struct vm_kernel *k, const char *statedir, struct error *err);
+void vm_kernel_free(struct vm_kernel *k);
+
+/* KVM when it boots this kernel (tried once, then remembered in the cache), else TCG;
+ * $WARREN_VM_ACCEL (kvm or tcg) decides instead. "kvm" or "tcg". */
+const char *vm_accel(const struct vm_kernel *k, const char *statedir);
+/* The qemu command line booting k with accel and the kernel command line extra (NULL-
+ * terminated, heap): what every VM has, without devices. */
+char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned long long memory, const char *extra);
+void vm_strv_free(char **v);
+
+/* What the vm driver does not do yet, refused with one line (before anything is made). */
+int vm_check_spec(const struct cell_spec *s, bool job, struct error *err);
+/* The limits of the run's cgroup on the host, which holds qemu: the guest's RAM plus qemu's
+ * own, no process limit (qemu's threads are not the job's processes). */
+/* The guest's RAM: the memory limit, at most VM_MAX_MEMORY, in MiB. */
+unsigned long long vm_guest_memory(const struct cell_spec *s);
+void vm_host_limits(const struct cell_spec *s, struct limits *out);
+
+/* The driver, in the container driver's shape (container.h): start qemu, stopped before it
+ * executes until vm_release() (the supervisor places it in the run's cgroup first). */
+int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);
+/* The driver's state in c (vm_start makes it first; vm_close frees it). */
+void vm_cell_init(struct cell *c);
+int vm_release(struct cell *c);
+/* SIGKILL ends qemu; any other signal goes to the job inside (the control port). */
+int vm_signal(struct cell *c, int sig);
+/* The next report of the guest, read from c->report_fd: 1 (r and *msg filled), 0 when none
+ * is complete yet. */
+int vm_read_report(struct cell *c, struct cell_report *r, char **msg);
+/* Why the run has no report: the VM failed (qemu's wait status, the end of its console). */
+char *vm_missing_report(const struct cell_spec *s, const struct cell *c, int qemu_status);
+/* "vm" in the record: {"accel": ..., "kernel": ..., "memory": bytes}. */
+void vm_record(const struct cell *c, json_t **extra);
+void vm_close(struct cell *c);
+
+#endif

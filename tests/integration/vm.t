@@ -1,0 +1,127 @@
+#!/bin/bash
+# vm.t - the vm driver (warren run --driver vm, docs/vm.md): the cell contract seen from inside
+# a qemu microVM, exit codes and a time limit's cause as for a container, a VM that fails
+# named as such, and nothing left after (no qemu, no scratch, no cgroup, nothing in the
+# host's /tmp), even when warren is killed with SIGKILL.
+#
+# Slow but real: each boot is a whole kernel under TCG (1.5 s on an idle machine, far more
+# under load), so one boot checks several things; 9 boots in all (7 as root, 2 rootless).
+. "$(dirname "$0")/../lib.sh"
+
+T_TIMEOUT=180
+
+command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed (qemu-system-x86)"
+ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
+[ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
+
+plan 63
+
+host_tmp_marker
+
+# ---- what is not done yet, and bad input: one line, exit 125, no boot
+use_mode root
+wrun --driver vmm -- true
+is "$RC" 125 "--driver vmm exits 125"
+one_warren_line "--driver vmm is refused in one line"
+like "$ERR" "'vmm' is not a driver; give container or vm" "the line says which drivers there are"
+wrun --driver vm --memory 16M -- true
+is "$RC" 125 "--driver vm --memory 16M exits 125"
+like "$ERR" "too small for a VM.*--memory 128M or more" "a memory limit too small for a VM says what to give"
+wrun --driver vm --net nat -- true
+is "$RC" 125 "--driver vm --net nat exits 125 (not done yet)"
+like "$ERR" "the vm driver: --net nat or allow= is not done yet; use the container driver" "--net nat with the vm driver says it is not done yet"
+jobf=$WORK/vm-job.yml
+printf 'name: t\ndriver: vm\nsteps:\n  - run: "true"\n' >"$jobf"
+bounded "$WARREN" job run "$jobf" --state "$STATE"
+is "$RC" 125 "a job file with driver: vm exits 125 (jobs in a VM are not done yet)"
+like "$ERR" "the vm driver: a job \(steps and services\) is not done yet" "and says so"
+printf 'name: t\ndriver: vmx\nsteps:\n  - run: "true"\n' >"$jobf"
+bounded "$WARREN" job check "$jobf"
+like "$ERR" "driver: 'vmx' is not a driver; give container or vm" "a job file's driver: vmx is refused with its place"
+rm -f "$jobf"
+
+for mode in root user; do
+	use_mode "$mode"
+	M="[$mode]"
+	# the worktree as the run user sees it: root mode's run user (uid 1000) is not the
+	# host owner of the directory (the container driver's idmapped worktree is not done for
+	# the VM yet, docs/vm.md)
+	JOB_GID=$TEST_USER_GID
+	[ "$mode" = root ] && JOB_GID=1000 && chown 1000:1000 "$WORK"
+
+	# ---- one boot: /tmp, TMPDIR last, the user, the host's /tmp, the worktree, exit 3
+	wrun --driver vm -- sh -c 'stat -c "tmp %a %u" /tmp /var/tmp; tr "\0" "\n" </proc/$$/environ | tail -n 1;
+		echo "user $(id -u) $(id -g)"; ls -A /tmp | wc -l; test -e '"$MARKER"' && echo host-tmp-visible;
+		echo written > in-vm.txt && echo wrote; grep -c "^CapEff:.*0000000000000000" /proc/self/status;
+		unshare -U true 2>/dev/null || echo userns-refused; stat -c "shm %a %u" /dev/shm; exit 3'
+	is "$RC" 3 "$M the job's exit code 3 passes through"
+	mapfile -t L <<<"$OUT"
+	is "${L[0]:-}" "tmp 1777 0" "$M /tmp in the VM is mode 1777, owned by root"
+	is "${L[1]:-}" "tmp 1777 0" "$M /var/tmp in the VM is mode 1777, owned by root"
+	is "${L[2]:-}" "TMPDIR=/tmp" "$M TMPDIR=/tmp is the last variable of the job's environment"
+	is "${L[3]:-}" "user $JOB_UID $JOB_GID" "$M the job runs as the run user ($JOB_UID)"
+	is "${L[4]:-}" 0 "$M /tmp starts empty"
+	is "${L[5]:-}" wrote "$M the worktree is writable (and the host's /tmp marker is not visible)"
+	is "${L[6]:-}" 1 "$M the job has no effective capabilities"
+	is "${L[7]:-}" userns-refused "$M the seccomp profile is loaded in the guest (unshare -U is refused)"
+	is "${L[8]:-}" "shm 1777 0" "$M /dev/shm is scratch too (mode 1777, owned by root)"
+	is "$(cat "$WORK/in-vm.txt" 2>/dev/null)" written "$M what the job wrote in the worktree is on the host"
+	rd=$(last_rundir)
+	is "$(jget "$rd/spec.json" 'd["driver"]')" vm "$M spec.json says driver vm"
+	like "$(jget "$rd/result.json" 'd["vm"]["accel"]')" '^(kvm|tcg)$' "$M result.json says which accelerator (vm.accel)"
+	is "$(jget "$rd/result.json" 'd["exit_code"]')" 3 "$M result.json has exit_code 3"
+	nothing_left "$rd" "$M nothing of the run is left (no qemu, scratch, cgroup)"
+
+	# ---- a signal
+	wrun --driver vm -- sh -c 'kill -SEGV $$'
+	is "$RC" 139 "$M a job killed by SIGSEGV gives 139"
+	rd=$(last_rundir)
+	is "$(jget "$rd/result.json" 'd["status"] + " " + str(d["signal"])')" "signaled SIGSEGV" "$M result.json: signaled, signal SIGSEGV"
+	[ "$mode" = user ] && continue
+
+	# ---- a time limit: the same cause line as a container's, the job gets SIGTERM
+	wrun --driver vm --time 2s -- sh -c 'trap "echo got-TERM; exit 0" TERM; sleep 100 & wait'
+	is "$RC" 124 "$M --time 2s stops the job: 124"
+	like "$ERR" "stopped: wall-clock limit 2s reached at 2\.[0-9]+s; sent SIGTERM$" "$M the cause line names the limit and the signal"
+	is "$OUT" got-TERM "$M the job in the VM got the SIGTERM"
+	rd=$(last_rundir)
+	is "$(jget "$rd/result.json" 'd["cause"]["limit"]')" time "$M result.json: cause.limit time"
+	nothing_left "$rd" "$M nothing of the stopped run is left"
+
+	# ---- a process limit: a cgroup of the guest's own, the container's cause line
+	wrun --driver vm --pids 20 -- sh -c 'for i in $(seq 40); do sleep 30 & done 2>/dev/null; wait'
+	like "$ERR" "stopped: process limit 20 reached \(fork failed [0-9]+ times?\); sent SIGTERM$" "$M --pids 20: the cause line names the process limit"
+	like "$RC" '^(2|143)$' "$M --pids 20: the run fails (the shell's fatal fork error, 2, or the SIGTERM, 143)"
+	rd=$(last_rundir)
+	is "$(jget "$rd/result.json" 'd["cause"]["limit"] + " " + d["cause"]["value"]')" "pids 20" "$M result.json: cause.limit pids, value 20"
+
+	# ---- exit 0
+	wrun --driver vm -- /bin/true
+	is "$RC" 0 "$M /bin/true exits 0"
+	is "$ERR" "" "$M and warren says nothing"
+
+	# ---- a VM whose init cannot run (a dynamic /bin/true as init: the kernel panics)
+	wr_env WARREN_GUEST_INIT=/bin/true -- run --work "$WORK" --driver vm -- true
+	is "$RC" 125 "$M a VM that ends without a report gives 125"
+	like "$ERR" "the VM of run_[0-9A-Z]+ ended without a report from its init: qemu-system-x86_64 exited" "$M warren says the VM failed"
+	rd=$(last_rundir)
+	like "$(jget "$rd/result.json" 'd["error"]')" "ended without a report" "$M result.json has the error"
+
+	# ---- kill -9 of warren: qemu dies with it (parent-death signal), gc reclaims the rest
+	wr_bg run --work "$WORK" --driver vm -- sh -c 'echo started; sleep 100'
+	wait_for 150 grep -q started "$BG_OUT"
+	ok $? "$M the job started in the VM"
+	rd=$(last_rundir)
+	has_procs_matching "$rd"
+	ok $? "$M qemu runs while the job does"
+	kill -KILL "$BG_PID"
+	wait_for 10 no_procs_matching "$rd"
+	ok $? "$M after kill -9 of warren no qemu is left"
+	wr gc
+	is "$RC" 0 "$M warren gc after the kill exits 0"
+	nothing_left "$rd" "$M gc reclaimed the killed run" norecord
+done
+
+# ---- nothing in the host's /tmp from any of it
+left=$(find /tmp -maxdepth 2 -newer "$MARKER" \( -name '*qemu*' -o -name '*vmlinux*' -o -name '*.cpio' -o -name 'run_*' \) 2>/dev/null)
+is "$left" "" "nothing of the VMs was written to the host's /tmp"

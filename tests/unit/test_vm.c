@@ -1,0 +1,145 @@
+/* test_vm.c - the vm driver's decisions on plain inputs: the guest's report lines (split
+ * across reads, in any order, hostile ones bounded and made printable), the guest's RAM from
+ * the memory limit, the host cgroup's limits, and what the driver refuses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cell/vm.h"
+
+#define MiB (1ull << 20)
+
+/* A cell whose report_fd is one end of a socket pair; *peer the other. */
+static void cell_with_report(struct cell *c, int *peer)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	memset(c, 0, sizeof *c);
+	c->report_fd = sv[0];
+	c->pidfd = c->go_fd = c->cgroup_fd = -1;
+	*peer = sv[1];
+	vm_cell_init(c); /* the driver's state, without a VM: what vm_read_report needs */
+}
+
+/* The next report: its type and status (or 0, 0 when none is complete), message in *msg. */
+static int next(struct cell *c, int32_t *status, char **msg)
+{
+	struct cell_report r;
+	*msg = NULL;
+	if (vm_read_report(c, &r, msg) != 1)
+		return 0;
+	*status = r.status;
+	return (int)r.type;
+}
+
+static void test_reports(void **state)
+{
+	(void)state;
+	struct cell c;
+	int peer;
+	cell_with_report(&c, &peer);
+	int32_t st;
+	char *msg;
+	/* a line split over two writes, then three lines in one */
+	assert_int_equal(write(peer, "{\"started\":", 11), 11);
+	assert_int_equal(next(&c, &st, &msg), 0);
+	const char *rest = "true}\n{\"pids_max\":3}\nnot json\n{\"status\":768}\n";
+	assert_int_equal(write(peer, rest, strlen(rest)), (ssize_t)strlen(rest));
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_STARTED);
+	free(msg);
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_PIDS_MAX);
+	assert_int_equal(st, 3);
+	free(msg);
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_EXIT); /* "not json" is skipped */
+	assert_int_equal(st, 768);
+	free(msg);
+	assert_int_equal(next(&c, &st, &msg), 0);
+	/* a hostile guest: an escape sequence in the message, an exit code out of range */
+	const char *bad = "{\"error\":\"\\u001b[2Jgone\",\"errno\":2,\"code\":999}\n{\"pids_max\":-5}\n";
+	assert_int_equal(write(peer, bad, strlen(bad)), (ssize_t)strlen(bad));
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_ERROR);
+	assert_int_equal(st, 125);
+	assert_null(strchr(msg, '\x1b'));
+	assert_non_null(strstr(msg, "gone"));
+	free(msg);
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_PIDS_MAX);
+	assert_int_equal(st, 0);
+	free(msg);
+	/* an error with its own code (a command not found) */
+	const char *nf = "{\"error\":\"command not found\",\"errno\":0,\"code\":127}\n";
+	assert_int_equal(write(peer, nf, strlen(nf)), (ssize_t)strlen(nf));
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_ERROR);
+	assert_int_equal(st, 127);
+	assert_string_equal(msg, "command not found");
+	free(msg);
+	close(peer);
+	assert_int_equal(next(&c, &st, &msg), 0);
+	vm_close(&c);
+	close(c.report_fd);
+}
+
+static void test_guest_memory(void **state)
+{
+	(void)state;
+	static const struct { uint64_t limit, want; } cases[] = {
+		{ 0, VM_DEFAULT_MEMORY },                 /* no limit */
+		{ UINT64_MAX, VM_DEFAULT_MEMORY },        /* "none" */
+		{ 300 * MiB, 300 * MiB },
+		{ 300 * MiB + 12345, 300 * MiB },         /* whole MiB */
+		{ 16384 * MiB, VM_MAX_MEMORY },           /* at most */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct cell_spec s = { 0 };
+		s.limits.memory = cases[i].limit;
+		assert_int_equal(vm_guest_memory(&s), cases[i].want);
+		struct limits host;
+		s.limits.pids = 20;
+		vm_host_limits(&s, &host);
+		assert_int_equal(host.pids, 0); /* qemu's threads are not the job's */
+		if (cases[i].limit && cases[i].limit != UINT64_MAX)
+			assert_int_equal(host.memory, cases[i].want + VM_QEMU_OVERHEAD);
+		else
+			assert_int_equal(host.memory, cases[i].limit); /* none stays none */
+	}
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	struct cell_spec s = { 0 };
+	struct error err = { 0 };
+	assert_int_equal(vm_check_spec(&s, false, &err), 0);
+	assert_true(vm_check_spec(&s, true, &err) < 0);
+	assert_non_null(strstr(err.msg, "a job (steps and services) is not done yet"));
+	error_clear(&err);
+	s.net.mode = NET_NAT;
+	assert_true(vm_check_spec(&s, false, &err) < 0);
+	assert_non_null(strstr(err.msg, "--net nat or allow="));
+	error_clear(&err);
+	s.net.mode = NET_NONE;
+	s.limits.memory = 64 * MiB;
+	assert_true(vm_check_spec(&s, false, &err) < 0);
+	assert_non_null(strstr(err.msg, "--memory 64M is too small for a VM"));
+	error_clear(&err);
+	s.limits.memory = VM_MIN_MEMORY;
+	assert_int_equal(vm_check_spec(&s, false, &err), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reports),
+		cmocka_unit_test(test_guest_memory),
+		cmocka_unit_test(test_refused),
+	};
+	return cmocka_run_group_tests_name("vm", tests, NULL, NULL);
+}
