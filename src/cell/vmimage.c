@@ -248,7 +248,7 @@ static int add_module_path(struct modctx *m, const char *path, int depth, struct
 		free(plain.p);
 		return error_set(err, -r, "cannot decompress the module %s", full);
 	}
-	_cleanup_free_ char *dst = xasprintf("%s/%s", VM_MOD_DIR + 1, file);
+	_cleanup_free_ char *dst = xasprintf("%s/%s", &VM_MOD_DIR[1], file);
 	cpio_add(m->cpio, dst, S_IFREG | 0644, plain.p ? plain.p : raw, plain.p ? plain.len : len);
 	free(plain.p);
 	buf_grow(&m->order, strlen(file) + 2);
@@ -267,12 +267,12 @@ static int make_initramfs(const struct vm_kernel *k, struct buf *out, struct err
 	struct modctx m = { .dep = read_file(dep_path, NULL), .builtin = read_file(builtin_path, NULL),
 			    .moddir = k->moddir, .cpio = out };
 	int r = m.dep ? 0 : error_set(err, errno, "cannot read %s (the kernel's modules)", dep_path);
-	cpio_add(out, VM_INIT_PATH + 1, S_IFREG | 0755, init, len);
-	cpio_add(out, VM_MOD_DIR + 1, S_IFDIR | 0755, NULL, 0);
+	cpio_add(out, &VM_INIT_PATH[1], S_IFREG | 0755, init, len);
+	cpio_add(out, &VM_MOD_DIR[1], S_IFDIR | 0755, NULL, 0);
 	for (size_t i = 0; r == 0 && vm_modules[i]; i++)
 		r = add_module(&m, vm_modules[i], 0, err);
 	if (r == 0) {
-		cpio_add(out, VM_MOD_LIST + 1, S_IFREG | 0644, m.order.p, m.order.len);
+		cpio_add(out, &VM_MOD_LIST[1], S_IFREG | 0644, m.order.p, m.order.len);
 		cpio_add(out, "TRAILER!!!", 0, NULL, 0);
 	}
 	free(m.dep);
