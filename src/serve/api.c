@@ -47,11 +47,9 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
-	enum MHD_Result r = send_json(c, status, json_pack("{s:s}", "error", m ? m : "error"));
+	enum MHD_Result r = send_json(c, status, json_pack("{s:s}", "error", m));
 	free(m);
 	return r;
 }

@@ -11,11 +11,9 @@ static void add(char **t, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
-	char *n = xasprintf("%s%s", *t, m ? m : "");
+	char *n = xasprintf("%s%s", *t, m);
 	free(m);
 	free(*t);
 	*t = n;
