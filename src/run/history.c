@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "run/rundir.h"
 #include "util/fs.h"
 #include "util/units.h"
 
@@ -577,4 +578,36 @@ int history_parse_since(const char *s, int64_t now_ms, int64_t *out)
 		return -EINVAL;
 	*out = (int64_t)timegm(&tm) * 1000;
 	return 0;
+}
+
+/* ---- retention, for warren serve and warren gc ---- */
+
+char **history_retain(struct history *h, const struct statedir *sd, long keep_runs, int64_t keep_for_ms,
+		      struct error *err)
+{
+	char **ids = history_expired(h, keep_runs, keep_for_ms, history_now_ms(), err);
+	if (!ids)
+		return NULL;
+	size_t n = 0;
+	for (char **id = ids; *id; id++) {
+		_cleanup_close_ int dir = rundir_open(sd, *id, NULL);
+		if (dir >= 0 && rundir_is_live(dir)) {
+			free(*id);  /* a supervisor holds it (a row left "ended" by another writer): not now */
+			continue;
+		}
+		int r = dir >= 0 ? rm_tree_at(sd->runs, *id) : 0;
+		if (r < 0) {
+			fprintf(stderr, "warren: cannot prune the record %s/runs/%s: %s\n", sd->path, *id, strerror(-r));
+			free(*id);
+			continue;
+		}
+		struct error e2 = { 0 };
+		if (history_mark_pruned(h, *id, &e2) < 0) {
+			fprintf(stderr, "warren: %s\n", e2.msg);
+			error_clear(&e2);
+		}
+		ids[n++] = *id;
+	}
+	ids[n] = NULL;
+	return ids;
 }

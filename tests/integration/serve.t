@@ -9,7 +9,7 @@
 # intact); retention; many plain `warren run`s writing the history at once.
 . "$(dirname "$0")/../lib.sh"
 
-plan 57
+plan 59
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 use_mode root
@@ -232,3 +232,7 @@ done
 wait
 bounded "$WARREN" history --state "$STATE" --label par=many --status exited --json
 is "$("$PY" -c 'import json,sys; print(len(json.loads(sys.argv[1])))' "$OUT" 2>/dev/null)" 24 "24 plain warren runs at once: all 24 rows in the history"
+bounded "$WARREN" gc --state "$STATE" --keep-runs 3
+is "$RC:$(ls "$STATE/runs" | wc -l)" "0:3" "warren gc --keep-runs 3: the records of the 3 newest runs stay"
+bounded "$WARREN" history --state "$STATE" --label par=many --json
+is "$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(len(d), sum(r["pruned"] for r in d))' "$OUT" 2>/dev/null)" "24 21" "... the rows stay, 21 of the 24 marked pruned"
