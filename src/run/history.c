@@ -611,3 +611,22 @@ char **history_retain(struct history *h, const struct statedir *sd, long keep_ru
 	ids[n] = NULL;
 	return ids;
 }
+
+json_t *history_counts(struct history *h, struct error *err)
+{
+	sqlite3_stmt *st = prepare(h, "SELECT state, COALESCE(cause_limit, ''), count(*) FROM runs GROUP BY 1, 2 ORDER BY 1, 2", err);
+	if (!st)
+		return NULL;
+	json_t *a = json_array();
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(a, json_pack("{s:o,s:o,s:I}", "state", col_text(st, 0), "cause", col_text(st, 1),
+						   "runs", (json_int_t)sqlite3_column_int64(st, 2)));
+	if (rc != SQLITE_DONE) {
+		db_error(h, err, "count the runs");
+		json_decref(a);
+		a = NULL;
+	}
+	sqlite3_finalize(st);
+	return a;
+}

@@ -80,6 +80,8 @@ char **history_ids_in_state(struct history *h, const char *state, const char *vi
 char **history_expired(struct history *h, long keep_runs, int64_t keep_for_ms, int64_t now_ms,
 		       struct error *err);
 void history_ids_free(char **ids);
+/* How many runs per state and cause limit: [{state, cause ("" for none), runs}]. */
+json_t *history_counts(struct history *h, struct error *err);
 struct statedir;
 /* Retention (warren serve --keep-runs/--keep-for, warren gc --keep-runs/--keep-for): delete the
  * records in sd of the runs history_expired lists, except live ones, and mark their rows
