@@ -9,7 +9,7 @@
 # intact); retention; many plain `warren run`s writing the history at once.
 . "$(dirname "$0")/../lib.sh"
 
-plan 59
+plan 60
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 use_mode root
@@ -236,3 +236,12 @@ bounded "$WARREN" gc --state "$STATE" --keep-runs 3
 is "$RC:$(ls "$STATE/runs" | wc -l)" "0:3" "warren gc --keep-runs 3: the records of the 3 newest runs stay"
 bounded "$WARREN" history --state "$STATE" --label par=many --json
 is "$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(len(d), sum(r["pruned"] for r in d))' "$OUT" 2>/dev/null)" "24 21" "... the rows stay, 21 of the 24 marked pruned"
+
+# ---- a plain run whose warren was killed: gc closes its row
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --label k9=plain -- sleep 51
+wait_for 15 job_alive 51
+kill -KILL "$BG_PID"
+wait_for 10 job_gone 51
+bounded "$WARREN" gc --state "$STATE"
+bounded "$WARREN" history --state "$STATE" --label k9=plain --json
+is "$("$PY" -c 'import json,sys; r=json.loads(sys.argv[1])[0]; print(r["state"], "supervisor died" in r["error"])' "$OUT" 2>/dev/null)" "error True" "a plain run whose warren was killed: after gc its row says error, the supervisor died"
