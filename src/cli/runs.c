@@ -71,18 +71,24 @@ static char *ports_text(json_t *published)
 	return s;
 }
 
+static const char *gc_keep_runs, *gc_keep_for; /* gc --keep-runs N, --keep-for D */
+
 /* Parse the options shared by ps/show/gc (before or after the operands). Returns the index
  * of the first operand, or -1 (error printed) / -2 (help printed). */
 static int parse_common(const char *cmd, const char *help, int argc, char **argv, const char **state,
 			bool *json, const char **older)
 {
-	enum { O_STATE = 256, O_JSON, O_OLDER, O_HELP };
-	struct option opts[5] = { { "state", required_argument, NULL, O_STATE }, { "help", no_argument, NULL, O_HELP } };
+	enum { O_STATE = 256, O_JSON, O_OLDER, O_HELP, O_KEEP_RUNS, O_KEEP_FOR };
+	struct option opts[7] = { { "state", required_argument, NULL, O_STATE }, { "help", no_argument, NULL, O_HELP } };
 	int n = 2;
 	if (json)
 		opts[n++] = (struct option){ "json", no_argument, NULL, O_JSON };
 	if (older)
 		opts[n++] = (struct option){ "older-than", required_argument, NULL, O_OLDER };
+	if (older) {   /* gc only: retention by the history */
+		opts[n++] = (struct option){ "keep-runs", required_argument, NULL, O_KEEP_RUNS };
+		opts[n++] = (struct option){ "keep-for", required_argument, NULL, O_KEEP_FOR };
+	}
 	_cleanup_error_ struct error err = { 0 };
 	optind = 1;
 	int c;
@@ -91,6 +97,7 @@ static int parse_common(const char *cmd, const char *help, int argc, char **argv
 		case O_STATE: *state = optarg; break;
 		case O_JSON: *json = true; break;
 		case O_OLDER: *older = optarg; break;
+		case O_KEEP_RUNS: case O_KEEP_FOR: *(c == O_KEEP_RUNS ? &gc_keep_runs : &gc_keep_for) = optarg; break;
 		case O_HELP: fputs(help, stdout); return -2;
 		default: cli_fail(&err); return -1;
 		}
@@ -363,11 +370,14 @@ int cmd_show(int argc, char **argv)
 /* ---- gc ---- */
 
 static const char GC_HELP[] =
-	"usage: warren gc [--older-than D] [RUN...] [--state DIR]\n\n"
+	"usage: warren gc [--older-than D] [--keep-runs N] [--keep-for D] [RUN...] [--state DIR]\n\n"
 	"Reclaim the scratch, mounts and cgroups that runs whose supervisor is gone left behind\n"
 	"(after a crash or kill -9 of warren), and the scratch of runs kept with --keep. Live\n"
 	"runs are never touched. With --older-than D (e.g. 7d, 12h), also delete the records of\n"
-	"runs that ended more than D ago. With RUN ids or prefixes, only those.\n";
+	"runs that ended more than D ago. With RUN ids or prefixes, only those.\n"
+	"--keep-runs N / --keep-for D: retention by the history (<state>/history.db), as warren\n"
+	"serve does it: delete the records of all but the newest N ended runs / of runs that\n"
+	"ended more than D ago; their history rows stay, marked pruned.\n";
 
 /* The record of a run whose supervisor died: how it ended, as far as we know, and the git
  * check the supervisor did not live to do (since the run started). */
@@ -426,6 +436,34 @@ static void gc_record(int dir, const char *id, const char *where)
 	json_decref(r);
 }
 
+/* The history of sd (run/history.h), or NULL when it has none (a note when it cannot be opened). */
+static struct history *state_history(const struct statedir *sd)
+{
+	_cleanup_free_ char *path = history_path(sd->path, NULL);
+	struct history *h = NULL;
+	_cleanup_error_ struct error err = { 0 };
+	if (access(path, F_OK) == 0 && history_open(&h, path, &err) < 0)
+		fprintf(stderr, "warren: %s\n", err.msg);
+	return h;
+}
+
+/* The history row of a run whose supervisor died: it ended, as its record now says. */
+static void history_gc_ended(const struct statedir *sd, const char *id)
+{
+	struct history *h = state_history(sd);
+	_cleanup_error_ struct error err = { 0 };
+	if (!h)
+		return;
+	json_t *row = history_get(h, id, &err);
+	const char *st = json_string_value(json_object_get(row, "state"));
+	struct history_end e = { .state = "error", .error = "the supervisor died before the run ended (killed, or the host crashed); reclaimed by warren gc",
+				 .ended_ms = history_now_ms(), .duration_s = -1 };
+	if (st && (!strcmp(st, "running") || !strcmp(st, "queued")))
+		history_end(h, id, &e, &err);
+	json_decref(row);
+	history_close(h);
+}
+
 /* Reclaim one dead run of sd. Returns 1 when something was reclaimed, 0 when nothing, -1 on
  * error. Everything below the run directory goes through its descriptor; the cgroups and
  * the network leases touched are the ones named for this state directory's run. */
@@ -452,8 +490,10 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	if (rundir_remove_stale_tmp(dir) > 0)
 		did = 1;
 	struct stat st;
-	if (fstatat(dir, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(dir, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		gc_record(dir, id, where);
+		history_gc_ended(sd, id);
+	}
 	if (rundir_has_scratch(dir)) {
 		if (rundir_reclaim(dir, where, &err) < 0) {
 			fprintf(stderr, "warren: %s\n", err.msg);
@@ -476,14 +516,26 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 /* Mark id pruned in the history of sd (run/history.h), when there is one. */
 static void history_pruned(const struct statedir *sd, const char *id)
 {
-	_cleanup_free_ char *path = history_path(sd->path, NULL);
-	struct history *h = NULL;
+	struct history *h = state_history(sd);
 	_cleanup_error_ struct error err = { 0 };
-	if (access(path, F_OK) < 0)
-		return;
-	if (history_open(&h, path, &err) < 0 || history_mark_pruned(h, id, &err) < 0)
+	if (h && history_mark_pruned(h, id, &err) < 0)
 		fprintf(stderr, "warren: %s\n", err.msg);
 	history_close(h);
+}
+
+/* gc --keep-runs N / --keep-for D: the history's retention (run/history.h); adds to *pruned. */
+static int gc_retain(const struct statedir *sd, uint64_t keep, uint64_t ms, int *pruned)
+{
+	struct history *h = state_history(sd);
+	_cleanup_error_ struct error err = { 0 };
+	char **ids = h ? history_retain(h, sd, (long)keep, (int64_t)ms, &err) : NULL;
+	history_close(h);
+	if (err.msg)
+		fprintf(stderr, "warren: %s\n", err.msg);
+	for (char **id = ids; id && *id; id++)
+		(*pruned)++;
+	history_ids_free(ids);
+	return err.msg ? -1 : 0;
 }
 
 int cmd_gc(int argc, char **argv)
@@ -495,6 +547,11 @@ int cmd_gc(int argc, char **argv)
 	uint64_t older_ms = 0;
 	if (older && (parse_duration_ms(older, &older_ms) < 0 || !older_ms))
 		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d)", older);
+	uint64_t keep = 0, keep_ms = 0;
+	if (gc_keep_runs && (parse_uint(gc_keep_runs, &keep) < 0 || !keep))
+		return cli_usage_error("gc", "--keep-runs: '%s' is not a number of runs (1 or more)", gc_keep_runs);
+	if (gc_keep_for && (parse_duration_ms(gc_keep_for, &keep_ms) < 0 || !keep_ms))
+		return cli_usage_error("gc", "--keep-for: '%s' is not a duration (e.g. 12h, 7d)", gc_keep_for);
 	struct statedir sd;
 	int rc = cli_state_open(state_opt, &sd);
 	if (rc)
@@ -535,6 +592,8 @@ int cmd_gc(int argc, char **argv)
 	int half = image_gc(sd.fd); /* what interrupted image imports and removals left */
 	if (half)
 		printf("gc: removed %d half-made image import%s or removal%s\n", half, half == 1 ? "" : "s", half == 1 ? "" : "s");
+	if ((keep || keep_ms) && gc_retain(&sd, keep, keep_ms, &pruned_n) < 0)
+		failed++;
 	statedir_close(&sd);
 	/* the bridge and base tables runs keep for the next one, when none is left to use them */
 	if (geteuid() == 0)

@@ -39,6 +39,15 @@ char *server_file(struct server *s, const char *id, const char *suffix)
 	return xasprintf("%s/%s%s", s->dir, id, suffix);
 }
 
+void server_forget_files(struct server *s, const char *id)
+{
+	static const char *const suffixes[] = { ".out", ".job.json", ".req.json" };
+	for (size_t i = 0; i < 3; i++) {
+		_cleanup_free_ char *n = xasprintf("%s%s", id, suffixes[i]);
+		unlinkat(s->dir_fd, n, 0);
+	}
+}
+
 long server_queue_pos(struct server *s, const char *id)
 {
 	long n = 1;
@@ -140,7 +149,7 @@ int server_kill(struct server *s, const char *id, const char *why)
 /* The child: dies with the server (PR_SET_PDEATHSIG; fork happens on the main thread, whose
  * end is the process's), its output in <serve>/<id>.out, then this binary's `job run`.
  * Only async-signal-safe calls between fork and exec: the server has threads. */
-static pid_t spawn(struct server *s, struct srun *r, int out, pid_t parent, const sigset_t *mask)
+static pid_t spawn(struct srun *r, int out, pid_t parent, const sigset_t *mask)
 {
 	pid_t pid = fork();
 	if (pid != 0)
@@ -156,7 +165,6 @@ static pid_t spawn(struct server *s, struct srun *r, int out, pid_t parent, cons
 	signal(SIGPIPE, SIG_DFL);
 	execv("/proc/self/exe", r->argv);
 	_exit(127);
-	(void)s;
 }
 
 static void observe_latency(struct server *s, double secs)
@@ -175,7 +183,7 @@ static void start_queued(struct server *s, const sigset_t *mask)
 		s->queue = r->next;
 		_cleanup_free_ char *outp = server_file(s, r->id, ".out");
 		_cleanup_close_ int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		pid_t pid = out < 0 ? -1 : spawn(s, r, out, getpid(), mask);
+		pid_t pid = out < 0 ? -1 : spawn(r, out, getpid(), mask);
 		if (pid < 0) {
 			_cleanup_free_ char *msg = xasprintf("warren serve could not start it: %s", strerror(errno));
 			record_end(s, r->id, "error", NULL, NULL, msg);
@@ -241,37 +249,18 @@ static void reap(struct server *s)
 
 /* ---- retention ---- */
 
-static void prune(struct server *s, const char *id)
-{
-	if (server_live(s, id))
-		return;
-	int r = rm_tree_at(s->sd.runs, id);
-	if (r < 0 && r != -ENOENT) {
-		fprintf(stderr, "warren serve: cannot prune the record of %s: %s\n", id, strerror(-r));
-		return;
-	}
-	static const char *const suffixes[] = { ".out", ".job.json", ".req.json" };
-	for (size_t i = 0; i < 3; i++) {
-		_cleanup_free_ char *p = server_file(s, id, suffixes[i]);
-		unlink(p);
-	}
-	_cleanup_error_ struct error err = { 0 };
-	if (history_mark_pruned(s->h, id, &err) < 0)
-		fprintf(stderr, "warren serve: %s\n", err.msg);
-}
-
 static void retention(struct server *s)
 {
 	if (!s->keep_runs && !s->keep_for_ms)
 		return;
 	_cleanup_error_ struct error err = { 0 };
-	char **ids = history_expired(s->h, s->keep_runs, s->keep_for_ms, history_now_ms(), &err);
+	char **ids = history_retain(s->h, &s->sd, s->keep_runs, s->keep_for_ms, &err);
 	if (!ids) {
 		fprintf(stderr, "warren serve: %s\n", err.msg);
 		return;
 	}
 	for (char **id = ids; *id; id++)
-		prune(s, *id);
+		server_forget_files(s, *id);
 	history_ids_free(ids);
 }
 
@@ -305,8 +294,24 @@ static void run_gc(struct server *s, char **ids)
 static int recover_running(struct server *s, struct error *err)
 {
 	char **ids = history_ids_in_state(s->h, "running", "serve", s->sd.path, err);
-	if (!ids)
+	char **queued = ids ? history_ids_in_state(s->h, "queued", "serve", s->sd.path, err) : NULL;
+	if (!queued) {
+		history_ids_free(ids);
 		return -EIO;
+	}
+	/* a queued row whose run directory exists was started (killed before its row said so) */
+	size_t k = 0;
+	while (ids[k])
+		k++;
+	for (char **q = queued; *q; q++) {
+		_cleanup_close_ int dir = rundir_open(&s->sd, *q, NULL);
+		if (dir >= 0) {
+			ids = xrealloc(ids, (k + 2) * sizeof *ids);
+			ids[k++] = xstrdup(*q);
+			ids[k] = NULL;
+		}
+	}
+	history_ids_free(queued);
 	char **dead = xcalloc(1, sizeof *dead);
 	size_t n = 0;
 	for (char **id = ids; *id; id++) {
@@ -317,6 +322,8 @@ static int recover_running(struct server *s, struct error *err)
 		}
 		record_end(s, *id, "interrupted", "serve",
 			   "warren serve stopped while it ran (killed or crashed); reclaimed when the server started again", NULL);
+		_cleanup_free_ char *req = server_file(s, *id, ".req.json");
+		unlink(req);
 		if (dir >= 0) {
 			dead = xrealloc(dead, (n + 2) * sizeof *dead);
 			dead[n++] = *id;

@@ -9,7 +9,7 @@
 # intact); retention; many plain `warren run`s writing the history at once.
 . "$(dirname "$0")/../lib.sh"
 
-plan 49
+plan 62
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 use_mode root
@@ -169,6 +169,31 @@ kill -TERM "$SRV"
 wait_bg "$SRV" 30
 is "$RC" 0 "SIGTERM: the server stops cleanly" || diag "$(cat "$SRV_ERR")"
 
+# ---- kill -9 at random moments under load, 5 times: every run ends in the history
+# (exited, or interrupted by the kill), none is lost, none left running, the database intact
+rids=()
+for round in 1 2 3 4 5; do
+	start_server --slots 2
+	for i in 1 2 3 4; do
+		submit "{\"command\":[\"sh\",\"-c\",\"sleep 0.\$((RANDOM % 5))\"],\"worktree\":\"$WORK\",\"labels\":{\"chaos\":\"yes\"}}"
+		rids+=("$ID")
+	done
+	sleep "0.$((RANDOM % 9))"
+	kill -KILL "$SRV"
+	wait "$SRV" 2>/dev/null
+done
+start_server --slots 2
+all_ended() {
+	bounded "$WARREN" history --state "$STATE" --label chaos=yes --json
+	"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(not (len(d) == 20 and all(r["state"] in ("exited", "interrupted") for r in d)))' "$OUT"
+}
+wait_for 60 all_ended
+ok $? "5 kill -9's at random moments: all 20 runs end, exited or interrupted, none lost" || diag "$OUT"
+kill -TERM "$SRV"
+wait_bg "$SRV" 30
+left=$(for id in "${rids[@]}"; do procs_matching "$id"; cgroups_named "$id"; [ -e "$STATE/runs/$id/tmp" ] && echo "$id: scratch"; done)
+is "$left" "" "... no process, cgroup or scratch of any of them is left"
+
 # ---- retention: --keep-runs 2 prunes older records, their rows say so
 start_server --slots 2 --keep-runs 2
 for i in 1 2 3; do
@@ -184,6 +209,47 @@ ok "$([ "$(jq_ 'd["run"]["pruned"]')" = True ] && [ ! -e "$STATE/runs/$L" ] && e
 kill -TERM "$SRV"
 wait_bg "$SRV" 30
 
+# ---- the command line against the server: submit --follow, logs --via, kill --via
+start_server --slots 2
+out=$(cd "$WORK" && timeout 60 "$WARREN" submit --via "unix:$SOCK" --label cli=yes --follow -- sh -c 'echo one; echo two; exit 3' 2>"$T/submit.err")
+rc=$?
+is "$out:$rc" "one
+two:3" "warren submit --follow: the run's output, then its exit status (3)" || diag "$(cat "$T/submit.err")"
+SID=$(cd "$WORK" && timeout 20 "$WARREN" submit --via "unix:$SOCK" -- sleep 60 | cut -d' ' -f1)
+wait_for 20 is_state "$SID" running
+bounded "$WARREN" kill "$SID" --via "unix:$SOCK"
+is "$RC" 0 "warren kill RUN --via: the server stops it"
+wait_for 30 ended "$SID"
+api GET "/v1/runs/$SID"
+like "$(jq_ 'd["run"]["cause"]["message"]')" "killed by warren kill" "... its cause recorded"
+FID=$(grep -o 'run_[0-9A-Z]*' "$T/submit.err" | head -1)
+bounded "$WARREN" logs "${FID:-none}" --via "tcp:127.0.0.1:$PORT" --token-file "$TOKEN_FILE"
+is "$OUT" "one
+two" "warren logs RUN --via tcp with the token: the step's log"
+kill -TERM "$SRV"
+wait_bg "$SRV" 30
+
+# ---- a rootless server: the user's runs, seen by root too
+use_mode user
+USOCK=$U_STATE/serve.sock
+start_bg "${AS_USER[@]}" "$WARREN" serve --state "$U_STATE" --slots 1
+USRV=$BG_PID
+wait_for 15 as_user curl -sf --max-time 2 --unix-socket "$USOCK" http://warren/healthz -o /dev/null
+ok $? "a rootless warren serve starts on the user's state directory"
+out=$(as_user curl -s --max-time 10 --unix-socket "$USOCK" -X POST http://warren/v1/runs -d "{\"command\":[\"sh\",\"-c\",\"id -u; echo \$TMPDIR\"],\"worktree\":\"$WORK\"}")
+UID_RUN=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["id"])' "$out" 2>/dev/null)
+SOCK=$USOCK
+wait_for 30 ended "$UID_RUN"
+api GET "/v1/runs/$UID_RUN"
+is "$(jq_ 'd["run"]["state"]'):$(jq_ 'd["run"]["owner"]')" "exited:$TEST_USER_UID" "the user's run exits, owned by the user (root sees it)"
+got=$(curl -s --max-time 10 --unix-socket "$USOCK" "http://warren/v1/runs/$UID_RUN/logs")
+is "$got" "$TEST_USER_UID
+/tmp" "... in a rootless cell: the user's uid, TMPDIR=/tmp"
+kill -TERM "$USRV"
+wait_bg "$USRV" 30
+is "$RC" 0 "the rootless server stops cleanly"
+use_mode root
+
 # ---- many plain runs writing the history at once
 for i in $(seq 1 24); do
 	"$WARREN" run --state "$STATE" --work "$WORK" --label par=many --quiet -- true >/dev/null 2>&1 &
@@ -191,3 +257,16 @@ done
 wait
 bounded "$WARREN" history --state "$STATE" --label par=many --status exited --json
 is "$("$PY" -c 'import json,sys; print(len(json.loads(sys.argv[1])))' "$OUT" 2>/dev/null)" 24 "24 plain warren runs at once: all 24 rows in the history"
+bounded "$WARREN" gc --state "$STATE" --keep-runs 3
+is "$RC:$(ls "$STATE/runs" | wc -l)" "0:3" "warren gc --keep-runs 3: the records of the 3 newest runs stay"
+bounded "$WARREN" history --state "$STATE" --label par=many --json
+is "$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(len(d), sum(r["pruned"] for r in d))' "$OUT" 2>/dev/null)" "24 21" "... the rows stay, 21 of the 24 marked pruned"
+
+# ---- a plain run whose warren was killed: gc closes its row
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --label k9=plain -- sleep 51
+wait_for 15 job_alive 51
+kill -KILL "$BG_PID"
+wait_for 10 job_gone 51
+bounded "$WARREN" gc --state "$STATE"
+bounded "$WARREN" history --state "$STATE" --label k9=plain --json
+is "$("$PY" -c 'import json,sys; r=json.loads(sys.argv[1])[0]; print(r["state"], "supervisor died" in r["error"])' "$OUT" 2>/dev/null)" "error True" "a plain run whose warren was killed: after gc its row says error, the supervisor died"
