@@ -309,7 +309,11 @@ static int idmapped_tree(int dfd, const char *path, int ns)
 static int idmap_ns_work = -1, idmap_ns_image = -1;
 
 /* Where the scratch parts live: the run directory, or with --scratch a size-limited tmpfs
- * mounted by init at <rundir>/scratch (so it is private to the cell and gone with it). */
+ * that init mounts over the run directory itself, in the cell's mount namespace only: the
+ * parts and the root's mount point keep their paths, private to the cell and gone with it,
+ * and nothing of them is made (nor later removed) on the host's disk, where each directory
+ * costs its block (ext4 mounted with discard frees a block by a discard the rmdir waits for).
+ * The record beside them stays the supervisor's, unseen by the cell. */
 static char *scratch_base;
 static int scratch_fd = -1;
 
@@ -324,7 +328,7 @@ static void mount_scratch(const struct cell_spec *s)
 		scratch_base = xstrdup(s->rundir);
 		return;
 	}
-	scratch_base = xasprintf("%s/scratch", s->rundir);
+	scratch_base = xstrdup(s->rundir);
 	_cleanup_free_ char *opts = xasprintf("size=%llu,mode=0755", (unsigned long long)s->limits.scratch);
 	do_mount("tmpfs", scratch_base, "tmpfs", MS_NOSUID | MS_NODEV, opts);
 	scratch_fd = open(scratch_base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -342,6 +346,8 @@ static void mount_scratch(const struct cell_spec *s)
 		{ RUN_SHM_DIR, CELL_TMP_MODE, root_uid, root_gid },
 		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid }, { RUN_UPPER_DIR, 0755, root_uid, root_gid },
 		{ RUN_WORK_DIR, 0755, root_uid, root_gid },
+		/* mount points, init's own */
+		{ RUN_ROOT_DIR, 0755, (uid_t)-1, (gid_t)-1 }, { RUN_LOWER_DIR, 0755, (uid_t)-1, (gid_t)-1 },
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		if (mkdirat(scratch_fd, parts[i].name, parts[i].mode) < 0 ||
