@@ -547,8 +547,8 @@ static void loopback_up(void)
 }
 
 /* The run's cgroup, alone and read-only, at /sys/fs/cgroup, in a cgroup namespace rooted at
- * it: on v1 the supervisor moved init there after the clone, so the namespace the clone made
- * is rooted at the supervisor's groups. Rootless runs have none: /sys/fs/cgroup stays empty. */
+ * it: on v1 init moved itself there after the clone, so the namespace the clone made is
+ * rooted at the supervisor's groups. Rootless runs have none: /sys/fs/cgroup stays empty. */
 static void show_cgroup(const struct cgroup *cg)
 {
 	if (!cg || cg->kind == CGROUP_NONE)
@@ -807,9 +807,10 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 						 const struct cgroup *cg, int go)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	/* the supervisor may have died before PDEATHSIG was armed: its end of `go` is closed then */
-	struct pollfd pfd = { .fd = go, .events = POLLIN };
-	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP) && !(pfd.revents & POLLIN))
+	/* the supervisor may have died before PDEATHSIG was armed (even after letting us go):
+	 * the report pipe has no reader then */
+	struct pollfd pfd = { .fd = report_fd, .events = POLLOUT };
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR))
 		_exit(125);
 
 	sigset_t all;
@@ -818,8 +819,13 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	/* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll,
 	 * other pipes' ends, nor what warren's caller left open) */
 	int keep[] = { 0, 1, 2, report_fd, go, io->in, io->out, io->err, io->console, io->control, io->watch,
-		       idmap_ns_work, idmap_ns_image, s->worktree_fd };
+		       idmap_ns_work, idmap_ns_image, s->worktree_fd,
+		       cg ? cg->tasks_fd[0] : -1, cg ? cg->tasks_fd[1] : -1, cg ? cg->tasks_fd[2] : -1 };
 	close_all_but(keep, sizeof keep / sizeof keep[0]);
+	/* into the run's cgroup before anything else (v1; v2 was cloned into it) */
+	struct error cerr = { 0 };
+	if (cg && cgroup_join_self(cg, &cerr) < 0)
+		die(0, "%s", cerr.msg);
 	/* rootless, the job has init's host uid and may prlimit() it: what init allows itself
 	 * is fixed here, where nothing can raise it again (no core dumps, a bounded NOFILE) */
 	struct rlimit core0 = { 0, 0 }, nofile;
@@ -845,7 +851,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	loopback_up();
 	build_root(s);
 
-	/* wait for the supervisor to place us in the run's cgroup */
+	/* wait for the supervisor (the network, from outside) */
 	char c;
 	if (read(go, &c, 1) != 1)
 		_exit(125);

@@ -27,7 +27,7 @@ struct cell {
 	pid_t pid;           /* the cell's init, as seen from the host */
 	int pidfd;           /* pidfd of init: readable when it exits */
 	int report_fd;       /* messages from init (struct cell_report), EOF when it is gone */
-	int go_fd;           /* write one byte to let init start the job (after cgroup attach) */
+	int go_fd;           /* write one byte to let init start the job (after the network is in place) */
 	int cgroup_fd;       /* -1, or a cgroup v2 directory to start init in (CLONE_INTO_CGROUP) */
 	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */

@@ -668,7 +668,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
 			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1 };
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = -1;
-	u->cg.v2_fd = -1;
+	cgroup_init(&u->cg);
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	bool made_rundir = false;
@@ -783,11 +783,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	closep(&err_w);
 	closep(&console[1]);
 	closep(&devnull);
-	if (cgroup_attach(&u->cg, u->cell.pid, err) < 0) {
-		signal_cell(u, SIGKILL);
-		waitpid(u->cell.pid, NULL, 0);
-		goto fail;
-	}
+	cgroup_close_join(&u->cg); /* init moves itself into the run's cgroup (v1) */
 	/* network (opt-in): veth, address, route, firewall and resolver, set up from outside */
 	if (s->net.mode != NET_NONE && net_attach(&u->net, s, u->cell.pid, err) < 0) {
 		signal_cell(u, SIGKILL);
