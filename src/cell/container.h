@@ -31,6 +31,8 @@ struct cell {
 	int cgroup_fd;       /* -1, or a cgroup v2 directory to start init in (CLONE_INTO_CGROUP) */
 	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */
+	pid_t helpers[2];    /* -1, or the processes of the idmapped mounts' user namespaces: told
+	                        to exit at the start, reaped by cell_close */
 };
 
 enum cell_report_type {
