@@ -71,18 +71,29 @@ static int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct m
 
 static int report_fd = -1;
 
-static void report(uint32_t type, int status, int errnum, const char *msg)
+#define REPORT_MSG_MAX (4096 - sizeof(struct cell_report)) /* PIPE_BUF */
+
+/* Append one report to buf (*n bytes used; room for sizeof(struct cell_report) +
+ * REPORT_MSG_MAX more): the caller writes it, with what else it has to say, in one write
+ * below PIPE_BUF (atomic, and one wake-up of the supervisor). */
+static void report_put(char *buf, size_t *n, uint32_t type, int status, int errnum, const char *msg)
 {
 	struct cell_report r = { .type = type, .status = status, .errnum = errnum,
 				 .len = msg ? (uint32_t)strlen(msg) : 0 };
-	char buf[sizeof r + 4096];
-	if (r.len > 4096)
-		r.len = 4096;
-	memcpy(buf, &r, sizeof r);
+	if (r.len > REPORT_MSG_MAX)
+		r.len = REPORT_MSG_MAX;
+	memcpy(buf + *n, &r, sizeof r);
 	if (r.len)
-		memcpy(buf + sizeof r, msg, r.len);
-	/* one write below PIPE_BUF: atomic */
-	ssize_t w = write(report_fd, buf, sizeof r + r.len);
+		memcpy(buf + *n + sizeof r, msg, r.len);
+	*n += sizeof r + r.len;
+}
+
+static void report(uint32_t type, int status, int errnum, const char *msg)
+{
+	char buf[sizeof(struct cell_report) + REPORT_MSG_MAX];
+	size_t n = 0;
+	report_put(buf, &n, type, status, errnum, msg);
+	ssize_t w = write(report_fd, buf, n);
 	(void)w;
 }
 
@@ -723,21 +734,40 @@ static void open_console(const struct cell_spec *s, struct cell_io *io)
 
 /* ---- init: pid 1 of the cell ---- */
 
-/* Report the scratch tmpfs's use; returns true when it is full. */
-static bool report_scratch(uint32_t type)
+/* The scratch tmpfs's use as a report's message ("<used> <free>"); false without one. */
+static bool scratch_use(char *m, size_t len, bool *full)
 {
 	struct statfs fs;
 	if (scratch_fd < 0 || fstatfs(scratch_fd, &fs) < 0)
 		return false;
 	unsigned long long used = (unsigned long long)(fs.f_blocks - fs.f_bfree) * fs.f_bsize;
 	unsigned long long avail = (unsigned long long)fs.f_bfree * fs.f_bsize;
-	bool full = avail < 65536;
-	if (type == CELL_REPORT_SCRATCH || full) {
-		char m[64];
-		snprintf(m, sizeof m, "%llu %llu", used, avail);
-		report(type, 0, 0, m);
-	}
+	*full = avail < 65536;
+	snprintf(m, len, "%llu %llu", used, avail);
+	return true;
+}
+
+/* Report a full scratch; returns true when it is full. */
+static bool report_scratch_full(void)
+{
+	char m[64];
+	bool full = false;
+	if (scratch_use(m, sizeof m, &full) && full)
+		report(CELL_REPORT_SCRATCH_FULL, 0, 0, m);
 	return full;
+}
+
+/* The job ended with status: its scratch's use and its end, in one message. */
+static void report_end(int status)
+{
+	char buf[2 * sizeof(struct cell_report) + 64], m[64];
+	size_t n = 0;
+	bool full;
+	if (scratch_use(m, sizeof m, &full))
+		report_put(buf, &n, CELL_REPORT_SCRATCH, 0, 0, m);
+	report_put(buf, &n, CELL_REPORT_EXIT, status, 0, NULL);
+	ssize_t w = write(report_fd, buf, n);
+	(void)w;
 }
 
 static void __attribute__((noreturn)) init_loop(pid_t job)
@@ -760,7 +790,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 			continue;
 		if (tfd >= 0 && (pf[1].revents & POLLIN)) {
 			uint64_t n;
-			if (read(tfd, &n, sizeof n) > 0 && report_scratch(CELL_REPORT_SCRATCH_FULL)) {
+			if (read(tfd, &n, sizeof n) > 0 && report_scratch_full()) {
 				close(tfd);
 				tfd = -1;
 			}
@@ -780,8 +810,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 		pid_t p;
 		while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (p == job) {
-				report_scratch(CELL_REPORT_SCRATCH);
-				report(CELL_REPORT_EXIT, status, 0, NULL);
+				report_end(status);
 				/* pid 1 leaving takes every other process of the cell with it */
 				_exit(0);
 			}

@@ -685,9 +685,12 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGWINCH);
-	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &u->old_mask);
 	signal(SIGPIPE, SIG_IGN);
+	/* SIGCHLD is not watched (init's pidfd tells when the cell is gone): its default action,
+	 * nothing, wakes no one, where a watched one woke the loop twice a run for nothing; a
+	 * caller's SIG_IGN would have the kernel reap init before its rusage is read */
+	signal(SIGCHLD, SIG_DFL);
 
 	/* the loop's own descriptors, before anything is made that a failure would leave */
 	u->ep = epoll_create1(EPOLL_CLOEXEC);
