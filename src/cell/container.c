@@ -279,8 +279,11 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 		return -1;
 	}
 	if (pid == 0) {
+		/* hold nothing of the supervisor's (the job's output pipes above all) */
+		if (p[0] > 0)
+			syscall(SYS_close_range, 0, (unsigned)p[0] - 1, 0);
+		syscall(SYS_close_range, (unsigned)p[0] + 1, ~0U, 0);
 		char c;
-		close(p[1]);
 		ssize_t r = read(p[0], &c, 1);
 		_exit(r < 0);
 	}
@@ -1003,13 +1006,18 @@ int container_signal_children(const struct cell *c, int sig)
 	return n;
 }
 
-void cell_close(struct cell *c)
+void cell_reap_helpers(struct cell *c)
 {
 	for (int i = 0; i < 2; i++) {
 		if (c->helpers[i] > 0)
 			waitpid(c->helpers[i], NULL, 0);
 		c->helpers[i] = -1;
 	}
+}
+
+void cell_close(struct cell *c)
+{
+	cell_reap_helpers(c);
 	closep(&c->pidfd);
 	closep(&c->report_fd);
 	closep(&c->go_fd);

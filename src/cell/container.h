@@ -32,7 +32,7 @@ struct cell {
 	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */
 	pid_t helpers[2];    /* -1, or the processes of the idmapped mounts' user namespaces: told
-	                        to exit at the start, reaped by cell_close */
+	                        to exit at the start, reaped once init is gone (cell_reap_helpers) */
 };
 
 enum cell_report_type {
@@ -55,6 +55,9 @@ int container_release(struct cell *c);
 /* Send sig to the children of the cell's init (host pids; the job process, or a job's
  * executor, and orphans init adopted). The count signalled, or -errno. */
 int container_signal_children(const struct cell *c, int sig);
+/* Wait for the helpers (told to exit at the start; they may not have been scheduled yet),
+ * before telling whether anything outside the cell still holds what the cell had. */
+void cell_reap_helpers(struct cell *c);
 void cell_close(struct cell *c);
 
 #endif

@@ -383,6 +383,7 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	case EV_PIDFD:
 		read_reports(u);
 		u->init_gone = true;
+		cell_reap_helpers(&u->cell); /* a helper still alive would hold the output open */
 		epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.pidfd, NULL);
 		break;
 	case EV_REPORT:
