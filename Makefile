@@ -22,6 +22,8 @@ VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 # zstd and bzip2 filters: its pkg-config --static list also names libacl and libxml2 (disk
 # writer, xar), which Debian ships without .a files and no reader here needs. nettle: sha256.
 ARCHIVE_LIBS := -larchive -lnettle -lzstd -llzma -lbz2 -lz
+# SQLite's SQL math functions need libm, and a static libm does not link beside a dynamic
+# libc: libm.so stays (warren itself uses nothing of it).
 override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(ARCHIVE_LIBS) -Wl,-Bdynamic -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
@@ -32,6 +34,7 @@ HDRS    := $(shell find src -name '*.h')
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIBOBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
+PREBUILT := $(BUILD)/obj/gen/seccomp_prebuilt.o
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
@@ -63,8 +66,21 @@ $(BUILD)/warren-guest-init: src/guest/init.c src/cell/contract.h Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(GUEST_CFLAGS) -o $@ $<
 
-$(BUILD)/warren: $(OBJS)
+$(BUILD)/warren: $(OBJS) $(PREBUILT)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The default seccomp filters, compiled at build time (scripts/seccomp-gen.c) instead of at
+# every run; what is linked without them compiles them itself.
+$(BUILD)/seccomp-gen: scripts/seccomp-gen.c $(LIBOBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(LIBOBJS) $(LDLIBS)
+
+$(BUILD)/gen/seccomp_prebuilt.c: $(BUILD)/seccomp-gen
+	@mkdir -p $(dir $@)
+	ASAN_OPTIONS=detect_leaks=0 $< >$@.tmp && mv $@.tmp $@
+
+$(PREBUILT): $(BUILD)/gen/seccomp_prebuilt.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
@@ -73,9 +89,9 @@ $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile
 $(BUILD)/obj/cli/version.o: override CFLAGS += -DWARREN_VERSION='"$(VERSION)"'
 $(BUILD)/obj/cli/version.o: debian/changelog
 
-$(BUILD)/unit/%: tests/unit/%.c $(LIBOBJS)
+$(BUILD)/unit/%: tests/unit/%.c $(LIBOBJS) $(PREBUILT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -o $@ $< $(LIBOBJS) $(PREBUILT) $(LDLIBS) -lcmocka
 
 # A libFuzzer target links the project's objects built by clang (BUILD=build/fuzz); the resolver's
 # includes dns.c itself to reach its static handlers.

@@ -73,18 +73,29 @@ static int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct m
 
 static int report_fd = -1;
 
-static void report(uint32_t type, int status, int errnum, const char *msg)
+#define REPORT_MSG_MAX (4096 - sizeof(struct cell_report)) /* PIPE_BUF */
+
+/* Append one report to buf (*n bytes used; room for sizeof(struct cell_report) +
+ * REPORT_MSG_MAX more): the caller writes it, with what else it has to say, in one write
+ * below PIPE_BUF (atomic, and one wake-up of the supervisor). */
+static void report_put(char *buf, size_t *n, uint32_t type, int status, int errnum, const char *msg)
 {
 	struct cell_report r = { .type = type, .status = status, .errnum = errnum,
 				 .len = msg ? (uint32_t)strlen(msg) : 0 };
-	char buf[sizeof r + 4096];
-	if (r.len > 4096)
-		r.len = 4096;
-	memcpy(buf, &r, sizeof r);
+	if (r.len > REPORT_MSG_MAX)
+		r.len = REPORT_MSG_MAX;
+	memcpy(buf + *n, &r, sizeof r);
 	if (r.len)
-		memcpy(buf + sizeof r, msg, r.len);
-	/* one write below PIPE_BUF: atomic */
-	ssize_t w = write(report_fd, buf, sizeof r + r.len);
+		memcpy(buf + *n + sizeof r, msg, r.len);
+	*n += sizeof r + r.len;
+}
+
+static void report(uint32_t type, int status, int errnum, const char *msg)
+{
+	char buf[sizeof(struct cell_report) + REPORT_MSG_MAX];
+	size_t n = 0;
+	report_put(buf, &n, type, status, errnum, msg);
+	ssize_t w = write(report_fd, buf, n);
 	(void)w;
 }
 
@@ -264,8 +275,11 @@ static void write_map(const char *proc, pid_t pid, const char *file, const char 
 }
 
 /* A user namespace that maps on-disk ids [from, from+n) to host ids [to, to+n): the idmap of
- * an idmapped mount. Made by the supervisor (host pid namespace, host /proc) before the cell. */
-static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsigned n)
+ * an idmapped mount. Made by the supervisor (host pid namespace, host /proc) before the cell.
+ * Its process need only exist while the maps are written and the namespace opened: it is told
+ * to exit then, and reaped later by cell_close (*helper), never waited for here: waiting for
+ * another process to be scheduled cost each run 1-8 ms on a loaded machine. */
+static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsigned n, pid_t *helper)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -278,8 +292,11 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 		return -1;
 	}
 	if (pid == 0) {
+		/* hold nothing of the supervisor's (the job's output pipes above all) */
+		if (p[0] > 0)
+			syscall(SYS_close_range, 0, (unsigned)p[0] - 1, 0);
+		syscall(SYS_close_range, (unsigned)p[0] + 1, ~0U, 0);
 		char c;
-		close(p[1]);
 		ssize_t r = read(p[0], &c, 1);
 		_exit(r < 0);
 	}
@@ -297,7 +314,7 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 		}
 	}
 	close(p[1]);
-	waitpid(pid, NULL, 0);
+	*helper = pid;
 	return fd;
 }
 
@@ -325,18 +342,30 @@ static int idmap_ns_work = -1, idmap_ns_image = -1;
  * a bind's source) the run user inside the cell, or -1 when it is already or there is none.
  * A root-owned source is mapped only when writable (map_root): a read-only bind of root's
  * files keeps them root's, as the host's / shows them. */
-static int owner_idmap(const struct cell_spec *s, int fd, bool map_root)
+/* A new slot (-1) in c's list of idmap helper processes. */
+static pid_t *helper_slot(struct cell *c)
+{
+	c->helpers = xrealloc(c->helpers, (c->n_helpers + 1) * sizeof *c->helpers);
+	c->helpers[c->n_helpers] = -1;
+	return &c->helpers[c->n_helpers++];
+}
+
+static int owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct cell *c)
 {
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || (st.st_uid == spec_host_uid(s) && st.st_gid == spec_host_gid(s)))
 		return -1;
 	if (st.st_uid == 0 && !map_root)
 		return -1;
-	return idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1);
+	return idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1, helper_slot(c));
 }
 
 /* Where the scratch parts live: the run directory, or with --scratch a size-limited tmpfs
- * mounted by init at <rundir>/scratch (so it is private to the cell and gone with it). */
+ * that init mounts over the run directory itself, in the cell's mount namespace only: the
+ * parts and the root's mount point keep their paths, private to the cell and gone with it,
+ * and nothing of them is made (nor later removed) on the host's disk, where each directory
+ * costs its block (ext4 mounted with discard frees a block by a discard the rmdir waits for).
+ * The record beside them stays the supervisor's, unseen by the cell. */
 static char *scratch_base;
 static int scratch_fd = -1;
 
@@ -351,7 +380,7 @@ static void mount_scratch(const struct cell_spec *s)
 		scratch_base = xstrdup(s->rundir);
 		return;
 	}
-	scratch_base = xasprintf("%s/scratch", s->rundir);
+	scratch_base = xstrdup(s->rundir);
 	_cleanup_free_ char *opts = xasprintf("size=%llu,mode=0755", (unsigned long long)s->limits.scratch);
 	do_mount("tmpfs", scratch_base, "tmpfs", MS_NOSUID | MS_NODEV, opts);
 	scratch_fd = open(scratch_base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -369,6 +398,8 @@ static void mount_scratch(const struct cell_spec *s)
 		{ RUN_SHM_DIR, CELL_TMP_MODE, root_uid, root_gid },
 		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid }, { RUN_UPPER_DIR, 0755, root_uid, root_gid },
 		{ RUN_WORK_DIR, 0755, root_uid, root_gid },
+		/* mount points, init's own */
+		{ RUN_ROOT_DIR, 0755, (uid_t)-1, (gid_t)-1 }, { RUN_LOWER_DIR, 0755, (uid_t)-1, (gid_t)-1 },
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		if (mkdirat(scratch_fd, parts[i].name, parts[i].mode) < 0 ||
@@ -408,6 +439,14 @@ static void mount_worktree(const struct cell_spec *s, const char *target)
 }
 
 static int *idmap_ns_mounts;   /* per entry of s->mounts: -1 or the userns of its idmap */
+
+static void close_idmap_mounts(const struct cell_spec *s)
+{
+	for (size_t i = 0; idmap_ns_mounts && i < s->n_mounts; i++)
+		closep(&idmap_ns_mounts[i]);
+	free(idmap_ns_mounts);
+	idmap_ns_mounts = NULL;
+}
 
 /* The spec's extra mounts (--bind, --ro-bind, --externals), in order. Each destination is
  * resolved inside the cell's root (an image's symlinks stay in it) and created there where it
@@ -625,8 +664,8 @@ static void loopback_up(void)
 }
 
 /* The run's cgroup, alone and read-only, at /sys/fs/cgroup, in a cgroup namespace rooted at
- * it: on v1 the supervisor moved init there after the clone, so the namespace the clone made
- * is rooted at the supervisor's groups. Rootless runs have none: /sys/fs/cgroup stays empty. */
+ * it: on v1 init moved itself there after the clone, so the namespace the clone made is
+ * rooted at the supervisor's groups. Rootless runs have none: /sys/fs/cgroup stays empty. */
 static void show_cgroup(const struct cgroup *cg)
 {
 	if (!cg || cg->kind == CGROUP_NONE)
@@ -803,21 +842,40 @@ static void open_console(const struct cell_spec *s, struct cell_io *io)
 
 /* ---- init: pid 1 of the cell ---- */
 
-/* Report the scratch tmpfs's use; returns true when it is full. */
-static bool report_scratch(uint32_t type)
+/* The scratch tmpfs's use as a report's message ("<used> <free>"); false without one. */
+static bool scratch_use(char *m, size_t len, bool *full)
 {
 	struct statfs fs;
 	if (scratch_fd < 0 || fstatfs(scratch_fd, &fs) < 0)
 		return false;
 	unsigned long long used = (unsigned long long)(fs.f_blocks - fs.f_bfree) * fs.f_bsize;
 	unsigned long long avail = (unsigned long long)fs.f_bfree * fs.f_bsize;
-	bool full = avail < 65536;
-	if (type == CELL_REPORT_SCRATCH || full) {
-		char m[64];
-		snprintf(m, sizeof m, "%llu %llu", used, avail);
-		report(type, 0, 0, m);
-	}
+	*full = avail < 65536;
+	snprintf(m, len, "%llu %llu", used, avail);
+	return true;
+}
+
+/* Report a full scratch; returns true when it is full. */
+static bool report_scratch_full(void)
+{
+	char m[64];
+	bool full = false;
+	if (scratch_use(m, sizeof m, &full) && full)
+		report(CELL_REPORT_SCRATCH_FULL, 0, 0, m);
 	return full;
+}
+
+/* The job ended with status: its scratch's use and its end, in one message. */
+static void report_end(int status)
+{
+	char buf[2 * sizeof(struct cell_report) + 64], m[64];
+	size_t n = 0;
+	bool full;
+	if (scratch_use(m, sizeof m, &full))
+		report_put(buf, &n, CELL_REPORT_SCRATCH, 0, 0, m);
+	report_put(buf, &n, CELL_REPORT_EXIT, status, 0, NULL);
+	ssize_t w = write(report_fd, buf, n);
+	(void)w;
 }
 
 static void __attribute__((noreturn)) init_loop(pid_t job)
@@ -840,7 +898,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 			continue;
 		if (tfd >= 0 && (pf[1].revents & POLLIN)) {
 			uint64_t n;
-			if (read(tfd, &n, sizeof n) > 0 && report_scratch(CELL_REPORT_SCRATCH_FULL)) {
+			if (read(tfd, &n, sizeof n) > 0 && report_scratch_full()) {
 				close(tfd);
 				tfd = -1;
 			}
@@ -860,8 +918,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 		pid_t p;
 		while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (p == job) {
-				report_scratch(CELL_REPORT_SCRATCH);
-				report(CELL_REPORT_EXIT, status, 0, NULL);
+				report_end(status);
 				/* pid 1 leaving takes every other process of the cell with it */
 				_exit(0);
 			}
@@ -890,9 +947,10 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 						 const struct cgroup *cg, int go)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	/* the supervisor may have died before PDEATHSIG was armed: its end of `go` is closed then */
-	struct pollfd pfd = { .fd = go, .events = POLLIN };
-	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP) && !(pfd.revents & POLLIN))
+	/* the supervisor may have died before PDEATHSIG was armed (even after letting us go):
+	 * the report pipe has no reader then */
+	struct pollfd pfd = { .fd = report_fd, .events = POLLOUT };
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR))
 		_exit(125);
 
 	sigset_t all;
@@ -901,7 +959,8 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	/* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll,
 	 * other pipes' ends, nor what warren's caller left open) */
 	int fixed[] = { 0, 1, 2, report_fd, go, io->in, io->out, io->err, io->console, io->control, io->watch,
-			idmap_ns_work, idmap_ns_image, s->worktree_fd };
+			idmap_ns_work, idmap_ns_image, s->worktree_fd,
+			cg ? cg->tasks_fd[0] : -1, cg ? cg->tasks_fd[1] : -1, cg ? cg->tasks_fd[2] : -1 };
 	size_t nfixed = sizeof fixed / sizeof fixed[0], nkeep = nfixed + 2 * s->n_mounts;
 	int *keep = xcalloc(nkeep, sizeof *keep);
 	memcpy(keep, fixed, sizeof fixed);
@@ -911,6 +970,10 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	}
 	close_all_but(keep, nkeep);
 	free(keep);
+	/* into the run's cgroup before anything else (v1; v2 was cloned into it) */
+	struct error cerr = { 0 };
+	if (cg && cgroup_join_self(cg, &cerr) < 0)
+		die(0, "%s", cerr.msg);
 	/* rootless, the job has init's host uid and may prlimit() it: what init allows itself
 	 * is fixed here, where nothing can raise it again (no core dumps, a bounded NOFILE) */
 	struct rlimit core0 = { 0, 0 }, nofile;
@@ -936,7 +999,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	loopback_up();
 	build_root(s);
 
-	/* wait for the supervisor to place us in the run's cgroup */
+	/* wait for the supervisor (the network, from outside) */
 	char c;
 	if (read(go, &c, 1) != 1)
 		_exit(125);
@@ -971,21 +1034,27 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 {
 	int rep[2] = { -1, -1 }, go[2] = { -1, -1 };
 	c->pid = -1;
+	c->helpers = NULL;
+	c->n_helpers = 0;
 	c->pidfd = c->report_fd = c->go_fd = -1;
+	/* root mode: the worktree's and the binds' owners are the run user inside; the image's ids
+	 * are the cell's (first: their processes are to hold none of the cell's pipes) */
+	if (!s->rootless) {
+		idmap_ns_work = owner_idmap(s, s->worktree_fd, true, c);
+		if (s->rootfs)
+			idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE, helper_slot(c));
+		idmap_ns_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *idmap_ns_mounts) : NULL;
+		for (size_t i = 0; i < s->n_mounts; i++)
+			idmap_ns_mounts[i] = owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly, c);
+	}
 	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
 		int e = errno;
 		closep(&rep[0]);
 		closep(&rep[1]);
+		closep(&idmap_ns_work);
+		closep(&idmap_ns_image);
+		close_idmap_mounts(s);
 		return error_set(err, e, "cannot create pipes for the cell");
-	}
-	/* root mode: the worktree's owner is the run user inside; the image's ids are the cell's */
-	if (!s->rootless) {
-		idmap_ns_work = owner_idmap(s, s->worktree_fd, true);
-		if (s->rootfs)
-			idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE);
-		idmap_ns_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *idmap_ns_mounts) : NULL;
-		for (size_t i = 0; i < s->n_mounts; i++)
-			idmap_ns_mounts[i] = owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly);
 	}
 	int pidfd = -1;
 	struct clone_args a = {
@@ -1005,6 +1074,9 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		close(rep[1]);
 		close(go[0]);
 		close(go[1]);
+		closep(&idmap_ns_work);
+		closep(&idmap_ns_image);
+		close_idmap_mounts(s);
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
 			return error_set(err, e, "cannot create the cell's namespaces (are user namespaces enabled? see 'warren selfcheck')");
 		return error_set(err, e, "cannot create the cell");
@@ -1019,10 +1091,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	close(go[0]);
 	closep(&idmap_ns_work);
 	closep(&idmap_ns_image);
-	for (size_t i = 0; idmap_ns_mounts && i < s->n_mounts; i++)
-		closep(&idmap_ns_mounts[i]);
-	free(idmap_ns_mounts);
-	idmap_ns_mounts = NULL;
+	close_idmap_mounts(s);
 	c->pid = pid;
 	c->pidfd = pidfd;
 	c->report_fd = rep[0];
@@ -1057,8 +1126,19 @@ int container_signal_children(const struct cell *c, int sig)
 	return n;
 }
 
+void cell_reap_helpers(struct cell *c)
+{
+	for (size_t i = 0; i < c->n_helpers; i++)
+		if (c->helpers[i] > 0)
+			waitpid(c->helpers[i], NULL, 0);
+	free(c->helpers);
+	c->helpers = NULL;
+	c->n_helpers = 0;
+}
+
 void cell_close(struct cell *c)
 {
+	cell_reap_helpers(c);
 	closep(&c->pidfd);
 	closep(&c->report_fd);
 	closep(&c->go_fd);

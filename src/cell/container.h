@@ -27,11 +27,14 @@ struct cell {
 	pid_t pid;           /* the cell's init, as seen from the host */
 	int pidfd;           /* pidfd of init: readable when it exits */
 	int report_fd;       /* messages from init (struct cell_report), EOF when it is gone */
-	int go_fd;           /* write one byte to let init start the job (after cgroup attach) */
+	int go_fd;           /* write one byte to let init start the job (after the network is in place) */
 	int cgroup_fd;       /* -1, or a cgroup v2 directory to start init in (CLONE_INTO_CGROUP) */
 	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */
 	struct vm_state *vm; /* the vm driver's (cell/vm.h): NULL for a container */
+	pid_t *helpers;      /* the processes of the idmapped mounts' user namespaces (-1: none):
+	                        told to exit at the start, reaped once init is gone (cell_reap_helpers) */
+	size_t n_helpers;
 };
 
 enum cell_report_type {
@@ -56,6 +59,9 @@ int container_release(struct cell *c);
 /* Send sig to the children of the cell's init (host pids; the job process, or a job's
  * executor, and orphans init adopted). The count signalled, or -errno. */
 int container_signal_children(const struct cell *c, int sig);
+/* Wait for the helpers (told to exit at the start; they may not have been scheduled yet),
+ * before telling whether anything outside the cell still holds what the cell had. */
+void cell_reap_helpers(struct cell *c);
 void cell_close(struct cell *c);
 
 #endif

@@ -171,6 +171,10 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 			*c[i].dir = NULL;
 			return r;
 		}
+		_cleanup_free_ char *tasks = xasprintf("%s/tasks", *c[i].dir);
+		cg->tasks_fd[i] = open(tasks, O_WRONLY | O_CLOEXEC);
+		if (cg->tasks_fd[i] < 0)
+			return error_set(err, errno, "cannot open %s", tasks);
 	}
 	if (l->memory && cg->memory) {
 		int r = write_u64(cg->memory, "memory.limit_in_bytes", l->memory);
@@ -233,8 +237,7 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, gid_t reader,
 		  struct error *err)
 {
-	memset(cg, 0, sizeof *cg);
-	cg->v2_fd = -1;
+	cgroup_init(cg);
 	bool wanted = l->memory || l->pids || l->cpu_ms;
 	if (rootless) {
 		if (wanted)
@@ -257,21 +260,31 @@ int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, boo
 	return r;
 }
 
-int cgroup_attach(struct cgroup *cg, pid_t pid, struct error *err)
+int cgroup_join_self(const struct cgroup *cg, struct error *err)
 {
-	if (cg->kind != CGROUP_V1)
-		return 0;
-	char b[32];
-	snprintf(b, sizeof b, "%d", (int)pid);
 	const char *dirs[] = { cg->memory, cg->pids, cg->cpuacct };
 	for (int i = 0; i < 3; i++) {
-		if (!dirs[i])
+		if (cg->tasks_fd[i] < 0)
 			continue;
-		int r = write_str(dirs[i], "cgroup.procs", b);
-		if (r < 0)
-			return error_set(err, -r, "cannot move the cell into %s", dirs[i]);
+		/* "0": the writer, this one thread (init has no other) */
+		bool ok = write(cg->tasks_fd[i], "0", 1) == 1;
+		int e = errno;
+		close(cg->tasks_fd[i]);
+		if (!ok)
+			return error_set(err, e, "cannot move the cell into %s", dirs[i]);
 	}
 	return 0;
+}
+
+void cgroup_close_join(struct cgroup *cg)
+{
+	for (int i = 0; i < 3; i++)
+		closep(&cg->tasks_fd[i]);
+}
+
+void cgroup_init(struct cgroup *cg)
+{
+	*cg = (struct cgroup){ .v2_fd = -1, .tasks_fd = { -1, -1, -1 } };
 }
 
 /* The controllers field ("cpu,cpuacct") of the line of /proc/self/cgroup's text that lists
@@ -415,6 +428,7 @@ void cgroup_free(struct cgroup *cg)
 	free(cg->pids);
 	free(cg->cpuacct);
 	closep(&cg->v2_fd);
+	cgroup_close_join(cg);
 	cg->v2 = cg->memory = cg->pids = cg->cpuacct = NULL;
 	cg->v2_fd = -1;
 }

@@ -17,6 +17,8 @@ struct cgroup {
 	char *v2;             /* v2: the run's directory */
 	char *memory, *pids, *cpuacct; /* v1: the run's directory per controller (or NULL) */
 	int v2_fd;            /* v2: directory fd for CLONE_INTO_CGROUP */
+	int tasks_fd[3];      /* v1: the memory, pids and cpuacct groups' tasks files (or -1), open
+	                         for the cell's init to join them (cgroup_join_self) */
 	uint64_t oom_kills_at_start;
 };
 
@@ -46,8 +48,15 @@ int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, boo
  * /proc/self/cgroup names them ("memory", "cpu,cpuacct"), each once, into out (heap strings,
  * NULL-terminated); how many. */
 size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[4]);
-/* v1: move pid into every controller's group (v2 uses CLONE_INTO_CGROUP). */
-int cgroup_attach(struct cgroup *cg, pid_t pid, struct error *err);
+/* v1, called by the cell's init, alone in its process: move itself into every controller's
+ * group through tasks_fd (v2 starts init there with CLONE_INTO_CGROUP). A process that moves
+ * only itself spares the kernel the write lock on every thread group of the host, which waits
+ * for an RCU grace period: 1-16 ms under load, where this costs microseconds. */
+int cgroup_join_self(const struct cgroup *cg, struct error *err);
+/* Close the supervisor's tasks_fd once init has its copies. */
+void cgroup_close_join(struct cgroup *cg);
+/* An empty cgroup that owns nothing (before cgroup_create). */
+void cgroup_init(struct cgroup *cg);
 void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u);
 /* Kill every process left and remove the directories. */
 int cgroup_destroy(struct cgroup *cg);

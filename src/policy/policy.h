@@ -86,9 +86,19 @@ void policy_opts_free(struct policy_opts *p);
  * json_t *, new reference; `warren policy` reads "protect" back). */
 struct json_t;
 struct json_t *policy_json(const struct policy_opts *p);
-/* On the host, before the cell is made: compile the seccomp profile p selects into p->bpf.
- * (Without it the job compiles the profile itself, which costs it a millisecond.) */
+/* On the host, before the cell is made: the seccomp program of the profile p selects into
+ * p->bpf (the default profile's was compiled when warren was built, a --seccomp FILE's is
+ * compiled now). (Without it the job compiles the profile itself, which costs it a
+ * millisecond.) */
 int policy_prepare(struct policy_opts *p, struct error *err);
+/* The same, always compiled with libseccomp now (what the build embeds, and its check). */
+int policy_compile(struct policy_opts *p, struct error *err);
+/* A seccomp program compiled at build time (build/gen/seccomp_prebuilt.c). */
+struct sock_filter;
+struct policy_filter {
+	const struct sock_filter *bpf;
+	unsigned short len;
+};
 
 /* ---- the command line (host side) ---- */
 

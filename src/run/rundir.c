@@ -226,6 +226,12 @@ int rundir_create(struct cell_spec *s, struct error *err)
 		what = "lock";
 		goto fail;
 	}
+	/* with a scratch limit the cell's init makes the parts in a tmpfs over this directory
+	 * (container.c): nothing of them on the host's disk */
+	if (s->limits.scratch) {
+		s->rundir_fd = dfd;
+		return lock;
+	}
 	uid_t ru = spec_host_root_uid(s);
 	gid_t rg = s->rootless ? s->host_gid : s->id_base;
 	struct {

@@ -36,8 +36,9 @@ int rundir_open(const struct statedir *sd, const char *id, struct error *err);
 char *rundir_cgroup_name(const char *tag, const char *id);
 
 /* Create spec->rundir (beneath spec->runs_fd; its fd in spec->rundir_fd) with its scratch (tmp 01777, var-tmp 01777, home 0700 owned by the run
- * user, upper, work, root, etc) and take the run's lock. Returns the lock fd (held for the
- * run's life) or -errno. On failure nothing is left behind. */
+ * user, upper, work, root, etc; none of them with a scratch limit: the cell's init makes them
+ * in its tmpfs) and take the run's lock. Returns the lock fd (held for the run's life) or
+ * -errno. On failure nothing is left behind. */
 int rundir_create(struct cell_spec *spec, struct error *err);
 /* Remove the scratch of the run directory rfd (named rundir in messages), keeping the record. */
 int rundir_reclaim(int rfd, const char *rundir, struct error *err);

@@ -411,6 +411,7 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	case EV_PIDFD:
 		read_reports(u);
 		u->init_gone = true;
+		cell_reap_helpers(&u->cell); /* a helper still alive would hold the output open */
 		epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.pidfd, NULL);
 		break;
 	case EV_REPORT:
@@ -739,7 +740,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
 			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1 };
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = -1;
-	u->cg.v2_fd = -1;
+	cgroup_init(&u->cg);
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	bool made_rundir = false;
@@ -759,9 +760,12 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGWINCH);
-	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &u->old_mask);
 	signal(SIGPIPE, SIG_IGN);
+	/* SIGCHLD is not watched (init's pidfd tells when the cell is gone): its default action,
+	 * nothing, wakes no one, where a watched one woke the loop twice a run for nothing; a
+	 * caller's SIG_IGN would have the kernel reap init before its rusage is read */
+	signal(SIGCHLD, SIG_DFL);
 
 	/* the loop's own descriptors, before anything is made that a failure would leave */
 	u->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -863,11 +867,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	closep(&err_w);
 	closep(&console[1]);
 	closep(&devnull);
-	if (cgroup_attach(&u->cg, u->cell.pid, err) < 0) {
-		signal_cell(u, SIGKILL);
-		waitpid(u->cell.pid, NULL, 0);
-		goto fail;
-	}
+	cgroup_close_join(&u->cg); /* init moves itself into the run's cgroup (v1) */
 	/* network (opt-in): veth, address, route, firewall and resolver, set up from outside */
 	if (s->net.mode != NET_NONE && net_attach(&u->net, &s->net, u->cell.pid, err) < 0) {
 		signal_cell(u, SIGKILL);

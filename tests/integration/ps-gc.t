@@ -13,8 +13,10 @@ for mode in root user; do
 	use_mode "$mode"
 	M="[$mode]"
 
+	# --scratch none: the scratch on the host's disk, where gc could touch it (a scratch tmpfs
+	# lives in the cell's own mount namespace)
 	s=$(uniq_arg)
-	wr_bg run --work "$WORK" -- sleep "$s"
+	wr_bg run --work "$WORK" --scratch none -- sleep "$s"
 	wpid=$BG_PID
 	wait_for 15 job_alive "$s"
 	alive=$?

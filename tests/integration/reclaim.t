@@ -6,8 +6,8 @@
 # without. As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-# root 12 (with the files owned by other cell uids), user 10
-plan 25
+# root 14 (with the files owned by other cell uids), user 12
+plan 29
 
 MESS='set -e
 cd /tmp
@@ -54,6 +54,12 @@ for mode in root user; do
 	rd=$(last_rundir)
 	nothing_left "${rd:-$STATE/runs/none}" "$M the run's scratch is gone when it ends"
 
+	# The same on the host's disk (--scratch none: no tmpfs), removed by warren at the end.
+	wrun --scratch none -- sh -c "$MESS"
+	is "$RC/$OUT" 0/made "$M the same mess with --scratch none (on the host's disk)"
+	rd=$(last_rundir)
+	nothing_left "${rd:-$STATE/runs/none}" "$M ... is removed when the run ends"
+
 	# The job is killed half-way through: still reclaimed.
 	wrun -- sh -c "mkdir -p /tmp/x/y && chmod a-w /tmp/x && mkfifo /tmp/f && kill -KILL \$\$"
 	is "$RC" 137 "$M a job killed by SIGKILL: exit 137"
@@ -80,6 +86,7 @@ done
 # cell holding a descriptor of the run's tmp (here root, as a job's accomplice could be)
 # moves the directory the removal is emptying four levels up while it works; ".." from there
 # would reach the state directory's parent. The removal stops instead, and gc finishes it.
+# (--scratch none: the scratch is on the host's disk; a scratch tmpfs never is.)
 use_mode root
 M="[race]"
 J=$TEST_SCRATCH/jail
@@ -109,7 +116,7 @@ print("moved", flush=True)
 PY
 start_bg "$PY" "$J/racer.py" "$J/st/runs" 20000
 racer=$BG_PID racer_out=$BG_OUT
-bounded "$WARREN" run --state "$J/st" --work "$J/wt" -- sh -c 'i=0; while [ ! -e /tmp/ready ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done'
+bounded "$WARREN" run --state "$J/st" --work "$J/wt" --scratch none -- sh -c 'i=0; while [ ! -e /tmp/ready ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done'
 wait "$racer" 2>/dev/null
 [ -f "$J/victim" ] && [ -f "$J/vdir/f" ] && [ -d "$J/wt" ]
 ok $? "$M a directory moved up during the reclaim does not lead it out of the run" ||

@@ -538,10 +538,36 @@ static void access_answers(void **state)
 	expect_access(&s, ".git/hooks/x", POLICY_WRITE, false, "protected");
 }
 
+/* The filters embedded at build time are what libseccomp makes of the default profile now,
+ * with and without --allow-nested; a --seccomp FILE is compiled, not looked up. */
+static void prebuilt_filters_are_the_compiled_ones(void **state)
+{
+	(void)state;
+	for (int nested = 0; nested < 2; nested++) {
+		struct policy_opts a = { .allow_nested = nested }, b = { .allow_nested = nested };
+		struct error err = { 0 };
+		assert_int_equal(policy_prepare(&a, &err), 0);
+		assert_int_equal(policy_compile(&b, &err), 0);
+		assert_int_equal(a.bpf_len, b.bpf_len);
+		assert_memory_equal(a.bpf, b.bpf, a.bpf_len * sizeof *a.bpf);
+		free(a.bpf);
+		free(b.bpf);
+	}
+	struct policy_opts c = { .seccomp_text = (char *)"default allow\ndeny keyctl\n" };
+	struct error err = { 0 };
+	assert_int_equal(policy_prepare(&c, &err), 0);
+	struct policy_opts d = { 0 };
+	assert_int_equal(policy_prepare(&d, &err), 0);
+	assert_true(c.bpf_len < d.bpf_len);
+	free(c.bpf);
+	free(d.bpf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(default_profile_parses),
+		cmocka_unit_test(prebuilt_filters_are_the_compiled_ones),
 		cmocka_unit_test(default_filter_denies_what_it_says),
 		cmocka_unit_test(default_filter_arguments),
 		cmocka_unit_test(other_architectures_refused),
