@@ -115,7 +115,7 @@ static void test_guest_memory(void **state)
 static void test_refused(void **state)
 {
 	(void)state;
-	struct cell_spec s = { 0 };
+	struct cell_spec s = { .worktree = (char *)"/src/app" };
 	struct error err = { 0 };
 	assert_int_equal(vm_check_spec(&s, false, &err), 0);
 	assert_true(vm_check_spec(&s, true, &err) < 0);
@@ -132,6 +132,28 @@ static void test_refused(void **state)
 	error_clear(&err);
 	s.limits.memory = VM_MIN_MEMORY;
 	assert_int_equal(vm_check_spec(&s, false, &err), 0);
+	/* the cell options the guest does not give yet: refused, each named */
+	static const struct { const char *field, *named; } opts[] = {
+		{ "work none", "--work none" }, { "work-ro", "--work-ro" }, { "workdir", "--workdir" },
+		{ "hostname", "--hostname" }, { "bind", "--bind, --ro-bind or --externals" },
+	};
+	struct cell_mount m = { .source = (char *)"/srv/cache", .destination = (char *)"/opt/cache", .fd = -1 };
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		struct cell_spec t = s;
+		if (!strcmp(opts[i].field, "work none"))
+			t.worktree = NULL;
+		else if (!strcmp(opts[i].field, "work-ro"))
+			t.worktree_ro = true;
+		else if (!strcmp(opts[i].field, "workdir"))
+			t.workdir = (char *)"/src";
+		else if (!strcmp(opts[i].field, "hostname"))
+			t.hostname = (char *)"box";
+		else
+			t.mounts = &m, t.n_mounts = 1;
+		assert_true(vm_check_spec(&t, false, &err) < 0);
+		assert_non_null(strstr(err.msg, opts[i].named));
+		error_clear(&err);
+	}
 }
 
 int main(void)
