@@ -8,6 +8,8 @@
 #   make soak       deps, build, 10 000 runs then 1 000 kill -9's of warren: nothing left (bench/soak)
 #   make fuzz       deps, the libFuzzer targets of tests/fuzz/ in build/fuzz/ (clang, ASan +
 #                   UBSan), each run FUZZ_SECONDS (60) over its corpus; make fuzz-smoke: 5 s each
+#   make check-v2   deps, the sanitizer build, then the cgroup, limits and job tests in a qemu guest
+#                   that is a pure cgroup v2 host (tests/v2/check; TESTS= picks the scripts)
 CC      ?= cc
 PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0
 CFLAGS  ?= -O2 -g
@@ -27,7 +29,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 
-.PHONY: all deps check unit demo bench soak clean fuzz fuzz-smoke
+.PHONY: all deps check check-v2 unit demo bench soak clean fuzz fuzz-smoke
 
 all: $(BUILD)/warren
 
@@ -59,6 +61,11 @@ check: deps
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@WARREN=$(CURDIR)/build/san/warren tests/run-all $(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
 
+# The same build, its tests run on a cgroup v2 host: a guest of this machine's kernel (docs/vm.md).
+check-v2: deps
+	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren
+	@tests/v2/check
+
 unit: $(UNIT)
 	@tests/run-all --unit-only $(UNIT)
 
@@ -82,4 +89,4 @@ soak: deps all
 	@bench/soak
 
 clean:
-	rm -rf build/obj build/unit build/warren build/san build/fuzz
+	rm -rf build/obj build/unit build/warren build/san build/fuzz build/vm build/v2
