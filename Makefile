@@ -11,6 +11,8 @@
 #   make soak       deps, build, 10 000 runs then 1 000 kill -9's of warren: nothing left (bench/soak)
 #   make fuzz       deps, the libFuzzer targets of tests/fuzz/ in build/fuzz/ (clang, ASan +
 #                   UBSan), each run FUZZ_SECONDS (60) over its corpus; make fuzz-smoke: 5 s each
+#   make check-v2   deps, the sanitizer build, then the cgroup, limits and job tests in a qemu guest
+#                   that is a pure cgroup v2 host (tests/v2/check; TESTS= picks the scripts)
 CC      ?= cc
 PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0 sqlite3 liblzma libzstd
 CFLAGS  ?= -O2 -g
@@ -49,7 +51,7 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 MANS    := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 DOCS    := README.md docs/hardening.md docs/network.md docs/images.md docs/vm.md docs/api.md docs/openapi.yaml
 
-.PHONY: all man deps check unit demo bench bench-vm soak clean fuzz fuzz-smoke layering install uninstall
+.PHONY: all man deps check check-v2 unit demo bench bench-vm soak clean fuzz fuzz-smoke layering install uninstall
 
 all: $(BUILD)/warren $(BUILD)/warren-guest-init man
 
@@ -114,6 +116,11 @@ check: deps layering
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@WARREN=$(CURDIR)/build/san/warren tests/run-all $(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
 
+# The same build, its tests run on a cgroup v2 host: a guest of this machine's kernel (docs/vm.md).
+check-v2: deps
+	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren
+	@tests/v2/check
+
 unit: $(UNIT)
 	@tests/run-all --unit-only $(UNIT)
 
@@ -160,4 +167,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
-	rm -rf build/obj build/unit build/warren build/warren-guest-init build/san build/fuzz build/man
+	rm -rf build/obj build/unit build/warren build/warren-guest-init build/san build/fuzz build/man build/vm build/v2

@@ -154,7 +154,10 @@ static int empty_dir_on(int target)
 	return mount_on(target, "tmpfs", EMPTY_TMPFS, RO_ATTRS);
 }
 
-enum mask_kind { MASK_HIDE, MASK_RDONLY };
+/* HIDE: an empty read-only directory, or /dev/null (reads empty, writes vanish); REFUSE: a
+ * /dev/null that cannot be opened (nodev): a write fails with EACCES instead of vanishing
+ * (sysrq-trigger, where a job must learn that its write did nothing) */
+enum mask_kind { MASK_HIDE, MASK_REFUSE, MASK_RDONLY };
 
 struct mask {
 	const char *path;      /* below the file system's root (proc/ or sys/) */
@@ -165,7 +168,7 @@ struct mask {
 /* runc's lists of masked and read-only paths, with sysrq-trigger hidden and /proc/interrupts
  * (Docker's newer list). Files only host root can read (kallsyms, kpage*) need no mask. */
 static const struct mask PROC_MASKS[] = {
-	{ "kcore", MASK_HIDE, 0 }, { "sysrq-trigger", MASK_HIDE, 0 }, { "keys", MASK_HIDE, 0 },
+	{ "kcore", MASK_HIDE, 0 }, { "sysrq-trigger", MASK_REFUSE, 0 }, { "keys", MASK_HIDE, 0 },
 	{ "key-users", MASK_HIDE, 0 }, { "timer_list", MASK_HIDE, 0 }, { "timer_stats", MASK_HIDE, 0 },
 	{ "sched_debug", MASK_HIDE, 0 }, { "latency_stats", MASK_HIDE, 0 }, { "interrupts", MASK_HIDE, 0 },
 	{ "acpi", MASK_HIDE, 0 }, { "asound", MASK_HIDE, 0 }, { "scsi", MASK_HIDE, 0 },
@@ -199,7 +202,7 @@ static int apply_masks(int dir, const char *what, long magic, const struct mask 
 		else if (S_ISDIR(st.st_mode))
 			r = empty_dir_on(t);
 		else
-			r = bind_fd(devnull, t, 0);
+			r = bind_fd(devnull, t, m[i].kind == MASK_REFUSE ? RO_ATTRS : 0);
 		if (r < 0)
 			return error_set(err, -r, "cannot %s %s/%s in the cell", m[i].kind == MASK_RDONLY ? "make read-only" : "mask",
 					 what, m[i].path);
