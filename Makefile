@@ -21,6 +21,9 @@ BUILD   ?= build
 SRCS    := $(shell find src -name '*.c' | sort)
 HDRS    := $(shell find src -name '*.h')
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+# the console's files (src/serve/console/), compiled in as byte arrays by scripts/embed-assets
+CONSOLE := $(sort $(wildcard src/serve/console/*))
+OBJS    += $(BUILD)/obj/gen/console_assets.o
 LIBOBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
 FUZZ_SECONDS ?= 60
@@ -35,6 +38,14 @@ $(BUILD)/warren: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/console_assets.c: $(CONSOLE) scripts/embed-assets
+	@mkdir -p $(dir $@)
+	scripts/embed-assets $(CONSOLE) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/console_assets.o: $(BUILD)/gen/console_assets.c src/serve/console.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
