@@ -362,7 +362,9 @@ function runView(id, wantStep) {
     badge.replaceChildren(stateBadge(Object.assign({}, r, { queue_position: d.queue_position })));
     killBtn.hidden = !d.live;
     labelsBox.replaceChildren(labels(r.labels));
-    cmd.textContent = (d.run.kind === 'job' ? 'job ' : '$ ') + (r.command || []).join(' ') + (r.worktree ? '   in ' + r.worktree : '');
+    const job = d.result && d.result.job ? d.result.job.name : r.name;
+    cmd.textContent = (r.kind === 'job' ? 'job ' + (job || '') : '$ ' + (r.command || []).join(' ')) + (r.worktree ? '   in ' + r.worktree : '');
+    if (!d.live) killNote.textContent = '';
     const cause = causeText(r);
     banner.hidden = !cause;
     banner.className = 'banner ' + (r.state || '');
