@@ -88,6 +88,15 @@ try {
     const lim = (await slowClock.textContent()).includes('/ 4s');
     return { ok: b > a + 0.5 && w2 > w1 && lim, detail: `clock ${a} -> ${b}, bar ${w1} -> ${w2}px, limit shown ${lim}` };
   });
+  await check('service_row', async () => {
+    const row = page.locator('#steps tr.service[data-step="helper"]');
+    const st = await row.getAttribute('data-status');
+    const c1 = await row.locator('.clock').textContent();
+    await page.waitForTimeout(600);
+    const c2 = await row.locator('.clock').textContent();
+    const status = await row.locator('td.status').textContent();
+    return { ok: st === 'ready' && secs(c2) > secs(c1) && status.includes('ready within 20s'), detail: `${status}: clock ${c1} -> ${c2}` };
+  });
   await page.screenshot({ path: `${SHOTS}/2-run-live.png`, fullPage: true });
   await check('cause_appears', async () => {
     const cause = page.locator('#steps tr.step-cause[data-step="slow"]');
@@ -147,6 +156,7 @@ try {
     await page.locator('#kill:not([hidden])').click();
     await page.locator('#run-cause:not([hidden])').waitFor({ timeout: 30000 });
     const banner = await page.locator('#run-cause').textContent();
+    await page.locator('#kill').waitFor({ state: 'hidden', timeout: 15000 });
     const hidden = await page.locator('#kill').isHidden();
     return { ok: /kill/.test(banner) && hidden, detail: `banner: ${banner}; button hidden ${hidden}` };
   });

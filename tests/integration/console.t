@@ -9,7 +9,7 @@
 # check of a cookie's POST. Screenshots are kept in build/test-logs/console/.
 . "$(dirname "$0")/../lib.sh"
 
-plan 24
+plan 25
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 [ -x /usr/bin/chromium ] || bail_out "/usr/bin/chromium is needed: apt-get install chromium (scripts/install-deps)"
@@ -48,6 +48,10 @@ submit() {
 }
 cat >"$T/job.yaml" <<'EOF'
 name: console-demo
+services:
+  helper:
+    run: echo "helper up"; exec sleep 300
+    ready: { run: "sleep 0.5", timeout: 20s }
 steps:
   - name: colours
     run: |
@@ -103,6 +107,7 @@ res wrong_token "a wrong /?token=: 401, no cookie, still no page"
 res login "/?token= once: an HttpOnly SameSite=Strict cookie, then the page"
 res list_shows_run "the runs list shows the job: its name as text (no markup), its label"
 res clock_advances "the run page: the limited step's clock advances and its bar fills towards its limit"
+res service_row "... the service has its row: ready, its clock, its ready limit"
 res cause_appears "the cause appears when the step's time limit stops it (step row and run banner)"
 res figures_refused "the record's figures and the refused write with where to write instead"
 res ansi_colours "the colour step's log: SGR colours and bold as spans, markup in the log shown as text"

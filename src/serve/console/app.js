@@ -335,7 +335,7 @@ function runView(id, wantStep) {
   function logTabs() {
     const names = [];
     (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([String(i + 1), s.name]); });
-    for (const l of d.logs || []) if (l.startsWith('service-')) names.push([l, l]);
+    for (const l of d.logs || []) if (l.startsWith('service-')) names.push([l, l.replace(/^service-/, 'service ').replace(/\.ready$/, ' (ready check)')]);
     if (!names.length && (d.logs || []).length) names.push([d.logs[0], d.logs[0]]);
     const key = names.map((n) => n[0]).join('\n');
     if (tabs.dataset.key !== key) {
@@ -362,8 +362,8 @@ function runView(id, wantStep) {
     badge.replaceChildren(stateBadge(Object.assign({}, r, { queue_position: d.queue_position })));
     killBtn.hidden = !d.live;
     labelsBox.replaceChildren(labels(r.labels));
-    const job = d.result && d.result.job ? d.result.job.name : r.name;
-    cmd.textContent = (r.kind === 'job' ? 'job ' + (job || '') : '$ ' + (r.command || []).join(' ')) + (r.worktree ? '   in ' + r.worktree : '');
+    const job = d.result && d.result.job ? d.result.job.name : '';
+    cmd.textContent = (r.kind === 'job' ? 'job ' + job : '$ ' + (r.command || []).join(' ')) + (r.worktree ? '   in ' + r.worktree : '');
     if (!d.live) killNote.textContent = '';
     const cause = causeText(r);
     banner.hidden = !cause;
@@ -373,7 +373,8 @@ function runView(id, wantStep) {
 
   function stepRows(t, kind, i) {
     const running = d.live && (t.status === 'running' || t.status === 'starting' || t.status === 'ready');
-    const limit = kind === 'step' ? t.timeout_ms : t.ready_timeout_ms;
+    /* a service's limit is the time to get ready: its bar while it starts, a note after */
+    const limit = kind === 'step' ? t.timeout_ms : t.status === 'starting' ? t.ready_timeout_ms : 0;
     const tr = el('tr', 'step ' + kind);
     tr.dataset.step = t.name;
     tr.dataset.status = t.status;
@@ -384,7 +385,8 @@ function runView(id, wantStep) {
     const [clock, b] = t.started_at || t.duration_s ? taskClock(t, running, limit) : [el('span', 'clock', limit ? '- / ' + fmtMs(limit) : '-'), null];
     if (running) { clock.dataset.started = t.started_at; clock.dataset.limit = limit || ''; }
     const exit = t.exit_code === null || t.exit_code === undefined ? (t.signal ? 'SIG' + t.signal : '') : String(t.exit_code);
-    tr.append(el('td', 'mark', MARK[t.status] || ''), el('td', 'name', name), el('td', 'status', t.status),
+    const note = kind === 'service' && !limit && t.ready_timeout_ms ? el('span', 'muted', ' (ready within ' + fmtMs(t.ready_timeout_ms) + ')') : null;
+    tr.append(el('td', 'mark', MARK[t.status] || ''), el('td', 'name', name), el('td', 'status', t.status, note),
       el('td', null, clock), el('td', null, b), el('td', null, exit));
     const rows = [tr];
     if (t.cause) {
