@@ -955,6 +955,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	struct supervise_opts so = { .result_fd = o->json ? STDOUT_FILENO : o->result_fd, .result_file = o->result_file,
 				     .quiet = false, .amend = amend, .amend_ctx = &r };
 	rc = sup_finish(&r.u, &so);
+	unlinkat(s->rundir_fd, "progress.json", 0);  /* result.json holds the steps now */
 	for (size_t i = 0; i < r.n_tasks; i++) {
 		closep(&r.tasks[i]->out_r);
 		closep(&r.tasks[i]->log_fd);

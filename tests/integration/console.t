@@ -9,7 +9,7 @@
 # check of a cookie's POST. Screenshots are kept in build/test-logs/console/.
 . "$(dirname "$0")/../lib.sh"
 
-plan 25
+plan 27
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 [ -x /usr/bin/chromium ] || bail_out "/usr/bin/chromium is needed: apt-get install chromium (scripts/install-deps)"
@@ -74,6 +74,13 @@ EOF
 submit "$T/long.yaml" long
 LONG=$ID
 like "$JOB $LONG" '^run_[0-9A-Z]{26} run_[0-9A-Z]{26}$' "two jobs submitted with curl"
+# live_step ID: "status started_at-set now_ms-set" of the first step, from GET /v1/runs/{id}
+live_step() {
+	curl -s --max-time 10 -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$1" |
+		"$PY" -c 'import json,sys; d=json.load(sys.stdin); s=(d["steps"] or [{}])[0]; print(s.get("status"), bool(s.get("started_at")), bool(d.get("now_ms")), d["result"] is None)'
+}
+wait_for 20 eval '[ "$(live_step "$LONG")" = "running True True True" ]'
+is "$(live_step "$LONG")" "running True True True" "GET /v1/runs/{id} of a live job: its running step with started_at (progress.json), the server's now_ms"
 
 # ---- the headers of the page, with the token as a bearer
 hdr=$(curl -s -D - -o /dev/null --max-time 10 -H "Authorization: Bearer $TOKEN" "$BASE/")
@@ -120,6 +127,8 @@ res no_page_errors "no script errors on the page (CSP kept everything working)"
 st=$(curl -s --max-time 10 -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$LONG" |
 	"$PY" -c 'import json,sys; d=json.load(sys.stdin)["run"]; print(d["state"], (d["cause"] or {}).get("message",""))')
 like "$st" "^interrupted .*killed by warren kill" "the killed run's record: interrupted, killed by warren kill"
+ok "$([ -e "$STATE/runs/$LONG/result.json" ] && [ ! -e "$STATE/runs/$LONG/progress.json" ] && echo 0 || echo 1)" \
+	"... result.json holds the steps at the end; progress.json is gone"
 
 # ---- CSRF: the browser's cookie authorises a POST only from the console's own origin
 CK="warren_token=$(printf '%s' "$TOKEN" | od -An -tx1 | tr -d ' \n')"

@@ -5,6 +5,7 @@
 'use strict';
 
 const RUN_ID = /^run_[0-9A-HJKMNP-TV-Z]{26}$/;
+const LOG_MAX_NODES = 200000;  /* a log pane keeps its newest lines past this many nodes */
 const ENDED_STRONG = new Set(['limit', 'signaled', 'interrupted', 'error']);
 let view = null;         /* the current view: { stop() } */
 let skew = 0;            /* the server's clock minus ours, ms */
@@ -323,6 +324,10 @@ function runView(id, wantStep) {
       const frag = document.createDocumentFragment();
       renderLine(frag, st, ev.data);
       pre.append(frag);
+      if (pre.childNodes.length > LOG_MAX_NODES) {
+        while (pre.childNodes.length > LOG_MAX_NODES * 0.9) pre.firstChild.remove();
+        logState.textContent = 'following (the oldest lines dropped from view: GET …/logs has them all)';
+      }
       if (atEnd) pre.scrollTop = pre.scrollHeight;
     };
     es.addEventListener('end', () => { es.close(); logState.textContent = 'complete'; });
@@ -351,6 +356,7 @@ function runView(id, wantStep) {
     const running = (d.steps || []).findIndex((s) => s.status === 'running');
     if (!chosen && running >= 0) openLog(String(running + 1));
     else if (!logName && names.length) openLog(names[0][0]);
+    else if (!logName && !d.live) logState.textContent = 'no log (a plain warren run keeps none; its output went to its terminal)';
   }
   let chosen = !!wantStep;
   if (wantStep) openLog(wantStep);
@@ -404,7 +410,12 @@ function runView(id, wantStep) {
     const rows = [];
     (d.services || []).forEach((s, i) => rows.push(...stepRows(s, 'service', i)));
     (d.steps || []).forEach((s, i) => rows.push(...stepRows(s, 'step', i)));
-    if (!rows.length) rows.push(el('tr', null, el('td', 'muted', d.live ? 'starting…' : 'no steps recorded')));
+    if (!rows.length) {
+      const why = d.queue_position ? 'queued' : d.live ? 'starting…' : d.run.kind === 'job' ? 'no steps recorded' : 'a plain warren run: one command, no steps';
+      const td = el('td', 'muted', why);
+      td.colSpan = 6;
+      rows.push(el('tr', null, td));
+    }
     stepsBody.replaceChildren(...rows);
   }
 
