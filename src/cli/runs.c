@@ -49,15 +49,19 @@ static char *command_text(json_t *cmd)
 	return s;
 }
 
+static const char *gc_keep_runs, *gc_keep_for; /* gc --keep-runs N, --keep-for D */
+
 /* Parse the options shared by ps/show/gc. Returns the index of the first operand, or -1
  * (error printed) / -2 (help printed). */
 static int parse_common(const char *cmd, const char *help, int argc, char **argv, const char **state,
 			bool *json, const char **older)
 {
-	enum { O_STATE = 256, O_JSON, O_OLDER, O_HELP };
+	enum { O_STATE = 256, O_JSON, O_OLDER, O_HELP, O_KEEP_RUNS, O_KEEP_FOR };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
 					      { "json", no_argument, NULL, O_JSON },
 					      { "older-than", required_argument, NULL, O_OLDER },
+					      { "keep-runs", required_argument, NULL, O_KEEP_RUNS },
+					      { "keep-for", required_argument, NULL, O_KEEP_FOR },
 					      { "help", no_argument, NULL, O_HELP },
 					      { NULL, 0, NULL, 0 } };
 	opterr = 0;
@@ -73,6 +77,10 @@ static int parse_common(const char *cmd, const char *help, int argc, char **argv
 		case O_OLDER:
 			if (!older) goto bad;
 			*older = optarg;
+			break;
+		case O_KEEP_RUNS: case O_KEEP_FOR: /* gc only: retention by the history */
+			if (!older) goto bad;
+			*(c == O_KEEP_RUNS ? &gc_keep_runs : &gc_keep_for) = optarg;
 			break;
 		case O_HELP: fputs(help, stdout); return -2;
 		default: goto bad;
@@ -301,11 +309,14 @@ int cmd_show(int argc, char **argv)
 /* ---- gc ---- */
 
 static const char GC_HELP[] =
-	"usage: warren gc [--older-than D] [RUN...] [--state DIR]\n\n"
+	"usage: warren gc [--older-than D] [--keep-runs N] [--keep-for D] [RUN...] [--state DIR]\n\n"
 	"Reclaim the scratch, mounts and cgroups that runs whose supervisor is gone left behind\n"
 	"(after a crash or kill -9 of warren), and the scratch of runs kept with --keep. Live\n"
 	"runs are never touched. With --older-than D (e.g. 7d, 12h), also delete the records of\n"
-	"runs that ended more than D ago. With RUN ids or prefixes, only those.\n";
+	"runs that ended more than D ago. With RUN ids or prefixes, only those.\n"
+	"--keep-runs N / --keep-for D: retention by the history (<state>/history.db), as warren\n"
+	"serve does it: delete the records of all but the newest N ended runs / of runs that\n"
+	"ended more than D ago; their history rows stay, marked pruned.\n";
 
 /* The record of a run whose supervisor died: how it ended, as far as we know, and the git
  * check the supervisor did not live to do (since the run started). */
@@ -424,6 +435,24 @@ static void history_pruned(const struct statedir *sd, const char *id)
 	history_close(h);
 }
 
+/* gc --keep-runs N / --keep-for D: the history's retention (run/history.h); adds to *pruned. */
+static int gc_retain(const struct statedir *sd, uint64_t keep, uint64_t ms, int *pruned)
+{
+	_cleanup_free_ char *path = history_path(sd->path, NULL);
+	struct history *h = NULL;
+	_cleanup_error_ struct error err = { 0 };
+	char **ids = NULL;
+	if (access(path, F_OK) == 0 && history_open(&h, path, &err) == 0)
+		ids = history_retain(h, sd, (long)keep, (int64_t)ms, &err);
+	history_close(h);
+	if (err.msg)
+		fprintf(stderr, "warren: %s\n", err.msg);
+	for (char **id = ids; id && *id; id++)
+		(*pruned)++;
+	history_ids_free(ids);
+	return err.msg ? -1 : 0;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	const char *state_opt = NULL, *older = NULL;
@@ -433,6 +462,11 @@ int cmd_gc(int argc, char **argv)
 	uint64_t older_ms = 0;
 	if (older && (parse_duration_ms(older, &older_ms) < 0 || !older_ms))
 		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d)", older);
+	uint64_t keep = 0, keep_ms = 0;
+	if (gc_keep_runs && (parse_uint(gc_keep_runs, &keep) < 0 || !keep))
+		return cli_usage_error("gc", "--keep-runs: '%s' is not a number of runs (1 or more)", gc_keep_runs);
+	if (gc_keep_for && (parse_duration_ms(gc_keep_for, &keep_ms) < 0 || !keep_ms))
+		return cli_usage_error("gc", "--keep-for: '%s' is not a duration (e.g. 12h, 7d)", gc_keep_for);
 	struct statedir sd;
 	int rc = cli_state_open(state_opt, &sd);
 	if (rc)
@@ -470,6 +504,8 @@ int cmd_gc(int argc, char **argv)
 			reclaimed++;
 	}
 	runs_list_free(ids);
+	if ((keep || keep_ms) && gc_retain(&sd, keep, keep_ms, &pruned_n) < 0)
+		failed++;
 	statedir_close(&sd);
 	/* the bridge and base tables runs keep for the next one, when none is left to use them */
 	if (geteuid() == 0)

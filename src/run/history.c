@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "run/rundir.h"
 #include "util/fs.h"
 #include "util/units.h"
 
@@ -62,15 +63,24 @@ static int exec(struct history *h, const char *sql, struct error *err)
 
 /* The schema, made once by whoever opens a new database first (inside one IMMEDIATE
  * transaction, so that many first runs at once do not race), and WAL mode. */
-static int migrate(struct history *h, struct error *err)
+static int schema_version(struct history *h)
 {
-	if (exec(h, "BEGIN IMMEDIATE", err) < 0)
-		return -EIO;
 	sqlite3_stmt *st = NULL;
 	int version = -1;
 	if (sqlite3_prepare_v2(h->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	return version;
+}
+
+static int migrate(struct history *h, struct error *err)
+{
+	/* the common case, a database made before: one read, no write lock */
+	if (schema_version(h) == HISTORY_SCHEMA_VERSION)
+		return exec(h, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 0", err);
+	if (exec(h, "BEGIN IMMEDIATE", err) < 0)
+		return -EIO;
+	int version = schema_version(h);
 	int r = 0;
 	if (version < 0) {
 		r = db_error(h, err, "read the schema version");
@@ -94,7 +104,7 @@ static int migrate(struct history *h, struct error *err)
 		struct timespec ts = { 0, 10000000 };
 		nanosleep(&ts, NULL);
 	}
-	return exec(h, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", err);
+	return exec(h, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 0", err);
 }
 
 int history_open(struct history **out, const char *path, struct error *err)
@@ -109,6 +119,10 @@ int history_open(struct history **out, const char *path, struct error *err)
 		return r;
 	}
 	sqlite3_busy_timeout(h->db, BUSY_MS);
+	/* the WAL file is kept (empty) when the last connection closes, not made and removed
+	 * per run */
+	int persist = 1;
+	sqlite3_file_control(h->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
 	if (migrate(h, err) < 0) {
 		history_close(h);
 		return -EIO;
@@ -474,8 +488,14 @@ void history_ids_free(char **ids)
 
 /* ---- what the supervisor writes ---- */
 
+/* The supervisor's connection, opened at the run's start and closed at its end: one open
+ * (and one checkpoint when it closes) per run. */
+static struct history *run_conn;
+
 static struct history *open_for(const struct cell_spec *s)
 {
+	if (run_conn)
+		return run_conn;
 	_cleanup_free_ char *path = history_path(s->statedir, s->history_db);
 	if (!path)
 		return NULL;
@@ -485,6 +505,7 @@ static struct history *open_for(const struct cell_spec *s)
 		fprintf(stderr, "warren: %s: %s; the run's record is in %s all the same\n", s->id, err.msg, s->rundir);
 		error_clear(&err);
 	}
+	run_conn = h;
 	return h;
 }
 
@@ -508,7 +529,6 @@ void history_note_start(const struct cell_spec *s)
 	}
 	json_decref(cmd);
 	json_decref(labels);
-	history_close(h);
 }
 
 void history_note_end(const struct cell_spec *s, const struct run_result *res, const char *status)
@@ -530,6 +550,7 @@ void history_note_end(const struct cell_spec *s, const struct run_result *res, c
 		error_clear(&err);
 	}
 	history_close(h);
+	run_conn = NULL;
 }
 
 /* ---- checks of what users give ---- */
@@ -577,4 +598,55 @@ int history_parse_since(const char *s, int64_t now_ms, int64_t *out)
 		return -EINVAL;
 	*out = (int64_t)timegm(&tm) * 1000;
 	return 0;
+}
+
+/* ---- retention, for warren serve and warren gc ---- */
+
+char **history_retain(struct history *h, const struct statedir *sd, long keep_runs, int64_t keep_for_ms,
+		      struct error *err)
+{
+	char **ids = history_expired(h, keep_runs, keep_for_ms, history_now_ms(), err);
+	if (!ids)
+		return NULL;
+	size_t n = 0;
+	for (char **id = ids; *id; id++) {
+		_cleanup_close_ int dir = rundir_open(sd, *id, NULL);
+		if (dir >= 0 && rundir_is_live(dir)) {
+			free(*id);  /* a supervisor holds it (a row left "ended" by another writer): not now */
+			continue;
+		}
+		int r = dir >= 0 ? rm_tree_at(sd->runs, *id) : 0;
+		if (r < 0) {
+			fprintf(stderr, "warren: cannot prune the record %s/runs/%s: %s\n", sd->path, *id, strerror(-r));
+			free(*id);
+			continue;
+		}
+		struct error e2 = { 0 };
+		if (history_mark_pruned(h, *id, &e2) < 0) {
+			fprintf(stderr, "warren: %s\n", e2.msg);
+			error_clear(&e2);
+		}
+		ids[n++] = *id;
+	}
+	ids[n] = NULL;
+	return ids;
+}
+
+json_t *history_counts(struct history *h, struct error *err)
+{
+	sqlite3_stmt *st = prepare(h, "SELECT state, COALESCE(cause_limit, ''), count(*) FROM runs GROUP BY 1, 2 ORDER BY 1, 2", err);
+	if (!st)
+		return NULL;
+	json_t *a = json_array();
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(a, json_pack("{s:o,s:o,s:I}", "state", col_text(st, 0), "cause", col_text(st, 1),
+						   "runs", (json_int_t)sqlite3_column_int64(st, 2)));
+	if (rc != SQLITE_DONE) {
+		db_error(h, err, "count the runs");
+		json_decref(a);
+		a = NULL;
+	}
+	sqlite3_finalize(st);
+	return a;
 }

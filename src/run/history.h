@@ -80,6 +80,14 @@ char **history_ids_in_state(struct history *h, const char *state, const char *vi
 char **history_expired(struct history *h, long keep_runs, int64_t keep_for_ms, int64_t now_ms,
 		       struct error *err);
 void history_ids_free(char **ids);
+/* How many runs per state and cause limit: [{state, cause ("" for none), runs}]. */
+json_t *history_counts(struct history *h, struct error *err);
+struct statedir;
+/* Retention (warren serve --keep-runs/--keep-for, warren gc --keep-runs/--keep-for): delete the
+ * records in sd of the runs history_expired lists, except live ones, and mark their rows
+ * pruned. The ids pruned (history_ids_free), or NULL + err. */
+char **history_retain(struct history *h, const struct statedir *sd, long keep_runs, int64_t keep_for_ms,
+		      struct error *err);
 
 /* What the supervisor writes: the row of spec s at its start and at its end. A failure is a
  * warning on stderr (the run goes on; its record is in the run directory). */

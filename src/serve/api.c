@@ -48,11 +48,9 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
-	enum MHD_Result r = send_json(c, status, json_pack("{s:s}", "error", m ? m : "error"));
+	enum MHD_Result r = send_json(c, status, json_pack("{s:s}", "error", m));
 	free(m);
 	return r;
 }
@@ -207,11 +205,7 @@ static enum MHD_Result delete_run(struct server *s, struct MHD_Connection *c, co
 	int r = rm_tree_at(s->sd.runs, id);
 	if (r < 0 && r != -ENOENT)
 		return send_error(c, 500, "cannot delete the record of %s: %s", id, strerror(-r));
-	static const char *const suffixes[] = { ".out", ".job.json", ".req.json" };
-	for (size_t i = 0; i < 3; i++) {
-		_cleanup_free_ char *n = xasprintf("%s%s", id, suffixes[i]);
-		unlinkat(s->dir_fd, n, 0);
-	}
+	server_forget_files(s, id);
 	_cleanup_error_ struct error err = { 0 };
 	if (history_delete(s->h, id, &err) < 0)
 		return send_error(c, 500, "%s", err.msg);

@@ -69,6 +69,8 @@ struct who {
 
 /* serve.c */
 void server_wake(struct server *s);
+/* Remove the server's files of run id (console, job file, request). */
+void server_forget_files(struct server *s, const char *id);
 /* 1-based position of id in the queue, 0 when not queued. Under mu. */
 long server_queue_pos(struct server *s, const char *id);
 struct srun *server_find(struct server *s, const char *id, bool *queued);

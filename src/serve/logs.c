@@ -62,11 +62,9 @@ static void append(struct sse *e, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *t = NULL;
-	int n = vasprintf(&t, fmt, ap);
+	char *t = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n <= 0)
-		return;
+	size_t n = strlen(t);
 	e->pend = xrealloc(e->pend, e->plen + (size_t)n);
 	memcpy(e->pend + e->plen, t, (size_t)n);
 	e->plen += (size_t)n;

@@ -11,11 +11,9 @@ static void add(char **t, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
-	char *n = xasprintf("%s%s", *t, m ? m : "");
+	char *n = xasprintf("%s%s", *t, m);
 	free(m);
 	free(*t);
 	*t = n;
@@ -23,26 +21,16 @@ static void add(char **t, const char *fmt, ...)
 
 static void runs_by_state(struct server *s, char **t)
 {
-	struct history_filter f = { .any_owner = true };
 	_cleanup_error_ struct error err = { 0 };
 	pthread_mutex_lock(&s->rmu);
-	json_t *rows = history_query(s->hr, &f, &err);
+	json_t *rows = history_counts(s->hr, &err);
 	pthread_mutex_unlock(&s->rmu);
-	json_t *count = json_object();
+	add(t, "# HELP warren_runs Runs in the history by state and by the limit or signal that stopped them.\n# TYPE warren_runs gauge\n");
 	size_t i;
 	json_t *r;
-	json_array_foreach(rows, i, r) {
-		const char *lim = json_string_value(json_object_get(json_object_get(r, "cause"), "limit"));
-		_cleanup_free_ char *key = xasprintf("state=\"%s\",cause=\"%s\"", json_string_value(json_object_get(r, "state")) ?: "?",
-						     lim ? lim : "");
-		json_object_set_new(count, key, json_integer(json_integer_value(json_object_get(count, key)) + 1));
-	}
-	add(t, "# HELP warren_runs Runs in the history by state and by the limit or signal that stopped them.\n# TYPE warren_runs gauge\n");
-	const char *k;
-	json_t *v;
-	json_object_foreach(count, k, v)
-		add(t, "warren_runs{%s} %lld\n", k, (long long)json_integer_value(v));
-	json_decref(count);
+	json_array_foreach(rows, i, r)
+		add(t, "warren_runs{state=\"%s\",cause=\"%s\"} %lld\n", json_string_value(json_object_get(r, "state")) ?: "?",
+		    json_string_value(json_object_get(r, "cause")) ?: "", (long long)json_integer_value(json_object_get(r, "runs")));
 	json_decref(rows);
 }
 

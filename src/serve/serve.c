@@ -39,6 +39,15 @@ char *server_file(struct server *s, const char *id, const char *suffix)
 	return xasprintf("%s/%s%s", s->dir, id, suffix);
 }
 
+void server_forget_files(struct server *s, const char *id)
+{
+	static const char *const suffixes[] = { ".out", ".job.json", ".req.json" };
+	for (size_t i = 0; i < 3; i++) {
+		_cleanup_free_ char *n = xasprintf("%s%s", id, suffixes[i]);
+		unlinkat(s->dir_fd, n, 0);
+	}
+}
+
 long server_queue_pos(struct server *s, const char *id)
 {
 	long n = 1;
@@ -241,37 +250,18 @@ static void reap(struct server *s)
 
 /* ---- retention ---- */
 
-static void prune(struct server *s, const char *id)
-{
-	if (server_live(s, id))
-		return;
-	int r = rm_tree_at(s->sd.runs, id);
-	if (r < 0 && r != -ENOENT) {
-		fprintf(stderr, "warren serve: cannot prune the record of %s: %s\n", id, strerror(-r));
-		return;
-	}
-	static const char *const suffixes[] = { ".out", ".job.json", ".req.json" };
-	for (size_t i = 0; i < 3; i++) {
-		_cleanup_free_ char *p = server_file(s, id, suffixes[i]);
-		unlink(p);
-	}
-	_cleanup_error_ struct error err = { 0 };
-	if (history_mark_pruned(s->h, id, &err) < 0)
-		fprintf(stderr, "warren serve: %s\n", err.msg);
-}
-
 static void retention(struct server *s)
 {
 	if (!s->keep_runs && !s->keep_for_ms)
 		return;
 	_cleanup_error_ struct error err = { 0 };
-	char **ids = history_expired(s->h, s->keep_runs, s->keep_for_ms, history_now_ms(), &err);
+	char **ids = history_retain(s->h, &s->sd, s->keep_runs, s->keep_for_ms, &err);
 	if (!ids) {
 		fprintf(stderr, "warren serve: %s\n", err.msg);
 		return;
 	}
 	for (char **id = ids; *id; id++)
-		prune(s, *id);
+		server_forget_files(s, *id);
 	history_ids_free(ids);
 }
 

@@ -22,11 +22,9 @@ static int bad(json_t **out, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
-	*out = json_pack("{s:s}", "error", m ? m : "bad request");
+	*out = json_pack("{s:s}", "error", m);
 	free(m);
 	return 400;
 }

@@ -88,6 +88,11 @@ void *xcalloc(size_t n, size_t m) { return check(calloc(n ? n : 1, m ? m : 1)); 
 void *xrealloc(void *p, size_t n) { return check(realloc(p, n ? n : 1)); }
 char *xstrdup(const char *s) { return check(strdup(s)); }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	return vformat(fmt, ap);
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;

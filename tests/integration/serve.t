@@ -9,7 +9,7 @@
 # intact); retention; many plain `warren run`s writing the history at once.
 . "$(dirname "$0")/../lib.sh"
 
-plan 49
+plan 59
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 use_mode root
@@ -184,6 +184,47 @@ ok "$([ "$(jq_ 'd["run"]["pruned"]')" = True ] && [ ! -e "$STATE/runs/$L" ] && e
 kill -TERM "$SRV"
 wait_bg "$SRV" 30
 
+# ---- the command line against the server: submit --follow, logs --via, kill --via
+start_server --slots 2
+out=$(cd "$WORK" && timeout 60 "$WARREN" submit --via "unix:$SOCK" --label cli=yes --follow -- sh -c 'echo one; echo two; exit 3' 2>"$T/submit.err")
+rc=$?
+is "$out:$rc" "one
+two:3" "warren submit --follow: the run's output, then its exit status (3)" || diag "$(cat "$T/submit.err")"
+SID=$(cd "$WORK" && timeout 20 "$WARREN" submit --via "unix:$SOCK" -- sleep 60 | cut -d' ' -f1)
+wait_for 20 is_state "$SID" running
+bounded "$WARREN" kill "$SID" --via "unix:$SOCK"
+is "$RC" 0 "warren kill RUN --via: the server stops it"
+wait_for 30 ended "$SID"
+api GET "/v1/runs/$SID"
+like "$(jq_ 'd["run"]["cause"]["message"]')" "killed by warren kill" "... its cause recorded"
+FID=$(grep -o 'run_[0-9A-Z]*' "$T/submit.err" | head -1)
+bounded "$WARREN" logs "${FID:-none}" --via "tcp:127.0.0.1:$PORT" --token-file "$TOKEN_FILE"
+is "$OUT" "one
+two" "warren logs RUN --via tcp with the token: the step's log"
+kill -TERM "$SRV"
+wait_bg "$SRV" 30
+
+# ---- a rootless server: the user's runs, seen by root too
+use_mode user
+USOCK=$U_STATE/serve.sock
+start_bg "${AS_USER[@]}" "$WARREN" serve --state "$U_STATE" --slots 1
+USRV=$BG_PID
+wait_for 15 as_user curl -sf --max-time 2 --unix-socket "$USOCK" http://warren/healthz -o /dev/null
+ok $? "a rootless warren serve starts on the user's state directory"
+out=$(as_user curl -s --max-time 10 --unix-socket "$USOCK" -X POST http://warren/v1/runs -d "{\"command\":[\"sh\",\"-c\",\"id -u; echo \$TMPDIR\"],\"worktree\":\"$WORK\"}")
+UID_RUN=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["id"])' "$out" 2>/dev/null)
+SOCK=$USOCK
+wait_for 30 ended "$UID_RUN"
+api GET "/v1/runs/$UID_RUN"
+is "$(jq_ 'd["run"]["state"]'):$(jq_ 'd["run"]["owner"]')" "exited:$TEST_USER_UID" "the user's run exits, owned by the user (root sees it)"
+got=$(curl -s --max-time 10 --unix-socket "$USOCK" "http://warren/v1/runs/$UID_RUN/logs")
+is "$got" "$TEST_USER_UID
+/tmp" "... in a rootless cell: the user's uid, TMPDIR=/tmp"
+kill -TERM "$USRV"
+wait_bg "$USRV" 30
+is "$RC" 0 "the rootless server stops cleanly"
+use_mode root
+
 # ---- many plain runs writing the history at once
 for i in $(seq 1 24); do
 	"$WARREN" run --state "$STATE" --work "$WORK" --label par=many --quiet -- true >/dev/null 2>&1 &
@@ -191,3 +232,7 @@ done
 wait
 bounded "$WARREN" history --state "$STATE" --label par=many --status exited --json
 is "$("$PY" -c 'import json,sys; print(len(json.loads(sys.argv[1])))' "$OUT" 2>/dev/null)" 24 "24 plain warren runs at once: all 24 rows in the history"
+bounded "$WARREN" gc --state "$STATE" --keep-runs 3
+is "$RC:$(ls "$STATE/runs" | wc -l)" "0:3" "warren gc --keep-runs 3: the records of the 3 newest runs stay"
+bounded "$WARREN" history --state "$STATE" --label par=many --json
+is "$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(len(d), sum(r["pruned"] for r in d))' "$OUT" 2>/dev/null)" "24 21" "... the rows stay, 21 of the 24 marked pruned"
