@@ -89,9 +89,8 @@ static int unhex(char ch)
 	return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
 }
 
-char *console_cookie_token(struct MHD_Connection *c)
+char *console_unhex(const char *v)
 {
-	const char *v = mhd.lookup(c, MHD_COOKIE_KIND, COOKIE);
 	size_t n = v ? strlen(v) : 0;
 	if (!n || n % 2)
 		return NULL;
@@ -105,7 +104,16 @@ char *console_cookie_token(struct MHD_Connection *c)
 		t[i] = (char)(hi << 4 | lo);
 	}
 	t[n / 2] = '\0';
+	if (strlen(t) != n / 2) {  /* a NUL byte inside: not a token */
+		free(t);
+		return NULL;
+	}
 	return t;
+}
+
+char *console_cookie_token(struct MHD_Connection *c)
+{
+	return console_unhex(mhd.lookup(c, MHD_COOKIE_KIND, COOKIE));
 }
 
 /* Is origin (scheme://host[:port]) this server as the browser reached it (host)? */
@@ -115,18 +123,22 @@ static bool is_own_origin(const char *origin, const char *host)
 	return rest && host && !strcmp(rest, host);
 }
 
-bool console_same_origin(struct listener *l, struct MHD_Connection *c, const char *method, enum MHD_Result *ret)
+bool console_origin_ok(const char *method, const char *origin, const char *host, const char *fetch_site,
+		       bool by_cookie)
 {
 	if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
 		return true;
-	const char *origin = mhd.lookup(c, MHD_HEADER_KIND, "Origin");
-	const char *site = mhd.lookup(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
-	const char *host = mhd.lookup(c, MHD_HEADER_KIND, "Host");
+	if (fetch_site && strcmp(fetch_site, "same-origin") && strcmp(fetch_site, "none"))
+		return false;
 	/* the cookie is the browser's credential: a request it authorises must say where it is from */
-	bool by_cookie = l->tcp && !mhd.lookup(c, MHD_HEADER_KIND, "Authorization");
-	bool ok = origin ? is_own_origin(origin, host) : !by_cookie;
-	if (site && strcmp(site, "same-origin") && strcmp(site, "none"))
-		ok = false;
+	return origin ? is_own_origin(origin, host) : !by_cookie;
+}
+
+bool console_same_origin(struct listener *l, struct MHD_Connection *c, const char *method, enum MHD_Result *ret)
+{
+	bool ok = console_origin_ok(method, mhd.lookup(c, MHD_HEADER_KIND, "Origin"), mhd.lookup(c, MHD_HEADER_KIND, "Host"),
+				    mhd.lookup(c, MHD_HEADER_KIND, "Sec-Fetch-Site"),
+				    l->tcp && !mhd.lookup(c, MHD_HEADER_KIND, "Authorization"));
 	if (!ok)
 		*ret = answer_text(c, 403, "warren: a request from another site (its Origin is not this server's); "
 					   "use the console's own page, or the API with 'Authorization: Bearer TOKEN'\n");

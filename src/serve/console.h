@@ -21,6 +21,15 @@ const struct console_asset *console_asset_find(const char *name);
 /* Its Content-Type, from the name's extension. */
 const char *console_content_type(const char *name);
 
+/* The decisions, pure (tests/unit/test_console.c). The token of a cookie value: lowercase hex
+ * of at least one byte, no NUL; malloc'd, NULL otherwise. */
+char *console_unhex(const char *v);
+/* May a request of method carrying these headers (NULL: absent) go on? GET and HEAD: yes;
+ * others: Sec-Fetch-Site, when sent, same-origin (or none); Origin, when sent, this server's
+ * (http(s):// and host); none sent: only when the cookie is not what authorised it. */
+bool console_origin_ok(const char *method, const char *origin, const char *host, const char *fetch_site,
+		       bool by_cookie);
+
 /* The routes (api.c calls them; they need the server's types). */
 struct listener;
 /* GET /?token=T on TCP: T right sets the cookie (303 to /), wrong gets 401. True: answered. */
