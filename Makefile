@@ -93,4 +93,4 @@ soak: deps all
 	@bench/soak
 
 clean:
-	rm -rf build/obj build/unit build/warren build/san build/fuzz
+	rm -rf build/obj build/gen build/unit build/warren build/san build/fuzz
