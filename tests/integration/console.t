@@ -14,6 +14,7 @@ plan 27
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 [ -x /usr/bin/chromium ] || bail_out "/usr/bin/chromium is needed: apt-get install chromium (scripts/install-deps)"
 command -v node >/dev/null && command -v npm >/dev/null || bail_out "node and npm are needed: apt-get install nodejs npm (scripts/install-deps)"
+[ "$(node -p 'parseInt(process.versions.node)')" -ge 18 ] || bail_out "node 18 or newer is needed for playwright-core (Debian 12's nodejs is 18)"
 CDIR=$REPO/tests/console
 if [ ! -d "$CDIR/node_modules/playwright-core" ]; then
 	# the driver only: playwright-core downloads no browser
