@@ -85,7 +85,7 @@ try {
     await page.waitForTimeout(1200);
     const b = secs(await slowClock.textContent());
     const w2 = await page.locator('#steps tr.step[data-step="slow"] .bar .fill').evaluate((e) => e.getBoundingClientRect().width);
-    const lim = (await slowClock.textContent()).includes('/ 4s');
+    const lim = (await slowClock.textContent()).includes('/ 6s');
     return { ok: b > a + 0.5 && w2 > w1 && lim, detail: `clock ${a} -> ${b}, bar ${w1} -> ${w2}px, limit shown ${lim}` };
   });
   await check('service_row', async () => {
@@ -104,7 +104,7 @@ try {
     const ct = await cause.textContent();
     await page.locator('#run-cause:not([hidden])').waitFor({ timeout: 10000 });
     const banner = await page.locator('#run-cause').textContent();
-    return { ok: /time limit 4s reached/.test(ct) && /step-time/.test(banner) && /slow/.test(banner),
+    return { ok: /time limit 6s reached/.test(ct) && /step-time/.test(banner) && /slow/.test(banner),
       detail: `step: ${ct} | banner: ${banner}` };
   });
   await check('figures_refused', async () => {

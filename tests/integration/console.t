@@ -61,7 +61,7 @@ steps:
       echo refused > /usr/warren-console-refused 2>/dev/null || true
       for i in 1 2 3; do echo "tick $i"; sleep 0.4; done
   - name: slow
-    timeout: 4s
+    timeout: 6s
     run: echo "waiting for the limit"; sleep 60
 EOF
 submit "$T/job.yaml" 'console <i>demo</i>'
