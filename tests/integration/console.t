@@ -9,7 +9,7 @@
 # check of a cookie's POST. Screenshots are kept in build/test-logs/console/.
 . "$(dirname "$0")/../lib.sh"
 
-plan 27
+plan 31
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 [ -x /usr/bin/chromium ] || bail_out "/usr/bin/chromium is needed: apt-get install chromium (scripts/install-deps)"
@@ -140,10 +140,37 @@ is "$code" 403 "a POST with the cookie and no Origin: 403"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST -b "$CK" -H "Origin: $BASE" "$BASE/v1/runs/$JOB/kill")
 is "$code" 409 "... from the console's own origin it passes (409: the run has ended)"
 
-# ---- the end: nothing left running, nothing in /tmp
 kill -TERM "$SRV" 2>/dev/null
 wait_bg "$SRV" 30
 is "$RC" 0 "warren serve stops on SIGTERM"
+
+# ---- rootless, on the user's unix socket: the page and the live steps behind SO_PEERCRED
+use_mode user
+USOCK=$U_STATE/serve.sock
+start_bg "${AS_USER[@]}" "$WARREN" serve --state "$U_STATE" --slots 1
+USRV=$BG_PID
+wait_for 15 as_user curl -sf --max-time 2 --unix-socket "$USOCK" http://warren/healthz -o /dev/null
+upage=$(as_user curl -s -w '\n%{http_code}' --max-time 10 --unix-socket "$USOCK" http://warren/)
+like "$upage" 'src="/console/app.js".*200$' "a rootless server: its user gets the page on the unix socket (no token)"
+out=$(as_user curl -s --max-time 10 --unix-socket "$USOCK" -X POST http://warren/v1/runs \
+	-d "{\"command\":[\"sleep\",\"30\"],\"worktree\":\"$WORK\",\"limits\":{\"time\":\"40s\"}}")
+UID_RUN=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["id"])' "$out" 2>/dev/null)
+ustep() {
+	as_user curl -s --max-time 10 --unix-socket "$USOCK" "http://warren/v1/runs/$UID_RUN" |
+		"$PY" -c 'import json,sys; d=json.load(sys.stdin); s=(d["steps"] or [{}])[0]; print(s.get("name"), s.get("status"), bool(s.get("started_at")))'
+}
+wait_for 20 eval '[ "$(ustep)" = "main running True" ]'
+is "$(ustep)" "main running True" "... a live rootless run's step, with its start, from progress.json"
+code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 10 --unix-socket "$USOCK" -X POST \
+	-H "Origin: http://evil.example" "http://warren/v1/runs/$UID_RUN/kill")
+is "$code" 403 "... a kill with another site's Origin through the socket (a proxy): 403"
+as_user curl -s -o /dev/null --max-time 10 --unix-socket "$USOCK" -X POST "http://warren/v1/runs/$UID_RUN/kill"
+kill -TERM "$USRV"
+wait_bg "$USRV" 30
+is "$RC" 0 "the rootless server stops cleanly"
+use_mode root
+
+# ---- the end: nothing left running, nothing in /tmp
 ok "$(no_procs_matching "$T" && echo 0 || echo 1)" "no chromium or server process left" ||
 	diag "$(procs_matching "$T")"
 left=$(find "$T/tmp" -mindepth 1 -maxdepth 1 2>/dev/null | head -3)
