@@ -512,7 +512,9 @@ function runView(id, wantStep) {
 function route() {
   if (view) view.stop();
   const m = /^#\/runs\/([^/]+)(?:\/(.+))?$/.exec(location.hash);
-  if (m && RUN_ID.test(m[1])) view = runView(m[1], m[2] ? decodeURIComponent(m[2]) : null);
+  let log = null;
+  try { log = m && m[2] ? decodeURIComponent(m[2]) : null; } catch (e) { log = null; }
+  if (m && RUN_ID.test(m[1])) view = runView(m[1], log);
   else view = listView();
 }
 
