@@ -127,8 +127,10 @@ try {
     const green = await page.locator('#log span.b.fg2').allTextContents();
     const tags = await page.locator('#log b, #log img').count();
     const text = await page.locator('#log').textContent();
-    return { ok: red.includes('red') && green.includes('bold green') && tags === 0 && text.includes('<b>not bold</b>') && !text.includes('\x1b'),
-      detail: `red ${JSON.stringify(red)} bold green ${JSON.stringify(green)} markup elements ${tags}` };
+    const ticks = text.split('\n').filter((l) => l.startsWith('tick ')).length;
+    return { ok: red.length === 1 && red[0] === 'red' && green.includes('bold green') && tags === 0 && text.includes('<b>not bold</b>') &&
+      !text.includes('\x1b') && ticks === 3,
+      detail: `red ${JSON.stringify(red)} bold green ${JSON.stringify(green)} markup elements ${tags} tick lines ${ticks}` };
   });
   await page.screenshot({ path: `${SHOTS}/3-run-limit-colours.png`, fullPage: true });
   await check('reload_keeps_logs', async () => {

@@ -5,7 +5,8 @@
 'use strict';
 
 const RUN_ID = /^run_[0-9A-HJKMNP-TV-Z]{26}$/;
-const LOG_MAX_NODES = 200000;  /* a log pane keeps its newest lines past this many nodes */
+const LOG_MAX_LINES = 20000;  /* a log pane shows its newest lines: the browser stays quick */
+const LOG_MAX_NODES = 60000;
 const ENDED_STRONG = new Set(['limit', 'signaled', 'interrupted', 'error']);
 let view = null;         /* the current view: { stop() } */
 let skew = 0;            /* the server's clock minus ours, ms */
@@ -159,6 +160,17 @@ function styled(st, text) {
   return s;
 }
 
+/* The SGR state after a line that is not shown. */
+function sgrScan(st, line) {
+  if (line.indexOf('\x1b') < 0) return;
+  let m;
+  ESC.lastIndex = 0;
+  while ((m = ESC.exec(line)) !== null) {
+    if (m[2] === 'm') sgr(st, m[1] || '');
+    if (m[0].length === 0) ESC.lastIndex++;
+  }
+}
+
 /* Append one line of a log to frag, SGR state st carried from line to line. */
 function renderLine(frag, st, line) {
   let last = 0, m;
@@ -293,8 +305,7 @@ function runView(id, wantStep) {
   main.querySelector('p a').href = '#/';
 
   let d = null;              /* the last GET /v1/runs/{id} */
-  let stopped = false, pollTimer = null, es = null, logName = null, refusedShown = false;
-  const ansi = {};
+  let stopped = false, pollTimer = null, es = null, logName = null, refusedShown = false, stopFlush = null;
 
   killBtn.addEventListener('click', async () => {
     killBtn.disabled = true;
@@ -308,33 +319,87 @@ function runView(id, wantStep) {
     }
   });
 
-  /* ---- logs: one step's, streamed from offset 0 and followed (a reload re-reads it whole) ---- */
-  function openLog(name) {
+  /* ---- logs: one step's, read whole from offset 0 (GET, fast), then followed from where that
+   * ended (SSE, resumed by the EventSource with Last-Event-ID); a reload does the same ---- */
+  let logGen = 0;
+  async function openLog(name) {
     if (name === logName) return;
-    if (es) es.close();
+    if (es) { es.close(); es = null; }
+    if (stopFlush) stopFlush();
+    const gen = ++logGen;
     logName = name;
     pre.replaceChildren();
-    for (const k of Object.keys(ansi)) delete ansi[k];
+    delete logState.dataset.pruned;
+    markLog(name);
     const st = { b: false, d: false, i: false, u: false, inv: false, fg: null, bg: null };
-    logState.textContent = 'following…';
-    const url = '/v1/runs/' + id + '/logs?follow=1&offset=0&step=' + encodeURIComponent(name);
-    es = new EventSource(url);
-    es.onmessage = (ev) => {
-      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    logState.textContent = 'loading…';
+    const base = '/v1/runs/' + id + '/logs?step=' + encodeURIComponent(name);
+    let offset = 0;
+    try {
+      const r = await fetch(base + '&offset=0', { credentials: 'same-origin' });
+      const buf = r.ok ? new Uint8Array(await r.arrayBuffer()) : new Uint8Array(0);
+      offset = buf.lastIndexOf(10) + 1;  /* whole lines: the rest comes with the events */
+      const lines = new TextDecoder().decode(buf.subarray(0, offset)).split('\n');
+      lines.pop();
+      if (gen !== logGen) return;
+      /* the newest lines only; the colours of the others still count */
+      const skip = Math.max(0, lines.length - LOG_MAX_LINES);
+      for (let i = 0; i < skip; i++) sgrScan(st, lines[i]);
+      if (skip) logState.dataset.pruned = '1';
       const frag = document.createDocumentFragment();
-      renderLine(frag, st, ev.data);
+      for (let i = skip; i < lines.length; i++) renderLine(frag, st, lines[i]);
       pre.append(frag);
-      if (pre.childNodes.length > LOG_MAX_NODES) {
-        while (pre.childNodes.length > LOG_MAX_NODES * 0.9) pre.firstChild.remove();
-        logState.textContent = 'following (the oldest lines dropped from view: GET …/logs has them all)';
-      }
-      if (atEnd) pre.scrollTop = pre.scrollHeight;
-    };
-    es.addEventListener('end', () => { es.close(); logState.textContent = 'complete'; });
-    es.onerror = () => { if (es.readyState !== EventSource.CLOSED) logState.textContent = 'reconnecting…'; };
+      pre.scrollTop = pre.scrollHeight;
+    } catch (e) {
+      offset = 0;
+      pre.replaceChildren();
+    }
+    if (gen !== logGen) return;
+    follow(base, offset, st);
+  }
+
+  function markLog(name) {
     for (const a of tabs.children) a.classList.toggle('selected', a.dataset.log === name);
     for (const tr of stepsBody.querySelectorAll('tr.step')) tr.classList.toggle('selected', tr.dataset.log === name);
     history.replaceState(null, '', '#/runs/' + id + '/' + encodeURIComponent(name));
+  }
+
+  /* a log pane keeps its newest LOG_MAX_NODES nodes */
+  function prune() {
+    if (pre.childNodes.length <= LOG_MAX_NODES) return;
+    const drop = document.createRange();
+    drop.setStartBefore(pre.firstChild);
+    drop.setEndBefore(pre.childNodes[pre.childNodes.length - Math.floor(LOG_MAX_NODES * 0.9)]);
+    drop.deleteContents();
+    logState.dataset.pruned = '1';
+  }
+
+  /* follow the log from offset: lines go on the page at most every 50 ms, one layout per batch */
+  function follow(base, offset, st) {
+    logState.textContent = 'following…';
+    let frag = document.createDocumentFragment(), flushing = null;
+    const flush = () => {
+      flushing = null;
+      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+      pre.append(frag);
+      frag = document.createDocumentFragment();
+      prune();
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    };
+    stopFlush = () => { clearTimeout(flushing); flushing = null; };
+    es = new EventSource(base + '&follow=1&offset=' + offset);
+    es.onmessage = (ev) => {
+      renderLine(frag, st, ev.data);
+      if (!flushing) flushing = setTimeout(flush, 50);
+    };
+    es.addEventListener('end', (ev) => {
+      ev.target.close();
+      stopFlush();
+      flush();
+      logState.textContent = 'complete' + (logState.dataset.pruned ? ' (the newest lines shown; GET /v1/runs/' + id + '/logs has them all)' : '');
+    });
+    const src = es;
+    src.onerror = () => { if (src.readyState !== EventSource.CLOSED) logState.textContent = 'reconnecting…'; };
   }
 
   function logTabs() {
@@ -504,7 +569,7 @@ function runView(id, wantStep) {
   }
   const tickTimer = setInterval(tick, 200);
   poll();
-  return { stop() { stopped = true; clearTimeout(pollTimer); clearInterval(tickTimer); if (es) es.close(); } };
+  return { stop() { stopped = true; clearTimeout(pollTimer); clearInterval(tickTimer); if (es) es.close(); if (stopFlush) stopFlush(); } };
 }
 
 /* ---- routing: #/ the list, #/runs/ID[/LOG] a run ---- */
