@@ -128,9 +128,12 @@ try {
     const tags = await page.locator('#log b, #log img').count();
     const text = await page.locator('#log').textContent();
     const ticks = text.split('\n').filter((l) => l.startsWith('tick ')).length;
+    const orange = await page.locator('#log span', { hasText: 'orange' }).evaluate((e) => getComputedStyle(e).color);
+    const other = text.includes('orange end') && !/window title|\[\?25|\(B/.test(text);
     return { ok: red.length === 1 && red[0] === 'red' && green.includes('bold green') && tags === 0 && text.includes('<b>not bold</b>') &&
-      !text.includes('\x1b') && ticks === 3,
-      detail: `red ${JSON.stringify(red)} bold green ${JSON.stringify(green)} markup elements ${tags} tick lines ${ticks}` };
+      !text.includes('\x1b') && ticks === 3 && orange === 'rgb(255, 135, 0)' && other,
+      detail: `red ${JSON.stringify(red)} bold green ${JSON.stringify(green)} markup elements ${tags} tick lines ${ticks} ` +
+        `256-colour ${orange}, other escapes dropped ${other}` };
   });
   await page.screenshot({ path: `${SHOTS}/3-run-limit-colours.png`, fullPage: true });
   await check('reload_keeps_logs', async () => {

@@ -58,6 +58,7 @@ steps:
     run: |
       for i in $(seq 600); do [ -e go ] && break; sleep 0.1; done
       printf '\033[31mred\033[0m \033[1;32mbold green\033[0m plain <b>not bold</b> <img src=x>\n'
+      printf '\033[?25l\033]0;a window title\007\033[38;5;208morange\033[0m\033(B end\n'
       echo refused > /usr/warren-console-refused 2>/dev/null || true
       for i in 1 2 3; do echo "tick $i"; sleep 0.4; done
   - name: slow
@@ -118,7 +119,7 @@ res clock_advances "the run page: the limited step's clock advances and its bar 
 res service_row "... the service has its row: ready, its clock, its ready limit"
 res cause_appears "the cause appears when the step's time limit stops it (step row and run banner)"
 res figures_refused "the record's figures and the refused write with where to write instead"
-res ansi_colours "the colour step's log, followed live: SGR colours and bold as spans, markup as text, each line once"
+res ansi_colours "the colour step's log, followed live: SGR colours (16, 256) and bold as spans, other escapes dropped, markup as text, each line once"
 res reload_keeps_logs "after a reload the log is there again (read from offset 0, then followed), each line once, the same step selected"
 res list_cause_prominent "the runs list shows the cause prominently for the limited run"
 res kill "the kill button stops the long run and its cause appears"

@@ -99,8 +99,10 @@ function labels(obj) {
 /* ---- ANSI SGR to spans ---- */
 
 /* One regex splits a log line into text and escape sequences: CSI (SGR kept, the rest
- * dropped), OSC, two-byte escapes and other control characters (dropped). */
-const ESC = /\x1b\[([0-9;:?]*)([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|[\x00-\x08\x0b-\x1f\x7f]/g;
+ * dropped), OSC, nF escapes (ESC ( B), two-byte escapes and other control characters
+ * (dropped). */
+const SGR_PARAMS = /^[0-9;:]*$/;  /* a private CSI ... m (ESC [ > 4 ; 2 m) is not SGR */
+const ESC = /\x1b\[([0-?]*)[ -\/]*([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -\/]+[0-~]?|\x1b[@-Z\\-_]?|[\x00-\x08\x0b-\x1f\x7f]/g;
 
 function sgr(st, params) {
   const p = params === '' ? [0] : params.split(/[;:]/).map((x) => (x === '' ? 0 : parseInt(x, 10)));
@@ -166,7 +168,7 @@ function sgrScan(st, line) {
   let m;
   ESC.lastIndex = 0;
   while ((m = ESC.exec(line)) !== null) {
-    if (m[2] === 'm') sgr(st, m[1] || '');
+    if (m[2] === 'm' && SGR_PARAMS.test(m[1])) sgr(st, m[1]);
     if (m[0].length === 0) ESC.lastIndex++;
   }
 }
@@ -177,7 +179,7 @@ function renderLine(frag, st, line) {
   ESC.lastIndex = 0;
   while ((m = ESC.exec(line)) !== null) {
     if (m.index > last) frag.append(styled(st, line.slice(last, m.index)));
-    if (m[2] === 'm') sgr(st, m[1] || '');
+    if (m[2] === 'm' && SGR_PARAMS.test(m[1])) sgr(st, m[1]);
     last = ESC.lastIndex;
     if (m[0].length === 0) ESC.lastIndex++;
   }
