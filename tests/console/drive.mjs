@@ -153,6 +153,21 @@ try {
     return { ok: /time limit/.test(t) && st === 'limit', detail: `${st}: ${t}` };
   });
   await page.screenshot({ path: `${SHOTS}/4-runs-list-ended.png`, fullPage: true });
+  await check('list_filter', async () => {
+    await page.locator('#filter-state').selectOption('limit');
+    await page.waitForFunction((id) => {
+      const rows = [...document.querySelectorAll('#runs tbody tr')].map((r) => r.dataset.id);
+      return rows.length === 1 && rows[0] === id;
+    }, JOB, { timeout: 10000 });
+    await page.locator('#filter-state').selectOption('');
+    await page.locator('#filter-label').fill('suite=nothing');
+    await page.locator('#filter-label').press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 0, null, { timeout: 10000 });
+    await page.locator('#filter-label').fill('');
+    await page.locator('#filter-label').press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 2, null, { timeout: 10000 });
+    return true;
+  });
 
   // ---- the kill button stops a long run; the cause says so
   await page.goto(`${BASE}/#/runs/${LONG}`);

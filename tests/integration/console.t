@@ -9,7 +9,7 @@
 # check of a cookie's POST. Screenshots are kept in build/test-logs/console/.
 . "$(dirname "$0")/../lib.sh"
 
-plan 31
+plan 32
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 [ -x /usr/bin/chromium ] || bail_out "/usr/bin/chromium is needed: apt-get install chromium (scripts/install-deps)"
@@ -122,6 +122,7 @@ res figures_refused "the record's figures and the refused write with where to wr
 res ansi_colours "the colour step's log, followed live: SGR colours (16, 256) and bold as spans, other escapes dropped, markup as text, each line once"
 res reload_keeps_logs "after a reload the log is there again (read from offset 0, then followed), each line once, the same step selected"
 res list_cause_prominent "the runs list shows the cause prominently for the limited run"
+res list_filter "the runs list filters by state (limit: that run alone) and by label (none matches: no row)"
 res kill "the kill button stops the long run and its cause appears"
 res no_page_errors "no script errors on the page (CSP kept everything working)"
 

@@ -49,6 +49,14 @@ function fmtSize(n) {
   return (i ? n.toFixed(1) : String(n)) + ' ' + u[i];
 }
 
+/* A time as 2026-12-03 11:05:37 in the browser's zone (today: the time alone). */
+function when(iso) {
+  const t = new Date(iso), p = (n) => String(n).padStart(2, '0');
+  const day = t.getFullYear() + '-' + p(t.getMonth() + 1) + '-' + p(t.getDate());
+  const time = p(t.getHours()) + ':' + p(t.getMinutes()) + ':' + p(t.getSeconds());
+  return t.toDateString() === new Date().toDateString() ? time : day + ' ' + time;
+}
+
 function since(iso) { return iso ? (serverNow() - Date.parse(iso)) / 1000 : null; }
 
 async function api(path, opts) {
@@ -198,7 +206,21 @@ function listView() {
   for (const h of ['status', 'name', 'run', 'cause', 'duration', 'labels', 'started']) head.append(el('th', null, h));
   table.append(el('thead', null, head), tbody);
   const note = el('p', 'muted', '');
-  main.replaceChildren(el('h1', null, 'Runs'), table, note);
+  /* filters, as the API has them: state and one label */
+  const stateSel = el('select');
+  stateSel.id = 'filter-state';
+  for (const st of ['', 'live', 'queued', 'running', 'exited', 'signaled', 'limit', 'interrupted', 'error']) {
+    const o = el('option', null, st || 'any state');
+    o.value = st;
+    stateSel.append(o);
+  }
+  const labelIn = el('input');
+  labelIn.id = 'filter-label';
+  labelIn.placeholder = 'label k=v';
+  stateSel.addEventListener('change', () => poll());
+  labelIn.addEventListener('change', () => poll());
+  main.replaceChildren(el('div', 'toolbar', el('h1', null, 'Runs'), stateSel, labelIn), table, note);
+  document.title = 'runs · warren';
   let runs = [];
 
   function render() {
@@ -213,13 +235,15 @@ function listView() {
       const dur = el('td', 'clock duration', fmtSecs(runDuration(r)));
       tr.append(el('td', null, stateBadge(r)), el('td', 'name', r.name || ''), el('td', 'id', link),
         el('td', 'cause' + (strong && cause ? ' strong' : ''), cause), dur, el('td', null, labels(r.labels)),
-        el('td', 'muted', r.started_at ? new Date(r.started_at).toLocaleString() : r.submitted_at ? 'submitted ' + new Date(r.submitted_at).toLocaleTimeString() : ''));
+        el('td', 'muted when', r.started_at ? when(r.started_at) : r.submitted_at ? 'submitted ' + when(r.submitted_at) : ''));
       tr.addEventListener('click', (ev) => { if (ev.target.tagName !== 'A') location.hash = '#/runs/' + r.id; });
       return tr;
     });
     tbody.replaceChildren(...rows);
-    note.textContent = runs.length ? '' : 'No runs yet. Submit one: warren submit -- make test';
+    note.textContent = runs.length ? (more ? 'the newest ' + runs.length + ' shown' : '')
+      : stateSel.value || labelIn.value ? 'No run matches.' : 'No runs yet. Submit one: warren submit -- make test';
   }
+  let more = false;
 
   function tick() {
     for (const tr of tbody.children) {
@@ -231,13 +255,18 @@ function listView() {
   let stopped = false;
   async function poll() {
     if (stopped) return;
+    clearTimeout(pollTimer);
     try {
-      const j = await api('/v1/runs?limit=200');
+      const q = new URLSearchParams({ limit: '200' });
+      if (stateSel.value) q.set('state', stateSel.value);
+      if (labelIn.value.trim()) q.set('label', labelIn.value.trim());
+      const j = await api('/v1/runs?' + q);
       runs = j.runs || [];
+      more = !!j.next_cursor;
       render();
     } catch (e) {
       if (e.status === 401) { showError(e); stopped = true; return; }
-      note.textContent = 'cannot reach the server: ' + e.message;
+      note.textContent = e.status === 400 ? e.message : 'cannot reach the server: ' + e.message;
     }
     if (!stopped) pollTimer = setTimeout(poll, 2000);
   }
@@ -432,6 +461,7 @@ function runView(id, wantStep) {
   function renderHead() {
     const r = d.run;
     title.textContent = r.name ? r.name + '  ·  ' + r.id : r.id;
+    document.title = (r.state || '') + ' · ' + (r.name || r.id) + ' · warren';
     badge.replaceChildren(stateBadge(Object.assign({}, r, { queue_position: d.queue_position })));
     killBtn.hidden = !d.live;
     labelsBox.replaceChildren(labels(r.labels));
