@@ -138,8 +138,8 @@ static json_t *run_detail(struct server *s, json_t *row, const char *id)
 	long pos = server_queue_pos(s, id);
 	json_object_set_new(j, "queue_position", pos ? json_integer(pos) : json_null());
 	json_object_set_new(j, "live", json_boolean(server_live(s, id)));
-	/* a live job's steps: progress.json, which its runner keeps */
-	json_t *tasks = result ? json_incref(result) : record_file(s, id, "progress.json");
+	/* a live job's steps (or those of one whose supervisor died): progress.json, which its runner keeps */
+	json_t *tasks = json_object_get(result, "steps") ? json_incref(result) : record_file(s, id, "progress.json");
 	json_t *steps = json_object_get(tasks, "steps");
 	json_object_set_new(j, "steps", steps ? json_incref(steps) : json_array());
 	json_t *services = json_object_get(tasks, "services");

@@ -489,7 +489,10 @@ function runView(id, wantStep) {
     if (running) { clock.dataset.started = t.started_at; clock.dataset.limit = limit || ''; }
     const exit = t.exit_code === null || t.exit_code === undefined ? (t.signal ? 'SIG' + t.signal : '') : String(t.exit_code);
     const note = kind === 'service' && !limit && t.ready_timeout_ms ? el('span', 'muted', ' (ready within ' + fmtMs(t.ready_timeout_ms) + ')') : null;
-    tr.append(el('td', 'mark', MARK[t.status] || ''), el('td', 'name', name), el('td', 'status', t.status, note),
+    /* progress.json of a run whose supervisor died: the last state it knew */
+    const orphan = !d.live && !d.result?.steps && ['running', 'starting', 'ready'].includes(t.status);
+    tr.append(el('td', 'mark', MARK[t.status] || ''), el('td', 'name', name),
+      el('td', 'status', t.status + (orphan ? ' when its supervisor died' : ''), note),
       el('td', null, clock), el('td', null, b), el('td', null, exit));
     const rows = [tr];
     if (t.cause) {
