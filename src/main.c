@@ -14,7 +14,7 @@ static const char USAGE[] =
 	"commands:\n"
 	"  run [OPTIONS] -- COMMAND [ARG...]   run one command in a fresh cell\n"
 	"  ps                                 list live runs\n"
-	"  history [--status S] [--label K=V]  list live and past runs (also 'ps -a')\n"
+	"  history [--label K=V] [--status S] list live and past runs (also 'ps -a')\n"
 	"  serve [--listen unix:P|tcp:A:P]    runs in slots behind an HTTP API (docs/api.md)\n"
 	"  submit [--via V] -- COMMAND        queue a command (or --job FILE) on warren serve\n"
 	"  show [RUN]                         show a run's record (default: the latest)\n"

@@ -76,7 +76,7 @@ static const char HISTORY_HELP[] =
 	"  --label K=V    only runs with this label (repeatable: all must match)\n"
 	"  --since WHEN   only runs started since WHEN: a duration ago (1h, 7d) or a UTC time\n"
 	"                 (2026-12-03T10:00:00Z)\n"
-	"  --limit N      at most N runs (default 50 on a terminal list; 0: all)\n"
+	"  --limit N      at most N runs, the newest (default: all)\n"
 	"  --json         the rows as a JSON array\n";
 
 struct hist_query {

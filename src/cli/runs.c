@@ -375,6 +375,34 @@ static void gc_record(int dir, const char *id, const char *where)
 	json_decref(r);
 }
 
+/* The history of sd (run/history.h), or NULL when it has none (a note when it cannot be opened). */
+static struct history *state_history(const struct statedir *sd)
+{
+	_cleanup_free_ char *path = history_path(sd->path, NULL);
+	struct history *h = NULL;
+	_cleanup_error_ struct error err = { 0 };
+	if (access(path, F_OK) == 0 && history_open(&h, path, &err) < 0)
+		fprintf(stderr, "warren: %s\n", err.msg);
+	return h;
+}
+
+/* The history row of a run whose supervisor died: it ended, as its record now says. */
+static void history_gc_ended(const struct statedir *sd, const char *id)
+{
+	struct history *h = state_history(sd);
+	_cleanup_error_ struct error err = { 0 };
+	if (!h)
+		return;
+	json_t *row = history_get(h, id, &err);
+	const char *st = json_string_value(json_object_get(row, "state"));
+	struct history_end e = { .state = "error", .error = "the supervisor died before the run ended (killed, or the host crashed); reclaimed by warren gc",
+				 .ended_ms = history_now_ms(), .duration_s = -1 };
+	if (st && (!strcmp(st, "running") || !strcmp(st, "queued")))
+		history_end(h, id, &e, &err);
+	json_decref(row);
+	history_close(h);
+}
+
 /* Reclaim one dead run of sd. Returns 1 when something was reclaimed, 0 when nothing, -1 on
  * error. Everything below the run directory goes through its descriptor; the cgroups and
  * the network leases touched are the ones named for this state directory's run. */
@@ -401,8 +429,10 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	if (rundir_remove_stale_tmp(dir) > 0)
 		did = 1;
 	struct stat st;
-	if (fstatat(dir, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(dir, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		gc_record(dir, id, where);
+		history_gc_ended(sd, id);
+	}
 	if (rundir_has_scratch(dir)) {
 		if (rundir_reclaim(dir, where, &err) < 0) {
 			fprintf(stderr, "warren: %s\n", err.msg);
@@ -425,12 +455,9 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 /* Mark id pruned in the history of sd (run/history.h), when there is one. */
 static void history_pruned(const struct statedir *sd, const char *id)
 {
-	_cleanup_free_ char *path = history_path(sd->path, NULL);
-	struct history *h = NULL;
+	struct history *h = state_history(sd);
 	_cleanup_error_ struct error err = { 0 };
-	if (access(path, F_OK) < 0)
-		return;
-	if (history_open(&h, path, &err) < 0 || history_mark_pruned(h, id, &err) < 0)
+	if (h && history_mark_pruned(h, id, &err) < 0)
 		fprintf(stderr, "warren: %s\n", err.msg);
 	history_close(h);
 }
@@ -438,12 +465,9 @@ static void history_pruned(const struct statedir *sd, const char *id)
 /* gc --keep-runs N / --keep-for D: the history's retention (run/history.h); adds to *pruned. */
 static int gc_retain(const struct statedir *sd, uint64_t keep, uint64_t ms, int *pruned)
 {
-	_cleanup_free_ char *path = history_path(sd->path, NULL);
-	struct history *h = NULL;
+	struct history *h = state_history(sd);
 	_cleanup_error_ struct error err = { 0 };
-	char **ids = NULL;
-	if (access(path, F_OK) == 0 && history_open(&h, path, &err) == 0)
-		ids = history_retain(h, sd, (long)keep, (int64_t)ms, &err);
+	char **ids = h ? history_retain(h, sd, (long)keep, (int64_t)ms, &err) : NULL;
 	history_close(h);
 	if (err.msg)
 		fprintf(stderr, "warren: %s\n", err.msg);

@@ -19,6 +19,10 @@ struct history {
 
 #define BUSY_MS 30000
 
+/* The supervisor's connection, opened at the run's start and closed at its end: one open
+ * (and one checkpoint when it closes) per run. */
+static struct history *run_conn;
+
 static const char SCHEMA_V1[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
 	" id TEXT PRIMARY KEY, name TEXT, state TEXT NOT NULL, kind TEXT, exit_code INTEGER, signal TEXT,"
@@ -30,6 +34,22 @@ static const char SCHEMA_V1[] =
 	"CREATE TABLE IF NOT EXISTS labels (run TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
 	" key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run, key));"
 	"CREATE INDEX IF NOT EXISTS labels_kv ON labels(key, value);";
+
+void history_note_failed(const struct cell_spec *s, const char *msg)
+{
+	struct history *h = run_conn;
+	if (!h)
+		return;
+	struct history_end e = { .state = "error", .error = msg ? msg : "warren failed before the job ran",
+				 .ended_ms = history_now_ms(), .duration_s = -1 };
+	struct error err = { 0 };
+	if (history_end(h, s->id, &e, &err) < 0) {
+		fprintf(stderr, "warren: %s: %s\n", s->id, err.msg);
+		error_clear(&err);
+	}
+	history_close(h);
+	run_conn = NULL;
+}
 
 int64_t history_now_ms(void)
 {
@@ -487,10 +507,6 @@ void history_ids_free(char **ids)
 }
 
 /* ---- what the supervisor writes ---- */
-
-/* The supervisor's connection, opened at the run's start and closed at its end: one open
- * (and one checkpoint when it closes) per run. */
-static struct history *run_conn;
 
 static struct history *open_for(const struct cell_spec *s)
 {

@@ -344,7 +344,8 @@ static enum MHD_Result route(struct listener *l, struct MHD_Connection *c, const
 	if (!identify(l, c, &w, &ret) || !console_same_origin(l, c, method, &ret) || console_route(c, url, method, &ret))
 		return ret;
 	if (!strcmp(url, "/metrics") && !strcmp(method, "GET"))
-		return send_text(c, 200, "text/plain; version=0.0.4", metrics_text(s));
+		return w.all ? send_text(c, 200, "text/plain; version=0.0.4", metrics_text(s))
+			     : send_error(c, 403, "the metrics count every user's runs: ask as root, the server's user or with the token");
 	if (!strcmp(url, "/v1/runs") || !strcmp(url, "/v1/runs/")) {
 		if (!strcmp(method, "GET"))
 			return list_runs(s, c, &w);

@@ -14,6 +14,7 @@
 #define CHUNK 65536
 #define WAIT_STEP_MS 100
 #define KEEPALIVE_MS 5000
+#define WHOLE_MAX (16u << 20) /* a plain answer's bytes at most; X-Offset says where to go on */
 
 struct sse {
 	struct server *s;
@@ -174,6 +175,8 @@ static struct MHD_Response *whole(struct server *s, const char *id, const char *
 	}
 	off_t end = lseek(fd, 0, SEEK_END);
 	size_t n = end > (off_t)offset ? (size_t)(end - (off_t)offset) : 0;
+	if (n > WHOLE_MAX)
+		n = WHOLE_MAX;
 	char *b = xmalloc(n + 1);
 	ssize_t got = n ? pread(fd, b, n, (off_t)offset) : 0;
 	struct MHD_Response *r = mhd.response_from_buffer(got > 0 ? (size_t)got : 0, b, MHD_RESPMEM_MUST_FREE);

@@ -149,7 +149,7 @@ int server_kill(struct server *s, const char *id, const char *why)
 /* The child: dies with the server (PR_SET_PDEATHSIG; fork happens on the main thread, whose
  * end is the process's), its output in <serve>/<id>.out, then this binary's `job run`.
  * Only async-signal-safe calls between fork and exec: the server has threads. */
-static pid_t spawn(struct server *s, struct srun *r, int out, pid_t parent, const sigset_t *mask)
+static pid_t spawn(struct srun *r, int out, pid_t parent, const sigset_t *mask)
 {
 	pid_t pid = fork();
 	if (pid != 0)
@@ -165,7 +165,6 @@ static pid_t spawn(struct server *s, struct srun *r, int out, pid_t parent, cons
 	signal(SIGPIPE, SIG_DFL);
 	execv("/proc/self/exe", r->argv);
 	_exit(127);
-	(void)s;
 }
 
 static void observe_latency(struct server *s, double secs)
@@ -184,7 +183,7 @@ static void start_queued(struct server *s, const sigset_t *mask)
 		s->queue = r->next;
 		_cleanup_free_ char *outp = server_file(s, r->id, ".out");
 		_cleanup_close_ int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		pid_t pid = out < 0 ? -1 : spawn(s, r, out, getpid(), mask);
+		pid_t pid = out < 0 ? -1 : spawn(r, out, getpid(), mask);
 		if (pid < 0) {
 			_cleanup_free_ char *msg = xasprintf("warren serve could not start it: %s", strerror(errno));
 			record_end(s, r->id, "error", NULL, NULL, msg);
@@ -295,8 +294,24 @@ static void run_gc(struct server *s, char **ids)
 static int recover_running(struct server *s, struct error *err)
 {
 	char **ids = history_ids_in_state(s->h, "running", "serve", s->sd.path, err);
-	if (!ids)
+	char **queued = ids ? history_ids_in_state(s->h, "queued", "serve", s->sd.path, err) : NULL;
+	if (!queued) {
+		history_ids_free(ids);
 		return -EIO;
+	}
+	/* a queued row whose run directory exists was started (killed before its row said so) */
+	size_t k = 0;
+	while (ids[k])
+		k++;
+	for (char **q = queued; *q; q++) {
+		_cleanup_close_ int dir = rundir_open(&s->sd, *q, NULL);
+		if (dir >= 0) {
+			ids = xrealloc(ids, (k + 2) * sizeof *ids);
+			ids[k++] = xstrdup(*q);
+			ids[k] = NULL;
+		}
+	}
+	history_ids_free(queued);
 	char **dead = xcalloc(1, sizeof *dead);
 	size_t n = 0;
 	for (char **id = ids; *id; id++) {
@@ -307,6 +322,8 @@ static int recover_running(struct server *s, struct error *err)
 		}
 		record_end(s, *id, "interrupted", "serve",
 			   "warren serve stopped while it ran (killed or crashed); reclaimed when the server started again", NULL);
+		_cleanup_free_ char *req = server_file(s, *id, ".req.json");
+		unlink(req);
 		if (dir >= 0) {
 			dead = xrealloc(dead, (n + 2) * sizeof *dead);
 			dead[n++] = *id;

@@ -843,6 +843,7 @@ fail:
 	cgroup_destroy(&u->cg);
 	net_teardown(&u->net); /* nothing unless --net made something */
 	if (made_rundir) {
+		history_note_failed(s, err->msg); /* its row, when it was written, says why */
 		/* nothing half-made stays: warren failed before the job ran */
 		struct error e2 = { 0 };
 		rundir_reclaim(s->rundir_fd, s->rundir, &e2);

@@ -9,7 +9,7 @@
 # intact); retention; many plain `warren run`s writing the history at once.
 . "$(dirname "$0")/../lib.sh"
 
-plan 59
+plan 62
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 use_mode root
@@ -169,6 +169,31 @@ kill -TERM "$SRV"
 wait_bg "$SRV" 30
 is "$RC" 0 "SIGTERM: the server stops cleanly" || diag "$(cat "$SRV_ERR")"
 
+# ---- kill -9 at random moments under load, 5 times: every run ends in the history
+# (exited, or interrupted by the kill), none is lost, none left running, the database intact
+rids=()
+for round in 1 2 3 4 5; do
+	start_server --slots 2
+	for i in 1 2 3 4; do
+		submit "{\"command\":[\"sh\",\"-c\",\"sleep 0.\$((RANDOM % 5))\"],\"worktree\":\"$WORK\",\"labels\":{\"chaos\":\"yes\"}}"
+		rids+=("$ID")
+	done
+	sleep "0.$((RANDOM % 9))"
+	kill -KILL "$SRV"
+	wait "$SRV" 2>/dev/null
+done
+start_server --slots 2
+all_ended() {
+	bounded "$WARREN" history --state "$STATE" --label chaos=yes --json
+	"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(not (len(d) == 20 and all(r["state"] in ("exited", "interrupted") for r in d)))' "$OUT"
+}
+wait_for 60 all_ended
+ok $? "5 kill -9's at random moments: all 20 runs end, exited or interrupted, none lost" || diag "$OUT"
+kill -TERM "$SRV"
+wait_bg "$SRV" 30
+left=$(for id in "${rids[@]}"; do procs_matching "$id"; cgroups_named "$id"; [ -e "$STATE/runs/$id/tmp" ] && echo "$id: scratch"; done)
+is "$left" "" "... no process, cgroup or scratch of any of them is left"
+
 # ---- retention: --keep-runs 2 prunes older records, their rows say so
 start_server --slots 2 --keep-runs 2
 for i in 1 2 3; do
@@ -236,3 +261,12 @@ bounded "$WARREN" gc --state "$STATE" --keep-runs 3
 is "$RC:$(ls "$STATE/runs" | wc -l)" "0:3" "warren gc --keep-runs 3: the records of the 3 newest runs stay"
 bounded "$WARREN" history --state "$STATE" --label par=many --json
 is "$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(len(d), sum(r["pruned"] for r in d))' "$OUT" 2>/dev/null)" "24 21" "... the rows stay, 21 of the 24 marked pruned"
+
+# ---- a plain run whose warren was killed: gc closes its row
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --label k9=plain -- sleep 51
+wait_for 15 job_alive 51
+kill -KILL "$BG_PID"
+wait_for 10 job_gone 51
+bounded "$WARREN" gc --state "$STATE"
+bounded "$WARREN" history --state "$STATE" --label k9=plain --json
+is "$("$PY" -c 'import json,sys; r=json.loads(sys.argv[1])[0]; print(r["state"], "supervisor died" in r["error"])' "$OUT" 2>/dev/null)" "error True" "a plain run whose warren was killed: after gc its row says error, the supervisor died"
