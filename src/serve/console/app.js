@@ -367,26 +367,42 @@ function runView(id, wantStep) {
     const base = '/v1/runs/' + id + '/logs?step=' + encodeURIComponent(name);
     let offset = 0;
     try {
-      const r = await fetch(base + '&offset=0', { credentials: 'same-origin' });
-      const buf = r.ok ? new Uint8Array(await r.arrayBuffer()) : new Uint8Array(0);
-      offset = buf.lastIndexOf(10) + 1;  /* whole lines: the rest comes with the events */
-      const lines = new TextDecoder().decode(buf.subarray(0, offset)).split('\n');
-      lines.pop();
-      if (gen !== logGen) return;
-      /* the newest lines only; the colours of the others still count */
-      const skip = Math.max(0, lines.length - LOG_MAX_LINES);
-      for (let i = 0; i < skip; i++) sgrScan(st, lines[i]);
-      if (skip) logState.dataset.pruned = '1';
-      const frag = document.createDocumentFragment();
-      for (let i = skip; i < lines.length; i++) renderLine(frag, st, lines[i]);
-      pre.append(frag);
-      pre.scrollTop = pre.scrollHeight;
+      offset = await readWhole(base, st, () => gen !== logGen);
     } catch (e) {
       offset = 0;
       pre.replaceChildren();
     }
     if (gen !== logGen) return;
     follow(base, offset, st);
+  }
+
+  /* Read the log from offset 0 in plain answers (each at most 16 MiB: X-Offset says where the
+   * next starts), whole lines only; show its newest LOG_MAX_LINES lines, the colours of the
+   * others counted. The offset where following it starts. */
+  async function readWhole(base, st, stale) {
+    let offset = 0, tail = [];
+    for (let i = 0; i < 128; i++) {
+      const r = await fetch(base + '&offset=' + offset, { credentials: 'same-origin' });
+      const buf = r.ok ? new Uint8Array(await r.arrayBuffer()) : new Uint8Array(0);
+      const end = buf.lastIndexOf(10) + 1;  /* the rest comes with the events */
+      if (stale()) return offset;
+      if (end === 0) break;
+      const lines = new TextDecoder().decode(buf.subarray(0, end)).split('\n');
+      lines.pop();
+      tail = tail.length ? tail.concat(lines) : lines;
+      if (tail.length > LOG_MAX_LINES) {
+        for (let k = 0; k < tail.length - LOG_MAX_LINES; k++) sgrScan(st, tail[k]);
+        tail = tail.slice(-LOG_MAX_LINES);
+        logState.dataset.pruned = '1';
+      }
+      offset += end;
+    }
+    if (stale()) return offset;
+    const frag = document.createDocumentFragment();
+    for (const l of tail) renderLine(frag, st, l);
+    pre.append(frag);
+    pre.scrollTop = pre.scrollHeight;
+    return offset;
   }
 
   function markLog(name) {
