@@ -34,6 +34,9 @@ BUILD   ?= build
 SRCS    := $(shell find src -name '*.c' -not -path 'src/guest/*' | sort)
 HDRS    := $(shell find src -name '*.h')
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+# the console's files (src/serve/console/), compiled in as byte arrays by scripts/embed-assets
+CONSOLE := $(sort $(wildcard src/serve/console/*))
+OBJS    += $(BUILD)/obj/gen/console_assets.o
 LIBOBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
 PREBUILT := $(BUILD)/obj/gen/seccomp_prebuilt.o
@@ -90,6 +93,14 @@ $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile
 
 $(BUILD)/obj/cli/version.o: override CFLAGS += -DWARREN_VERSION='"$(VERSION)"'
 $(BUILD)/obj/cli/version.o: debian/changelog
+
+$(BUILD)/gen/console_assets.c: $(CONSOLE) scripts/embed-assets
+	@mkdir -p $(dir $@)
+	scripts/embed-assets $(CONSOLE) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/console_assets.o: $(BUILD)/gen/console_assets.c src/serve/console.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/unit/%: tests/unit/%.c $(LIBOBJS) $(PREBUILT)
 	@mkdir -p $(dir $@)
@@ -167,4 +178,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
-	rm -rf build/obj build/unit build/warren build/warren-guest-init build/san build/fuzz build/man build/vm build/v2
+	rm -rf build/obj build/gen build/unit build/warren build/warren-guest-init build/san build/fuzz build/man build/vm build/v2

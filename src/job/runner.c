@@ -79,6 +79,7 @@ struct svc_rec {
 	int status;
 	bool have_status;
 	double t0, last_probe;
+	struct timespec started;
 	struct task *task, *probe;
 	bool probing;
 };
@@ -107,6 +108,7 @@ struct runner {
 	int fail_code;
 	double stop_t0;
 	int logdir_fd;     /* <rundir>/log, opened beneath the run directory's fd */
+	uint64_t progress_sig;      /* the states progress.json last showed */
 };
 
 static double now_s(struct runner *r) { return sup_elapsed(&r->u); }
@@ -525,6 +527,7 @@ static void service_start(struct runner *r, size_t i)
 	_cleanup_free_ char *enc = logname_encode(js->name);
 	_cleanup_free_ char *base = xasprintf("service-%s", enc);
 	v->t0 = now_s(r);
+	clock_gettime(CLOCK_REALTIME, &v->started);
 	v->state = V_STARTING;
 	display_start(&r->d, "service", js->name, js->ready != READY_NONE ? js->ready_timeout_ms : 0);
 	v->task = start_task(r, T_SERVICE, i, base, r->job->shell ? r->job->shell : "sh", js->run, js->env, NULL);
@@ -746,9 +749,9 @@ static void advance(struct runner *r)
 
 /* ---- the record ---- */
 
-static void amend(void *ctx, struct run_result *res, json_t **extra)
+/* The steps and services as the record shows them: {"steps": [...], "services": [...]}. */
+static json_t *tasks_json(struct runner *r)
 {
-	struct runner *r = ctx;
 	json_t *steps = json_array();
 	for (size_t i = 0; i < r->job->n_steps; i++) {
 		struct step_rec *sr = &r->steps[i];
@@ -758,7 +761,7 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 		json_object_set_new(o, "exit_code", ran && sr->have_exit ? json_integer(sr->exit_code) : json_null());
 		json_object_set_new(o, "cause", sr->cause ? json_string(sr->cause) : json_null());
 		json_object_set_new(o, "started_at", ran ? json_string(format_rfc3339(st, sizeof st, &sr->started)) : json_null());
-		json_object_set_new(o, "duration_s", ran ? json_real(sr->duration) : json_null());
+		json_object_set_new(o, "duration_s", ran && sr->state != S_RUNNING ? json_real(sr->duration) : json_null());
 		json_object_set_new(o, "timeout_ms", r->job->steps[i].timeout_ms ? json_integer((json_int_t)r->job->steps[i].timeout_ms) : json_null());
 		_cleanup_free_ char *enc = logname_encode(r->job->steps[i].name);
 		_cleanup_free_ char *log = xasprintf("log/%zu-%s.log", i + 1, enc);
@@ -771,9 +774,40 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 		json_t *o = json_pack("{s:s,s:s}", "name", r->job->services[i].name, "status", SVC_STATE[v->state]);
 		json_object_set_new(o, "exit_code", v->have_status && WIFEXITED(v->status) ? json_integer(WEXITSTATUS(v->status)) : json_null());
 		json_object_set_new(o, "signal", v->have_status && WIFSIGNALED(v->status) ? json_string(sigabbrev_np(WTERMSIG(v->status))) : json_null());
+		char st[64];
+		json_object_set_new(o, "started_at", v->started.tv_sec ? json_string(format_rfc3339(st, sizeof st, &v->started)) : json_null());
+		const struct job_service *js = &r->job->services[i];
+		json_object_set_new(o, "ready_timeout_ms", js->ready != READY_NONE ? json_integer((json_int_t)js->ready_timeout_ms) : json_null());
 		json_array_append_new(svcs, o);
 	}
-	*extra = json_pack("{s:{s:s,s:s},s:o,s:o}", "job", "name", r->job->name, "file", r->job->path, "steps", steps, "services", svcs);
+	return json_pack("{s:o,s:o}", "steps", steps, "services", svcs);
+}
+
+/* While the job runs, <rundir>/progress.json holds tasks_json(), rewritten when a step or a
+ * service changes state: what the server's console shows of a live job (the clocks run from
+ * each started_at; result.json replaces it at the end). */
+static void progress_update(struct runner *r)
+{
+	uint64_t sig = 1469598103934665603ULL;  /* FNV-1a of the states */
+	for (size_t i = 0; i < r->job->n_steps; i++)
+		sig = (sig ^ (uint64_t)r->steps[i].state) * 1099511628211ULL;
+	for (size_t i = 0; i < r->job->n_services; i++)
+		sig = (sig ^ (uint64_t)(r->svcs[i].state + 16)) * 1099511628211ULL;
+	if (sig == r->progress_sig)
+		return;
+	r->progress_sig = sig;
+	json_t *j = tasks_json(r);
+	_cleanup_free_ char *txt = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (txt)
+		write_file_atomic_at(r->s->rundir_fd, "progress.json", txt, strlen(txt), 0644);
+}
+
+static void amend(void *ctx, struct run_result *res, json_t **extra)
+{
+	struct runner *r = ctx;
+	*extra = tasks_json(r);
+	json_object_set_new(*extra, "job", json_pack("{s:s,s:s}", "name", r->job->name, "file", r->job->path));
 	if (res->status == RUN_ERROR || res->cause_limit)
 		return; /* warren's own failure, or the cell was stopped: that is the cause */
 	if (r->cancel.on) {
@@ -822,6 +856,7 @@ static int runner_loop(struct runner *r)
 {
 	struct epoll_event evs[16];
 	advance(r);
+	progress_update(r);
 	while (sup_running(&r->u)) {
 		int n = sup_wait(&r->u, evs, 16);
 		if (n < 0 && errno != EINTR)
@@ -853,6 +888,7 @@ static int runner_loop(struct runner *r)
 			}
 		}
 		advance(r);
+		progress_update(r);
 	}
 	return 0;
 }
@@ -919,6 +955,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	struct supervise_opts so = { .result_fd = o->json ? STDOUT_FILENO : o->result_fd, .result_file = o->result_file,
 				     .quiet = false, .amend = amend, .amend_ctx = &r };
 	rc = sup_finish(&r.u, &so);
+	unlinkat(s->rundir_fd, "progress.json", 0);  /* result.json holds the steps now */
 	for (size_t i = 0; i < r.n_tasks; i++) {
 		closep(&r.tasks[i]->out_r);
 		closep(&r.tasks[i]->log_fd);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "serve/console.h"
 #include "util/fs.h"
 #include "util/units.h"
 
@@ -55,7 +56,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
 }
 
 /* Equal in time that does not depend on where they differ. */
-static bool same_secret(const char *a, size_t alen, const char *b, size_t blen)
+bool same_secret(const char *a, size_t alen, const char *b, size_t blen)
 {
 	volatile unsigned char d = (unsigned char)(alen != blen);
 	for (size_t i = 0; i < blen; i++)
@@ -69,8 +70,10 @@ static bool identify(struct listener *l, struct MHD_Connection *c, struct who *w
 	struct server *s = l->s;
 	if (l->tcp) {
 		const char *h = mhd.lookup(c, MHD_HEADER_KIND, "Authorization");
-		if (!h || strncmp(h, "Bearer ", 7) || !same_secret(h + 7, strlen(h + 7), s->token, s->token_len)) {
-			*ret = send_error(c, 401, "a valid 'Authorization: Bearer TOKEN' header is needed (the token of the server's --token-file)");
+		_cleanup_free_ char *cookie = h ? NULL : console_cookie_token(c);  /* the console's browser */
+		const char *t = h && !strncmp(h, "Bearer ", 7) ? h + 7 : cookie;
+		if (!t || !same_secret(t, strlen(t), s->token, s->token_len)) {
+			*ret = send_error(c, 401, "a valid 'Authorization: Bearer TOKEN' header is needed (the token of the server's --token-file; in a browser open /?token=TOKEN)");
 			return false;
 		}
 		*w = (struct who){ .uid = s->uid, .all = true };
@@ -135,10 +138,14 @@ static json_t *run_detail(struct server *s, json_t *row, const char *id)
 	long pos = server_queue_pos(s, id);
 	json_object_set_new(j, "queue_position", pos ? json_integer(pos) : json_null());
 	json_object_set_new(j, "live", json_boolean(server_live(s, id)));
-	json_t *steps = json_object_get(result, "steps");
+	/* a live job's steps (or those of one whose supervisor died): progress.json, which its runner keeps */
+	json_t *tasks = json_object_get(result, "steps") ? json_incref(result) : record_file(s, id, "progress.json");
+	json_t *steps = json_object_get(tasks, "steps");
 	json_object_set_new(j, "steps", steps ? json_incref(steps) : json_array());
-	json_t *services = json_object_get(result, "services");
+	json_t *services = json_object_get(tasks, "services");
 	json_object_set_new(j, "services", services ? json_incref(services) : json_array());
+	json_decref(tasks);
+	json_object_set_new(j, "now_ms", json_integer(history_now_ms()));  /* the clocks of a remote browser */
 	json_object_set_new(j, "logs", log_names(s, id));
 	json_object_set_new(j, "spec", spec ? spec : json_null());
 	json_object_set_new(j, "result", result ? result : json_null());
@@ -333,7 +340,9 @@ static enum MHD_Result route(struct listener *l, struct MHD_Connection *c, const
 	}
 	enum MHD_Result ret;
 	struct who w;
-	if (!identify(l, c, &w, &ret))
+	if (console_login(l, c, url, method, &ret))
+		return ret;
+	if (!identify(l, c, &w, &ret) || !console_same_origin(l, c, method, &ret) || console_route(c, url, method, &ret))
 		return ret;
 	if (!strcmp(url, "/metrics") && !strcmp(method, "GET"))
 		return w.all ? send_text(c, 200, "text/plain; version=0.0.4", metrics_text(s))

@@ -87,7 +87,8 @@ char *server_file(struct server *s, const char *id, const char *suffix);
 /* submit.c: POST /v1/runs body -> a queued run; HTTP status and the JSON answer */
 int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out);
 
-/* api.c: the request handler and its completion */
+/* api.c: the request handler and its completion; a comparison of secrets in constant time */
+bool same_secret(const char *a, size_t alen, const char *b, size_t blen);
 enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			   const char *version, const char *upload, size_t *upload_size, void **con_cls);
 void api_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t);
