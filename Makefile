@@ -64,10 +64,10 @@ $(BUILD)/man/%: docs/man/%.scd
 	@mkdir -p $(dir $@)
 	scdoc < $< > $@
 
-# The vm driver's guest init (pid 1 in the VM): static, with nothing but the C library and
-# contract.h, built without the sanitizers of BUILD=build/san.
+# The vm driver's guest init (pid 1 in the VM): static, with nothing but the C library,
+# contract.h and util/sys.h, built without the sanitizers of BUILD=build/san.
 GUEST_CFLAGS := -O2 -g -static -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc
-$(BUILD)/warren-guest-init: src/guest/init.c src/cell/contract.h Makefile
+$(BUILD)/warren-guest-init: src/guest/init.c src/cell/contract.h src/util/sys.h Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(GUEST_CFLAGS) -o $@ $<
 

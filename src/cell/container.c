@@ -29,7 +29,6 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,32 +41,7 @@
 #include "net/net.h"
 #include "policy/policy.h"
 #include "util/fs.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
-
-/* ---- small syscall wrappers glibc 2.36 does not have ---- */
-
-static pid_t sys_clone3(struct clone_args *a)
-{
-	return (pid_t)syscall(SYS_clone3, a, sizeof *a);
-}
-
-static int sys_open_tree(int dfd, const char *path, unsigned flags)
-{
-	return (int)syscall(SYS_open_tree, dfd, path, flags);
-}
-
-static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags)
-{
-	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
-}
-
-static int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr)
-{
-	return (int)syscall(SYS_mount_setattr, dfd, path, flags, attr, sizeof *attr);
-}
+#include "util/sys.h"
 
 /* ---- what init tells the supervisor ---- */
 
@@ -128,15 +102,6 @@ static char *at(const char *root, const char *path)
 static const char *cell_root;
 static int cell_root_fd = -1;
 
-#ifndef RESOLVE_IN_ROOT
-#define RESOLVE_NO_MAGICLINKS 0x02
-#define RESOLVE_IN_ROOT 0x10
-#endif
-
-struct how_ {
-	uint64_t flags, mode, resolve;
-};
-
 /* open full (under cell_root: resolved in the root; else as it is) with flags; -1 + errno */
 static int in_root(const char *full, int flags)
 {
@@ -146,8 +111,7 @@ static int in_root(const char *full, int flags)
 	const char *rel = full + n;
 	while (*rel == '/')
 		rel++;
-	struct how_ how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-	return (int)syscall(SYS_openat2, cell_root_fd, *rel ? rel : ".", &how, sizeof how);
+	return sys_openat2(cell_root_fd, *rel ? rel : ".", (uint64_t)flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 /* A mount point directory made in directory dfd belongs to that directory's owner: one made
@@ -294,8 +258,8 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 	if (pid == 0) {
 		/* hold nothing of the supervisor's (the job's output pipes above all) */
 		if (p[0] > 0)
-			syscall(SYS_close_range, 0, (unsigned)p[0] - 1, 0);
-		syscall(SYS_close_range, (unsigned)p[0] + 1, ~0U, 0);
+			close_range(0, (unsigned)p[0] - 1, 0);
+		close_range((unsigned)p[0] + 1, ~0U, 0);
 		char c;
 		ssize_t r = read(p[0], &c, 1);
 		_exit(r < 0);
@@ -418,8 +382,7 @@ static void mount_checked(const char *path, int checked_fd, const char *target, 
 {
 	/* the directory that was checked, not whatever its path names now: open it again in
 	 * this mount namespace without following links, and it must be the same inode */
-	struct how_ how = { .flags = O_PATH | O_CLOEXEC, .resolve = 0x04 /* RESOLVE_NO_SYMLINKS */ };
-	_cleanup_close_ int wfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	_cleanup_close_ int wfd = sys_openat2(AT_FDCWD, path, O_PATH, RESOLVE_NO_SYMLINKS);
 	struct stat a, b;
 	if (wfd < 0 || fstat(wfd, &a) < 0 || fstat(checked_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		die(wfd < 0 ? errno : 0, "%s %s changed while the cell was being made (a directory on its way was replaced); run again", what, path);
@@ -427,7 +390,7 @@ static void mount_checked(const char *path, int checked_fd, const char *target, 
 	_cleanup_close_ int t = idmapped_tree(wfd, "", idmap);
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	if (t >= 0 && (!rdonly || sys_mount_setattr(t, "", AT_EMPTY_PATH, &ro) == 0) &&
-	    sys_move_mount(t, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
+	    sys_move_mount_fd(t, fd) == 0)
 		return;
 	_cleanup_free_ char *src = xasprintf("/proc/self/fd/%d", wfd);
 	bind_path(src, target, rdonly, !S_ISDIR(a.st_mode));
@@ -643,7 +606,7 @@ static void build_root(const struct cell_spec *s)
 
 	if (chdir(root) < 0)
 		die(errno, "cannot enter %s", root);
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
+	if (sys_pivot_root(".", ".") < 0)
 		die(errno, "cannot pivot_root into %s", root);
 	if (umount2(".", MNT_DETACH) < 0)
 		die(errno, "cannot detach the old root");
@@ -770,7 +733,7 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 		die(errno, s->workdir ? "--workdir %s: cannot enter it in the cell (it must exist there: a directory of the image, the host's /, the worktree or a bind)"
 				      : "cannot enter the working directory %s in the cell", spec_cwd(s));
 	/* nothing of warren's leaks into the job: every fd but 0-2 and the report is closed */
-	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	/* rlimits, capabilities, Landlock, seccomp: for the job and for the executor's steps */
 	struct error perr = { 0 };
 	struct policy_ctx pc = spec_policy_ctx(s);
@@ -937,10 +900,10 @@ static void close_all_but(int *keep, size_t n)
 		if (keep[i] < 0)
 			continue;
 		if ((unsigned)keep[i] > from)
-			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+			close_range(from, (unsigned)keep[i] - 1, 0);
 		from = (unsigned)keep[i] + 1;
 	}
-	syscall(SYS_close_range, from, ~0U, 0);
+	close_range(from, ~0U, 0);
 }
 
 static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const struct cell_io *io,

@@ -42,10 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/fs.h"
+#include "util/sys.h"
 
 #define VIEW_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
@@ -183,8 +183,7 @@ static const struct mnt *find(const struct view *v, int id)
 
 static int openat2_(int dfd, const char *path, int flags, uint64_t resolve)
 {
-	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW), .resolve = resolve };
-	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof how);
+	return sys_openat2(dfd, path, (uint64_t)(flags | O_NOFOLLOW), resolve);
 }
 
 /* path on the host, as it is (no symlink on the way: mount points have none) */
@@ -201,9 +200,9 @@ static int fs_make(int fs, const char *const *kv, uint64_t attrs, char **why)
 	int m = -1;
 	bool ok = true;
 	for (; ok && *kv; kv += 2)
-		ok = syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, kv[0], kv[1], 0) == 0;
-	if (ok && syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
-		m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+		ok = sys_fsconfig(fs, FSCONFIG_SET_STRING, kv[0], kv[1], 0) == 0;
+	if (ok && sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		m = sys_fsmount(fs, FSMOUNT_CLOEXEC, attrs);
 	if (m >= 0)
 		return m;
 	int e = errno;
@@ -219,26 +218,25 @@ static int fs_make(int fs, const char *const *kv, uint64_t attrs, char **why)
 
 static int new_fs(const char *type, const char *const *kv, uint64_t attrs, char **why)
 {
-	_cleanup_close_ int fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC);
+	_cleanup_close_ int fs = sys_fsopen(type, FSOPEN_CLOEXEC);
 	return fs < 0 ? -errno : fs_make(fs, kv, attrs, why);
 }
 
 static int move_onto(int from, int to)
 {
-	return syscall(SYS_move_mount, from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+	return sys_move_mount_fd(from, to) < 0 ? -errno : 0;
 }
 
 static int set_attrs(int fd, uint64_t attrs, unsigned flags)
 {
-	struct mount_attr a = { .attr_set = attrs };
-	return syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | flags, &a, sizeof a) < 0 ? -errno : 0;
+	return sys_mount_setattr_fd(fd, attrs, flags) < 0 ? -errno : 0;
 }
 
 /* Bind host (with its submounts when rec) read-only on target. */
 static int bind_on(int host, int target, bool rec, const char *path, struct error *err)
 {
 	unsigned r = rec ? AT_RECURSIVE : 0;
-	_cleanup_close_ int t = (int)syscall(SYS_open_tree, host, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | r);
+	_cleanup_close_ int t = sys_open_tree(host, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | r);
 	int e = t < 0 ? -errno : set_attrs(t, VIEW_ATTRS, r);
 	if (e == 0)
 		e = move_onto(t, target);

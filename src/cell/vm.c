@@ -13,7 +13,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -21,6 +20,7 @@
 #include "policy/policy.h"
 #include "util/fs.h"
 #include "util/words.h"
+#include "util/sys.h"
 
 /* "none" as struct limits says it (run/limits.h: LIMIT_NONE) */
 #define VM_LIMIT_NONE UINT64_MAX
@@ -242,7 +242,7 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	dup2(null, 0);
 	dup2(logfd, 1);
 	dup2(logfd, 2);
-	syscall(SYS_close_range, QFD_END, ~0U, 0);
+	close_range(QFD_END, ~0U, 0);
 	char byte;
 	if (read(QFD_GO, &byte, 1) != 1)
 		_exit(125); /* the supervisor gave up before the VM could start */
@@ -284,7 +284,7 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 		goto fail;
 	}
 	c->pid = pid;
-	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	c->pidfd = sys_pidfd_open(pid, 0);
 	c->report_fd = steal_fd(&rep[0]);
 	c->go_fd = steal_fd(&go[1]);
 	v->ctl_fd = steal_fd(&ctl[0]);
@@ -323,7 +323,7 @@ int vm_signal(struct cell *c, int sig)
 	unsigned char b = (unsigned char)sig;
 	if (sig != SIGKILL && c->vm && c->vm->ctl_fd >= 0 && write(c->vm->ctl_fd, &b, 1) == 1)
 		return 0;
-	return (int)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+	return sys_pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
 }
 
 void vm_close(struct cell *c)
@@ -465,7 +465,7 @@ static bool kvm_boots(const struct vm_kernel *k)
 	vm_strv_free(argv);
 	if (pid < 0)
 		return false;
-	_cleanup_close_ int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	_cleanup_close_ int pfd = sys_pidfd_open(pid, 0);
 	struct pollfd p = { .fd = pfd, .events = POLLIN };
 	if (pfd < 0 || poll(&p, 1, 10000) != 1)
 		kill(pid, SIGKILL);

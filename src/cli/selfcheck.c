@@ -15,7 +15,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -31,6 +30,7 @@
 #include "run/rundir.h"
 #include "supervise/refused.h"
 #include "util/fs.h"
+#include "util/sys.h"
 
 static int failures;
 
@@ -86,9 +86,9 @@ static int seccomp_works(const struct policy_opts *p)
 	pid_t c = fork();
 	if (c == 0) {
 		struct sock_fprog prog = { .len = p->bpf_len, .filter = p->bpf };
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
 			_exit(errno & 0x7f);
-		long r = syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+		long r = sys_keyctl(KEYCTL_GET_KEYRING_ID, (unsigned long)KEY_SPEC_SESSION_KEYRING, 0);
 		_exit(r < 0 && errno == EPERM ? 0 : ENOSYS);
 	}
 	int st;

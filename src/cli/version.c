@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "cli/cli.h"
 #include "net/net.h"
 #include "policy/policy.h"
+#include "util/sys.h"
 
 #ifndef WARREN_VERSION
 #define WARREN_VERSION "unknown"
@@ -45,7 +45,7 @@ static const char *cgroup_mode(void)
 static bool seccomp_notify(void)
 {
 	unsigned action = SECCOMP_RET_USER_NOTIF;
-	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+	return sys_seccomp(SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
 /* Can this user make a user namespace (a child tries)? */
@@ -61,7 +61,7 @@ static bool user_namespaces(void)
 /* mount_setattr(2) exists (Linux 5.12): an invalid call fails with EBADF, not ENOSYS. */
 static bool mount_setattr_present(void)
 {
-	return syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) < 0 && errno != ENOSYS;
+	return sys_mount_setattr(-1, "", 0, NULL) < 0 && errno != ENOSYS;
 }
 
 int cmd_version(int argc, char **argv)

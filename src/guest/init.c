@@ -25,7 +25,6 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +34,7 @@
 #include <linux/seccomp.h>
 
 #include "cell/contract.h"
+#include "util/sys.h"
 
 static int report_fd = -1;
 
@@ -190,7 +190,7 @@ static void load_modules(void)
 		if (fd < 0)
 			die(errno, "cannot open the module %s", path);
 		char *params = module_params(cmdline, mod);
-		if (syscall(SYS_finit_module, fd, params ? params : "", 0) < 0 && errno != EEXIST)
+		if (sys_finit_module(fd, params ? params : "", 0) < 0 && errno != EEXIST)
 			die(errno, "cannot load the module %s", name);
 		free(params);
 		close(fd);
@@ -463,7 +463,7 @@ static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, i
 	if (chdir(o->cwd) < 0)
 		die(errno, "cannot enter %s in the cell", o->cwd);
 	environ = o->env;
-	if (seccomp && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, seccomp) < 0)
+	if (seccomp && sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)seccomp) < 0)
 		die(errno, "cannot load the seccomp program");
 	execvp(o->argv[0], o->argv);
 	if (errno == ENOENT || errno == ENOTDIR)

@@ -10,15 +10,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "image/entry.h"
 #include "util/fs.h"
+#include "util/sys.h"
 
 #define JSON_MAX (4u << 20) /* an index, a manifest or a config: far less in practice */
 
@@ -95,8 +94,7 @@ static int stream_open(const struct container *c, const char *name, struct strea
 	*s = (struct stream){ .fd = -1, .name = name };
 	sha256_init(&s->sha);
 	if (c->dirfd >= 0) {
-		struct open_how how = { .flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
-		s->fd = (int)syscall(SYS_openat2, c->dirfd, name, &how, sizeof how);
+		s->fd = sys_openat2(c->dirfd, name, O_RDONLY, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
 		return s->fd < 0 ? error_set(err, errno, "cannot open %s in the image", name) : 0;
 	}
 	s->outer = reader_new();

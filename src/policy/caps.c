@@ -16,9 +16,9 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/sys.h"
 
 /* Docker's default set without NET_RAW, MKNOD and SETFCAP. Inside the job's own user
  * namespace, which owns no mount, network, uts or ipc namespace of the cell: they reach files
@@ -70,7 +70,7 @@ static int capset_all(uint64_t eff, uint64_t prm, uint64_t inh)
 		{ (uint32_t)eff, (uint32_t)prm, (uint32_t)inh },
 		{ (uint32_t)(eff >> 32), (uint32_t)(prm >> 32), (uint32_t)(inh >> 32) },
 	};
-	return (int)syscall(SYS_capset, &h, d);
+	return sys_capset(&h, d);
 }
 
 /* Name of a capability for a message (the error path only: libcap's table). */
@@ -107,7 +107,7 @@ static int caps_check(uint64_t want, struct error *err)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
+	if (sys_capget(&h, d) < 0)
 		return error_set(err, errno, "cannot read the job's capabilities");
 	uint64_t eff = d[0].effective | (uint64_t)d[1].effective << 32;
 	uint64_t prm = d[0].permitted | (uint64_t)d[1].permitted << 32;

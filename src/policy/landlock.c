@@ -8,25 +8,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/landlock.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cell/contract.h"
-
-/* linux/landlock.h of Debian 12 knows ABI 2; the later rights, by value */
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
-#endif
-#define LL_ACCESS_FS_IOCTL_DEV (1ULL << 15)
-#define LL_ACCESS_NET_BIND_TCP (1ULL << 0)
-#define LL_ACCESS_NET_CONNECT_TCP (1ULL << 1)
-#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
-#define LL_SCOPE_SIGNAL (1ULL << 1)
-#define LL_RULE_PATH_BENEATH 1
+#include "util/sys.h"
 
 /* The ABI 6 ruleset attribute (handled_access_net from ABI 4, scoped from ABI 6). */
 struct ll_ruleset_attr {
@@ -49,12 +37,12 @@ struct ll_path_beneath {
 		       LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER)
 /* the rights a rule on a file (not a directory) may carry */
 #define FS_FILE_RIGHTS (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \
-			LANDLOCK_ACCESS_FS_TRUNCATE | LL_ACCESS_FS_IOCTL_DEV)
+			LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 int landlock_abi(void)
 {
-	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	return abi < 0 ? 0 : (int)abi;
+	int abi = sys_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	return abi < 0 ? 0 : abi;
 }
 
 uint64_t landlock_fs_handled(int abi)
@@ -80,7 +68,7 @@ uint64_t landlock_net_handled(int abi, enum policy_net net)
 	case POLICY_NET_ANY:
 		return 0;
 	case POLICY_NET_NONE:
-		return LL_ACCESS_NET_BIND_TCP | LL_ACCESS_NET_CONNECT_TCP;
+		return LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	}
 	return 0;
 }
@@ -105,7 +93,7 @@ static int allow_path(int ruleset, const char *prefix, const char *path, uint64_
 	if (!S_ISDIR(st.st_mode))
 		access &= FS_FILE_RIGHTS;
 	struct ll_path_beneath pb = { .allowed_access = access & handled, .parent_fd = fd };
-	long r = pb.allowed_access ? syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) : 0;
+	int r = pb.allowed_access ? sys_landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) : 0;
 	int e = errno;
 	close(fd);
 	if (r < 0)
@@ -129,11 +117,11 @@ static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi
 	struct ll_ruleset_attr attr = {
 		.handled_access_fs = fs,
 		.handled_access_net = landlock_net_handled(abi, s->policy->net),
-		.scoped = abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL : 0,
+		.scoped = abi >= 6 ? LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL : 0,
 	};
 	size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? offsetof(struct ll_ruleset_attr, scoped)
 							 : offsetof(struct ll_ruleset_attr, handled_access_net);
-	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	int rs = sys_landlock_create_ruleset(&attr, size, 0);
 	if (rs < 0)
 		return error_set(err, errno, "cannot create a Landlock ruleset (ABI %d)", abi);
 
@@ -205,7 +193,7 @@ int policy_landlock(const struct policy_ctx *s, int *abi_out, struct error *err)
 	*abi_out = abi;
 	if (rs < 0)
 		return 0;  /* no Landlock on this kernel, and not required */
-	long r = syscall(SYS_landlock_restrict_self, rs, 0);
+	int r = sys_landlock_restrict_self(rs, 0);
 	int e = errno;
 	if (own)
 		close(rs);

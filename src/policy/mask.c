@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -31,30 +30,6 @@
  * (gitguard.c). */
 const char *const policy_default_protect[] = { ".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree",
 					       ".git/info/attributes", ".git/objects/info/alternates", NULL };
-
-/* ---- system calls glibc 2.36 does not wrap ---- */
-
-static int sys_openat2(int dfd, const char *path, int flags, uint64_t resolve)
-{
-	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve };
-	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof how);
-}
-
-static int sys_open_tree(int dfd, const char *path, unsigned flags)
-{
-	return (int)syscall(SYS_open_tree, dfd, path, flags);
-}
-
-static int sys_move_mount_fd(int from, int to)
-{
-	return (int)syscall(SYS_move_mount, from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-}
-
-static int sys_mount_setattr_fd(int fd, uint64_t set)
-{
-	struct mount_attr a = { .attr_set = set };
-	return (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &a, sizeof a);
-}
 
 /* ---- checked opens ---- */
 
@@ -101,7 +76,7 @@ static int bind_fd(int src, int target, uint64_t attrs)
 	_cleanup_close_ int t = sys_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (t < 0)
 		return -errno;
-	if (attrs && sys_mount_setattr_fd(t, attrs) < 0)
+	if (attrs && sys_mount_setattr_fd(t, attrs, 0) < 0)
 		return -errno;
 	return sys_move_mount_fd(t, target) < 0 ? -errno : 0;
 }
@@ -115,7 +90,7 @@ static int fs_config(int fs, const char *opts)
 		char *v = strchr(o, '=');
 		if (v)
 			*v++ = '\0';
-		if (syscall(SYS_fsconfig, fs, v ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, o, v, 0) < 0)
+		if (sys_fsconfig(fs, v ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, o, v, 0) < 0)
 			return -errno;
 	}
 	return 0;
@@ -124,15 +99,15 @@ static int fs_config(int fs, const char *opts)
 /* A detached mount of a new file system of type with opts ("size=4k,mode=0555", "cpu,cpuacct"). */
 static int new_mount(const char *type, const char *opts, uint64_t attrs)
 {
-	_cleanup_close_ int fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC);
+	_cleanup_close_ int fs = sys_fsopen(type, FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -errno;
 	int r = fs_config(fs, opts);
 	if (r < 0)
 		return r;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	if (sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return -errno;
-	int m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+	int m = sys_fsmount(fs, FSMOUNT_CLOEXEC, attrs);
 	return m < 0 ? -errno : m;
 }
 
@@ -312,7 +287,7 @@ int policy_show_cgroup(const char *const *v1, struct error *err)
 	for (; *v1; v1++)
 		if ((r = show_v1(dir, *v1)) < 0)
 			return error_set(err, -r, "cannot mount the run's cgroup (v1 %s) on /sys/fs/cgroup/%s in the cell", *v1, *v1);
-	if (sys_mount_setattr_fd(dir, MOUNT_ATTR_RDONLY) < 0)
+	if (sys_mount_setattr_fd(dir, MOUNT_ATTR_RDONLY, 0) < 0)
 		return error_set(err, errno, "cannot make /sys/fs/cgroup read-only in the cell");
 	return 0;
 }

@@ -14,18 +14,8 @@
 #include "cell/cellmount.h"
 #include "util/error.h"
 
-/* System calls newer than some C libraries' headers (the same number on every architecture),
- * for the write watch's filter and its supervisor side. */
-#include <sys/syscall.h>
-#ifndef __NR_fchmodat2
-#define __NR_fchmodat2 452
-#endif
-#ifndef __NR_setxattrat
-#define __NR_setxattrat 463
-#endif
-#ifndef __NR_removexattrat
-#define __NR_removexattrat 466
-#endif
+/* system calls newer than some C libraries' headers (__NR_fchmodat2...) */
+#include "util/sys.h"
 
 /* What TCP the job may use under Landlock ABI >= 4. Decided by the network mode: the cell has
  * loopback only for now, so any TCP is allowed (NET_ANY leaves TCP unhandled). */

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/fs.h"
+#include "util/sys.h"
 
 const char policy_default_seccomp[] =
 	"# warren's default seccomp profile. Format: docs/hardening.md.\n"
@@ -729,7 +729,7 @@ int policy_seccomp(const struct policy_ctx *s, struct error *err)
 		p = &q;
 	}
 	struct sock_fprog prog = { .len = p->bpf_len, .filter = p->bpf };
-	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+	int r = sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, &prog);
 	int e = errno;
 	free(q.bpf);
 	if (r < 0)

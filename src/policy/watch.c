@@ -23,10 +23,10 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/fs.h"
+#include "util/sys.h"
 
 #if defined(__x86_64__)
 #define WATCH_ARCH AUDIT_ARCH_X86_64
@@ -132,10 +132,10 @@ void policy_watch_writes(int sock)
 	struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
 	/* once the supervisor has the call, only SIGKILL interrupts the wait (5.19+): a signal
 	 * cannot make an open fail with EINTR because it was being looked at */
-	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+	int fd = sys_seccomp(SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
 	if (fd < 0 && errno == EINVAL)
-		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		fd = sys_seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	/* from here until the supervisor holds the listener no watched call may be made */
 	send_listener(sock, (int)fd, fd < 0 ? errno : 0);
 	if (fd >= 0)

@@ -7,8 +7,6 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/mount.h>
@@ -17,6 +15,7 @@
 
 #include "cell/contract.h"
 #include "util/fs.h"
+#include "util/sys.h"
 
 static const char *const SCRATCH[] = { RUN_TMP_DIR, RUN_VARTMP_DIR, RUN_SHM_DIR, RUN_HOME_DIR, RUN_UPPER_DIR,
 				       RUN_WORK_DIR, RUN_ROOT_DIR, RUN_LOWER_DIR, RUN_ETC_DIR, "scratch", NULL };
@@ -167,15 +166,10 @@ void statedir_close(struct statedir *sd)
 	sd->path = NULL;
 }
 
-struct open_how_rd {
-	uint64_t flags, mode, resolve;
-};
-
 int rundir_open(const struct statedir *sd, const char *id, struct error *err)
 {
-	struct open_how_rd how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				   .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
-	int fd = (int)syscall(SYS_openat2, sd->runs, id, &how, sizeof how);
+	int fd = sys_openat2(sd->runs, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+			     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 	if (fd < 0) {
 		error_set(err, errno, "cannot open the run directory %s/runs/%s%s", sd->path, id,
 			  errno == ELOOP || errno == ENOTDIR ? " (it is not a directory: a symlink?)" : "");

@@ -52,7 +52,6 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
@@ -64,6 +63,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/words.h"
+#include "util/sys.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -395,9 +395,7 @@ static bool split(char *abs, const char **dir, const char **name)
  * O_NOFOLLOW); its path in the cell into *canon. -1 (errno set) when it does not resolve. */
 static int open_in_root(int rootfd, const char *path, int flags, char **canon)
 {
-	struct open_how how = { .flags = (uint64_t)(O_PATH | O_CLOEXEC | flags),
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-	int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof how);
+	int fd = sys_openat2(rootfd, path, (uint64_t)(O_PATH | flags), RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
 		return -1;
 	char link[64];
@@ -842,7 +840,7 @@ bool refused_take_listener(struct refused *r)
 	}
 	r->listener = fd;
 	struct seccomp_notif_sizes sz = { 0 };
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
 		sz.seccomp_notif = sizeof(struct seccomp_notif);
 		sz.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
 	}

@@ -22,7 +22,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -38,6 +37,7 @@
 #include "supervise/worktree.h"
 #include "util/fs.h"
 #include "util/units.h"
+#include "util/sys.h"
 
 #define WATCH_MS 100
 
@@ -65,7 +65,7 @@ static int signal_cell(struct sup *u, int sig)
 		return 0;
 	if (u->cell.vm)
 		return vm_signal(&u->cell, sig);
-	return (int)syscall(SYS_pidfd_send_signal, u->cell.pidfd, sig, NULL, 0);
+	return sys_pidfd_send_signal(u->cell.pidfd, sig, NULL, 0);
 }
 
 /* Stop the whole cell for a named cause: the polite signal now, SIGKILL after the grace. */

@@ -11,8 +11,9 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "util/sys.h"
 
 char *read_fd(int fd, size_t *len)
 {
@@ -50,10 +51,6 @@ char *read_file_at(int dirfd, const char *path, size_t *len)
 
 char *read_file(const char *path, size_t *len) { return read_file_at(AT_FDCWD, path, len); }
 
-struct open_how_ {
-	uint64_t flags, mode, resolve;
-};
-
 char *read_file_in_root(const char *root, const char *rel, size_t *len)
 {
 	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -61,9 +58,8 @@ char *read_file_in_root(const char *root, const char *rel, size_t *len)
 		return NULL;
 	while (*rel == '/')
 		rel++;
-	/* RESOLVE_IN_ROOT (0x10) | RESOLVE_NO_MAGICLINKS (0x02): links stay inside root */
-	struct open_how_ how = { .flags = O_RDONLY | O_CLOEXEC, .resolve = 0x10 | 0x02 };
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, rfd, rel, &how, sizeof how);
+	/* links stay inside root */
+	_cleanup_close_ int fd = sys_openat2(rfd, rel, O_RDONLY, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
 		return NULL;
 	return read_fd(fd, len);
