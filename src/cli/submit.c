@@ -57,20 +57,6 @@ static int via_connect(const struct via *v, struct error *err)
 	return fd;
 }
 
-static int write_fully(int fd, const char *b, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Send one request; the connection (to read the answer from), or -1 + err. */
 static int request(const struct via *v, const char *method, const char *path, const char *body, struct error *err)
 {
@@ -81,9 +67,10 @@ static int request(const struct via *v, const char *method, const char *path, co
 	_cleanup_free_ char *req = xasprintf("%s %s HTTP/1.0\r\nHost: warren\r\n%sContent-Type: application/json\r\n"
 					     "Content-Length: %zu\r\n\r\n%s", method, path, auth, body ? strlen(body) : 0,
 					     body ? body : "");
-	if (write_fully(fd, req, strlen(req)) < 0) {
+	int r = write_all(fd, req, strlen(req));
+	if (r < 0) {
 		close(fd);
-		error_set(err, errno, "cannot send the request to %s", v->spec);
+		error_set(err, -r, "cannot send the request to %s", v->spec);
 		return -1;
 	}
 	return fd;

@@ -152,7 +152,7 @@ static int copy_content(struct apply *a, int fd, const struct ientry *e, struct 
 		a->bytes += (uint64_t)n;
 		if (a->hash)
 			sha256_update(a->hash, (size_t)n, (const uint8_t *)buf);
-		int r = write_fd_all(fd, buf, (size_t)n);
+		int r = write_all(fd, buf, (size_t)n);
 		if (r < 0)
 			return entry_error(err, -r, e->path, "cannot write its content");
 	}

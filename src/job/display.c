@@ -11,6 +11,7 @@
 
 #include "supervise/supervise.h"
 #include "util/error.h"
+#include "util/fs.h"
 #include "util/units.h"
 
 static const char *const MARKS[] = { "○", "▶", "✔", "✖", "⊘", "■" };

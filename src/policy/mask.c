@@ -51,7 +51,7 @@ int policy_write_checked(int dirfd, const char *path, long magic, const char *da
 	_cleanup_close_ int fd = policy_open_checked(dirfd, path, O_WRONLY, magic);
 	if (fd < 0)
 		return fd;
-	return write_fd_all(fd, data, len);
+	return write_all(fd, data, len);
 }
 
 /* ---- the three kinds of mask ---- */

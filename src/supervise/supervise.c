@@ -96,26 +96,6 @@ void sup_kill(struct sup *u)
 
 /* ---- output relay ---- */
 
-int write_all(int fd, const char *b, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) {
-				struct timespec ts = { 0, 1000000 };
-				nanosleep(&ts, NULL);
-				continue;
-			}
-			return -errno;
-		}
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Count n more bytes of the job's output against the output limit (stopping the cell when it
  * is passed): how many of them may be passed on. */
 size_t sup_output_pass(struct sup *u, size_t n)

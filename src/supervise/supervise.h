@@ -119,7 +119,6 @@ size_t sup_output_pass(struct sup *u, size_t n);
  * open when the cell was gone: the rest of it is dropped. */
 void sup_output_held(struct sup *u, const char *stream, uint64_t bytes);
 int sup_finish(struct sup *u, const struct supervise_opts *o);
-int write_all(int fd, const char *b, size_t n);
 
 /* Run the cell described by s. Returns the exit status warren should exit with (the job's,
  * 128+N, 124, ...) or a negative errno with err filled when warren itself failed before the

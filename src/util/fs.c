@@ -65,16 +65,18 @@ char *read_file_in_root(const char *root, const char *rel, size_t *len)
 	return read_fd(fd, len);
 }
 
-int write_fd_all(int fd, const char *data, size_t len)
+int write_all(int fd, const void *data, size_t len)
 {
+	const char *b = data;
 	while (len) {
-		ssize_t w = write(fd, data, len);
+		ssize_t w = write(fd, b, len);
 		if (w < 0) {
-			if (errno == EINTR)
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			if (errno == EINTR || (errno == EAGAIN && poll(&p, 1, -1) >= 0))
 				continue;
 			return -errno;
 		}
-		data += w;
+		b += w;
 		len -= (size_t)w;
 	}
 	return 0;
@@ -85,7 +87,7 @@ int write_file(const char *path, const char *data, size_t len)
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	return write_fd_all(fd, data, len);
+	return write_all(fd, data, len);
 }
 
 int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len, mode_t mode)
@@ -101,7 +103,7 @@ int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len
 		return -errno;
 	int r = fchmod(fd, mode) < 0 ? -errno : 0;
 	if (r == 0)
-		r = write_fd_all(fd, data, len);
+		r = write_all(fd, data, len);
 	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
 		r = -errno;
 	if (r < 0)

@@ -28,8 +28,9 @@ size_t fd_queued(int fd);
 /* Whether some process still holds the other end of the read end fd of a pipe or of a
  * terminal's master open (no POLLHUP): its reader would wait for more. */
 bool fd_writer_open(int fd);
-/* Write all of data to fd (retrying short writes and EINTR). 0 or -errno. */
-int write_fd_all(int fd, const char *data, size_t len);
+/* Write all of data to fd (retrying short writes and EINTR; on a non-blocking fd, waiting
+ * while it is full). 0 or -errno. */
+int write_all(int fd, const void *data, size_t len);
 /* Write data to path (created 0644 or truncated). 0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
 /* Write to a temporary name then rename over path: readers see old or new, never half. */
