@@ -83,6 +83,6 @@ int main(int argc, char **argv)
 		return cmd_serve(argc, argv);
 	if (!strcmp(c, "submit"))
 		return cmd_submit(argc, argv);
-	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit (see 'warren --help')\n", c);
+	warn_line("unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit (see 'warren --help')", c);
 	return 125;
 }

@@ -47,7 +47,7 @@ char *cli_run_open(const char *opt, const char *prefix, int *rfd, char **state, 
 
 int cli_fail(struct error *err)
 {
-	fprintf(stderr, "warren: %s\n", err->msg ? err->msg : "unknown error");
+	warn_line("%s", err->msg ? err->msg : "unknown error");
 	int st = err->status ? err->status : 125;
 	error_clear(err);
 	return st;
@@ -57,9 +57,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("warren: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " (see 'warren %s --help')\n", cmd);
+	_cleanup_free_ char *m = xvasprintf(fmt, ap);
 	va_end(ap);
+	warn_line("%s (see 'warren %s --help')", m, cmd);
 	return 125;
 }

@@ -73,7 +73,7 @@ static int load(const char *file, const char *work, struct job *job)
 	char *errors = NULL;
 	_cleanup_free_ char *work_abs = work && !strcmp(work, CELLSPEC_WORK_NONE) ? xstrdup(work) : work ? abs_path(work) : NULL;
 	if (work && !work_abs) {
-		fprintf(stderr, "warren: --work %s: %s; name an existing directory\n", work, strerror(errno));
+		warn_line("--work %s: %s; name an existing directory", work, strerror(errno));
 		return -1;
 	}
 	if (job_load(file, work_abs, job, &errors) < 0) {
@@ -88,7 +88,7 @@ static int load(const char *file, const char *work, struct job *job)
 		if (n)
 			qsort(lines, n, sizeof *lines, cmp_lines);
 		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, "warren: %s\n", lines[i]);
+			warn_line("%s", lines[i]);
 		free(lines);
 		free(errors);
 		job_free(job);
@@ -436,7 +436,7 @@ static int inotify_at(int ino, int dirfd, uint32_t mask)
 static int logs_none(const char *id, const char *step, int logdir)
 {
 	if (!step) {
-		fprintf(stderr, "warren: %s has no logs (only jobs have step logs: 'warren job run')\n", id);
+		warn_line("%s has no logs (only jobs have step logs: 'warren job run')", id);
 		return 125;
 	}
 	struct dirent **ents = NULL;
@@ -451,7 +451,7 @@ static int logs_none(const char *id, const char *step, int logdir)
 	}
 	free(ents);
 	_cleanup_free_ char *s = printable_name(step);
-	fprintf(stderr, "warren: %s has no step '%s'%s%s%s\n", id, s, *list ? "; its logs are of " : " (it has no step logs: only jobs have them)",
+	warn_line("%s has no step '%s'%s%s%s", id, s, *list ? "; its logs are of " : " (it has no step logs: only jobs have them)",
 		list, *list ? " (give a step's number or name)" : "");
 	free(list);
 	return 125;
@@ -554,12 +554,12 @@ int cmd_kill(int argc, char **argv)
 		return rc;
 	pid_t pid = rundir_pid(dir);
 	if (!rundir_is_live(dir) || pid <= 0) {
-		fprintf(stderr, "warren: %s is not running (see 'warren show %s')\n", id, id);
+		warn_line("%s is not running (see 'warren show %s')", id, id);
 		return 125;
 	}
 	union sigval v = { .sival_int = WARREN_KILL_MAGIC };
 	if (sigqueue(pid, SIGTERM, v) < 0) {
-		fprintf(stderr, "warren: cannot signal the supervisor of %s (pid %d): %s\n", id, (int)pid, strerror(errno));
+		warn_line("cannot signal the supervisor of %s (pid %d): %s", id, (int)pid, strerror(errno));
 		return 125;
 	}
 	printf("warren: asked %s to stop\n", id);

@@ -349,7 +349,7 @@ int cmd_show(int argc, char **argv)
 	if (as_json) {
 		_cleanup_free_ char *txt = rundir_read(dir, "result.json");
 		if (!txt) {
-			fprintf(stderr, "warren: %s has no result.json yet (%s)\n", id, live ? "it is still running" : "its supervisor died; run 'warren gc'");
+			warn_line("%s has no result.json yet (%s)", id, live ? "it is still running" : "its supervisor died; run 'warren gc'");
 			return 125;
 		}
 		fputs(txt, stdout);
@@ -358,7 +358,7 @@ int cmd_show(int argc, char **argv)
 	json_t *r = load_json(dir, "result.json");
 	json_t *spec = r ? json_incref(r) : load_json(dir, "spec.json");
 	if (!spec) {
-		fprintf(stderr, "warren: %s has no record in %s\n", id, where);
+		warn_line("%s has no record in %s", id, where);
 		return 125;
 	}
 	show_record(stdout, id, where, spec, r, live);
@@ -419,7 +419,7 @@ static void gc_record(int dir, const char *id, const char *where)
 	const char *was = json_string_value(json_object_get(r, "worktree_inode"));
 	if (inode && (!was || strcmp(was, inode))) {
 		/* the path names another directory now: not the run's to check */
-		fprintf(stderr, "warren: the worktree %s of %s is no longer the directory the run had; not checking git there\n", wt, id);
+		warn_line("the worktree %s of %s is no longer the directory the run had; not checking git there", wt, id);
 		closep(&wfd);
 	}
 	if (wfd >= 0) {
@@ -443,7 +443,7 @@ static struct history *state_history(const struct statedir *sd)
 	struct history *h = NULL;
 	_cleanup_error_ struct error err = { 0 };
 	if (access(path, F_OK) == 0 && history_open(&h, path, &err) < 0)
-		fprintf(stderr, "warren: %s\n", err.msg);
+		warn_line("%s", err.msg);
 	return h;
 }
 
@@ -472,7 +472,7 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	_cleanup_error_ struct error err = { 0 };
 	_cleanup_close_ int dir = rundir_open(sd, id, &err);
 	if (dir < 0) {
-		fprintf(stderr, "warren: %s\n", err.msg);
+		warn_line("%s", err.msg);
 		return -1;
 	}
 	if (rundir_is_live(dir))
@@ -482,7 +482,7 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	/* a supervisor that died may leave its cell's init, stopped by PDEATHSIG, and the group */
 	_cleanup_free_ char *cg = rundir_cgroup_name(sd->tag, id);
 	if (geteuid() == 0 && cgroup_remove_by_id(cg) < 0)
-		fprintf(stderr, "warren: cannot remove the cgroup of %s; is a process of it stuck?\n", id);
+		warn_line("cannot remove the cgroup of %s; is a process of it stuck?", id);
 	/* --net: its veth, firewall chains and sets, published ports and address lease */
 	if (geteuid() == 0 && net_gc_run(id, where) > 0)
 		did = 1;
@@ -496,7 +496,7 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	}
 	if (rundir_has_scratch(dir)) {
 		if (rundir_reclaim(dir, where, &err) < 0) {
-			fprintf(stderr, "warren: %s\n", err.msg);
+			warn_line("%s", err.msg);
 			return -1;
 		}
 		did = 1;
@@ -504,7 +504,7 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	if (older_ms && now_ms() - run_id_time_ms(id) > older_ms) {
 		int r = rm_tree_at(sd->runs, id);
 		if (r < 0) {
-			fprintf(stderr, "warren: cannot delete the record %s: %s\n", where, strerror(-r));
+			warn_line("cannot delete the record %s: %s", where, strerror(-r));
 			return -1;
 		}
 		*pruned = true;
@@ -519,7 +519,7 @@ static void history_pruned(const struct statedir *sd, const char *id)
 	struct history *h = state_history(sd);
 	_cleanup_error_ struct error err = { 0 };
 	if (h && history_mark_pruned(h, id, &err) < 0)
-		fprintf(stderr, "warren: %s\n", err.msg);
+		warn_line("%s", err.msg);
 	history_close(h);
 }
 
@@ -531,7 +531,7 @@ static int gc_retain(const struct statedir *sd, uint64_t keep, uint64_t ms, int 
 	char **ids = h ? history_retain(h, sd, (long)keep, (int64_t)ms, &err) : NULL;
 	history_close(h);
 	if (err.msg)
-		fprintf(stderr, "warren: %s\n", err.msg);
+		warn_line("%s", err.msg);
 	for (char **id = ids; id && *id; id++)
 		(*pruned)++;
 	history_ids_free(ids);

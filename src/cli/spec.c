@@ -68,7 +68,7 @@ int env_add_checked(struct envb *e, const char *kv, const char *what, struct err
 		return error_set(err, 0, "%s: '%s' is not NAME=VALUE (NAME of letters, digits and _)", what, kv);
 	if (strncmp(kv, CELL_TMPDIR_ENV "=", sizeof CELL_TMPDIR_ENV) == 0) {
 		if (strcmp(eq + 1, CELL_TMPDIR_VALUE) != 0)
-			fprintf(stderr, "warren: note: %s is always %s in the cell (it is the run's own scratch); %s ignored\n",
+			warn_line("note: %s is always %s in the cell (it is the run's own scratch); %s ignored",
 				CELL_TMPDIR_ENV, CELL_TMPDIR_VALUE, kv);
 		return 0;
 	}
@@ -271,7 +271,7 @@ static int home_check(const char *worktree, const char *work, struct error *err)
 	if (!work)
 		return error_set(err, 0, "the worktree would be %s (the current directory), %s: the job could change your dotfiles and read ~/.ssh; cd into a project directory, or pass --work %s if you mean it",
 				 worktree, is_home ? "your home directory" : "a directory holding your home directory", worktree);
-	fprintf(stderr, "warren: note: the worktree %s is %s: the job can change your dotfiles and read ~/.ssh\n", worktree,
+	warn_line("note: the worktree %s is %s: the job can change your dotfiles and read ~/.ssh", worktree,
 		is_home ? "your home directory" : "a directory holding your home directory");
 	return 0;
 }
@@ -436,7 +436,7 @@ static int bind_source_check(const struct cell_spec *s, const char *opt, const c
 		return -EINVAL;
 	const char *home = home_within(src);
 	if (home)
-		fprintf(stderr, "warren: note: %s %s is %s: the job can %s your dotfiles and ~/.ssh\n", opt, src,
+		warn_line("note: %s %s is %s: the job can %s your dotfiles and ~/.ssh", opt, src,
 			!strcmp(home, src) ? "your home directory" : "a directory holding your home directory", ro ? "read" : "change and read");
 	return 0;
 }

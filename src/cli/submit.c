@@ -129,7 +129,7 @@ static int call(const struct via *v, const char *method, const char *path, const
 /* The server's error message of an answer, as one line for the user. */
 static int fail_answer(int status, json_t *j)
 {
-	fprintf(stderr, "warren: the server refused (HTTP %d): %s\n", status,
+	warn_line("the server refused (HTTP %d): %s", status,
 		json_string_value(json_object_get(j, "error")) ?: "no reason given");
 	json_decref(j);
 	return 125;
@@ -313,7 +313,7 @@ static int wait_end(const struct via *v, const char *id, struct error *err)
 			const char *cause = json_string_value(json_object_get(json_object_get(run, "cause"), "message"));
 			const char *e = json_string_value(json_object_get(run, "error"));
 			if (cause || e)
-				fprintf(stderr, "warren: %s %s: %s\n", id, state, cause ? cause : e);
+				warn_line("%s %s: %s", id, state, cause ? cause : e);
 			int rc = json_is_integer(ec) ? (int)json_integer_value(ec) : 125;
 			json_decref(j);
 			return rc;

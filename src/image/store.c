@@ -81,7 +81,7 @@ static int import_into(int tfd, const char *name, const char *source, const stru
 		return r;
 	}
 	if (a.skipped)
-		fprintf(stderr, "warren: note: image %s: left out %llu device node%s or socket%s (the first: %s); a cell has its own /dev\n",
+		warn_line("note: image %s: left out %llu device node%s or socket%s (the first: %s); a cell has its own /dev",
 			name, (unsigned long long)a.skipped, a.skipped == 1 ? "" : "s", a.skipped == 1 ? "" : "s", a.first_skipped);
 	json_t *j = record_json(name, source, &a, &si);
 	if (apply_finish(&a, err) < 0) {

@@ -531,8 +531,8 @@ void dns_dispatch(struct net_dns *d)
 		d->loaded = ldns_load();
 		if (!d->loaded) {
 			d->unloadable = true;
-			fprintf(stderr, "warren: cannot load libldns.so.3 (%s): the run's DNS questions go unanswered; "
-				"install the Debian package libldns3\n", dlerror());
+			warn_line("cannot load libldns.so.3 (%s): the run's DNS questions go unanswered; "
+				"install the Debian package libldns3", dlerror());
 		}
 	}
 	if (!d->loaded) {

@@ -398,7 +398,7 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 			free(list);
 			list = m;
 		}
-		fprintf(stderr, "warren: %s refused %lld connection%s to %s (%s)\n", n->id, (long long)total,
+		warn_line("%s refused %lld connection%s to %s (%s)", n->id, (long long)total,
 			total == 1 ? "" : "s", list,
 			n->mode == NET_ALLOW ? "not in --net allow"
 			: n->lan ? "the host, other runs, link-local, multicast and broadcast are refused"
@@ -409,15 +409,15 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 	size_t nd = json_array_size(json_object_get(dns, "refused"));
 	if (nd) {
 		json_t *first = json_array_get(json_object_get(dns, "refused"), 0);
-		fprintf(stderr, "warren: %s refused DNS for %zu name%s, e.g. %s (not in --net allow)\n", n->id, nd,
+		warn_line("%s refused DNS for %zu name%s, e.g. %s (not in --net allow)", n->id, nd,
 			nd == 1 ? "" : "s", json_string_value(json_object_get(first, "name")));
 	}
 	if (dns_line)
-		fprintf(stderr, "warren: %s %s\n", n->id, dns_line);
+		warn_line("%s %s", n->id, dns_line);
 	free(dns_line);
 	if (n->allow_failed)
-		fprintf(stderr, "warren: %s could not put %u answered address%s into the allow set (%s); connections to "
-			"them were refused\n", n->id, n->allow_failed, n->allow_failed == 1 ? "" : "es",
+		warn_line("%s could not put %u answered address%s into the allow set (%s); connections to "
+			"them were refused", n->id, n->allow_failed, n->allow_failed == 1 ? "" : "es",
 			n->allow_error ? n->allow_error : "nftables failed");
 }
 

@@ -44,7 +44,7 @@ void history_note_failed(const struct cell_spec *s, const char *msg)
 				 .ended_ms = history_now_ms(), .duration_s = -1 };
 	struct error err = { 0 };
 	if (history_end(h, s->id, &e, &err) < 0) {
-		fprintf(stderr, "warren: %s: %s\n", s->id, err.msg);
+		warn_line("%s: %s", s->id, err.msg);
 		error_clear(&err);
 	}
 	history_close(h);
@@ -518,7 +518,7 @@ static struct history *open_for(const struct cell_spec *s)
 	struct history *h = NULL;
 	struct error err = { 0 };
 	if (history_open(&h, path, &err) < 0) {
-		fprintf(stderr, "warren: %s: %s; the run's record is in %s all the same\n", s->id, err.msg, s->rundir);
+		warn_line("%s: %s; the run's record is in %s all the same", s->id, err.msg, s->rundir);
 		error_clear(&err);
 	}
 	run_conn = h;
@@ -540,7 +540,7 @@ void history_note_start(const struct cell_spec *s)
 				 .owner = s->host_uid, .started_ms = history_now_ms() };
 	struct error err = { 0 };
 	if (history_begin(h, &r, &err) < 0) {
-		fprintf(stderr, "warren: %s: %s; the run's record is in %s all the same\n", s->id, err.msg, s->rundir);
+		warn_line("%s: %s; the run's record is in %s all the same", s->id, err.msg, s->rundir);
 		error_clear(&err);
 	}
 	json_decref(cmd);
@@ -562,7 +562,7 @@ void history_note_end(const struct cell_spec *s, const struct run_result *res, c
 				 .duration_s = res->wall_s };
 	struct error err = { 0 };
 	if (history_end(h, s->id, &e, &err) < 0) {
-		fprintf(stderr, "warren: %s: %s; the run's record is in %s all the same\n", s->id, err.msg, s->rundir);
+		warn_line("%s: %s; the run's record is in %s all the same", s->id, err.msg, s->rundir);
 		error_clear(&err);
 	}
 	history_close(h);
@@ -633,13 +633,13 @@ char **history_retain(struct history *h, const struct statedir *sd, long keep_ru
 		}
 		int r = dir >= 0 ? rm_tree_at(sd->runs, *id) : 0;
 		if (r < 0) {
-			fprintf(stderr, "warren: cannot prune the record %s/runs/%s: %s\n", sd->path, *id, strerror(-r));
+			warn_line("cannot prune the record %s/runs/%s: %s", sd->path, *id, strerror(-r));
 			free(*id);
 			continue;
 		}
 		struct error e2 = { 0 };
 		if (history_mark_pruned(h, *id, &e2) < 0) {
-			fprintf(stderr, "warren: %s\n", e2.msg);
+			warn_line("%s", e2.msg);
 			error_clear(&e2);
 		}
 		ids[n++] = *id;

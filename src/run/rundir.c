@@ -369,7 +369,7 @@ char **runs_list(const struct statedir *sd)
 			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
 			if (!S_ISDIR(st.st_mode) || st.st_uid != sd->owner) {
-				fprintf(stderr, "warren: skipped %s/runs/%s: %s%u, not a run directory of this state's (owner uid %u)\n",
+				warn_line("skipped %s/runs/%s: %s%u, not a run directory of this state's (owner uid %u)",
 					sd->path, e->d_name, S_ISDIR(st.st_mode) ? "a directory of uid " : S_ISLNK(st.st_mode) ? "a symlink of uid " : "a file of uid ",
 					st.st_uid, sd->owner);
 				continue;

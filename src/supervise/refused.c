@@ -874,7 +874,7 @@ static void writes_line(const struct refused_list *w, const struct cell_spec *s)
 	size_t outside = 0, prot = 0, shown = 0;
 	for (size_t i = 0; i < w->n; i++)
 		*(w->paths[i].is_protected ? &prot : &outside) += 1;
-	fprintf(m, "warren: %s refused %llu write%s", s->id, (unsigned long long)w->total, w->total == 1 ? "" : "s");
+	fprintf(m, "%s refused %llu write%s", s->id, (unsigned long long)w->total, w->total == 1 ? "" : "s");
 	if (outside) {
 		fprintf(m, " outside the run: ");
 		for (size_t i = 0; i < w->n && shown < 5; i++)
@@ -902,20 +902,23 @@ static void writes_line(const struct refused_list *w, const struct cell_spec *s)
 			prot == 1 ? "it" : "them");
 	}
 	fclose(m);
-	fprintf(stderr, "%s\n", line);
+	warn_line("%s", line);
 	free(line);
 }
 
 /* The line of refused connects: the host's sockets the job tried, and where its own go. */
 static void connects_line(const struct refused_list *c, const struct cell_spec *s)
 {
-	fprintf(stderr, "warren: %s refused %llu connect%s to the host's unix sockets: ", s->id, (unsigned long long)c->total,
-		c->total == 1 ? "" : "s");
-	for (size_t i = 0; i < c->n && i < 5; i++)
-		fprintf(stderr, "%s%s", i ? ", " : "", c->paths[i].path);
-	fprintf(stderr, "%s — the cell cannot reach the host's services; a socket the job binds itself under $" CELL_TMPDIR_ENV
-		" or in the worktree works (docs/hardening.md, \"Host sockets\")\n",
-		c->n > 5 || c->n == REFUSED_MAX_PATHS ? ", …" : "");
+	_cleanup_free_ char *paths = xstrdup("");
+	for (size_t i = 0; i < c->n && i < 5; i++) {
+		char *more = xasprintf("%s%s%s", paths, i ? ", " : "", c->paths[i].path);
+		free(paths);
+		paths = more;
+	}
+	warn_line("%s refused %llu connect%s to the host's unix sockets: %s%s — the cell cannot reach the host's services; "
+		  "a socket the job binds itself under $" CELL_TMPDIR_ENV " or in the worktree works (docs/hardening.md, "
+		  "\"Host sockets\")", s->id, (unsigned long long)c->total, c->total == 1 ? "" : "s", paths,
+		  c->n > 5 || c->n == REFUSED_MAX_PATHS ? ", …" : "");
 }
 
 void refused_record(const struct refused *r, const struct cell_spec *s, json_t **extra, bool quiet)
@@ -929,7 +932,7 @@ void refused_record(const struct refused *r, const struct cell_spec *s, json_t *
 				    json_string(r->off ? r->off : "not recorded (--no-refused-writes)"));
 		if (r->off && !quiet && s->driver != CELL_DRIVER_VM &&
 		    strcmp(r->off, "the job ended before the write watch was in place") != 0)
-			fprintf(stderr, "warren: note: refused writes of %s were not recorded: %s\n", s->id, r->off);
+			warn_line("note: refused writes of %s were not recorded: %s", s->id, r->off);
 		return;
 	}
 	json_object_set_new(*extra, "refused_writes", list_json(&r->writes));
@@ -942,7 +945,7 @@ void refused_record(const struct refused *r, const struct cell_spec *s, json_t *
 	if (r->abandoned)
 		json_object_set_new(*extra, "refused_writes_incomplete", json_string(r->off));
 	if (!quiet && r->unread)
-		fprintf(stderr, "warren: note: %llu write calls of %s could not be read (a process that forbids it, or a path longer than PATH_MAX); refused writes among them are not counted\n",
+		warn_line("note: %llu write calls of %s could not be read (a process that forbids it, or a path longer than PATH_MAX); refused writes among them are not counted",
 			(unsigned long long)r->unread, s->id);
 	if (!quiet && r->writes.total)
 		writes_line(&r->writes, s);

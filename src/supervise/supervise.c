@@ -651,7 +651,7 @@ static void held_record(struct sup *u, json_t **extra, bool quiet)
 		names = more;
 		bytes += (uint64_t)json_integer_value(json_object_get(h, "bytes_read"));
 	}
-	fprintf(stderr, "warren: %s: a process outside the cell held the job's output open (%s); %llu bytes read, the rest dropped\n",
+	warn_line("%s: a process outside the cell held the job's output open (%s); %llu bytes read, the rest dropped",
 		u->s->id, names, (unsigned long long)bytes);
 }
 
@@ -711,7 +711,7 @@ static void emit_result(const struct supervise_opts *o, const char *json)
 	if (o->result_file) {
 		int r = write_file_atomic(o->result_file, json, strlen(json), 0644);
 		if (r < 0)
-			fprintf(stderr, "warren: cannot write --result %s: %s\n", o->result_file, strerror(-r));
+			warn_line("cannot write --result %s: %s", o->result_file, strerror(-r));
 	}
 }
 
@@ -955,7 +955,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	json_decref(extra);
 	struct error e2 = { 0 };
 	if (json && record_write_result(s, json, &e2) < 0) {
-		fprintf(stderr, "warren: %s\n", e2.msg);
+		warn_line("%s", e2.msg);
 		error_clear(&e2);
 	}
 	if (json)
@@ -964,21 +964,21 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	history_note_end(s, &res, NULL);
 
 	if (res.error)
-		fprintf(stderr, "warren: %s\n", res.error);
+		warn_line("%s", res.error);
 	else if (res.cause_message && !o->quiet)
-		fprintf(stderr, "warren: %s stopped: %s\n", s->id, res.cause_message);
+		warn_line("%s stopped: %s", s->id, res.cause_message);
 
 	net_teardown(&u->net);
 	if (cgroup_destroy(&u->cg) < 0)
-		fprintf(stderr, "warren: cannot remove the cgroup of %s; run 'warren gc'\n", s->id);
+		warn_line("cannot remove the cgroup of %s; run 'warren gc'", s->id);
 	if (s->keep && s->limits.scratch) {
-		fprintf(stderr, "warren: note: with --scratch the scratch of %s lived in the cell's memory and is gone; the record is in %s\n", s->id, s->rundir);
+		warn_line("note: with --scratch the scratch of %s lived in the cell's memory and is gone; the record is in %s", s->id, s->rundir);
 		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
 		error_clear(&e2);
 	} else if (s->keep) {
-		fprintf(stderr, "warren: kept the scratch of %s in %s (remove it with 'warren gc %s')\n", s->id, s->rundir, s->id);
+		warn_line("kept the scratch of %s in %s (remove it with 'warren gc %s')", s->id, s->rundir, s->id);
 	} else if (rundir_reclaim(s->rundir_fd, s->rundir, &e2) < 0) {
-		fprintf(stderr, "warren: %s\n", e2.msg);
+		warn_line("%s", e2.msg);
 		error_clear(&e2);
 	}
 	int rc = res.exit_code;

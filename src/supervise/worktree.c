@@ -14,19 +14,19 @@ static void say(const char *id, const struct git_finding *f)
 {
 	switch (f->action) {
 	case GIT_MOVED:
-		fprintf(stderr, "warren: %s left %s (%s); moved it to %s so that git ignores it: review it before you move it back\n",
+		warn_line("%s left %s (%s); moved it to %s so that git ignores it: review it before you move it back",
 			id, f->path, f->what, f->moved_to);
 		break;
 	case GIT_NOT_MOVED:
-		fprintf(stderr, "warren: %s left %s (%s) and it could not be moved aside (%s): remove it before you run git in the worktree\n",
+		warn_line("%s left %s (%s) and it could not be moved aside (%s): remove it before you run git in the worktree",
 			id, f->path, f->what, f->error ? f->error : "?");
 		break;
 	case GIT_REPORTED:
-		fprintf(stderr, "warren: %s created or changed the repository %s: review it before you run git there\n",
+		warn_line("%s created or changed the repository %s: review it before you run git there",
 			id, f->path);
 		break;
 	case GIT_UNCHECKED:
-		fprintf(stderr, "warren: %s left %s (%s%s%s%s) and git files in it were not checked: review it before you run git there\n",
+		warn_line("%s left %s (%s%s%s%s) and git files in it were not checked: review it before you run git there",
 			id, f->path, f->what, f->error ? " (" : "", f->error ? f->error : "", f->error ? ")" : "");
 		break;
 	}
@@ -85,7 +85,7 @@ void worktree_git_check(int worktree_fd, const char *id, const char *rundir, con
 					shown++;
 				}
 		if (a.total > shown)
-			fprintf(stderr, "warren: %s: and %llu more git files (all in %s/result.json, \"git_check\")\n",
+			warn_line("%s: and %llu more git files (all in %s/result.json, \"git_check\")",
 				id, (unsigned long long)(a.total - shown), rundir);
 	}
 	git_audit_free(&a);

@@ -64,6 +64,33 @@ void error_prefix(struct error *err, const char *fmt, ...)
 	err->msg = m;
 }
 
+static void (*warn_handler)(const char *msg, void *data);
+static void *warn_data;
+
+void warn_set_handler(void (*handler)(const char *msg, void *data), void *data)
+{
+	warn_handler = handler;
+	warn_data = data;
+}
+
+void warn_vline(const char *fmt, va_list ap)
+{
+	char *m = vformat(fmt, ap);
+	if (warn_handler)
+		warn_handler(m, warn_data);
+	else
+		fprintf(stderr, "warren: %s\n", m);
+	free(m);
+}
+
+void warn_line(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	warn_vline(fmt, ap);
+	va_end(ap);
+}
+
 void error_clear(struct error *err)
 {
 	if (!err)

@@ -27,6 +27,13 @@ int error_set_status(struct error *err, int status, int errnum, const char *fmt,
 void error_prefix(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void error_clear(struct error *err);
 
+/* The one path of warren's own lines to the user (warnings, notes, and the error main prints):
+ * "warren: <msg>" on stderr, or to the handler set (which gets msg alone, without prefix or
+ * newline; NULL sets stderr back). Modelled on crun's libcrun_warning. */
+void warn_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warn_vline(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+void warn_set_handler(void (*handler)(const char *msg, void *data), void *data);
+
 static inline void freep(void *p) { free(*(void **)p); }
 /* close and reset to -1 (a descriptor closed twice may be someone else's by then) */
 static inline void closep(int *fd) { if (*fd >= 0) { int e = errno; close(*fd); errno = e; *fd = -1; } }
