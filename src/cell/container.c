@@ -147,8 +147,7 @@ static int ensure_mountpoint(const char *target, bool file)
 		int f = openat(dfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (f < 0 && errno != EEXIST)
 			die(errno, "cannot create the mount point %s", target);
-		if (f >= 0)
-			close(f);
+		closep(&f);
 	} else if (mkdirat(dfd, last, 0755) == 0) {
 		mountpoint_owner(dfd, last);
 	} else if (errno != EEXIST) {
@@ -862,8 +861,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 		if (tfd >= 0 && (pf[1].revents & POLLIN)) {
 			uint64_t n;
 			if (read(tfd, &n, sizeof n) > 0 && report_scratch_full()) {
-				close(tfd);
-				tfd = -1;
+				closep(&tfd);
 			}
 		}
 		if (!(pf[0].revents & POLLIN))

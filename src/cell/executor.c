@@ -180,10 +180,8 @@ static void on_control(int ctl)
 		} else if (h.type == EXEC_PROBE_TCP)
 			send_msg(ctl, EXEC_PROBED, h.task, probe_tcp(h.a));
 	}
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (fds[1] >= 0)
-		close(fds[1]);
+	closep(&fds[0]);
+	closep(&fds[1]);
 	free(buf);
 }
 

@@ -44,8 +44,7 @@ void cell_spec_free(struct cell_spec *s)
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		free(s->mounts[i].source);
 		free(s->mounts[i].destination);
-		if (s->mounts[i].fd >= 0)
-			close(s->mounts[i].fd);
+		closep(&s->mounts[i].fd);
 	}
 	free(s->mounts);
 	s->mounts = NULL;

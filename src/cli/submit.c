@@ -29,8 +29,7 @@ static int via_connect(const struct via *v, struct error *err)
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 			int e = errno;
-			if (fd >= 0)
-				close(fd);
+			closep(&fd);
 			return error_set(err, e, "cannot reach warren serve at %s; is it running (warren serve --state ...)?", v->spec);
 		}
 		return fd;
@@ -50,8 +49,7 @@ static int via_connect(const struct via *v, struct error *err)
 	freeaddrinfo(ai);
 	if (r < 0) {
 		int e = errno;
-		if (fd >= 0)
-			close(fd);
+		closep(&fd);
 		return error_set(err, e, "cannot reach warren serve at %s", v->spec);
 	}
 	return fd;

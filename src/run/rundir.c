@@ -120,8 +120,7 @@ int statedir_open(struct statedir *sd, const char *path, bool create, struct err
 		p += n;
 	}
 	if (r < 0 || fd < 0) {
-		if (fd >= 0)
-			close(fd);
+		closep(&fd);
 		if (r == 0)
 			r = error_set(err, errno, create ? "cannot create the state directory %s (pass --state DIR or set WARREN_STATE to a directory you can write)"
 						  : "cannot open the state directory %s (pass --state DIR)", sd->path);
@@ -264,10 +263,8 @@ int rundir_create(struct cell_spec *s, struct error *err)
 	return lock;
 fail:
 	error_set(err, -r, "cannot prepare the run directory %s (%s)", s->rundir, what);
-	if (lock >= 0)
-		close(lock);
-	if (dfd >= 0)
-		close(dfd);
+	closep(&lock);
+	closep(&dfd);
 	rm_tree_at(s->runs_fd, s->id);
 	return r;
 }
@@ -286,8 +283,7 @@ int rundir_remove_stale_tmp(int rfd)
 	int dfd = openat(rfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
+		closep(&dfd);
 		return 0;
 	}
 	int n = 0;

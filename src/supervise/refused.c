@@ -128,8 +128,7 @@ static void call_free(struct refused_call *c)
 		free(c->t[i].path);
 		free(c->t[i].dir);
 	}
-	if (c->rootfd >= 0)
-		close(c->rootfd);
+	closep(&c->rootfd);
 	free(c);
 }
 
@@ -830,8 +829,7 @@ bool refused_take_listener(struct refused *r)
 		return false;
 	closep(&r->sock);
 	if (n != (ssize_t)sizeof e || e != 0 || fd < 0) {
-		if (fd >= 0)
-			close(fd);
+		closep(&fd);
 		free(r->off);
 		r->off = n == 0 ? xstrdup("the job ended before the write watch was in place")
 				: xasprintf("the cell could not install the write watch (%s); see 'warren selfcheck'",

@@ -350,8 +350,7 @@ void sup_unwatch_close(struct sup *u, int *fd)
 	if (*fd < 0)
 		return;
 	epoll_ctl(u->ep, EPOLL_CTL_DEL, *fd, NULL);
-	close(*fd);
-	*fd = -1;
+	closep(fd);
 }
 
 static void on_signal(struct sup *u)

@@ -247,8 +247,7 @@ int rm_tree_at(int dirfd, const char *name)
 	struct stat top;
 	if (cur < 0 || fstat(cur, &top) < 0) {
 		first_err = -errno;
-		if (cur >= 0)
-			close(cur);
+		closep(&cur);
 		goto out;
 	}
 	stack[0].dev = top.st_dev;
@@ -267,8 +266,7 @@ int rm_tree_at(int dirfd, const char *name)
 			if (next < 0 || fstat(next, &st) < 0 || st.st_dev != top.st_dev) {
 				if (!first_err)
 					first_err = next < 0 ? -errno : -EXDEV;
-				if (next >= 0)
-					close(next);
+				closep(&next);
 				free(sub);
 				break;
 			}
@@ -286,8 +284,7 @@ int rm_tree_at(int dirfd, const char *name)
 		int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (up < 0 || !same_dir(up, stack[depth - 1].dev, stack[depth - 1].ino)) {
 			first_err = up < 0 ? -errno : -ESTALE;
-			if (up >= 0)
-				close(up);
+			closep(&up);
 			break;
 		}
 		close(cur);
@@ -316,8 +313,7 @@ bool lock_held_at(int dfd, const char *name)
 	struct stat st;
 	bool held = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_SH | LOCK_NB) < 0 &&
 		    errno == EWOULDBLOCK;
-	if (fd >= 0)
-		close(fd);
+	closep(&fd);
 	return held;
 }
 
