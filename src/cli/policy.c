@@ -49,13 +49,11 @@ int spec_from_record_json(struct cell_spec *s, json_t *j, struct error *err)
 		return error_set(err, 0, "%s/spec.json names no worktree", s->rundir);
 	s->worktree_ro = json_is_true(json_object_get(j, "worktree_read_only"));
 	s->workdir = json_str(j, "workdir");
-	json_t *mounts = json_object_get(j, "mounts");
-	s->n_mounts = json_array_size(mounts);
-	s->mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *s->mounts) : NULL;
-	json_array_foreach(mounts, i, v) {
-		s->mounts[i] = (struct cell_mount){ .source = json_str(v, "source"), .destination = json_str(v, "destination"),
-						    .readonly = json_is_true(json_object_get(v, "read_only")), .fd = -1 };
-		if (!s->mounts[i].source || !s->mounts[i].destination)
+	json_array_foreach(json_object_get(j, "mounts"), i, v) {
+		struct cell_mount m = { .source = json_str(v, "source"), .destination = json_str(v, "destination"),
+					.readonly = json_is_true(json_object_get(v, "read_only")), .fd = -1 };
+		spec_add_mount(s, m);   /* the spec frees what it holds */
+		if (!m.source || !m.destination)
 			return error_set(err, 0, "%s/spec.json: mounts[%zu] has no source or destination", s->rundir, i);
 	}
 	return 0;

@@ -16,6 +16,7 @@
 #include "cli/opts.h"
 #include "net/net.h"
 #include "run/history.h"
+#include "run/id.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"

@@ -15,6 +15,7 @@
 #include "cell/mounts.h"
 #include "cli/spec.h"
 #include "image/store.h"
+#include "run/id.h"
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "util/fs.h"
@@ -460,8 +461,7 @@ int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, con
 	}
 	m.destination = d;
 	d = NULL;
-	s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof *s->mounts);
-	s->mounts[s->n_mounts++] = m;
+	spec_add_mount(s, m);
 	return 0;
 }
 

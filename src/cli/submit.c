@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "run/history.h"
+#include "run/id.h"
 #include "run/rundir.h"
 #include "util/fs.h"
 

@@ -97,9 +97,9 @@ static char *where_to_write(const struct policy_ctx *s)
 }
 
 /* The extra mount (--bind, --ro-bind, --externals) path lies in: the deepest one, or NULL. */
-static const struct cell_mount *mount_holding(const struct policy_ctx *s, const char *path)
+static const struct policy_mount *mount_holding(const struct policy_ctx *s, const char *path)
 {
-	const struct cell_mount *best = NULL;
+	const struct policy_mount *best = NULL;
 	for (size_t i = 0; i < s->n_mounts; i++)
 		if (beneath(path, s->mounts[i].destination) &&
 		    (!best || strlen(s->mounts[i].destination) >= strlen(best->destination)))
@@ -139,7 +139,7 @@ bool policy_allows(const struct policy_ctx *s, const char *path, enum policy_acc
 				 "it may write elsewhere in the worktree", p, s->id, which);
 		return false;
 	}
-	const struct cell_mount *m = mount_holding(s, p);
+	const struct policy_mount *m = mount_holding(s, p);
 	if (m || (s->worktree_ro && beneath(p, s->worktree))) {
 		if (m && !m->readonly)
 			return true;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "run/id.h"
 #include "util/fs.h"
 
 static const char *const SCRATCH[] = { RUN_TMP_DIR, RUN_VARTMP_DIR, RUN_SHM_DIR, RUN_HOME_DIR, RUN_UPPER_DIR,

@@ -21,9 +21,9 @@
 #define TOO_LONG REFUSAL_TOO_LONG
 
 static struct policy_opts opts;
-static struct cell_mount binds[] = {
-	{ .source = (char *)"/srv/data", .destination = (char *)"/data", .readonly = true, .fd = -1 },
-	{ .source = (char *)"/srv/cache", .destination = (char *)"/cache", .readonly = false, .fd = -1 },
+static const struct policy_mount binds[] = {
+	{ .source = "/srv/data", .destination = "/data", .readonly = true },
+	{ .source = "/srv/cache", .destination = "/cache", .readonly = false },
 };
 
 enum cell { PLAIN, WORK_RO, ROOTFS };
