@@ -19,6 +19,7 @@
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "util/fs.h"
+#include "util/units.h"
 
 void envb_free(struct envb *e)
 {
@@ -604,4 +605,16 @@ int cellspec_driver(enum cell_driver *d, const char *name, struct error *err)
 		return 0;
 	}
 	return error_set(err, 0, "--driver: '%s' is not a driver; give container or vm", name);
+}
+
+int cellspec_limit_option(const char *name, const char *v, struct limits *l, struct error *err)
+{
+	if (!strcmp(name, "grace")) {
+		if (parse_duration_ms(v, &l->grace_ms) < 0)
+			return error_set(err, 0, "--grace: '%s' is not a duration (e.g. 5s, 500ms)", v);
+		return 0;
+	}
+	const struct limit_desc *d = limit_find(name);
+	_cleanup_free_ char *what = xasprintf("--%s", name);
+	return limit_parse(d, what, v, limit_field(l, d), err);
 }
