@@ -309,7 +309,7 @@ static bool get_bool(struct ctx *c, yaml_node_t *m, const char *key, const char 
 	const char *v = n ? scalar(n) : "false";
 	if (v && (!strcmp(v, "true") || !strcmp(v, "false")))
 		return !strcmp(v, "true");
-	_cleanup_free_ char *w = xasprintf("%s.%s", where, key);
+	_cleanup_free_ char *w = *where ? xasprintf("%s.%s", where, key) : xstrdup(key);
 	bad(c, n, w, "\"%s\" is not true or false", v ? v : "(not a scalar)");
 	return false;
 }

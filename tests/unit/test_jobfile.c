@@ -244,7 +244,7 @@ static void types(void **state)
 		  "3:9: steps[0].if: \"sometimes\" is not a condition this job file knows (always(), success() or failure())", 1);
 	parse_bad("steps:\n  - run: x\n    continue-on-error: yes\n", "3:24: steps[0].continue-on-error: \"yes\" is not true or false",
 		  1);
-	parse_bad("work-ro: 1\nsteps: [ { run: x } ]\n", "1:10: .work-ro: \"1\" is not true or false", 1);
+	parse_bad("work-ro: 1\nsteps: [ { run: x } ]\n", "1:10: work-ro: \"1\" is not true or false", 1);
 	parse_bad("env: [ A ]\nsteps: [ { run: x } ]\n", "1:6: env: must be a mapping of NAME: value", 1);
 	parse_bad("env: { 1A: x }\nsteps: [ { run: x } ]\n", "1:8: env: '1A' is not a variable name (letters, digits and _)", 1);
 	parse_bad("env: { A-B: x }\nsteps: [ { run: x } ]\n", "1:8: env: 'A-B' is not a variable name", 1);
