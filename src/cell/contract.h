@@ -20,6 +20,11 @@
 #define CELL_EXTERNALS_PATH "/opt/warren/externals"
 #define CELL_EXTERNALS_ENV  "WARREN_EXTERNALS"
 
+/* A run's id, as every side names it: "run_" + a ULID of 26 characters (run/id.h makes and
+ * reads them). */
+#define RUN_ID_PREFIX      "run_"
+#define RUN_ID_LEN         (4 + 26)
+
 /* The run user when warren is started by root. */
 #define CELL_DEFAULT_UID   1000
 #define CELL_DEFAULT_GID   1000

@@ -145,19 +145,10 @@ static int read_mounts(struct view *v)
 	return 0;
 }
 
-/* p is dir or below it */
-static bool at_or_below(const char *p, const char *dir)
-{
-	size_t n = strlen(dir);
-	if (!strcmp(dir, "/"))
-		return true;
-	return !strncmp(p, dir, n) && (p[n] == '\0' || p[n] == '/');
-}
-
 static bool skipped(const struct view *v, const char *p)
 {
 	for (const char *const *s = v->skip; *s; s++)
-		if (at_or_below(p, *s))
+		if (path_beneath(p, *s))
 			return true;
 	return false;
 }
@@ -166,7 +157,7 @@ static bool skipped(const struct view *v, const char *p)
 static bool mount_at(const struct view *v, const char *dir, bool below_only)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (at_or_below(v->m[i].path, dir) && (below_only ? strcmp(v->m[i].path, dir) != 0 : !strcmp(v->m[i].path, dir)))
+		if (path_beneath(v->m[i].path, dir) && (below_only ? strcmp(v->m[i].path, dir) != 0 : !strcmp(v->m[i].path, dir)))
 			return true;
 	return false;
 }
@@ -269,7 +260,7 @@ static int make_point(int dfd, const char *rel, bool file)
  * it, else NULL. */
 static const char *point_below(const struct view *v, const char *p, const char *dir)
 {
-	if (!at_or_below(p, dir) || !strcmp(p, dir) || skipped(v, p))
+	if (!path_beneath(p, dir) || !strcmp(p, dir) || skipped(v, p))
 		return NULL;
 	return p + (strcmp(dir, "/") ? strlen(dir) : 0) + 1;
 }

@@ -8,17 +8,6 @@
 #include "cell/contract.h"
 #include "util/fs.h"
 
-/* path is dir or below it */
-static bool at_or_below(const char *path, const char *dir)
-{
-	if (!dir)
-		return false;
-	if (!strcmp(dir, "/"))
-		return true;
-	size_t n = strlen(dir);
-	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
-}
-
 bool path_is_system_tree(const char *path)
 {
 	/* neither these directories nor anything below the first group (the host would run what
@@ -30,7 +19,7 @@ bool path_is_system_tree(const char *path)
 		if (!strcmp(path, exactly[i]))
 			return true;
 	for (size_t i = 0; i < sizeof below / sizeof below[0]; i++)
-		if (at_or_below(path, below[i]))
+		if (path_beneath(path, below[i]))
 			return true;
 	return false;
 }
@@ -39,9 +28,9 @@ const char *mount_source_refused(const char *path)
 {
 	static const char *const kernel[] = { "/proc", "/sys", "/dev" };
 	for (size_t i = 0; i < sizeof kernel / sizeof kernel[0]; i++)
-		if (at_or_below(path, kernel[i]))
+		if (path_beneath(path, kernel[i]))
 			return "the host's kernel files (processes, devices) stay out of the cell";
-	if (at_or_below(path, "/run") || at_or_below(path, "/var/run"))
+	if (path_beneath(path, "/run") || path_beneath(path, "/var/run"))
 		return "the host's services keep their sockets there, which a bind would let the cell connect to";
 	if (!strcmp(path, "/") || !strcmp(path, "/tmp") || !strcmp(path, "/var/tmp"))
 		return "it holds the host's sockets and other users' files (the cell sees the host's / read-only already)";
@@ -88,13 +77,13 @@ const char *mount_dst_refused(const char *dst, const struct cell_spec *s)
 		return "a mount over / would hide the whole cell (use --rootfs for another root)";
 	static const char *const own[] = { "/proc", "/dev", "/sys", CELL_TMP_PATH, CELL_VARTMP_PATH };
 	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-		if (at_or_below(dst, own[i]) || at_or_below(own[i], dst))
+		if (path_beneath(dst, own[i]) || path_beneath(own[i], dst))
 			return "the cell's own /proc, /dev, /sys and scratch (/tmp, /var/tmp) stay as they are";
-	if (s->worktree && (at_or_below(dst, s->worktree) || at_or_below(s->worktree, dst)))
+	if (s->worktree && (path_beneath(dst, s->worktree) || path_beneath(s->worktree, dst)))
 		return "it would hide the worktree or a part of it; bind elsewhere, or use --work";
-	if (s->statedir && (at_or_below(dst, s->statedir) || at_or_below(s->statedir, dst)))
+	if (s->statedir && (path_beneath(dst, s->statedir) || path_beneath(s->statedir, dst)))
 		return "it is warren's state directory, hidden in the cell";
-	if (s->home && at_or_below(s->home, dst))
+	if (s->home && path_beneath(s->home, dst))
 		return "it would hide the run's home; bind below it instead";
 	return NULL;
 }

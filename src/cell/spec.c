@@ -15,8 +15,16 @@ struct policy_ctx spec_policy_ctx(const struct cell_spec *s)
 		.id = s->id, .worktree = s->worktree, .home = s->home, .rootfs = s->rootfs,
 		.rundir = s->rundir, .statedir = s->statedir, .uid = s->uid,
 		.scratch_tmpfs = s->limits.scratch != 0, .policy = &s->policy,
-		.worktree_ro = s->worktree_ro, .cwd = spec_cwd(s), .mounts = s->mounts, .n_mounts = s->n_mounts,
+		.worktree_ro = s->worktree_ro, .cwd = spec_cwd(s), .mounts = s->policy_mounts, .n_mounts = s->n_mounts,
 	};
+}
+
+void spec_add_mount(struct cell_spec *s, struct cell_mount m)
+{
+	s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof *s->mounts);
+	s->policy_mounts = xrealloc(s->policy_mounts, (s->n_mounts + 1) * sizeof *s->policy_mounts);
+	s->mounts[s->n_mounts] = m;
+	s->policy_mounts[s->n_mounts++] = (struct policy_mount){ m.source, m.destination, m.readonly };
 }
 
 static void strv_free(char **v)
@@ -47,7 +55,9 @@ void cell_spec_free(struct cell_spec *s)
 		closep(&s->mounts[i].fd);
 	}
 	free(s->mounts);
+	free(s->policy_mounts);
 	s->mounts = NULL;
+	s->policy_mounts = NULL;
 	s->n_mounts = 0;
 	free(s->rundir);
 	free(s->statedir);

@@ -8,10 +8,10 @@
 #include <sys/types.h>
 
 #include "cell/cellmount.h"
-#include "cell/limits.h"
+#include "cell/contract.h"   /* RUN_ID_LEN */
 #include "net/opts.h"    /* struct net_opts (--net, --publish) */
 #include "policy/policy.h"
-#include "run/id.h"
+#include "util/limits.h"
 
 /* How the cell is made: Linux namespaces (cell/container.h) or a microVM (cell/vm.h). */
 enum cell_driver { CELL_DRIVER_CONTAINER = 0, CELL_DRIVER_VM };
@@ -27,7 +27,8 @@ struct cell_spec {
 	char *workdir;        /* --workdir: the job's working directory in the cell, or NULL (the
 	                         worktree; the home with --work none) */
 	char *hostname;       /* --hostname, or NULL: the run id */
-	struct cell_mount *mounts; /* applied in order (cell/mounts.h) */
+	struct cell_mount *mounts; /* applied in order (cell/mounts.h); added by spec_add_mount() */
+	struct policy_mount *policy_mounts;  /* the same, as the policy sees them (its strings are mounts') */
 	size_t n_mounts;
 	char *image;          /* --image NAME: a stored image, whose root is rootfs (or NULL) */
 	char *image_digest;
@@ -68,6 +69,9 @@ gid_t spec_host_gid(const struct cell_spec *s);
 uid_t spec_host_root_uid(const struct cell_spec *s);
 /* What the policy layer reads of s (policy/policy.h): the one place that fills it. */
 struct policy_ctx spec_policy_ctx(const struct cell_spec *s);
+/* Add m (its strings and fd are the spec's now) to the cell's mounts, and to the policy's view
+ * of them. */
+void spec_add_mount(struct cell_spec *s, struct cell_mount m);
 /* The job's working directory in the cell: workdir, else the worktree, else the home (inline:
  * the policy context carries it down). */
 static inline const char *spec_cwd(const struct cell_spec *s)

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cell/limits.h"
 #include "util/error.h"
+#include "util/limits.h"
 
 enum cgroup_kind { CGROUP_NONE, CGROUP_V1, CGROUP_V2 };
 

@@ -40,9 +40,6 @@ char *cli_run_open(const char *opt, const char *prefix, int *rfd, char **state, 
 /* `warren show`: the rows of the record of run id, in where: spec (spec.json, or result.json,
  * which holds it) and r (result.json, or NULL when there is none; live: the run goes on). */
 void show_record(FILE *out, const char *id, const char *where, json_t *spec, json_t *r, bool live);
-struct cell_spec;
-/* `warren policy`: the parts of cell spec s the policy needs, from the run's spec.json (j). */
-int spec_from_record_json(struct cell_spec *s, json_t *j, struct error *err);
 
 /* Print "warren: <msg>" and return 125 (or err->status). */
 int cli_fail(struct error *err);

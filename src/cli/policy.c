@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "policy/policy.h"
+#include "run/record.h"
 #include "run/rundir.h"
 #include "util/fs.h"
 
@@ -24,55 +25,15 @@ static const char POLICY_HELP[] =
 	"The answer is the policy's (Landlock, read-only mounts, protected worktree paths), from\n"
 	"the run's record; symlinks are not followed.\n";
 
-static char *json_str(json_t *o, const char *key)
-{
-	const char *v = json_string_value(json_object_get(o, key));
-	return v ? xstrdup(v) : NULL;
-}
-
-int spec_from_record_json(struct cell_spec *s, json_t *j, struct error *err)
-{
-	s->worktree = json_str(j, "worktree");
-	s->rootfs = json_str(j, "rootfs");
-	json_t *user = json_object_get(j, "user");
-	s->home = json_str(user, "home");
-	s->uid = (uid_t)json_integer_value(json_object_get(user, "uid"));
-	s->limits.scratch = (uint64_t)json_integer_value(json_object_get(json_object_get(j, "limits"), "scratch"));
-	json_t *prot = json_object_get(json_object_get(j, "policy"), "protect");
-	size_t i;
-	json_t *v;
-	json_array_foreach(prot, i, v) {
-		if (json_string_value(v) && policy_add_protect(&s->policy, json_string_value(v), err) < 0)
-			return -EINVAL;
-	}
-	if (!json_object_get(j, "worktree"))
-		return error_set(err, 0, "%s/spec.json names no worktree", s->rundir);
-	s->worktree_ro = json_is_true(json_object_get(j, "worktree_read_only"));
-	s->workdir = json_str(j, "workdir");
-	json_t *mounts = json_object_get(j, "mounts");
-	s->n_mounts = json_array_size(mounts);
-	s->mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *s->mounts) : NULL;
-	json_array_foreach(mounts, i, v) {
-		s->mounts[i] = (struct cell_mount){ .source = json_str(v, "source"), .destination = json_str(v, "destination"),
-						    .readonly = json_is_true(json_object_get(v, "read_only")), .fd = -1 };
-		if (!s->mounts[i].source || !s->mounts[i].destination)
-			return error_set(err, 0, "%s/spec.json: mounts[%zu] has no source or destination", s->rundir, i);
-	}
-	return 0;
-}
-
-/* The parts of a cell spec the policy needs, from the run's spec.json. */
-static int spec_from_record(struct cell_spec *s, int dir, const char *id, struct error *err)
+/* The run's spec.json, or NULL with err saying why. */
+static json_t *spec_json(int dir, const char *statedir, const char *id, struct error *err)
 {
 	_cleanup_free_ char *txt = rundir_read(dir, "spec.json");
 	json_error_t je;
 	json_t *j = txt ? json_loads(txt, 0, &je) : NULL;
 	if (!j)
-		return error_set(err, 0, "cannot read %s/spec.json: %s", s->rundir, txt ? je.text : "missing or not a file");
-	snprintf(s->id, sizeof s->id, "%s", id);
-	int rc = spec_from_record_json(s, j, err);
-	json_decref(j);
-	return rc;
+		error_set(err, 0, "cannot read %s/runs/%s/spec.json: %s", statedir, id, txt ? je.text : "missing or not a file");
+	return j;
 }
 
 int cmd_policy(int argc, char **argv)
@@ -113,22 +74,19 @@ int cmd_policy(int argc, char **argv)
 	int rc;
 	const char *prefix = strcmp(operands[0], "-") ? operands[0] : "";
 	_cleanup_close_ int dir = -1;
-	struct cell_spec s = { 0 };
-	_cleanup_free_ char *id = cli_run_open(state_opt, prefix, &dir, &s.statedir, &rc);
+	_cleanup_free_ char *statedir = NULL;
+	_cleanup_free_ char *id = cli_run_open(state_opt, prefix, &dir, &statedir, &rc);
 	if (!id)
 		return rc;
-	s.rundir = xasprintf("%s/runs/%s", s.statedir, id);
-	if (spec_from_record(&s, dir, id, &err) < 0) {
+	json_t *spec = spec_json(dir, statedir, id, &err);
+	bool ok = false;
+	_cleanup_free_ char *why = NULL;
+	if (!spec || record_policy_answer(statedir, id, spec, operands[1], how, &ok, &why, &err) < 0) {
 		rc = cli_fail(&err);
 	} else {
-		char *why = NULL;
-		struct policy_ctx pc = spec_policy_ctx(&s);
-		bool ok = policy_allows(&pc, operands[1], how, &why);
 		puts(ok ? "allowed" : why);
-		free(why);
 		rc = ok ? 0 : 1;
 	}
-	policy_opts_free(&s.policy);
-	cell_spec_free(&s);
+	json_decref(spec);
 	return rc;
 }

@@ -104,8 +104,9 @@ static const char RUN_HELP[] =
 	"stopped it; 125 when warren failed; 126 not executable; 127 not found.\n";
 
 enum {
-	O_ROOTFS = 256, O_WORK, O_USER, O_ENV, O_ENV_FILE, O_PASS_ENV, O_KEEP, O_STATE, O_TIME, O_CPU,
-	O_MEMORY, O_PIDS, O_OUTPUT, O_SCRATCH, O_GRACE, O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
+	O_ROOTFS = 256, O_WORK, O_USER, O_ENV, O_ENV_FILE, O_PASS_ENV, O_KEEP, O_STATE,
+	O_LIMIT, /* --time, --cpu-time, --memory, --pids, --output, --scratch, --grace (cli/spec.h) */
+	O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
 	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
 	O_WORK_RO, O_CELL_OPT, /* --work-ro; --bind, --ro-bind, --externals, --workdir, --hostname (cli/spec.h) */
@@ -119,10 +120,7 @@ static const struct option OPTS[] = {
 	{ "user", required_argument, NULL, O_USER }, { "env", required_argument, NULL, O_ENV },
 	{ "env-file", required_argument, NULL, O_ENV_FILE }, { "pass-env", required_argument, NULL, O_PASS_ENV },
 	{ "keep", no_argument, NULL, O_KEEP }, { "state", required_argument, NULL, O_STATE },
-	{ "time", required_argument, NULL, O_TIME }, { "cpu-time", required_argument, NULL, O_CPU },
-	{ "memory", required_argument, NULL, O_MEMORY }, { "pids", required_argument, NULL, O_PIDS },
-	{ "output", required_argument, NULL, O_OUTPUT }, { "scratch", required_argument, NULL, O_SCRATCH },
-	{ "grace", required_argument, NULL, O_GRACE }, { "result", required_argument, NULL, O_RESULT },
+	LIMIT_OPTIONS(O_LIMIT), { "result", required_argument, NULL, O_RESULT },
 	{ "result-fd", required_argument, NULL, O_RESULT_FD }, { "quiet", no_argument, NULL, O_QUIET },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "seccomp", required_argument, NULL, O_SECCOMP }, { "seccomp-print", no_argument, NULL, O_SECCOMP_PRINT },
@@ -156,14 +154,6 @@ struct run_opts {
 	enum cell_driver driver;   /* --driver */
 };
 
-/* --NAME VALUE of a limit (run/limits.h): a value, or none */
-static int parse_limit(const char *name, const char *v, struct limits *l, struct error *err)
-{
-	const struct limit_desc *d = limit_find(name);
-	_cleanup_free_ char *what = xasprintf("--%s", name);
-	return limit_parse(d, what, v, limit_field(l, d), err);
-}
-
 static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, struct error *err)
 {
 	optind = 1;
@@ -192,16 +182,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 			}
 			break;
 		}
-		case O_TIME: r = parse_limit("time", optarg, &o->limits, err); break;
-		case O_CPU: r = parse_limit("cpu-time", optarg, &o->limits, err); break;
-		case O_GRACE:
-			if (parse_duration_ms(optarg, &o->limits.grace_ms) < 0)
-				r = error_set(err, 0, "--grace: '%s' is not a duration (e.g. 5s, 500ms)", optarg);
-			break;
-		case O_MEMORY: r = parse_limit("memory", optarg, &o->limits, err); break;
-		case O_OUTPUT: r = parse_limit("output", optarg, &o->limits, err); break;
-		case O_SCRATCH: r = parse_limit("scratch", optarg, &o->limits, err); break;
-		case O_PIDS: r = parse_limit("pids", optarg, &o->limits, err); break;
+		case O_LIMIT: r = cellspec_limit_option(OPTS[cli_longindex].name, optarg, &o->limits, err); break;
 		case O_RESULT: o->result = optarg; break;
 		case O_RESULT_FD: {
 			uint64_t fd;

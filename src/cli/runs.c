@@ -16,6 +16,7 @@
 #include "cli/opts.h"
 #include "net/net.h"
 #include "run/history.h"
+#include "run/id.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"
@@ -249,7 +250,8 @@ static void rows_steps(FILE *out, json_t *r, const char *where)
 	}
 }
 
-void show_record(FILE *out, const char *id, const char *where, json_t *spec, json_t *r, bool live)
+/* What ran, where and as whom: the rows of spec.json (or of result.json, which repeats them). */
+static void rows_spec(FILE *out, const char *id, json_t *spec)
 {
 	_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
 	row(out, "id", id);
@@ -267,10 +269,11 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 					   json_integer_value(json_object_get(user, "uid")),
 					   json_integer_value(json_object_get(user, "gid")));
 	row(out, "user", u);
-	if (!r) {
-		row(out, "status", live ? "running" : "ended without a record (supervisor died; run 'warren gc')");
-		return;
-	}
+}
+
+/* When the run started and ended, how, and why: the rows of result.json r. */
+static void rows_status(FILE *out, const char *id, json_t *r)
+{
 	char idt[64];   /* a record gc wrote: the run's id tells when it started */
 	uint64_t ms = run_id_time_ms(id);
 	if (ms)
@@ -292,7 +295,11 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 		row(out, "cause", json_string_value(json_object_get(cause, "message")) ?: "-");
 	if (json_is_string(json_object_get(r, "error")))
 		row(out, "error", json_string_value(json_object_get(r, "error")));
-	rows_steps(out, r, where);
+}
+
+/* What the run used: time, memory, processes, output, scratch; and what it was refused. */
+static void rows_usage(FILE *out, json_t *r, const char *where)
+{
 	row_secs(out, "wall", json_object_get(r, "wall_s"));
 	row_secs(out, "cpu user", json_object_get(r, "cpu_user_s"));
 	row_secs(out, "cpu system", json_object_get(r, "cpu_sys_s"));
@@ -308,10 +315,14 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 	} else if (json_is_string(json_object_get(r, "refused_writes_off"))) {
 		row(out, "refused writes", json_string_value(json_object_get(r, "refused_writes_off")));
 	}
-	json_t *l = json_object_get(r, "limits");
+}
+
+/* The limits of result.json r on one row: "time 10s, memory 1.0 GiB, pids 100", or "none". */
+static void row_limits(FILE *out, json_t *r)
+{
+	json_t *l = json_object_get(r, "limits"), *v;
 	char *lim = xstrdup("");
 	const char *key;
-	json_t *v;
 	json_object_foreach(l, key, v) {
 		if (!json_is_integer(v) || !strcmp(key, "grace_ms"))
 			continue;
@@ -326,6 +337,19 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 	}
 	row(out, "limits", *lim ? lim : "none");
 	free(lim);
+}
+
+void show_record(FILE *out, const char *id, const char *where, json_t *spec, json_t *r, bool live)
+{
+	rows_spec(out, id, spec);
+	if (!r) {
+		row(out, "status", live ? "running" : "ended without a record (supervisor died; run 'warren gc')");
+		return;
+	}
+	rows_status(out, id, r);
+	rows_steps(out, r, where);
+	rows_usage(out, r, where);
+	row_limits(out, r);
 	row(out, "record", where);
 }
 

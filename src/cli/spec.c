@@ -15,9 +15,11 @@
 #include "cell/mounts.h"
 #include "cli/spec.h"
 #include "image/store.h"
+#include "run/id.h"
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "util/fs.h"
+#include "util/units.h"
 
 void envb_free(struct envb *e)
 {
@@ -460,8 +462,7 @@ int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, con
 	}
 	m.destination = d;
 	d = NULL;
-	s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof *s->mounts);
-	s->mounts[s->n_mounts++] = m;
+	spec_add_mount(s, m);
 	return 0;
 }
 
@@ -604,4 +605,16 @@ int cellspec_driver(enum cell_driver *d, const char *name, struct error *err)
 		return 0;
 	}
 	return error_set(err, 0, "--driver: '%s' is not a driver; give container or vm", name);
+}
+
+int cellspec_limit_option(const char *name, const char *v, struct limits *l, struct error *err)
+{
+	if (!strcmp(name, "grace")) {
+		if (parse_duration_ms(v, &l->grace_ms) < 0)
+			return error_set(err, 0, "--grace: '%s' is not a duration (e.g. 5s, 500ms)", v);
+		return 0;
+	}
+	const struct limit_desc *d = limit_find(name);
+	_cleanup_free_ char *what = xasprintf("--%s", name);
+	return limit_parse(d, what, v, limit_field(l, d), err);
 }

@@ -70,4 +70,14 @@ int cellspec_finish(struct cell_spec *s, struct error *err);
 /* --driver NAME (a job file's driver:): container or vm. */
 int cellspec_driver(enum cell_driver *d, const char *name, struct error *err);
 
+/* The limit options of warren run and warren submit, one table: each named as its limit
+ * (run/limits.h) or --grace, all with the option value code (getopt's struct option). */
+#define LIMIT_OPTIONS(code)                                                                             \
+	{ "time", required_argument, NULL, (code) }, { "cpu-time", required_argument, NULL, (code) },    \
+	{ "memory", required_argument, NULL, (code) }, { "pids", required_argument, NULL, (code) },      \
+	{ "output", required_argument, NULL, (code) }, { "scratch", required_argument, NULL, (code) },   \
+	{ "grace", required_argument, NULL, (code) }
+/* --NAME V of LIMIT_OPTIONS into l: a limit's value (or none), or the grace's duration. */
+int cellspec_limit_option(const char *name, const char *v, struct limits *l, struct error *err);
+
 #endif

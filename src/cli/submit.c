@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/spec.h"
 #include "run/history.h"
+#include "run/id.h"
 #include "run/rundir.h"
 #include "util/fs.h"
 
@@ -239,10 +241,7 @@ static int submit_parse(int argc, char **argv, struct submit_opts *o, struct err
 		{ "net", required_argument, NULL, O_NET }, { "job", required_argument, NULL, O_JOB },
 		{ "follow", no_argument, NULL, O_FOLLOW }, { "json", no_argument, NULL, O_JSON },
 		{ "help", no_argument, NULL, O_HELP },
-		{ "time", required_argument, NULL, O_LIMIT }, { "cpu-time", required_argument, NULL, O_LIMIT },
-		{ "memory", required_argument, NULL, O_LIMIT }, { "pids", required_argument, NULL, O_LIMIT },
-		{ "output", required_argument, NULL, O_LIMIT }, { "scratch", required_argument, NULL, O_LIMIT },
-		{ "grace", required_argument, NULL, O_LIMIT }, { NULL, 0, NULL, 0 },
+		LIMIT_OPTIONS(O_LIMIT), { NULL, 0, NULL, 0 },
 	};
 	json_t *r = o->req, *labels = json_object(), *env = json_object(), *limits = json_object();
 	json_object_set_new(r, "labels", labels);

@@ -175,10 +175,7 @@ static bool job_dir_holds(const char *jobpath, const char *path)
 	_cleanup_free_ char *copy = xstrdup(jobpath);
 	_cleanup_free_ char *dir = abs_path(dirname(copy));
 	_cleanup_free_ char *real = abs_path(path);
-	if (!dir || !real)
-		return false;
-	size_t n = strlen(dir);
-	return !strncmp(real, dir, n) && (real[n] == '\0' || real[n] == '/' || n == 1);
+	return dir && real && path_beneath(real, dir);
 }
 
 /* Does a step's working-directory stay inside the worktree (relative without climbing out,
@@ -312,7 +309,7 @@ static bool get_bool(struct ctx *c, yaml_node_t *m, const char *key, const char 
 	const char *v = n ? scalar(n) : "false";
 	if (v && (!strcmp(v, "true") || !strcmp(v, "false")))
 		return !strcmp(v, "true");
-	_cleanup_free_ char *w = xasprintf("%s.%s", where, key);
+	_cleanup_free_ char *w = *where ? xasprintf("%s.%s", where, key) : xstrdup(key);
 	bad(c, n, w, "\"%s\" is not true or false", v ? v : "(not a scalar)");
 	return false;
 }

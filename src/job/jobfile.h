@@ -20,11 +20,7 @@ struct job_service {
 	char *name;
 	char *run;
 	char **env;               /* K=V, NULL-terminated */
-	#define JOB_FILE_MAX (1 << 20) /* bytes of a job file */
-#define JOB_DEPTH_MAX 64       /* levels of mappings and lists nested in a job file */
-#define JOB_ENTRIES_MAX 1000   /* entries of one mapping or list (steps, env, ...) */
-
-enum ready_kind ready;
+	enum ready_kind ready;
 	unsigned tcp_port;
 	char *ready_run;
 	uint64_t ready_timeout_ms;

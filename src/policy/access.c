@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cell/contract.h"
+#include "util/fs.h"
 
 /* path normalised: absolute, no "." or ".." or empty components, no trailing '/'. */
 static char *normalise(const struct policy_ctx *s, const char *path)
@@ -39,17 +40,6 @@ static char *normalise(const struct policy_ctx *s, const char *path)
 	return out;
 }
 
-/* path is dir or below it */
-static bool beneath(const char *path, const char *dir)
-{
-	if (!dir)
-		return false;
-	if (!strcmp(dir, "/"))
-		return true;
-	size_t l = strlen(dir);
-	return !strncmp(path, dir, l) && (path[l] == '/' || !path[l]);
-}
-
 static bool is_protected(const struct policy_ctx *s, const char *path, const char **which)
 {
 	if (!s->worktree)
@@ -58,7 +48,7 @@ static bool is_protected(const struct policy_ctx *s, const char *path, const cha
 		const char *const *list = pass ? (const char *const *)s->policy->protect : policy_default_protect;
 		for (size_t i = 0; list && list[i]; i++) {
 			_cleanup_free_ char *p = xasprintf("%s/%s", s->worktree, list[i]);
-			if (beneath(path, p)) {
+			if (path_beneath(path, p)) {
 				*which = list[i];
 				return true;
 			}
@@ -71,17 +61,17 @@ static bool is_protected(const struct policy_ctx *s, const char *path, const cha
 static const char *kernel_readonly(const char *path)
 {
 	static const char *const dev_rw[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/shm" };
-	if (beneath(path, "/dev")) {
+	if (path_beneath(path, "/dev")) {
 		for (size_t i = 0; i < sizeof dev_rw / sizeof dev_rw[0]; i++)
-			if (beneath(path, dev_rw[i]))
+			if (path_beneath(path, dev_rw[i]))
 				return NULL;
 		return "/dev is read-only in the cell";
 	}
-	if (beneath(path, "/sys"))
+	if (path_beneath(path, "/sys"))
 		return "/sys is read-only in the cell";
 	static const char *const proc_ro[] = { "/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs" };
 	for (size_t i = 0; i < sizeof proc_ro / sizeof proc_ro[0]; i++)
-		if (beneath(path, proc_ro[i]))
+		if (path_beneath(path, proc_ro[i]))
 			return "it is a read-only kernel setting in the cell";
 	return NULL;
 }
@@ -97,11 +87,11 @@ static char *where_to_write(const struct policy_ctx *s)
 }
 
 /* The extra mount (--bind, --ro-bind, --externals) path lies in: the deepest one, or NULL. */
-static const struct cell_mount *mount_holding(const struct policy_ctx *s, const char *path)
+static const struct policy_mount *mount_holding(const struct policy_ctx *s, const char *path)
 {
-	const struct cell_mount *best = NULL;
+	const struct policy_mount *best = NULL;
 	for (size_t i = 0; i < s->n_mounts; i++)
-		if (beneath(path, s->mounts[i].destination) &&
+		if (path_beneath(path, s->mounts[i].destination) &&
 		    (!best || strlen(s->mounts[i].destination) >= strlen(best->destination)))
 			best = &s->mounts[i];
 	return best;
@@ -111,14 +101,14 @@ bool policy_protected(const struct policy_ctx *s, const char *path)
 {
 	_cleanup_free_ char *p = normalise(s, path);
 	const char *which;
-	return beneath(p, s->worktree) && is_protected(s, p, &which);
+	return path_beneath(p, s->worktree) && is_protected(s, p, &which);
 }
 
 bool policy_allows(const struct policy_ctx *s, const char *path, enum policy_access how, char **why)
 {
 	_cleanup_free_ char *p = normalise(s, path);
 	*why = NULL;
-	if (s->statedir && beneath(p, s->statedir)) {
+	if (s->statedir && path_beneath(p, s->statedir)) {
 		*why = xasprintf("denied: %s is warren's state directory, hidden in the cell", p);
 		return false;
 	}
@@ -127,20 +117,20 @@ bool policy_allows(const struct policy_ctx *s, const char *path, enum policy_acc
 	if (how == POLICY_EXEC) {
 		static const char *const noexec[] = { "/proc", "/dev", "/run" };
 		for (size_t i = 0; i < sizeof noexec / sizeof noexec[0]; i++)
-			if (beneath(p, noexec[i])) {
+			if (path_beneath(p, noexec[i])) {
 				*why = xasprintf("denied: %s is on a noexec mount in the cell", p);
 				return false;
 			}
 		return true;
 	}
 	const char *which;
-	if (beneath(p, s->worktree) && is_protected(s, p, &which)) {
+	if (path_beneath(p, s->worktree) && is_protected(s, p, &which)) {
 		*why = xasprintf("denied: %s is read-only in %s (protected: the host runs %s after the run); "
 				 "it may write elsewhere in the worktree", p, s->id, which);
 		return false;
 	}
-	const struct cell_mount *m = mount_holding(s, p);
-	if (m || (s->worktree_ro && beneath(p, s->worktree))) {
+	const struct policy_mount *m = mount_holding(s, p);
+	if (m || (s->worktree_ro && path_beneath(p, s->worktree))) {
 		if (m && !m->readonly)
 			return true;
 		_cleanup_free_ char *w = where_to_write(s);
@@ -156,8 +146,8 @@ bool policy_allows(const struct policy_ctx *s, const char *path, enum policy_acc
 		*why = xasprintf("denied: %s: %s — %s", p, ro, w);
 		return false;
 	}
-	if (beneath(p, s->worktree) || beneath(p, CELL_TMP_PATH) || beneath(p, CELL_VARTMP_PATH) ||
-	    (s->home && beneath(p, s->home)) || beneath(p, "/dev") || beneath(p, "/proc"))
+	if (path_beneath(p, s->worktree) || path_beneath(p, CELL_TMP_PATH) || path_beneath(p, CELL_VARTMP_PATH) ||
+	    (s->home && path_beneath(p, s->home)) || path_beneath(p, "/dev") || path_beneath(p, "/proc"))
 		return true;
 	/* --rootfs: the overlay root is the run's own; its passwd and group are read-only */
 	if (s->rootfs && strcmp(p, "/etc/passwd") != 0 && strcmp(p, "/etc/group") != 0)

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "cell/cellmount.h"
 #include "util/error.h"
 
 /* system calls newer than some C libraries' headers (__NR_fchmodat2...) */
@@ -44,6 +43,14 @@ struct policy_opts {
 	unsigned short bpf_len;
 };
 
+/* An extra mount of the cell (--bind, --ro-bind, --externals) as the policy sees it: where it
+ * is in the cell, what of the host it shows, and whether the job may write there. */
+struct policy_mount {
+	const char *source;       /* the host's path */
+	const char *destination;  /* the path in the cell */
+	bool readonly;
+};
+
 /* What the policy knows of the cell it defends: a few fields of the cell spec and the user's
  * choices, filled in one place (cell/spec.c, spec_policy_ctx()). Strings are the spec's. */
 struct policy_ctx {
@@ -51,7 +58,7 @@ struct policy_ctx {
 	const char *worktree;   /* absolute: the same path in the cell as on the host (NULL: --work none) */
 	bool worktree_ro;       /* --work-ro */
 	const char *cwd;        /* the job's working directory in the cell */
-	const struct cell_mount *mounts;  /* --bind, --ro-bind, --externals (cell/cellmount.h) */
+	const struct policy_mount *mounts;  /* --bind, --ro-bind, --externals */
 	size_t n_mounts;
 	const char *home;       /* the run user's home in the cell (NULL: none) */
 	const char *rootfs;     /* --rootfs (the overlay root is the run's own), or NULL */

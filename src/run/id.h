@@ -5,8 +5,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define RUN_ID_PREFIX "run_"
-#define RUN_ID_LEN (4 + 26)
+#include "cell/contract.h"   /* RUN_ID_PREFIX, RUN_ID_LEN */
 
 /* Encode a ULID from a millisecond timestamp and 10 random bytes into out (RUN_ID_LEN + 1 bytes). */
 void run_id_format(char *out, uint64_t ms, const uint8_t rnd[10]);

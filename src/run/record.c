@@ -203,3 +203,58 @@ void run_result_free(struct run_result *r)
 	free(r->cause_message);
 	free(r->error);
 }
+
+/* ---- the policy's answer for a recorded run ---- */
+
+static char *json_str(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v ? xstrdup(v) : NULL;
+}
+
+/* The parts of cell spec s the policy needs, from the run's spec.json j (what
+ * record_write_spec() wrote). */
+static int spec_from_record_json(struct cell_spec *s, json_t *j, struct error *err)
+{
+	s->worktree = json_str(j, "worktree");
+	s->rootfs = json_str(j, "rootfs");
+	json_t *user = json_object_get(j, "user");
+	s->home = json_str(user, "home");
+	s->uid = (uid_t)json_integer_value(json_object_get(user, "uid"));
+	s->limits.scratch = (uint64_t)json_integer_value(json_object_get(json_object_get(j, "limits"), "scratch"));
+	json_t *prot = json_object_get(json_object_get(j, "policy"), "protect");
+	size_t i;
+	json_t *v;
+	json_array_foreach(prot, i, v) {
+		if (json_string_value(v) && policy_add_protect(&s->policy, json_string_value(v), err) < 0)
+			return -EINVAL;
+	}
+	if (!json_object_get(j, "worktree"))
+		return error_set(err, 0, "%s/spec.json names no worktree", s->rundir);
+	s->worktree_ro = json_is_true(json_object_get(j, "worktree_read_only"));
+	s->workdir = json_str(j, "workdir");
+	json_array_foreach(json_object_get(j, "mounts"), i, v) {
+		struct cell_mount m = { .source = json_str(v, "source"), .destination = json_str(v, "destination"),
+					.readonly = json_is_true(json_object_get(v, "read_only")), .fd = -1 };
+		spec_add_mount(s, m);   /* the spec frees what it holds */
+		if (!m.source || !m.destination)
+			return error_set(err, 0, "%s/spec.json: mounts[%zu] has no source or destination", s->rundir, i);
+	}
+	return 0;
+}
+
+int record_policy_answer(const char *statedir, const char *id, json_t *spec, const char *path, enum policy_access how,
+			 bool *allowed, char **why, struct error *err)
+{
+	struct cell_spec s = { 0 };
+	snprintf(s.id, sizeof s.id, "%s", id);
+	s.statedir = xstrdup(statedir);
+	s.rundir = xasprintf("%s/runs/%s", statedir, id);
+	int r = spec_from_record_json(&s, spec, err);
+	if (r == 0) {
+		struct policy_ctx pc = spec_policy_ctx(&s);
+		*allowed = policy_allows(&pc, path, how, why);
+	}
+	cell_spec_free(&s);
+	return r;
+}

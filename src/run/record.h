@@ -38,6 +38,12 @@ const char *run_status_name(enum run_status s);
 char *format_rfc3339(char *buf, size_t len, const struct timespec *ts);
 
 int record_write_spec(const struct cell_spec *s, struct error *err);
+/* What `warren policy` and the server's GET /v1/runs/{id}/policy answer, from the record: may
+ * run id of the state directory statedir, whose spec.json is spec, access path (in its cell)
+ * this way (policy_allows())? 0 with *allowed, and *why (heap) saying why and where the run
+ * may write when it is denied; -EINVAL with err when spec lacks what the policy needs. */
+int record_policy_answer(const char *statedir, const char *id, json_t *spec, const char *path, enum policy_access how,
+			 bool *allowed, char **why, struct error *err);
 /* Serialise the result (heap string, pretty JSON, trailing newline). */
 char *record_result_json(const struct cell_spec *s, const struct run_result *r, json_t *extra);
 int record_write_result(const struct cell_spec *s, const char *json, struct error *err);

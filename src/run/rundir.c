@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "run/id.h"
 #include "util/fs.h"
 #include "util/sys.h"
 

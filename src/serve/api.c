@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "run/record.h"
 #include "serve/console.h"
 #include "util/fs.h"
 #include "util/units.h"
@@ -228,26 +228,15 @@ static enum MHD_Result policy(struct server *s, struct MHD_Connection *c, const 
 	json_t *spec = record_file(s, id, "spec.json");
 	if (!spec)
 		return send_error(c, 409, "%s has no spec.json yet (queued, or its record was pruned)", id);
-	struct cell_spec cs = { 0 };
-	snprintf(cs.id, sizeof cs.id, "%s", id);
-	cs.statedir = xstrdup(s->sd.path);
-	cs.rundir = xasprintf("%s/runs/%s", s->sd.path, id);
 	_cleanup_error_ struct error err = { 0 };
-	int r = spec_from_record_json(&cs, spec, &err);
+	_cleanup_free_ char *why = NULL;
+	bool ok = false;
+	int r = record_policy_answer(s->sd.path, id, spec, path, how, &ok, &why, &err);
 	json_decref(spec);
-	json_t *j = NULL;
-	if (r == 0) {
-		char *why = NULL;
-		struct policy_ctx pc = spec_policy_ctx(&cs);
-		bool ok = policy_allows(&pc, path, how, &why);
-		j = json_pack("{s:s,s:s,s:s,s:b,s:s}", "id", id, "path", path, "access", access, "allowed", ok, "answer",
-			      ok ? "allowed" : why ? why : "denied");
-		free(why);
-	}
-	cell_spec_free(&cs);
-	if (!j)
+	if (r < 0)
 		return send_error(c, 500, "%s", err.msg);
-	return send_json(c, 200, j);
+	return send_json(c, 200, json_pack("{s:s,s:s,s:s,s:b,s:s}", "id", id, "path", path, "access", access, "allowed", ok,
+					   "answer", ok ? "allowed" : why ? why : "denied"));
 }
 
 /* /v1/runs/{id}[/what]: the id and what follows it */

@@ -60,15 +60,11 @@
 #include "cell/contract.h"
 #include "cell/spec.h"
 #include "policy/policy.h"
+#include "supervise/refusal.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/words.h"
 #include "util/sys.h"
-
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#define RENAME_EXCHANGE (1 << 1)
-#endif
 
 /* Set when refused_stop() gave up waiting for the taker: the struct refused and the spec it
  * points to may be gone by the time the taker comes back from a lookup, so it checks this
@@ -89,35 +85,18 @@ void refused_init(struct refused *r)
 
 /* ---- a call, as read from the caller ---- */
 
-enum want {
-	W_CREATE,   /* a new name (mkdir, mknod, symlink, a link's new name): EEXIST when it exists */
-	W_REMOVE,   /* unlink, rmdir, a rename's source: the kernel asks for a writable mount
-	               before it looks the name up (EROFS even when it does not exist) */
-	W_CHANGE,   /* chmod, chown, utimes, xattrs, truncate: the name is looked up first */
-	W_OPEN,     /* open with flags */
-	W_TO,       /* a rename's target */
-	W_FROM,     /* a link's source: only looked up */
-	W_CONNECT,  /* connect() to a unix pathname address: the socket file, symlinks followed */
-};
-
+/* One path of a call: what the call asks of it, and what look_up() found (refusal.h). */
 struct target {
-	enum want want;
-	uint64_t flags;      /* W_OPEN: open flags; W_TO: rename flags */
-	int landlock;        /* the Landlock ABI from which Landlock rules this call (0: never:
-	                        chmod, chown, utimes and xattrs are not file-system rights) */
-	bool nofollow;       /* the call does not follow a symlink in the last component */
-	char *path;          /* absolute, in the caller's root, not yet resolved */
-	/* found by judge_target() */
-	bool found_dir;      /* its directory resolves */
-	bool exists, dots, ro_dir, landlock_denied;
-	bool own_mount;      /* it is a mount point (a protected path): EBUSY to remove or replace */
-	uint64_t mnt;        /* the mount of its directory */
-	char *dir;           /* its directory, resolved */
+	struct path_facts f;
+	char *path;          /* absolute, in the caller's root, not yet resolved (f.name points in it) */
+	char *dir;           /* f.dir */
+	char *resolved;      /* f.resolved */
 };
 
 struct refused_call {
 	int nr;
 	int rootfd;
+	bool unread;         /* counted as unread when it was taken */
 	size_t nt;
 	struct target t[2];
 };
@@ -127,6 +106,7 @@ static void call_free(struct refused_call *c)
 	for (size_t i = 0; i < c->nt; i++) {
 		free(c->t[i].path);
 		free(c->t[i].dir);
+		free(c->t[i].resolved);
 	}
 	closep(&c->rootfd);
 	free(c);
@@ -156,17 +136,31 @@ static char *read_string(pid_t pid, uint64_t addr)
 	return NULL;
 }
 
-/* A link's target when it is an absolute path (a directory of the cell, as /proc shows it
- * from here); NULL for a pipe, a socket, anon_inode:..., or a path too long to read whole. */
-static char *read_link(const char *link)
+/* The target of the symlink name (relative to dirfd), whole; NULL when it is none, or
+ * (errno ENAMETOOLONG) when it is PATH_MAX bytes or longer: never a cut one. */
+static char *link_target(int dirfd, const char *name)
 {
 	char *buf = xmalloc(PATH_MAX + 1);
-	ssize_t n = readlink(link, buf, PATH_MAX);
-	if (n <= 0 || n >= PATH_MAX || buf[0] != '/') {
+	ssize_t n = readlinkat(dirfd, name, buf, PATH_MAX + 1);
+	if (n <= 0 || n >= PATH_MAX) {
+		if (n >= PATH_MAX)
+			errno = ENAMETOOLONG;
 		free(buf);
 		return NULL;
 	}
 	buf[n] = '\0';
+	return buf;
+}
+
+/* A link's target when it is an absolute path (a directory of the cell, as /proc shows it
+ * from here); NULL for a pipe, a socket, anon_inode:..., or a path too long to read whole. */
+static char *read_link(const char *link)
+{
+	char *buf = link_target(AT_FDCWD, link);
+	if (buf && buf[0] != '/') {
+		free(buf);
+		return NULL;
+	}
 	return buf;
 }
 
@@ -291,7 +285,7 @@ static void collect(pid_t pid, const struct seccomp_data *d, struct refused_call
 	size_t n = 0;
 #define AT(i) ((int)(uint32_t)a[i])
 #define TL(dfd, addr, w, fl, ll, nf)                                                                   \
-	(t[n] = (struct target){ .want = (w), .flags = (fl), .landlock = (ll), .nofollow = (nf),       \
+	(t[n] = (struct target){ .f = { .want = (w), .flags = (fl), .landlock = (ll), .nofollow = (nf) }, \
 				 .path = caller_path(pid, (dfd), (addr), unread) },                    \
 	 n++)
 #define T(dfd, addr, w, fl) TL(dfd, addr, w, fl, 1, false)
@@ -350,9 +344,9 @@ static void collect(pid_t pid, const struct seccomp_data *d, struct refused_call
 		T(AT(0), a[1], W_REMOVE, 0);
 		T(AT(2), a[3], W_TO, d->nr == __NR_renameat2 ? a[4] : 0);
 		break;
-	case __NR_truncate: TL(AT_FDCWD, a[0], W_CHANGE, 0, 3, false); break;  /* LANDLOCK_ACCESS_FS_TRUNCATE */
+	case __NR_truncate: TL(AT_FDCWD, a[0], W_CHANGE, 0, REFUSAL_LANDLOCK_TRUNCATE, false); break;
 	case __NR_connect:
-		t[0] = (struct target){ .want = W_CONNECT, .path = caller_unix_path(pid, a[1], a[2], unread) };
+		t[0] = (struct target){ .f = { .want = W_CONNECT }, .path = caller_unix_path(pid, a[1], a[2], unread) };
 		n = t[0].path ? 1 : 0;
 		break;
 	case __NR_setxattr:
@@ -391,9 +385,17 @@ static bool split(char *abs, const char **dir, const char **name)
 }
 
 /* Open path below the caller's root as the kernel resolves it (O_PATH; flags: O_DIRECTORY,
- * O_NOFOLLOW); its path in the cell into *canon. -1 (errno set) when it does not resolve. */
-static int open_in_root(int rootfd, const char *path, int flags, char **canon)
+ * O_NOFOLLOW); its path in the cell into *canon. -1 (errno set) when it does not resolve, with
+ * *too_long set (when too_long is not NULL) when path or the path it resolves to is too long
+ * for us to look up, which the kernel does not refuse the caller. */
+static int open_in_root(int rootfd, const char *path, int flags, char **canon, bool *too_long)
 {
+	if (strlen(path) >= PATH_MAX) {
+		if (too_long)
+			*too_long = true;
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	int fd = sys_openat2(rootfd, path, (uint64_t)(O_PATH | flags), RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
 		return -1;
@@ -402,6 +404,8 @@ static int open_in_root(int rootfd, const char *path, int flags, char **canon)
 	*canon = read_link(link);
 	if (!*canon) {
 		close(fd);
+		if (too_long)
+			*too_long = true;
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -414,23 +418,12 @@ static bool is_ro(int fd)
 	return fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
 }
 
-static char *join(const char *dir, const char *name)
-{
-	return xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
-}
-
-struct verdict {
-	char *path;          /* the path as the cell resolves it */
-	bool is_protected;
-	bool refused;        /* a single call's answer; pairs are decided by judge_call() */
-};
-
 /* A connect() to t: refused when it leads to a socket file on a read-only overlay (the host's
  * /, where no listener can be reached; the cell's own sockets are elsewhere). */
-static void judge_connect(int rootfd, const struct target *t, struct verdict *v)
+static void judge_connect(int rootfd, const struct target *t, struct refusal *v)
 {
 	_cleanup_free_ char *canon = NULL;
-	_cleanup_close_ int fd = open_in_root(rootfd, t->path, 0, &canon);
+	_cleanup_close_ int fd = open_in_root(rootfd, t->path, 0, &canon, NULL);
 	leave_if_abandoned();
 	struct stat st;
 	struct statfs fs;
@@ -439,122 +432,99 @@ static void judge_connect(int rootfd, const struct target *t, struct verdict *v)
 		return;
 	v->path = canon;
 	canon = NULL;
-	v->refused = true;
+	v->verdict = REFUSAL_YES;
 }
 
-/* Look t up in the caller's root and decide it as a call of its own. depth: symlinks
- * followed to a creation so far. */
-static void judge_target(const struct refused *r, int rootfd, struct target *t, struct verdict *v, int depth)
+/* What look_up() found: the facts to decide on, nothing to judge (the call fails otherwise),
+ * or a dangling symlink an O_CREAT open creates through (t->path is where it points now). */
+enum looked { LOOKED, LOOKED_NOTHING, LOOKED_AGAIN };
+
+/* What an existing name leads to (refusal_looks_at_name()), opened: its mount and its type.
+ * dfd: its directory; full: t's path before split(). */
+static enum looked look_at_name(int rootfd, struct target *t, int dfd, const char *full)
 {
-	const struct policy_ctx *s = &r->policy;
-	*v = (struct verdict){ 0 };
+	struct path_facts *f = &t->f;
+	bool follow = refusal_follows(f);
+	_cleanup_close_ int fd = open_in_root(rootfd, full, follow ? 0 : O_NOFOLLOW, &t->resolved, &f->too_long);
+	leave_if_abandoned();
+	if (fd < 0 && follow && refusal_creates(f) && errno == ENOENT) {
+		/* a dangling symlink opened with O_CREAT: the kernel creates where it points */
+		_cleanup_free_ char *to = link_target(dfd, f->name);
+		if (!to) {
+			f->too_long = errno == ENAMETOOLONG;
+			return f->too_long ? LOOKED : LOOKED_NOTHING;
+		}
+		char *next = to[0] == '/' ? xstrdup(to) : xasprintf("%s/%s", strcmp(t->dir, "/") ? t->dir : "", to);
+		free(t->path);
+		t->path = next;
+		return LOOKED_AGAIN;
+	}
+	if (fd < 0)
+		return f->too_long ? LOOKED : LOOKED_NOTHING;
+	f->resolved = t->resolved;
+	f->ro_name = is_ro(fd);
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		f->is_link = S_ISLNK(st.st_mode);
+		f->is_dir = S_ISDIR(st.st_mode);
+		f->is_reg = S_ISREG(st.st_mode);
+	}
+	return LOOKED;
+}
+
+/* The facts of t (t->f) as the caller's root shows its directory and its name. */
+static enum looked look_up(int rootfd, struct target *t)
+{
+	struct path_facts *f = &t->f;
+	*f = (struct path_facts){ .want = f->want, .flags = f->flags, .landlock = f->landlock, .nofollow = f->nofollow };
+	free(t->dir);
+	free(t->resolved);
+	t->dir = t->resolved = NULL;
+	_cleanup_free_ char *full = xstrdup(t->path);
+	const char *dirpath;
+	f->slash_end = split(t->path, &dirpath, &f->name);
+	_cleanup_close_ int dfd = open_in_root(rootfd, dirpath, O_DIRECTORY, &t->dir, &f->too_long);
+	leave_if_abandoned();
+	if (dfd < 0)
+		return f->too_long ? LOOKED : LOOKED_NOTHING;   /* no such directory: ENOENT, not a refusal */
+	f->found_dir = true;
+	f->dir = t->dir;
+	struct statx stx;
+	if (statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0)
+		f->mnt = stx.stx_mnt_id;
+	f->dots = f->is_dir = !strcmp(f->name, ".") || !strcmp(f->name, "..");
+	struct statx nx;
+	f->exists = f->dots || statx(dfd, f->name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &nx) == 0;
+	leave_if_abandoned();
+	if (f->exists && !f->dots) {
+		f->is_link = S_ISLNK(nx.stx_mode);
+		f->is_dir = S_ISDIR(nx.stx_mode);
+		f->is_reg = S_ISREG(nx.stx_mode);
+		f->own_mount = nx.stx_mnt_id != f->mnt;   /* a file or directory mounted over */
+	}
+	f->ro_dir = f->ro_name = is_ro(dfd);
+	struct statfs sfs;   /* procfs has no new names (asked only of a name that is not there) */
+	f->procfs = !f->exists && fstatfs(dfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+	return refusal_looks_at_name(f) ? look_at_name(rootfd, t, dfd, full) : LOOKED;
+}
+
+/* Look t up in the caller's root and decide it as a call of its own (refusal_decide()). */
+static void judge_target(const struct refused *r, int rootfd, struct target *t, struct refusal *v)
+{
+	*v = (struct refusal){ 0 };
 	if (!t->path)
 		return;
-	if (t->want == W_CONNECT) {
+	if (t->f.want == W_CONNECT) {
 		judge_connect(rootfd, t, v);
 		return;
 	}
-	/* O_TMPFILE names a directory to make an unnamed file in */
-	bool tmpfile = t->want == W_OPEN && (t->flags & O_TMPFILE) == O_TMPFILE;
-	_cleanup_free_ char *full = xstrdup(t->path);
-	const char *dirpath, *name;
-	bool slash_end = split(t->path, &dirpath, &name);
-	_cleanup_free_ char *cdir = NULL;
-	_cleanup_close_ int dfd = open_in_root(rootfd, dirpath, O_DIRECTORY, &cdir);
-	leave_if_abandoned();
-	if (dfd < 0)
-		return;   /* no such directory: the call fails with ENOENT, not a refusal */
-	t->found_dir = true;
-	struct statx stx;
-	if (statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0)
-		t->mnt = stx.stx_mnt_id;
-	t->dots = !strcmp(name, ".") || !strcmp(name, "..");
-	bool is_link = false, is_dir = t->dots, is_reg = false;
-	struct statx nx;
-	t->exists = t->dots || statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &nx) == 0;
-	leave_if_abandoned();
-	if (t->exists && !t->dots) {
-		is_link = S_ISLNK(nx.stx_mode);
-		is_dir = S_ISDIR(nx.stx_mode);
-		is_reg = S_ISREG(nx.stx_mode);
-		t->own_mount = nx.stx_mnt_id != t->mnt;   /* a file or directory mounted over */
-	}
-	t->ro_dir = is_ro(dfd);
-	free(t->dir);
-	t->dir = xstrdup(cdir);
-	bool creat = t->want == W_OPEN && (t->flags & O_CREAT) && !tmpfile;
-	bool excl = creat && (t->flags & O_EXCL);
-	/* opens and attribute changes act on what the name leads to (a symlink followed, unless
-	 * the call says not to): it is looked at where it may differ from its directory (a
-	 * symlink followed, something mounted over it, a directory named by "." or "..") */
-	bool ro_name = t->ro_dir;
-	bool follow = is_link && !t->nofollow && !(t->want == W_OPEN && (t->flags & O_NOFOLLOW)) && !excl;
-	_cleanup_free_ char *cname = NULL;
-	if (t->exists && (t->want == W_OPEN || t->want == W_CHANGE) && (follow || t->own_mount || t->dots)) {
-		struct stat st;
-		_cleanup_close_ int fd = open_in_root(rootfd, full, follow ? 0 : O_NOFOLLOW, &cname);
-		leave_if_abandoned();
-		if (fd < 0 && follow && creat && errno == ENOENT && depth < 8) {
-			/* a dangling symlink opened with O_CREAT: the kernel creates where it points */
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
-			if (n <= 0)
-				return;
-			target[n] = '\0';
-			free(t->path);
-			t->path = target[0] == '/' ? xstrdup(target) : join(cdir, target);
-			judge_target(r, rootfd, t, v, depth + 1);
+	enum looked l;
+	/* a dangling symlink leads to another path: followed 8 times at most */
+	for (int depth = 0; (l = look_up(rootfd, t)) == LOOKED_AGAIN; depth++)
+		if (depth == 8)
 			return;
-		}
-		if (fd < 0)
-			return;
-		ro_name = is_ro(fd);
-		if (fstat(fd, &st) == 0) {
-			is_link = S_ISLNK(st.st_mode);
-			is_dir = S_ISDIR(st.st_mode);
-			is_reg = S_ISREG(st.st_mode);
-		}
-	}
-	/* a device, FIFO or socket opens for writing on a read-only mount */
-	bool special = t->exists && !is_reg && !is_dir && !is_link;
-	v->path = cname ? xstrdup(cname) : t->dots ? xstrdup(cdir) : join(cdir, name);
-	v->is_protected = policy_protected(s, v->path);
-	/* procfs has no new names: a create there fails with ENOENT */
-	struct statfs sfs;
-	bool procfs = !t->exists && fstatfs(dfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
-	int ll = t->landlock;
-	if (t->want == W_OPEN && (t->flags & O_ACCMODE) == O_RDONLY && !creat && !tmpfile)
-		ll = 3;   /* O_RDONLY|O_TRUNC: only LANDLOCK_ACCESS_FS_TRUNCATE rules it */
-	if (ll && r->landlock_abi >= ll && !v->is_protected) {
-		/* Landlock rules making and removing names on their directory, writing on the file */
-		bool on_dir = t->want == W_CREATE || t->want == W_REMOVE || t->want == W_TO || (creat && !t->exists);
-		_cleanup_free_ char *why = NULL;
-		t->landlock_denied = !policy_allows(s, on_dir ? cdir : v->path, POLICY_WRITE, &why);
-	}
-	bool landlock = t->landlock_denied;
-	switch (t->want) {
-	case W_CREATE: v->refused = !t->exists && !procfs && (t->ro_dir || landlock); break;
-	case W_REMOVE: v->refused = !t->dots && (t->ro_dir || (t->exists && (landlock || t->own_mount))); break;
-	case W_TO: v->refused = !t->dots && (t->ro_dir || landlock || (t->exists && t->own_mount)); break;
-	case W_FROM:
-	case W_CONNECT: v->refused = false; break;   /* connects: judge_connect() */
-	case W_CHANGE:
-		/* truncate of anything but a regular file: EISDIR or EINVAL */
-		v->refused = t->exists && !(ll == 3 && !is_reg) && (ro_name || landlock);
-		break;
-	case W_OPEN: {
-		bool wr = (t->flags & O_ACCMODE) != O_RDONLY || (t->flags & O_TRUNC);
-		if (tmpfile)
-			v->refused = t->exists && is_dir && (ro_name || landlock);
-		else if (t->exists)
-			/* O_EXCL: EEXIST; a directory: EISDIR; a symlink not followed: ELOOP; "file/":
-			 * ENOTDIR; a read-only open writes nothing */
-			v->refused = !excl && !is_dir && !is_link && !slash_end && wr && ((ro_name && !special) || landlock);
-		else
-			v->refused = creat && !slash_end && !procfs && (t->ro_dir || landlock);  /* "new/": EISDIR */
-		break;
-	}
-	}
+	if (l == LOOKED)
+		refusal_decide(&t->f, &r->policy, r->landlock_abi, v);
 }
 
 /* Count path (taken) in l for the record; under r->lock. */
@@ -577,40 +547,19 @@ static void count(struct refused_list *l, char *path, bool is_protected)
 	l->paths[l->n++] = (struct refused_path){ .path = p, .count = 1, .is_protected = is_protected };
 }
 
-/* Decide a whole call, in the kernel's order for renames and links, and count it. */
+/* Decide a whole call, in the kernel's order for renames and links, and count it; a path too
+ * long to look up makes it a call not read. */
 static void judge_call(struct refused *r, struct refused_call *c)
 {
-	struct verdict v[2] = { 0 };
-	for (size_t i = 0; i < c->nt; i++)
-		judge_target(r, c->rootfd, &c->t[i], &v[i], 0);
-	bool hit[2] = { v[0].refused, v[1].refused };
-	if (c->nt == 2) {
-		struct target *a = &c->t[0], *b = &c->t[1];
-		bool both = a->found_dir && b->found_dir;
-		bool exdev = both && a->mnt && b->mnt && a->mnt != b->mnt;
-		/* Landlock ABI 1 cannot tell a move between directories: EXDEV */
-		bool ll_exdev = r->landlock_abi == 1 && both && a->dir && b->dir && strcmp(a->dir, b->dir) != 0;
-		if (a->want == W_REMOVE) {
-			/* rename: both directories (ENOENT), the same mount (EXDEV), dots (EBUSY),
-			 * then EROFS, then the source (ENOENT), NOREPLACE/EXCHANGE, then Landlock */
-			bool go = both && !exdev && !a->dots && !b->dots;
-			if (go && !a->ro_dir) {
-				go = a->exists && !((b->flags & RENAME_NOREPLACE) && b->exists) &&
-				     !((b->flags & RENAME_EXCHANGE) && !b->exists) && !ll_exdev;
-				/* Landlock, then a mount point on either side: EBUSY */
-				hit[0] = go && (a->landlock_denied || a->own_mount);
-				hit[1] = go && (b->landlock_denied || (b->exists && b->own_mount));
-			} else {
-				hit[0] = hit[1] = go;
-			}
-		} else {
-			/* link: the source (ENOENT), the new name (EEXIST, EROFS), the same mount
-			 * (EXDEV), then Landlock */
-			bool go = a->exists && b->found_dir && !b->exists;
-			hit[0] = false;
-			hit[1] = go && (b->ro_dir || (!exdev && !ll_exdev && b->landlock_denied));
-		}
+	struct refusal v[2] = { 0 };
+	bool too_long = false;
+	for (size_t i = 0; i < c->nt; i++) {
+		judge_target(r, c->rootfd, &c->t[i], &v[i]);
+		too_long |= v[i].verdict == REFUSAL_TOO_LONG;
 	}
+	bool hit[2] = { v[0].verdict == REFUSAL_YES && !too_long, v[1].verdict == REFUSAL_YES && !too_long };
+	if (c->nt == 2 && !too_long)
+		refusal_decide_pair(&c->t[0].f, &c->t[1].f, &v[0], &v[1], r->landlock_abi, hit);
 	bool refused = false;
 	struct refused_list *l = c->nr == __NR_connect ? &r->connects : &r->writes;
 	pthread_mutex_lock(&r->lock);
@@ -623,6 +572,7 @@ static void judge_call(struct refused *r, struct refused_call *c)
 			}
 		/* one call is one write, even a rename that names two refused paths */
 		l->total += refused;
+		r->unread += too_long && !c->unread;
 	}
 	pthread_mutex_unlock(&r->lock);
 	for (size_t i = 0; i < c->nt; i++)
@@ -652,6 +602,7 @@ static struct refused_call *take(struct refused *r)
 	}
 	if (c->nt && c->rootfd < 0)
 		unread = true;
+	c->unread = unread;
 	memset(resp, 0, r->resp_size);
 	resp->id = req->id;
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

@@ -367,6 +367,16 @@ bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool path_beneath(const char *path, const char *dir)
+{
+	if (!dir)
+		return false;
+	if (!strcmp(dir, "/"))
+		return true;
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
 char *abs_path(const char *path)
 {
 	return realpath(path, NULL);

@@ -55,6 +55,9 @@ bool lock_held_at(int dfd, const char *name);
 unsigned long long tree_bytes_fd(int fd);
 bool path_exists(const char *path);
 bool is_dir(const char *path);
+/* Is path dir itself or below it, by their text (both absolute and normalised; "/" holds
+ * every path, a NULL dir none)? "/usr/lib" is beneath "/usr", "/usrlocal" is not. */
+bool path_beneath(const char *path, const char *dir);
 /* Absolute, symlink-free form of path (realpath), or NULL. */
 char *abs_path(const char *path);
 /* The same for a path that may not exist yet: its deepest existing ancestor made absolute and

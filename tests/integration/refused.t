@@ -14,8 +14,8 @@
 
 command -v python3 >/dev/null || skip_all "python3 is needed for the probe"
 
-# Tests: 24 per mode, 5 on an image per mode, 4 for a job.
-plan $((2 * 24 + 2 * 5 + 4))
+# Tests: 26 per mode, 5 on an image per mode, 4 for a job.
+plan $((2 * 26 + 2 * 5 + 4))
 
 # probe.py OPS...: each op is one call; prints "PATH ERRNO-NAME" per path it names ("ok"
 # when the call succeeded); a rename prints both of its paths.
@@ -213,6 +213,26 @@ for mode in root user; do
 	# ---- --quiet: recorded, not said
 	wrun --quiet --result "$R/$mode.q.json" -- sh -c '{ echo x > /etc/q; } 2>/dev/null; true'
 	is "$RC:$ERR:$(jget "$R/$mode.q.json" 'd["refused_writes_total"]')" "0::1" "$M --quiet: no line, still in result.json"
+
+	# ---- a path too long for the watch to look up (the caller's working directory, 3019
+	# bytes, and its relative path, 1215, past PATH_MAX together; the kernel takes it): not
+	# judged, counted as a call not read and said so, never cut short and judged as another
+	wrun --result "$R/$mode.long.json" -- python3 -c '
+import errno, os
+os.chdir("/tmp")
+for i in range(15):
+    os.mkdir("d" * 200); os.chdir("d" * 200)
+r = []
+for name in ("tmp/long-ok", "etc/long-refused"):
+    try:
+        open("../" * 400 + name, "w").close(); r.append("ok")
+    except OSError as e:
+        r.append(errno.errorcode[e.errno])
+print(*r)'
+	is "$RC:$OUT:$(jget "$R/$mode.long.json" '[d["refused_writes"], d.get("watched_write_calls_unread")]')" "0:ok EROFS:[[], 2]" \
+		"$M two writes by a path too long to look up: counted as not read, not judged"
+	line_like "$ERR" "^warren: note: 2 write calls of run_[0-9A-Z]{26} could not be read .*a path longer than PATH_MAX" \
+		"$M the note says two calls were not read"
 
 	# ---- a socket file of the host (outside the worktree) and the job's own sockets
 	HS=$TEST_SCRATCH/host-sockets-$mode

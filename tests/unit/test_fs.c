@@ -928,6 +928,21 @@ static void test_write_read_file(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* path_beneath: by the text, at a '/' boundary; "/" holds all, NULL none. */
+static void test_path_beneath(void **state)
+{
+	(void)state;
+	static const struct { const char *path, *dir; bool want; } cases[] = {
+		{ "/usr", "/usr", true },        { "/usr/lib", "/usr", true },   { "/usr/lib/x", "/usr", true },
+		{ "/usrlocal", "/usr", false },  { "/us", "/usr", false },       { "/", "/usr", false },
+		{ "/anything", "/", true },      { "/", "/", true },             { "/work/repo/.git/hooks", "/work/repo/.git/hooks", true },
+		{ "/work/repo/.git/hooksx", "/work/repo/.git/hooks", false },    { "/tmp/x", NULL, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		if (path_beneath(cases[i].path, cases[i].dir) != cases[i].want)
+			fail_msg("path_beneath(%s, %s) != %d", cases[i].path, cases[i].dir ? cases[i].dir : "NULL", cases[i].want);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, teardown)
 
 /* fd_send/fd_recv: a descriptor and its message arrive together, usable and close-on-exec;
@@ -992,6 +1007,7 @@ static void test_read_end(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_path_beneath),
 		T(test_rm_tree_missing),
 		T(test_rm_tree_non_directories),
 		T(test_rm_tree_plain),

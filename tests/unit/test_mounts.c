@@ -1,5 +1,6 @@
 /* test_mounts.c - the decisions about a cell's extra mounts and names (cell/mounts.h): which
- * host trees a bind may show, where in the cell it may go, SRC[:DST], hostnames; case by case. */
+ * host trees a bind may show, where in the cell it may go, SRC[:DST], hostnames; case by case;
+ * and that the policy sees the mounts the spec holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "cell/mounts.h"
+#include "cell/spec.h"
 
 static void system_trees(void **state)
 {
@@ -104,11 +106,35 @@ static void hostnames(void **state)
 			fail_msg("'%s': expected invalid", no[i]);
 }
 
+/* spec_add_mount: the cell's mounts and the policy's view of them (spec_policy_ctx) agree. */
+static void policy_view(void **state)
+{
+	(void)state;
+	struct cell_spec s = { .id = "run_TEST", .worktree = strdup("/work/repo"), .home = strdup("/home/warren") };
+	spec_add_mount(&s, (struct cell_mount){ .source = strdup("/srv/data"), .destination = strdup("/data"), .readonly = true,
+						.fd = -1 });
+	spec_add_mount(&s, (struct cell_mount){ .source = strdup("/srv/out"), .destination = strdup("/out"), .fd = -1 });
+	struct policy_ctx p = spec_policy_ctx(&s);
+	assert_int_equal(p.n_mounts, 2);
+	assert_string_equal(p.mounts[0].source, "/srv/data");
+	assert_string_equal(p.mounts[1].destination, "/out");
+	assert_true(p.mounts[0].readonly);
+	assert_false(p.mounts[1].readonly);
+	char *why = NULL;
+	assert_false(policy_allows(&p, "/data/x", POLICY_WRITE, &why));
+	assert_non_null(strstr(why, "read-only bind of /srv/data at /data"));
+	free(why);
+	assert_true(policy_allows(&p, "/out/x", POLICY_WRITE, &why));
+	cell_spec_free(&s);
+	assert_null(s.mounts);
+	assert_null(s.policy_mounts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(system_trees), cmocka_unit_test(sources), cmocka_unit_test(split),
-		cmocka_unit_test(destinations), cmocka_unit_test(hostnames),
+		cmocka_unit_test(destinations), cmocka_unit_test(hostnames), cmocka_unit_test(policy_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -471,9 +471,9 @@ static void expect_access(const struct policy_ctx *s, const char *path, enum pol
 static void access_mounts(void **state)
 {
 	(void)state;
-	struct cell_mount mounts[] = {
-		{ .source = (char *)"/home/alice/.cache/pip", .destination = (char *)"/opt/cache", .readonly = true, .fd = -1 },
-		{ .source = (char *)"/srv/out", .destination = (char *)"/opt/cache/out", .readonly = false, .fd = -1 },
+	struct policy_mount mounts[] = {
+		{ .source = "/home/alice/.cache/pip", .destination = "/opt/cache", .readonly = true },
+		{ .source = "/srv/out", .destination = "/opt/cache/out", .readonly = false },
 	};
 	struct policy_opts po = { 0 };
 	struct policy_ctx s = { .id = "run_01TEST", .worktree = "/src/app", .home = "/home/warren", .cwd = "/src/app", .policy = &po,

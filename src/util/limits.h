@@ -1,7 +1,7 @@
-/* limits.h - the limits of one cell as plain numbers (a leaf header: the cell spec, the
- * cgroup layer and the record all read them; it includes nothing of the project). */
-#ifndef WARREN_CELL_LIMITS_H
-#define WARREN_CELL_LIMITS_H
+/* limits.h - the limits of one run as plain numbers, in the lowest layer: the cgroup layer
+ * sets them, the cell spec, the supervisor and the record read them. */
+#ifndef WARREN_UTIL_LIMITS_H
+#define WARREN_UTIL_LIMITS_H
 
 #include <stdint.h>
 
