@@ -85,6 +85,13 @@
 #define VM_MOD_LIST        "/modules/order"
 /* On the kernel command line: power off at once (the KVM probe, bench/vm's bare boot) */
 #define VM_CMDLINE_POWEROFF "warren.poweroff"
+/* On the kernel command line with --net nat or allow=: "warren.net=ADDR/PREFIX,GATEWAY"; the
+ * guest init gives VM_NET_IF that address and a default route via the gateway, and writes
+ * CELL_RESOLV_CONF naming the gateway (warren's resolver for the run) */
+#define VM_CMDLINE_NET     "warren.net="
+#define VM_NET_IF          "eth0"
+#define CELL_RESOLV_CONF   "/etc/resolv.conf"
+#define CELL_RESOLV_LINE   "nameserver %s\noptions edns0\n"
 /* Where the guest mounts its shares before it enters the new root */
 #define VM_NEWROOT         "/newroot"
 #define VM_RUN_MNT         "/run-orders"

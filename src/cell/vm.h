@@ -69,4 +69,20 @@ char *vm_missing_report(const struct cell_spec *s, const struct cell *c, int qem
 void vm_record(const struct cell *c, json_t **extra);
 void vm_close(struct cell *c);
 
+/* qemu's confinement, in its child before it executes (vmjail.c): root mode leaves root for
+ * the run user's host ids (the group of /dev/kvm kept when kvm); a user and mount namespace of
+ * its own, where the run user is those ids and the host's / is read-only with the state
+ * directory, /tmp, /var/tmp, /dev/shm, /run, /home and /root empty; no capability,
+ * no_new_privs. */
+int vm_jail(const struct cell_spec *s, bool kvm, struct error *err);
+/* The console's size: its first VM_CONSOLE_HEAD bytes and its last VM_CONSOLE_TAIL are kept
+ * (a guest that prints for ever cannot fill the disk), the cut between them named. */
+#define VM_CONSOLE_HEAD (512u << 10)
+#define VM_CONSOLE_TAIL (512u << 10)
+/* A keeper process that copies what qemu writes to *write_end into <rundir>/vm/console.log,
+ * bounded; it ends (and writes the kept end) when the last writer closes. Its pid, or -errno. */
+pid_t vm_console_start(const struct cell_spec *s, int *write_end, struct error *err);
+/* The keeper's copy from in to out: head bytes, then the last tail bytes at the end. */
+void vm_console_keep(int in, int out, size_t head, size_t tail);
+
 #endif

@@ -798,7 +798,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		goto fail;
 
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
-			      .control = control };
+			      .control = control, .tap = -1 };
 	if (control >= 0) {
 		/* a job: its steps get their own streams from the executor; nothing reads stdin */
 		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
