@@ -91,7 +91,10 @@
 #define VM_CMDLINE_NET     "warren.net="
 #define VM_NET_IF          "eth0"
 #define CELL_RESOLV_CONF   "/etc/resolv.conf"
-#define CELL_RESOLV_LINE   "nameserver %s\noptions edns0\n"
+#define VM_RESOLV_COPY     "/run/warren-resolv.conf"  /* the guest's copy, bound over CELL_RESOLV_CONF */
+#define VM_MOD_NET_LIST    "/modules/net"  /* the NIC's modules, loaded only with VM_CMDLINE_NET */
+/* The cell's resolv.conf with a network (both drivers): the gateway's address for %s */
+#define CELL_RESOLV_FMT    "# warren: the run's own resolver, on the gateway\nnameserver %s\noptions edns0\n"
 /* Where the guest mounts its shares before it enters the new root */
 #define VM_NEWROOT         "/newroot"
 #define VM_RUN_MNT         "/run-orders"

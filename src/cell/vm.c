@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cell/contract.h"
+#include "net/net.h"
 #include "policy/policy.h"
 #include "util/fs.h"
 #include "util/words.h"
@@ -149,14 +150,14 @@ static char *add_nic(struct strv *a, const struct cell_io *io)
 {
 	if (io->tap < 0)
 		return NULL;
-	const unsigned char *b = (const unsigned char *)&io->addr;
-	char addr[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN];
+	char addr[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN], mac[18];
+	net_guest_mac(io->addr, mac);
 	inet_ntop(AF_INET, &io->addr, addr, sizeof addr);
 	inet_ntop(AF_INET, &io->gw, gw, sizeof gw);
 	add(a, xstrdup("-netdev"));
 	add(a, xasprintf("tap,id=n0,fd=%d", QFD_TAP));
 	add(a, xstrdup("-device"));
-	add(a, xasprintf("virtio-net-device,netdev=n0,mac=02:77:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3]));
+	add(a, xasprintf("virtio-net-device,netdev=n0,mac=%s", mac));
 	return xasprintf(VM_CMDLINE_NET "%s/%d,%s", addr, io->prefix, gw);
 }
 
@@ -585,11 +586,14 @@ const char *vm_accel(const struct vm_kernel *k, const char *statedir)
 int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
 {
 	const char *what = job ? "a job (steps and services)" : s->rootfs ? "--rootfs or --image (an image)"
-			 : s->net.mode != NET_NONE ? "--net nat or allow=" : s->n_mounts ? "--bind, --ro-bind or --externals"
+			 : s->n_mounts ? "--bind, --ro-bind or --externals"
 			 : !s->worktree ? "--work none" : s->worktree_ro ? "--work-ro" : s->workdir ? "--workdir"
 			 : s->hostname ? "--hostname" : NULL;
 	if (what)
 		return error_set(err, 0, "the vm driver: %s is not done yet; use the container driver (--driver container, or driver: container in a job file)", what);
+	if (s->rootless && s->net.mode != NET_NONE)
+		return error_set(err, 0, "the vm driver: --net %s needs root (a tap on warren's bridge); a rootless VM has --net none "
+				 "only: use the container driver for a rootless network", s->net.mode == NET_NAT ? "nat" : "allow=");
 	if (s->limits.memory && s->limits.memory < VM_MIN_MEMORY)
 		return error_set(err, 0, "the vm driver: --memory %lluM is too small for a VM (it boots a kernel); give --memory %lluM or more",
 				 (unsigned long long)(s->limits.memory >> 20), VM_MIN_MEMORY >> 20);

@@ -21,6 +21,8 @@
 
 /* The modules the guest loads (with what they need), unless the kernel has them built in. */
 static const char *const vm_modules[] = { "virtio_mmio", "virtio_console", "9pnet_virtio", "9p", NULL };
+/* The NIC's (--net nat, allow=), in a list of their own: a VM without a network does not load them. */
+static const char *const vm_net_modules[] = { "virtio_net", NULL };
 
 /* ---- decompression ---- */
 
@@ -271,8 +273,12 @@ static int make_initramfs(const struct vm_kernel *k, struct buf *out, struct err
 	cpio_add(out, &VM_MOD_DIR[1], S_IFDIR | 0755, NULL, 0);
 	for (size_t i = 0; r == 0 && vm_modules[i]; i++)
 		r = add_module(&m, vm_modules[i], 0, err);
+	size_t base = m.order.len;
+	for (size_t i = 0; r == 0 && vm_net_modules[i]; i++)
+		r = add_module(&m, vm_net_modules[i], 0, err);
 	if (r == 0) {
-		cpio_add(out, &VM_MOD_LIST[1], S_IFREG | 0644, m.order.p, m.order.len);
+		cpio_add(out, &VM_MOD_LIST[1], S_IFREG | 0644, m.order.p, base);
+		cpio_add(out, &VM_MOD_NET_LIST[1], S_IFREG | 0644, m.order.p + base, m.order.len - base);
 		cpio_add(out, "TRAILER!!!", 0, NULL, 0);
 	}
 	free(m.dep);
