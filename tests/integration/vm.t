@@ -27,9 +27,6 @@ like "$ERR" "'vmm' is not a driver; give container or vm" "the line says which d
 wrun --driver vm --memory 16M -- true
 is "$RC" 125 "--driver vm --memory 16M exits 125"
 like "$ERR" "too small for a VM.*--memory 128M or more" "a memory limit too small for a VM says what to give"
-wrun --driver vm --net nat -- true
-is "$RC" 125 "--driver vm --net nat exits 125 (not done yet)"
-like "$ERR" "the vm driver: --net nat or allow= is not done yet; use the container driver" "--net nat with the vm driver says it is not done yet"
 jobf=$WORK/vm-job.yml
 printf 'name: t\ndriver: vm\nsteps:\n  - run: "true"\n' >"$jobf"
 bounded "$WARREN" job run "$jobf" --state "$STATE"
@@ -97,16 +94,24 @@ for mode in root user; do
 
 	# ---- guest root reads through 9p only what qemu's uid may: a root-only host file is
 	# refused (assume the job took over the guest kernel: --user 0 has CAP_DAC_OVERRIDE in
-	# the guest, so only the host's refusal counts); exit 0
+	# the guest, so only the host's refusal counts); a guest that floods its console (1.5 MB
+	# on hvc0) leaves a bounded console.log; exit 0
 	secret=$(mktemp -d -p "$TEST_SCRATCH")
 	chmod 0755 "$secret"
 	echo host-secret >"$secret/key" && chmod 0600 "$secret/key"
-	wrun --driver vm --user 0 -- sh -c 'id -u; cat '"$secret/key"' 2>/dev/null || echo refused; exit 0'
+	wrun --driver vm --user 0 -- sh -c 'id -u; cat '"$secret/key"' 2>/dev/null || echo refused;
+		head -c 1500000 /dev/zero | tr "\0" x >/dev/hvc0; exit 0'
 	is "$RC" 0 "$M a job that exits 0 gives 0"
 	is "$ERR" "" "$M and warren says nothing"
 	is "$OUT" "0
 refused" "$M guest root cannot read a root-only host file through 9p (qemu is not root)"
 	rm -rf "$secret"
+	con=$(last_rundir)/vm/console.log
+	size=$(stat -c %s "$con")
+	[ "$size" -ge 1048576 ] && [ "$size" -le $((1048576 + 100)) ]
+	ok $? "$M the console log is bounded: its head and its end, 1 MiB ($size bytes)"
+	like "$(grep -a -o 'warren: [0-9]* bytes of the console cut here' "$con")" "^warren: [0-9]+ bytes of the console cut here$" \
+		"$M and it says where it was cut"
 
 	# ---- a VM whose init cannot run (a dynamic /bin/true as init: the kernel panics)
 	wr_env WARREN_GUEST_INIT=/bin/true -- run --work "$WORK" --driver vm -- true
