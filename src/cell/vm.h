@@ -35,6 +35,10 @@ struct vm_kernel {
 /* Find the kernel and make (or find made) its vmlinux and initramfs under statedir. */
 int vm_kernel_prepare(struct vm_kernel *k, const char *statedir, struct error *err);
 void vm_kernel_free(struct vm_kernel *k);
+/* warren gc: remove the entries of <statedir>/vm-cache made of a kernel no longer there or of
+ * another guest init than this warren's (its accel- answer with its vmlinux); *removed counts
+ * them. 0, or -errno of the last failure. */
+int vm_cache_prune(const char *statedir, int *removed);
 
 /* KVM when it boots this kernel (tried once, then remembered in the cache), else TCG;
  * $WARREN_VM_ACCEL (kvm or tcg) decides instead. "kvm" or "tcg". */

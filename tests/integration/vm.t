@@ -14,7 +14,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 68
+plan 70
 
 host_tmp_marker
 
@@ -138,8 +138,17 @@ refused" "$M guest root cannot read a root-only host file through 9p (qemu is no
 	kill -KILL "$BG_PID"
 	wait_for 10 no_procs_matching "$rd"
 	ok $? "$M after kill -9 of warren no qemu is left"
+	# the cache holds a kernel that is gone (made up here) and the initramfs of the /bin/true
+	# init above (another guest init): gc removes both, and keeps what this warren boots
+	cache=$STATE/vm-cache
+	touch "$cache/vmlinux-0.0.1-gone-1-2-3-4" "$cache/accel-vmlinux-0.0.1-gone-1-2-3-4"
+	ls "$cache"/initramfs-* | grep -c . >"$WORK/.before"
 	wr gc
 	is "$RC" 0 "$M warren gc after the kill exits 0"
+	is "$(ls "$cache" | grep -c 'gone')/$(cat "$WORK/.before")/$(ls "$cache"/initramfs-* | grep -c .)/$(ls "$cache"/vmlinux-* | grep -c .)" \
+		"0/2/1/1" "$M gc removed the cache's entries of a gone kernel and of another guest init, kept the current ones"
+	rm -f "$WORK/.before"
+	like "$OUT" "gc: removed 3 old files of the vm driver's cache" "$M and says so"
 	nothing_left "$rd" "$M gc reclaimed the killed run" norecord
 done
 
