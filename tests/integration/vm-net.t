@@ -4,6 +4,7 @@
 # veth. The whole script runs in the throwaway world of net.t (net_world_up in lib.sh: network
 # namespaces of its own, no route off the machine); nothing is sent beyond it. Boots are slow
 # (TCG): each checks several things; 4 boots, all as root.
+# A VM's port held to its MAC and address is checked with a stand-in for its tap (no boot).
 [ -n "${WARREN_NET_WORLD:-}" ] || exec env WARREN_NET_WORLD=1 unshare --net --mount --propagation private bash "$0" "$@"
 . "$(dirname "$0")/../lib.sh"
 
@@ -14,7 +15,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
 net_world_up
-plan 27
+plan 30
 
 CURL="curl -s -m 5"
 world_idle() {
@@ -69,6 +70,35 @@ line_like "$OUT" '^this is web1$' "allow=: the allowed name is reached"
 line_like "$OUT" '^w2=7$' "allow=: an address not on the list is refused"
 is "$(jget "$RD/result.json" '[x["name"] for x in d["network"]["dns"]["refused"]]')" '["web2.test"]' "allow=: the refused name is recorded"
 is "$(net_left "$ID")" "" "allow=: nothing of the run is left"
+
+# ---- a VM's port passes only its own MAC and address (table bridge warren, sets vms and
+# vmsrc): a guest kernel the job took over cannot send as another. A stand-in for a VM's tap
+# (a veth on warren0 whose other end is in a namespace of this test, where the address can be
+# changed as a taken-over guest would) is put in the sets as warren puts a tap; ARP for the
+# gateway is answered for the listed address, and not for another one from the same port.
+SP=wt-spoof-$$
+ip netns add "$SP"
+ip link add wvspooftest0 type veth peer name eth0 netns "$SP"
+ip link set wvspooftest0 master warren0 up
+ip -n "$SP" link set eth0 up
+mac=$(ip -n "$SP" -br link show eth0 | awk '{ print $3 }')
+nft add element bridge warren vms '{ "wvspooftest0" }'
+nft add element bridge warren vmsrc "{ \"wvspooftest0\" . $mac . 10.88.0.250 }"
+gw_mac() { ip -n "$SP" neigh flush dev eth0; ip netns exec "$SP" timeout 3 bash -c "echo >/dev/tcp/10.88.0.1/9" >/dev/null 2>&1;
+	ip -n "$SP" neigh show 10.88.0.1 dev eth0 | grep -c lladdr; }
+ip -n "$SP" addr add 10.88.0.250/24 dev eth0
+is "$(gw_mac)" 1 "spoof: the port's own address gets the gateway's ARP answer"
+ip -n "$SP" addr flush dev eth0
+ip -n "$SP" addr add 10.88.0.251/24 dev eth0
+is "$(gw_mac)" 0 "spoof: another address from the same port gets nothing (its frames are dropped)"
+ip -n "$SP" link set eth0 address 02:77:0a:58:00:fa
+ip -n "$SP" addr flush dev eth0
+ip -n "$SP" addr add 10.88.0.250/24 dev eth0
+is "$(gw_mac)" 0 "spoof: the listed address from another MAC gets nothing"
+nft delete element bridge warren vmsrc "{ \"wvspooftest0\" . $mac . 10.88.0.250 }"
+nft delete element bridge warren vms '{ "wvspooftest0" }'
+ip link del wvspooftest0
+ip netns del "$SP"
 
 # ---- kill -9 of warren: qemu dies with it, the tap with qemu, gc removes the rules and lease
 wr_bg run --work "$WORK" --driver vm --net nat -- sh -c 'echo started; sleep 100'
