@@ -15,7 +15,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
 net_world_up
-plan 30
+plan 31
 
 CURL="curl -s -m 5"
 world_idle() {
@@ -101,9 +101,13 @@ ip link del wvspooftest0
 ip netns del "$SP"
 
 # ---- kill -9 of warren: qemu dies with it, the tap with qemu, gc removes the rules and lease
-wr_bg run --work "$WORK" --driver vm --net nat -- sh -c 'echo started; sleep 100'
+# (the job serves a page on a published port meanwhile)
+wr_bg run --work "$WORK" --driver vm --net nat --publish 18089:8000 -- sh -c 'cd /tmp && echo served-in-the-vm >index.html &&
+	{ python3 -m http.server --bind 0.0.0.0 8000 >/dev/null 2>&1 & } && sleep 3 && echo started; sleep 100'
 wait_for 150 grep -q started "$BG_OUT"
 ok $? "kill: the job started in the VM"
+wait_for 30 _net_up http://127.0.0.1:18089/index.html
+is "$(curl -s -m 5 http://127.0.0.1:18089/index.html)" served-in-the-vm "publish: a host program fetches a page served in the VM (--publish 18089:8000)"
 RD=$(last_rundir)
 ID=$(basename "$RD")
 ip -br link | grep -q "^wv${ID: -12}"
