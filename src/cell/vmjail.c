@@ -70,22 +70,30 @@ static int own_userns(const struct cell_spec *s, struct error *err)
 	return r < 0 ? error_set(err, -r, "cannot map qemu's user namespace") : 0;
 }
 
-static int hide(const char *p, struct error *err)
+/* Under an empty tmpfs at p; a worktree below p keeps its path (empty directories), the
+ * guest mounts its share there. */
+static int hide(const char *p, const char *worktree, struct error *err)
 {
-	if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") < 0 && errno != ENOENT)
-		return error_set(err, errno, "cannot hide %s from qemu", p);
+	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") < 0)
+		return errno == ENOENT ? 0 : error_set(err, errno, "cannot hide %s from qemu", p);
+	size_t l = strlen(p);
+	if (worktree && !strncmp(worktree, p, l) && worktree[l] == '/') {
+		int r = mkdir_p(worktree, 0755);
+		if (r < 0)
+			return error_set(err, -r, "cannot keep the worktree's path %s in qemu's view", worktree);
+	}
 	return 0;
 }
 
-/* The view: hidden paths under empty read-only tmpfs, then everything read-only. */
+/* The view: hidden paths under empty tmpfs, then everything read-only. */
 static int read_only_view(const struct cell_spec *s, struct error *err)
 {
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return error_set(err, errno, "cannot make qemu's mounts its own");
 	for (size_t i = 0; hidden[i]; i++)
-		if (hide(hidden[i], err) < 0)
+		if (hide(hidden[i], s->worktree, err) < 0)
 			return -EPERM;
-	if (s->statedir && hide(s->statedir, err) < 0)
+	if (s->statedir && hide(s->statedir, s->worktree, err) < 0)
 		return -EPERM;
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
 	if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &a, sizeof a) < 0)

@@ -410,6 +410,23 @@ static void scratch_tmpfs(const char *path, mode_t mode, uid_t uid, gid_t gid, u
 	mount_or_die("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, data);
 }
 
+/* The directories of path after its first skip bytes, where they are missing (a read-only
+ * part that lacks one fails the mount after, which says so). */
+static void mkdir_parents(const char *path, size_t skip)
+{
+	char *p = strdup(path);
+	for (char *c = p ? p + skip + 1 : NULL; c && *c; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		mkdir(p, 0755);
+		*c = '/';
+	}
+	if (p)
+		mkdir(p, 0755);
+	free(p);
+}
+
 static void build_root(const struct orders *o)
 {
 	const char *r = VM_NEWROOT;
@@ -465,6 +482,7 @@ static void build_root(const struct orders *o)
 	}
 	if (o->worktree) {
 		p = under(r, o->worktree);
+		mkdir_parents(p, strlen(r)); /* under a tmpfs of the guest's own (/tmp, /home) */
 		mount_or_die(VM_TAG_WORK, p, "9p", MS_NOSUID | MS_NODEV, NINEP_OPTS ",cache=mmap");
 		free(p);
 	}
