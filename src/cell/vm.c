@@ -594,6 +594,12 @@ int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
 	if (s->rootless && s->net.mode != NET_NONE)
 		return error_set(err, 0, "the vm driver: --net %s needs root (a tap on warren's bridge); a rootless VM has --net none "
 				 "only: use the container driver for a rootless network", s->net.mode == NET_NAT ? "nat" : "allow=");
+	/* qemu shares the worktree as it is on the host: the state directory inside it (other
+	 * runs' scratch and records) would be one guest-kernel exploit away */
+	size_t wl = s->worktree ? strlen(s->worktree) : 0;
+	if (wl && s->statedir && !strncmp(s->statedir, s->worktree, wl) && (s->statedir[wl] == '/' || !s->statedir[wl]))
+		return error_set(err, 0, "the vm driver: the state directory %s lies inside the worktree %s, which the VM gets "
+				 "whole; give --state a directory outside it (or use the container driver)", s->statedir, s->worktree);
 	if (s->limits.memory && s->limits.memory < VM_MIN_MEMORY)
 		return error_set(err, 0, "the vm driver: --memory %lluM is too small for a VM (it boots a kernel); give --memory %lluM or more",
 				 (unsigned long long)(s->limits.memory >> 20), VM_MIN_MEMORY >> 20);

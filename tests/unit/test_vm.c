@@ -130,6 +130,18 @@ static void test_refused(void **state)
 	error_clear(&err);
 	s.rootless = false;
 	s.net.mode = NET_NONE;
+	/* the state directory inside the worktree: the guest would get it through the share */
+	static const struct { const char *state; bool refused; } st[] = {
+		{ "/src/app/.warren", true }, { "/src/app", true }, { "/src/application", false }, { "/var/lib/warren", false },
+	};
+	for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+		struct cell_spec t = s;
+		t.statedir = (char *)st[i].state;
+		assert_int_equal(vm_check_spec(&t, false, &err) < 0, st[i].refused);
+		if (st[i].refused)
+			assert_non_null(strstr(err.msg, "lies inside the worktree /src/app"));
+		error_clear(&err);
+	}
 	s.limits.memory = 64 * MiB;
 	assert_true(vm_check_spec(&s, false, &err) < 0);
 	assert_non_null(strstr(err.msg, "--memory 64M is too small for a VM"));
