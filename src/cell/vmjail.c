@@ -95,7 +95,8 @@ static int read_only_view(const struct cell_spec *s, struct error *err)
 			return -EPERM;
 	if (s->statedir && hide(s->statedir, s->worktree, err) < 0)
 		return -EPERM;
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	/* not nodev: qemu opens /dev/kvm (it cannot make device nodes: no capability) */
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
 	if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &a, sizeof a) < 0)
 		return error_set(err, errno, "cannot make the host's / read-only for qemu");
 	return chdir("/") < 0 ? error_set(err, errno, "cannot enter qemu's view") : 0;
