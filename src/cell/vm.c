@@ -34,13 +34,13 @@ struct vm_state {
 	const char *accel;
 	unsigned long long memory;
 	struct vm_kernel k;
-	pid_t console_pid;   /* the console's keeper (vmjail.c), until it is reaped */
+	pid_t keepers[2];    /* the console's and qemu.log's keepers (vmjail.c), until reaped */
 };
 
 /* The fds qemu gets (its chardevs, shares, kernel and NIC name them by number): it runs in a
  * view without the state directory (vmjail.c), so what it needs from there comes open. */
 enum { QFD_OUT = 3, QFD_ERR, QFD_REPORT, QFD_CTL, QFD_WORK, QFD_GO, QFD_KERNEL, QFD_INITRD, QFD_ORDERS, QFD_CON, QFD_TAP,
-       QFD_END };
+       QFD_LOG, QFD_END };
 
 /* The descriptors of one qemu, in QFD_* order from QFD_OUT; -1 where there is none. */
 struct qemu_fds {
@@ -274,13 +274,11 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	for (int i = 0; i < QFD_END - QFD_OUT; i++)
 		high[i] = q->fd[i] >= 0 ? fcntl(q->fd[i], F_DUPFD_CLOEXEC, 100) : -1;
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *log = xasprintf(RUN_VM_DIR "/qemu.log");
-	int logfd = openat(s->rundir_fd, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (null < 0 || logfd < 0)
+	if (null < 0)
 		_exit(125);
 	dup2(null, 0);
-	dup2(logfd, 1);
-	dup2(logfd, 2);
+	dup2(high[QFD_LOG - QFD_OUT], 1);
+	dup2(high[QFD_LOG - QFD_OUT], 2);
 	/* after the opens: the numbers they took (and rundir_fd's) may be QFD_* ones */
 	for (int i = 0; i < QFD_END - QFD_OUT; i++)
 		if (high[i] >= 0)
@@ -294,6 +292,12 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	struct error err = { 0 };
 	if (vm_jail(s, kvm, &err) < 0) {
 		dprintf(2, "warren: %s\n", err.msg);
+		_exit(125);
+	}
+	if (s->worktree && faccessat(QFD_WORK, ".", R_OK | X_OK, AT_EACCESS) < 0) {
+		dprintf(2, "warren: the VM's qemu runs as uid %u, which cannot read the worktree %s (%s); chown it to %u or "
+			   "open its modes (docs/vm.md, \"The wall around qemu\")\n", (unsigned)spec_host_uid(s), s->worktree,
+			strerror(errno), (unsigned)spec_host_uid(s));
 		_exit(125);
 	}
 	/* after the change of ids, which clears it */
@@ -334,7 +338,7 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 	vm_cell_init(c);
 	struct vm_state *v = c->vm;
 	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 }, go[2] = { -1, -1 };
-	_cleanup_close_ int kernel = -1, initrd = -1, orders = -1, con = -1;
+	_cleanup_close_ int kernel = -1, initrd = -1, orders = -1, con = -1, log = -1;
 	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, err) < 0 ||
 	    open_inputs(s, v, &kernel, &initrd, &orders, err) < 0)
 		goto fail;
@@ -345,12 +349,14 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 		error_set(err, errno, "cannot make the VM's ports");
 		goto fail;
 	}
-	v->console_pid = vm_console_start(s, &con, err);
-	if (v->console_pid < 0) {
-		v->console_pid = 0;
+	v->keepers[0] = vm_log_start(s, VM_CONSOLE_FILE, VM_CONSOLE_HEAD, VM_CONSOLE_TAIL, &con, err);
+	v->keepers[1] = v->keepers[0] > 0 ? vm_log_start(s, VM_QEMU_LOG_FILE, VM_QEMU_LOG_HEAD, VM_QEMU_LOG_TAIL, &log, err) : 0;
+	if (v->keepers[0] < 0 || v->keepers[1] <= 0) {
+		for (int i = 0; i < 2; i++)
+			v->keepers[i] = v->keepers[i] < 0 ? 0 : v->keepers[i];
 		goto fail;
 	}
-	struct qemu_fds q = { { io->out, io->err, rep[1], ctl[1], s->worktree_fd, go[0], kernel, initrd, orders, con, io->tap } };
+	struct qemu_fds q = { { io->out, io->err, rep[1], ctl[1], s->worktree_fd, go[0], kernel, initrd, orders, con, io->tap, log } };
 	char **argv = qemu_argv(s, io, v);
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -404,13 +410,14 @@ int vm_signal(struct cell *c, int sig)
 	return (int)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
 }
 
-/* The console's keeper writes the kept end once qemu is gone: wait for it. */
+/* The logs' keepers write the kept ends once qemu is gone: wait for them. */
 static void console_wait(struct vm_state *v)
 {
-	if (v && v->console_pid > 0)
-		waitpid(v->console_pid, NULL, 0);
-	if (v)
-		v->console_pid = 0;
+	for (int i = 0; v && i < 2; i++) {
+		if (v->keepers[i] > 0)
+			waitpid(v->keepers[i], NULL, 0);
+		v->keepers[i] = 0;
+	}
 }
 
 void vm_close(struct cell *c)
@@ -514,7 +521,7 @@ char *vm_missing_report(const struct cell_spec *s, const struct cell *c, int qem
 	_cleanup_free_ char *how = WIFSIGNALED(qemu_status) ? xasprintf("was killed by SIG%s", sigabbrev_np(WTERMSIG(qemu_status)))
 							    : xasprintf("exited with %d", WEXITSTATUS(qemu_status));
 	console_wait(c->vm);
-	_cleanup_free_ char *qemu = last_line(s, "qemu.log");
+	_cleanup_free_ char *qemu = last_line(s, VM_QEMU_LOG_FILE);
 	_cleanup_free_ char *con = last_line(s, VM_CONSOLE_FILE);
 	return xasprintf("the VM of %s ended without a report from its init: %s %s (%s)%s%s%s%s; its console and qemu's messages are in %s/%s",
 			 s->id, VM_QEMU, how, c->vm ? c->vm->accel : "?", qemu ? "; qemu: " : "", qemu ? qemu : "",

@@ -79,13 +79,17 @@ void vm_close(struct cell *c);
  * directory, /tmp, /var/tmp, /dev/shm, /run, /home and /root empty; no capability,
  * no_new_privs. */
 int vm_jail(const struct cell_spec *s, bool kvm, struct error *err);
-/* The console's size: its first VM_CONSOLE_HEAD bytes and its last VM_CONSOLE_TAIL are kept
- * (a guest that prints for ever cannot fill the disk), the cut between them named. */
+/* The logs' sizes: their first HEAD bytes and their last TAIL are kept (a guest that prints
+ * for ever, or makes qemu complain for ever, cannot fill the disk), the cut between them named. */
 #define VM_CONSOLE_HEAD (512u << 10)
 #define VM_CONSOLE_TAIL (512u << 10)
-/* A keeper process that copies what qemu writes to *write_end into <rundir>/vm/console.log,
- * bounded; it ends (and writes the kept end) when the last writer closes. Its pid, or -errno. */
-pid_t vm_console_start(const struct cell_spec *s, int *write_end, struct error *err);
+#define VM_QEMU_LOG_HEAD (64u << 10)
+#define VM_QEMU_LOG_TAIL (64u << 10)
+#define VM_QEMU_LOG_FILE "qemu.log"
+/* A keeper process that copies what is written to *write_end into <rundir>/vm/<file>, bounded
+ * (head, tail); it ends (and writes the kept end) when the last writer closes. Its pid, or
+ * -errno. */
+pid_t vm_log_start(const struct cell_spec *s, const char *file, size_t head, size_t tail, int *write_end, struct error *err);
 /* The keeper's copy from in to out: head bytes, then the last tail bytes at the end. */
 void vm_console_keep(int in, int out, size_t head, size_t tail);
 

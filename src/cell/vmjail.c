@@ -7,7 +7,8 @@
  * /var/tmp, /dev/shm, /run, /home and /root are empty; it keeps no capability, no_new_privs is
  * set, and qemu adds its own seccomp sandbox (vm.c). What it needs beyond that view (the
  * kernel, the initramfs, the orders, the worktree, the console, the tap) it gets as open
- * descriptors. See docs/vm.md, "The wall around qemu". */
+ * descriptors. The console and qemu's own messages go through pipes to keepers that write
+ * their logs bounded. See docs/vm.md, "The wall around qemu". */
 #include "cell/vm.h"
 
 #include <fcntl.h>
@@ -170,13 +171,13 @@ void vm_console_keep(int in, int out, size_t head, size_t tail)
 	free(r.buf);
 }
 
-pid_t vm_console_start(const struct cell_spec *s, int *write_end, struct error *err)
+pid_t vm_log_start(const struct cell_spec *s, const char *file, size_t head, size_t tail, int *write_end, struct error *err)
 {
-	_cleanup_free_ char *name = xasprintf(RUN_VM_DIR "/" VM_CONSOLE_FILE);
+	_cleanup_free_ char *name = xasprintf(RUN_VM_DIR "/%s", file);
 	_cleanup_close_ int log = openat(s->rundir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	int p[2];
 	if (log < 0 || pipe2(p, O_CLOEXEC) < 0)
-		return error_set(err, errno, "cannot make the VM's console (%s/%s)", s->rundir, name);
+		return error_set(err, errno, "cannot make the VM's log %s/%s", s->rundir, name);
 	pid_t pid = fork();
 	if (pid == 0) {
 		/* only its two descriptors; it ends when qemu's end of the pipe closes */
@@ -187,13 +188,13 @@ pid_t vm_console_start(const struct cell_spec *s, int *write_end, struct error *
 		if (!s->rootless && become_run_user(s, false, &e) < 0)
 			_exit(1);
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-		vm_console_keep(0, 1, VM_CONSOLE_HEAD, VM_CONSOLE_TAIL);
+		vm_console_keep(0, 1, head, tail);
 		_exit(0);
 	}
 	close(p[0]);
 	if (pid < 0) {
 		close(p[1]);
-		return error_set(err, errno, "cannot start the VM's console keeper");
+		return error_set(err, errno, "cannot start the keeper of the VM's %s", file);
 	}
 	*write_end = p[1];
 	return pid;

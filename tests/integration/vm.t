@@ -14,7 +14,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 70
+plan 72
 
 host_tmp_marker
 
@@ -27,6 +27,13 @@ like "$ERR" "'vmm' is not a driver; give container or vm" "the line says which d
 wrun --driver vm --memory 16M -- true
 is "$RC" 125 "--driver vm --memory 16M exits 125"
 like "$ERR" "too small for a VM.*--memory 128M or more" "a memory limit too small for a VM says what to give"
+closed=$(mktemp -d -p "$TEST_SCRATCH")
+chmod 0700 "$closed"
+wr run --work "$closed" --driver vm -- true
+is "$RC" 125 "a worktree qemu's uid cannot read: 125, before the guest boots"
+like "$ERR" "qemu runs as uid 1000001000, which cannot read the worktree $closed \(Permission denied\); chown it to 1000001000" \
+	"and warren says which uid needs what"
+rmdir "$closed"
 jobf=$WORK/vm-job.yml
 printf 'name: t\ndriver: vm\nsteps:\n  - run: "true"\n' >"$jobf"
 bounded "$WARREN" job run "$jobf" --state "$STATE"
