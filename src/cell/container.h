@@ -21,6 +21,9 @@ struct cell_io {
 	int control;         /* -1, or a unix socket: the job is warren's executor (job steps) */
 	int watch;           /* -1, or a unix socket: the job sends the write watch's listener
 	                        over it (policy_watch_writes) */
+	int tap;             /* the vm driver: -1, or a tap on warren's bridge, the guest's NIC */
+	uint32_t addr, gw;   /* with tap: the guest's address and gateway (network order) */
+	int prefix;
 };
 
 struct cell {

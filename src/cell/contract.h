@@ -90,6 +90,16 @@
 #define VM_MOD_LIST        "/modules/order"
 /* On the kernel command line: power off at once (the KVM probe, bench/vm's bare boot) */
 #define VM_CMDLINE_POWEROFF "warren.poweroff"
+/* On the kernel command line with --net nat or allow=: "warren.net=ADDR/PREFIX,GATEWAY"; the
+ * guest init gives VM_NET_IF that address and a default route via the gateway, and writes
+ * CELL_RESOLV_CONF naming the gateway (warren's resolver for the run) */
+#define VM_CMDLINE_NET     "warren.net="
+#define VM_NET_IF          "eth0"
+#define CELL_RESOLV_CONF   "/etc/resolv.conf"
+#define VM_RESOLV_COPY     "/run/warren-resolv.conf"  /* the guest's copy, bound over CELL_RESOLV_CONF */
+#define VM_MOD_NET_LIST    "/modules/net"  /* the NIC's modules, loaded only with VM_CMDLINE_NET */
+/* The cell's resolv.conf with a network (both drivers): the gateway's address for %s */
+#define CELL_RESOLV_FMT    "# warren: the run's own resolver, on the gateway\nnameserver %s\noptions edns0\n"
 /* Where the guest mounts its shares before it enters the new root */
 #define VM_NEWROOT         "/newroot"
 #define VM_RUN_MNT         "/run-orders"

@@ -5,6 +5,7 @@
  * the kernel and initramfs, guest/init.c for the other side. */
 #include "cell/vm.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 
 #include "cell/contract.h"
+#include "net/net.h"
 #include "policy/policy.h"
 #include "util/fs.h"
 #include "util/words.h"
@@ -32,10 +34,18 @@ struct vm_state {
 	const char *accel;
 	unsigned long long memory;
 	struct vm_kernel k;
+	pid_t keepers[2];    /* the console's and qemu.log's keepers (vmjail.c), until reaped */
 };
 
-/* The fds qemu gets (its chardevs and the worktree share name them by number). */
-enum { QFD_OUT = 3, QFD_ERR, QFD_REPORT, QFD_CTL, QFD_WORK, QFD_GO, QFD_END };
+/* The fds qemu gets (its chardevs, shares, kernel and NIC name them by number): it runs in a
+ * view without the state directory (vmjail.c), so what it needs from there comes open. */
+enum { QFD_OUT = 3, QFD_ERR, QFD_REPORT, QFD_CTL, QFD_WORK, QFD_GO, QFD_KERNEL, QFD_INITRD, QFD_ORDERS, QFD_CON, QFD_TAP,
+       QFD_LOG, QFD_END };
+
+/* The descriptors of one qemu, in QFD_* order from QFD_OUT; -1 where there is none. */
+struct qemu_fds {
+	int fd[QFD_END - QFD_OUT];
+};
 
 /* ---- argv ---- */
 
@@ -78,7 +88,8 @@ static unsigned long tsc_khz(void)
 	return m ? (unsigned long)(strtod(m + 1, NULL) * 1000) : 0;
 }
 
-char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned long long memory, const char *extra)
+static char **qemu_base_argv(const char *vmlinux, const char *initramfs, const char *accel, unsigned long long memory,
+			     const char *extra)
 {
 	struct strv a = { 0 };
 	bool kvm = !strcmp(accel, "kvm");
@@ -101,14 +112,19 @@ char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned 
 	add(&a, xstrdup("-m"));
 	add(&a, xasprintf("%lluM", memory >> 20));
 	add(&a, xstrdup("-kernel"));
-	add(&a, xstrdup(k->vmlinux));
+	add(&a, xstrdup(vmlinux));
 	add(&a, xstrdup("-initrd"));
-	add(&a, xstrdup(k->initramfs));
+	add(&a, xstrdup(initramfs));
 	unsigned long khz = kvm ? 0 : tsc_khz();
 	_cleanup_free_ char *tsc = khz ? xasprintf(" tsc_early_khz=%lu tsc=reliable", khz) : xstrdup("");
 	add(&a, xstrdup("-append"));
 	add(&a, xasprintf("console=hvc0 quiet panic=-1%s%s%s", tsc, extra ? " " : "", extra ? extra : ""));
 	return a.v;
+}
+
+char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned long long memory, const char *extra)
+{
+	return qemu_base_argv(k->vmlinux, k->initramfs, accel, memory, extra);
 }
 
 static void add_port(struct strv *a, const char *id, char *chardev, const char *name)
@@ -128,28 +144,55 @@ static void add_share(struct strv *a, const char *id, const char *path, const ch
 	add(a, xasprintf("virtio-9p-device,fsdev=%s,mount_tag=%s", id, tag));
 }
 
-static char **qemu_argv(const struct cell_spec *s, const struct vm_state *v)
+/* The guest's NIC: a virtio-net device on the tap (a MAC made of the guest's address), and
+ * the address plan on the kernel command line for the guest init. */
+static char *add_nic(struct strv *a, const struct cell_io *io)
 {
-	struct strv a = { 0 };
-	char **base = vm_qemu_base_argv(&v->k, v->accel, v->memory, NULL);
+	if (io->tap < 0)
+		return NULL;
+	char addr[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN], mac[18];
+	net_guest_mac(io->addr, mac);
+	inet_ntop(AF_INET, &io->addr, addr, sizeof addr);
+	inet_ntop(AF_INET, &io->gw, gw, sizeof gw);
+	add(a, xstrdup("-netdev"));
+	add(a, xasprintf("tap,id=n0,fd=%d", QFD_TAP));
+	add(a, xstrdup("-device"));
+	add(a, xasprintf("virtio-net-device,netdev=n0,mac=%s", mac));
+	return xasprintf(VM_CMDLINE_NET "%s/%d,%s", addr, io->prefix, gw);
+}
+
+static char *fd_path(int fd)
+{
+	return xasprintf("/proc/self/fd/%d", fd);
+}
+
+static char **qemu_argv(const struct cell_spec *s, const struct cell_io *io, const struct vm_state *v)
+{
+	struct strv a = { 0 }, nic = { 0 };
+	_cleanup_free_ char *net = add_nic(&nic, io);
+	_cleanup_free_ char *kernel = fd_path(QFD_KERNEL), *initrd = fd_path(QFD_INITRD);
+	char **base = qemu_base_argv(kernel, initrd, v->accel, v->memory, net);
 	for (size_t i = 0; base[i]; i++)
 		add(&a, base[i]);
 	free(base);
+	for (size_t i = 0; i < nic.n; i++)
+		add(&a, nic.v[i]);
+	free(nic.v);
+	/* its name is the run directory: ps (and the tests) tell which run a qemu is */
+	add(&a, xstrdup("-name"));
+	add(&a, qesc(s->rundir));
 	add(&a, xstrdup("-device"));
 	add(&a, xstrdup("virtio-serial-device,max_ports=8"));
-	_cleanup_free_ char *console = xasprintf("%s/" RUN_VM_DIR "/" VM_CONSOLE_FILE, s->rundir);
-	_cleanup_free_ char *cesc = qesc(console);
-	add_port(&a, "con", xasprintf("file,id=con,path=%s", cesc), NULL);
+	add_port(&a, "con", xasprintf("file,id=con,path=/dev/fd/%d", QFD_CON), NULL);
 	add_port(&a, "out", xasprintf("file,id=out,path=/dev/fd/%d", QFD_OUT), VM_PORT_STDOUT);
 	add_port(&a, "err", xasprintf("file,id=err,path=/dev/fd/%d", QFD_ERR), VM_PORT_STDERR);
 	add_port(&a, "rep", xasprintf("socket,id=rep,fd=%d", QFD_REPORT), VM_PORT_REPORT);
 	add_port(&a, "ctl", xasprintf("socket,id=ctl,fd=%d", QFD_CTL), VM_PORT_CTL);
-	/* the worktree by the descriptor opened and checked once (spec.h), not by its path */
-	_cleanup_free_ char *work = xasprintf("/proc/self/fd/%d", QFD_WORK);
-	_cleanup_free_ char *orders = xasprintf("%s/" RUN_VM_DIR, s->rundir);
+	/* the worktree by the descriptor opened and checked once (spec.h), not by its path; qemu
+	 * runs as the run user's host ids (vmjail.c): the files it makes are the run user's */
+	_cleanup_free_ char *work = fd_path(QFD_WORK), *orders = fd_path(QFD_ORDERS);
 	add_share(&a, "root", "/", "security_model=none,readonly=on,multidevs=remap", VM_TAG_ROOT);
-	add_share(&a, "work", work, s->rootless ? "security_model=none,multidevs=remap" : "security_model=passthrough,multidevs=remap",
-		  VM_TAG_WORK);
+	add_share(&a, "work", work, "security_model=none,multidevs=remap", VM_TAG_WORK);
 	add_share(&a, "run", orders, "security_model=none,readonly=on", VM_TAG_RUN);
 	return a.v;
 }
@@ -220,29 +263,47 @@ static void move_fd(int fd, int target)
 		dup2(fd, target);
 }
 
-/* In the child: die with warren, leave warren's terminal's signals, take the fds qemu's
- * options name, wait for the supervisor's go, and become qemu (its messages in qemu.log). */
-static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, const struct cell_io *io, int rep, int ctl,
-						  int go, pid_t parent, char **argv)
+/* In the child: leave warren's terminal's signals, take the fds qemu's options name, leave
+ * root for the run user's ids in a read-only view of the host (vmjail.c), die with warren,
+ * wait for the supervisor's go, and become qemu (its messages in qemu.log). */
+static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, const struct qemu_fds *q, bool kvm, pid_t parent,
+						  char **argv)
 {
+	setsid();
+	int high[QFD_END - QFD_OUT];
+	for (int i = 0; i < QFD_END - QFD_OUT; i++)
+		high[i] = q->fd[i] >= 0 ? fcntl(q->fd[i], F_DUPFD_CLOEXEC, 100) : -1;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0)
+		_exit(125);
+	dup2(null, 0);
+	dup2(high[QFD_LOG - QFD_OUT], 1);
+	dup2(high[QFD_LOG - QFD_OUT], 2);
+	/* after the opens: the numbers they took (and rundir_fd's) may be QFD_* ones */
+	for (int i = 0; i < QFD_END - QFD_OUT; i++)
+		if (high[i] >= 0)
+			move_fd(high[i], QFD_OUT + i);
+	close_range(QFD_END, ~0U, 0);
+	/* qemu opens its pipes again by /dev/fd (chardev file): they are the run user's */
+	int pipes[] = { QFD_OUT, QFD_ERR, QFD_CON };
+	for (size_t i = 0; !s->rootless && i < sizeof pipes / sizeof pipes[0]; i++)
+		if (fchown(pipes[i], spec_host_uid(s), spec_host_gid(s)) < 0)
+			_exit(125);
+	struct error err = { 0 };
+	if (vm_jail(s, kvm, &err) < 0) {
+		dprintf(2, "warren: %s\n", err.msg);
+		_exit(125);
+	}
+	if (s->worktree && faccessat(QFD_WORK, ".", R_OK | X_OK, AT_EACCESS) < 0) {
+		dprintf(2, "warren: the VM's qemu runs as uid %u, which cannot read the worktree %s (%s); chown it to %u or "
+			   "open its modes (docs/vm.md, \"The wall around qemu\")\n", (unsigned)spec_host_uid(s), s->worktree,
+			strerror(errno), (unsigned)spec_host_uid(s));
+		_exit(125);
+	}
+	/* after the change of ids, which clears it */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(125);
-	setsid();
-	int high[] = { io->out, io->err, rep, ctl, s->worktree_fd, go };
-	for (size_t i = 0; i < sizeof high / sizeof high[0]; i++)
-		high[i] = fcntl(high[i], F_DUPFD_CLOEXEC, 100);
-	for (int i = 0; i < QFD_END - QFD_OUT; i++)
-		move_fd(high[i], QFD_OUT + i);
-	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *log = xasprintf(RUN_VM_DIR "/qemu.log");
-	int logfd = openat(s->rundir_fd, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (null < 0 || logfd < 0)
-		_exit(125);
-	dup2(null, 0);
-	dup2(logfd, 1);
-	dup2(logfd, 2);
-	close_range(QFD_END, ~0U, 0);
 	char byte;
 	if (read(QFD_GO, &byte, 1) != 1)
 		_exit(125); /* the supervisor gave up before the VM could start */
@@ -259,12 +320,27 @@ void vm_cell_init(struct cell *c)
 	c->vm->accel = "tcg";
 }
 
+/* What qemu reads from the state directory, opened here (qemu's view hides it). */
+static int open_inputs(const struct cell_spec *s, const struct vm_state *v, int *kernel, int *initrd, int *orders,
+		       struct error *err)
+{
+	*kernel = open(v->k.vmlinux, O_RDONLY | O_CLOEXEC);
+	*initrd = open(v->k.initramfs, O_RDONLY | O_CLOEXEC);
+	*orders = openat(s->rundir_fd, RUN_VM_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*kernel < 0 || *initrd < 0 || *orders < 0)
+		return error_set(err, errno, "cannot open the VM's kernel, initramfs or orders (%s, %s, %s/%s)", v->k.vmlinux,
+				 v->k.initramfs, s->rundir, RUN_VM_DIR);
+	return 0;
+}
+
 int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
 {
 	vm_cell_init(c);
 	struct vm_state *v = c->vm;
 	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 }, go[2] = { -1, -1 };
-	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, err) < 0)
+	_cleanup_close_ int kernel = -1, initrd = -1, orders = -1, con = -1, log = -1;
+	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, err) < 0 ||
+	    open_inputs(s, v, &kernel, &initrd, &orders, err) < 0)
 		goto fail;
 	v->accel = vm_accel(&v->k, s->statedir);
 	v->memory = vm_guest_memory(s);
@@ -273,11 +349,19 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 		error_set(err, errno, "cannot make the VM's ports");
 		goto fail;
 	}
-	char **argv = qemu_argv(s, v);
+	v->keepers[0] = vm_log_start(s, VM_CONSOLE_FILE, VM_CONSOLE_HEAD, VM_CONSOLE_TAIL, &con, err);
+	v->keepers[1] = v->keepers[0] > 0 ? vm_log_start(s, VM_QEMU_LOG_FILE, VM_QEMU_LOG_HEAD, VM_QEMU_LOG_TAIL, &log, err) : 0;
+	if (v->keepers[0] < 0 || v->keepers[1] <= 0) {
+		for (int i = 0; i < 2; i++)
+			v->keepers[i] = v->keepers[i] < 0 ? 0 : v->keepers[i];
+		goto fail;
+	}
+	struct qemu_fds q = { { io->out, io->err, rep[1], ctl[1], s->worktree_fd, go[0], kernel, initrd, orders, con, io->tap, log } };
+	char **argv = qemu_argv(s, io, v);
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		qemu_child(s, io, rep[1], ctl[1], go[0], parent, argv);
+		qemu_child(s, &q, !strcmp(v->accel, "kvm"), parent, argv);
 	vm_strv_free(argv);
 	if (pid < 0) {
 		error_set(err, errno, "cannot start %s", VM_QEMU);
@@ -326,10 +410,21 @@ int vm_signal(struct cell *c, int sig)
 	return sys_pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
 }
 
+/* The logs' keepers write the kept ends once qemu is gone: wait for them. */
+static void console_wait(struct vm_state *v)
+{
+	for (int i = 0; v && i < 2; i++) {
+		if (v->keepers[i] > 0)
+			waitpid(v->keepers[i], NULL, 0);
+		v->keepers[i] = 0;
+	}
+}
+
 void vm_close(struct cell *c)
 {
 	if (!c->vm)
 		return;
+	console_wait(c->vm); /* qemu was reaped: its end of the console is closed */
 	closep(&c->vm->ctl_fd);
 	free(c->vm->line);
 	vm_kernel_free(&c->vm->k);
@@ -425,7 +520,8 @@ char *vm_missing_report(const struct cell_spec *s, const struct cell *c, int qem
 {
 	_cleanup_free_ char *how = WIFSIGNALED(qemu_status) ? xasprintf("was killed by SIG%s", sigabbrev_np(WTERMSIG(qemu_status)))
 							    : xasprintf("exited with %d", WEXITSTATUS(qemu_status));
-	_cleanup_free_ char *qemu = last_line(s, "qemu.log");
+	console_wait(c->vm);
+	_cleanup_free_ char *qemu = last_line(s, VM_QEMU_LOG_FILE);
 	_cleanup_free_ char *con = last_line(s, VM_CONSOLE_FILE);
 	return xasprintf("the VM of %s ended without a report from its init: %s %s (%s)%s%s%s%s; its console and qemu's messages are in %s/%s",
 			 s->id, VM_QEMU, how, c->vm ? c->vm->accel : "?", qemu ? "; qemu: " : "", qemu ? qemu : "",
@@ -497,11 +593,20 @@ const char *vm_accel(const struct vm_kernel *k, const char *statedir)
 int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
 {
 	const char *what = job ? "a job (steps and services)" : s->rootfs ? "--rootfs or --image (an image)"
-			 : s->net.mode != NET_NONE ? "--net nat or allow=" : s->n_mounts ? "--bind, --ro-bind or --externals"
+			 : s->n_mounts ? "--bind, --ro-bind or --externals"
 			 : !s->worktree ? "--work none" : s->worktree_ro ? "--work-ro" : s->workdir ? "--workdir"
 			 : s->hostname ? "--hostname" : NULL;
 	if (what)
 		return error_set(err, 0, "the vm driver: %s is not done yet; use the container driver (--driver container, or driver: container in a job file)", what);
+	if (s->rootless && s->net.mode != NET_NONE)
+		return error_set(err, 0, "the vm driver: --net %s needs root (a tap on warren's bridge); a rootless VM has --net none "
+				 "only: use the container driver for a rootless network", s->net.mode == NET_NAT ? "nat" : "allow=");
+	/* qemu shares the worktree as it is on the host: the state directory inside it (other
+	 * runs' scratch and records) would be one guest-kernel exploit away */
+	size_t wl = s->worktree ? strlen(s->worktree) : 0;
+	if (wl && s->statedir && !strncmp(s->statedir, s->worktree, wl) && (s->statedir[wl] == '/' || !s->statedir[wl]))
+		return error_set(err, 0, "the vm driver: the state directory %s lies inside the worktree %s, which the VM gets "
+				 "whole; give --state a directory outside it (or use the container driver)", s->statedir, s->worktree);
 	if (s->limits.memory && s->limits.memory < VM_MIN_MEMORY)
 		return error_set(err, 0, "the vm driver: --memory %lluM is too small for a VM (it boots a kernel); give --memory %lluM or more",
 				 (unsigned long long)(s->limits.memory >> 20), VM_MIN_MEMORY >> 20);

@@ -35,6 +35,10 @@ struct vm_kernel {
 /* Find the kernel and make (or find made) its vmlinux and initramfs under statedir. */
 int vm_kernel_prepare(struct vm_kernel *k, const char *statedir, struct error *err);
 void vm_kernel_free(struct vm_kernel *k);
+/* warren gc: remove the entries of <statedir>/vm-cache made of a kernel no longer there or of
+ * another guest init than this warren's (its accel- answer with its vmlinux); *removed counts
+ * them. 0, or -errno of the last failure. */
+int vm_cache_prune(const char *statedir, int *removed);
 
 /* KVM when it boots this kernel (tried once, then remembered in the cache), else TCG;
  * $WARREN_VM_ACCEL (kvm or tcg) decides instead. "kvm" or "tcg". */
@@ -68,5 +72,25 @@ char *vm_missing_report(const struct cell_spec *s, const struct cell *c, int qem
 /* "vm" in the record: {"accel": ..., "kernel": ..., "memory": bytes}. */
 void vm_record(const struct cell *c, json_t **extra);
 void vm_close(struct cell *c);
+
+/* qemu's confinement, in its child before it executes (vmjail.c): root mode leaves root for
+ * the run user's host ids (the group of /dev/kvm kept when kvm); a user and mount namespace of
+ * its own, where the run user is those ids and the host's / is read-only with the state
+ * directory, /tmp, /var/tmp, /dev/shm, /run, /home and /root empty; no capability,
+ * no_new_privs. */
+int vm_jail(const struct cell_spec *s, bool kvm, struct error *err);
+/* The logs' sizes: their first HEAD bytes and their last TAIL are kept (a guest that prints
+ * for ever, or makes qemu complain for ever, cannot fill the disk), the cut between them named. */
+#define VM_CONSOLE_HEAD (512u << 10)
+#define VM_CONSOLE_TAIL (512u << 10)
+#define VM_QEMU_LOG_HEAD (64u << 10)
+#define VM_QEMU_LOG_TAIL (64u << 10)
+#define VM_QEMU_LOG_FILE "qemu.log"
+/* A keeper process that copies what is written to *write_end into <rundir>/vm/<file>, bounded
+ * (head, tail); it ends (and writes the kept end) when the last writer closes. Its pid, or
+ * -errno. */
+pid_t vm_log_start(const struct cell_spec *s, const char *file, size_t head, size_t tail, int *write_end, struct error *err);
+/* The keeper's copy from in to out: head bytes, then the last tail bytes at the end. */
+void vm_console_keep(int in, int out, size_t head, size_t tail);
 
 #endif

@@ -21,6 +21,8 @@
 
 /* The modules the guest loads (with what they need), unless the kernel has them built in. */
 static const char *const vm_modules[] = { "virtio_mmio", "virtio_console", "9pnet_virtio", "9p", NULL };
+/* The NIC's (--net nat, allow=), in a list of their own: a VM without a network does not load them. */
+static const char *const vm_net_modules[] = { "virtio_net", NULL };
 
 /* ---- decompression ---- */
 
@@ -271,8 +273,12 @@ static int make_initramfs(const struct vm_kernel *k, struct buf *out, struct err
 	cpio_add(out, &VM_MOD_DIR[1], S_IFDIR | 0755, NULL, 0);
 	for (size_t i = 0; r == 0 && vm_modules[i]; i++)
 		r = add_module(&m, vm_modules[i], 0, err);
+	size_t base = m.order.len;
+	for (size_t i = 0; r == 0 && vm_net_modules[i]; i++)
+		r = add_module(&m, vm_net_modules[i], 0, err);
 	if (r == 0) {
-		cpio_add(out, &VM_MOD_LIST[1], S_IFREG | 0644, m.order.p, m.order.len);
+		cpio_add(out, &VM_MOD_LIST[1], S_IFREG | 0644, m.order.p, base);
+		cpio_add(out, &VM_MOD_NET_LIST[1], S_IFREG | 0644, m.order.p + base, m.order.len - base);
 		cpio_add(out, "TRAILER!!!", 0, NULL, 0);
 	}
 	free(m.dep);
@@ -325,6 +331,20 @@ static char *find_init(void)
 	return xasprintf("%s/warren-guest-init", self);
 }
 
+/* The cache's names of the vmlinux of kernel image (of version) and of the initramfs made of it
+ * and the guest init: each keyed by the identity of the files it is made of. */
+static int cache_names(const char *image, const char *version, const char *init, char **vname, char **iname,
+		       struct error *err)
+{
+	_cleanup_free_ char *kid = identity(image, err);
+	_cleanup_free_ char *iid = kid ? identity(init, err) : NULL;
+	if (!iid)
+		return -ENOENT;
+	*vname = xasprintf("vmlinux-%s-%s", version, kid);
+	*iname = xasprintf("initramfs-%s-%s-%s.cpio", version, kid, iid);
+	return 0;
+}
+
 int vm_kernel_prepare(struct vm_kernel *k, const char *statedir, struct error *err)
 {
 	*k = (struct vm_kernel){ 0 };
@@ -335,13 +355,10 @@ int vm_kernel_prepare(struct vm_kernel *k, const char *statedir, struct error *e
 	k->version = xstrdup(strncmp(base, "vmlinuz-", 8) ? base : base + 8);
 	k->moddir = xasprintf("/lib/modules/%s", k->version);
 	k->init = find_init();
-	_cleanup_free_ char *kid = identity(k->image, err);
-	_cleanup_free_ char *iid = kid ? identity(k->init, err) : NULL;
-	if (!iid)
+	_cleanup_free_ char *vname = NULL, *iname = NULL;
+	if (cache_names(k->image, k->version, k->init, &vname, &iname, err) < 0)
 		return error_prefix(err, "the vm driver"), -ENOENT;
 	_cleanup_free_ char *cache = xasprintf("%s/vm-cache", statedir);
-	_cleanup_free_ char *vname = xasprintf("vmlinux-%s-%s", k->version, kid);
-	_cleanup_free_ char *iname = xasprintf("initramfs-%s-%s-%s.cpio", k->version, kid, iid);
 	if (cached(cache, vname, &k->vmlinux, make_vmlinux, k, err) < 0)
 		return -EINVAL;
 	return cached(cache, iname, &k->initramfs, make_initramfs, k, err) < 0 ? -EINVAL : 0;
@@ -356,4 +373,64 @@ void vm_kernel_free(struct vm_kernel *k)
 	free(k->vmlinux);
 	free(k->initramfs);
 	*k = (struct vm_kernel){ 0 };
+}
+
+/* ---- warren gc: the cache's old entries ---- */
+
+/* Is name what kernel image (as it is now) and init make? */
+static bool made_of(const char *name, const char *image, const char *init)
+{
+	const char *base = strrchr(image, '/') ? strrchr(image, '/') + 1 : image;
+	const char *version = strncmp(base, "vmlinuz-", 8) ? base : base + 8;
+	_cleanup_free_ char *vname = NULL, *iname = NULL;
+	struct error err = { 0 };
+	bool same = cache_names(image, version, init, &vname, &iname, &err) == 0 &&
+		    !strcmp(name, strncmp(name, "initramfs-", 10) ? vname : iname);
+	error_clear(&err);
+	return same;
+}
+
+/* Is name made of a kernel that is still there (a /boot/vmlinuz-* or $WARREN_VM_KERNEL as it
+ * is now) and, for an initramfs, of the guest init as it is now? The KVM probe's answer for a
+ * vmlinux (accel-<vmlinux name>) lives as long as it. */
+static bool cache_current(const char *name, const char *init)
+{
+	if (!strncmp(name, "accel-", 6))
+		name += 6;
+	const char *env = getenv("WARREN_VM_KERNEL");
+	if (env && *env && made_of(name, env, init))
+		return true;
+	DIR *d = opendir("/boot");
+	struct dirent *e;
+	bool found = false;
+	while (!found && d && (e = readdir(d))) {
+		_cleanup_free_ char *image = xasprintf("/boot/%s", e->d_name);
+		found = !strncmp(e->d_name, "vmlinuz-", 8) && made_of(name, image, init);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+int vm_cache_prune(const char *statedir, int *removed)
+{
+	_cleanup_free_ char *cache = xasprintf("%s/vm-cache", statedir);
+	_cleanup_free_ char *init = find_init();
+	DIR *d = opendir(cache);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	struct dirent *e;
+	int r = 0;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		bool ours = !strncmp(n, "vmlinux-", 8) || !strncmp(n, "initramfs-", 10) || !strncmp(n, "accel-", 6);
+		if (!ours || is_atomic_tmp_name(n) || cache_current(n, init))
+			continue;
+		if (unlinkat(dirfd(d), n, 0) < 0)
+			r = -errno;
+		else
+			(*removed)++;
+	}
+	closedir(d);
+	return r;
 }

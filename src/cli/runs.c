@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cell/vm.h"
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
@@ -618,6 +619,12 @@ int cmd_gc(int argc, char **argv)
 		printf("gc: removed %d half-made image import%s or removal%s\n", half, half == 1 ? "" : "s", half == 1 ? "" : "s");
 	if ((keep || keep_ms) && gc_retain(&sd, keep, keep_ms, &pruned_n) < 0)
 		failed++;
+	int stale = 0; /* the vm driver's cache: kernels removed, guest inits rebuilt */
+	int pr = vm_cache_prune(sd.path, &stale);
+	if (pr < 0 && ++failed)
+		warn_line("cannot prune %s/vm-cache: %s", sd.path, strerror(-pr));
+	if (stale)
+		printf("gc: removed %d old file%s of the vm driver's cache\n", stale, stale == 1 ? "" : "s");
 	statedir_close(&sd);
 	/* the bridge and base tables runs keep for the next one, when none is left to use them */
 	if (geteuid() == 0)

@@ -29,6 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <grp.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <net/route.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -174,12 +179,12 @@ static char *read_small(const char *path, size_t *len_out)
 	return b;
 }
 
-static void load_modules(void)
+static void load_modules(const char *which)
 {
-	char *list = read_small(VM_MOD_LIST, NULL);
+	char *list = read_small(which, NULL);
 	char *cmdline = read_small("/proc/cmdline", NULL);
 	if (!list || !cmdline)
-		die(errno, "cannot read %s or /proc/cmdline", VM_MOD_LIST);
+		die(errno, "cannot read %s or /proc/cmdline", which);
 	for (char *save = NULL, *name = strtok_r(list, "\n", &save); name; name = strtok_r(NULL, "\n", &save)) {
 		char path[256], mod[64];
 		snprintf(path, sizeof path, "%s/%s", VM_MOD_DIR, name);
@@ -197,6 +202,104 @@ static void load_modules(void)
 	}
 	free(list);
 	free(cmdline);
+}
+
+/* ---- the network: loopback, and with VM_CMDLINE_NET the NIC and resolv.conf ---- */
+
+struct guest_net {
+	bool on;
+	struct in_addr addr, mask, gw;
+	char gw_text[INET_ADDRSTRLEN];
+};
+
+/* "warren.net=ADDR/PREFIX,GATEWAY" of the kernel command line, when there is one. */
+static void net_orders(struct guest_net *n)
+{
+	char *cmdline = read_small("/proc/cmdline", NULL);
+	char *p = cmdline ? strstr(cmdline, " " VM_CMDLINE_NET) : NULL;
+	char a[INET_ADDRSTRLEN];
+	int prefix;
+	*n = (struct guest_net){ 0 };
+	if (p) {
+		if (sscanf(p + 1 + strlen(VM_CMDLINE_NET), "%15[0-9.]/%d,%15[0-9.]", a, &prefix, n->gw_text) != 3 ||
+		    prefix < 1 || prefix > 30 || inet_pton(AF_INET, a, &n->addr) != 1 || inet_pton(AF_INET, n->gw_text, &n->gw) != 1)
+			die(0, "the kernel command line's %s is not ADDR/PREFIX,GATEWAY", VM_CMDLINE_NET);
+		n->mask.s_addr = htonl(~0u << (32 - prefix));
+		n->on = true;
+	}
+	free(cmdline);
+}
+
+static void if_set(int sk, unsigned long req, const char *ifname, struct in_addr a)
+{
+	struct ifreq r = { 0 };
+	snprintf(r.ifr_name, sizeof r.ifr_name, "%s", ifname);
+	struct sockaddr_in *sin = (struct sockaddr_in *)&r.ifr_addr;
+	sin->sin_family = AF_INET;
+	sin->sin_addr = a;
+	if (ioctl(sk, req, &r) < 0)
+		die(errno, "cannot configure %s", ifname);
+}
+
+/* ifname up; the NIC appears when its driver has probed the device: wait up to 5 s */
+static void if_up(int sk, const char *ifname)
+{
+	struct ifreq r = { 0 };
+	snprintf(r.ifr_name, sizeof r.ifr_name, "%s", ifname);
+	for (int i = 0; ioctl(sk, SIOCGIFFLAGS, &r) < 0; i++) {
+		if (errno != ENODEV || i == 500)
+			die(errno, "no network interface %s in the VM", ifname);
+		usleep(10000);
+	}
+	r.ifr_flags |= IFF_UP;
+	if (ioctl(sk, SIOCSIFFLAGS, &r) < 0)
+		die(errno, "cannot bring %s up", ifname);
+}
+
+static void net_up(const struct guest_net *n)
+{
+	int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (sk < 0)
+		die(errno, "cannot open a socket to configure the network");
+	if_up(sk, "lo");
+	if (n->on) {
+		int v6 = open("/proc/sys/net/ipv6/conf/all/disable_ipv6", O_WRONLY | O_CLOEXEC);
+		if (v6 >= 0 && write(v6, "1", 1) < 0) {
+			/* no IPv6 in the kernel: nothing to turn off */
+		}
+		if (v6 >= 0)
+			close(v6);
+		load_modules(VM_MOD_NET_LIST);
+		if_up(sk, VM_NET_IF);
+		if_set(sk, SIOCSIFADDR, VM_NET_IF, n->addr);
+		if_set(sk, SIOCSIFNETMASK, VM_NET_IF, n->mask);
+		struct rtentry rt = { .rt_flags = RTF_UP | RTF_GATEWAY, .rt_dev = (char *)VM_NET_IF };
+		((struct sockaddr_in *)&rt.rt_dst)->sin_family = AF_INET;
+		((struct sockaddr_in *)&rt.rt_genmask)->sin_family = AF_INET;
+		((struct sockaddr_in *)&rt.rt_gateway)->sin_family = AF_INET;
+		((struct sockaddr_in *)&rt.rt_gateway)->sin_addr = n->gw;
+		if (ioctl(sk, SIOCADDRT, &rt) < 0)
+			die(errno, "cannot add the default route via %s", n->gw_text);
+	}
+	close(sk);
+}
+
+/* In the cell's root: CELL_RESOLV_CONF names the gateway (a copy in the guest's /run, bound
+ * read-only over the host's; a dangling symlink there gets its target made in /run). */
+static void net_resolv(const struct guest_net *n)
+{
+	if (!n->on)
+		return;
+	FILE *f = fopen(VM_RESOLV_COPY, "we");
+	if (!f || fprintf(f, CELL_RESOLV_FMT, n->gw_text) < 0 || fclose(f) != 0)
+		die(errno, "cannot write %s", VM_RESOLV_COPY);
+	if (mount(VM_RESOLV_COPY, CELL_RESOLV_CONF, NULL, MS_BIND, NULL) < 0 && errno == ENOENT) {
+		int fd = open(CELL_RESOLV_CONF, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			close(fd);
+		mount_or_die(VM_RESOLV_COPY, CELL_RESOLV_CONF, NULL, MS_BIND, NULL);
+	}
+	mount_or_die(NULL, CELL_RESOLV_CONF, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
 }
 
 /* ---- virtio-serial ports ---- */
@@ -307,6 +410,23 @@ static void scratch_tmpfs(const char *path, mode_t mode, uid_t uid, gid_t gid, u
 	mount_or_die("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, data);
 }
 
+/* The directories of path after its first skip bytes, where they are missing (a read-only
+ * part that lacks one fails the mount after, which says so). */
+static void mkdir_parents(const char *path, size_t skip)
+{
+	char *p = strdup(path);
+	for (char *c = p ? p + skip + 1 : NULL; c && *c; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		mkdir(p, 0755);
+		*c = '/';
+	}
+	if (p)
+		mkdir(p, 0755);
+	free(p);
+}
+
 static void build_root(const struct orders *o)
 {
 	const char *r = VM_NEWROOT;
@@ -362,6 +482,7 @@ static void build_root(const struct orders *o)
 	}
 	if (o->worktree) {
 		p = under(r, o->worktree);
+		mkdir_parents(p, strlen(r)); /* under a tmpfs of the guest's own (/tmp, /home) */
 		mount_or_die(VM_TAG_WORK, p, "9p", MS_NOSUID | MS_NODEV, NINEP_OPTS ",cache=mmap");
 		free(p);
 	}
@@ -523,7 +644,7 @@ int main(void)
 	/* 0-2 are taken before anything is opened: the console appears with its module */
 	for (int fd = open("/dev/null", O_RDWR); fd >= 0 && fd < 2; fd = dup(fd))
 		;
-	load_modules();
+	load_modules(VM_MOD_LIST);
 	int console = open("/dev/hvc0", O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (console >= 0)
 		dup2(console, STDERR_FILENO);
@@ -538,9 +659,13 @@ int main(void)
 	read_orders(&o);
 	struct sock_fprog *seccomp = read_seccomp();
 	make_job_cgroup(&o);
+	struct guest_net net;
+	net_orders(&net);
+	net_up(&net);
 	build_root(&o);
 	umount2(VM_RUN_MNT, MNT_DETACH);
 	enter_root();
+	net_resolv(&net);
 	pid_t job = fork();
 	if (job < 0)
 		die(errno, "cannot start the job");

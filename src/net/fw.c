@@ -142,7 +142,16 @@ static void base_cmds(FILE *f, uint32_t subnet, int prefix)
 		"add table bridge warren\n"
 		"add chain bridge warren forward { type filter hook forward priority 0; policy accept; }\n"
 		"flush chain bridge warren forward\n"
-		"add rule bridge warren forward iifname \"wv*\" drop\n",
+		"add rule bridge warren forward iifname \"wv*\" drop\n"
+		/* a VM's guest kernel may send as any MAC and address: its tap passes only its own */
+		"add set bridge warren vms { type ifname; }\n"
+		"add set bridge warren vmsrc { type ifname . ether_addr . ipv4_addr; }\n"
+		"add chain bridge warren prerouting { type filter hook prerouting priority -300; policy accept; }\n"
+		"flush chain bridge warren prerouting\n"
+		"add rule bridge warren prerouting iifname != @vms accept\n"
+		"add rule bridge warren prerouting ether type ip iifname . ether saddr . ip saddr @vmsrc accept\n"
+		"add rule bridge warren prerouting ether type arp iifname . ether saddr . arp saddr ip @vmsrc accept\n"
+		"add rule bridge warren prerouting drop\n",
 		NET_BRIDGE, ip4(subnet, net), prefix);
 }
 
@@ -247,6 +256,12 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 			fprintf(f, "add element inet warren pubs { %u : jump u_%s }\n", p->host_port, id);
 		}
 	}
+	if (n->tap) {
+		char mac[18];
+		net_guest_mac(n->addr, mac);
+		fprintf(f, "add element bridge warren vms { \"%1$s\" }\nadd element bridge warren vmsrc { \"%1$s\" . %2$s . %3$s }\n",
+			n->host_if, mac, a);
+	}
 	/* the allow set: the entries outside the private ranges (those inside are accepted before
 	 * the ranges are refused, by fw_private_rules); nat reaches those anyway */
 	for (size_t i = 0; n->mode == NET_ALLOW && i < n->nallow; i++) {
@@ -262,7 +277,8 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 	return r;
 }
 
-void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub)
+void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub,
+		   const char *vm_if)
 {
 	char a[INET_ADDRSTRLEN];
 	char *buf = NULL;
@@ -295,6 +311,13 @@ void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const str
 			fw_run(nft, l, NULL);
 	}
 	free(buf);
+	if (vm_if && addr) {
+		char mac[18];
+		net_guest_mac(addr, mac);
+		_cleanup_free_ char *vm = xasprintf("delete element bridge warren vms { \"%1$s\" }\n"
+						   "delete element bridge warren vmsrc { \"%1$s\" . %2$s . %3$s }\n", vm_if, mac, a);
+		fw_run(nft, vm, NULL); /* warren gc does not know a VM's run: nothing there then */
+	}
 }
 
 int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s,

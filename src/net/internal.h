@@ -19,6 +19,8 @@
 int link_bridge_ensure(uint32_t gw, int prefix, struct error *err);
 void link_bridge_remove(void);
 int link_veth_attach(const char *host_if, pid_t pid, uint32_t addr, int prefix, uint32_t gw, struct error *err);
+/* The vm driver's tap host_if on the bridge, up: its descriptor (for qemu), or -errno. */
+int link_tap_attach(const char *host_if, struct error *err);
 void link_remove(const char *ifname);
 bool link_exists(const char *ifname);
 
@@ -33,8 +35,10 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
  * entries of n's allow list that lie inside one are accepted, then the ranges n->lan does not
  * lift go to chain refuse. Shared by the forward chain of a root run and a rootless cell's own. */
 void fw_private_rules(FILE *f, const char *chain, const char *refuse, const struct net_state *n);
-/* Remove a run's chains, sets and map entries (addr 0: unknown, only the named objects). */
-void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub);
+/* Remove a run's chains, sets and map entries (addr 0: unknown, only the named objects); vm_if:
+ * the tap of a VM's run (its entries in the bridge's sets), or NULL. */
+void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub,
+		   const char *vm_if);
 /* Add an answered addr (port 0: any port) to the run's sets for timeout_s (an element there
  * already takes the new timeout); 0, or -EIO with nft's message in err. */
 int fw_allow_addr(struct nft_ctx *nft, const char *id, uint32_t addr, uint16_t port, uint32_t timeout_s,

@@ -1,8 +1,11 @@
 /* link.c - links, addresses and routes through libnl-route-3: warren's bridge, a run's veth
  * pair (the cell's end created straight in the cell's network namespace), the cell's address
- * and default route set from outside the cell (a netlink socket opened inside its namespace). */
+ * and default route set from outside the cell (a netlink socket opened inside its namespace);
+ * for the vm driver, a tap on the bridge instead (the guest configures its own end). */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/if_tun.h>
+#include <sys/ioctl.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
@@ -203,4 +206,26 @@ void link_remove(const char *ifname)
 bool link_exists(const char *ifname)
 {
 	return if_nametoindex(ifname) != 0;
+}
+
+int link_tap_attach(const char *host_if, struct error *err)
+{
+	_cleanup_close_ int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, errno, "cannot open /dev/net/tun for the VM's tap (modprobe tun)");
+	struct ifreq r = { .ifr_flags = IFF_TAP | IFF_NO_PI };
+	snprintf(r.ifr_name, sizeof r.ifr_name, "%s", host_if);
+	if (ioctl(fd, TUNSETIFF, &r) < 0)
+		return error_set(err, errno, "cannot create the tap %s", host_if);
+	_cleanup_free_ char *v6 = xasprintf("/proc/sys/net/ipv6/conf/%s/disable_ipv6", host_if);
+	write_file(v6, "1", 1);
+	struct nl_sock *sk = nl_open(err);
+	if (!sk)
+		return -EIO;
+	int br = (int)if_nametoindex(NET_BRIDGE);
+	int rc = br > 0 ? link_up(sk, host_if, br, NULL) : -NLE_OBJ_NOTFOUND;
+	nl_socket_free(sk);
+	if (rc < 0)
+		return error_set(err, 0, "cannot put %s on the bridge %s: %s", host_if, NET_BRIDGE, nl_geterror(rc));
+	return steal_fd(&fd);
 }

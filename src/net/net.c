@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cell/contract.h"
 #include "net/internal.h"
 #include "util/fs.h"
 
@@ -95,7 +96,7 @@ static void lease_reclaim(struct nft_ctx *nft, const char *path, const struct le
 	char ifn[16];
 	host_if_name(l->id, ifn);
 	if (nft)
-		fw_run_remove(nft, l->id, addr, l->pub, l->npub);
+		fw_run_remove(nft, l->id, addr, l->pub, l->npub, ifn);
 	link_remove(ifn);
 	unlink(path);
 }
@@ -211,7 +212,7 @@ char *net_cell_file(const char *hostname, int which)
 	char g[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &gw, g, sizeof g);
 	if (which == 0)
-		return xasprintf("# warren: the run's own resolver, on the gateway\nnameserver %s\noptions edns0\n", g);
+		return xasprintf(CELL_RESOLV_FMT, g);
 	return xasprintf("127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n", hostname);
 }
 
@@ -333,14 +334,9 @@ static void allow_addr(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl)
 	e->until = now + timeout;
 }
 
-int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, struct error *err)
+/* The resolver and the firewall of a run whose link is in place (veth or tap). */
+static int attach_rules(struct net_state *n, const struct net_opts *o, struct error *err)
 {
-	if (o->allow && net_allow_parse(o->allow, &n->allow, &n->nallow, err) < 0)
-		return -EINVAL;
-	if (n->rootless)
-		return pasta_start(n, cell_pid, err);
-	if (link_veth_attach(n->host_if, cell_pid, n->addr, n->prefix, n->gw, err) < 0)
-		return -EIO;
 	n->dns = dns_open(n->gw, n->addr, n->mode, n->allow, n->nallow,
 			  o->dns_max_names ? o->dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
 	if (!n->dns)
@@ -349,6 +345,41 @@ int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, st
 		return -EIO;
 	n->nft_made = true; /* all of it: the transaction is atomic */
 	return 0;
+}
+
+int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, struct error *err)
+{
+	if (o->allow && net_allow_parse(o->allow, &n->allow, &n->nallow, err) < 0)
+		return -EINVAL;
+	if (n->rootless)
+		return pasta_start(n, cell_pid, err);
+	if (link_veth_attach(n->host_if, cell_pid, n->addr, n->prefix, n->gw, err) < 0)
+		return -EIO;
+	return attach_rules(n, o, err);
+}
+
+void net_guest_mac(uint32_t addr, char out[18])
+{
+	const unsigned char *b = (const unsigned char *)&addr;
+	snprintf(out, 18, "02:77:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3]);
+}
+
+int net_attach_tap(struct net_state *n, const struct net_opts *o, struct error *err)
+{
+	if (n->rootless)
+		return error_set(err, EPERM, "--net nat or allow= with the vm driver needs root (a tap on warren's bridge); "
+				 "rootless VMs have --net none only, or use the container driver");
+	if (o->allow && net_allow_parse(o->allow, &n->allow, &n->nallow, err) < 0)
+		return -EINVAL;
+	n->tap = true; /* the guest may send as anything: fw.c holds its port to its MAC and address */
+	int fd = link_tap_attach(n->host_if, err);
+	if (fd < 0)
+		return fd;
+	if (attach_rules(n, o, err) < 0) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
 }
 
 int net_fd(const struct net_state *n, int which)
@@ -441,7 +472,7 @@ void net_teardown(struct net_state *n)
 	error_clear(&e);
 	/* the run's one transaction either made all of its objects or none */
 	if (n->nft && n->nft_made)
-		fw_run_remove(n->nft, n->id, n->addr, n->publish, n->npublish);
+		fw_run_remove(n->nft, n->id, n->addr, n->publish, n->npublish, n->tap ? n->host_if : NULL);
 	link_remove(n->host_if);
 	if (n->lease)
 		unlink(n->lease);

@@ -81,6 +81,7 @@ struct net_state {
 	unsigned npublish;
 	struct net_publish publish[NET_MAX_PUBLISH];
 	bool rootless;        /* nat through pasta instead of the bridge and firewall */
+	bool tap;             /* the vm driver's tap instead of a veth */
 	char *rundir;
 	pid_t pasta_pid;      /* 0: none */
 	char *pasta_pidfile;
@@ -96,6 +97,12 @@ int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, c
 /* Between the cell's start and its release: veth, bridge, address, route, firewall, resolver;
  * rootless runs: pasta attached to the cell's network namespace. */
 int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, struct error *err);
+/* The vm driver, before qemu starts: a tap on the bridge (its descriptor, for qemu, or -errno),
+ * the firewall (the tap's frames held to the guest's MAC, net_guest_mac, and address) and the
+ * resolver. The guest configures its own end. Root only. */
+int net_attach_tap(struct net_state *n, const struct net_opts *o, struct error *err);
+/* The guest's MAC for address addr (network order): "02:77:" and the address's four bytes. */
+void net_guest_mac(uint32_t addr, char out[18]);
 /* The resolver's sockets, to watch in the supervisor's loop (-1 when none). */
 int net_fd(const struct net_state *n, int which);
 /* Something arrived on one of the resolver's sockets. */

@@ -128,26 +128,35 @@ static int caps_check(uint64_t want, struct error *err)
 	return 0;
 }
 
-int policy_set_caps(const struct policy_ctx *s, struct error *err)
+/* Keep exactly want in every set: ambient cleared, the bounding set cut to want when
+ * drop_bounding (that needs CAP_SETPCAP), effective and permitted want, inheritable none. */
+static int caps_keep(uint64_t want, bool drop_bounding, struct error *err)
 {
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return error_set(err, errno, "cannot clear the ambient capabilities");
-	uint64_t want = s->uid == 0 ? root_mask() : 0;
-	if (s->uid == 0) {
-		for (int cap = 0; cap < CAP_BITS; cap++) {
-			if (want & (1ULL << cap))
-				continue;
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
-				if (errno == EINVAL)
-					break;
-				char name[32];
-				return error_set(err, errno, "cannot drop %s from the bounding set", cap_name(cap, name, sizeof name));
-			}
+	for (int cap = 0; drop_bounding && cap < CAP_BITS; cap++) {
+		if (want & (1ULL << cap))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+			if (errno == EINVAL)
+				break;
+			char name[32];
+			return error_set(err, errno, "cannot drop %s from the bounding set", cap_name(cap, name, sizeof name));
 		}
 	}
+	if (capset_all(want, want, 0) < 0)
+		return error_set(err, errno, "cannot set the capabilities");
+	return caps_check(want, err);
+}
+
+int policy_set_caps(const struct policy_ctx *s, struct error *err)
+{
 	/* a non-root job still holds, until it executes the job, what its user namespace gave
 	 * it: leaving the host's uid 0 is not leaving root of this namespace */
-	if (capset_all(want, want, 0) < 0)
-		return error_set(err, errno, "cannot set the job's capabilities");
-	return caps_check(want, err);
+	return caps_keep(s->uid == 0 ? root_mask() : 0, s->uid == 0, err);
+}
+
+int policy_drop_all_caps(struct error *err)
+{
+	return caps_keep(0, true, err);
 }

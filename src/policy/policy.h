@@ -168,6 +168,9 @@ int policy_apply_job(const struct policy_ctx *s, int watch_sock, struct error *e
 int policy_set_rlimits(const struct policy_ctx *s, struct error *err);
 /* Non-root: check every capability set is empty. --user 0: keep only the documented set. */
 int policy_set_caps(const struct policy_ctx *s, struct error *err);
+/* No capability in any set, the bounding set empty (a helper such as the vm driver's qemu,
+ * before it executes; needs CAP_SETPCAP, e.g. in a user namespace of its own). */
+int policy_drop_all_caps(struct error *err);
 extern const int policy_root_caps[];
 extern const size_t policy_root_caps_n;
 /* Landlock, best effort down to ABI 1; an error only with --require-landlock (or a failure

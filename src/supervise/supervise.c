@@ -777,7 +777,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		goto fail;
 
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
-			      .control = control };
+			      .control = control, .tap = -1 };
 	if (control >= 0) {
 		/* a job: its steps get their own streams from the executor; nothing reads stdin */
 		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -839,7 +839,16 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 
 	u->cell.cgroup_fd = u->cg.v2_fd;
 	u->cell.cgroup = &u->cg;
-	if ((vm ? vm_start(s, &io, &u->cell, err) : container_start(s, &io, &u->cell, err)) < 0)
+	/* a VM's network: its tap, firewall and resolver before qemu, which gets the tap */
+	if (vm && s->net.mode != NET_NONE) {
+		io.tap = net_attach_tap(&u->net, &s->net, err);
+		if (io.tap < 0)
+			goto fail;
+		io.addr = u->net.addr, io.gw = u->net.gw, io.prefix = u->net.prefix;
+	}
+	int started = vm ? vm_start(s, &io, &u->cell, err) : container_start(s, &io, &u->cell, err);
+	closep(&io.tap);
+	if (started < 0)
 		goto fail;
 	closep(&watch[1]);
 	closep(&out_w);
@@ -848,7 +857,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	closep(&devnull);
 	cgroup_close_join(&u->cg); /* init moves itself into the run's cgroup (v1) */
 	/* network (opt-in): veth, address, route, firewall and resolver, set up from outside */
-	if (s->net.mode != NET_NONE && net_attach(&u->net, &s->net, u->cell.pid, err) < 0) {
+	if (s->net.mode != NET_NONE && !vm && net_attach(&u->net, &s->net, u->cell.pid, err) < 0) {
 		signal_cell(u, SIGKILL);
 		waitpid(u->cell.pid, NULL, 0);
 		goto fail;

@@ -14,7 +14,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 63
+plan 72
 
 host_tmp_marker
 
@@ -27,9 +27,13 @@ like "$ERR" "'vmm' is not a driver; give container or vm" "the line says which d
 wrun --driver vm --memory 16M -- true
 is "$RC" 125 "--driver vm --memory 16M exits 125"
 like "$ERR" "too small for a VM.*--memory 128M or more" "a memory limit too small for a VM says what to give"
-wrun --driver vm --net nat -- true
-is "$RC" 125 "--driver vm --net nat exits 125 (not done yet)"
-like "$ERR" "the vm driver: --net nat or allow= is not done yet; use the container driver" "--net nat with the vm driver says it is not done yet"
+closed=$(mktemp -d -p "$TEST_SCRATCH")
+chmod 0700 "$closed"
+wr run --work "$closed" --driver vm -- true
+is "$RC" 125 "a worktree qemu's uid cannot read: 125, before the guest boots"
+like "$ERR" "qemu runs as uid 1000001000, which cannot read the worktree $closed \(Permission denied\); chown it to 1000001000" \
+	"and warren says which uid needs what"
+rmdir "$closed"
 jobf=$WORK/vm-job.yml
 printf 'name: t\ndriver: vm\nsteps:\n  - run: "true"\n' >"$jobf"
 bounded "$WARREN" job run "$jobf" --state "$STATE"
@@ -43,11 +47,11 @@ rm -f "$jobf"
 for mode in root user; do
 	use_mode "$mode"
 	M="[$mode]"
-	# the worktree as the run user sees it: root mode's run user (uid 1000) is not the
-	# host owner of the directory (the container driver's idmapped worktree is not done for
-	# the VM yet, docs/vm.md)
+	# the worktree as the run user sees it: in root mode qemu serves it as the run user's
+	# host ids (1000001000: CELL_ROOT_ID_BASE + 1000), which the guest sees as uid 1000 (the
+	# container driver's idmapped worktree is not done for the VM yet, docs/vm.md)
 	JOB_GID=$TEST_USER_GID
-	[ "$mode" = root ] && JOB_GID=1000 && chown 1000:1000 "$WORK"
+	[ "$mode" = root ] && JOB_GID=1000 && chown 1000001000:1000001000 "$WORK"
 
 	# ---- one boot: /tmp, TMPDIR last, the user, the host's /tmp, the worktree, exit 3
 	wrun --driver vm -- sh -c 'stat -c "tmp %a %u" /tmp /var/tmp; tr "\0" "\n" </proc/$$/environ | tail -n 1;
@@ -95,10 +99,26 @@ for mode in root user; do
 	rd=$(last_rundir)
 	is "$(jget "$rd/result.json" 'd["cause"]["limit"] + " " + d["cause"]["value"]')" "pids 20" "$M result.json: cause.limit pids, value 20"
 
-	# ---- exit 0
-	wrun --driver vm -- /bin/true
-	is "$RC" 0 "$M /bin/true exits 0"
+	# ---- guest root reads through 9p only what qemu's uid may: a root-only host file is
+	# refused (assume the job took over the guest kernel: --user 0 has CAP_DAC_OVERRIDE in
+	# the guest, so only the host's refusal counts); a guest that floods its console (1.5 MB
+	# on hvc0) leaves a bounded console.log; exit 0
+	secret=$(mktemp -d -p "$TEST_SCRATCH")
+	chmod 0755 "$secret"
+	echo host-secret >"$secret/key" && chmod 0600 "$secret/key"
+	wrun --driver vm --user 0 -- sh -c 'id -u; cat '"$secret/key"' 2>/dev/null || echo refused;
+		head -c 1500000 /dev/zero | tr "\0" x >/dev/hvc0; exit 0'
+	is "$RC" 0 "$M a job that exits 0 gives 0"
 	is "$ERR" "" "$M and warren says nothing"
+	is "$OUT" "0
+refused" "$M guest root cannot read a root-only host file through 9p (qemu is not root)"
+	rm -rf "$secret"
+	con=$(last_rundir)/vm/console.log
+	size=$(stat -c %s "$con")
+	[ "$size" -ge 1048576 ] && [ "$size" -le $((1048576 + 100)) ]
+	ok $? "$M the console log is bounded: its head and its end, 1 MiB ($size bytes)"
+	like "$(grep -a -o 'warren: [0-9]* bytes of the console cut here' "$con")" "^warren: [0-9]+ bytes of the console cut here$" \
+		"$M and it says where it was cut"
 
 	# ---- a VM whose init cannot run (a dynamic /bin/true as init: the kernel panics)
 	wr_env WARREN_GUEST_INIT=/bin/true -- run --work "$WORK" --driver vm -- true
@@ -114,11 +134,28 @@ for mode in root user; do
 	rd=$(last_rundir)
 	has_procs_matching "$rd"
 	ok $? "$M qemu runs while the job does"
+	qpid=$(procs_matching "$rd" | head -n 1)
+	want_uid=$TEST_USER_UID
+	[ "$mode" = root ] && want_uid=1000001000
+	is "$(awk '/^Uid:/ { print $2, $3, $4, $5 } /^CapEff:|^CapBnd:|^NoNewPrivs:/ { print $2 }' "/proc/$qpid/status" 2>/dev/null | tr '\n' ' ')" \
+		"$want_uid $want_uid $want_uid $want_uid 0000000000000000 0000000000000000 1 " "$M qemu runs as uid $want_uid, no capabilities, no_new_privs"
+	isnt "$(readlink "/proc/$qpid/ns/user")" "$(readlink /proc/self/ns/user)" "$M qemu is in a user namespace of its own"
+	like "$(awk '$5 == "/" { print $6; exit }' "/proc/$qpid/mountinfo")" '^ro' "$M qemu sees the host's / read-only"
+	is "$(awk -v s="$STATE" '$5 == s { print $9 }' "/proc/$qpid/mountinfo" | tail -n 1)" tmpfs "$M qemu sees the state directory hidden (an empty tmpfs)"
 	kill -KILL "$BG_PID"
 	wait_for 10 no_procs_matching "$rd"
 	ok $? "$M after kill -9 of warren no qemu is left"
+	# the cache holds a kernel that is gone (made up here) and the initramfs of the /bin/true
+	# init above (another guest init): gc removes both, and keeps what this warren boots
+	cache=$STATE/vm-cache
+	touch "$cache/vmlinux-0.0.1-gone-1-2-3-4" "$cache/accel-vmlinux-0.0.1-gone-1-2-3-4"
+	ls "$cache"/initramfs-* | grep -c . >"$WORK/.before"
 	wr gc
 	is "$RC" 0 "$M warren gc after the kill exits 0"
+	is "$(ls "$cache" | grep -c 'gone')/$(cat "$WORK/.before")/$(ls "$cache"/initramfs-* | grep -c .)/$(ls "$cache"/vmlinux-* | grep -c .)" \
+		"0/2/1/1" "$M gc removed the cache's entries of a gone kernel and of another guest init, kept the current ones"
+	rm -f "$WORK/.before"
+	like "$OUT" "gc: removed 3 old files of the vm driver's cache" "$M and says so"
 	nothing_left "$rd" "$M gc reclaimed the killed run" norecord
 done
 

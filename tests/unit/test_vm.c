@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -122,10 +123,25 @@ static void test_refused(void **state)
 	assert_non_null(strstr(err.msg, "a job (steps and services) is not done yet"));
 	error_clear(&err);
 	s.net.mode = NET_NAT;
+	assert_int_equal(vm_check_spec(&s, false, &err), 0); /* a tap on warren's bridge */
+	s.rootless = true;
 	assert_true(vm_check_spec(&s, false, &err) < 0);
-	assert_non_null(strstr(err.msg, "--net nat or allow="));
+	assert_non_null(strstr(err.msg, "--net nat needs root"));
 	error_clear(&err);
+	s.rootless = false;
 	s.net.mode = NET_NONE;
+	/* the state directory inside the worktree: the guest would get it through the share */
+	static const struct { const char *state; bool refused; } st[] = {
+		{ "/src/app/.warren", true }, { "/src/app", true }, { "/src/application", false }, { "/var/lib/warren", false },
+	};
+	for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+		struct cell_spec t = s;
+		t.statedir = (char *)st[i].state;
+		assert_int_equal(vm_check_spec(&t, false, &err) < 0, st[i].refused);
+		if (st[i].refused)
+			assert_non_null(strstr(err.msg, "lies inside the worktree /src/app"));
+		error_clear(&err);
+	}
 	s.limits.memory = 64 * MiB;
 	assert_true(vm_check_spec(&s, false, &err) < 0);
 	assert_non_null(strstr(err.msg, "--memory 64M is too small for a VM"));
@@ -156,12 +172,48 @@ static void test_refused(void **state)
 	}
 }
 
+/* What the console keeper writes for input in (head and tail bytes kept). */
+static char *kept(const char *in, size_t head, size_t tail)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], in, strlen(in)), (ssize_t)strlen(in));
+	close(p[1]);
+	int out = memfd_create("console", MFD_CLOEXEC); /* nothing in the host's /tmp */
+	assert_true(out >= 0);
+	vm_console_keep(p[0], out, head, tail);
+	close(p[0]);
+	off_t n = lseek(out, 0, SEEK_END);
+	char *text = calloc(1, (size_t)n + 1);
+	assert_int_equal(pread(out, text, (size_t)n, 0), n);
+	close(out);
+	return text;
+}
+
+static void test_console_keep(void **state)
+{
+	(void)state;
+	char *t = kept("0123456789abcdefghijklmnopXYZ", 10, 8);
+	assert_string_equal(t, "0123456789\n[warren: 11 bytes of the console cut here]\nlmnopXYZ");
+	free(t);
+	t = kept("0123456789abcdefgh", 10, 8); /* head and tail hold it all: as it is */
+	assert_string_equal(t, "0123456789abcdefgh");
+	free(t);
+	t = kept("short", 10, 8);
+	assert_string_equal(t, "short");
+	free(t);
+	t = kept("0123456789abcdefghi", 10, 8); /* one byte over */
+	assert_string_equal(t, "0123456789\n[warren: 1 bytes of the console cut here]\nbcdefghi");
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reports),
 		cmocka_unit_test(test_guest_memory),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_console_keep),
 	};
 	return cmocka_run_group_tests_name("vm", tests, NULL, NULL);
 }

@@ -1,0 +1,200 @@
+/* vmjail.c - qemu of the vm driver confined before it executes, and its console kept to a
+ * bounded size. qemu serves the guest's 9p shares: a job that takes over the guest kernel asks
+ * it for any file, so qemu holds no more than the run user: it becomes the run user's host
+ * uid (root mode: CELL_ROOT_ID_BASE + uid, no host user), enters a user namespace of its own
+ * (the run user inside is that host uid, so the guest sees the files it makes as the run
+ * user's) and a mount namespace where the host's / is read-only and the state directory, /tmp,
+ * /var/tmp, /dev/shm, /run, /home and /root are empty; it keeps no capability, no_new_privs is
+ * set, and qemu adds its own seccomp sandbox (vm.c). What it needs beyond that view (the
+ * kernel, the initramfs, the orders, the worktree, the console, the tap) it gets as open
+ * descriptors. The console and qemu's own messages go through pipes to keepers that write
+ * their logs bounded. See docs/vm.md, "The wall around qemu". */
+#include "cell/vm.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "policy/policy.h"
+#include "util/fs.h"
+#include "util/sys.h"
+
+/* Host paths qemu's view shows empty: warren's state (other runs' scratch and records) and
+ * the places where other users' files live. The guest has its own of each (tmpfs). */
+static const char *const hidden[] = { "/tmp", "/var/tmp", "/dev/shm", "/run", "/home", "/root", NULL };
+
+static int write_self(const char *file, const char *text)
+{
+	_cleanup_free_ char *path = xasprintf("/proc/self/%s", file);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		return -errno;
+	return 0;
+}
+
+/* Root mode: leave root for the run user's host ids (the group of /dev/kvm kept for KVM). */
+static int become_run_user(const struct cell_spec *s, bool kvm, struct error *err)
+{
+	uid_t u = spec_host_uid(s);
+	gid_t g = spec_host_gid(s), groups[1];
+	struct stat st;
+	int ng = 0;
+	if (kvm && stat("/dev/kvm", &st) == 0 && st.st_gid)
+		groups[ng++] = st.st_gid;
+	if (setgroups((size_t)ng, groups) < 0 || setresgid(g, g, g) < 0 || setresuid(u, u, u) < 0)
+		return error_set(err, errno, "cannot run qemu as uid %u gid %u", (unsigned)u, (unsigned)g);
+	return 0;
+}
+
+/* The user namespace: the run user inside is the host ids qemu runs as, nothing else mapped. */
+static int own_userns(const struct cell_spec *s, struct error *err)
+{
+	/* the host ids, read before the namespace hides them */
+	_cleanup_free_ char *um = xasprintf("%u %u 1\n", (unsigned)s->uid, (unsigned)geteuid());
+	_cleanup_free_ char *gm = xasprintf("%u %u 1\n", (unsigned)s->gid, (unsigned)getegid());
+	prctl(PR_SET_DUMPABLE, 1); /* the map files of /proc/self are ours only while dumpable */
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return error_set(err, errno, "cannot give qemu a user and mount namespace of its own");
+	int r = write_self("uid_map", um);
+	if (r == 0)
+		r = write_self("setgroups", "deny");
+	if (r == 0)
+		r = write_self("gid_map", gm);
+	prctl(PR_SET_DUMPABLE, 0);
+	return r < 0 ? error_set(err, -r, "cannot map qemu's user namespace") : 0;
+}
+
+/* Under an empty tmpfs at p; a worktree below p keeps its path (empty directories), the
+ * guest mounts its share there. */
+static int hide(const char *p, const char *worktree, struct error *err)
+{
+	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") < 0)
+		return errno == ENOENT ? 0 : error_set(err, errno, "cannot hide %s from qemu", p);
+	size_t l = strlen(p);
+	if (worktree && !strncmp(worktree, p, l) && worktree[l] == '/') {
+		int r = mkdir_p(worktree, 0755);
+		if (r < 0)
+			return error_set(err, -r, "cannot keep the worktree's path %s in qemu's view", worktree);
+	}
+	return 0;
+}
+
+/* The view: hidden paths under empty tmpfs, then everything read-only. */
+static int read_only_view(const struct cell_spec *s, struct error *err)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return error_set(err, errno, "cannot make qemu's mounts its own");
+	for (size_t i = 0; hidden[i]; i++)
+		if (hide(hidden[i], s->worktree, err) < 0)
+			return -EPERM;
+	if (s->statedir && hide(s->statedir, s->worktree, err) < 0)
+		return -EPERM;
+	/* not nodev: qemu opens /dev/kvm (it cannot make device nodes: no capability) */
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
+	if (sys_mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &a) < 0)
+		return error_set(err, errno, "cannot make the host's / read-only for qemu");
+	return chdir("/") < 0 ? error_set(err, errno, "cannot enter qemu's view") : 0;
+}
+
+int vm_jail(const struct cell_spec *s, bool kvm, struct error *err)
+{
+	if (!s->rootless && become_run_user(s, kvm, err) < 0)
+		return -EPERM;
+	if (own_userns(s, err) < 0 || read_only_view(s, err) < 0 || policy_drop_all_caps(err) < 0)
+		return -EPERM;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_set(err, errno, "cannot set no_new_privs for qemu");
+	return 0;
+}
+
+/* ---- the console, bounded ---- */
+
+struct ring {
+	char *buf;
+	size_t size, pos;
+	unsigned long long total; /* bytes that went past the head */
+};
+
+static void ring_put(struct ring *r, const char *p, size_t n)
+{
+	r->total += n;
+	if (n > r->size) {
+		p += n - r->size;
+		n = r->size;
+	}
+	size_t first = n < r->size - r->pos ? n : r->size - r->pos;
+	memcpy(r->buf + r->pos, p, first);
+	memcpy(r->buf, p + first, n - first);
+	r->pos = (r->pos + n) % r->size;
+}
+
+/* The end: the cut named, then the last part in order. */
+static void ring_flush(const struct ring *r, int out)
+{
+	if (r->total > r->size) {
+		char note[128];
+		int l = snprintf(note, sizeof note, "\n[warren: %llu bytes of the console cut here]\n", r->total - r->size);
+		write_all(out, note, (size_t)l);
+		write_all(out, r->buf + r->pos, r->size - r->pos);
+		write_all(out, r->buf, r->pos);
+	} else {
+		write_all(out, r->buf, (size_t)r->total);
+	}
+}
+
+void vm_console_keep(int in, int out, size_t head, size_t tail)
+{
+	struct ring r = { .buf = xcalloc(1, tail), .size = tail };
+	size_t written = 0;
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t take = written < head ? ((size_t)n < head - written ? (size_t)n : head - written) : 0;
+		if (take)
+			write_all(out, buf, take);
+		written += take;
+		if ((size_t)n > take)
+			ring_put(&r, buf + take, (size_t)n - take);
+	}
+	ring_flush(&r, out);
+	free(r.buf);
+}
+
+pid_t vm_log_start(const struct cell_spec *s, const char *file, size_t head, size_t tail, int *write_end, struct error *err)
+{
+	_cleanup_free_ char *name = xasprintf(RUN_VM_DIR "/%s", file);
+	_cleanup_close_ int log = openat(s->rundir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int p[2];
+	if (log < 0 || pipe2(p, O_CLOEXEC) < 0)
+		return error_set(err, errno, "cannot make the VM's log %s/%s", s->rundir, name);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* only its two descriptors; it ends when qemu's end of the pipe closes */
+		if (dup2(p[0], 0) < 0 || dup2(log, 1) < 0)
+			_exit(1);
+		close_range(2, ~0U, 0);
+		struct error e = { 0 };
+		if (!s->rootless && become_run_user(s, false, &e) < 0)
+			_exit(1);
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		vm_console_keep(0, 1, head, tail);
+		_exit(0);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return error_set(err, errno, "cannot start the keeper of the VM's %s", file);
+	}
+	*write_end = p[1];
+	return pid;
+}

@@ -1,0 +1,120 @@
+#!/bin/bash
+# vm-net.t - --net none|nat|allow=LIST with the vm driver (docs/vm.md, "Network"): the guest's
+# NIC is a tap on warren's bridge under the same firewall and resolver as a container cell's
+# veth. The whole script runs in the throwaway world of net.t (net_world_up in lib.sh: network
+# namespaces of its own, no route off the machine); nothing is sent beyond it. Boots are slow
+# (TCG): each checks several things; 4 boots, all as root.
+# A VM's port held to its MAC and address is checked with a stand-in for its tap (no boot).
+[ -n "${WARREN_NET_WORLD:-}" ] || exec env WARREN_NET_WORLD=1 unshare --net --mount --propagation private bash "$0" "$@"
+. "$(dirname "$0")/../lib.sh"
+
+T_TIMEOUT=180
+
+command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed (qemu-system-x86)"
+ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
+[ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
+
+net_world_up
+plan 31
+
+CURL="curl -s -m 5"
+world_idle() {
+	nft list ruleset 2>/dev/null | grep -E 'run_|elements' | head -3
+	ip -br link | grep -E '^wv'
+	ls /run/warren/net/leases 2>/dev/null
+}
+
+# ---- a rootless VM has no network (one line, no boot)
+use_mode user
+wrun --driver vm --net nat -- true
+is "$RC" 125 "[user] --driver vm --net nat exits 125"
+like "$ERR" "the vm driver: --net nat needs root .* use the container driver" "[user] and says it needs root"
+
+use_mode root
+chown 1000001000:1000001000 "$WORK"
+
+# ---- none: no NIC at all
+wrun --driver vm -- sh -c 'ls /sys/class/net | tr "\n" " "; '"$CURL"' http://203.0.113.10:8080/; echo rc=$?'
+is "$RC" 0 "none: the run ends well"
+is "$OUT" "lo rc=7" "none: the VM has loopback only, and web1 is unreachable"
+
+# ---- nat: the same reach and refusals as a container cell's
+wrun --driver vm --net nat -- sh -c 'ls /sys/class/net | tr "\n" " "; echo; cat /etc/resolv.conf;
+	'"$CURL"' http://203.0.113.10:8080/; '"$CURL"' http://web1.test:8080/;
+	'"$CURL"' http://198.51.100.1:8081/; echo host=$?; '"$CURL"' http://169.254.169.254/; echo meta=$?;
+	'"$CURL"' http://10.20.30.40:8090/; echo lan=$?'
+ID=$(basename "$(last_rundir)")
+RD=$(last_rundir)
+is "$RC" 0 "nat: the run ends well"
+line_like "$OUT" '^eth0 lo $' "nat: the VM has eth0 (virtio-net on a tap) and lo"
+line_like "$OUT" '^nameserver 10\.88\.0\.1$' "nat: resolv.conf names the gateway"
+is "$(grep -c 'this is web1' <<<"$OUT")" 2 "nat: reaches a test host by address and by name (warren's resolver)"
+line_like "$OUT" '^host=7$' "nat: the host's own address is refused"
+line_like "$OUT" '^meta=7$' "nat: 169.254.169.254 is refused"
+line_like "$OUT" '^lan=7$' "nat: a private range is refused"
+is "$(jget "$RD/result.json" 'sorted(x["dest"] for x in d["network"]["refused"])')" \
+	'["10.20.30.40:8090", "169.254.169.254:80", "198.51.100.1:8081"]' "nat: the refusals are recorded as a container's"
+line_like "$ERR" "^warren: $ID refused 3 connections to " "nat: one line on stderr names the refusals"
+is "$(net_left "$ID")" "" "nat: nothing of the run is left (tap, rules, sets, lease)"
+is "$(world_idle)" "" "nat: no run's rule, set, map entry, tap or lease is left"
+nothing_left "$RD" "nat: no scratch, mount, process or cgroup left"
+
+# ---- allow=: names on the list answered, others refused, addresses as the list says
+wrun --driver vm --net allow=web1.test -- sh -c 'getent hosts web1.test; getent hosts web2.test || echo w2dns=refused;
+	'"$CURL"' http://web1.test:8080/; echo w1=$?; '"$CURL"' http://203.0.113.20:8080/; echo w2=$?'
+ID=$(basename "$(last_rundir)")
+RD=$(last_rundir)
+line_like "$OUT" '^203\.0\.113\.10 +web1\.test$' "allow=: the resolver answers a name on the list"
+line_like "$OUT" '^w2dns=refused$' "allow=: and refuses a name not on it"
+line_like "$OUT" '^this is web1$' "allow=: the allowed name is reached"
+line_like "$OUT" '^w2=7$' "allow=: an address not on the list is refused"
+is "$(jget "$RD/result.json" '[x["name"] for x in d["network"]["dns"]["refused"]]')" '["web2.test"]' "allow=: the refused name is recorded"
+is "$(net_left "$ID")" "" "allow=: nothing of the run is left"
+
+# ---- a VM's port passes only its own MAC and address (table bridge warren, sets vms and
+# vmsrc): a guest kernel the job took over cannot send as another. A stand-in for a VM's tap
+# (a veth on warren0 whose other end is in a namespace of this test, where the address can be
+# changed as a taken-over guest would) is put in the sets as warren puts a tap; ARP for the
+# gateway is answered for the listed address, and not for another one from the same port.
+SP=wt-spoof-$$
+ip netns add "$SP"
+ip link add wvspooftest0 type veth peer name eth0 netns "$SP"
+ip link set wvspooftest0 master warren0 up
+ip -n "$SP" link set eth0 up
+mac=$(ip -n "$SP" -br link show eth0 | awk '{ print $3 }')
+nft add element bridge warren vms '{ "wvspooftest0" }'
+nft add element bridge warren vmsrc "{ \"wvspooftest0\" . $mac . 10.88.0.250 }"
+gw_mac() { ip -n "$SP" neigh flush dev eth0; ip netns exec "$SP" timeout 3 bash -c "echo >/dev/tcp/10.88.0.1/9" >/dev/null 2>&1;
+	ip -n "$SP" neigh show 10.88.0.1 dev eth0 | grep -c lladdr; }
+ip -n "$SP" addr add 10.88.0.250/24 dev eth0
+is "$(gw_mac)" 1 "spoof: the port's own address gets the gateway's ARP answer"
+ip -n "$SP" addr flush dev eth0
+ip -n "$SP" addr add 10.88.0.251/24 dev eth0
+is "$(gw_mac)" 0 "spoof: another address from the same port gets nothing (its frames are dropped)"
+ip -n "$SP" link set eth0 address 02:77:0a:58:00:fa
+ip -n "$SP" addr flush dev eth0
+ip -n "$SP" addr add 10.88.0.250/24 dev eth0
+is "$(gw_mac)" 0 "spoof: the listed address from another MAC gets nothing"
+nft delete element bridge warren vmsrc "{ \"wvspooftest0\" . $mac . 10.88.0.250 }"
+nft delete element bridge warren vms '{ "wvspooftest0" }'
+ip link del wvspooftest0
+ip netns del "$SP"
+
+# ---- kill -9 of warren: qemu dies with it, the tap with qemu, gc removes the rules and lease
+# (the job serves a page on a published port meanwhile)
+wr_bg run --work "$WORK" --driver vm --net nat --publish 18089:8000 -- sh -c 'cd /tmp && echo served-in-the-vm >index.html &&
+	{ python3 -m http.server --bind 0.0.0.0 8000 >/dev/null 2>&1 & } && sleep 3 && echo started; sleep 100'
+wait_for 150 grep -q started "$BG_OUT"
+ok $? "kill: the job started in the VM"
+wait_for 30 _net_up http://127.0.0.1:18089/index.html
+is "$(curl -s -m 5 http://127.0.0.1:18089/index.html)" served-in-the-vm "publish: a host program fetches a page served in the VM (--publish 18089:8000)"
+RD=$(last_rundir)
+ID=$(basename "$RD")
+ip -br link | grep -q "^wv${ID: -12}"
+ok $? "kill: the run's tap is on the host while it runs"
+kill -KILL "$BG_PID"
+wait_for 10 no_procs_matching "$RD"
+ok $? "kill: after kill -9 of warren no qemu is left"
+wr gc
+is "$(net_left "$ID")" "" "kill: warren gc removed the run's rules, sets and lease (the tap went with qemu)"
+nothing_left "$RD" "kill: gc reclaimed the killed run" norecord
