@@ -55,6 +55,8 @@ static const char SCHEMA_V1[] =
 
 void history_note_failed(const struct cell_spec *s, const char *msg)
 {
+	if (!run_conn)
+		history_note_start(s);  /* it failed before the row was written: the row says so */
 	struct history *h = run_conn;
 	if (!h)
 		return;
