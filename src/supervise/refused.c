@@ -673,23 +673,26 @@ static bool is_free_mount(const struct refused *r, uint64_t mnt)
 
 /* True when the call d cannot be refused, so that it needs no judgement: one name made or
  * removed (mkdir, mknod, symlink, unlink, rmdir) or opened, right in the caller's working
- * directory or dirfd, when that is on a free mount (an open only when the name is not a
- * symlink to follow nor a mount point). Read before the call goes on; its cost does not grow
- * with the directory's depth (no path is made or resolved from the root). */
+ * directory or dirfd, when that is on a free mount still writable (a removal or an open only
+ * when the name is not a mount point, an open only when it is not a symlink to follow). Read
+ * before the call goes on; its cost does not grow with the directory's depth (no path is made
+ * or resolved from the root). */
 static bool cannot_be_refused(struct refused *r, pid_t pid, const struct seccomp_data *d)
 {
 	const __u64 *a = d->args;
 	int dirfd = AT_FDCWD;
 	uint64_t addr, flags = 0;
-	bool is_open = false;
+	bool is_open = false, is_remove = false;
 	switch (d->nr) {
 #ifdef __NR_open
-	case __NR_mkdir: case __NR_mknod: case __NR_rmdir: case __NR_unlink: addr = a[0]; break;
+	case __NR_mkdir: case __NR_mknod: addr = a[0]; break;
+	case __NR_rmdir: case __NR_unlink: addr = a[0], is_remove = true; break;
 	case __NR_symlink: addr = a[1]; break;
 	case __NR_open: addr = a[0], flags = a[1], is_open = true; break;
 	case __NR_creat: addr = a[0], flags = O_CREAT | O_WRONLY | O_TRUNC, is_open = true; break;
 #endif
-	case __NR_mkdirat: case __NR_mknodat: case __NR_unlinkat: dirfd = (int)(uint32_t)a[0], addr = a[1]; break;
+	case __NR_mkdirat: case __NR_mknodat: dirfd = (int)(uint32_t)a[0], addr = a[1]; break;
+	case __NR_unlinkat: dirfd = (int)(uint32_t)a[0], addr = a[1], is_remove = true; break;
 	case __NR_symlinkat: dirfd = (int)(uint32_t)a[1], addr = a[2]; break;
 	case __NR_openat: dirfd = (int)(uint32_t)a[0], addr = a[1], flags = a[2], is_open = true; break;
 	default: return false;
@@ -708,13 +711,18 @@ static bool cannot_be_refused(struct refused *r, pid_t pid, const struct seccomp
 		snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)pid, dirfd);
 	_cleanup_close_ int dfd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct statx dx, nx;
-	if (dfd < 0 || statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &dx) < 0 || !is_free_mount(r, dx.stx_mnt_id))
+	if (dfd < 0 || statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &dx) < 0 || !is_free_mount(r, dx.stx_mnt_id) ||
+	    is_ro(dfd))
 		return false;
-	if (!is_open || (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+	/* a name made anew: EEXIST at worst; an O_EXCL create follows no symlink */
+	if (!is_open && !is_remove)
+		return true;
+	if (is_open && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		return true;
 	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &nx) < 0)
 		return errno == ENOENT;
-	return !S_ISLNK(nx.stx_mode) && nx.stx_mnt_id == dx.stx_mnt_id;
+	/* a mount point (a protected path) refuses its removal (EBUSY); an open follows a symlink */
+	return nx.stx_mnt_id == dx.stx_mnt_id && !(is_open && S_ISLNK(nx.stx_mode));
 }
 
 /* ---- taking calls ---- */

@@ -14,8 +14,8 @@
 
 command -v python3 >/dev/null || skip_all "python3 is needed for the probe"
 
-# Tests: 24 per mode, 5 on an image per mode, 4 for a job.
-plan $((2 * 24 + 2 * 5 + 4))
+# Tests: 26 per mode, 5 on an image per mode, 4 for a job.
+plan $((2 * 26 + 2 * 5 + 4))
 
 # probe.py OPS...: each op is one call; prints "PATH ERRNO-NAME" per path it names ("ok"
 # when the call succeeded); a rename prints both of its paths.
@@ -192,6 +192,15 @@ for mode in root user; do
 	nothing_left "$STATE/runs/$rid" "$M nothing left after a run with refused writes"
 	wr show "$rid"
 	like "$OUT" "refused writes +$((calls - 1))"$'\n'" +/usr/local/w1 \\(3\\)"$'\n'" +/usr/w2 \\(1\\)" "$M warren show lists the refused writes with their counts"
+
+	# ---- a name removed right in the worktree's own mount that is a mount point (a protected
+	# file, read-only): EBUSY, recorded; a directory made and removed beside it: nothing
+	: >"$WORK/keep.txt"
+	[ "$mode" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$WORK/keep.txt"
+	wrun --protect keep.txt --result "$R/$mode.busy.json" -- python3 "$PROBE" unlink:keep.txt mkdir:kd rmdir:kd
+	is "$OUT" "keep.txt EBUSY"$'\n'"kd ok"$'\n'"kd ok" "$M unlink of a protected file in the cwd: EBUSY" || diag "$ERR"
+	is "$(recorded_set "$R/$mode.busy.json")" "$WORK/keep.txt 1" "$M it is recorded, the directory made and removed beside it is not"
+	rm -f "$WORK/keep.txt"
 
 	# ---- no refusal: no line, an empty list
 	wrun --result "$R/$mode.ok.json" -- sh -c 'echo a > /tmp/a; mkdir -p /usr/lib "$HOME/.cache/x"; echo b > ./sub/b; cat /etc/passwd >/dev/null'
