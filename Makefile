@@ -24,9 +24,10 @@ VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 # zstd and bzip2 filters: its pkg-config --static list also names libacl and libxml2 (disk
 # writer, xar), which Debian ships without .a files and no reader here needs. nettle: sha256.
 ARCHIVE_LIBS := -larchive -lnettle -lzstd -llzma -lbz2 -lz
-# SQLite's SQL math functions need libm, and a static libm does not link beside a dynamic
-# libc: libm.so stays (warren itself uses nothing of it).
-override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(ARCHIVE_LIBS) -Wl,-Bdynamic -lm
+# SQLite's SQL math functions name libm's, and a static libm does not link beside a dynamic
+# libc: src/util/lazymath.c looks them up in libm.so.6 if they are ever called, so no libm is
+# mapped at each exec (warren itself uses nothing of it).
+override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(ARCHIVE_LIBS) -Wl,-Bdynamic
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 # BUILD is where objects and binaries go: build (optimised) or build/san (sanitizers)

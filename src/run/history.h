@@ -93,7 +93,8 @@ char **history_retain(struct history *h, const struct statedir *sd, long keep_ru
  * warning on stderr (the run goes on; its record is in the run directory). */
 void history_note_start(const struct cell_spec *s);
 void history_note_end(const struct cell_spec *s, const struct run_result *r, const char *status);
-/* The run failed to start after history_note_start: its row says so (state error, msg). */
+/* The run failed to start: its row (written now when history_note_start had not been called)
+ * says so (state error, msg). */
 void history_note_failed(const struct cell_spec *s, const char *msg);
 
 int64_t history_now_ms(void);

@@ -579,6 +579,99 @@ static void judge_call(struct refused *r, struct refused_call *c)
 		free(v[i].path);
 }
 
+/* ---- calls that cannot be refused ---- */
+
+/* The cell's mounts where the job may make and remove any name: the scratch (/tmp, /var/tmp,
+ * $HOME, /dev/shm), the worktree and the --bind destinations, each one when it is a writable
+ * mount whose root is where the job's Landlock rule for it is (a protected path or a read-only
+ * bind inside is a mount of its own). Looked up once, at the first call, in the caller's root. */
+static void find_free_mounts(struct refused *r, pid_t pid)
+{
+	const struct policy_ctx *s = &r->policy;
+	r->free_found = true;
+	char link[64];
+	snprintf(link, sizeof link, "/proc/%d/root", (int)pid);
+	_cleanup_close_ int rootfd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return;
+	size_t cap = sizeof r->free_mnt / sizeof r->free_mnt[0];
+	const char *scratch[] = { CELL_TMP_PATH, CELL_VARTMP_PATH, s->home, "/dev/shm",
+				  s->worktree_ro ? NULL : s->worktree };
+	size_t n_scratch = sizeof scratch / sizeof scratch[0];
+	for (size_t i = 0; i < n_scratch + s->n_mounts && r->n_free < cap; i++) {
+		const struct cell_mount *m = i < n_scratch ? NULL : &s->mounts[i - n_scratch];
+		const char *path = m ? (m->readonly ? NULL : m->destination) : scratch[i];
+		_cleanup_free_ char *canon = NULL;
+		_cleanup_close_ int fd = path ? open_in_root(rootfd, path, O_DIRECTORY, &canon) : -1;
+		struct statx stx;
+		if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 &&
+		    (stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) && !is_ro(fd))
+			r->free_mnt[r->n_free++] = stx.stx_mnt_id;
+	}
+}
+
+static bool is_free_mount(const struct refused *r, uint64_t mnt)
+{
+	for (size_t i = 0; i < r->n_free; i++)
+		if (r->free_mnt[i] == mnt)
+			return true;
+	return false;
+}
+
+/* True when the call d cannot be refused, so that it needs no judgement: one name made or
+ * removed (mkdir, mknod, symlink, unlink, rmdir) or opened, right in the caller's working
+ * directory or dirfd, when that is on a free mount still writable (a removal or an open only
+ * when the name is not a mount point, an open only when it is not a symlink to follow). Read
+ * before the call goes on; its cost does not grow with the directory's depth (no path is made
+ * or resolved from the root). */
+static bool cannot_be_refused(struct refused *r, pid_t pid, const struct seccomp_data *d)
+{
+	const __u64 *a = d->args;
+	int dirfd = AT_FDCWD;
+	uint64_t addr, flags = 0;
+	bool is_open = false, is_remove = false;
+	switch (d->nr) {
+#ifdef __NR_open
+	case __NR_mkdir: case __NR_mknod: addr = a[0]; break;
+	case __NR_rmdir: case __NR_unlink: addr = a[0], is_remove = true; break;
+	case __NR_symlink: addr = a[1]; break;
+	case __NR_open: addr = a[0], flags = a[1], is_open = true; break;
+	case __NR_creat: addr = a[0], flags = O_CREAT | O_WRONLY | O_TRUNC, is_open = true; break;
+#endif
+	case __NR_mkdirat: case __NR_mknodat: dirfd = (int)(uint32_t)a[0], addr = a[1]; break;
+	case __NR_unlinkat: dirfd = (int)(uint32_t)a[0], addr = a[1], is_remove = true; break;
+	case __NR_symlinkat: dirfd = (int)(uint32_t)a[1], addr = a[2]; break;
+	case __NR_openat: dirfd = (int)(uint32_t)a[0], addr = a[1], flags = a[2], is_open = true; break;
+	default: return false;
+	}
+	if (!r->free_found)
+		find_free_mounts(r, pid);
+	if (!r->n_free)
+		return false;
+	_cleanup_free_ char *name = read_string(pid, addr);
+	if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	char link[64];
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
+	else
+		snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)pid, dirfd);
+	_cleanup_close_ int dfd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct statx dx, nx;
+	if (dfd < 0 || statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &dx) < 0 || !is_free_mount(r, dx.stx_mnt_id) ||
+	    is_ro(dfd))
+		return false;
+	/* a name made anew: EEXIST at worst; an O_EXCL create follows no symlink */
+	if (!is_open && !is_remove)
+		return true;
+	if (is_open && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return true;
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &nx) < 0)
+		return errno == ENOENT;
+	/* a mount point (a protected path) refuses its removal (EBUSY); an open follows a symlink */
+	return nx.stx_mnt_id == dx.stx_mnt_id && !(is_open && S_ISLNK(nx.stx_mode));
+}
+
 /* ---- taking calls ---- */
 
 /* Take one call (already received into r->req): read it, let it go on; the call to judge,
@@ -590,7 +683,8 @@ static struct refused_call *take(struct refused *r)
 	pid_t pid = (pid_t)req->pid;
 	struct refused_call *c = xcalloc(1, sizeof *c);
 	bool unread = false;
-	collect(pid, &req->data, c, &unread);
+	if (!cannot_be_refused(r, pid, &req->data))
+		collect(pid, &req->data, c, &unread);
 	char link[64];
 	snprintf(link, sizeof link, "/proc/%d/root", (int)pid);
 	c->rootfd = c->nt ? open(link, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;

@@ -45,6 +45,11 @@ struct refused {
 	void *req, *resp;        /* seccomp_notif and seccomp_notif_resp, sized by the kernel */
 	size_t req_size, resp_size;
 	int mntns;               /* the cell's mount namespace, held while the taker runs */
+	/* the cell's mounts where no name made or removed is refused (see refused.c), found at
+	 * the first call */
+	uint64_t free_mnt[8];
+	size_t n_free;
+	bool free_found;
 	pthread_t taker;
 	bool taker_on;
 	bool taker_failed;       /* no thread to be had: the event loop serves the calls */

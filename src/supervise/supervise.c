@@ -762,7 +762,6 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	made_rundir = true;
 	if (record_write_spec(s, err) < 0)
 		goto fail;
-	history_note_start(s); /* its row in <state>/history.db (run/history.h) */
 	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
 	if (s->net.mode != NET_NONE && net_prepare(&u->net, &s->net, s->id, s->rundir, s->rootless, err) < 0)
 		goto fail;
@@ -850,6 +849,9 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	closep(&io.tap);
 	if (started < 0)
 		goto fail;
+	/* its row in <state>/history.db (run/history.h), written while init makes the cell, before
+	 * the job is let go */
+	history_note_start(s);
 	closep(&watch[1]);
 	closep(&out_w);
 	closep(&err_w);

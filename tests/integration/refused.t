@@ -162,18 +162,20 @@ for mode in root user; do
 		trunco:/proc/self/oom_score_adj                                  # a shell's '>' into /proc/self
 		create:/proc/self/root/etc/w18 cd:/usr create:/proc/self/cwd/w19 cd:/tmp
 		create:/usr/new20/                                               # EISDIR
+		cd:/tmp ln:/usr/bin/env,envlnk create:envlnk mkdir:okd3 rmdir:okd3 # a name in the cwd: followed; made and removed
+		cd:/usr mkdir:w21 cd:/tmp                                        # a name in a read-only cwd
 	)
 	wrun --result "$R/$mode.json" -- python3 "$PROBE" "${ops[@]}"
 	is "$RC" 0 "$M the probe ran"
 	kernel=$(refused_set)
 	recorded=$(recorded_set "$R/$mode.json")
 	# the probe names paths as it passed them: relative ones as such
-	want="/dev/w12 /etc/hostname /etc/nothere-w /etc/passwd /etc/w3 /etc/w7 etc-link/w9 /home/w13 /proc/sys/kernel/hostname /run/w14 /sys/kernel/w11 /usr/local/w1 /usr/w2 /usr/w4 /usr/w5 w6 .git/hooks/pre-commit .git/config /tmp/lnk /tmp/dang /etc/bad\\x0aname /etc/bad\\xffname /etc/café /usr /proc/self/root/etc/w18 /proc/self/cwd/w19"
+	want="/dev/w12 /etc/hostname /etc/nothere-w /etc/passwd /etc/w3 /etc/w7 etc-link/w9 /home/w13 /proc/sys/kernel/hostname /run/w14 /sys/kernel/w11 /usr/local/w1 /usr/w2 /usr/w4 /usr/w5 w6 .git/hooks/pre-commit .git/config /tmp/lnk /tmp/dang /etc/bad\\x0aname /etc/bad\\xffname /etc/café /usr /proc/self/root/etc/w18 /proc/self/cwd/w19 envlnk w21"
 	is "$(printf '%s\n' "$kernel" | awk '{print $1}' | sort | tr '\n' ' ')" "$(printf '%s\n' $want | sort | tr '\n' ' ')" \
 		"$M the kernel refused exactly the writes outside the run (the probe's view)" || diag "$OUT"
 	# the record resolves them in the cell: the worktree's, the symlink's target, the cwd's
 	# mapped: the worktree's, a symlink's target, the cwd's
-	kernel_abs=$(refused_set "s|^\.git/|$WORK/.git/|;s|^etc-link/|/etc/|;s|^w6\$|/usr/w6|;s|^/tmp/lnk\$|/etc/passwd|;s|^/tmp/dang\$|/usr/local/dangling|;s|^/proc/self/root/etc/w18\$|/etc/w18|;s|^/proc/self/cwd/w19\$|/usr/w19|")
+	kernel_abs=$(refused_set "s|^\.git/|$WORK/.git/|;s|^etc-link/|/etc/|;s|^w6\$|/usr/w6|;s|^/tmp/lnk\$|/etc/passwd|;s|^/tmp/dang\$|/usr/local/dangling|;s|^/proc/self/root/etc/w18\$|/etc/w18|;s|^/proc/self/cwd/w19\$|/usr/w19|;s|^envlnk\$|/usr/bin/env|;s|^w21\$|/usr/w21|")
 	is "$recorded" "$kernel_abs" "$M result.json's refused_writes: the same paths with the same counts" ||
 		diag "kernel:" "$kernel_abs" "recorded:" "$recorded"
 	line_like "$recorded" '^/usr/local/w1 3$' "$M three refused writes of one path count 3"
@@ -190,6 +192,15 @@ for mode in root user; do
 	nothing_left "$STATE/runs/$rid" "$M nothing left after a run with refused writes"
 	wr show "$rid"
 	like "$OUT" "refused writes +$((calls - 1))"$'\n'" +/usr/local/w1 \\(3\\)"$'\n'" +/usr/w2 \\(1\\)" "$M warren show lists the refused writes with their counts"
+
+	# ---- a name removed right in the worktree's own mount that is a mount point (a protected
+	# file, read-only): EBUSY, recorded; a directory made and removed beside it: nothing
+	: >"$WORK/keep.txt"
+	[ "$mode" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$WORK/keep.txt"
+	wrun --protect keep.txt --result "$R/$mode.busy.json" -- python3 "$PROBE" unlink:keep.txt mkdir:kd rmdir:kd
+	is "$OUT" "keep.txt EBUSY"$'\n'"kd ok"$'\n'"kd ok" "$M unlink of a protected file in the cwd: EBUSY" || diag "$ERR"
+	is "$(recorded_set "$R/$mode.busy.json")" "$WORK/keep.txt 1" "$M it is recorded, the directory made and removed beside it is not"
+	rm -f "$WORK/keep.txt"
 
 	# ---- no refusal: no line, an empty list
 	wrun --result "$R/$mode.ok.json" -- sh -c 'echo a > /tmp/a; mkdir -p /usr/lib "$HOME/.cache/x"; echo b > ./sub/b; cat /etc/passwd >/dev/null'

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <sqlite3.h>
 
 #include "run/history.h"
 #include "util/fs.h"
@@ -140,12 +141,32 @@ static void rows_filters_retention(void **state)
 	rm_tree_at(AT_FDCWD, dir);
 }
 
+/* SQLite's math functions reach libm through util/lazymath.c (warren does not link libm):
+ * each one SQLite names answers as libm does. */
+static void math_functions_resolve(void **state)
+{
+	(void)state;
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	sqlite3_stmt *st = NULL;
+	const char *sql = "SELECT pow(2, 10) + sqrt(16) + trunc(2.7) + exp(0) + ln(1) + mod(7, 3) + atan2(0, 1)"
+			  " + acos(1) + asin(0) + atan(0) + acosh(1) + asinh(0) + atanh(0) + cos(0) + cosh(0)"
+			  " + sin(0) + sinh(0) + tan(0) + tanh(0)";
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	/* 1024 + 4 + 2 + 1 + 0 + 1 + 0 + 0 + 0 + 0 + 0 + 0 + 0 + 1 + 1 + 0 + 0 + 0 + 0 */
+	assert_true(sqlite3_column_double(st, 0) == 1034.0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(labels_checked),
 		cmocka_unit_test(since_parsed),
 		cmocka_unit_test(rows_filters_retention),
+		cmocka_unit_test(math_functions_resolve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
