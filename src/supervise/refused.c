@@ -599,10 +599,10 @@ static void find_free_mounts(struct refused *r, pid_t pid)
 				  s->worktree_ro ? NULL : s->worktree };
 	size_t n_scratch = sizeof scratch / sizeof scratch[0];
 	for (size_t i = 0; i < n_scratch + s->n_mounts && r->n_free < cap; i++) {
-		const struct cell_mount *m = i < n_scratch ? NULL : &s->mounts[i - n_scratch];
+		const struct policy_mount *m = i < n_scratch ? NULL : &s->mounts[i - n_scratch];
 		const char *path = m ? (m->readonly ? NULL : m->destination) : scratch[i];
 		_cleanup_free_ char *canon = NULL;
-		_cleanup_close_ int fd = path ? open_in_root(rootfd, path, O_DIRECTORY, &canon) : -1;
+		_cleanup_close_ int fd = path ? open_in_root(rootfd, path, O_DIRECTORY, &canon, NULL) : -1;
 		struct statx stx;
 		if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 &&
 		    (stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) && !is_ro(fd))

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/error.h"
+
 /* the real function named name, from libm.so.6 (loaded once); a process without it stops */
 static void *real(const char *name)
 {
@@ -17,14 +19,14 @@ static void *real(const char *name)
 	if (!h) {
 		h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
-			fprintf(stderr, "warren: cannot load libm.so.6 for %s(): %s; reinstall libc6\n", name, dlerror());
+			warn_line("cannot load libm.so.6 for %s(): %s; reinstall libc6", name, dlerror());
 			abort();
 		}
 		__atomic_store_n(&libm, h, __ATOMIC_RELEASE);
 	}
 	void *f = dlsym(h, name);
 	if (!f) {
-		fprintf(stderr, "warren: libm.so.6 has no %s(); reinstall libc6\n", name);
+		warn_line("libm.so.6 has no %s(); reinstall libc6", name);
 		abort();
 	}
 	return f;
