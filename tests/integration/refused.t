@@ -15,7 +15,7 @@
 command -v python3 >/dev/null || skip_all "python3 is needed for the probe"
 
 # Tests: 26 per mode, 5 on an image per mode, 4 for a job.
-plan $((2 * 26 + 2 * 5 + 4))
+plan $((2 * 28 + 2 * 5 + 4))
 
 # probe.py OPS...: each op is one call; prints "PATH ERRNO-NAME" per path it names ("ok"
 # when the call succeeded); a rename prints both of its paths.
