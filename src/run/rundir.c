@@ -226,9 +226,9 @@ int rundir_create(struct cell_spec *s, struct error *err)
 		what = "lock";
 		goto fail;
 	}
-	/* with a scratch limit the cell's init makes the parts in a tmpfs over this directory
-	 * (container.c): nothing of them on the host's disk */
-	if (s->limits.scratch) {
+	/* with a scratch limit (and in a warm cell) the cell's init makes the parts in a tmpfs
+	 * over this directory (container.c): nothing of them on the host's disk */
+	if (s->limits.scratch || s->warm) {
 		s->rundir_fd = dfd;
 		return lock;
 	}
