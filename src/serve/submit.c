@@ -179,9 +179,9 @@ static int write_job(struct server *s, const char *id, json_t *req, json_t **out
 }
 
 /* The arguments of the child: this binary's `job run FILE ...`. */
-static char **child_argv(struct server *s, json_t *req, const char *id, const char *file)
+static char **child_argv(struct server *s, json_t *req, const char *id, const char *file, const char *cold_why)
 {
-	size_t cap = 16 + 2 * json_object_size(json_object_get(req, "labels")), n = 0;
+	size_t cap = 18 + 2 * json_object_size(json_object_get(req, "labels")), n = 0;
 	char **a = xcalloc(cap, sizeof *a);
 	const char *fixed[] = { "warren", "job", "run", file, "--state", s->sd.path, "--db", s->db, "--run-id", id,
 				"--quiet", "--work", json_string_value(json_object_get(req, "worktree")) };
@@ -196,6 +196,10 @@ static char **child_argv(struct server *s, json_t *req, const char *id, const ch
 	if ((v = json_object_get(req, "name"))) {
 		a[n++] = xstrdup("--name");
 		a[n++] = xstrdup(json_string_value(v));
+	}
+	if (cold_why) {
+		a[n++] = xstrdup("--start-cold");
+		a[n++] = xstrdup(cold_why);
 	}
 	return a;
 }
@@ -253,32 +257,63 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 		json_decref(req);
 		return st;
 	}
-	char **argv = child_argv(s, req, id, file);
 	int64_t now = history_now_ms();
-	json_t *cmd = json_object_get(req, "command") ? json_incref(json_object_get(req, "command"))
-						      : json_pack("[s,s]", "warren-job", file);
+	json_t *cmd = json_object_get(req, "command") ? json_incref(json_object_get(req, "command")) : NULL;
 	struct history_run hr = { .id = id, .name = json_string_value(json_object_get(req, "name")), .state = "queued",
 				  .kind = json_object_get(req, "command") ? "command" : "job",
 				  .worktree = json_string_value(json_object_get(req, "worktree")), .statedir = s->sd.path,
-				  .via = "serve", .command = cmd, .labels = json_object_get(req, "labels"), .owner = w->uid,
+				  .via = "serve", .labels = json_object_get(req, "labels"), .owner = w->uid,
 				  .submitted_ms = now };
 	_cleanup_error_ struct error err = { 0 };
+	char **argv = NULL;
 	pthread_mutex_lock(&s->mu);
+	const char *fits = warm_fits(s, req);
+	struct warm_cell *wc = fits && !*fits ? warm_ready(s) : NULL;
+	if (fits && !*fits && !wc)
+		fits = "no warm cell of this shape was ready (or no slot was free)";
+	if (wc) {
+		/* the warm cell's run id is the run's: its job file follows it */
+		_cleanup_free_ char *to = server_file(s, wc->id, ".job.json");
+		rename(file, to);
+		free(file);
+		file = xstrdup(to);
+		memcpy(id, wc->id, sizeof id);
+		hr.state = "running";
+		hr.start = "warm";
+	} else {
+		argv = child_argv(s, req, id, file, fits);
+		hr.start = fits ? "cold" : NULL;
+		hr.start_why = fits;
+	}
+	if (!cmd)
+		cmd = json_pack("[s,s]", "warren-job", file);
+	hr.command = cmd;
 	int r = history_begin(s->h, &hr, &err);
-	if (r == 0) {
+	if (r == 0 && wc && warm_give(s, wc, file, req) == 0) {
+		s->submitted++;
+		*out = json_pack("{s:s,s:s,s:n,s:s}", "id", id, "state", "running", "queue_position", "start", "warm");
+	} else if (r == 0 && wc) {
+		record_end_error(s, id, "warren serve could not hand the run to its warm cell");
+		*out = json_pack("{s:s}", "error", "warren serve could not hand the run to its warm cell");
+		r = -EIO;
+	} else if (r == 0) {
 		save_request(s, id, argv, w->uid, now);
 		server_enqueue(s, id, w->uid, argv, now);
+		argv = NULL;
 		s->submitted++;
-		*out = json_pack("{s:s,s:s,s:I}", "id", id, "state", "queued", "queue_position", (json_int_t)server_queue_pos(s, id));
+		s->cold_started++;
+		*out = json_pack("{s:s,s:s,s:I,s:o}", "id", id, "state", "queued", "queue_position",
+				 (json_int_t)server_queue_pos(s, id), "start", fits ? json_string("cold") : json_null());
 	}
 	pthread_mutex_unlock(&s->mu);
 	json_decref(cmd);
 	json_decref(req);
+	for (char **p = argv; p && *p; p++)
+		free(*p);
+	free(argv);
 	if (r < 0) {
-		for (char **p = argv; *p; p++)
-			free(*p);
-		free(argv);
-		*out = json_pack("{s:s}", "error", err.msg);
+		if (!*out)
+			*out = json_pack("{s:s}", "error", err.msg);
 		return 500;
 	}
 	return 201;
