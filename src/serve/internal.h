@@ -120,6 +120,11 @@ pid_t server_spawn(char **argv, int out, int keep, pid_t parent, const sigset_t 
 char *server_console_error(struct server *s, const char *id);
 /* `warren gc --state S IDS...`, waited for. */
 void server_gc(struct server *s, char **ids);
+/* POST ?wait=1: wait until the run of out (the 201 answer) ended; its state and exit code
+ * into out. A warm run's is known before its record is written (server_settle). */
+void server_wait_end(struct server *s, json_t *out);
+/* Wait until a run that said how it ended has written its record and ended (reaped). */
+void server_settle(struct server *s, const char *id);
 /* The run's row says it failed to start (msg). */
 void record_end_error(struct server *s, const char *id, const char *msg);
 /* Note a run's end for its waiters; under mu. */

@@ -134,6 +134,7 @@ int server_kill(struct server *s, const char *id, const char *why)
 		unlink_run(&s->queue, r);
 		_cleanup_free_ char *msg = xasprintf("killed while queued (%s); it never started", why);
 		record_end(s, id, "interrupted", "kill", msg, NULL);
+		server_note_end(s, id, "interrupted", 125);
 		_cleanup_free_ char *req = server_file(s, id, ".req.json");
 		unlink(req);
 		srun_free(r);
@@ -194,6 +195,7 @@ static void start_queued(struct server *s, const sigset_t *mask)
 		if (pid < 0) {
 			_cleanup_free_ char *msg = xasprintf("warren serve could not start it: %s", strerror(errno));
 			record_end(s, r->id, "error", NULL, NULL, msg);
+			server_note_end(s, r->id, "error", 125);
 			srun_free(r);
 			continue;
 		}
@@ -240,6 +242,38 @@ void server_note_end(struct server *s, const char *id, const char *state, int ex
 			break;
 		}
 	pthread_cond_broadcast(&s->ended);
+}
+
+void server_wait_end(struct server *s, json_t *out)
+{
+	const char *id = json_string_value(json_object_get(out, "id"));
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		struct run_end *e = s->ends;
+		while (e && strcmp(e->id, id))
+			e = e->next;
+		if (e) {
+			json_object_set_new(out, "state", json_string(e->state));
+			json_object_set_new(out, "exit_code", json_integer(e->exit_code));
+			json_object_set_new(out, "queue_position", json_null());
+			break;
+		}
+		pthread_cond_wait(&s->ended, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+void server_settle(struct server *s, const char *id)
+{
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		bool q;
+		struct srun *r = server_find(s, id, &q);
+		if (!r || q || !r->ended)
+			break;
+		pthread_cond_wait(&s->ended, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
 }
 
 static void reaped(struct server *s, struct srun *r, int status)

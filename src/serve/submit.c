@@ -280,6 +280,7 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 		memcpy(id, wc->id, sizeof id);
 		hr.state = "running";
 		hr.start = "warm";
+		hr.started_ms = now;
 	} else {
 		argv = child_argv(s, req, id, file, fits);
 		hr.start = fits ? "cold" : NULL;

@@ -961,8 +961,10 @@ int sup_go(struct sup *u, struct error *err)
 		/* the run starts now, not when its cell was made */
 		clock_gettime(CLOCK_REALTIME, &u->started);
 		clock_gettime(CLOCK_MONOTONIC, &u->t0);
-		if (sup_record_start(u, err) < 0)
+		/* its history row was written by the server that gave it its run (serve/warm.c) */
+		if (record_write_spec(s, err) < 0)
 			return sup_fail(u, true, err);
+		rundir_taken(s->rundir_fd);
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */
 	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
