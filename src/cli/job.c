@@ -195,6 +195,7 @@ static void warm_fill(struct cell_spec *s, struct cell_spec *r)
 	SWAP(s->env, r->env);
 	SWAP(s->name, r->name);
 	SWAP(s->labels, r->labels);
+	SWAP(s->image_fd, r->image_fd);  /* the run holds its image's lock */
 	s->limits.time_ms = r->limits.time_ms;
 	s->limits.cpu_ms = r->limits.cpu_ms;
 	s->limits.output = r->limits.output;
@@ -207,6 +208,11 @@ static void warm_fill(struct cell_spec *s, struct cell_spec *r)
 static const struct job *warm_take(void *ctx, struct cell_spec *s)
 {
 	struct warm *w = ctx;
+	/* the cell holds no lock on its image while it waits ('warren image rm' is not refused
+	 * for it): a run checks at its take that the image is still the one the cell has */
+	if (s->image_fd > 0)
+		close(s->image_fd);
+	s->image_fd = 0;
 	warm_say(w, json_pack("{s:b,s:o}", "ready", 1, "digest", s->image_digest ? json_string(s->image_digest) : json_null()));
 	char buf[65536];
 	ssize_t n = recv(w->fd, buf, sizeof buf, 0);

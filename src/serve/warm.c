@@ -152,9 +152,12 @@ static void warm_message(struct server *s, struct warm_cell *w, struct srun *r, 
 		w->ready = true;
 		s->warm_failed = 0;
 	}
-	if (r && json_object_get(m, "cold"))
+	if (r && json_object_get(m, "cold")) {
 		fprintf(stderr, "warren serve: %s: the warm cell did not fit, started cold: %s\n", r->id,
 			json_string_value(json_object_get(m, "cold")));
+		/* the others were made the same way (its image changed since): new ones replace them */
+		warm_discard_all(s);
+	}
 	if (r && json_object_get(m, "exit_code")) {
 		r->ended = true;
 		server_note_end(s, r->id, json_string_value(json_object_get(m, "status")),
