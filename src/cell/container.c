@@ -683,6 +683,9 @@ static void build_root(const struct cell_spec *s)
 		die(errno, "cannot detach the old root");
 	if (chdir("/") < 0)
 		die(errno, "cannot enter the new root");
+	/* paths are the cell's own from here on (a warm cell's take mounts more) */
+	cell_root = NULL;
+	closep(&cell_root_fd);
 }
 
 static void loopback_up(void)

@@ -154,6 +154,7 @@ struct warm {
 	struct job job;
 	struct cell_spec s;       /* the run's, built as for a cold start */
 	bool loaded;
+	struct error err;         /* why its spec could not be made (the run fails with it) */
 	const char *why;          /* why it is cold */
 };
 
@@ -176,14 +177,13 @@ static bool warm_load(struct warm *w, json_t *req)
 		return false;
 	w->loaded = true;
 	_cleanup_(hist_opts_free) struct hist_opts h = { .run_id = w->run_id, .db = w->db };
-	_cleanup_error_ struct error err = { 0 };
 	size_t i;
 	json_t *v;
 	json_array_foreach(json_object_get(req, "labels"), i, v)
-		if (hist_opt_parse(&h, 0, json_string_value(v), &err) < 0)
+		if (hist_opt_parse(&h, 0, json_string_value(v), &w->err) < 0)
 			return false;
 	h.name = json_string_value(json_object_get(req, "name"));
-	return job_cell_spec(w->a, &w->job, &h, &w->s, &err) == 0;
+	return job_cell_spec(w->a, &w->job, &h, &w->s, &w->err) == 0;
 }
 
 #define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
@@ -242,6 +242,12 @@ static int warm_cold(struct warm *w, struct job_run_opts *o, struct error *err)
 {
 	if (!w->loaded)
 		return 0;
+	if (w->err.msg) {
+		/* as its cold start would have: e.g. its image is gone */
+		*err = w->err;
+		w->err = (struct error){ 0 };
+		return -EINVAL;
+	}
 	w->s.start = "cold";
 	w->s.start_why = xasprintf("the warm cell did not fit: %s", w->why);
 	o->take = NULL;
@@ -344,6 +350,7 @@ out:
 		cell_spec_free(&w.s);
 		job_free(&w.job);
 	}
+	error_clear(&w.err);
 	cell_opts_free(&a.co);
 	return rc;
 }

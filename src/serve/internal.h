@@ -24,6 +24,8 @@ struct srun {
 	pid_t pid;
 	int warm_fd;           /* a warm cell's supervisor: its socket (-1: none, closed) */
 	bool ended;            /* its supervisor said how it ended (it writes the record now) */
+	bool warm;             /* given a warm cell */
+	bool cold;             /* ... whose supervisor gave it up: the run started cold */
 	struct srun *next;
 };
 
@@ -41,6 +43,7 @@ struct warm_cell {
 struct run_end {
 	char id[RUN_ID_LEN + 1];
 	char state[16];
+	const char *start;     /* "warm", "cold" or NULL (not said) */
 	int exit_code;
 	struct run_end *next;
 };
@@ -128,7 +131,7 @@ void server_settle(struct server *s, const char *id);
 /* The run's row says it failed to start (msg). */
 void record_end_error(struct server *s, const char *id, const char *msg);
 /* Note a run's end for its waiters; under mu. */
-void server_note_end(struct server *s, const char *id, const char *state, int exit_code);
+void server_note_end(struct server *s, const char *id, const char *state, int exit_code, const char *start);
 
 /* warm.c: the warm pool; all under mu */
 void warm_fill(struct server *s, const sigset_t *mask);

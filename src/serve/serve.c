@@ -134,7 +134,7 @@ int server_kill(struct server *s, const char *id, const char *why)
 		unlink_run(&s->queue, r);
 		_cleanup_free_ char *msg = xasprintf("killed while queued (%s); it never started", why);
 		record_end(s, id, "interrupted", "kill", msg, NULL);
-		server_note_end(s, id, "interrupted", 125);
+		server_note_end(s, id, "interrupted", 125, NULL);
 		_cleanup_free_ char *req = server_file(s, id, ".req.json");
 		unlink(req);
 		srun_free(r);
@@ -195,7 +195,7 @@ static void start_queued(struct server *s, const sigset_t *mask)
 		if (pid < 0) {
 			_cleanup_free_ char *msg = xasprintf("warren serve could not start it: %s", strerror(errno));
 			record_end(s, r->id, "error", NULL, NULL, msg);
-			server_note_end(s, r->id, "error", 125);
+			server_note_end(s, r->id, "error", 125, NULL);
 			srun_free(r);
 			continue;
 		}
@@ -222,12 +222,13 @@ char *server_console_error(struct server *s, const char *id)
 	return xstrdup(last ? last : "its supervisor ended without a record");
 }
 
-void server_note_end(struct server *s, const char *id, const char *state, int exit_code)
+void server_note_end(struct server *s, const char *id, const char *state, int exit_code, const char *start)
 {
 	struct run_end *e = xcalloc(1, sizeof *e);
 	memcpy(e->id, id, RUN_ID_LEN + 1);
 	snprintf(e->state, sizeof e->state, "%s", state ? state : "error");
 	e->exit_code = exit_code;
+	e->start = start;
 	e->next = s->ends;
 	s->ends = e;
 	/* the last 64 are enough for the waiters: they wait for runs that are live */
@@ -255,6 +256,8 @@ void server_wait_end(struct server *s, json_t *out)
 		if (e) {
 			json_object_set_new(out, "state", json_string(e->state));
 			json_object_set_new(out, "exit_code", json_integer(e->exit_code));
+			if (e->start)
+				json_object_set_new(out, "start", json_string(e->start));
 			json_object_set_new(out, "queue_position", json_null());
 			break;
 		}
@@ -289,7 +292,8 @@ static void reaped(struct server *s, struct srun *r, int status)
 	const char *st = json_string_value(json_object_get(row, "state"));
 	if (!r->ended)
 		server_note_end(s, r->id, st && strcmp(st, "running") ? st : "error",
-				(int)json_integer_value(json_object_get(row, "exit_code")));
+				(int)json_integer_value(json_object_get(row, "exit_code")),
+				!r->warm ? NULL : r->cold ? "cold" : "warm");
 	pthread_cond_broadcast(&s->ended);
 	if (!st || !strcmp(st, "running") || !strcmp(st, "queued")) {
 		/* it ended without writing its end: warren failed before or while running it */

@@ -135,6 +135,7 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, json_t *r
 	memcpy(r->id, w->id, RUN_ID_LEN + 1);
 	r->pid = w->pid;
 	r->warm_fd = w->fd;
+	r->warm = true;
 	r->submitted_ms = history_now_ms();
 	r->next = s->running;
 	s->running = r;
@@ -153,6 +154,7 @@ static void warm_message(struct server *s, struct warm_cell *w, struct srun *r, 
 		s->warm_failed = 0;
 	}
 	if (r && json_object_get(m, "cold")) {
+		r->cold = true;
 		fprintf(stderr, "warren serve: %s: the warm cell did not fit, started cold: %s\n", r->id,
 			json_string_value(json_object_get(m, "cold")));
 		/* the others were made the same way (its image changed since): new ones replace them */
@@ -161,7 +163,7 @@ static void warm_message(struct server *s, struct warm_cell *w, struct srun *r, 
 	if (r && json_object_get(m, "exit_code")) {
 		r->ended = true;
 		server_note_end(s, r->id, json_string_value(json_object_get(m, "status")),
-				(int)json_integer_value(json_object_get(m, "exit_code")));
+				(int)json_integer_value(json_object_get(m, "exit_code")), r->cold ? "cold" : "warm");
 	}
 }
 
