@@ -961,10 +961,6 @@ int sup_go(struct sup *u, struct error *err)
 		/* the run starts now, not when its cell was made */
 		clock_gettime(CLOCK_REALTIME, &u->started);
 		clock_gettime(CLOCK_MONOTONIC, &u->t0);
-		/* its history row was written by the server that gave it its run (serve/warm.c) */
-		if (record_write_spec(s, err) < 0)
-			return sup_fail(u, true, err);
-		rundir_taken(s->rundir_fd);
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */
 	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
@@ -974,6 +970,12 @@ int sup_go(struct sup *u, struct error *err)
 		container_take(&u->cell, s->limits.scratch);
 	else
 		container_release(&u->cell);
+	/* a warm cell's spec.json while its init makes the scratch (its history row was written
+	 * by the server that gave it its run: serve/warm.c) */
+	if (s->warm && record_write_spec(s, err) < 0)
+		return sup_fail(u, true, err);
+	if (s->warm)
+		rundir_taken(s->rundir_fd);
 	if (u->console_sock >= 0) {
 		recv_console(u, u->console_sock);
 		closep(&u->console_sock);
