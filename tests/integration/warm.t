@@ -10,7 +10,7 @@
 # nothing. Root, and rootless where the host lets an unprivileged user make cells.
 . "$(dirname "$0")/../lib.sh"
 
-plan 61
+plan 69
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
@@ -47,11 +47,12 @@ for mode in root user; do
 	M="[$mode]"
 	T=$TEST_SCRATCH/$mode-t
 	mkdir_for_mode "$T"
+	mkdir_for_mode "$T/other"
 	SOCK=$T/api.sock
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 21 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 25 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -85,13 +86,21 @@ for mode in root user; do
 	wait_for 30 ready_is 2
 	ok $? "$M the pool refills: two warm cells again after the takes"
 
+	# ---- warren run --via: a plain run sent to the server
+	wait_for 30 ready_is 2
+	bounded "${RUNNER[@]}" env -C "$WORK" "$WARREN" run --via "unix:$SOCK" -- sh -c 'echo via-out; exit 7'
+	is "$RC" 7 "$M warren run --via: the exit code passes through (7)"
+	is "$OUT" via-out "$M ... its output is printed"
+	unlike "$ERR" "started cold" "$M ... it took a warm cell (nothing said)"
+	bounded "${RUNNER[@]}" "$WARREN" run --via "unix:$SOCK" --work "$T/other" -- true
+	like "$ERR" "started cold: no warm cell of this shape" "$M warren run --via of another shape: it says it started cold, and why"
+
 	# ---- limits and causes in a warm run
 	run_wait "{\"command\":[\"sleep\",\"30\"],\"worktree\":\"$WORK\",\"limits\":{\"time\":\"1s\"}}"
 	is "$(jq_ '[d["start"], d["state"], d["exit_code"]]')" '["warm", "limit", 124]' "$M a warm run with a time limit: stopped by it, exit 124"
 	is "$(row "$ID" cause | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["limit"])')" time "$M ... its cause names the limit (time)"
 
 	# ---- a run of another shape starts cold and says why
-	mkdir_for_mode "$T/other"
 	run_wait "{\"command\":[\"true\"],\"worktree\":\"$T/other\"}"
 	is "$(jq_ '[d["start"], d["state"]]')" '["cold", "exited"]' "$M a run with another worktree starts cold"
 	like "$(row "$ID" start_why)" "no warm cell of this shape: its worktree" "$M ... its row says why"
