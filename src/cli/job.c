@@ -231,10 +231,28 @@ static const struct job *warm_take(void *ctx, struct cell_spec *s)
 	return &w->job;
 }
 
+/* Wait (at most 30 s) for the server's message naming key ("row": the run's row is written;
+ * "ack": it took the run's end); at once when the server is gone. */
+static void warm_wait_for(struct warm *w, const char *key)
+{
+	char buf[256];
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+	while (poll(&p, 1, 30000) == 1) {
+		ssize_t n = recv(w->fd, buf, sizeof buf - 1, 0);
+		if (n <= 0)
+			return;
+		buf[n] = '\0';
+		if (strstr(buf, key))
+			return;
+	}
+}
+
 static void warm_ended(void *ctx, const struct run_result *r)
 {
 	struct warm *w = ctx;
 	warm_say(w, json_pack("{s:i,s:s}", "exit_code", r->exit_code, "status", run_status_name(r->status)));
+	/* the server writes the run's row while it starts: its end is written once it says so */
+	warm_wait_for(w, "ack");
 }
 
 /* A warm cell that was given up: its run (if one came) starts cold, under the same id. */
@@ -242,6 +260,7 @@ static int warm_cold(struct warm *w, struct job_run_opts *o, struct error *err)
 {
 	if (!w->loaded)
 		return 0;
+	warm_wait_for(w, "row");  /* the server's row first: the cold start updates it */
 	if (w->err.msg) {
 		/* as its cold start would have: e.g. its image is gone */
 		*err = w->err;

@@ -141,6 +141,9 @@ const char *warm_fits(struct server *s, json_t *req);
  * job file, named by the cell's id) after the run's row is written. */
 struct warm_cell *warm_ready(struct server *s);
 int warm_give(struct server *s, struct warm_cell *w, const char *file, json_t *req);
+/* The row of the run given a warm cell is written: tell its supervisor (which writes its own
+ * rows only after that: a cold start's, its end). */
+void warm_row_written(struct server *s, const char *id);
 /* A warm cell's supervisor's socket is readable (false: fd is not one). */
 bool warm_read(struct server *s, int fd);
 /* pid was a pool cell's supervisor (true): forget it. */

@@ -289,8 +289,16 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	if (!cmd)
 		cmd = json_pack("[s,s]", "warren-job", file);
 	hr.command = cmd;
+	/* a warm cell gets its run first and the row is written while the run starts: under mu,
+	 * so the run's end (warm.c) is taken only once its row is there, and its supervisor
+	 * writes its end only once told so (its "ack") */
+	int gave = wc ? warm_give(s, wc, file, req) : 0;
 	int r = history_begin(s->h, &hr, &err);
-	if (r == 0 && wc && warm_give(s, wc, file, req) == 0) {
+	if (wc && gave == 0) {
+		if (r < 0)
+			fprintf(stderr, "warren serve: %s: %s (it runs all the same)\n", id, err.msg);
+		warm_row_written(s, id);
+		r = 0;
 		s->submitted++;
 		*out = json_pack("{s:s,s:s,s:n,s:s}", "id", id, "state", "running", "queue_position", "start", "warm");
 	} else if (r == 0 && wc) {

@@ -146,6 +146,21 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, json_t *r
 	return 0;
 }
 
+static void warm_say_to(int fd, const char *msg)
+{
+	if (fd >= 0 && send(fd, msg, strlen(msg), MSG_NOSIGNAL) < 0) {
+		/* it is gone: reaped() records what it could not */
+	}
+}
+
+void warm_row_written(struct server *s, const char *id)
+{
+	bool q;
+	struct srun *r = server_find(s, id, &q);
+	if (r && !q)
+		warm_say_to(r->warm_fd, "{\"row\":true}");
+}
+
 /* A message of a warm cell's supervisor (a pool cell's, or a taken one's: r). */
 static void warm_message(struct server *s, struct warm_cell *w, struct srun *r, json_t *m)
 {
@@ -164,6 +179,8 @@ static void warm_message(struct server *s, struct warm_cell *w, struct srun *r, 
 		r->ended = true;
 		server_note_end(s, r->id, json_string_value(json_object_get(m, "status")),
 				(int)json_integer_value(json_object_get(m, "exit_code")), r->cold ? "cold" : "warm");
+		/* its row is written (submit.c, under mu): the supervisor may write its end */
+		warm_say_to(r->warm_fd, "{\"ack\":true}");
 	}
 }
 
