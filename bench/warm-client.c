@@ -39,8 +39,10 @@ int main(int argc, char **argv)
 		got += (size_t)r;
 	ans[got] = '\0';
 	const char *ec = strstr(ans, "\"exit_code\":");
-	if (!ec)
+	if (!ec) {
+		fprintf(stderr, "warm-client: no exit code in the answer: %s\n", got ? ans : "(none)");
 		return 99;
+	}
 	if (getenv("BENCH_WANT_WARM") && !strstr(ans, "\"start\":\"warm\"") && !strstr(ans, "\"start\": \"warm\""))
 		return 98;
 	return atoi(ec + 12);

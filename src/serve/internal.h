@@ -128,8 +128,6 @@ void server_gc(struct server *s, char **ids);
 void server_wait_end(struct server *s, json_t *out);
 /* Wait until a run that said how it ended has written its record and ended (reaped). */
 void server_settle(struct server *s, const char *id);
-/* The run's row says it failed to start (msg). */
-void record_end_error(struct server *s, const char *id, const char *msg);
 /* Note a run's end for its waiters; under mu. */
 void server_note_end(struct server *s, const char *id, const char *state, int exit_code, const char *start);
 

@@ -112,11 +112,6 @@ static void record_end(struct server *s, const char *id, const char *state, cons
 		fprintf(stderr, "warren serve: %s\n", err.msg);
 }
 
-void record_end_error(struct server *s, const char *id, const char *msg)
-{
-	record_end(s, id, "error", NULL, NULL, msg);
-}
-
 bool server_live(struct server *s, const char *id)
 {
 	bool q;

@@ -231,6 +231,21 @@ static void save_request(struct server *s, const char *id, char **argv, uid_t ow
 	json_decref(j);
 }
 
+/* Hand the run of req (its job file *file) to warm cell wc (which is freed then): the file is
+ * renamed to the cell's id (the run's now) first, back when the cell is gone. Under mu. */
+static int give_warm(struct server *s, struct warm_cell *wc, char **file, json_t *req)
+{
+	char *to = server_file(s, wc->id, ".job.json");
+	if (rename(*file, to) < 0 || warm_give(s, wc, to, req) < 0) {
+		rename(to, *file);
+		free(to);
+		return -1;
+	}
+	free(*file);
+	*file = to;
+	return 0;
+}
+
 int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out)
 {
 	json_error_t je;
@@ -271,17 +286,18 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	struct warm_cell *wc = fits && !*fits ? warm_ready(s) : NULL;
 	if (fits && !*fits && !wc)
 		fits = "no warm cell of this shape was ready (or no slot was free)";
-	if (wc) {
-		/* the warm cell's run id is the run's: its job file follows it */
-		_cleanup_free_ char *to = server_file(s, wc->id, ".job.json");
-		rename(file, to);
-		free(file);
-		file = xstrdup(to);
-		memcpy(id, wc->id, sizeof id);
+	char wid[RUN_ID_LEN + 1];
+	if (wc)
+		memcpy(wid, wc->id, sizeof wid);  /* wc is freed once given */
+	if (wc && give_warm(s, wc, &file, req) == 0) {
+		memcpy(id, wid, sizeof id);
 		hr.state = "running";
 		hr.start = "warm";
 		hr.started_ms = now;
 	} else {
+		if (wc)
+			fits = "its warm cell was gone when it was handed over";
+		wc = NULL;
 		argv = child_argv(s, req, id, file, fits);
 		hr.start = fits ? "cold" : NULL;
 		hr.start_why = fits;
@@ -289,22 +305,17 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	if (!cmd)
 		cmd = json_pack("[s,s]", "warren-job", file);
 	hr.command = cmd;
-	/* a warm cell gets its run first and the row is written while the run starts: under mu,
+	/* a warm cell got its run first and the row is written while the run starts: under mu,
 	 * so the run's end (warm.c) is taken only once its row is there, and its supervisor
-	 * writes its end only once told so (its "ack") */
-	int gave = wc ? warm_give(s, wc, file, req) : 0;
+	 * writes its own rows only once told so */
 	int r = history_begin(s->h, &hr, &err);
-	if (wc && gave == 0) {
+	if (wc) {
 		if (r < 0)
 			fprintf(stderr, "warren serve: %s: %s (it runs all the same)\n", id, err.msg);
 		warm_row_written(s, id);
 		r = 0;
 		s->submitted++;
 		*out = json_pack("{s:s,s:s,s:n,s:s}", "id", id, "state", "running", "queue_position", "start", "warm");
-	} else if (r == 0 && wc) {
-		record_end_error(s, id, "warren serve could not hand the run to its warm cell");
-		*out = json_pack("{s:s}", "error", "warren serve could not hand the run to its warm cell");
-		r = -EIO;
 	} else if (r == 0) {
 		save_request(s, id, argv, w->uid, now);
 		server_enqueue(s, id, w->uid, argv, now);

@@ -110,7 +110,7 @@ const char *warm_fits(struct server *s, json_t *req)
 struct warm_cell *warm_ready(struct server *s)
 {
 	struct warm_cell *w = s->pool;
-	while (w && !w->ready)
+	while (w && (!w->ready || w->discarded || w->fd < 0))
 		w = w->next;
 	return w && s->busy < s->slots && !s->queue ? w : NULL;
 }
