@@ -278,6 +278,13 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 	else
 		snprintf(idt, sizeof idt, "-");
 	row(out, "started", json_string_value(json_object_get(r, "started_at")) ?: idt);
+	const char *start = json_string_value(json_object_get(r, "start"));
+	if (start) {
+		/* a server's run: on a warm cell (serve --warm) or cold, and why */
+		const char *why = json_string_value(json_object_get(r, "start_why"));
+		_cleanup_free_ char *v = why ? xasprintf("%s (%s)", start, why) : xstrdup(start);
+		row(out, "start", v);
+	}
 	row(out, "ended", json_string_value(json_object_get(r, "ended_at")) ?: "-");
 	const char *st = json_string_value(json_object_get(r, "status"));
 	json_t *ec = json_object_get(r, "exit_code");

@@ -10,7 +10,7 @@
 # nothing. Root, and rootless where the host lets an unprivileged user make cells.
 . "$(dirname "$0")/../lib.sh"
 
-plan 69
+plan 73
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
@@ -52,7 +52,7 @@ for mode in root user; do
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 25 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 27 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -73,6 +73,8 @@ for mode in root user; do
 	ok $? "$M A's setsid'd process is gone once A ended" || diag "$(ps -ef | grep 4713)"
 	is "$(row "$A" start)" warm "$M A's history row says start warm"
 	is "$(jget "$STATE/runs/$A/result.json" 'd["start"]')" warm "$M A's result.json says start warm"
+	wr show "$A"
+	line_like "$OUT" "^start +warm$" "$M warren show A says start warm"
 	is "$(curl -s --max-time 10 --unix-socket "$SOCK" "http://warren/v1/runs/$A/logs")" a-ran "$M A's output is in its log"
 
 	B_SCRIPT='ls -A /tmp /var/tmp /dev/shm $HOME; ps -eo args; echo b-ran'
@@ -105,6 +107,8 @@ for mode in root user; do
 	is "$(jq_ '[d["start"], d["state"]]')" '["cold", "exited"]' "$M a run with another worktree starts cold"
 	like "$(row "$ID" start_why)" "no warm cell of this shape: its worktree" "$M ... its row says why"
 	like "$(jget "$STATE/runs/$ID/result.json" 'd["start_why"]')" "no warm cell of this shape" "$M ... and so does its result.json"
+	wr show "$ID"
+	line_like "$OUT" "^start +cold \\(no warm cell of this shape" "$M ... and warren show"
 
 	stop_server
 	is "$RC" 0 "$M SIGTERM: the server stops cleanly" || diag "$(cat "$SRV_ERR")"
