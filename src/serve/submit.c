@@ -246,32 +246,11 @@ static int give_warm(struct server *s, struct warm_cell *wc, char **file, json_t
 	return 0;
 }
 
-int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out)
+/* Give the checked run of req (id, its job *file) a ready warm cell of its shape (its id then
+ * the cell's), or queue it for a cold start, with its row: the HTTP status, *out the answer. */
+static int start_run(struct server *s, const struct who *w, json_t *req, char *id, char **file_, json_t **out)
 {
-	json_error_t je;
-	json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-	if (!req)
-		return bad(out, "the body is not JSON: %s at line %d column %d", je.text, je.line, je.column);
-	if (w->uid != s->uid && w->uid != 0) {
-		json_decref(req);
-		*out = json_pack("{s:s}", "error", "this server runs jobs as its own user; start your own 'warren serve' to submit runs");
-		return 403;
-	}
-	int st = check_fields(req, out);
-	if (!st)
-		st = check_meta(req, out);
-	char id[RUN_ID_LEN + 1];
-	_cleanup_free_ char *file = NULL;
-	if (!st && run_id_new(id) < 0) {
-		*out = json_pack("{s:s}", "error", "cannot make a run id");
-		st = 500;
-	}
-	if (!st)
-		st = write_job(s, id, req, out, &file);
-	if (st) {
-		json_decref(req);
-		return st;
-	}
+	char *file = *file_;
 	int64_t now = history_now_ms();
 	json_t *cmd = json_object_get(req, "command") ? json_incref(json_object_get(req, "command")) : NULL;
 	struct history_run hr = { .id = id, .name = json_string_value(json_object_get(req, "name")), .state = "queued",
@@ -289,8 +268,9 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	char wid[RUN_ID_LEN + 1];
 	if (wc)
 		memcpy(wid, wc->id, sizeof wid);  /* wc is freed once given */
-	if (wc && give_warm(s, wc, &file, req) == 0) {
-		memcpy(id, wid, sizeof id);
+	if (wc && give_warm(s, wc, file_, req) == 0) {
+		file = *file_;
+		memcpy(id, wid, sizeof wid);
 		hr.state = "running";
 		hr.start = "warm";
 		hr.started_ms = now;
@@ -327,7 +307,6 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	}
 	pthread_mutex_unlock(&s->mu);
 	json_decref(cmd);
-	json_decref(req);
 	for (char **p = argv; p && *p; p++)
 		free(*p);
 	free(argv);
@@ -337,4 +316,32 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 		return 500;
 	}
 	return 201;
+}
+
+int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out)
+{
+	json_error_t je;
+	json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (!req)
+		return bad(out, "the body is not JSON: %s at line %d column %d", je.text, je.line, je.column);
+	if (w->uid != s->uid && w->uid != 0) {
+		json_decref(req);
+		*out = json_pack("{s:s}", "error", "this server runs jobs as its own user; start your own 'warren serve' to submit runs");
+		return 403;
+	}
+	int st = check_fields(req, out);
+	if (!st)
+		st = check_meta(req, out);
+	char id[RUN_ID_LEN + 1];
+	_cleanup_free_ char *file = NULL;
+	if (!st && run_id_new(id) < 0) {
+		*out = json_pack("{s:s}", "error", "cannot make a run id");
+		st = 500;
+	}
+	if (!st)
+		st = write_job(s, id, req, out, &file);
+	if (!st)
+		st = start_run(s, w, req, id, &file, out);
+	json_decref(req);
+	return st;
 }

@@ -10,7 +10,7 @@
 # nothing. Root, and rootless where the host lets an unprivileged user make cells.
 . "$(dirname "$0")/../lib.sh"
 
-plan 73
+plan 74
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
@@ -154,7 +154,9 @@ stop_server
 start_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
 ok $? "[root] a server with a warm cell" || diag "$(cat "$SRV_ERR")"
-kill -KILL "$SRV"
+# the server and its warm cell's supervisor killed at once (alone, the supervisor may still see
+# the server's socket close before its PR_SET_PDEATHSIG and give its cell up cleanly)
+kill -KILL "$SRV" $(procs_matching "$STATE/serve/warm.job.json")
 wait "$SRV" 2>/dev/null
 left() { no_procs_matching "$STATE/serve/warm.job.json" && [ -z "$(mounts_under "$STATE")" ]; }
 wait_for 10 left
@@ -168,9 +170,10 @@ is "$(state_clean)" "" "[root] ... and its cgroup: nothing of any cell is left"
 
 start_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
-kill -KILL "$SRV"
+kill -KILL "$SRV" $(procs_matching "$STATE/serve/warm.job.json")
 wait "$SRV" 2>/dev/null
 wait_for 10 left
+isnt "$(warm_dirs)" "" "[root] (again a warm cell's directory left)"
 start_server
 ok $? "[root] a server started after a kill -9 ..." || diag "$(cat "$SRV_ERR")"
 is "$(warm_dirs)" "" "[root] ... reclaims the warm cells the last one left"
