@@ -565,6 +565,9 @@ static int warm_shape(struct server *s, const struct serve_opts *o, struct error
 {
 	if (!o->warm_work || o->warm_work[0] != '/')
 		return error_set(err, 0, "--warm %ld: give the warm cells' worktree as --warm-work DIR (an absolute path); a run takes a warm cell when its worktree is that one", o->warm);
+	struct stat st;
+	if (stat(o->warm_work, &st) < 0 || !S_ISDIR(st.st_mode))
+		return error_set(err, errno ? errno : ENOTDIR, "--warm-work %s: name an existing directory", o->warm_work);
 	s->warm_n = o->warm;
 	s->warm_work = xstrdup(o->warm_work);
 	s->warm_image = o->warm_image ? xstrdup(o->warm_image) : NULL;

@@ -10,7 +10,7 @@
 # nothing. Root, and rootless where the host lets an unprivileged user make cells.
 . "$(dirname "$0")/../lib.sh"
 
-plan 74
+plan 77
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
@@ -41,6 +41,14 @@ stop_server() {
 }
 # warm_dirs: run directories of warm cells no run took
 warm_dirs() { find "$STATE/runs" -mindepth 2 -maxdepth 2 -name warm 2>/dev/null; }
+
+# ---- options refused with one line
+use_mode root
+wr serve --warm 2
+is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "125:1" "serve --warm without --warm-work: refused (125, one line)"
+like "$ERR" "^warren: --warm 2: give the warm cells' worktree as --warm-work DIR" "... saying what to give"
+wr serve --warm 1 --warm-work "$TEST_SCRATCH/none"
+like "$RC:$ERR" "^125:warren: --warm-work .*/none: name an existing directory" "serve --warm-work of no directory: refused, naming it"
 
 for mode in root user; do
 	use_mode "$mode"
@@ -154,9 +162,9 @@ stop_server
 start_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
 ok $? "[root] a server with a warm cell" || diag "$(cat "$SRV_ERR")"
-# the server and its warm cell's supervisor killed at once (alone, the supervisor may still see
+# the warm cell's supervisor killed with the server, first (alone, the supervisor may still see
 # the server's socket close before its PR_SET_PDEATHSIG and give its cell up cleanly)
-kill -KILL "$SRV" $(procs_matching "$STATE/serve/warm.job.json")
+kill -KILL $(procs_matching "$STATE/serve/warm.job.json") "$SRV"
 wait "$SRV" 2>/dev/null
 left() { no_procs_matching "$STATE/serve/warm.job.json" && [ -z "$(mounts_under "$STATE")" ]; }
 wait_for 10 left
@@ -170,7 +178,7 @@ is "$(state_clean)" "" "[root] ... and its cgroup: nothing of any cell is left"
 
 start_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
-kill -KILL "$SRV" $(procs_matching "$STATE/serve/warm.job.json")
+kill -KILL $(procs_matching "$STATE/serve/warm.job.json") "$SRV"
 wait "$SRV" 2>/dev/null
 wait_for 10 left
 isnt "$(warm_dirs)" "" "[root] (again a warm cell's directory left)"
