@@ -105,6 +105,11 @@ struct job_args {
 	const char *state, *user, *work;
 };
 
+static void job_args_free(struct job_args *a)
+{
+	cell_opts_free(&a->co);
+}
+
 /* The cell spec of job, as `job run` makes it (the command line's options over the job file's);
  * hist is moved into it. */
 static int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_opts *hist, struct cell_spec *s,
@@ -293,7 +298,7 @@ static int job_run_cmd(int argc, char **argv)
 		{ "warm-fd", required_argument, NULL, O_WARM_FD }, { "start-cold", required_argument, NULL, O_START },
 		HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
 	};
-	struct job_args a = { 0 };
+	_cleanup_(job_args_free) struct job_args a = { 0 };
 	_cleanup_(hist_opts_free) struct hist_opts hist = { 0 };
 	_cleanup_error_ struct error herr = { 0 };
 	struct job_run_opts o = { .result_fd = -1 };
@@ -370,7 +375,6 @@ out:
 		job_free(&w.job);
 	}
 	error_clear(&w.err);
-	cell_opts_free(&a.co);
 	return rc;
 }
 
