@@ -146,7 +146,7 @@ static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi
 		{ CELL_TMP_PATH, rw },
 		{ CELL_VARTMP_PATH, rw },
 		{ s->home, rw },
-		{ "/dev/shm", rw },    /* these four again in policy_landlock_allow_scratch */
+		{ "/dev/shm", rw },
 		{ "/dev/pts", FS_READ | FS_WRITE_FILE },
 		{ "/dev/null", FS_READ | FS_WRITE_FILE },
 		{ "/dev/zero", FS_READ | FS_WRITE_FILE },
