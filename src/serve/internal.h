@@ -83,7 +83,8 @@ struct server {
 	char *sockets[16];     /* unix socket paths to remove at the end */
 	int nsockets;
 	int ep;                /* the main loop's epoll */
-	bool stopping;
+	bool stopping;         /* SIGTERM: the runs are being stopped */
+	bool stopped;          /* ... and they are: nothing more ends */
 	/* the warm pool (warm.c) */
 	long warm_n, pool_n;   /* cells wanted, cells made or being made */
 	char *warm_work, *warm_image, *warm_job;

@@ -256,6 +256,8 @@ void server_wait_end(struct server *s, json_t *out)
 			json_object_set_new(out, "queue_position", json_null());
 			break;
 		}
+		if (s->stopped)
+			break;  /* the server stops: a run still queued stays so, as the answer says */
 		pthread_cond_wait(&s->ended, &s->mu);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -719,6 +721,10 @@ static void loop(struct server *s, int sfd, const sigset_t *mask)
 		pthread_mutex_unlock(&s->mu);
 	}
 	drain(s, sfd);
+	pthread_mutex_lock(&s->mu);
+	s->stopped = true;  /* waiters of runs that did not end (queued ones) are answered */
+	pthread_cond_broadcast(&s->ended);
+	pthread_mutex_unlock(&s->mu);
 }
 
 int serve_run(const struct serve_opts *o, struct error *err)
