@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -218,6 +219,7 @@ static const struct job *warm_take(void *ctx, struct cell_spec *s)
 	if (s->image_fd > 0)
 		close(s->image_fd);
 	s->image_fd = 0;
+	tzset();  /* the clock shown of its steps: the zone read now, not when its run comes */
 	warm_say(w, json_pack("{s:b,s:o}", "ready", 1, "digest", s->image_digest ? json_string(s->image_digest) : json_null()));
 	char buf[65536];
 	ssize_t n = recv(w->fd, buf, sizeof buf, 0);
