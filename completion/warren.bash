@@ -66,7 +66,7 @@ _warren() {
 		      --memory --pids --output --scratch --grace --seccomp --seccomp-print --allow-nested
 		      --require-landlock --protect --core --no-sys --no-refused-writes --net --publish
 		      --dns-max-names --result --result-fd --quiet --image --work-ro --workdir --hostname
-		      --bind --ro-bind --externals --label --name --db --driver --help --" ;;
+		      --bind --ro-bind --externals --label --name --db --driver --via --token-file --help --" ;;
 	job)
 		local action=${words[i + 1]-}
 		if ((cword == i + 1)); then
@@ -96,7 +96,7 @@ _warren() {
 		fi
 		opts="--max-size --max-entries --json --state --help" ;;
 	history) opts="--status --label --since --limit --json --state --db --help" ;;
-	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --help" ;;
+	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --warm --warm-work --warm-image --help" ;;
 	submit) opts="--via --token-file --work --label --name --env --time --memory --cpu-time --pids
 		      --output --scratch --rootfs --net --follow --json --job --state --help --" ;;
 	help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return ;;

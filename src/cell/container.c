@@ -332,44 +332,65 @@ static int owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct 
 static char *scratch_base;
 static int scratch_fd = -1;
 
+/* A warm cell's scratch is made at its take, here inside the cell, bound on its places, and
+ * this mount let go of before the job starts. */
+#define WARM_SCRATCH_DIR   "scratch"
+#define WARM_SCRATCH_PATH  "/run/.warren/" WARM_SCRATCH_DIR
+
 static char *scratch_part(const char *part)
 {
 	return xasprintf("%s/%s", scratch_base, part);
 }
 
-static void mount_scratch(const struct cell_spec *s)
+/* The scratch parts made in directory fd (the tmpfs of --scratch, or of a warm cell's take),
+ * with their owners: in root mode init is host root, so they get their host owners. run: the
+ * parts the run writes (tmp, var-tmp, shm, home); base: the overlay's and the root's. */
+static void make_scratch_parts(const struct cell_spec *s, int fd, const char *where, bool run, bool base)
 {
-	if (!s->limits.scratch) {
-		scratch_base = xstrdup(s->rundir);
-		return;
-	}
-	scratch_base = xstrdup(s->rundir);
-	_cleanup_free_ char *opts = xasprintf("size=%llu,mode=0755", (unsigned long long)s->limits.scratch);
-	do_mount("tmpfs", scratch_base, "tmpfs", MS_NOSUID | MS_NODEV, opts);
-	scratch_fd = open(scratch_base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	uid_t root_uid = s->rootless ? s->uid : 0, run_uid = s->uid;
 	gid_t root_gid = s->rootless ? s->gid : 0, run_gid = s->gid;
-	/* in root mode init is host root: give the parts their host owners */
 	if (!s->rootless) {
 		root_uid = spec_host_root_uid(s);
 		root_gid = s->id_base;
 		run_uid = spec_host_uid(s);
 		run_gid = spec_host_gid(s);
 	}
-	struct { const char *name; mode_t mode; uid_t u; gid_t g; } parts[] = {
-		{ RUN_TMP_DIR, CELL_TMP_MODE, root_uid, root_gid }, { RUN_VARTMP_DIR, CELL_TMP_MODE, root_uid, root_gid },
-		{ RUN_SHM_DIR, CELL_TMP_MODE, root_uid, root_gid },
-		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid }, { RUN_UPPER_DIR, 0755, root_uid, root_gid },
-		{ RUN_WORK_DIR, 0755, root_uid, root_gid },
+	struct { const char *name; mode_t mode; uid_t u; gid_t g; bool run; } parts[] = {
+		{ RUN_TMP_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
+		{ RUN_VARTMP_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
+		{ RUN_SHM_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
+		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid, true }, { RUN_UPPER_DIR, 0755, root_uid, root_gid, false },
+		{ RUN_WORK_DIR, 0755, root_uid, root_gid, false },
 		/* mount points, init's own */
-		{ RUN_ROOT_DIR, 0755, (uid_t)-1, (gid_t)-1 }, { RUN_LOWER_DIR, 0755, (uid_t)-1, (gid_t)-1 },
+		{ RUN_ROOT_DIR, 0755, (uid_t)-1, (gid_t)-1, false }, { RUN_LOWER_DIR, 0755, (uid_t)-1, (gid_t)-1, false },
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-		if (mkdirat(scratch_fd, parts[i].name, parts[i].mode) < 0 ||
-		    fchmodat(scratch_fd, parts[i].name, parts[i].mode, 0) < 0 ||
-		    fchownat(scratch_fd, parts[i].name, parts[i].u, parts[i].g, 0) < 0)
-			die(errno, "cannot prepare %s/%s", scratch_base, parts[i].name);
+		if (parts[i].run ? !run : !base)
+			continue;
+		if (mkdirat(fd, parts[i].name, parts[i].mode) < 0 || fchmodat(fd, parts[i].name, parts[i].mode, 0) < 0 ||
+		    fchownat(fd, parts[i].name, parts[i].u, parts[i].g, 0) < 0)
+			die(errno, "cannot prepare %s/%s", where, parts[i].name);
 	}
+}
+
+static void mount_scratch(const struct cell_spec *s)
+{
+	scratch_base = xstrdup(s->rundir);
+	if (!s->limits.scratch && !s->warm)
+		return;
+	/* a warm cell's base holds only the overlay's upper and the mount points: what the run
+	 * writes is a tmpfs of its own, made when the cell is taken (take_scratch) */
+	_cleanup_free_ char *opts = s->limits.scratch && !s->warm
+		? xasprintf("size=%llu,mode=0755", (unsigned long long)s->limits.scratch) : xstrdup("mode=0755");
+	do_mount("tmpfs", scratch_base, "tmpfs", MS_NOSUID | MS_NODEV, opts);
+	int fd = open(scratch_base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		die(errno, "cannot open %s", scratch_base);
+	make_scratch_parts(s, fd, scratch_base, !s->warm, true);
+	if (s->warm)
+		close(fd);
+	else
+		scratch_fd = fd;
 }
 
 /* Mount the host's path (opened and checked before as checked_fd) on target, read-only when
@@ -443,7 +464,19 @@ static void mount_extra(const struct cell_spec *s, const char *root)
 	}
 }
 
-static void mount_dev(const char *root)
+/* Bind the scratch part on target; a warm cell only makes the mount point: its scratch is
+ * mounted there when it is taken (take_scratch). */
+static void scratch_bind(const struct cell_spec *s, const char *part, const char *target)
+{
+	if (s->warm) {
+		close(ensure_mountpoint(target, false));
+		return;
+	}
+	_cleanup_free_ char *src = scratch_part(part);
+	bind_path(src, target, false, false);
+}
+
+static void mount_dev(const struct cell_spec *s, const char *root)
 {
 	_cleanup_free_ char *dev = at(root, "/dev");
 	tmpfs(dev, "mode=0755,size=512k", MS_NOEXEC);
@@ -461,8 +494,7 @@ static void mount_dev(const char *root)
 	close(pfd);
 	/* /dev/shm is scratch like /tmp: within the scratch limit, reclaimed with it */
 	_cleanup_free_ char *shm = xasprintf("%s/shm", dev);
-	_cleanup_free_ char *shm_src = scratch_part(RUN_SHM_DIR);
-	bind_path(shm_src, shm, false, false);
+	scratch_bind(s, RUN_SHM_DIR, shm);
 	static const char *const links[][2] = {
 		{ "pts/ptmx", "ptmx" }, { "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" },
 		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
@@ -510,6 +542,8 @@ static void mount_root(const struct cell_spec *s, const char *root)
 		die(0, "%s", err.msg);
 }
 
+static void keep_worktree(const struct cell_spec *s, const char *target);
+
 /* Build the whole file system of the cell under <rundir>/root and pivot into it. */
 static void build_root(const struct cell_spec *s)
 {
@@ -525,14 +559,12 @@ static void build_root(const struct cell_spec *s)
 
 	_cleanup_free_ char *proc = at(root, "/proc");
 	do_mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-	mount_dev(root);
+	mount_dev(s, root);
 
 	_cleanup_free_ char *tmp = at(root, CELL_TMP_PATH);
-	_cleanup_free_ char *tmp_src = scratch_part(RUN_TMP_DIR);
-	bind_path(tmp_src, tmp, false, false);
+	scratch_bind(s, RUN_TMP_DIR, tmp);
 	_cleanup_free_ char *vartmp = at(root, CELL_VARTMP_PATH);
-	_cleanup_free_ char *vartmp_src = scratch_part(RUN_VARTMP_DIR);
-	bind_path(vartmp_src, vartmp, false, false);
+	scratch_bind(s, RUN_VARTMP_DIR, vartmp);
 
 	/* /run: empty (the host's sockets, e.g. docker.sock, stay out of reach) */
 	_cleanup_free_ char *run = at(root, "/run");
@@ -543,8 +575,7 @@ static void build_root(const struct cell_spec *s)
 	_cleanup_free_ char *home_parent = at(root, CELL_HOME_PARENT);
 	tmpfs(home_parent, "mode=0755,size=1m", MS_NOEXEC);
 	_cleanup_free_ char *home = at(root, s->home);
-	_cleanup_free_ char *home_src = scratch_part(RUN_HOME_DIR);
-	bind_path(home_src, home, false, false);
+	scratch_bind(s, RUN_HOME_DIR, home);
 
 	/* the run user's passwd and group entries: written into the cell's /run (a tmpfs that
 	 * dies with the cell, nothing on the host's disk), bound read-only over the image's */
@@ -553,6 +584,8 @@ static void build_root(const struct cell_spec *s)
 	int rfd = dir_in_root(run);
 	if (mkdirat(rfd, ".warren", 0755) < 0)
 		die(errno, "cannot create %s", dbdir);
+	if (s->warm && mkdirat(rfd, ".warren/" WARM_SCRATCH_DIR, 0700) < 0)
+		die(errno, "cannot create %s/" WARM_SCRATCH_DIR, dbdir);
 	close(rfd);
 	int dbfd = dir_in_root(dbdir);
 	for (size_t i = 0; i < 2; i++) {
@@ -584,6 +617,7 @@ static void build_root(const struct cell_spec *s)
 	if (s->worktree) {
 		_cleanup_free_ char *work = at(root, s->worktree);
 		mount_worktree(s, work);
+		keep_worktree(s, work);
 	}
 
 	/* the state directory (other runs' scratch and records) is hidden, also when it lies
@@ -611,6 +645,9 @@ static void build_root(const struct cell_spec *s)
 		die(errno, "cannot detach the old root");
 	if (chdir("/") < 0)
 		die(errno, "cannot enter the new root");
+	/* paths are the cell's own from here on (a warm cell's take mounts more) */
+	cell_root = NULL;
+	closep(&cell_root_fd);
 }
 
 static void loopback_up(void)
@@ -802,6 +839,70 @@ static void open_console(const struct cell_spec *s, struct cell_io *io)
 		io->err = sl; /* stderr too is the terminal (else the caller redirected it: a pipe) */
 }
 
+/* ---- a warm cell's take ---- */
+
+/* A worktree below /tmp or /var/tmp would be hidden by the scratch its take mounts there: a
+ * copy of its mount is kept, and put back on top then. */
+static int kept_worktree = -1;
+
+static bool below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && path[n] == '/';
+}
+
+static void keep_worktree(const struct cell_spec *s, const char *target)
+{
+	if (!s->warm || !(below(s->worktree, CELL_TMP_PATH) || below(s->worktree, CELL_VARTMP_PATH)))
+		return;
+	kept_worktree = sys_open_tree(AT_FDCWD, target, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (kept_worktree < 0)
+		die(errno, "cannot keep the worktree's mount for the warm cell's take");
+}
+
+static void put_back_worktree(const struct cell_spec *s)
+{
+	if (kept_worktree < 0)
+		return;
+	_cleanup_close_ int fd = ensure_mountpoint(s->worktree, false);
+	if (sys_move_mount(kept_worktree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		die(errno, "cannot mount the worktree %s over the run's scratch", s->worktree);
+	closep(&kept_worktree);
+}
+
+/* The go message of a take: 'w', then the scratch's size (bytes, 0: the tmpfs default). */
+struct take_msg {
+	char tag;
+	uint64_t scratch;
+} __attribute__((packed));
+
+/* The run's own scratch, a fresh tmpfs of size bytes (0: the tmpfs default), bound on /tmp,
+ * /var/tmp, /dev/shm and the home; the job's Landlock domain allows the new mounts. */
+static void take_scratch(const struct cell_spec *s, uint64_t size)
+{
+	_cleanup_free_ char *opts = size ? xasprintf("size=%llu,mode=0755", (unsigned long long)size) : xstrdup("mode=0755");
+	do_mount("tmpfs", WARM_SCRATCH_PATH, "tmpfs", MS_NOSUID | MS_NODEV, opts);
+	scratch_fd = open(WARM_SCRATCH_PATH, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (scratch_fd < 0)
+		die(errno, "cannot open %s", WARM_SCRATCH_PATH);
+	make_scratch_parts(s, scratch_fd, WARM_SCRATCH_PATH, true, false);
+	free(scratch_base);
+	scratch_base = xstrdup(WARM_SCRATCH_PATH);
+	const char *const places[][2] = { { RUN_TMP_DIR, CELL_TMP_PATH }, { RUN_VARTMP_DIR, CELL_VARTMP_PATH },
+					  { RUN_SHM_DIR, "/dev/shm" }, { RUN_HOME_DIR, s->home } };
+	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
+		_cleanup_free_ char *src = scratch_part(places[i][0]);
+		bind_path(src, places[i][1], false, false);
+	}
+	if (umount2(WARM_SCRATCH_PATH, MNT_DETACH) < 0)
+		die(errno, "cannot let go of %s", WARM_SCRATCH_PATH);
+	put_back_worktree(s);
+	struct error perr = { 0 };
+	struct policy_ctx pc = spec_policy_ctx(s);
+	if (policy_landlock_allow_scratch(&pc, &perr) < 0)
+		die(0, "%s", perr.msg);
+}
+
 /* ---- init: pid 1 of the cell ---- */
 
 /* The scratch tmpfs's use as a report's message ("<used> <free>"); false without one. */
@@ -840,7 +941,7 @@ static void report_end(int status)
 	(void)w;
 }
 
-static void __attribute__((noreturn)) init_loop(pid_t job)
+static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
 {
 	sigset_t all;
 	sigfillset(&all);
@@ -849,7 +950,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job)
 		die(errno, "signalfd");
 	/* with --scratch, a full scratch stops the run: look at it ten times a second */
 	int tfd = -1;
-	if (scratch_fd >= 0) {
+	if (scratch_fd >= 0 && watch_full) {
 		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		struct itimerspec it = { .it_value = { 0, 100000000 }, .it_interval = { 0, 100000000 } };
 		timerfd_settime(tfd, 0, &it, NULL);
@@ -960,11 +1061,14 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	loopback_up();
 	build_root(s);
 
-	/* wait for the supervisor (the network, from outside) */
-	char c;
-	if (read(go, &c, 1) != 1)
+	/* wait for the supervisor (the network, from outside; a warm cell: its take) */
+	struct take_msg take = { 0 };
+	ssize_t got = read(go, &take, sizeof take);
+	if (got != 1 && got != (ssize_t)sizeof take)
 		_exit(125);
 	close(go);
+	if (s->warm)
+		take_scratch(s, take.scratch);
 	show_cgroup(cg);
 
 	struct cell_io jio = *io;
@@ -988,7 +1092,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 			close(devnull);
 	}
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	init_loop(job);
+	init_loop(job, s->warm ? take.scratch != 0 : s->limits.scratch != 0);
 }
 
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
@@ -1067,6 +1171,13 @@ int container_release(struct cell *c)
 	ssize_t w = write(c->go_fd, "g", 1);
 	/* keep go_fd open: its closing tells a not-yet-armed init that we died */
 	return w == 1 ? 0 : -errno;
+}
+
+int container_take(struct cell *c, uint64_t scratch)
+{
+	struct take_msg m = { .tag = 'w', .scratch = scratch };
+	ssize_t w = c->go_fd < 0 ? -1 : write(c->go_fd, &m, sizeof m);
+	return w == (ssize_t)sizeof m ? 0 : -EPIPE;
 }
 
 int container_signal_children(const struct cell *c, int sig)

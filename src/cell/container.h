@@ -59,6 +59,9 @@ struct cell_report {
 /* Start the cell's init; it sets up the cell and waits for cell_release(). */
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);
 int container_release(struct cell *c);
+/* A warm cell (spec warm): let its init mount the run's own scratch, a tmpfs of scratch bytes
+ * (0: the tmpfs default), and start the job. */
+int container_take(struct cell *c, uint64_t scratch);
 /* Send sig to the children of the cell's init (host pids; the job process, or a job's
  * executor, and orphans init adopted). The count signalled, or -errno. */
 int container_signal_children(const struct cell *c, int sig);

@@ -1,7 +1,11 @@
-/* spec.c - small accessors of a cell spec that every driver needs the same way. */
+/* spec.c - small accessors of a cell spec that every driver needs the same way, and whether a
+ * run fits a warm cell. */
 #include "cell/spec.h"
 
+#include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -14,7 +18,7 @@ struct policy_ctx spec_policy_ctx(const struct cell_spec *s)
 	return (struct policy_ctx){
 		.id = s->id, .worktree = s->worktree, .home = s->home, .rootfs = s->rootfs,
 		.rundir = s->rundir, .statedir = s->statedir, .uid = s->uid,
-		.scratch_tmpfs = s->limits.scratch != 0, .policy = &s->policy,
+		.scratch_tmpfs = s->limits.scratch != 0 || s->warm, .policy = &s->policy,
 		.worktree_ro = s->worktree_ro, .cwd = spec_cwd(s), .mounts = s->policy_mounts, .n_mounts = s->n_mounts,
 	};
 }
@@ -49,6 +53,7 @@ void cell_spec_free(struct cell_spec *s)
 	free(s->worktree);
 	free(s->workdir);
 	free(s->hostname);
+	free(s->start_why);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		free(s->mounts[i].source);
 		free(s->mounts[i].destination);
@@ -75,4 +80,62 @@ void cell_spec_free(struct cell_spec *s)
 	if (s->rundir_fd > 0)
 		close(s->rundir_fd);
 	s->runs_fd = s->rundir_fd = 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_file(int a, int b)
+{
+	struct stat x, y;
+	if (a < 0 || b < 0)
+		return a == b;
+	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+static bool same_mounts(const struct cell_spec *a, const struct cell_spec *b)
+{
+	if (a->n_mounts != b->n_mounts)
+		return false;
+	for (size_t i = 0; i < a->n_mounts; i++)
+		if (a->mounts[i].kind != b->mounts[i].kind || a->mounts[i].readonly != b->mounts[i].readonly ||
+		    !same_str(a->mounts[i].destination, b->mounts[i].destination) ||
+		    !same_file(a->mounts[i].fd, b->mounts[i].fd))
+			return false;
+	return true;
+}
+
+static bool same_policy(const struct policy_opts *a, const struct policy_opts *b)
+{
+	json_t *x = policy_json(a), *y = policy_json(b);
+	bool same = json_equal(x, y) && same_str(a->seccomp_text, b->seccomp_text) && a->net == b->net;
+	json_decref(x);
+	json_decref(y);
+	return same;
+}
+
+const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_spec *r)
+{
+	if (r->driver != CELL_DRIVER_CONTAINER || r->tty)
+		return "it asks for a microVM or a terminal; warm cells are containers without one";
+	if (r->net.mode != NET_NONE || r->net.npublish)
+		return "it asks for a network; warm cells have none (--net none)";
+	if (!same_str(w->image, r->image) || !same_str(w->rootfs, r->rootfs))
+		return "its root (rootfs or image) is not the warm cells'";
+	if (!same_str(w->image_digest, r->image_digest))
+		return "its image changed (re-imported) since the warm cell was made";
+	if (!same_str(w->worktree, r->worktree) || w->worktree_ro != r->worktree_ro || !same_file(w->worktree_fd, r->worktree_fd))
+		return "its worktree is not the warm cells' (another directory, read-only, or replaced)";
+	if (w->uid != r->uid || w->gid != r->gid || !same_str(w->home, r->home) || w->rootless != r->rootless ||
+	    w->id_base != r->id_base || !same_str(w->user_name, r->user_name))
+		return "its run user is not the warm cells'";
+	if (!same_str(w->workdir, r->workdir) || !same_str(w->hostname, r->hostname) || !same_mounts(w, r))
+		return "its workdir, hostname or binds are not the warm cells'";
+	if (w->limits.memory != r->limits.memory || w->limits.pids != r->limits.pids)
+		return "its memory or process limit is not the warm cells' (those are set when a cell is made)";
+	if (!same_policy(&w->policy, &r->policy))
+		return "its policy options (seccomp, Landlock, --protect, ...) are not the warm cells'";
+	return NULL;
 }

@@ -53,6 +53,11 @@ struct cell_spec {
 	uid_t id_base;        /* root mode: cell id N is host id id_base + N */
 
 	bool keep;
+	bool warm;            /* a warm cell (serve --warm): made before its run; its init waits for
+	                         container_take, which mounts the run's own scratch then */
+	const char *start;    /* NULL (a plain run), "warm" or "cold": how the cell of a server's
+	                         run was had, in the record and the history */
+	char *start_why;      /* with "cold": why no warm cell was taken (or NULL) */
 	bool tty;             /* give the job a pseudo-terminal of its own */
 	struct limits limits;
 	struct policy_opts policy; /* seccomp, Landlock, masks, protected paths (policy/policy.h) */
@@ -81,5 +86,9 @@ static inline const char *spec_cwd(const struct cell_spec *s)
 /* The cell's hostname: --hostname, else the run id. */
 static inline const char *spec_hostname(const struct cell_spec *s) { return s->hostname ? s->hostname : s->id; }
 void cell_spec_free(struct cell_spec *s);
+/* Can run r (its spec built as for a cold start) take warm cell w? NULL when it can, else why
+ * not, one phrase ("its image changed (re-imported) since the warm cell was made"). The run's
+ * own command, environment, time, CPU-time, output and scratch limits are not the cell's. */
+const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_spec *r);
 
 #endif

@@ -24,6 +24,7 @@ int cmd_serve(int argc, char **argv);    /* cli/serve.c */
 /* cli/submit.c: against a running warren serve (--via unix:PATH|tcp:HOST:PORT) */
 int cmd_submit(int argc, char **argv);
 int cmd_logs_via(int argc, char **argv);
+int cmd_run_via(int argc, char **argv);
 int cmd_kill_via(int argc, char **argv);
 bool cli_has_via(int argc, char **argv);
 

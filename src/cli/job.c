@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -97,10 +99,193 @@ static int load(const char *file, const char *work, struct job *job)
 	return 0;
 }
 
+/* What `job run` takes from its command line to make a job's cell spec. */
+struct job_args {
+	struct cell_opts co;
+	bool work_ro, keep;
+	const char *state, *user, *work;
+};
+
+static void job_args_free(struct job_args *a)
+{
+	cell_opts_free(&a->co);
+}
+
+/* The cell spec of job, as `job run` makes it (the command line's options over the job file's);
+ * hist is moved into it. */
+static int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_opts *hist, struct cell_spec *s,
+			 struct error *err)
+{
+	s->limits = job->limits;
+	s->limits.time_ms = job->timeout_ms;
+	s->net = job->net;
+	s->keep = a->keep;
+	s->statedir = statedir_default(a->state);
+	hist_opts_apply(hist, s);
+	s->driver = job->driver;
+	s->worktree_ro = a->work_ro || job->work_ro;
+	/* the job file's binds, then the command line's; --externals, --workdir and --hostname
+	 * of the command line win */
+	__attribute__((cleanup(cell_opts_free))) struct cell_opts jo = { 0 };
+	for (size_t i = 0; i < job->n_binds; i++)
+		cell_opts_take(&jo, job->binds[i].ro ? "ro-bind" : "bind", job->binds[i].arg);
+	for (size_t i = 0; i < a->co.n_binds; i++)
+		cell_opts_take(&jo, a->co.binds[i].ro ? "ro-bind" : "bind", a->co.binds[i].arg);
+	jo.externals = a->co.externals ? a->co.externals : job->externals;
+	jo.workdir = a->co.workdir ? a->co.workdir : job->workdir;
+	jo.hostname = a->co.hostname ? a->co.hostname : job->hostname;
+	if (cellspec_user(s, a->user, err) < 0 || cellspec_paths(s, job->rootfs, job->work, err) < 0 ||
+	    cellspec_cell_opts(s, &jo, err) < 0 || cellspec_finish(s, err) < 0 || cellspec_image(s, job->image, err) < 0)
+		return -EINVAL;
+	s->argv = xcalloc(3, sizeof *s->argv);
+	s->argv[0] = xstrdup("warren-job");
+	s->argv[1] = xstrdup(job->path);
+	struct envb late = { 0 };
+	for (char **e = job->env; e && *e; e++)
+		env_set(&late, *e);
+	cellspec_env(s, &late);
+	envb_free(&late);
+	return 0;
+}
+
+/* ---- a warm cell (`job run --warm-fd N`, started by `warren serve --warm`) ----
+ * Over the server's socket (one JSON datagram each): we say {"ready": true, "digest"} once the
+ * cell waits; the server sends the run that takes it {"job": FILE, "work": DIR, "labels":
+ * ["k=v"...], "name"}; we answer {"taken": true}, or {"cold": WHY} and start it cold ourselves
+ * (same run id), then {"exit_code", "status"} as soon as the job's end is known. */
+struct warm {
+	int fd;
+	const struct job_args *a;
+	const char *run_id, *db;
+	struct job job;
+	struct cell_spec s;       /* the run's, built as for a cold start */
+	bool loaded;
+	struct error err;         /* why its spec could not be made (the run fails with it) */
+	const char *why;          /* why it is cold */
+};
+
+static void warm_say(struct warm *w, json_t *j)
+{
+	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (t && send(w->fd, t, strlen(t), MSG_NOSIGNAL) < 0) {
+		/* the server is gone: we die with it (PR_SET_PDEATHSIG) */
+	}
+}
+
+/* The run the server sent, loaded and its spec made; false when it cannot be (the cold start
+ * then says why, as a plain `job run` would). */
+static bool warm_load(struct warm *w, json_t *req)
+{
+	const char *file = json_string_value(json_object_get(req, "job"));
+	const char *work = json_string_value(json_object_get(req, "work"));
+	if (!file || load(file, work, &w->job) < 0)
+		return false;
+	w->loaded = true;
+	_cleanup_(hist_opts_free) struct hist_opts h = { .run_id = w->run_id, .db = w->db };
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(req, "labels"), i, v)
+		if (hist_opt_parse(&h, 0, json_string_value(v), &w->err) < 0)
+			return false;
+	h.name = json_string_value(json_object_get(req, "name"));
+	return job_cell_spec(w->a, &w->job, &h, &w->s, &w->err) == 0;
+}
+
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+/* The run's own fields into the warm cell's spec s: what the cell was not made with. */
+static void warm_fill(struct cell_spec *s, struct cell_spec *r)
+{
+	SWAP(s->argv, r->argv);
+	SWAP(s->env, r->env);
+	SWAP(s->name, r->name);
+	SWAP(s->labels, r->labels);
+	SWAP(s->image_fd, r->image_fd);  /* the run holds its image's lock */
+	s->limits.time_ms = r->limits.time_ms;
+	s->limits.cpu_ms = r->limits.cpu_ms;
+	s->limits.output = r->limits.output;
+	s->limits.grace_ms = r->limits.grace_ms;
+	s->limits.scratch = r->limits.scratch;
+	s->keep = r->keep;
+	s->start = "warm";
+}
+
+static const struct job *warm_take(void *ctx, struct cell_spec *s)
+{
+	struct warm *w = ctx;
+	/* the cell holds no lock on its image while it waits ('warren image rm' is not refused
+	 * for it): a run checks at its take that the image is still the one the cell has */
+	if (s->image_fd > 0)
+		close(s->image_fd);
+	s->image_fd = 0;
+	tzset();  /* the clock shown of its steps: the zone read now, not when its run comes */
+	warm_say(w, json_pack("{s:b,s:o}", "ready", 1, "digest", s->image_digest ? json_string(s->image_digest) : json_null()));
+	char buf[65536];
+	ssize_t n = recv(w->fd, buf, sizeof buf, 0);
+	if (n <= 0)
+		return NULL;  /* discarded, or the server is gone */
+	json_t *req = json_loadb(buf, (size_t)n, 0, NULL);
+	bool ok = req && warm_load(w, req);
+	json_decref(req);
+	w->why = !ok ? "its job could not be made ready" : cell_spec_shape_diff(s, &w->s);
+	if (w->why) {
+		warm_say(w, json_pack("{s:s}", "cold", w->why));
+		return NULL;
+	}
+	warm_fill(s, &w->s);
+	warm_say(w, json_pack("{s:b}", "taken", 1));
+	return &w->job;
+}
+
+/* Wait (at most 30 s) for the server's message naming key ("row": the run's row is written;
+ * "ack": it took the run's end); at once when the server is gone. */
+static void warm_wait_for(struct warm *w, const char *key)
+{
+	char buf[256];
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+	while (poll(&p, 1, 30000) == 1) {
+		ssize_t n = recv(w->fd, buf, sizeof buf - 1, 0);
+		if (n <= 0)
+			return;
+		buf[n] = '\0';
+		if (strstr(buf, key))
+			return;
+	}
+}
+
+static void warm_ended(void *ctx, const struct run_result *r)
+{
+	struct warm *w = ctx;
+	warm_say(w, json_pack("{s:i,s:s}", "exit_code", r->exit_code, "status", run_status_name(r->status)));
+	/* the server writes the run's row while it starts: its end is written once it says so */
+	warm_wait_for(w, "ack");
+}
+
+/* A warm cell that was given up: its run (if one came) starts cold, under the same id. */
+static int warm_cold(struct warm *w, struct job_run_opts *o, struct error *err)
+{
+	if (!w->loaded)
+		return 0;
+	warm_wait_for(w, "row");  /* the server's row first: the cold start updates it */
+	if (w->err.msg) {
+		/* as its cold start would have: e.g. its image is gone */
+		*err = w->err;
+		w->err = (struct error){ 0 };
+		return -EINVAL;
+	}
+	w->s.start = "cold";
+	w->s.start_why = xasprintf("the warm cell did not fit: %s", w->why);
+	o->take = NULL;
+	if (policy_prepare(&w->s.policy, err) < 0)
+		return -EINVAL;
+	return job_run(&w->job, &w->s, o, err);
+}
+
 static int job_run_cmd(int argc, char **argv)
 {
 	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK,
-	       O_WORK_RO, O_CELL_OPT,
+	       O_WORK_RO, O_CELL_OPT, O_WARM_FD, O_START,
 	       O_LABEL, O_NAME, O_DB, O_RUN_ID };
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, O_STATE }, { "keep", no_argument, NULL, O_KEEP },
@@ -112,35 +297,37 @@ static int job_run_cmd(int argc, char **argv)
 		{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
 		{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 		{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
+		{ "warm-fd", required_argument, NULL, O_WARM_FD }, { "start-cold", required_argument, NULL, O_START },
 		HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
 	};
-	__attribute__((cleanup(cell_opts_free))) struct cell_opts co = { 0 };
-	bool work_ro = false;
-	const char *state = NULL, *user = NULL, *work = NULL;
+	_cleanup_(job_args_free) struct job_args a = { 0 };
 	_cleanup_(hist_opts_free) struct hist_opts hist = { 0 };
 	_cleanup_error_ struct error herr = { 0 };
-	bool keep = false;
 	struct job_run_opts o = { .result_fd = -1 };
+	struct warm w = { .fd = -1, .a = &a };
+	const char *cold_why = NULL;
 	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
 	while ((c = cli_getopt(argc, argv, "", opts, "job run", &perr)) != -1) {
 		switch (c) {
-		case O_WORK_RO: work_ro = true; break;
-		case O_CELL_OPT: cell_opts_take(&co, opts[cli_longindex].name, optarg); break;
-		case O_STATE: state = optarg; break;
-		case O_WORK: work = optarg; break;
-		case O_KEEP: keep = true; break;
+		case O_WORK_RO: a.work_ro = true; break;
+		case O_CELL_OPT: cell_opts_take(&a.co, opts[cli_longindex].name, optarg); break;
+		case O_STATE: a.state = optarg; break;
+		case O_WORK: a.work = optarg; break;
+		case O_KEEP: a.keep = true; break;
 		case O_JSON: o.json = true; break;
 		case O_QUIET: o.quiet = true; break;
 		case O_PREFIX: o.prefix = true; break;
-		case O_USER: user = optarg; break;
+		case O_USER: a.user = optarg; break;
 		case O_RESULT: o.result_file = optarg; break;
 		case O_RESULT_FD:
 			o.result_fd = atoi(optarg);
 			if (fcntl(o.result_fd, F_GETFD) < 0)
 				return cli_usage_error("job", "--result-fd: '%s' is not an open file descriptor", optarg);
 			break;
+		case O_WARM_FD: w.fd = atoi(optarg); break;   /* warren serve's, not a user's */
+		case O_START: cold_why = optarg; break;       /* warren serve's: why its run is cold */
 		case O_HELP: fputs(JOB_HELP, stdout); return 0;
 		case O_LABEL: case O_NAME: case O_DB: case O_RUN_ID:
 			if (hist_opt_parse(&hist, c - O_LABEL, optarg, &herr) < 0)
@@ -152,53 +339,44 @@ static int job_run_cmd(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("job", "job run takes one job file");
 	struct job job;
-	if (load(argv[optind], work, &job) < 0)
+	if (load(argv[optind], a.work, &job) < 0)
 		return 125;
 	_cleanup_error_ struct error err = { 0 };
 	struct cell_spec s = { 0 };
-	struct envb late = { 0 };
 	int rc = 125;
-	s.limits = job.limits;
-	s.limits.time_ms = job.timeout_ms;
-	s.net = job.net;
-	s.keep = keep;
-	s.statedir = statedir_default(state);
-	hist_opts_apply(&hist, &s);
-	s.driver = job.driver;
-	s.worktree_ro = work_ro || job.work_ro;
-	/* the job file's binds, then the command line's; --externals, --workdir and --hostname
-	 * of the command line win */
-	__attribute__((cleanup(cell_opts_free))) struct cell_opts jo = { 0 };
-	for (size_t i = 0; i < job.n_binds; i++)
-		cell_opts_take(&jo, job.binds[i].ro ? "ro-bind" : "bind", job.binds[i].arg);
-	for (size_t i = 0; i < co.n_binds; i++)
-		cell_opts_take(&jo, co.binds[i].ro ? "ro-bind" : "bind", co.binds[i].arg);
-	jo.externals = co.externals ? co.externals : job.externals;
-	jo.workdir = co.workdir ? co.workdir : job.workdir;
-	jo.hostname = co.hostname ? co.hostname : job.hostname;
-	if (result_file_check(o.result_file, &err) < 0 || cellspec_user(&s, user, &err) < 0 ||
-	    cellspec_paths(&s, job.rootfs, job.work, &err) < 0 || cellspec_cell_opts(&s, &jo, &err) < 0 ||
-	    cellspec_finish(&s, &err) < 0 || cellspec_image(&s, job.image, &err) < 0)
+	w.run_id = hist.run_id;
+	w.db = hist.db;
+	if (result_file_check(o.result_file, &err) < 0 || job_cell_spec(&a, &job, &hist, &s, &err) < 0)
 		goto fail;
-	s.argv = xcalloc(3, sizeof *s.argv);
-	s.argv[0] = xstrdup("warren-job");
-	s.argv[1] = xstrdup(job.path);
-	for (char **e = job.env; e && *e; e++)
-		env_set(&late, *e);
-	cellspec_env(&s, &late);
+	if (cold_why) {
+		s.start = "cold";
+		s.start_why = xstrdup(cold_why);
+	}
+	if (w.fd >= 0) {
+		s.warm = true;
+		o.take = warm_take;
+		o.ended = warm_ended;
+		o.take_ctx = &w;
+	}
 	/* the seccomp profile is compiled here, once, not in the cell */
 	if (policy_prepare(&s.policy, &err) < 0)
 		goto fail;
 	rc = job_run(&job, &s, &o, &err);
+	if (rc == -ECANCELED)
+		rc = warm_cold(&w, &o, &err);
 	if (rc < 0)
 		goto fail;
 	goto out;
 fail:
 	rc = cli_fail(&err);
 out:
-	envb_free(&late);
 	cell_spec_free(&s);
 	job_free(&job);
+	if (w.loaded) {
+		cell_spec_free(&w.s);
+		job_free(&w.job);
+	}
+	error_clear(&w.err);
 	return rc;
 }
 

@@ -53,6 +53,10 @@ static const char RUN_HELP[] =
 	"  --keep              keep the scratch for inspection and print where it is\n"
 	"  --state DIR         the state directory (default: $WARREN_STATE, /var/lib/warren for\n"
 	"                      root, ~/.local/state/warren otherwise)\n"
+	"  --via unix:PATH|tcp:HOST:PORT   send the run to a 'warren serve' there (--token-file F):\n"
+	"                      a warm cell of its shape takes it at once, else it starts cold\n"
+	"                      (said on stderr); the options are those of 'warren submit', the\n"
+	"                      output is printed when it ended (docs/api.md)\n"
 	"\n"
 	"limits (each names itself when it stops the run; 'none' lifts one; without a flag a run\n"
 	"gets the defaults 'warren selfcheck' prints, from the host's size, /etc/warren/defaults\n"
@@ -225,6 +229,8 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 
 int cmd_run(int argc, char **argv)
 {
+	if (cli_has_via(argc, argv))
+		return cmd_run_via(argc, argv); /* sent to a warren serve (cli/submit.c) */
 	_cleanup_error_ struct error err = { 0 };
 	struct run_opts o = { .result_fd = -1, .limits = { .grace_ms = 5000 } };
 	struct envb late = { 0 };

@@ -133,8 +133,8 @@ int cmd_ps(int argc, char **argv)
 		printf("%-30s %8s %9s  %-30s %-22s %s\n", "ID", "PID", "AGE", "COMMAND", "PORTS", "WORKTREE");
 	for (char **id = ids; *id; id++) {
 		_cleanup_close_ int dir = rundir_open(&sd, *id, NULL);
-		if (dir < 0 || !rundir_is_live(dir))
-			continue;
+		if (dir < 0 || !rundir_is_live(dir) || rundir_is_warm(dir))
+			continue;  /* a warm cell (serve --warm) is no run until one takes it */
 		json_t *spec = load_json(dir, "spec.json");
 		_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
 		const char *wt = json_string_value(json_object_get(spec, "worktree"));
@@ -282,6 +282,13 @@ static void rows_status(FILE *out, const char *id, json_t *r)
 	else
 		snprintf(idt, sizeof idt, "-");
 	row(out, "started", json_string_value(json_object_get(r, "started_at")) ?: idt);
+	const char *start = json_string_value(json_object_get(r, "start"));
+	if (start) {
+		/* a server's run: on a warm cell (serve --warm) or cold, and why */
+		const char *why = json_string_value(json_object_get(r, "start_why"));
+		_cleanup_free_ char *v = why ? xasprintf("%s (%s)", start, why) : xstrdup(start);
+		row(out, "start", v);
+	}
 	row(out, "ended", json_string_value(json_object_get(r, "ended_at")) ?: "-");
 	const char *st = json_string_value(json_object_get(r, "status"));
 	json_t *ec = json_object_get(r, "exit_code");
@@ -508,6 +515,13 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	_cleanup_free_ char *cg = rundir_cgroup_name(sd->tag, id);
 	if (geteuid() == 0 && cgroup_remove_by_id(cg) < 0)
 		warn_line("cannot remove the cgroup of %s; is a process of it stuck?", id);
+	/* a warm cell no run took (its server was killed): it was never a run */
+	if (rundir_is_warm(dir) && faccessat(dir, "spec.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		int r = rm_tree_at(sd->runs, id);
+		if (r < 0)
+			warn_line("cannot remove the warm cell's directory %s: %s", where, strerror(-r));
+		return r < 0 ? -1 : 1;
+	}
 	/* --net: its veth, firewall chains and sets, published ports and address lease */
 	if (geteuid() == 0 && net_gc_run(id, where) > 0)
 		did = 1;

@@ -282,7 +282,8 @@ static int submit_parse(int argc, char **argv, struct submit_opts *o, struct err
 			json_object_set_new(c == O_LABEL ? labels : env, strndupa(optarg, (size_t)(eq - optarg)), json_string(eq + 1));
 			break;
 		case O_LIMIT: json_object_set_new(limits, opts[idx].name, json_string(optarg)); break;
-		default: return error_set(err, 0, "submit: unknown option or missing value '%s' (see 'warren submit --help')", argv[optind - 1]);
+		default: return error_set(err, 0, "%s: unknown option or missing value '%s' (see 'warren submit --help': those are the options a run sent to a server takes)",
+					   argv[0], argv[optind - 1]);
 		}
 	}
 	if (!json_object_get(r, "worktree")) {
@@ -318,6 +319,87 @@ static int wait_end(const struct via *v, const char *id, struct error *err)
 		json_decref(j);
 		usleep(200000);
 	}
+}
+
+/* The plain output of the run's step main (as GET /v1/runs/{id}/logs gives it) to stdout. */
+static int print_log(const struct via *v, const char *id, struct error *err)
+{
+	_cleanup_free_ char *path = xasprintf("/v1/runs/%s/logs?step=main", id);
+	_cleanup_close_ int fd = request(v, "GET", path, NULL, err);
+	if (fd < 0)
+		return -1;
+	char *rest;
+	size_t len;
+	int status = read_head(fd, &rest, &len);
+	if (status == 200 && len)
+		write_all(STDOUT_FILENO, rest, len);
+	free(rest);
+	char buf[65536];
+	ssize_t r;
+	while (status == 200 && (r = read(fd, buf, sizeof buf)) > 0)
+		write_all(STDOUT_FILENO, buf, (size_t)r);
+	return 0;
+}
+
+/* `warren run --via unix:PATH|tcp:HOST:PORT [OPTIONS] -- COMMAND...`: a plain run sent to a
+ * server (POST /v1/runs?wait=1), which gives it a warm cell when its shape is the pool's and
+ * starts it cold when not (said on stderr); its output once it ended, its exit status. */
+int cmd_run_via(int argc, char **argv)
+{
+	_cleanup_error_ struct error err = { 0 };
+	struct submit_opts o = { .req = json_object() };
+	struct via v = { 0 };
+	int r = submit_parse(argc, argv, &o, &err);
+	if (r == 0 && (o.job || o.follow || o.json))
+		r = error_set(&err, 0, "run --via: --job, --follow and --json are options of 'warren submit'");
+	if (r == 0 && optind >= argc)
+		r = error_set(&err, 0, "run --via: no command given; usage: warren run --via SOCKET [OPTIONS] -- COMMAND [ARG...]");
+	json_t *cmd = json_array();
+	for (int i = optind; r == 0 && i < argc; i++)
+		json_array_append_new(cmd, json_string(argv[i]));
+	json_object_set_new(o.req, "command", cmd);
+	static const char *const maps[] = { "labels", "env", "limits" };
+	for (size_t i = 0; i < 3; i++)
+		if (!json_object_size(json_object_get(o.req, maps[i])))
+			json_object_del(o.req, maps[i]);
+	if (r == 0)
+		r = via_setup(&v, o.via, o.state, o.token_file, &err);
+	json_t *ans = NULL;
+	_cleanup_free_ char *body = r == 0 ? json_dumps(o.req, JSON_COMPACT) : NULL;
+	int st = r == 0 ? call(&v, "POST", "/v1/runs?wait=1", body, &ans, &err) : -1;
+	int rc;
+	if (r > 0)
+		rc = 0;
+	else if (st < 0)
+		rc = cli_fail(&err);
+	else if (st != 201)
+		rc = fail_answer(st, ans), ans = NULL;
+	else {
+		const char *id = json_string_value(json_object_get(ans, "id")) ?: "?";
+		json_t *ec = json_object_get(ans, "exit_code");
+		rc = json_is_integer(ec) ? (int)json_integer_value(ec) : 125;
+		if (print_log(&v, id, &err) < 0)
+			rc = cli_fail(&err);
+		_cleanup_free_ char *detail = xasprintf("/v1/runs/%s", id);
+		json_t *d = NULL;
+		if (call(&v, "GET", detail, NULL, &d, &err) == 200) {
+			json_t *run = json_object_get(d, "run");
+			const char *start = json_string_value(json_object_get(run, "start"));
+			const char *why = json_string_value(json_object_get(run, "start_why"));
+			const char *cause = json_string_value(json_object_get(json_object_get(run, "cause"), "message"));
+			const char *e = json_string_value(json_object_get(run, "error"));
+			if (start && !strcmp(start, "cold"))
+				warn_line("%s started cold: %s", id, why ? why : "the server keeps no warm cells");
+			if (cause || e)
+				warn_line("%s %s: %s", id, json_string_value(json_object_get(run, "state")) ?: "?",
+					  cause ? cause : e);
+		}
+		json_decref(d);
+	}
+	json_decref(ans);
+	json_decref(o.req);
+	via_free(&v);
+	return rc;
 }
 
 int cmd_submit(int argc, char **argv)

@@ -900,18 +900,26 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");
 	r.ctl = sp[0];
+	int rc = sup_prepare(&r.u, s, sp[1], err);
+	close(sp[1]);
+	if (rc == 0 && o->take) {
+		/* a warm cell: made, its init waiting; its run comes now (or never) */
+		job = r.job = o->take(o->take_ctx, s);
+		if (!job) {
+			sup_abandon(&r.u);
+			rc = -ECANCELED;
+		}
+	}
+	if (rc == 0)
+		rc = sup_go(&r.u, err);
+	if (rc < 0) {
+		close(sp[0]);
+		return rc;
+	}
 	r.steps = xcalloc(job->n_steps + 1, sizeof *r.steps);
 	r.svcs = xcalloc(job->n_services + 1, sizeof *r.svcs);
 	int out = o->json ? STDERR_FILENO : STDOUT_FILENO;
 	display_init(&r.d, out, isatty(out), o->quiet, o->prefix);
-	int rc = sup_start(&r.u, s, sp[1], err);
-	close(sp[1]);
-	if (rc < 0) {
-		close(sp[0]);
-		free(r.steps);
-		free(r.svcs);
-		return rc;
-	}
 	mkdirat(s->rundir_fd, "log", 0755);
 	sup_on_interrupt(&r.u, runner_interrupt, &r);
 	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -953,7 +961,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	display_free(&r.d);
 
 	struct supervise_opts so = { .result_fd = o->json ? STDOUT_FILENO : o->result_fd, .result_file = o->result_file,
-				     .quiet = false, .amend = amend, .amend_ctx = &r };
+				     .quiet = false, .amend = amend, .amend_ctx = &r, .ended = o->ended,
+				     .ended_ctx = o->take_ctx };
 	rc = sup_finish(&r.u, &so);
 	unlinkat(s->rundir_fd, "progress.json", 0);  /* result.json holds the steps now */
 	for (size_t i = 0; i < r.n_tasks; i++) {

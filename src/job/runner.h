@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "cell/spec.h"
+#include "run/record.h"
 #include "job/jobfile.h"
 #include "util/error.h"
 
@@ -15,6 +16,13 @@ struct job_run_opts {
 	bool json;     /* print result.json on stdout at the end; the view goes to stderr */
 	int result_fd;
 	const char *result_file;
+	/* NULL, or a warm cell's (serve --warm): called once the cell is made and its init waits;
+	 * fills s's fields of the run that takes it (cell_spec_shape_diff said it fits) and returns
+	 * its job, or NULL to give the cell up (job_run then returns -ECANCELED) */
+	const struct job *(*take)(void *ctx, struct cell_spec *s);
+	/* NULL, or told how the run ended as soon as it is known, before the record is written */
+	void (*ended)(void *ctx, const struct run_result *r);
+	void *take_ctx;
 };
 
 /* Run job in the cell described by s. Returns the job's exit status (the failing step's, 124

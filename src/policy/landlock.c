@@ -166,6 +166,18 @@ static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi
 static int prepared_ruleset = -1;
 static int prepared_abi = -1;
 
+int policy_landlock_allow_scratch(const struct policy_ctx *s, struct error *err)
+{
+	if (prepared_ruleset < 0)
+		return 0;
+	const uint64_t rw = FS_READ | FS_EXEC | FS_WRITE_TREE, fs = landlock_fs_handled(prepared_abi);
+	const char *const paths[] = { CELL_TMP_PATH, CELL_VARTMP_PATH, s->home, "/dev/shm" };
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+		if (paths[i] && allow_path(prepared_ruleset, "", paths[i], rw, fs, err) < 0)
+			return -EINVAL;
+	return 0;
+}
+
 int policy_landlock_prepare(const struct policy_ctx *s, const char *root, struct error *err)
 {
 	int rs = make_ruleset(s, root, &prepared_abi, err);

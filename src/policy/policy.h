@@ -178,6 +178,10 @@ extern const size_t policy_root_caps_n;
 int policy_landlock(const struct policy_ctx *s, int *abi_out, struct error *err);
 /* In init, before pivot_root (paths under root): make the ruleset the job will enter. */
 int policy_landlock_prepare(const struct policy_ctx *s, const char *root, struct error *err);
+/* In a warm cell's init, once its take mounted the scratch (/tmp, /var/tmp, the home, /dev/shm)
+ * over the mount points the prepared rules name: allow the new mounts too (a rule covers the
+ * directory it was made on, not what is mounted over it later). */
+int policy_landlock_allow_scratch(const struct policy_ctx *s, struct error *err);
 int landlock_abi(void);
 /* The file-system and net accesses a ruleset handles at ABI abi. */
 uint64_t landlock_fs_handled(int abi);

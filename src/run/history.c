@@ -52,6 +52,7 @@ static const char SCHEMA_V1[] =
 	"CREATE TABLE IF NOT EXISTS labels (run TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
 	" key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run, key));"
 	"CREATE INDEX IF NOT EXISTS labels_kv ON labels(key, value);";
+static const char SCHEMA_V2[] = "ALTER TABLE runs ADD COLUMN start TEXT; ALTER TABLE runs ADD COLUMN start_why TEXT;";
 
 void history_note_failed(const struct cell_spec *s, const char *msg)
 {
@@ -127,8 +128,10 @@ static int migrate(struct history *h, struct error *err)
 	} else if (version > HISTORY_SCHEMA_VERSION) {
 		r = error_set(err, 0, "history %s has schema version %d, newer than this warren's %d; use a newer warren or another --db",
 			      h->path, version, HISTORY_SCHEMA_VERSION);
-	} else if (version < 1) {
-		_cleanup_free_ char *sql = xasprintf("%sPRAGMA user_version = %d;", SCHEMA_V1, HISTORY_SCHEMA_VERSION);
+	} else {
+		/* v2: how a server's run got its cell (serve --warm) */
+		_cleanup_free_ char *sql = xasprintf("%s%sPRAGMA user_version = %d;", version < 1 ? SCHEMA_V1 : "",
+						     SCHEMA_V2, HISTORY_SCHEMA_VERSION);
 		r = exec(h, sql, err);
 	}
 	sqlite3_exec(h->db, r < 0 ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
@@ -249,12 +252,13 @@ int history_begin(struct history *h, const struct history_run *r, struct error *
 	if (exec(h, "BEGIN IMMEDIATE", err) < 0)
 		return -EIO;
 	sqlite3_stmt *st = prepare(h,
-		"INSERT INTO runs(id, name, state, kind, command, worktree, statedir, owner, submitted_ms, started_ms, labels, via)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		"INSERT INTO runs(id, name, state, kind, command, worktree, statedir, owner, submitted_ms, started_ms, labels, via,"
+		" start, start_why) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
 		" ON CONFLICT(id) DO UPDATE SET state = excluded.state, kind = COALESCE(kind, excluded.kind),"
 		" command = COALESCE(command, excluded.command), worktree = COALESCE(excluded.worktree, worktree),"
 		" statedir = COALESCE(excluded.statedir, statedir), started_ms = COALESCE(excluded.started_ms, started_ms),"
-		" name = COALESCE(excluded.name, name), labels = COALESCE(excluded.labels, labels)", err);
+		" name = COALESCE(excluded.name, name), labels = COALESCE(excluded.labels, labels),"
+		" start = COALESCE(excluded.start, start), start_why = COALESCE(excluded.start_why, start_why)", err);
 	int rc = -EIO;
 	if (st) {
 		bind_text(st, 1, r->id);
@@ -269,6 +273,8 @@ int history_begin(struct history *h, const struct history_run *r, struct error *
 		bind_ms(st, 10, r->started_ms);
 		bind_json(st, 11, r->labels && json_object_size(r->labels) ? r->labels : NULL);
 		bind_text(st, 12, r->via ? r->via : "cli");
+		bind_text(st, 13, r->start);
+		bind_text(st, 14, r->start_why);
 		rc = run_stmt(h, st, "record the run", err);
 	}
 	if (rc == 0 && r->labels)
@@ -327,7 +333,7 @@ int history_delete(struct history *h, const char *id, struct error *err)
 
 #define ROW_COLUMNS                                                                                  \
 	"id, name, state, kind, exit_code, signal, cause_limit, cause, error, command, worktree, statedir," \
-	" owner, submitted_ms, started_ms, ended_ms, duration_s, labels, pruned, via"
+	" owner, submitted_ms, started_ms, ended_ms, duration_s, labels, pruned, via, start, start_why"
 
 static json_t *col_text(sqlite3_stmt *st, int i)
 {
@@ -390,6 +396,8 @@ static json_t *row_json(sqlite3_stmt *st)
 	json_object_set_new(j, "labels", col_json(st, 17, json_object()));
 	json_object_set_new(j, "pruned", json_boolean(sqlite3_column_int(st, 18)));
 	json_object_set_new(j, "via", col_text(st, 19));
+	json_object_set_new(j, "start", col_text(st, 20));
+	json_object_set_new(j, "start_why", col_text(st, 21));
 	return j;
 }
 
@@ -560,7 +568,8 @@ void history_note_start(const struct cell_spec *s)
 	struct history_run r = { .id = s->id, .name = s->name, .state = "running",
 				 .kind = s->argv && s->argv[0] && !strcmp(s->argv[0], "warren-job") ? "job" : "command",
 				 .worktree = s->worktree, .statedir = s->statedir, .command = cmd, .labels = labels,
-				 .owner = s->host_uid, .started_ms = history_now_ms() };
+				 .owner = s->host_uid, .started_ms = history_now_ms(), .start = s->start,
+				 .start_why = s->start_why };
 	struct error err = { 0 };
 	if (history_begin(h, &r, &err) < 0) {
 		warn_line("%s: %s; the run's record is in %s all the same", s->id, err.msg, s->rundir);

@@ -13,7 +13,7 @@
 #include "run/record.h"
 #include "util/error.h"
 
-#define HISTORY_SCHEMA_VERSION 1
+#define HISTORY_SCHEMA_VERSION 2
 #define HISTORY_FILE "history.db"
 /* --db none: no history */
 #define HISTORY_NONE "none"
@@ -33,6 +33,7 @@ struct history_run {
 	const char *kind;                /* "command" or "job" */
 	const char *worktree, *statedir;
 	const char *via;                 /* "cli" (NULL) or "serve" */
+	const char *start, *start_why;   /* a server's run: "warm", or "cold" and why (or NULL) */
 	json_t *command;                 /* array of words (borrowed) */
 	json_t *labels;                  /* object of strings (borrowed), or NULL */
 	uid_t owner;                     /* the host user who asked for it */

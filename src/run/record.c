@@ -115,9 +115,14 @@ json_t *record_labels_json(char **labels)
 	return o;
 }
 
-/* "name" and "labels" (--name, --label) when the run has them */
+/* "name" and "labels" (--name, --label) when the run has them; "start" ("warm", or "cold"
+ * and "start_why") for a server's run */
 static void record_add_labels(const struct cell_spec *s, json_t *j)
 {
+	if (s->start)
+		json_object_set_new(j, "start", json_string(s->start));
+	if (s->start_why)
+		json_object_set_new(j, "start_why", json_string(s->start_why));
 	if (s->name)
 		json_object_set_new(j, "name", json_string(s->name));
 	if (s->labels)

@@ -220,9 +220,12 @@ int rundir_create(struct cell_spec *s, struct error *err)
 		what = "lock";
 		goto fail;
 	}
-	/* with a scratch limit the cell's init makes the parts in a tmpfs over this directory
-	 * (container.c): nothing of them on the host's disk */
-	if (s->limits.scratch) {
+	/* a warm cell's directory is not a run's until its take (rundir_taken) */
+	if (s->warm)
+		close(openat(dfd, RUNDIR_WARM, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	/* with a scratch limit (and in a warm cell) the cell's init makes the parts in a tmpfs
+	 * over this directory (container.c): nothing of them on the host's disk */
+	if (s->limits.scratch || s->warm) {
 		s->rundir_fd = dfd;
 		return lock;
 	}
@@ -268,6 +271,16 @@ fail:
 	closep(&dfd);
 	rm_tree_at(s->runs_fd, s->id);
 	return r;
+}
+
+void rundir_taken(int rfd)
+{
+	unlinkat(rfd, RUNDIR_WARM, 0);
+}
+
+bool rundir_is_warm(int rfd)
+{
+	return faccessat(rfd, RUNDIR_WARM, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 bool rundir_has_scratch(int rfd)

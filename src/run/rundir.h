@@ -50,6 +50,11 @@ char *rundir_read(int rfd, const char *name);
 pid_t rundir_pid(int rfd);
 int rundir_write_pid(int rfd, pid_t pid);
 /* True when any scratch part of the run directory still exists. */
+/* A warm cell's directory (serve --warm) holds RUNDIR_WARM until a run takes the cell: one left
+ * by a killed server was never a run (warren gc removes it whole, with no record). */
+#define RUNDIR_WARM "warm"
+void rundir_taken(int rfd);
+bool rundir_is_warm(int rfd);
 bool rundir_has_scratch(int rfd);
 /* Remove the temporary files ("spec.json.tmp.<pid>") a supervisor killed in the middle of
  * writing its record left in the run directory rfd. How many it removed. */

@@ -282,6 +282,7 @@ static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, con
 	const char *what;
 	if (!split_run_url(url, id, &what))
 		return send_error(c, 404, "no such path %s; run ids look like run_01J...", url);
+	server_settle(s, id);  /* a run that said how it ended is shown once its record is whole */
 	json_t *row = visible_row(s, w, id);
 	if (!row)
 		return send_error(c, 404, "no run %s (of yours) on this server", id);
@@ -345,6 +346,9 @@ static enum MHD_Result route(struct listener *l, struct MHD_Connection *c, const
 			return send_error(c, 413, "the body is larger than %d bytes", MAX_BODY);
 		json_t *out = NULL;
 		int st = submit_run(s, &w, rq->body ? rq->body : "", rq->len, &out);
+		const char *wait = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "wait");
+		if (st == 201 && wait && !strcmp(wait, "1"))
+			server_wait_end(s, out);
 		return send_json(c, st, out);
 	}
 	if (!strncmp(url, "/v1/runs/", 9))

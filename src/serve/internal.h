@@ -22,7 +22,30 @@ struct srun {
 	char **argv;           /* the child's: this binary's `job run ...` */
 	int64_t submitted_ms;
 	pid_t pid;
+	int warm_fd;           /* a warm cell's supervisor: its socket (-1: none, closed) */
+	bool ended;            /* its supervisor said how it ended (it writes the record now) */
+	bool warm;             /* given a warm cell */
+	bool cold;             /* ... whose supervisor gave it up: the run started cold */
 	struct srun *next;
+};
+
+/* A cell of the warm pool (warm.c): its supervisor, and the run id it will give its run. */
+struct warm_cell {
+	char id[RUN_ID_LEN + 1];
+	pid_t pid;
+	int fd;                /* its supervisor's socket */
+	bool ready;            /* the cell is made, its init waits */
+	bool discarded;
+	struct warm_cell *next;
+};
+
+/* A run's end as its waiters (POST ?wait=1) learn it. */
+struct run_end {
+	char id[RUN_ID_LEN + 1];
+	char state[16];
+	const char *start;     /* "warm", "cold" or NULL (not said) */
+	int exit_code;
+	struct run_end *next;
 };
 
 /* One listening socket: the daemon's closure. */
@@ -59,6 +82,17 @@ struct server {
 	int ndaemons;
 	char *sockets[16];     /* unix socket paths to remove at the end */
 	int nsockets;
+	int ep;                /* the main loop's epoll */
+	bool stopping;         /* SIGTERM: the runs are being stopped */
+	bool stopped;          /* ... and they are: nothing more ends */
+	/* the warm pool (warm.c) */
+	long warm_n, pool_n;   /* cells wanted, cells made or being made */
+	char *warm_work, *warm_image, *warm_job;
+	struct warm_cell *pool;
+	unsigned warm_failed;  /* cells in a row that failed before they were ready */
+	uint64_t warm_taken, cold_started;
+	pthread_cond_t ended;  /* a run ended (ends), or was reaped */
+	struct run_end *ends;  /* the last few */
 };
 
 /* Who asks: the peer of a unix socket (uid), or a holder of the token (the server's uid). */
@@ -83,6 +117,40 @@ int server_kill(struct server *s, const char *id, const char *why);
 bool server_live(struct server *s, const char *id);
 /* The file <state>/serve/<id><suffix> of run id. */
 char *server_file(struct server *s, const char *id, const char *suffix);
+
+/* Start this binary as a run's supervisor (argv), its output on out, keep (-1: none) as its fd 3. */
+pid_t server_spawn(char **argv, int out, int keep, pid_t parent, const sigset_t *mask);
+/* The last "warren: " line of the console of id. */
+char *server_console_error(struct server *s, const char *id);
+/* `warren gc --state S IDS...`, waited for. */
+void server_gc(struct server *s, char **ids);
+/* POST ?wait=1: wait until the run of out (the 201 answer) ended; its state and exit code
+ * into out. A warm run's is known before its record is written (server_settle). */
+void server_wait_end(struct server *s, json_t *out);
+/* Wait until a run that said how it ended has written its record and ended (reaped). */
+void server_settle(struct server *s, const char *id);
+/* Note a run's end for its waiters; under mu. */
+void server_note_end(struct server *s, const char *id, const char *state, int exit_code, const char *start);
+
+/* warm.c: the warm pool; all under mu */
+void warm_fill(struct server *s, const sigset_t *mask);
+/* NULL: there is no pool; "": req may take a warm cell; else why it may not */
+const char *warm_fits(struct server *s, json_t *req);
+/* A ready warm cell, when one is and a slot is free (NULL: none); give it the run of req (its
+ * job file, named by the cell's id) after the run's row is written. */
+struct warm_cell *warm_ready(struct server *s);
+int warm_give(struct server *s, struct warm_cell *w, const char *file, json_t *req);
+/* The row of the run given a warm cell is written: tell its supervisor (which writes its own
+ * rows only after that: a cold start's, its end). */
+void warm_row_written(struct server *s, const char *id);
+/* A warm cell's supervisor's socket is readable (false: fd is not one). */
+bool warm_read(struct server *s, int fd);
+/* pid was a pool cell's supervisor (true): forget it. */
+bool warm_reaped(struct server *s, pid_t pid);
+void warm_discard_all(struct server *s);
+uint64_t warm_pss_per_cell(struct server *s);
+/* Reclaim the cells a killed server left (<serve>/<id>.warm). */
+void warm_recover(struct server *s);
 
 /* submit.c: POST /v1/runs body -> a queued run; HTTP status and the JSON answer */
 int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out);

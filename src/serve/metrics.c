@@ -52,6 +52,17 @@ char *metrics_text(struct server *s)
 		add(&t, "warren_start_latency_seconds_bucket{le=\"%g\"} %llu\n", LAT_BOUNDS[i], (unsigned long long)s->lat_le[i]);
 	add(&t, "warren_start_latency_seconds_bucket{le=\"+Inf\"} %llu\nwarren_start_latency_seconds_sum %.6f\nwarren_start_latency_seconds_count %llu\n",
 	    (unsigned long long)s->lat_count, s->lat_sum, (unsigned long long)s->lat_count);
+	long ready = 0;
+	for (struct warm_cell *w = s->pool; w; w = w->next)
+		ready += w->ready && !w->discarded;
+	add(&t, "# HELP warren_warm_cells Warm cells (serve --warm): wanted, and made with their init waiting.\n"
+		"# TYPE warren_warm_cells gauge\nwarren_warm_cells{state=\"wanted\"} %ld\nwarren_warm_cells{state=\"ready\"} %ld\n",
+	    s->warm_n, ready);
+	add(&t, "# HELP warren_starts_total Runs given a warm cell, or started cold.\n# TYPE warren_starts_total counter\n"
+		"warren_starts_total{start=\"warm\"} %llu\nwarren_starts_total{start=\"cold\"} %llu\n",
+	    (unsigned long long)s->warm_taken, (unsigned long long)s->cold_started);
+	add(&t, "# HELP warren_warm_cell_pss_bytes Memory of one ready warm cell: the Pss of its supervisor and the cell's processes (mean).\n"
+		"# TYPE warren_warm_cell_pss_bytes gauge\nwarren_warm_cell_pss_bytes %llu\n", (unsigned long long)warm_pss_per_cell(s));
 	pthread_mutex_unlock(&s->mu);
 	return t;
 }

@@ -70,6 +70,7 @@ struct srun *server_find(struct server *s, const char *id, bool *queued)
 
 static void srun_free(struct srun *r)
 {
+	closep(&r->warm_fd);
 	for (char **a = r->argv; a && *a; a++)
 		free(*a);
 	free(r->argv);
@@ -80,6 +81,7 @@ void server_enqueue(struct server *s, const char *id, uid_t owner, char **argv, 
 {
 	struct srun *r = xcalloc(1, sizeof *r);
 	memcpy(r->id, id, RUN_ID_LEN + 1);
+	r->warm_fd = -1;
 	r->owner = owner;
 	r->argv = argv;
 	r->submitted_ms = submitted_ms;
@@ -127,6 +129,7 @@ int server_kill(struct server *s, const char *id, const char *why)
 		unlink_run(&s->queue, r);
 		_cleanup_free_ char *msg = xasprintf("killed while queued (%s); it never started", why);
 		record_end(s, id, "interrupted", "kill", msg, NULL);
+		server_note_end(s, id, "interrupted", 125, NULL);
 		_cleanup_free_ char *req = server_file(s, id, ".req.json");
 		unlink(req);
 		srun_free(r);
@@ -149,7 +152,7 @@ int server_kill(struct server *s, const char *id, const char *why)
 /* The child: dies with the server (PR_SET_PDEATHSIG; fork happens on the main thread, whose
  * end is the process's), its output in <serve>/<id>.out, then this binary's `job run`.
  * Only async-signal-safe calls between fork and exec: the server has threads. */
-static pid_t spawn(struct srun *r, int out, pid_t parent, const sigset_t *mask)
+pid_t server_spawn(char **argv, int out, int keep, pid_t parent, const sigset_t *mask)
 {
 	pid_t pid = fork();
 	if (pid != 0)
@@ -158,12 +161,12 @@ static pid_t spawn(struct srun *r, int out, pid_t parent, const sigset_t *mask)
 	if (getppid() != parent)
 		_exit(125);
 	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+	if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || (keep >= 0 && dup2(keep, 3) < 0))
 		_exit(125);
 	setsid();
 	sigprocmask(SIG_UNBLOCK, mask, NULL);
 	signal(SIGPIPE, SIG_DFL);
-	execv("/proc/self/exe", r->argv);
+	execv("/proc/self/exe", argv);
 	_exit(127);
 }
 
@@ -183,10 +186,11 @@ static void start_queued(struct server *s, const sigset_t *mask)
 		s->queue = r->next;
 		_cleanup_free_ char *outp = server_file(s, r->id, ".out");
 		_cleanup_close_ int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		pid_t pid = out < 0 ? -1 : spawn(r, out, getpid(), mask);
+		pid_t pid = out < 0 ? -1 : server_spawn(r->argv, out, -1, getpid(), mask);
 		if (pid < 0) {
 			_cleanup_free_ char *msg = xasprintf("warren serve could not start it: %s", strerror(errno));
 			record_end(s, r->id, "error", NULL, NULL, msg);
+			server_note_end(s, r->id, "error", 125, NULL);
 			srun_free(r);
 			continue;
 		}
@@ -200,7 +204,7 @@ static void start_queued(struct server *s, const sigset_t *mask)
 }
 
 /* The last line warren wrote to the run's console, for a run that ended without its row. */
-static char *console_error(struct server *s, const char *id)
+char *server_console_error(struct server *s, const char *id)
 {
 	_cleanup_free_ char *p = server_file(s, id, ".out");
 	_cleanup_free_ char *txt = read_file(p, NULL);
@@ -213,16 +217,84 @@ static char *console_error(struct server *s, const char *id)
 	return xstrdup(last ? last : "its supervisor ended without a record");
 }
 
+void server_note_end(struct server *s, const char *id, const char *state, int exit_code, const char *start)
+{
+	struct run_end *e = xcalloc(1, sizeof *e);
+	memcpy(e->id, id, RUN_ID_LEN + 1);
+	snprintf(e->state, sizeof e->state, "%s", state ? state : "error");
+	e->exit_code = exit_code;
+	e->start = start;
+	e->next = s->ends;
+	s->ends = e;
+	/* the last 64 are enough for the waiters: they wait for runs that are live */
+	int n = 0;
+	for (struct run_end *x = s->ends; x; x = x->next)
+		if (++n == 64) {
+			for (struct run_end *y = x->next, *nx; y; y = nx) {
+				nx = y->next;
+				free(y);
+			}
+			x->next = NULL;
+			break;
+		}
+	pthread_cond_broadcast(&s->ended);
+}
+
+void server_wait_end(struct server *s, json_t *out)
+{
+	const char *id = json_string_value(json_object_get(out, "id"));
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		struct run_end *e = s->ends;
+		while (e && strcmp(e->id, id))
+			e = e->next;
+		if (e) {
+			json_object_set_new(out, "state", json_string(e->state));
+			json_object_set_new(out, "exit_code", json_integer(e->exit_code));
+			if (e->start)
+				json_object_set_new(out, "start", json_string(e->start));
+			json_object_set_new(out, "queue_position", json_null());
+			break;
+		}
+		if (s->stopped)
+			break;  /* the server stops: a run still queued stays so, as the answer says */
+		pthread_cond_wait(&s->ended, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+void server_settle(struct server *s, const char *id)
+{
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		bool q;
+		struct srun *r = server_find(s, id, &q);
+		if (!r || q || !r->ended)
+			break;
+		pthread_cond_wait(&s->ended, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
 static void reaped(struct server *s, struct srun *r, int status)
 {
 	unlink_run(&s->running, r);
 	s->busy--;
+	if (r->warm_fd >= 0) {
+		epoll_ctl(s->ep, EPOLL_CTL_DEL, r->warm_fd, NULL);
+		closep(&r->warm_fd);
+	}
 	_cleanup_error_ struct error err = { 0 };
 	json_t *row = history_get(s->h, r->id, &err);
 	const char *st = json_string_value(json_object_get(row, "state"));
+	if (!r->ended)
+		server_note_end(s, r->id, st && strcmp(st, "running") ? st : "error",
+				(int)json_integer_value(json_object_get(row, "exit_code")),
+				!r->warm ? NULL : r->cold ? "cold" : "warm");
+	pthread_cond_broadcast(&s->ended);
 	if (!st || !strcmp(st, "running") || !strcmp(st, "queued")) {
 		/* it ended without writing its end: warren failed before or while running it */
-		_cleanup_free_ char *msg = console_error(s, r->id);
+		_cleanup_free_ char *msg = server_console_error(s, r->id);
 		_cleanup_free_ char *full = WIFSIGNALED(status)
 			? xasprintf("its supervisor was killed by signal %d (%s)", WTERMSIG(status), msg)
 			: xstrdup(msg);
@@ -239,11 +311,15 @@ static void reap(struct server *s)
 	int status;
 	pid_t pid;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		bool ours = false;
 		for (struct srun *r = s->running; r; r = r->next)
 			if (r->pid == pid) {
 				reaped(s, r, status);
+				ours = true;
 				break;
 			}
+		if (!ours)
+			warm_reaped(s, pid);
 	}
 }
 
@@ -266,7 +342,7 @@ static void retention(struct server *s)
 
 /* ---- what a killed server left ---- */
 
-static void run_gc(struct server *s, char **ids)
+void server_gc(struct server *s, char **ids)
 {
 	size_t n = 0;
 	while (ids[n])
@@ -332,7 +408,7 @@ static int recover_running(struct server *s, struct error *err)
 	}
 	if (n)
 		fprintf(stderr, "warren serve: %zu run%s of the last server interrupted; reclaiming them\n", n, n == 1 ? "" : "s");
-	run_gc(s, dead);
+	server_gc(s, dead);
 	free(dead);
 	history_ids_free(ids);
 	return 0;
@@ -485,6 +561,29 @@ static int read_token(struct server *s, const char *file, struct error *err)
 
 /* ---- the server ---- */
 
+/* --warm N: the shape of the pool's cells, a job file of the server's (a command's job, one
+ * step) for --warm-work DIR and --warm-image NAME. */
+static int warm_shape(struct server *s, const struct serve_opts *o, struct error *err)
+{
+	if (!o->warm_work || o->warm_work[0] != '/')
+		return error_set(err, 0, "--warm %ld: give the warm cells' worktree as --warm-work DIR (an absolute path); a run takes a warm cell when its worktree is that one", o->warm);
+	struct stat st;
+	if (stat(o->warm_work, &st) < 0 || !S_ISDIR(st.st_mode))
+		return error_set(err, errno ? errno : ENOTDIR, "--warm-work %s: name an existing directory", o->warm_work);
+	s->warm_n = o->warm;
+	s->warm_work = xstrdup(o->warm_work);
+	s->warm_image = o->warm_image ? xstrdup(o->warm_image) : NULL;
+	json_t *j = json_pack("{s:[{s:s,s:s}]}", "steps", "name", "main", "run", "exec true");
+	if (s->warm_image)
+		json_object_set_new(j, "image", json_string(s->warm_image));
+	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (write_file_atomic_at(s->dir_fd, "warm.job.json", t, strlen(t), 0644) < 0)
+		return error_set(err, errno, "cannot write %s/warm.job.json", s->dir);
+	s->warm_job = server_file(s, "warm", ".job.json");
+	return 0;
+}
+
 static int server_open(struct server *s, const struct serve_opts *o, struct error *err)
 {
 	_cleanup_free_ char *state = statedir_default(o->state);
@@ -506,6 +605,8 @@ static int server_open(struct server *s, const struct serve_opts *o, struct erro
 		return -EIO;
 	s->uid = geteuid();
 	s->slots = o->slots > 0 ? o->slots : sysconf(_SC_NPROCESSORS_ONLN);
+	if (o->warm && warm_shape(s, o, err) < 0)
+		return -EINVAL;
 	s->keep_runs = o->keep_runs;
 	s->keep_for_ms = (int64_t)o->keep_for_ms;
 	s->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -539,6 +640,16 @@ static void server_close(struct server *s)
 	closep(&s->dir_fd);
 	closep(&s->wake);
 	statedir_close(&s->sd);
+	for (struct run_end *e = s->ends, *n; e; e = n) {
+		n = e->next;
+		free(e);
+	}
+	if (s->warm_job)
+		unlink(s->warm_job);
+	free(s->warm_job);
+	free(s->warm_work);
+	free(s->warm_image);
+	pthread_cond_destroy(&s->ended);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->rmu);
 }
@@ -548,6 +659,8 @@ static void server_close(struct server *s)
 static void drain(struct server *s, int sfd)
 {
 	pthread_mutex_lock(&s->mu);
+	s->stopping = true;
+	warm_discard_all(s);
 	for (struct srun *r = s->running; r; r = r->next) {
 		union sigval v = { .sival_int = WARREN_KILL_MAGIC };
 		sigqueue(r->pid, SIGTERM, v);
@@ -556,7 +669,7 @@ static void drain(struct server *s, int sfd)
 	while (1) {
 		pthread_mutex_lock(&s->mu);
 		reap(s);
-		bool left = s->running != NULL;
+		bool left = s->running != NULL || s->pool != NULL;
 		pthread_mutex_unlock(&s->mu);
 		if (!left)
 			break;
@@ -571,6 +684,7 @@ static void drain(struct server *s, int sfd)
 static void loop(struct server *s, int sfd, const sigset_t *mask)
 {
 	_cleanup_close_ int ep = epoll_create1(EPOLL_CLOEXEC);
+	s->ep = ep;
 	_cleanup_close_ int tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
 	timerfd_settime(tick, 0, &its, NULL);
@@ -594,21 +708,30 @@ static void loop(struct server *s, int sfd, const sigset_t *mask)
 				reap(s);
 			} else if (evs[i].data.fd == tick && read(tick, &x, sizeof x) > 0 && ++ticks % 5 == 0) {
 				retention(s);
+			} else if (warm_read(s, evs[i].data.fd)) {
+				/* a warm cell's supervisor spoke */
 			} else if (read(evs[i].data.fd, &x, sizeof x) < 0) {
 				/* the eventfd was read by an earlier event */
 			}
 		}
-		if (!stop)
+		if (!stop) {
 			start_queued(s, mask);
+			warm_fill(s, mask);
+		}
 		pthread_mutex_unlock(&s->mu);
 	}
 	drain(s, sfd);
+	pthread_mutex_lock(&s->mu);
+	s->stopped = true;  /* waiters of runs that did not end (queued ones) are answered */
+	pthread_cond_broadcast(&s->ended);
+	pthread_mutex_unlock(&s->mu);
 }
 
 int serve_run(const struct serve_opts *o, struct error *err)
 {
-	struct server s = { .dir_fd = -1, .wake = -1, .sd = { .fd = -1, .runs = -1 } };
+	struct server s = { .dir_fd = -1, .wake = -1, .ep = -1, .sd = { .fd = -1, .runs = -1 } };
 	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.ended, NULL);
 	pthread_mutex_init(&s.rmu, NULL);
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -626,6 +749,8 @@ int serve_run(const struct serve_opts *o, struct error *err)
 		r = recover_running(&s, err);
 	if (r == 0)
 		r = recover_queued(&s, err);
+	if (r == 0)
+		warm_recover(&s);
 	_cleanup_free_ char *dflt = xasprintf("unix:%s/serve.sock", s.sd.path ? s.sd.path : ".");
 	for (size_t i = 0; r == 0 && i < (o->nlisten ? o->nlisten : 1); i++)
 		r = start_listener(&s, o->nlisten ? o->listen[i] : dflt, err);

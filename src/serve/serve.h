@@ -17,6 +17,9 @@ struct serve_opts {
 	const char *db;       /* --db */
 	const char *token_file;
 	long keep_runs;       /* retention: 0 none */
+	long warm;            /* --warm N: cells made in advance (0: none) */
+	const char *warm_work; /* --warm-work DIR: their worktree */
+	const char *warm_image; /* --warm-image NAME: their root (NULL: the host's /) */
 	uint64_t keep_for_ms;
 };
 

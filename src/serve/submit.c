@@ -179,9 +179,9 @@ static int write_job(struct server *s, const char *id, json_t *req, json_t **out
 }
 
 /* The arguments of the child: this binary's `job run FILE ...`. */
-static char **child_argv(struct server *s, json_t *req, const char *id, const char *file)
+static char **child_argv(struct server *s, json_t *req, const char *id, const char *file, const char *cold_why)
 {
-	size_t cap = 16 + 2 * json_object_size(json_object_get(req, "labels")), n = 0;
+	size_t cap = 18 + 2 * json_object_size(json_object_get(req, "labels")), n = 0;
 	char **a = xcalloc(cap, sizeof *a);
 	const char *fixed[] = { "warren", "job", "run", file, "--state", s->sd.path, "--db", s->db, "--run-id", id,
 				"--quiet", "--work", json_string_value(json_object_get(req, "worktree")) };
@@ -196,6 +196,10 @@ static char **child_argv(struct server *s, json_t *req, const char *id, const ch
 	if ((v = json_object_get(req, "name"))) {
 		a[n++] = xstrdup("--name");
 		a[n++] = xstrdup(json_string_value(v));
+	}
+	if (cold_why) {
+		a[n++] = xstrdup("--start-cold");
+		a[n++] = xstrdup(cold_why);
 	}
 	return a;
 }
@@ -227,6 +231,93 @@ static void save_request(struct server *s, const char *id, char **argv, uid_t ow
 	json_decref(j);
 }
 
+/* Hand the run of req (its job file *file) to warm cell wc (which is freed then): the file is
+ * renamed to the cell's id (the run's now) first, back when the cell is gone. Under mu. */
+static int give_warm(struct server *s, struct warm_cell *wc, char **file, json_t *req)
+{
+	char *to = server_file(s, wc->id, ".job.json");
+	if (rename(*file, to) < 0 || warm_give(s, wc, to, req) < 0) {
+		rename(to, *file);
+		free(to);
+		return -1;
+	}
+	free(*file);
+	*file = to;
+	return 0;
+}
+
+/* Give the checked run of req (id, its job *file) a ready warm cell of its shape (its id then
+ * the cell's), or queue it for a cold start, with its row: the HTTP status, *out the answer. */
+static int start_run(struct server *s, const struct who *w, json_t *req, char *id, char **file_, json_t **out)
+{
+	char *file = *file_;
+	int64_t now = history_now_ms();
+	json_t *cmd = json_object_get(req, "command") ? json_incref(json_object_get(req, "command")) : NULL;
+	struct history_run hr = { .id = id, .name = json_string_value(json_object_get(req, "name")), .state = "queued",
+				  .kind = json_object_get(req, "command") ? "command" : "job",
+				  .worktree = json_string_value(json_object_get(req, "worktree")), .statedir = s->sd.path,
+				  .via = "serve", .labels = json_object_get(req, "labels"), .owner = w->uid,
+				  .submitted_ms = now };
+	_cleanup_error_ struct error err = { 0 };
+	char **argv = NULL;
+	pthread_mutex_lock(&s->mu);
+	const char *fits = warm_fits(s, req);
+	struct warm_cell *wc = fits && !*fits ? warm_ready(s) : NULL;
+	if (fits && !*fits && !wc)
+		fits = "no warm cell of this shape was ready (or no slot was free)";
+	char wid[RUN_ID_LEN + 1];
+	if (wc)
+		memcpy(wid, wc->id, sizeof wid);  /* wc is freed once given */
+	if (wc && give_warm(s, wc, file_, req) == 0) {
+		file = *file_;
+		memcpy(id, wid, sizeof wid);
+		hr.state = "running";
+		hr.start = "warm";
+		hr.started_ms = now;
+	} else {
+		if (wc)
+			fits = "its warm cell was gone when it was handed over";
+		wc = NULL;
+		argv = child_argv(s, req, id, file, fits);
+		hr.start = fits ? "cold" : NULL;
+		hr.start_why = fits;
+	}
+	if (!cmd)
+		cmd = json_pack("[s,s]", "warren-job", file);
+	hr.command = cmd;
+	/* a warm cell got its run first and the row is written while the run starts: under mu,
+	 * so the run's end (warm.c) is taken only once its row is there, and its supervisor
+	 * writes its own rows only once told so */
+	int r = history_begin(s->h, &hr, &err);
+	if (wc) {
+		if (r < 0)
+			fprintf(stderr, "warren serve: %s: %s (it runs all the same)\n", id, err.msg);
+		warm_row_written(s, id);
+		r = 0;
+		s->submitted++;
+		*out = json_pack("{s:s,s:s,s:n,s:s}", "id", id, "state", "running", "queue_position", "start", "warm");
+	} else if (r == 0) {
+		save_request(s, id, argv, w->uid, now);
+		server_enqueue(s, id, w->uid, argv, now);
+		argv = NULL;
+		s->submitted++;
+		s->cold_started++;
+		*out = json_pack("{s:s,s:s,s:I,s:o}", "id", id, "state", "queued", "queue_position",
+				 (json_int_t)server_queue_pos(s, id), "start", fits ? json_string("cold") : json_null());
+	}
+	pthread_mutex_unlock(&s->mu);
+	json_decref(cmd);
+	for (char **p = argv; p && *p; p++)
+		free(*p);
+	free(argv);
+	if (r < 0) {
+		if (!*out)
+			*out = json_pack("{s:s}", "error", err.msg);
+		return 500;
+	}
+	return 201;
+}
+
 int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out)
 {
 	json_error_t je;
@@ -249,37 +340,8 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	}
 	if (!st)
 		st = write_job(s, id, req, out, &file);
-	if (st) {
-		json_decref(req);
-		return st;
-	}
-	char **argv = child_argv(s, req, id, file);
-	int64_t now = history_now_ms();
-	json_t *cmd = json_object_get(req, "command") ? json_incref(json_object_get(req, "command"))
-						      : json_pack("[s,s]", "warren-job", file);
-	struct history_run hr = { .id = id, .name = json_string_value(json_object_get(req, "name")), .state = "queued",
-				  .kind = json_object_get(req, "command") ? "command" : "job",
-				  .worktree = json_string_value(json_object_get(req, "worktree")), .statedir = s->sd.path,
-				  .via = "serve", .command = cmd, .labels = json_object_get(req, "labels"), .owner = w->uid,
-				  .submitted_ms = now };
-	_cleanup_error_ struct error err = { 0 };
-	pthread_mutex_lock(&s->mu);
-	int r = history_begin(s->h, &hr, &err);
-	if (r == 0) {
-		save_request(s, id, argv, w->uid, now);
-		server_enqueue(s, id, w->uid, argv, now);
-		s->submitted++;
-		*out = json_pack("{s:s,s:s,s:I}", "id", id, "state", "queued", "queue_position", (json_int_t)server_queue_pos(s, id));
-	}
-	pthread_mutex_unlock(&s->mu);
-	json_decref(cmd);
+	if (!st)
+		st = start_run(s, w, req, id, &file, out);
 	json_decref(req);
-	if (r < 0) {
-		for (char **p = argv; *p; p++)
-			free(*p);
-		free(argv);
-		*out = json_pack("{s:s}", "error", err.msg);
-		return 500;
-	}
-	return 201;
+	return st;
 }

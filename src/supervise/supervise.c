@@ -694,6 +694,7 @@ static void sup_close(struct sup *u)
 	closep(&u->pty);
 	vm_close(&u->cell);
 	cell_close(&u->cell);
+	closep(&u->console_sock);
 	refused_free(&u->refused);
 	json_decref(u->held);
 	u->held = NULL;
@@ -714,24 +715,10 @@ static void emit_result(const struct supervise_opts *o, const char *json)
 	}
 }
 
-int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err)
+/* The loop's own descriptors, before anything is made that a failure would leave; the signals
+ * it watches blocked before anything can be interrupted. */
+static int sup_loop_fds(struct sup *u, struct error *err)
 {
-	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
-			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1 };
-	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = -1;
-	cgroup_init(&u->cg);
-	clock_gettime(CLOCK_REALTIME, &u->started);
-	clock_gettime(CLOCK_MONOTONIC, &u->t0);
-	bool made_rundir = false;
-	int out_w = -1, err_w = -1, devnull = -1;
-	int console[2] = { -1, -1 };
-	int watch[2] = { -1, -1 };
-	refused_init(&u->refused);
-	bool vm = s->driver == CELL_DRIVER_VM;
-	if (vm && vm_check_spec(s, control >= 0, err) < 0)
-		return -EINVAL;
-
-	/* block the signals we watch before anything can be interrupted */
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -745,26 +732,116 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	 * nothing, wakes no one, where a watched one woke the loop twice a run for nothing; a
 	 * caller's SIG_IGN would have the kernel reap init before its rusage is read */
 	signal(SIGCHLD, SIG_DFL);
-
-	/* the loop's own descriptors, before anything is made that a failure would leave */
 	u->ep = epoll_create1(EPOLL_CLOEXEC);
 	u->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	u->wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	u->watch_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	u->grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (u->ep < 0 || u->sfd < 0 || u->wall_tfd < 0 || u->watch_tfd < 0 || u->grace_tfd < 0) {
-		error_set(err, errno, "cannot create the supervisor's event loop (epoll, signalfd, timerfd)");
-		goto fail;
+	if (u->ep < 0 || u->sfd < 0 || u->wall_tfd < 0 || u->watch_tfd < 0 || u->grace_tfd < 0)
+		return error_set(err, errno, "cannot create the supervisor's event loop (epoll, signalfd, timerfd)");
+	return 0;
+}
+
+/* The supervisor's ends of what the cell gets: the job's streams (the caller's, pipes, or a
+ * terminal made in the cell), the executor's /dev/null stdin, the write watch's socket. */
+struct sup_ends {
+	int out_w, err_w, devnull, console, watch;
+};
+
+static void sup_ends_close(struct sup_ends *e)
+{
+	closep(&e->out_w);
+	closep(&e->err_w);
+	closep(&e->devnull);
+	closep(&e->console);
+	closep(&e->watch);
+}
+
+static int output_pipe(int *r, int *w, struct error *err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return error_set(err, errno, "cannot create the output pipes");
+	*r = p[0];
+	*w = p[1];
+	fcntl(*r, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, bool vm, struct error *err)
+{
+	const struct cell_spec *s = u->s;
+	if (io->control >= 0) {
+		/* a job: its steps get their own streams from the executor; nothing reads stdin */
+		e->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (e->devnull < 0)
+			return error_set(err, errno, "cannot open /dev/null");
+		io->in = e->devnull;
 	}
-	u->lock = rundir_create(s, err);
-	if (u->lock < 0)
-		goto fail;
-	made_rundir = true;
-	if (record_write_spec(s, err) < 0)
-		goto fail;
+	if (s->tty && io->control < 0 && !vm) { /* a VM's job has no terminal yet: pipes */
+		int cs[2];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
+			return error_set(err, errno, "cannot create the console socket");
+		u->console_sock = cs[0];
+		io->console = e->console = cs[1];
+		/* only the streams that are the terminal go through the job's: a stderr the caller
+		 * redirected (2>err.txt) gets a pipe of its own, relayed to where it points */
+		io->err = -1;
+		if (!isatty(STDERR_FILENO)) {
+			if (output_pipe(&u->err_r, &e->err_w, err) < 0)
+				return -EIO;
+			io->err = e->err_w;
+		}
+	} else {
+		if (output_pipe(&u->out_r, &e->out_w, err) < 0 || output_pipe(&u->err_r, &e->err_w, err) < 0)
+			return -EIO;
+		io->out = e->out_w;
+		io->err = e->err_w;
+	}
+	/* the write watch: the job sends its seccomp listener over this socket */
+	io->watch = -1;
+	if (vm && !s->policy.no_refused_writes) {
+		u->refused.off = xstrdup("the vm driver has no write watch yet");
+	} else if (!s->policy.no_refused_writes) {
+		int w[2];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w) < 0)
+			return error_set(err, errno, "cannot create the write watch's socket");
+		io->watch = e->watch = w[1];
+		u->refused.sock = w[0];
+	}
+	return 0;
+}
+
+/* warren failed before the job ran: nothing half-made stays. */
+static int sup_fail(struct sup *u, bool made_rundir, struct error *err)
+{
+	struct cell_spec *s = u->s;
+	if (u->cell.pid > 0 && !u->init_gone) {
+		signal_cell(u, SIGKILL);
+		waitpid(u->cell.pid, NULL, 0);
+	}
+	sup_close(u);
+	cgroup_destroy(&u->cg);
+	net_teardown(&u->net); /* nothing unless --net made something */
+	if (made_rundir) {
+		history_note_failed(s, err->msg); /* its row, when it was written, says why */
+		struct error e2 = { 0 };
+		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
+		error_clear(&e2);
+		rm_tree_at(s->runs_fd, s->id);
+	}
+	closep(&u->lock);
+	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);
+	return err->errnum ? -err->errnum : -EINVAL;
+}
+
+/* Run directory, cgroup and the cell, its init waiting to be let go. */
+static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
+{
+	struct cell_spec *s = u->s;
 	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
 	if (s->net.mode != NET_NONE && net_prepare(&u->net, &s->net, s->id, s->rundir, s->rootless, err) < 0)
-		goto fail;
+		return -EIO;
 	rundir_write_pid(s->rundir_fd, getpid());
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
 	struct limits host_limits = s->limits;
@@ -773,108 +850,64 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 	int cgr = cgroup_create(&u->cg, cg_name, &host_limits, s->rootless, spec_host_gid(s), err);
 	free(cg_name);
 	if (cgr < 0)
-		goto fail;
-
+		return -EIO;
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
 			      .control = control, .tap = -1 };
-	if (control >= 0) {
-		/* a job: its steps get their own streams from the executor; nothing reads stdin */
-		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (devnull < 0) {
-			error_set(err, errno, "cannot open /dev/null");
-			goto fail;
-		}
-		io.in = devnull;
-	}
-	if (s->tty && control < 0 && !vm) { /* a VM's job has no terminal yet: pipes */
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, console) < 0) {
-			error_set(err, errno, "cannot create the console socket");
-			goto fail;
-		}
-		io.console = console[1];
-		/* only the streams that are the terminal go through the job's: a stderr the caller
-		 * redirected (2>err.txt) gets a pipe of its own, relayed to where it points */
-		io.err = -1;
-		int p2[2];
-		if (!isatty(STDERR_FILENO)) {
-			if (pipe2(p2, O_CLOEXEC) < 0) {
-				error_set(err, errno, "cannot create the output pipes");
-				goto fail;
-			}
-			u->err_r = p2[0];
-			err_w = p2[1];
-			fcntl(u->err_r, F_SETFL, O_NONBLOCK);
-			io.err = err_w;
-		}
-	} else {
-		int p1[2], p2[2];
-		if (pipe2(p1, O_CLOEXEC) < 0 || pipe2(p2, O_CLOEXEC) < 0) {
-			error_set(err, errno, "cannot create the output pipes");
-			goto fail;
-		}
-		u->out_r = p1[0];
-		out_w = p1[1];
-		u->err_r = p2[0];
-		err_w = p2[1];
-		fcntl(u->out_r, F_SETFL, O_NONBLOCK);
-		fcntl(u->err_r, F_SETFL, O_NONBLOCK);
-		io.out = out_w;
-		io.err = err_w;
-	}
-
-	/* the write watch: the job sends its seccomp listener over this socket */
-	io.watch = -1;
-	if (vm && !s->policy.no_refused_writes)
-		u->refused.off = xstrdup("the vm driver has no write watch yet");
-	else if (!s->policy.no_refused_writes) {
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, watch) < 0) {
-			error_set(err, errno, "cannot create the write watch's socket");
-			goto fail;
-		}
-		io.watch = watch[1];
-		u->refused.sock = watch[0];
-		watch[0] = -1;
-	}
-
+	struct sup_ends e = { -1, -1, -1, -1, -1 };
+	int r = sup_streams(u, &io, &e, vm, err);
 	u->cell.cgroup_fd = u->cg.v2_fd;
 	u->cell.cgroup = &u->cg;
 	/* a VM's network: its tap, firewall and resolver before qemu, which gets the tap */
-	if (vm && s->net.mode != NET_NONE) {
+	if (r == 0 && vm && s->net.mode != NET_NONE) {
 		io.tap = net_attach_tap(&u->net, &s->net, err);
-		if (io.tap < 0)
-			goto fail;
+		r = io.tap < 0 ? -EIO : 0;
 		io.addr = u->net.addr, io.gw = u->net.gw, io.prefix = u->net.prefix;
 	}
-	int started = vm ? vm_start(s, &io, &u->cell, err) : container_start(s, &io, &u->cell, err);
+	if (r == 0)
+		r = vm ? vm_start(s, &io, &u->cell, err) : container_start(s, &io, &u->cell, err);
 	closep(&io.tap);
-	if (started < 0)
-		goto fail;
+	sup_ends_close(&e);
+	if (r < 0)
+		return r;
 	/* its row in <state>/history.db (run/history.h), written while init makes the cell, before
-	 * the job is let go */
-	history_note_start(s);
-	closep(&watch[1]);
-	closep(&out_w);
-	closep(&err_w);
-	closep(&console[1]);
-	closep(&devnull);
+	 * the job is let go (a warm cell's by the server that gives it its run: serve/warm.c) */
+	if (!s->warm)
+		history_note_start(s);
 	cgroup_close_join(&u->cg); /* init moves itself into the run's cgroup (v1) */
 	/* network (opt-in): veth, address, route, firewall and resolver, set up from outside */
-	if (s->net.mode != NET_NONE && !vm && net_attach(&u->net, &s->net, u->cell.pid, err) < 0) {
-		signal_cell(u, SIGKILL);
-		waitpid(u->cell.pid, NULL, 0);
-		goto fail;
-	}
-	/* from here on the job may run: what changes in the worktree after this is its doing */
-	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
-	if (vm)
-		vm_release(&u->cell);
-	else
-		container_release(&u->cell);
-	if (console[0] >= 0) {
-		recv_console(u, console[0]);
-		closep(&console[0]);
-	}
+	if (s->net.mode != NET_NONE && !vm && net_attach(&u->net, &s->net, u->cell.pid, err) < 0)
+		return -EIO;
+	return 0;
+}
 
+int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err)
+{
+	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
+			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
+	u->cell.pid = -1;
+	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = -1;
+	cgroup_init(&u->cg);
+	clock_gettime(CLOCK_REALTIME, &u->started);
+	clock_gettime(CLOCK_MONOTONIC, &u->t0);
+	refused_init(&u->refused);
+	bool vm = s->driver == CELL_DRIVER_VM;
+	if (vm && vm_check_spec(s, control >= 0, err) < 0)
+		return -EINVAL;
+	if (vm && s->warm)
+		return error_set(err, 0, "a warm cell is a container; the vm driver has none");
+	if (sup_loop_fds(u, err) < 0)
+		return sup_fail(u, false, err);
+	u->lock = rundir_create(s, err);
+	if (u->lock < 0)
+		return sup_fail(u, false, err);
+	if ((!s->warm && record_write_spec(s, err) < 0) || sup_make_cell(u, control, vm, err) < 0)
+		return sup_fail(u, true, err);
+	return 0;
+}
+
+static void sup_watch_all(struct sup *u)
+{
+	const struct cell_spec *s = u->s;
 	fcntl(u->cell.report_fd, F_SETFL, O_NONBLOCK);
 	sup_watch_fd(u, u->cell.pidfd, EV_PIDFD);
 	sup_watch_fd(u, u->cell.report_fd, EV_REPORT);
@@ -896,34 +929,54 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		sup_watch_fd(u, STDIN_FILENO, EV_IN);
 		u->in_open = true;
 	}
-	if (s->limits.time_ms && !vm)
+	if (s->limits.time_ms && !u->cell.vm)
 		arm(u->wall_tfd, s->limits.time_ms, 0);
 	if (s->limits.cpu_ms || s->limits.pids || s->limits.memory)
 		arm(u->watch_tfd, WATCH_MS, WATCH_MS);
-	return 0;
+}
 
-fail:
-	closep(&devnull);
-	closep(&watch[0]);
-	closep(&watch[1]);
-	closep(&console[0]);
-	closep(&console[1]);
-	closep(&out_w);
-	closep(&err_w);
-	sup_close(u);
-	cgroup_destroy(&u->cg);
-	net_teardown(&u->net); /* nothing unless --net made something */
-	if (made_rundir) {
-		history_note_failed(s, err->msg); /* its row, when it was written, says why */
-		/* nothing half-made stays: warren failed before the job ran */
-		struct error e2 = { 0 };
-		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
-		error_clear(&e2);
-		rm_tree_at(s->runs_fd, s->id);
+int sup_go(struct sup *u, struct error *err)
+{
+	struct cell_spec *s = u->s;
+	if (s->warm) {
+		/* the run starts now, not when its cell was made */
+		clock_gettime(CLOCK_REALTIME, &u->started);
+		clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	}
-	closep(&u->lock);
-	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);
-	return err->errnum ? -err->errnum : -EINVAL;
+	/* from here on the job may run: what changes in the worktree after this is its doing */
+	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
+	if (u->cell.vm)
+		vm_release(&u->cell);
+	else if (s->warm)
+		container_take(&u->cell, s->limits.scratch);
+	else
+		container_release(&u->cell);
+	/* a warm cell's spec.json while its init makes the scratch (its history row was written
+	 * by the server that gave it its run: serve/warm.c) */
+	if (s->warm && record_write_spec(s, err) < 0)
+		return sup_fail(u, true, err);
+	if (s->warm)
+		rundir_taken(s->rundir_fd);
+	if (u->console_sock >= 0) {
+		recv_console(u, u->console_sock);
+		closep(&u->console_sock);
+	}
+	sup_watch_all(u);
+	return 0;
+}
+
+void sup_abandon(struct sup *u)
+{
+	struct error err = { 0 };
+	error_set(&err, 0, "the warm cell was given up");
+	sup_fail(u, true, &err);
+	error_clear(&err);
+}
+
+int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err)
+{
+	int r = sup_prepare(u, s, control, err);
+	return r < 0 ? r : sup_go(u, err);
 }
 
 int sup_finish(struct sup *u, const struct supervise_opts *o)
@@ -952,6 +1005,8 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	json_t *extra = NULL;
 	if (o->amend)
 		o->amend(o->amend_ctx, &res, &extra);
+	if (o->ended)
+		o->ended(o->ended_ctx, &res);
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
 	vm_record(&u->cell, &extra);           /* "vm": accel, kernel, memory; nothing for a container */
 	held_record(u, &extra, o->quiet);

@@ -33,6 +33,7 @@ struct sup {
 	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
 	int out_r, err_r;          /* job output pipes (read ends), -1 when closed */
 	int pty;                   /* pty master, -1 when none */
+	int console_sock;          /* until the cell is let go: where init sends the pty master */
 	bool tty_raw;
 	struct termios saved_tio;
 	struct timespec t0;        /* CLOCK_MONOTONIC at start */
@@ -83,6 +84,10 @@ struct supervise_opts {
 	/* a job adds its steps and services to the record, and may set the status and cause */
 	void (*amend)(void *ctx, struct run_result *r, json_t **extra);
 	void *amend_ctx;
+	/* NULL, or told how the run ended as soon as that is known, before the record is written
+	 * (a warm run's server answers its client then) */
+	void (*ended)(void *ctx, const struct run_result *r);
+	void *ended_ctx;
 };
 
 /* The pieces of supervise_run, for a caller with more to watch (a job's steps): start the
@@ -91,6 +96,13 @@ struct supervise_opts {
  * exit status). Callers add their fds with tags >= EV_APP. */
 #define EV_APP 64
 int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err);
+/* sup_start in two: make the run directory, cgroup and cell, its init waiting (a warm cell:
+ * s->warm, its record not written yet); then let it go (a warm cell: its take, with s's run
+ * fields filled in since, and the record written). Either cleans up after itself on failure.
+ * sup_abandon gives up a prepared cell that will not be let go. */
+int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err);
+int sup_go(struct sup *u, struct error *err);
+void sup_abandon(struct sup *u);
 bool sup_dispatch(struct sup *u, const struct epoll_event *ev);
 bool sup_running(const struct sup *u);
 /* Wait for the next events of the run and of the caller's fds (epoll_wait without timeout). */
