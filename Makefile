@@ -91,8 +91,8 @@ $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/cli/version.o: override CFLAGS += -DWARREN_VERSION='"$(VERSION)"'
-$(BUILD)/obj/cli/version.o: debian/changelog
+$(BUILD)/obj/cli/version.o $(BUILD)/obj/oci/info.o: override CFLAGS += -DWARREN_VERSION='"$(VERSION)"'
+$(BUILD)/obj/cli/version.o $(BUILD)/obj/oci/info.o: debian/changelog
 
 $(BUILD)/gen/console_assets.c: $(CONSOLE) scripts/embed-assets
 	@mkdir -p $(dir $@)

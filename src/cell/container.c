@@ -999,6 +999,11 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	loopback_up();
 	build_root(s);
 
+	/* the terminal's master goes out before the job may run (an OCI runtime's caller waits
+	 * for it between create and start) */
+	struct cell_io jio = *io;
+	if (io->console >= 0)
+		open_console(s, &jio);
 	/* wait for the supervisor (the network, from outside) */
 	char c;
 	if (read(go, &c, 1) != 1)
@@ -1006,9 +1011,6 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	close(go);
 	show_cgroup(cg);
 
-	struct cell_io jio = *io;
-	if (io->console >= 0)
-		open_console(s, &jio);
 	pid_t job = start_job(s, &jio);
 	if (io->watch >= 0)
 		close(io->watch);

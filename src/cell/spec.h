@@ -53,6 +53,7 @@ struct cell_spec {
 
 	bool keep;
 	bool tty;             /* give the job a pseudo-terminal of its own */
+	bool tty_stderr;      /* its stderr too is the terminal, whatever warren's is (OCI) */
 	struct limits limits;
 	struct policy_opts policy; /* seccomp, Landlock, masks, protected paths (policy/policy.h) */
 	struct net_opts net;  /* --net, --publish, --dns-max-names (net/net.h); mode 0: none */

@@ -713,6 +713,7 @@ static void sup_close(struct sup *u)
 	closep(&u->out_r);
 	closep(&u->err_r);
 	closep(&u->pty);
+	closep(&u->console_sock);
 	vm_close(&u->cell);
 	cell_close(&u->cell);
 	refused_free(&u->refused);
@@ -735,10 +736,10 @@ static void emit_result(const struct supervise_opts *o, const char *json)
 	}
 }
 
-int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err)
+int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err)
 {
 	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
-			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1 };
+			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = -1;
 	cgroup_init(&u->cg);
 	clock_gettime(CLOCK_REALTIME, &u->started);
@@ -818,7 +819,7 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		 * redirected (2>err.txt) gets a pipe of its own, relayed to where it points */
 		io.err = -1;
 		int p2[2];
-		if (!isatty(STDERR_FILENO)) {
+		if (!isatty(STDERR_FILENO) && !s->tty_stderr) {
 			if (pipe2(p2, O_CLOEXEC) < 0) {
 				error_set(err, errno, "cannot create the output pipes");
 				goto fail;
@@ -874,15 +875,47 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		waitpid(u->cell.pid, NULL, 0);
 		goto fail;
 	}
+	u->console_sock = console[0];
+	console[0] = -1;
+	return 0;
+
+fail:
+	closep(&devnull);
+	closep(&watch[0]);
+	closep(&watch[1]);
+	closep(&console[0]);
+	closep(&console[1]);
+	closep(&out_w);
+	closep(&err_w);
+	sup_close(u);
+	cgroup_destroy(&u->cg);
+	net_teardown(&u->net); /* nothing unless --net made something */
+	if (made_rundir) {
+		history_note_failed(s, err->msg); /* its row, when it was written, says why */
+		/* nothing half-made stays: warren failed before the job ran */
+		struct error e2 = { 0 };
+		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
+		error_clear(&e2);
+		rm_tree_at(s->runs_fd, s->id);
+	}
+	closep(&u->lock);
+	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);
+	return err->errnum ? -err->errnum : -EINVAL;
+}
+
+void sup_go(struct sup *u)
+{
+	struct cell_spec *s = u->s;
+	bool vm = s->driver == CELL_DRIVER_VM;
 	/* from here on the job may run: what changes in the worktree after this is its doing */
 	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
 	if (vm)
 		vm_release(&u->cell);
 	else
 		container_release(&u->cell);
-	if (console[0] >= 0) {
-		recv_console(u, console[0]);
-		closep(&console[0]);
+	if (u->console_sock >= 0) {
+		recv_console(u, u->console_sock);
+		closep(&u->console_sock);
 	}
 
 	fcntl(u->cell.report_fd, F_SETFL, O_NONBLOCK);
@@ -910,30 +943,15 @@ int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err
 		arm(u->wall_tfd, s->limits.time_ms, 0);
 	if (s->limits.cpu_ms || s->limits.pids || s->limits.memory)
 		arm(u->watch_tfd, WATCH_MS, WATCH_MS);
-	return 0;
+}
 
-fail:
-	closep(&devnull);
-	closep(&watch[0]);
-	closep(&watch[1]);
-	closep(&console[0]);
-	closep(&console[1]);
-	closep(&out_w);
-	closep(&err_w);
-	sup_close(u);
-	cgroup_destroy(&u->cg);
-	net_teardown(&u->net); /* nothing unless --net made something */
-	if (made_rundir) {
-		history_note_failed(s, err->msg); /* its row, when it was written, says why */
-		/* nothing half-made stays: warren failed before the job ran */
-		struct error e2 = { 0 };
-		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
-		error_clear(&e2);
-		rm_tree_at(s->runs_fd, s->id);
-	}
-	closep(&u->lock);
-	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);
-	return err->errnum ? -err->errnum : -EINVAL;
+int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err)
+{
+	int r = sup_prepare(u, s, control, err);
+	if (r < 0)
+		return r;
+	sup_go(u);
+	return 0;
 }
 
 int sup_finish(struct sup *u, const struct supervise_opts *o)

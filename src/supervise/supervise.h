@@ -33,6 +33,8 @@ struct sup {
 	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
 	int out_r, err_r;          /* job output pipes (read ends), -1 when closed */
 	int pty;                   /* pty master, -1 when none */
+	int console_sock;          /* from sup_prepare to sup_go: where init sends the terminal's
+	                              master (-1: no terminal, or a caller took it) */
 	bool tty_raw;
 	struct termios saved_tio;
 	struct timespec t0;        /* CLOCK_MONOTONIC at start */
@@ -91,6 +93,11 @@ struct supervise_opts {
  * exit status). Callers add their fds with tags >= EV_APP. */
 #define EV_APP 64
 int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err);
+/* sup_start in two halves, for a caller that holds the made cell before its job may run (the
+ * OCI face's create and start): prepare makes the run directory, cgroup and cell (init waits);
+ * go lets the job run and starts watching it. */
+int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err);
+void sup_go(struct sup *u);
 bool sup_dispatch(struct sup *u, const struct epoll_event *ev);
 bool sup_running(const struct sup *u);
 /* Wait for the next events of the run and of the caller's fds (epoll_wait without timeout). */
