@@ -3,6 +3,7 @@
  * line naming the field; a bundle asking for less isolation than a cell has gets the cell's
  * (docs/oci.md lists every field). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,11 @@ static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spe
 		return error_set(err, 0, "mounts[%zu] (bind on %s): no source", i, dst);
 	_cleanup_free_ char *abs = src[0] == '/' ? xstrdup(src) : xasprintf("%s/%s", b->path, src);
 	_cleanup_free_ char *what = xasprintf("mounts[%zu] (bind of %s on %s)", i, abs, dst);
-	return cellspec_add_bind(s, what, abs, dst, opt_has(opts, "ro"), err);
+	/* a runtime's own files under /run (podman's hosts, hostname, resolv.conf, .containerenv)
+	 * are bound read-only: no bind of /run may be written from a cell */
+	_cleanup_close_ int fd = open(abs, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	bool ro = opt_has(opts, "ro") || (fd >= 0 && run_plain_file(abs, fd));
+	return cellspec_add_bind(s, what, abs, dst, ro, err);
 }
 
 /* ---- linux ---- */
@@ -294,7 +299,10 @@ int oci_bundle_load(const char *bundle, const char *id, struct oci_bundle *b, st
 	if (!json_is_object(jget(b->config, "process")))
 		return error_set(err, 0, "%s: process: missing; the bundle must say what to run", cfg);
 	s->limits.grace_ms = 5000;
-	s->statedir = statedir_default(NULL);
+	/* warren's state directory (the runs' records): the bundle's annotation warren.state
+	 * (podman --annotation: conmon passes no environment), $WARREN_STATE (containerd passes its
+	 * own environment to the shim), else the default */
+	s->statedir = statedir_default(jstr(jget(b->config, "annotations"), OCI_STATE_ANNOTATION));
 	s->name = xstrdup(id);
 	if (take_cell(b->config, b, s, err) < 0 || cellspec_finish(s, err) < 0 || policy_prepare(&s->policy, err) < 0)
 		return -EINVAL;

@@ -16,6 +16,8 @@
 /* runc's exit status for a failure of the runtime itself */
 #define OCI_FAIL 1
 #define OCI_SPEC_VERSION "1.1.0"
+/* the annotation naming warren's state directory for the run's record */
+#define OCI_STATE_ANNOTATION "warren.state"
 
 /* the global options: --root, --log, --log-format, --systemd-cgroup, --debug */
 struct oci_globals {

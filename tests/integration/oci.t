@@ -1,0 +1,179 @@
+#!/bin/bash
+# oci.t - the OCI runtime face (warren oci, warren-runc): the lifecycle straight as a shim or
+# conmon drives it (tests/oci-caller.py: a subreaper that creates, reads the pid file, starts
+# and waits for that pid): state created -> running -> stopped with the spec's fields, the
+# supervisor's exit mirroring the job's (code, signal), kill by name and number, the console
+# socket getting the terminal's master, run, the errors (bad bundle, unknown id, duplicate id, a
+# refused field) as one line and exit 1 with the message in --log's JSON; features, state and
+# --version as go-runc reads them; as root and rootless; then podman --runtime and containerd's
+# runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
+. "$(dirname "$0")/../lib.sh"
+
+plan 92
+
+BB=$(image_busybox) || bail_out "cannot build the busybox image"
+CALLER=$REPO/tests/oci-caller.py
+T=$(mktemp -d -p "$TEST_SCRATCH")
+chmod 755 "$T"
+RUNC=$T/warren-runc
+ln -s "$WARREN" "$RUNC"
+
+# bundle DIR ARGS_JSON [PYTHON]: a bundle from `warren-runc spec` with the busybox image as its
+# root, process.args ARGS_JSON, terminal off, then the python statement PYTHON on c.
+bundle() {
+	local d=$1 args=$2 extra=${3:-pass}
+	mkdir_for_mode "$d"
+	ln -s "$BB" "$d/rootfs"
+	(cd "$d" && "${RUNNER[@]}" "$RUNC" spec) || return 1
+	"$PY" - "$d/config.json" "$args" "$STATE" <<PYEOF
+import json, sys
+f, args, state = sys.argv[1:4]
+c = json.load(open(f))
+c["process"]["args"] = json.loads(args)
+c["process"]["terminal"] = False
+c["annotations"] = {"warren.state": state, "test": "oci.t"}
+$extra
+json.dump(c, open(f, "w"))
+PYEOF
+}
+
+# caller ID BUNDLE ARGS...: oci-caller.py as the mode's user (OUT: its lines)
+caller() {
+	local id=$1 b=$2; shift 2
+	bounded "${RUNNER[@]}" "$PY" "$CALLER" "$RUNC" "$ROOT" "$b" "$id" "$@"
+}
+val() { sed -n "s/^$1=//p" <<<"$OUT" | head -1; }
+
+# ---- what the runtime says of itself
+bounded "$RUNC" --version
+is "$RC" 0 "--version exits 0"
+like "$(sed -n 1p <<<"$OUT")" '^runc version [0-9]' "--version: the first line is 'runc version X' (go-runc)"
+like "$(sed -n 2p <<<"$OUT")" '^commit: ' "--version: a commit: line"
+like "$(sed -n 3p <<<"$OUT")" '^spec: 1\.[0-9]+\.[0-9]+$' "--version: a spec: 1.x.y line"
+bounded "$WARREN" oci features
+is "$RC" 0 "features exits 0"
+is "$("$PY" -c 'import json,sys; j=json.loads(sys.stdin.read()); l=j["linux"]
+print(j["ociVersionMin"][:2], j["ociVersionMax"][:2], type(j["hooks"]).__name__, "bind" in j["mountOptions"],
+      sorted(l["namespaces"]) == ["cgroup","ipc","mount","network","pid","user","uts"], l["seccomp"]["enabled"],
+      l["apparmor"]["enabled"], type(j["annotations"]).__name__)' <<<"$OUT")" \
+	"1. 1. list True True True False dict" "features: the JSON of runtime-spec features.md (versions, hooks, mountOptions, linux.namespaces, seccomp, apparmor, annotations)"
+
+for mode in root user; do
+	use_mode "$mode"
+	M="[$mode]"
+	D=$T/$mode
+	mkdir_for_mode "$D"
+	ROOT=$D/root
+	mkdir_for_mode "$ROOT" 700
+
+	# ---- the lifecycle straight: exit code, pid file, state at each step
+	bundle "$D/b-exit" '["sh", "-c", "echo out-$(id -u); echo err >&2; exit 3"]'
+	caller c-exit "$D/b-exit"
+	pid=$(val pidfile)
+	like "$pid" '^[0-9]+$' "$M create writes the pid file"
+	is "$(val created)" "created/$pid" "$M state after create: created, with the pid of the pid file"
+	is "$(val state_keys)" "annotations,bundle,created,id,ociVersion,owner,pid,status,warren_run" "$M state has the spec's fields (ociVersion, id, status, pid, bundle, annotations)"
+	like "$(val running)" "^(running/$pid|stopped/0)$" "$M state after start: running (or already stopped)"
+	is "$(val end)" "exit 3" "$M the pid the caller waits for exits with the job's code"
+	is "$(val stopped)" "stopped/0" "$M state after the end: stopped, pid 0"
+	is "$(val delete)" 0 "$M delete exits 0"
+	is "$(val out)" "out-0|err|" "$M the job's stdout and stderr reach the caller's streams"
+	[ -e "$ROOT/c-exit" ]; is $? 1 "$M delete removes the container's state directory"
+	run=$(ls -t "$STATE/runs" | head -1)
+	is "$(jget "$STATE/runs/$run/result.json" 'd["exit_code"], d["name"]')" '[3, "c-exit"]' "$M the run is recorded as any warren run (result.json, named after the container)"
+	nothing_left "$STATE/runs/$run" "$M nothing of the container is left (scratch, mounts, processes, cgroups)"
+
+	# ---- kill by name and by number: the supervisor dies by the job's signal
+	bundle "$D/b-sleep" '["sleep", "1000"]'
+	caller c-term "$D/b-sleep" --kill SIGTERM
+	is "$(val end)" "signal 15" "$M kill ID SIGTERM: the waited-for pid dies by SIGTERM"
+	caller c-kill "$D/b-sleep" --kill 9
+	is "$(val end)" "signal 9" "$M kill ID 9: the waited-for pid dies by SIGKILL"
+	is "$(val stopped)" "stopped/0" "$M state after a kill: stopped"
+	caller c-nostart "$D/b-sleep" --no-start
+	like "$(val end)" "^signal 9$" "$M delete of a created container (never started) ends it"
+	[ -z "$(job_pids 1000)" ]; ok $? "$M no sleep of the killed containers is left"
+
+	# ---- the console socket: the terminal's master comes over SCM_RIGHTS, the job's tty on it
+	bundle "$D/b-tty" '["sh", "-c", "tty; echo tty-ok"]' 'c["process"]["terminal"] = True'
+	caller c-tty "$D/b-tty" --console
+	like "$(val console)" 'fds=1$' "$M --console-socket gets one descriptor (the terminal's master)"
+	like "$(val tty)" '^/dev/pts/[0-9]+\|tty-ok' "$M the job's stdin/stdout are the terminal whose master was sent"
+	is "$(val end)" "exit 0" "$M a job with a terminal exits 0"
+
+	# ---- run: create + start + wait, exit code, state removed
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-exit" c-run
+	is "$RC" 3 "$M run exits with the job's code"
+	like "$OUT" '^out-0$' "$M run: the job's output"
+	[ -e "$ROOT/c-run" ]; is $? 1 "$M run removes the container's state when it ends"
+
+	# ---- the errors: one line, runc's exit status 1, the message in --log's last JSON line
+	LOG=$D/log.json
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" --log "$LOG" --log-format json create --bundle "$D/nope" c-bad
+	is "$RC" 1 "$M a missing bundle: exit 1"
+	one_warren_line "$M a missing bundle: one line"
+	like "$ERR" "bundle $D/nope: not a directory" "$M a missing bundle: the line names it"
+	is "$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["msg"])' "$LOG")" \
+		"bundle $D/nope: not a directory: No such file or directory" "$M --log-format json: the last line's msg is the error (what go-runc reads)"
+	[ -e "$ROOT/c-bad" ]; is $? 1 "$M a failed create leaves no state"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" state no-such
+	is "$RC:$ERR" "1:warren: container no-such does not exist (under $ROOT)" "$M state of an unknown id: one line, exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" kill no-such KILL
+	is "$RC" 1 "$M kill of an unknown id: exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-dup
+	is "$RC" 0 "$M create c-dup"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-dup
+	is "$RC:$ERR" "1:warren: container with id exists: c-dup" "$M a duplicate id: one line, exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" kill c-dup SIGNOPE
+	like "$RC:$ERR" "^1:warren: kill: 'SIGNOPE' is not a signal" "$M kill with an unknown signal name: one line, exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete c-dup
+	is "$RC" 0 "$M delete of the created duplicate"
+	bundle "$D/b-hook" '["true"]' 'c["hooks"] = {"prestart": [{"path": "/bin/true"}]}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-hook" c-hook
+	like "$RC:$ERR" "^1:warren: hooks.prestart: warren runs no hooks" "$M a refused field (hooks): one line naming it, exit 1"
+	bundle "$D/b-ns" '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-ns" c-ns
+	like "$RC:$ERR" "^1:warren: linux.namespaces\[[0-9]+\]: joining the network namespace at /proc/1/ns/net is not supported" "$M a namespace path to join: refused in one line naming the field"
+	is "$(ls "$ROOT" | grep -v -e '\.out$' -e '\.pid$' -e '\.console$' -e '^log.json$')" "" "$M nothing of any container is left under --root"
+	x=$(state_clean); ok $? "$M nothing of any run is left under the state directory" || diag "$x"
+done
+
+# ---- podman --runtime warren-runc
+use_mode root
+if ! command -v podman >/dev/null; then
+	skip 12 "podman is not installed"
+else
+	PD=$T/podman
+	mkdir -p "$PD"
+	# podman refuses a runroot longer than 50 characters: one of its own under /run
+	PRUN=$(mktemp -d /run/warren-oci-t.XXXXXX)
+	P=(podman --root "$PD/root" --runroot "$PRUN" --cgroup-manager cgroupfs --events-backend file
+	   --runtime "$RUNC" --storage-driver vfs)
+	A=(--network none --annotation "warren.state=$STATE")
+	bounded "${P[@]}" run --rm "${A[@]}" --rootfs "$BB" /bin/sh -c 'echo podman-$(id -u); cat /proc/1/cmdline | tr "\0" " "; exit 5'
+	is "$RC" 5 "podman run --rootfs: exit code of the container"
+	line_like "$OUT" '^podman-0$' "podman run --rootfs: its output"
+	like "$OUT" 'warren' "podman run --rootfs: pid 1 of the container is warren's init (a cell)"
+	run=$(ls -t "$STATE/runs" | head -1)
+	is "$(jget "$STATE/runs/$run/result.json" 'd["exit_code"]')" 5 "podman: the run is recorded in warren's state"
+	nothing_left "$STATE/runs/$run" "podman: nothing of the cell is left"
+	(cd "$BB" && tar -cf "$PD/bb.tar" .)
+	bounded "${P[@]}" import "$PD/bb.tar" localhost/warren-bb:test
+	is "$RC" 0 "podman import of a rootfs tarball"
+	bounded "${P[@]}" run --rm "${A[@]}" localhost/warren-bb:test /bin/sh -c 'echo image-ok; exit 0'
+	is "$RC:$OUT" "0:image-ok" "podman run of an image podman imported"
+	bounded "${P[@]}" run --rm "${A[@]}" -d localhost/warren-bb:test sleep 1000
+	cid=$OUT
+	is "$RC" 0 "podman run -d (a long-running container)"
+	bounded "${P[@]}" stop -t 2 "$cid"
+	is "$RC" 0 "podman stop (runtime kill SIGTERM)"
+	bounded "${P[@]}" rm -f "$cid"
+	bounded "${P[@]}" ps -a -q
+	is "$OUT" "" "podman: no container left"
+	bounded "${P[@]}" rmi -a -f
+	bounded "${P[@]}" system reset -f
+	umount -R "$PD/root/overlay" 2>/dev/null
+	is "$(mounts_under "$PD")$(mounts_under "$PRUN")" "" "podman: no mounts left under its storage"
+	[ -z "$(job_pids 1000)" ]; ok $? "podman: no process of its containers left"
+	rm -rf "$PD" "$PRUN"
+fi
