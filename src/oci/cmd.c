@@ -244,8 +244,8 @@ static int oci_cmd_delete(const char *id, bool force)
 	if (!root)
 		return oci_fail_err(&err);
 	_cleanup_close_ int dfd = oci_dir_open(root, id, &err);
-	if (dfd < 0)
-		return oci_fail_err(&err);
+	if (dfd < 0) /* --force: gone already is done (runc's word; podman's --rm races its stop) */
+		return force && oci_valid_id(id) ? 0 : oci_fail_err(&err);
 	oci_lock(dfd);
 	struct oci_state st;
 	if (oci_state_read(dfd, &st, &err) == 0) {

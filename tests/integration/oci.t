@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 92
+plan 107
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -120,6 +120,10 @@ for mode in root user; do
 	is "$RC:$ERR" "1:warren: container no-such does not exist (under $ROOT)" "$M state of an unknown id: one line, exit 1"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" kill no-such KILL
 	is "$RC" 1 "$M kill of an unknown id: exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete no-such
+	is "$RC" 1 "$M delete of an unknown id: exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force no-such
+	is "$RC" 0 "$M delete --force of an unknown id: exit 0 (gone is done, as runc says)"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-dup
 	is "$RC" 0 "$M create c-dup"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-dup
@@ -176,4 +180,62 @@ else
 	is "$(mounts_under "$PD")$(mounts_under "$PRUN")" "" "podman: no mounts left under its storage"
 	[ -z "$(job_pids 1000)" ]; ok $? "podman: no process of its containers left"
 	rm -rf "$PD" "$PRUN"
+fi
+
+# ---- containerd's runc shim (io.containerd.runc.v2) with BinaryName warren-runc, through ctr
+if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
+	skip 11 "containerd or ctr is not installed"
+else
+	CD=$T/ctd
+	mkdir -p "$CD"
+	had_run_containerd=0
+	[ -e /run/containerd ] && had_run_containerd=1
+	NS=warren-oci-t$$
+	cat >"$CD/config.toml" <<TOML
+version = 2
+root = "$CD/root"
+state = "$CD/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$CD/c.sock"
+[ttrpc]
+  address = "$CD/c.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+TOML
+	# the shim and warren-runc inherit containerd's environment: the runs' records go to $STATE
+	WARREN_STATE=$STATE containerd --config "$CD/config.toml" >"$CD/containerd.log" 2>&1 &
+	CTD_PID=$!
+	X=(ctr -a "$CD/c.sock" -n "$NS")
+	for _ in $(seq 100); do "${X[@]}" version >/dev/null 2>&1 && break; sleep 0.1; done
+	"$PY" "$REPO/tests/docker-archive.py" "$BB" "$CD/bb.tar" docker.io/library/warren-bb:test
+	bounded "${X[@]}" images import "$CD/bb.tar"
+	is "$RC" 0 "ctr images import of a docker-archive (no registry)"
+	R=(--runtime io.containerd.runc.v2 --runc-binary "$RUNC")
+	bounded "${X[@]}" run --rm "${R[@]}" docker.io/library/warren-bb:test t-exit sh -c 'echo ctr-$(id -u); cat /proc/1/cmdline | tr "\0" " "; exit 4'
+	is "$RC" 4 "ctr run: the container's exit code"
+	line_like "$OUT" '^ctr-0$' "ctr run: its output"
+	like "$OUT" 'warren' "ctr run: pid 1 of the container is warren's init (a cell)"
+	run=$(ls -t "$STATE/runs" | head -1)
+	is "$(jget "$STATE/runs/$run/result.json" 'd["exit_code"], d["name"]')" '[4, "t-exit"]' "containerd: the run is recorded in warren's state, named after the container"
+	nothing_left "$STATE/runs/$run" "containerd: nothing of the cell is left"
+	bounded "${X[@]}" run -d "${R[@]}" docker.io/library/warren-bb:test t-sleep sleep 1000
+	bounded "${X[@]}" task ls
+	like "$OUT" 't-sleep +[0-9]+ +RUNNING' "ctr task ls: the container runs"
+	bounded "${X[@]}" task kill -s SIGTERM t-sleep
+	for _ in $(seq 100); do "${X[@]}" task ls 2>/dev/null | grep -q 't-sleep.*STOPPED' && break; sleep 0.1; done
+	bounded "${X[@]}" task ls
+	like "$OUT" 't-sleep +[0-9]+ +STOPPED' "ctr task kill -s SIGTERM: the container stops"
+	bounded "${X[@]}" task delete t-sleep
+	like "$RC:$ERR" '^0:.*(143|exit)|^0:$' "ctr task delete: exit status 143 (SIGTERM) reported"
+	bounded "${X[@]}" containers rm t-sleep
+	[ -z "$(job_pids 1000)" ]; ok $? "containerd: no process of its containers left"
+	"${X[@]}" images rm docker.io/library/warren-bb:test >/dev/null 2>&1
+	kill "$CTD_PID"
+	wait "$CTD_PID" 2>/dev/null
+	is "$(mounts_under "$CD")" "" "containerd: no mounts left under its root and state"
+	rm -rf "/run/containerd/runc/$NS" "/run/containerd/fifo" "$CD"
+	[ "$had_run_containerd" = 1 ] || rm -rf /run/containerd
 fi
