@@ -304,7 +304,9 @@ int oci_bundle_load(const char *bundle, const char *id, struct oci_bundle *b, st
 	 * own environment to the shim), else the default */
 	s->statedir = statedir_default(jstr(jget(b->config, "annotations"), OCI_STATE_ANNOTATION));
 	s->name = xstrdup(id);
-	if (take_cell(b->config, b, s, err) < 0 || cellspec_finish(s, err) < 0 || policy_prepare(&s->policy, err) < 0)
+	if (take_cell(b->config, b, s, err) < 0 || cellspec_finish(s, err) < 0 || policy_prepare(&s->policy, err) < 0 ||
+	    oci_seccomp(jget(jget(b->config, "linux"), "seccomp"), &s->policy, err) < 0 ||
+	    oci_caps(jget(jget(b->config, "process"), "capabilities"), &s->policy, err) < 0)
 		return -EINVAL;
 	take_env(s, jget(jget(b->config, "process"), "env"));
 	s->tty = s->tty_stderr = b->terminal;

@@ -88,6 +88,14 @@ struct oci_bundle {
 int oci_bundle_load(const char *bundle, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err);
 void oci_bundle_free(struct oci_bundle *b);
 
+/* ---- seccomp and capabilities (seccomp.c) ---- */
+struct policy_opts;
+/* linux.seccomp into p->extra_bpf (a second filter, after warren's). */
+int oci_seccomp(json_t *seccomp, struct policy_opts *p, struct error *err);
+/* process.capabilities: what of warren's root set the bundle's bounding/effective sets lack
+ * goes into p->caps_drop. */
+int oci_caps(json_t *caps, struct policy_opts *p, struct error *err);
+
 /* ---- the supervisor (daemon.c) ---- */
 
 struct oci_create {

@@ -132,7 +132,7 @@ int policy_set_caps(const struct policy_ctx *s, struct error *err)
 {
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return error_set(err, errno, "cannot clear the ambient capabilities");
-	uint64_t want = s->uid == 0 ? root_mask() : 0;
+	uint64_t want = s->uid == 0 ? root_mask() & ~s->policy->caps_drop : 0;
 	if (s->uid == 0) {
 		for (int cap = 0; cap < CAP_BITS; cap++) {
 			if (want & (1ULL << cap))

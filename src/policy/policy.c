@@ -20,6 +20,7 @@ void policy_opts_free(struct policy_opts *p)
 		free(p->protect[i]);
 	free(p->protect);
 	free(p->bpf);
+	free(p->extra_bpf);
 	memset(p, 0, sizeof *p);
 }
 

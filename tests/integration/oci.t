@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 107
+plan 115
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -100,6 +100,16 @@ for mode in root user; do
 	like "$(val console)" 'fds=1$' "$M --console-socket gets one descriptor (the terminal's master)"
 	like "$(val tty)" '^/dev/pts/[0-9]+\|tty-ok' "$M the job's stdin/stdout are the terminal whose master was sent"
 	is "$(val end)" "exit 0" "$M a job with a terminal exits 0"
+
+	# ---- linux.seccomp stacked on warren's filter; process.capabilities narrowing root's set
+	bundle "$D/b-sec" '["sh", "-c", "mkdir /tmp/x && echo mkdir-ok; mkdir /tmp/y 2>&1; grep CapEff /proc/self/status"]' \
+		'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat", "no_such_call"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}
+c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effective": ["CAP_KILL", "CAP_SETUID", "CAP_CHOWN"]}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-sec" c-sec
+	is "$RC" 0 "$M a bundle with linux.seccomp and process.capabilities runs"
+	line_like "$OUT" "can't create directory '/tmp/y': Operation not permitted" "$M linux.seccomp: the call the bundle denies fails with its errno"
+	no_line_like "$OUT" '^mkdir-ok$' "$M linux.seccomp: mkdir never succeeded"
+	line_like "$OUT" '^CapEff:[[:space:]]+00000000000000a0$' "$M process.capabilities: root keeps only what bounding and effective both name (KILL, SETUID)"
 
 	# ---- run: create + start + wait, exit code, state removed
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-exit" c-run
