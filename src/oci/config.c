@@ -203,8 +203,32 @@ static int take_resources(json_t *r, struct cell_spec *s, struct error *err)
 	return 0;
 }
 
+/* linux.maskedPaths and readonlyPaths: below /proc and /sys, masked as warren masks its own
+ * (the rest of /sys is read-only in every cell); elsewhere refused. */
+static int take_masks(json_t *l, struct policy_opts *p, struct error *err)
+{
+	const char *field[] = { "maskedPaths", "readonlyPaths" };
+	for (int ro = 0; ro < 2; ro++) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(jget(l, field[ro]), i, x) {
+			const char *path = json_string_value(x);
+			if (!path || (strncmp(path, "/proc/", 6) && strncmp(path, "/sys/", 5)) || strstr(path, ".."))
+				return error_set(err, 0, "linux.%s[%zu] '%s': warren masks only paths below /proc and /sys; leave it out",
+						 field[ro], i, path ? path : "");
+			if (ro && !strncmp(path, "/sys/", 5))
+				continue; /* /sys is read-only whole */
+			p->masks = xrealloc(p->masks, (p->n_masks + 1) * sizeof *p->masks);
+			p->masks[p->n_masks++] = (struct policy_mask){ xstrdup(path), ro == 1 };
+		}
+	}
+	return 0;
+}
+
 static int take_linux(json_t *l, struct cell_spec *s, struct error *err)
 {
+	if (take_masks(l, &s->policy, err) < 0)
+		return -EINVAL;
 	if (take_namespaces(jget(l, "namespaces"), err) < 0 || take_devices(jget(l, "devices"), err) < 0 ||
 	    take_resources(jget(l, "resources"), s, err) < 0)
 		return -EINVAL;

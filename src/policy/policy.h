@@ -58,6 +58,10 @@ struct policy_opts {
 	unsigned short extra_len;
 	uint64_t caps_drop;     /* capabilities root of the cell gives up too (an OCI bundle's
 	                           process.capabilities lacks them); 0: none */
+	/* more of /proc and /sys hidden (or made read-only) beside warren's own lists (an OCI
+	 * bundle's linux.maskedPaths and readonlyPaths): absolute, below /proc or /sys */
+	struct policy_mask { char *path; bool readonly; } *masks;
+	size_t n_masks;
 };
 
 /* What the policy knows of the cell it defends: a few fields of the cell spec and the user's

@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 115
+plan 119
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -110,6 +110,15 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	line_like "$OUT" "can't create directory '/tmp/y': Operation not permitted" "$M linux.seccomp: the call the bundle denies fails with its errno"
 	no_line_like "$OUT" '^mkdir-ok$' "$M linux.seccomp: mkdir never succeeded"
 	line_like "$OUT" '^CapEff:[[:space:]]+00000000000000a0$' "$M process.capabilities: root keeps only what bounding and effective both name (KILL, SETUID)"
+
+	# ---- linux.maskedPaths beside warren's own masks; a path it cannot mask refused
+	bundle "$D/b-mask" '["sh", "-c", "echo cpuinfo=$(wc -c < /proc/cpuinfo); echo kernel=$(ls /sys/kernel | wc -l)"]' \
+		'c["linux"]["maskedPaths"] = ["/proc/cpuinfo", "/sys/kernel"]; c["linux"]["readonlyPaths"] = ["/proc/sys", "/sys/fs"]'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-mask" c-mask
+	is "$RC:$(grep -c '=0$' <<<"$OUT")" "0:2" "$M linux.maskedPaths: /proc/cpuinfo reads empty and /sys/kernel is an empty directory"
+	bundle "$D/b-mask2" '["true"]' 'c["linux"]["maskedPaths"] = ["/etc/shadow"]'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-mask2" c-mask2
+	like "$RC:$ERR" "^1:warren: linux.maskedPaths\[0\] '/etc/shadow': warren masks only paths below /proc and /sys" "$M a masked path outside /proc and /sys: refused in one line"
 
 	# ---- run: create + start + wait, exit code, state removed
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-exit" c-run
