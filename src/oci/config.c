@@ -239,7 +239,8 @@ static int take_linux(json_t *l, struct cell_spec *s, struct error *err)
 	const char *k;
 	json_t *v;
 	json_object_foreach(sysctl, k, v) {
-		/* ping_group_range (podman's default) is already open in a cell's network namespace */
+		/* ping_group_range (podman's default "0 0"): left at the namespace's default (no
+		 * unprivileged ICMP sockets), which takes away, never adds */
 		if (strcmp(k, "net.ipv4.ping_group_range"))
 			return error_set(err, 0, "linux.sysctl '%s': warren sets no sysctl in a cell; leave it out", k);
 	}
