@@ -119,7 +119,7 @@ static bool parse_flags(int argc, char **argv, int *i, const struct flag *fl, co
 
 /* ---- signals ---- */
 
-static int parse_signal(const char *s)
+int oci_parse_signal(const char *s)
 {
 	char *end;
 	long n = strtol(s, &end, 10);
@@ -188,7 +188,7 @@ static int oci_cmd_start(const char *id)
 
 static int oci_cmd_kill(const char *id, const char *signame, bool all)
 {
-	int sig = parse_signal(signame ? signame : "SIGTERM");
+	int sig = oci_parse_signal(signame ? signame : "SIGTERM");
 	if (sig < 0)
 		return oci_fail("kill: '%s' is not a signal (a name such as SIGTERM or KILL, or a number)", signame);
 	_cleanup_free_ char *root = NULL;

@@ -34,6 +34,8 @@ extern struct oci_globals oci_g;
 int oci_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An error value, the same way. */
 int oci_fail_err(struct error *err);
+/* A signal by name (TERM, SIGTERM, sigterm) or number; -1 when it is none. */
+int oci_parse_signal(const char *s);
 /* A note (level warning) in --log only. */
 void oci_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
