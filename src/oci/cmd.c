@@ -282,6 +282,8 @@ static const char OCI_HELP[] =
 	"  kill [--all] ID [SIGNAL]   signal its process (default SIGTERM)\n"
 	"  delete [--force] ID reclaim it (--force: a running one too)\n"
 	"  run --bundle DIR [--detach] ID   create + start, wait, exit as its process did\n"
+	"  exec --process FILE [--detach] [--pid-file F] [--console-socket S] ID\n"
+	"                      a new process in the running container's cell\n"
 	"  features            what this runtime supports (JSON, runtime-spec features.md)\n"
 	"  spec [--bundle DIR] write a default config.json\n"
 	"  --version           runc-style version lines\n"
@@ -316,6 +318,11 @@ static int dispatch(const char *cmd, int argc, char **argv, int i)
 					.preserve_fds = o.preserve_fds ? atoi(o.preserve_fds) : 0, .detach = o.detach != NULL,
 					.foreground = !strcmp(cmd, "run") && !o.detach };
 		return oci_create(&c, !strcmp(cmd, "run"));
+	}
+	if (!strcmp(cmd, "exec")) {
+		struct oci_create c = { .id = id, .pid_file = o.pid_file, .console_socket = o.console_socket,
+					.detach = o.detach != NULL };
+		return oci_exec(&c, o.process);
 	}
 	if (!strcmp(cmd, "start"))
 		return oci_cmd_start(id);

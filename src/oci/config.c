@@ -338,6 +338,43 @@ int oci_bundle_load(const char *bundle, const char *id, struct oci_bundle *b, st
 	return 0;
 }
 
+static void strv_free(char **v)
+{
+	for (char **x = v; x && *x; x++)
+		free(*x);
+	free(v);
+}
+
+int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, struct error *err)
+{
+	strv_free(s->argv);
+	s->argv = NULL;
+	b->terminal = false;
+	b->n_rlimits = 0;
+	if (take_process(p, b, s, err) < 0)
+		return -EINVAL;
+	json_t *user = jget(p, "user");
+	json_int_t uid = json_integer_value(jget(user, "uid")), gid = json_integer_value(jget(user, "gid"));
+	if (uid < 0 || gid < 0 || uid >= CELL_ID_RANGE || gid >= CELL_ID_RANGE)
+		return error_set(err, 0, "process.user (uid %lld, gid %lld): not a user of this cell (ids below %u)", (long long)uid,
+				 (long long)gid, CELL_ID_RANGE);
+	/* rootless, the job's user namespace maps its own ids alone */
+	if (s->rootless && ((uid_t)uid != s->uid || (gid_t)gid != s->gid))
+		return error_set(err, 0, "process.user (uid %lld, gid %lld): a rootless cell has only its job's user (uid %u, gid %u)",
+				 (long long)uid, (long long)gid, (unsigned)s->uid, (unsigned)s->gid);
+	s->uid = (uid_t)uid;
+	s->gid = (gid_t)gid;
+	const char *cwd = jstr(p, "cwd");
+	if (cwd && cwd[0] != '/')
+		return error_set(err, 0, "process.cwd '%s': not an absolute path", cwd);
+	free(s->workdir);
+	s->workdir = xstrdup(cwd ? cwd : "/");
+	strv_free(s->env);
+	take_env(s, jget(p, "env"));
+	s->policy.caps_drop = 0;
+	return oci_caps(jget(p, "capabilities"), &s->policy, err);
+}
+
 void oci_bundle_free(struct oci_bundle *b)
 {
 	json_decref(b->config);

@@ -56,6 +56,15 @@ static int console_connect(const char *path, struct error *err)
 	return s;
 }
 
+int oci_console_send(const char *path, int master, struct error *err)
+{
+	_cleanup_close_ int s = console_connect(path, err);
+	if (s < 0)
+		return -EINVAL;
+	int r = fd_send(s, master, "/dev/ptmx", strlen("/dev/ptmx"));
+	return r < 0 ? error_set(err, -r, "--console-socket %s: cannot send the terminal", path) : 0;
+}
+
 /* The master init opened in the cell's devpts goes to the console socket, as runc sends it. */
 static int send_console(struct daemon *d, const char *path, struct error *err)
 {
@@ -64,11 +73,7 @@ static int send_console(struct daemon *d, const char *path, struct error *err)
 	if (fd_recv(d->u.console_sock, 0, &byte, 1, &m) <= 0 || m < 0)
 		return error_set(err, 0, "the cell's terminal did not come (its init failed; see the run's record)");
 	closep(&d->u.console_sock);
-	_cleanup_close_ int s = console_connect(path, err);
-	if (s < 0)
-		return -EINVAL;
-	int r = fd_send(s, m, "/dev/ptmx", strlen("/dev/ptmx"));
-	return r < 0 ? error_set(err, -r, "--console-socket %s: cannot send the terminal", path) : 0;
+	return oci_console_send(path, m, err);
 }
 
 /* ---- the control socket ---- */
@@ -228,7 +233,7 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 	strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	d.st = (struct oci_state){ .id = xstrdup(c->id), .bundle = xstrdup(b->path), .run_id = xstrdup(s->id),
 				   .statedir = xstrdup(s->statedir), .created = xstrdup(created), .pid = getpid(),
-				   .start_time = oci_pid_start_time(getpid()),
+				   .start_time = oci_pid_start_time(getpid()), .init_pid = d.u.cell.pid,
 				   .annotations = json_incref(json_object_get(b->config, "annotations")),
 				   .status = xstrdup("created") };
 	if (oci_state_write(dfd, &d.st) < 0) {
@@ -256,7 +261,7 @@ fail_early:
 
 /* ---- create and run ---- */
 
-static int write_pid_file(const char *path, pid_t pid)
+int oci_write_pid_file(const char *path, pid_t pid)
 {
 	char v[32];
 	snprintf(v, sizeof v, "%d", (int)pid);
@@ -340,7 +345,7 @@ int oci_create(const struct oci_create *c, bool run)
 	rc = 0;
 	made = true;
 	flock(rootfd, LOCK_UN);
-	if (c->pid_file && write_pid_file(c->pid_file, pid) < 0) {
+	if (c->pid_file && oci_write_pid_file(c->pid_file, pid) < 0) {
 		kill(pid, SIGTERM);
 		rc = OCI_FAIL;
 	} else if (run)

@@ -49,6 +49,7 @@ struct oci_state {
 	char *created;        /* RFC 3339 */
 	pid_t pid;            /* the supervisor: what --pid-file names */
 	unsigned long long start_time; /* its start in clock ticks after boot (/proc/PID/stat) */
+	pid_t init_pid;       /* the cell's init (its first child is the job) */
 	json_t *annotations;
 	char *status;         /* what the supervisor last wrote: created, running, stopped */
 };
@@ -89,6 +90,9 @@ struct oci_bundle {
  * what warren cannot honour is refused with one line naming the field. */
 int oci_bundle_load(const char *bundle, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err);
 void oci_bundle_free(struct oci_bundle *b);
+/* exec's process JSON (args, env, cwd, user, terminal, capabilities, rlimits) over the cell
+ * spec of the bundle. */
+int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, struct error *err);
 
 /* ---- seccomp and capabilities (seccomp.c) ---- */
 struct policy_opts;
@@ -109,6 +113,13 @@ struct oci_create {
 /* create (and with run, start and wait): the supervisor is forked, prepares the cell, writes
  * the state and answers; returns the exit status of the command. */
 int oci_create(const struct oci_create *c, bool run);
+
+/* Send the terminal's master to the console socket at path (as runc: SCM_RIGHTS). */
+int oci_console_send(const char *path, int master, struct error *err);
+/* Write pid to --pid-file path (atomically); 0, or OCI_FAIL after one line. */
+int oci_write_pid_file(const char *path, pid_t pid);
+/* exec (exec.c): a new process in the running container c->id. */
+int oci_exec(const struct oci_create *c, const char *process);
 
 /* ---- features, spec, --version (info.c) ---- */
 int oci_features(void);

@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 119
+plan 135
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -93,6 +93,32 @@ for mode in root user; do
 	caller c-nostart "$D/b-sleep" --no-start
 	like "$(val end)" "^signal 9$" "$M delete of a created container (never started) ends it"
 	[ -z "$(job_pids 1000)" ]; ok $? "$M no sleep of the killed containers is left"
+
+	# ---- exec: a new process in the running cell, as the process JSON says, with the job's defences
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-exec
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-exec
+	xu=$JOB_UID
+	[ "$mode" = user ] && xu=0   # rootless, the cell maps its job's user alone (the bundle's uid 0)
+	"$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", "echo exec-$(id -u) X=$X cwd=$(pwd); ps -o comm | grep -c sleep; grep -E \"^(NoNewPrivs|Seccomp):\" /proc/self/status | tr -s \"\t\" \" \"; exit 6"],
+		"env": ["X=42", "PATH=/bin"], "cwd": "/tmp", "user": {"uid": int(sys.argv[2]), "gid": int(sys.argv[2])}}, open(sys.argv[1], "w"))' "$D/p.json" "$xu"
+	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/p.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
+	is "$RC" 6 "$M exec: the exit code of the process"
+	line_like "$OUT" "^exec-$xu X=42 cwd=/tmp$" "$M exec: the process's user, environment and working directory"
+	line_like "$OUT" '^1$' "$M exec: it sees the job's processes (the cell's pid namespace)"
+	line_like "$OUT" '^NoNewPrivs: 1$' "$M exec: no_new_privs"
+	line_like "$OUT" '^Seccomp: 2$' "$M exec: a seccomp filter"
+	if [ "$mode" = user ]; then
+		"$PY" -c 'import json,sys; json.dump({"args": ["id"], "cwd": "/", "user": {"uid": 1, "gid": 1}}, open(sys.argv[1], "w"))' "$D/p1.json"
+		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p1.json" c-exec
+		like "$RC:$ERR" "^1:warren: process.user \(uid 1, gid 1\): a rootless cell has only its job's user" "$M exec as a user the cell does not map: one line, exit 1"
+	else
+		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" --detach --pid-file "$D/exec.pid" c-exec
+		is "$RC:$(cat "$D/exec.pid" 2>/dev/null | grep -c '^[0-9][0-9]*$')" "0:1" "$M exec --detach: returns at once and writes the pid file"
+	fi
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-exec
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
+	like "$RC:$ERR" "^1:warren: container c-exec does not exist" "$M exec in a deleted container: one line, exit 1"
 
 	# ---- the console socket: the terminal's master comes over SCM_RIGHTS, the job's tty on it
 	bundle "$D/b-tty" '["sh", "-c", "tty; echo tty-ok"]' 'c["process"]["terminal"] = True'
@@ -188,6 +214,8 @@ else
 	bounded "${P[@]}" run --rm "${A[@]}" -d localhost/warren-bb:test sleep 1000
 	cid=$OUT
 	is "$RC" 0 "podman run -d (a long-running container)"
+	bounded "${P[@]}" exec "$cid" sh -c 'echo in-exec; exit 3'
+	is "$RC:$OUT" "3:in-exec" "podman exec: a process in the running container, its output and exit code"
 	bounded "${P[@]}" stop -t 2 "$cid"
 	is "$RC" 0 "podman stop (runtime kill SIGTERM)"
 	bounded "${P[@]}" rm -f "$cid"
@@ -243,6 +271,8 @@ TOML
 	bounded "${X[@]}" run -d "${R[@]}" docker.io/library/warren-bb:test t-sleep sleep 1000
 	bounded "${X[@]}" task ls
 	like "$OUT" 't-sleep +[0-9]+ +RUNNING' "ctr task ls: the container runs"
+	bounded "${X[@]}" task exec --exec-id e1 t-sleep sh -c 'echo in-exec; exit 3'
+	is "$RC:$OUT" "3:in-exec" "ctr task exec: a process in the running container, its output and exit code"
 	bounded "${X[@]}" task kill -s SIGTERM t-sleep
 	for _ in $(seq 100); do "${X[@]}" task ls 2>/dev/null | grep -q 't-sleep.*STOPPED' && break; sleep 0.1; done
 	bounded "${X[@]}" task ls
