@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,12 @@
 #include "util/fs.h"
 
 struct oci_globals oci_g;
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
 
 static void log_line(const char *level, const char *msg)
 {
@@ -269,6 +276,50 @@ static int oci_cmd_delete(const char *id, bool force)
 	return r < 0 ? oci_fail("cannot remove the state of %s under %s: %s", id, root, strerror(-r)) : 0;
 }
 
+/* ps: the host pids of the processes in the cell's pid namespace (its init, the job, what the
+ * job started, exec's processes), as a JSON array or one per line. */
+static int oci_cmd_ps(const char *id, const char *format)
+{
+	_cleanup_free_ char *root = NULL;
+	_cleanup_close_ int dfd = -1;
+	struct oci_state st;
+	if (open_container(id, &dfd, &st, &root))
+		return OCI_FAIL;
+	bool live = strcmp(oci_status(&st), "stopped") != 0;
+	char path[64], ns[64] = "", other[64];
+	/* the job's (init is not readable by its user: it is not dumpable) */
+	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)oci_job_pid(st.init_pid));
+	ssize_t n = live ? readlink(path, ns, sizeof ns - 1) : -1;
+	oci_state_free(&st);
+	if (n <= 0)
+		return oci_fail("container %s is not running", id);
+	ns[n] = 0;
+	json_t *pids = json_array();
+	_cleanup_(closedirp) DIR *d = opendir("/proc");
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/ns/pid", pid);
+		ssize_t m = readlink(path, other, sizeof other - 1);
+		if (m == n && !memcmp(other, ns, (size_t)n))
+			json_array_append_new(pids, json_integer(pid));
+	}
+	if (format && !strcmp(format, "json")) {
+		char *t = json_dumps(pids, JSON_COMPACT);
+		printf("%s\n", t);
+		free(t);
+	} else {
+		size_t i;
+		json_t *v;
+		printf("PID\n");
+		json_array_foreach(pids, i, v) printf("%lld\n", (long long)json_integer_value(v));
+	}
+	json_decref(pids);
+	return 0;
+}
+
 /* ---- dispatch ---- */
 
 static const char OCI_HELP[] =
@@ -284,6 +335,7 @@ static const char OCI_HELP[] =
 	"  run --bundle DIR [--detach] ID   create + start, wait, exit as its process did\n"
 	"  exec --process FILE [--detach] [--pid-file F] [--console-socket S] ID\n"
 	"                      a new process in the running container's cell\n"
+	"  ps [--format json] ID   the host pids of the processes in its cell\n"
 	"  features            what this runtime supports (JSON, runtime-spec features.md)\n"
 	"  spec [--bundle DIR] write a default config.json\n"
 	"  --version           runc-style version lines\n"
@@ -326,6 +378,8 @@ static int dispatch(const char *cmd, int argc, char **argv, int i)
 	}
 	if (!strcmp(cmd, "start"))
 		return oci_cmd_start(id);
+	if (!strcmp(cmd, "ps"))
+		return oci_cmd_ps(id, o.format);
 	if (!strcmp(cmd, "state"))
 		return oci_cmd_state(id);
 	if (!strcmp(cmd, "kill"))

@@ -24,15 +24,6 @@
 #include "oci/internal.h"
 #include "util/fs.h"
 
-/* The job: the first child of the cell's init (what the namespaces are taken from). */
-static pid_t job_of(pid_t init)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)init, (int)init);
-	_cleanup_free_ char *list = read_file(path, NULL);
-	return list ? (pid_t)strtol(list, NULL, 10) : 0;
-}
-
 /* The run's cgroups, as the job's /proc/PID/cgroup names them, opened for writing (host view,
  * before the mount namespace changes); rootless: none. */
 static size_t open_cgroups(pid_t job, int *fds, size_t max)
@@ -157,7 +148,7 @@ int oci_exec(const struct oci_create *c, const char *process)
 	int rc = OCI_FAIL, ready[2] = { -1, -1 };
 	pid_t job = 0;
 	json_t *p = process ? json_load_file(process, 0, NULL) : NULL;
-	if (strcmp(oci_status(&st), "running") || (job = job_of(st.init_pid)) <= 0) {
+	if (strcmp(oci_status(&st), "running") || (job = oci_job_pid(st.init_pid)) <= 0) {
 		rc = oci_fail("cannot exec in container %s: it is %s", c->id, oci_status(&st));
 		goto out;
 	}

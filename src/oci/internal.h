@@ -68,6 +68,8 @@ void oci_state_free(struct oci_state *st);
 /* created, running or stopped, from the supervisor's word and whether it still lives. */
 const char *oci_status(const struct oci_state *st);
 bool oci_pid_alive(pid_t pid, unsigned long long start_time);
+/* The job: the first child of the cell's init (0: none). */
+pid_t oci_job_pid(pid_t init);
 unsigned long long oci_pid_start_time(pid_t pid);
 /* The control socket's address, <dir>/ctl through /proc/self/fd (any length of --root). */
 void oci_ctl_addr(int dfd, struct sockaddr_un *a);

@@ -195,3 +195,11 @@ int oci_ctl(int dfd, const char *id, const char *cmd, struct error *err)
 		return error_set(err, 0, "%s", buf), -1;
 	return 0;
 }
+
+pid_t oci_job_pid(pid_t init)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)init, (int)init);
+	_cleanup_free_ char *list = init > 0 ? read_file(path, NULL) : NULL;
+	return list ? (pid_t)strtol(list, NULL, 10) : 0;
+}

@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 135
+plan 137
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -102,6 +102,10 @@ for mode in root user; do
 	"$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", "echo exec-$(id -u) X=$X cwd=$(pwd); ps -o comm | grep -c sleep; grep -E \"^(NoNewPrivs|Seccomp):\" /proc/self/status | tr -s \"\t\" \" \"; exit 6"],
 		"env": ["X=42", "PATH=/bin"], "cwd": "/tmp", "user": {"uid": int(sys.argv[2]), "gid": int(sys.argv[2])}}, open(sys.argv[1], "w"))' "$D/p.json" "$xu"
 	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/p.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" ps --format json c-exec
+	sleeps=$(for p in $("$PY" -c 'import json,sys; print(" ".join(map(str, json.loads(sys.stdin.read()))))' <<<"$OUT"); do
+		tr '\0' ' ' </proc/$p/cmdline 2>/dev/null; echo; done | grep -c '^sleep 1000 $')
+	is "$RC:$sleeps" "0:1" "$M ps --format json: the host pids of the cell's processes, the job's among them"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
 	is "$RC" 6 "$M exec: the exit code of the process"
 	line_like "$OUT" "^exec-$xu X=42 cwd=/tmp$" "$M exec: the process's user, environment and working directory"
