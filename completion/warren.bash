@@ -97,10 +97,10 @@ _warren() {
 		opts="--max-size --max-entries --json --state --help" ;;
 	oci)
 		if ((cword == i + 1)); then
-			COMPREPLY=($(compgen -W "create start state kill delete run features spec --root --log --log-format --systemd-cgroup --debug --version --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "create start state kill delete run exec ps features spec --root --log --log-format --systemd-cgroup --debug --version --help" -- "$cur"))
 			return
 		fi
-		opts="--bundle --pid-file --console-socket --detach --force --all --root --log --log-format" ;;
+		opts="--bundle --pid-file --console-socket --detach --force --all --process --format --root --log --log-format" ;;
 	history) opts="--status --label --since --limit --json --state --db --help" ;;
 	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --help" ;;
 	submit) opts="--via --token-file --work --label --name --env --time --memory --cpu-time --pids
