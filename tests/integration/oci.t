@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 137
+plan 139
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -149,6 +149,17 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	bundle "$D/b-mask2" '["true"]' 'c["linux"]["maskedPaths"] = ["/etc/shadow"]'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-mask2" c-mask2
 	like "$RC:$ERR" "^1:warren: linux.maskedPaths\[0\] '/etc/shadow': warren masks only paths below /proc and /sys" "$M a masked path outside /proc and /sys: refused in one line"
+
+	# ---- linux.resources: the pids limit is warren's, named in the record when it stops the run
+	if [ "$mode" = root ]; then
+		bundle "$D/b-pids" '["sh", "-c", "for i in $(seq 20); do sleep 2 & done; wait"]' 'c["linux"]["resources"] = {"pids": {"limit": 10}, "memory": {"limit": 268435456}}'
+		bounded "$RUNC" --root "$ROOT" run --bundle "$D/b-pids" c-pids
+		run=$(ls -t "$STATE/runs" | head -1)
+		is "$(jget "$STATE/runs/$run/result.json" '[d["cause"]["limit"], d["limits"]["pids"], d["limits"]["memory"]]')" '["pids", 10, 268435456]' \
+			"$M linux.resources pids and memory are the run's limits; the record names the process limit that stopped it"
+	else
+		skip 1 "rootless: no cgroup on this host for a pids limit"
+	fi
 
 	# ---- run: create + start + wait, exit code, state removed
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-exit" c-run
