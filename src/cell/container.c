@@ -640,6 +640,11 @@ static void build_root(const struct cell_spec *s)
 	struct policy_ctx pc = spec_policy_ctx(s);
 	if (policy_build_root(&pc, root, &perr) < 0)
 		die(0, "%s", perr.msg);
+	/* an OCI bundle's root.readonly: the image's overlay read-only, the cell's own parts
+	 * mounted on it (/tmp, home, /dev, /proc, /run, binds) as they are */
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	if (s->root_ro && s->rootfs && sys_mount_setattr(cell_root_fd, "", AT_EMPTY_PATH, &ro) < 0)
+		die(errno, "cannot make the cell's root read-only");
 
 	if (chdir(root) < 0)
 		die(errno, "cannot enter %s", root);

@@ -22,6 +22,7 @@ struct cell_spec {
 	char **argv;          /* NULL-terminated */
 	char **env;           /* final environment, TMPDIR last; NULL-terminated */
 	char *rootfs;         /* absolute, or NULL for the host's / read-only */
+	bool root_ro;         /* with rootfs: its overlay read-only too (an OCI bundle's root.readonly) */
 	char *worktree;       /* absolute, symlink-free; NULL with --work none */
 	bool worktree_ro;     /* --work-ro: mounted read-only */
 	char *workdir;        /* --workdir: the job's working directory in the cell, or NULL (the

@@ -282,8 +282,7 @@ static int take_root(json_t *c, struct oci_bundle *b, struct cell_spec *s, struc
 	_cleanup_free_ char *abs = root[0] == '/' ? xstrdup(root) : xasprintf("%s/%s", b->path, root);
 	if (!is_dir(abs))
 		return error_set(err, 0, "root.path %s: not a directory", abs);
-	if (json_is_true(jget(jget(c, "root"), "readonly")))
-		return error_set(err, 0, "root.readonly: not supported yet: the cell's root is an overlay whose writes go to the run's scratch, never to %s; leave it false", abs);
+	s->root_ro = json_is_true(jget(jget(c, "root"), "readonly"));
 	return cellspec_paths(s, abs, CELLSPEC_WORK_NONE, err);
 }
 

@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 139
+plan 143
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -160,6 +160,12 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	else
 		skip 1 "rootless: no cgroup on this host for a pids limit"
 	fi
+
+	# ---- root.readonly: the root refuses writes, the cell's /tmp does not
+	bundle "$D/b-ro" '["sh", "-c", "touch /etc/x 2>&1; touch /tmp/x && echo tmp-ok"]' 'c["root"]["readonly"] = True'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-ro" c-ro
+	line_like "$OUT" "touch: /etc/x: Read-only file system" "$M root.readonly: a write to the root fails with EROFS"
+	line_like "$OUT" '^tmp-ok$' "$M root.readonly: the cell's /tmp stays writable"
 
 	# ---- run: create + start + wait, exit code, state removed
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-exit" c-run
