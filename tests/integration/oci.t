@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 143
+plan 149
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -123,6 +123,18 @@ for mode in root user; do
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-exec
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
 	like "$RC:$ERR" "^1:warren: container c-exec does not exist" "$M exec in a deleted container: one line, exit 1"
+
+	# ---- a supervisor killed with SIGKILL: its cell goes with it; delete reclaims what is left
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" --pid-file "$D/k9.pid" c-k9
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-k9
+	run=$(ls -t "$STATE/runs" | head -1)
+	kill -9 "$(cat "$D/k9.pid")"
+	for _ in $(seq 50); do [ -z "$(job_pids 1000)" ] && break; sleep 0.1; done
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" state c-k9
+	like "$OUT" '"status": "stopped"' "$M a supervisor killed -9: state says stopped"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete c-k9
+	is "$RC" 0 "$M delete after a supervisor killed -9"
+	nothing_left "$STATE/runs/$run" "$M ... and nothing of its cell is left (gc's record)"
 
 	# ---- the console socket: the terminal's master comes over SCM_RIGHTS, the job's tty on it
 	bundle "$D/b-tty" '["sh", "-c", "tty; echo tty-ok"]' 'c["process"]["terminal"] = True'
