@@ -344,7 +344,7 @@ static const char OCI_HELP[] =
 
 struct cmdopts {
 	const char *bundle, *pid_file, *console_socket, *preserve_fds, *detach, *force, *all, *nopivot, *nokeyring,
-		*process, *format, *rootless;
+		*process, *format, *rootless, *tty, *nnp, *ignored;
 };
 
 static int dispatch(const char *cmd, int argc, char **argv, int i)
@@ -355,7 +355,10 @@ static int dispatch(const char *cmd, int argc, char **argv, int i)
 		{ "console-socket", 0, true, &o.console_socket }, { "preserve-fds", 0, true, &o.preserve_fds },
 		{ "detach", 'd', false, &o.detach }, { "force", 'f', false, &o.force }, { "all", 'a', false, &o.all },
 		{ "no-pivot", 0, false, &o.nopivot }, { "no-new-keyring", 0, false, &o.nokeyring },
-		{ "process", 'p', true, &o.process }, { "format", 0, true, &o.format }, { NULL, 0, false, NULL },
+		{ "process", 'p', true, &o.process }, { "format", 0, true, &o.format },
+		/* exec's: the process JSON says what they would (podman passes --tty with it) */
+		{ "tty", 't', false, &o.tty }, { "no-new-privs", 0, false, &o.nnp },
+		{ "process-label", 0, true, &o.ignored }, { "apparmor", 0, true, &o.ignored }, { NULL, 0, false, NULL },
 	};
 	if (!parse_flags(argc, argv, &i, fl, cmd))
 		return OCI_FAIL;

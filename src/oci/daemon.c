@@ -37,9 +37,9 @@ struct daemon {
 
 /* ---- the terminal ---- */
 
-/* Connect to the caller's console socket (any path length: through its directory's fd). */
-static int console_connect(const char *path, struct error *err)
+int oci_console_connect(const char *path, struct error *err)
 {
+	/* any length of path: through its directory's fd */
 	_cleanup_free_ char *dir = xstrdup(path);
 	char *slash = strrchr(dir, '/');
 	const char *base = slash ? slash + 1 : path;
@@ -56,13 +56,10 @@ static int console_connect(const char *path, struct error *err)
 	return s;
 }
 
-int oci_console_send(const char *path, int master, struct error *err)
+int oci_console_send(int sock, int master, struct error *err)
 {
-	_cleanup_close_ int s = console_connect(path, err);
-	if (s < 0)
-		return -EINVAL;
-	int r = fd_send(s, master, "/dev/ptmx", strlen("/dev/ptmx"));
-	return r < 0 ? error_set(err, -r, "--console-socket %s: cannot send the terminal", path) : 0;
+	int r = fd_send(sock, master, "/dev/ptmx", strlen("/dev/ptmx"));
+	return r < 0 ? error_set(err, -r, "--console-socket: cannot send the terminal") : 0;
 }
 
 /* The master init opened in the cell's devpts goes to the console socket, as runc sends it. */
@@ -73,7 +70,8 @@ static int send_console(struct daemon *d, const char *path, struct error *err)
 	if (fd_recv(d->u.console_sock, 0, &byte, 1, &m) <= 0 || m < 0)
 		return error_set(err, 0, "the cell's terminal did not come (its init failed; see the run's record)");
 	closep(&d->u.console_sock);
-	return oci_console_send(path, m, err);
+	_cleanup_close_ int s = oci_console_connect(path, err);
+	return s < 0 ? -EINVAL : oci_console_send(s, m, err);
 }
 
 /* ---- the control socket ---- */

@@ -49,13 +49,13 @@ static size_t open_cgroups(pid_t job, int *fds, size_t max)
 
 /* In the cell: the terminal (a master sent to the console socket) or the caller's streams,
  * the user, the job's defences, then exec. */
-static void __attribute__((noreturn)) exec_child(struct cell_spec *s, const int *cg, size_t ncg, const char *console)
+static void __attribute__((noreturn)) exec_child(struct cell_spec *s, const int *cg, size_t ncg, int console)
 {
 	for (size_t i = 0; i < ncg; i++)
 		if (write(cg[i], "0", 1) != 1)
 			_exit(125);
 	setsid();
-	if (console) {
+	if (console >= 0) {
 		struct error err = { 0 };
 		int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 		int sl = m < 0 || unlockpt(m) < 0 ? -1 : ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY);
@@ -97,10 +97,17 @@ static void __attribute__((noreturn)) exec_child(struct cell_spec *s, const int 
 }
 
 /* The keeper: into the cell, fork the process, wait for it, end as it did. */
-static void __attribute__((noreturn)) keeper(struct cell_spec *s, pid_t job, const char *console, int ready)
+static void __attribute__((noreturn)) keeper(struct cell_spec *s, pid_t job, const char *console_path, int ready)
 {
 	int cg[8];
 	size_t ncg = open_cgroups(job, cg, 8);
+	/* the console socket is a path of the caller's mount namespace: connected before leaving it */
+	struct error err = { 0 };
+	int console = console_path ? oci_console_connect(console_path, &err) : -1;
+	if (console_path && console < 0) {
+		dprintf(ready, "%s", err.msg);
+		_exit(OCI_FAIL);
+	}
 	int pfd = (int)syscall(SYS_pidfd_open, job, 0);
 	if (pfd < 0 || setns(pfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
 					  CLONE_NEWCGROUP) < 0) {
@@ -115,6 +122,7 @@ static void __attribute__((noreturn)) keeper(struct cell_spec *s, pid_t job, con
 	}
 	for (size_t i = 0; i < ncg; i++)
 		close(cg[i]);
+	closep(&console); /* the child's alone: its end tells the caller when it fails */
 	ssize_t w = pid < 0 ? write(ready, "cannot fork", 11) : write(ready, "ok", 2);
 	(void)w;
 	close(ready);

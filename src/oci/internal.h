@@ -116,8 +116,10 @@ struct oci_create {
  * the state and answers; returns the exit status of the command. */
 int oci_create(const struct oci_create *c, bool run);
 
-/* Send the terminal's master to the console socket at path (as runc: SCM_RIGHTS). */
-int oci_console_send(const char *path, int master, struct error *err);
+/* Connect to the console socket at path (in the caller's mount namespace); -1 + err. */
+int oci_console_connect(const char *path, struct error *err);
+/* Send the terminal's master over the connected console socket (as runc: SCM_RIGHTS). */
+int oci_console_send(int sock, int master, struct error *err);
 /* Write pid to --pid-file path (atomically); 0, or OCI_FAIL after one line. */
 int oci_write_pid_file(const char *path, pid_t pid);
 /* exec (exec.c): a new process in the running container c->id. */

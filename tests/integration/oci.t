@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 149
+plan 152
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -249,6 +249,10 @@ else
 	is "$RC" 0 "podman run -d (a long-running container)"
 	bounded "${P[@]}" exec "$cid" sh -c 'echo in-exec; exit 3'
 	is "$RC:$OUT" "3:in-exec" "podman exec: a process in the running container, its output and exit code"
+	bounded "${P[@]}" exec -t "$cid" sh -c 'tty; exit 4'
+	like "$RC:$OUT" '^4:/dev/pts/[0-9]+' "podman exec -t: the process has a terminal of the cell (console socket)"
+	bounded "${P[@]}" run --rm -t "${A[@]}" localhost/warren-bb:test sh -c 'tty; exit 2'
+	like "$RC:$OUT" '^2:/dev/pts/[0-9]+' "podman run -t: the container's terminal came over the console socket"
 	bounded "${P[@]}" stop -t 2 "$cid"
 	is "$RC" 0 "podman stop (runtime kill SIGTERM)"
 	bounded "${P[@]}" rm -f "$cid"
@@ -306,6 +310,9 @@ TOML
 	like "$OUT" 't-sleep +[0-9]+ +RUNNING' "ctr task ls: the container runs"
 	bounded "${X[@]}" task exec --exec-id e1 t-sleep sh -c 'echo in-exec; exit 3'
 	is "$RC:$OUT" "3:in-exec" "ctr task exec: a process in the running container, its output and exit code"
+	# ctr -t wants a terminal of its own: script(1) gives it one
+	bounded script -qec "${X[*]} task exec -t --exec-id e2 t-sleep sh -c 'tty; exit 5'" /dev/null
+	like "$RC:$OUT" '^5:/dev/pts/[0-9]+' "ctr task exec -t: the process's terminal came over the console socket"
 	bounded "${X[@]}" task kill -s SIGTERM t-sleep
 	for _ in $(seq 100); do "${X[@]}" task ls 2>/dev/null | grep -q 't-sleep.*STOPPED' && break; sleep 0.1; done
 	bounded "${X[@]}" task ls
