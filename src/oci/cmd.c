@@ -165,7 +165,6 @@ static int oci_cmd_state(const char *id)
 		return OCI_FAIL;
 	const char *status = oci_status(&st);
 	bool live = strcmp(status, "stopped") != 0;
-	_cleanup_free_ char *rootfs = NULL;
 	json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:O, s:s, s:s}", "ociVersion", OCI_SPEC_VERSION, "id", st.id,
 			      "status", status, "pid", (json_int_t)(live ? st.pid : 0), "bundle", st.bundle, "created",
 			      st.created, "annotations", st.annotations ? st.annotations : json_object(), "owner", "",

@@ -218,6 +218,7 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 {
 	struct daemon d = { .dfd = dfd, .lfd = -1 };
 	_cleanup_error_ struct error err = { 0 };
+	ssize_t w;
 	if (chdir("/") < 0) /* pin no directory of the caller's */
 		_exit(OCI_FAIL);
 	apply_process_limits(b);
@@ -238,7 +239,7 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 		error_set(&err, errno, "cannot write the container's state.json");
 		goto fail;
 	}
-	ssize_t w = write(ready, "ok", 2);
+	w = write(ready, "ok", 2);
 	(void)w;
 	close(ready);
 	wait_start(&d);
