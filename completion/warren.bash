@@ -97,7 +97,7 @@ _warren() {
 		opts="--max-size --max-entries --json --state --help" ;;
 	oci)
 		if ((cword == i + 1)); then
-			COMPREPLY=($(compgen -W "create start state kill delete run exec ps features spec --root --log --log-format --systemd-cgroup --debug --version --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "create start state kill delete run exec ps pause resume features spec --root --log --log-format --systemd-cgroup --debug --version --help" -- "$cur"))
 			return
 		fi
 		opts="--bundle --pid-file --console-socket --detach --force --all --process --format --root --log --log-format" ;;

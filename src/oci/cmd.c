@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup/freezer.h"
 #include "cli/cli.h"
 #include "oci/internal.h"
 #include "oci/oci.h"
@@ -211,6 +212,22 @@ static int oci_cmd_kill(const char *id, const char *signame, bool all)
 	return oci_ctl(dfd, id, cmd, &err) < 0 ? oci_fail_err(&err) : 0;
 }
 
+/* pause, resume: asked of the supervisor */
+static int oci_cmd_ctl(const char *id, const char *cmd)
+{
+	_cleanup_free_ char *root = NULL;
+	_cleanup_close_ int dfd = -1;
+	_cleanup_error_ struct error err = { 0 };
+	struct oci_state st;
+	if (open_container(id, &dfd, &st, &root))
+		return OCI_FAIL;
+	bool live = strcmp(oci_status(&st), "stopped") != 0;
+	oci_state_free(&st);
+	if (!live)
+		return oci_fail("container not running: %s", id);
+	return oci_ctl(dfd, id, cmd, &err) < 0 ? oci_fail_err(&err) : 0;
+}
+
 /* Wait up to ms for pid to end (it is not our child: a pidfd tells). */
 static bool wait_gone(const struct oci_state *st, int ms)
 {
@@ -261,11 +278,16 @@ static int oci_cmd_delete(const char *id, bool force)
 				oci_state_free(&st);
 				return oci_fail("cannot delete container %s that is not stopped: %s (use --force)", id, status);
 			}
-			oci_ctl(dfd, id, "kill 9 1", &err);
+			oci_ctl(dfd, id, "kill 9 1", &err); /* thaws a paused one */
 			if (!wait_gone(&st, 15000)) {
 				kill(st.pid, SIGKILL); /* its cell dies with it; gc below reclaims the rest */
 				wait_gone(&st, 5000);
 			}
+		}
+		/* a supervisor killed -9 leaves its freezer group: thawed, its processes die */
+		for (int i = 0; st.freezer && is_dir(st.freezer) && i < 100; i++) {
+			cgroup_freezer_remove(st.freezer);
+			usleep(10000);
 		}
 		reclaim_run(&st);
 		oci_state_free(&st);
@@ -335,6 +357,7 @@ static const char OCI_HELP[] =
 	"  exec --process FILE [--detach] [--pid-file F] [--console-socket S] ID\n"
 	"                      a new process in the running container's cell\n"
 	"  ps [--format json] ID   the host pids of the processes in its cell\n"
+	"  pause ID, resume ID freeze and thaw its processes (cgroup freezer)\n"
 	"  features            what this runtime supports (JSON, runtime-spec features.md)\n"
 	"  spec [--bundle DIR] write a default config.json\n"
 	"  --version           runc-style version lines\n"
@@ -382,6 +405,8 @@ static int dispatch(const char *cmd, int argc, char **argv, int i)
 		return oci_cmd_start(id);
 	if (!strcmp(cmd, "ps"))
 		return oci_cmd_ps(id, o.format);
+	if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume"))
+		return oci_cmd_ctl(id, cmd);
 	if (!strcmp(cmd, "state"))
 		return oci_cmd_state(id);
 	if (!strcmp(cmd, "kill"))

@@ -22,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup/freezer.h"
 #include "oci/internal.h"
+#include "run/rundir.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
 
@@ -32,8 +34,11 @@ struct daemon {
 	int dfd;          /* <root>/<id> */
 	int lfd;          /* the control socket (listening) */
 	bool started;
+	bool paused;
 	int killed_sig;   /* a kill before start: init was killed, the job never ran */
 };
+
+
 
 /* ---- the terminal ---- */
 
@@ -95,8 +100,27 @@ static void set_status(struct daemon *d, const char *status)
 	oci_state_write(d->dfd, &d->st);
 }
 
+/* pause and resume (cgroup/freezer.h) */
+static const char *freeze(struct daemon *d, bool frozen, char *buf, size_t len)
+{
+	struct error err = { 0 };
+	if (!d->started || d->paused == frozen)
+		return frozen ? (d->paused ? "container is already paused" : "cannot pause a container that is not running")
+			      : "cannot resume a container that is not paused";
+	if (cgroup_freezer_set(d->u.cell.pid, frozen, &err) < 0) {
+		snprintf(buf, len, "%s", err.msg);
+		error_clear(&err);
+		return buf;
+	}
+	d->paused = frozen;
+	set_status(d, frozen ? "paused" : "running");
+	return "ok";
+}
+
 static const char *ctl_do(struct daemon *d, const char *cmd, char *buf, size_t len)
 {
+	if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume"))
+		return freeze(d, cmd[0] == 'p', buf, len);
 	int sig = 0, all = 0;
 	if (!strcmp(cmd, "start")) {
 		if (d->started || d->killed_sig)
@@ -116,6 +140,8 @@ static const char *ctl_do(struct daemon *d, const char *cmd, char *buf, size_t l
 			return "ok";
 		}
 		sup_signal_job(&d->u, sig);
+		if (d->paused && sig == SIGKILL) /* a frozen process dies only once thawed (as runc) */
+			freeze(d, false, buf, len);
 		return "ok";
 	}
 	snprintf(buf, len, "%s: not supported by warren yet", cmd);
@@ -175,6 +201,10 @@ static void supervise_started(struct daemon *d)
 			else
 				sup_dispatch(&d->u, &evs[i]);
 		}
+		/* a limit stops a paused cell: its signals need it thawed */
+		char buf[256];
+		if (d->paused && sup_stopping(&d->u, NULL, NULL))
+			freeze(d, false, buf, sizeof buf);
 	}
 	if (d->u.in_open)
 		sup_unwatch(&d->u, STDIN_FILENO);
@@ -224,6 +254,13 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 	apply_process_limits(b);
 	if (sup_prepare(&d.u, s, -1, &err) < 0)
 		goto fail_early;
+	/* its own freezer group before the job starts (v1; v2 freezes the run's group) */
+	struct error ferr = { 0 };
+	_cleanup_free_ char *cgname = rundir_cgroup_name(s->state_tag, s->id);
+	char *freezer = s->rootless ? NULL : cgroup_freezer_join(cgname, d.u.cell.pid, &ferr);
+	if (ferr.msg)
+		oci_note("pause and resume will fail: %s", ferr.msg);
+	error_clear(&ferr);
 	d.lfd = ctl_listen(dfd, &err);
 	if (d.lfd < 0 || (s->tty && send_console(&d, c->console_socket, &err) < 0))
 		goto fail;
@@ -234,7 +271,7 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 				   .statedir = xstrdup(s->statedir), .created = xstrdup(created), .pid = getpid(),
 				   .start_time = oci_pid_start_time(getpid()), .init_pid = d.u.cell.pid,
 				   .annotations = json_incref(json_object_get(b->config, "annotations")),
-				   .status = xstrdup("created") };
+				   .status = xstrdup("created"), .freezer = freezer };
 	if (oci_state_write(dfd, &d.st) < 0) {
 		error_set(&err, errno, "cannot write the container's state.json");
 		goto fail;
@@ -248,11 +285,13 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 	set_status(&d, "stopped");
 	struct supervise_opts so = { .result_fd = -1, .quiet = true };
 	int rc = sup_finish(&d.u, &so);
+	cgroup_freezer_remove(d.st.freezer);
 	mirror_exit(&d, rc);
 fail:
 	kill(d.u.cell.pid, SIGKILL);
 	d.killed_sig = SIGKILL;
 	sup_finish(&d.u, &(struct supervise_opts){ .result_fd = -1, .quiet = true });
+	cgroup_freezer_remove(freezer);
 fail_early:
 	w = write(ready, err.msg ? err.msg : "failed", strlen(err.msg ? err.msg : "failed"));
 	_exit(OCI_FAIL);

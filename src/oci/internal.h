@@ -50,6 +50,7 @@ struct oci_state {
 	pid_t pid;            /* the supervisor: what --pid-file names */
 	unsigned long long start_time; /* its start in clock ticks after boot (/proc/PID/stat) */
 	pid_t init_pid;       /* the cell's init (its first child is the job) */
+	char *freezer;        /* v1: the cell's freezer group (cgroup/freezer.h), or NULL */
 	json_t *annotations;
 	char *status;         /* what the supervisor last wrote: created, running, stopped */
 };

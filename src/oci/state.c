@@ -92,6 +92,7 @@ int oci_state_read(int dfd, struct oci_state *st, struct error *err)
 	st->pid = (pid_t)json_integer_value(json_object_get(j, "pid"));
 	st->start_time = (unsigned long long)json_integer_value(json_object_get(j, "start_time"));
 	st->init_pid = (pid_t)json_integer_value(json_object_get(j, "init_pid"));
+	st->freezer = jstr(j, "freezer");
 	st->annotations = json_incref(json_object_get(j, "annotations"));
 	json_decref(j);
 	return 0;
@@ -99,10 +100,10 @@ int oci_state_read(int dfd, struct oci_state *st, struct error *err)
 
 int oci_state_write(int dfd, const struct oci_state *st)
 {
-	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:O}", "id", st->id, "bundle", st->bundle,
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s?, s:O}", "id", st->id, "bundle", st->bundle,
 			      "run", st->run_id, "warren_state", st->statedir, "created", st->created, "status",
 			      st->status, "pid", (json_int_t)st->pid, "start_time", (json_int_t)st->start_time,
-			      "init_pid", (json_int_t)st->init_pid,
+			      "init_pid", (json_int_t)st->init_pid, "freezer", st->freezer,
 			      "annotations", st->annotations ? st->annotations : json_object());
 	if (!j)
 		return -EINVAL;
@@ -121,6 +122,7 @@ void oci_state_free(struct oci_state *st)
 	free(st->statedir);
 	free(st->created);
 	free(st->status);
+	free(st->freezer);
 	json_decref(st->annotations);
 	memset(st, 0, sizeof *st);
 }

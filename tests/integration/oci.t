@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 152
+plan 160
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -178,6 +178,30 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-ro" c-ro
 	line_like "$OUT" "touch: /etc/x: Read-only file system" "$M root.readonly: a write to the root fails with EROFS"
 	line_like "$OUT" '^tmp-ok$' "$M root.readonly: the cell's /tmp stays writable"
+
+	# ---- pause and resume: the cell's processes frozen (v1: a freezer group of its own)
+	if [ "$mode" = root ] && [ -d /sys/fs/cgroup/freezer ]; then
+		bundle "$D/b-pz" '["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.02; done"]'
+		"$PY" -c 'import json,sys; json.dump({"args": ["cat", "/tmp/n"], "cwd": "/", "user": {"uid": 0, "gid": 0}}, open(sys.argv[1], "w"))' "$D/pn.json"
+		bounded "$RUNC" --root "$ROOT" create --bundle "$D/b-pz" c-pz
+		bounded "$RUNC" --root "$ROOT" start c-pz
+		bounded "$RUNC" --root "$ROOT" pause c-pz
+		fz=$(jget "$ROOT/c-pz/state.json" 'd["freezer"]')
+		is "$RC:$(cat "$fz/freezer.state" 2>&1)" "0:FROZEN" "$M pause: the cell's freezer group is FROZEN"
+		bounded "$RUNC" --root "$ROOT" state c-pz
+		like "$OUT" '"status": "paused"' "$M state of a paused container: paused"
+		bounded "$RUNC" --root "$ROOT" resume c-pz
+		bounded "$RUNC" --root "$ROOT" exec --process "$D/pn.json" c-pz
+		n1=$OUT
+		sleep 0.5
+		bounded "$RUNC" --root "$ROOT" exec --process "$D/pn.json" c-pz
+		[ "${OUT:-0}" -gt "${n1:-0}" ] 2>/dev/null; ok $? "$M resume: the job runs again (its counter went from $n1 to $OUT)"
+		bounded "$RUNC" --root "$ROOT" pause c-pz
+		bounded "$RUNC" --root "$ROOT" delete --force c-pz
+		is "$RC:$(ls -d "$fz" 2>/dev/null)" "0:" "$M delete --force of a paused container: it ends, its freezer group is gone"
+	else
+		skip 4 "no cgroup v1 freezer for this mode (rootless, or a v2 host)"
+	fi
 
 	# ---- run: create + start + wait, exit code, state removed
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-exit" c-run
