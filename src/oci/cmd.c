@@ -148,7 +148,7 @@ int oci_parse_signal(const char *s)
 static int open_container(const char *id, int *dfd, struct oci_state *st, char **root)
 {
 	_cleanup_error_ struct error err = { 0 };
-	*root = oci_root(&err);
+	*root = oci_root(false, &err);
 	if (!*root)
 		return oci_fail_err(&err);
 	*dfd = oci_dir_open(*root, id, &err);
@@ -263,7 +263,7 @@ static int oci_cmd_delete(const char *id, bool force)
 {
 	_cleanup_free_ char *root = NULL;
 	_cleanup_error_ struct error err = { 0 };
-	root = oci_root(&err);
+	root = oci_root(false, &err);
 	if (!root)
 		return oci_fail_err(&err);
 	_cleanup_close_ int dfd = oci_dir_open(root, id, &err);

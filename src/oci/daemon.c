@@ -335,7 +335,7 @@ static int run_wait(const struct oci_create *c, const char *root, int rootfd, in
 int oci_create(const struct oci_create *c, bool run)
 {
 	_cleanup_error_ struct error err = { 0 };
-	_cleanup_free_ char *root = oci_root(&err);
+	_cleanup_free_ char *root = oci_root(true, &err);
 	if (!root)
 		return oci_fail_err(&err);
 	if (!oci_valid_id(c->id))

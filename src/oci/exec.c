@@ -144,7 +144,7 @@ static void __attribute__((noreturn)) keeper(struct cell_spec *s, pid_t job, con
 int oci_exec(const struct oci_create *c, const char *process)
 {
 	_cleanup_error_ struct error err = { 0 };
-	_cleanup_free_ char *root = oci_root(&err);
+	_cleanup_free_ char *root = oci_root(false, &err);
 	if (!root)
 		return oci_fail_err(&err);
 	_cleanup_close_ int dfd = oci_dir_open(root, c->id, &err);

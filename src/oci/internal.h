@@ -55,8 +55,9 @@ struct oci_state {
 	char *status;         /* what the supervisor last wrote: created, running, stopped */
 };
 
-/* The root directory (--root, or the default), made when missing: its path (heap). */
-char *oci_root(struct error *err);
+/* The root directory (--root, or the default), made when missing with make (create, run):
+ * its path (heap). */
+char *oci_root(bool make, struct error *err);
 /* A container id as runc allows: [A-Za-z0-9_+.-], 1-1024 characters, not "." or "..". */
 bool oci_valid_id(const char *id);
 /* Open <root>/<id> (O_DIRECTORY), -1 + err ("container ID does not exist"). */

@@ -16,7 +16,7 @@
 #include "oci/internal.h"
 #include "util/fs.h"
 
-char *oci_root(struct error *err)
+char *oci_root(bool make, struct error *err)
 {
 	char *root;
 	if (oci_g.root)
@@ -31,7 +31,7 @@ char *oci_root(struct error *err)
 		error_set(err, errno, "--root %s: cannot use it as the state directory", oci_g.root);
 		return NULL;
 	}
-	int r = mkdir_p(root, 0700);
+	int r = make ? mkdir_p(root, 0700) : 0;
 	if (r < 0) {
 		error_set(err, -r, "--root %s: cannot make the state directory", root);
 		free(root);

@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 160
+plan 161
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -247,7 +247,7 @@ done
 # ---- podman --runtime warren-runc
 use_mode root
 if ! command -v podman >/dev/null; then
-	skip 12 "podman is not installed"
+	skip 16 "podman is not installed"
 else
 	PD=$T/podman
 	mkdir -p "$PD"
@@ -255,6 +255,10 @@ else
 	PRUN=$(mktemp -d /run/warren-oci-t.XXXXXX)
 	P=(podman --root "$PD/root" --runroot "$PRUN" --cgroup-manager cgroupfs --events-backend file
 	   --runtime "$RUNC" --storage-driver vfs)
+	# podman passes no --root to a runtime it does not know (and its --rm clean-up drops
+	# --runtime-flag): warren-runc's default root, removed after if the test made it
+	had_run_oci=0
+	[ -e /run/warren-oci ] && had_run_oci=1
 	A=(--network none --annotation "warren.state=$STATE")
 	bounded "${P[@]}" run --rm "${A[@]}" --rootfs "$BB" /bin/sh -c 'echo podman-$(id -u); cat /proc/1/cmdline | tr "\0" " "; exit 5'
 	is "$RC" 5 "podman run --rootfs: exit code of the container"
@@ -287,12 +291,14 @@ else
 	umount -R "$PD/root/overlay" 2>/dev/null
 	is "$(mounts_under "$PD")$(mounts_under "$PRUN")" "" "podman: no mounts left under its storage"
 	[ -z "$(job_pids 1000)" ]; ok $? "podman: no process of its containers left"
+	is "$(ls -A /run/warren-oci 2>/dev/null)" "" "podman: nothing of its containers is left under warren-runc's root"
 	rm -rf "$PD" "$PRUN"
+	[ "$had_run_oci" = 1 ] || rmdir /run/warren-oci 2>/dev/null
 fi
 
 # ---- containerd's runc shim (io.containerd.runc.v2) with BinaryName warren-runc, through ctr
 if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
-	skip 11 "containerd or ctr is not installed"
+	skip 13 "containerd or ctr is not installed"
 else
 	CD=$T/ctd
 	mkdir -p "$CD"
