@@ -53,11 +53,11 @@ DOCDIR  ?= $(PREFIX)/share/doc/warren
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 MANS    := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
-DOCS    := README.md docs/hardening.md docs/network.md docs/images.md docs/vm.md docs/api.md docs/openapi.yaml
+DOCS    := README.md docs/hardening.md docs/network.md docs/images.md docs/vm.md docs/api.md docs/openapi.yaml docs/oci.md docs/kubernetes.md
 
 .PHONY: all man deps check check-v2 unit demo bench bench-vm soak clean fuzz fuzz-smoke layering install uninstall
 
-all: $(BUILD)/warren $(BUILD)/warren-guest-init man
+all: $(BUILD)/warren $(BUILD)/warren-runc $(BUILD)/warren-guest-init man
 
 man: $(MANS)
 
@@ -74,6 +74,10 @@ $(BUILD)/warren-guest-init: src/guest/init.c src/cell/contract.h src/util/sys.h 
 
 $(BUILD)/warren: $(OBJS) $(PREBUILT)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# warren called as warren-runc speaks runc's command line (the OCI runtime face, docs/oci.md)
+$(BUILD)/warren-runc: $(BUILD)/warren
+	ln -sf warren $@
 
 # The default seccomp filters, compiled at build time (scripts/seccomp-gen.c) instead of at
 # every run; what is linked without them compiles them itself.
@@ -92,8 +96,8 @@ $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/cli/version.o: override CFLAGS += -DWARREN_VERSION='"$(VERSION)"'
-$(BUILD)/obj/cli/version.o: debian/changelog
+$(BUILD)/obj/cli/version.o $(BUILD)/obj/oci/info.o: override CFLAGS += -DWARREN_VERSION='"$(VERSION)"'
+$(BUILD)/obj/cli/version.o $(BUILD)/obj/oci/info.o: debian/changelog
 
 $(BUILD)/gen/console_assets.c: $(CONSOLE) scripts/embed-assets
 	@mkdir -p $(dir $@)
@@ -123,7 +127,7 @@ layering:
 
 # Tests run against a build with AddressSanitizer and UndefinedBehaviorSanitizer.
 check: deps layering
-	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren build/san/warren-guest-init \
+	$(MAKE) BUILD=build/san CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build/san/warren build/san/warren-runc build/san/warren-guest-init \
 		$(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@WARREN=$(CURDIR)/build/san/warren tests/run-all $(patsubst tests/unit/%.c,build/san/unit/%,$(wildcard tests/unit/test_*.c))
@@ -163,6 +167,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR)/examples/demo
 	install -m 755 $(BUILD)/warren $(DESTDIR)$(BINDIR)/warren
+	ln -sf warren $(DESTDIR)$(BINDIR)/warren-runc
 	install -m 755 $(BUILD)/warren-guest-init $(DESTDIR)$(BINDIR)/warren-guest-init
 	install -m 644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(filter %.5,$(MANS)) $(DESTDIR)$(MANDIR)/man5
@@ -173,10 +178,10 @@ install: all
 	install -m 644 examples/demo/README $(DESTDIR)$(DOCDIR)/examples/demo
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/warren $(DESTDIR)$(BINDIR)/warren-guest-init $(DESTDIR)$(BASHCOMPDIR)/warren $(DESTDIR)$(ZSHCOMPDIR)/_warren
+	rm -f $(DESTDIR)$(BINDIR)/warren $(DESTDIR)$(BINDIR)/warren-runc $(DESTDIR)$(BINDIR)/warren-guest-init $(DESTDIR)$(BASHCOMPDIR)/warren $(DESTDIR)$(ZSHCOMPDIR)/_warren
 	rm -f $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(filter %.1,$(MANS))) \
 		$(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANS)))
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
-	rm -rf build/obj build/gen build/unit build/warren build/warren-guest-init build/san build/fuzz build/man build/vm build/v2
+	rm -rf build/obj build/gen build/unit build/warren build/warren-runc build/warren-guest-init build/san build/fuzz build/man build/vm build/v2

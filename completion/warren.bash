@@ -31,7 +31,7 @@ _warren_runs() {
 _warren() {
 	local cur prev words cword
 	_init_completion -s || return
-	local cmds="run job logs kill policy ps show gc selfcheck image history serve submit help version"
+	local cmds="run job logs kill policy ps show gc selfcheck image history serve submit oci help version"
 	local sub= i
 	for ((i = 1; i < cword; i++)); do
 		[[ ${words[i]} != -* ]] && { sub=${words[i]}; break; }
@@ -95,6 +95,12 @@ _warren() {
 			return
 		fi
 		opts="--max-size --max-entries --json --state --help" ;;
+	oci)
+		if ((cword == i + 1)); then
+			COMPREPLY=($(compgen -W "create start state kill delete run exec ps pause resume features spec --root --log --log-format --systemd-cgroup --debug --version --help" -- "$cur"))
+			return
+		fi
+		opts="--bundle --pid-file --console-socket --detach --force --all --process --format --root --log --log-format" ;;
 	history) opts="--status --label --since --limit --json --state --db --help" ;;
 	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --warm --warm-work --warm-image --help" ;;
 	submit) opts="--via --token-file --work --label --name --env --time --memory --cpu-time --pids

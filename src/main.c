@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "oci/oci.h"
 
 static const char USAGE[] =
 	"usage: warren COMMAND [OPTIONS]\n"
@@ -26,6 +27,7 @@ static const char USAGE[] =
 	"  policy RUN PATH [--write|--read|--exec]   may the run write (read, run) PATH?\n"
 	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
 	"  image import|ls|rm                 store root file systems for run --image NAME\n"
+	"  oci COMMAND                        runc's command line over cells (also as warren-runc)\n"
 	"\n"
 	"'warren COMMAND --help' describes a command's options. Exit status of 'run': the job's\n"
 	"own, 128+N when signal N killed it, 124 when --time or --cpu-time stopped it, 125 when\n"
@@ -33,6 +35,10 @@ static const char USAGE[] =
 
 int main(int argc, char **argv)
 {
+	/* called as warren-runc: the OCI runtime face (oci/oci.h), runc's command line */
+	const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	if (argc > 0 && !strcmp(slash ? slash + 1 : argv[0], "warren-runc"))
+		return cmd_oci(argc, argv);
 	if (argc < 2) {
 		fputs(USAGE, stderr);
 		return 125;
@@ -83,6 +89,8 @@ int main(int argc, char **argv)
 		return cmd_serve(argc, argv);
 	if (!strcmp(c, "submit"))
 		return cmd_submit(argc, argv);
-	warn_line("unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit (see 'warren --help')", c);
+	if (!strcmp(c, "oci"))
+		return cmd_oci(argc, argv);
+	warn_line("unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')", c);
 	return 125;
 }

@@ -636,6 +636,11 @@ static void build_root(const struct cell_spec *s)
 	struct policy_ctx pc = spec_policy_ctx(s);
 	if (policy_build_root(&pc, root, &perr) < 0)
 		die(0, "%s", perr.msg);
+	/* an OCI bundle's root.readonly: the image's overlay read-only, the cell's own parts
+	 * mounted on it (/tmp, home, /dev, /proc, /run, binds) as they are */
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	if (s->root_ro && s->rootfs && sys_mount_setattr(cell_root_fd, "", AT_EMPTY_PATH, &ro) < 0)
+		die(errno, "cannot make the cell's root read-only");
 
 	if (chdir(root) < 0)
 		die(errno, "cannot enter %s", root);
@@ -1061,6 +1066,11 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	loopback_up();
 	build_root(s);
 
+	/* the terminal's master goes out before the job may run (an OCI runtime's caller waits
+	 * for it between create and start) */
+	struct cell_io jio = *io;
+	if (io->console >= 0)
+		open_console(s, &jio);
 	/* wait for the supervisor (the network, from outside; a warm cell: its take) */
 	struct take_msg take = { 0 };
 	ssize_t got = read(go, &take, sizeof take);
@@ -1071,9 +1081,6 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 		take_scratch(s, take.scratch);
 	show_cgroup(cg);
 
-	struct cell_io jio = *io;
-	if (io->console >= 0)
-		open_console(s, &jio);
 	pid_t job = start_job(s, &jio);
 	if (io->watch >= 0)
 		close(io->watch);

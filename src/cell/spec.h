@@ -22,6 +22,7 @@ struct cell_spec {
 	char **argv;          /* NULL-terminated */
 	char **env;           /* final environment, TMPDIR last; NULL-terminated */
 	char *rootfs;         /* absolute, or NULL for the host's / read-only */
+	bool root_ro;         /* with rootfs: its overlay read-only too (an OCI bundle's root.readonly) */
 	char *worktree;       /* absolute, symlink-free; NULL with --work none */
 	bool worktree_ro;     /* --work-ro: mounted read-only */
 	char *workdir;        /* --workdir: the job's working directory in the cell, or NULL (the
@@ -59,6 +60,7 @@ struct cell_spec {
 	                         run was had, in the record and the history */
 	char *start_why;      /* with "cold": why no warm cell was taken (or NULL) */
 	bool tty;             /* give the job a pseudo-terminal of its own */
+	bool tty_stderr;      /* its stderr too is the terminal, whatever warren's is (OCI) */
 	struct limits limits;
 	struct policy_opts policy; /* seccomp, Landlock, masks, protected paths (policy/policy.h) */
 	struct net_opts net;  /* --net, --publish, --dns-max-names (net/net.h); mode 0: none */

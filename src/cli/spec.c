@@ -416,12 +416,24 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 /* The checked source src of a bind (opt: --bind, --ro-bind, --externals): refused when it is
  * a tree no bind may show, or one a job may not write when rw; a note when it is the
  * caller's home. */
+bool run_plain_file(const char *src, int fd)
+{
+	struct stat st;
+	return (!strncmp(src, "/run/", 5) || !strncmp(src, "/var/run/", 9)) && fstat(fd, &st) == 0 &&
+	       S_ISREG(st.st_mode) && st.st_nlink == 1;
+}
+
 static int bind_source_check(const struct cell_spec *s, const char *opt, const char *given, const char *src, int fd,
 			     bool ro, struct error *err)
 {
 	/* the path as given, and where it led when a symlink was on the way */
 	_cleanup_free_ char *name = strcmp(given, src) ? xasprintf("%s (that is %s)", given, src) : xstrdup(src);
 	const char *why = mount_source_refused(src);
+	struct stat st;
+	/* a single regular file of /run read-only (a container runtime's hosts, hostname and
+	 * resolv.conf: the OCI face) holds no socket and changes nothing of the host's */
+	if (why && ro && run_plain_file(src, fd))
+		why = NULL;
 	if (why)
 		return error_set(err, 0, "%s %s: %s; bind a directory of your own below it", opt, name, why);
 	if (!ro && path_is_system_tree(src))
@@ -429,7 +441,6 @@ static int bind_source_check(const struct cell_spec *s, const char *opt, const c
 				 opt, name);
 	/* a file with other names: one of them may be a file the caller never meant (a hard link
 	 * someone made in their directory to a file of root's) */
-	struct stat st;
 	if (!ro && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
 		return error_set(err, 0, "%s %s: the file has %ju other hard links, which a write would change too; copy it, or use --ro-bind",
 				 opt, name, (uintmax_t)st.st_nlink - 1);

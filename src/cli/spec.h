@@ -46,6 +46,9 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
  * the worktree is (symlinks owned by others refused; system trees refused read-write; never
  * /proc, /run...). Needs the worktree, home and state directory in s (after cellspec_paths). */
 int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, const char *dst, bool ro, struct error *err);
+/* A regular file with one name under /run or /var/run (src; fd its O_PATH): what a --ro-bind
+ * may show of those trees, which hold no socket then. */
+bool run_plain_file(const char *src, int fd);
 /* The same from "SRC[:DST]" (DST defaults to SRC). */
 int cellspec_add_bind_arg(struct cell_spec *s, const char *opt, const char *arg, bool ro, struct error *err);
 /* The cell options of `warren run` and `warren job run` beyond the worktree: --bind and

@@ -153,7 +153,7 @@ int policy_set_caps(const struct policy_ctx *s, struct error *err)
 {
 	/* a non-root job still holds, until it executes the job, what its user namespace gave
 	 * it: leaving the host's uid 0 is not leaving root of this namespace */
-	return caps_keep(s->uid == 0 ? root_mask() : 0, s->uid == 0, err);
+	return caps_keep(s->uid == 0 ? root_mask() & ~s->policy->caps_drop : 0, s->uid == 0, err);
 }
 
 int policy_drop_all_caps(struct error *err)

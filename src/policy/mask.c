@@ -208,6 +208,20 @@ static int hide_host_cgroups(int sys, struct error *err)
 	}
 }
 
+/* The policy's own masks (an OCI bundle's) below top ("/proc" or "/sys"), applied as warren's. */
+static int apply_extra_masks(const struct policy_opts *p, int dir, const char *top, long magic, int devnull,
+			     struct error *err)
+{
+	size_t n = 0, len = strlen(top);
+	struct mask *m = xcalloc(p->n_masks + 1, sizeof *m);
+	for (size_t i = 0; i < p->n_masks; i++)
+		if (!strncmp(p->masks[i].path, top, len) && p->masks[i].path[len] == '/' && p->masks[i].path[len + 1])
+			m[n++] = (struct mask){ p->masks[i].path + len + 1, p->masks[i].readonly ? MASK_RDONLY : MASK_HIDE, 0 };
+	int r = apply_masks(dir, top, magic, m, n, devnull, err);
+	free(m);
+	return r;
+}
+
 static int mask_kernel(const struct policy_ctx *s, int rootfd, struct error *err)
 {
 	_cleanup_close_ int devnull = open_devnull(err);
@@ -216,7 +230,8 @@ static int mask_kernel(const struct policy_ctx *s, int rootfd, struct error *err
 	_cleanup_close_ int proc = policy_open_checked(rootfd, "proc", O_PATH | O_DIRECTORY, PROC_SUPER_MAGIC);
 	if (proc < 0)
 		return error_set(err, -proc, "the cell's /proc is not a procfs; refusing to go on");
-	if (apply_masks(proc, "/proc", PROC_SUPER_MAGIC, PROC_MASKS, sizeof PROC_MASKS / sizeof PROC_MASKS[0], devnull, err) < 0)
+	if (apply_masks(proc, "/proc", PROC_SUPER_MAGIC, PROC_MASKS, sizeof PROC_MASKS / sizeof PROC_MASKS[0], devnull, err) < 0 ||
+	    apply_extra_masks(s->policy, proc, "/proc", PROC_SUPER_MAGIC, devnull, err) < 0)
 		return -EINVAL;
 	_cleanup_close_ int sys = policy_open_checked(rootfd, "sys", O_PATH | O_DIRECTORY, 0);
 	if (sys < 0)
@@ -238,7 +253,8 @@ static int mask_kernel(const struct policy_ctx *s, int rootfd, struct error *err
 		if (sys < 0)
 			return error_set(err, -sys, "cannot reopen the cell's /sys");
 	}
-	if (apply_masks(sys, "/sys", SYSFS_MAGIC, SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0], devnull, err) < 0)
+	if (apply_masks(sys, "/sys", SYSFS_MAGIC, SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0], devnull, err) < 0 ||
+	    apply_extra_masks(s->policy, sys, "/sys", SYSFS_MAGIC, devnull, err) < 0)
 		return -EINVAL;
 	return hide_host_cgroups(sys, err);
 }

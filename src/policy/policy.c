@@ -20,6 +20,10 @@ void policy_opts_free(struct policy_opts *p)
 		free(p->protect[i]);
 	free(p->protect);
 	free(p->bpf);
+	free(p->extra_bpf);
+	for (size_t i = 0; i < p->n_masks; i++)
+		free(p->masks[i].path);
+	free(p->masks);
 	memset(p, 0, sizeof *p);
 }
 

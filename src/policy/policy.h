@@ -41,6 +41,16 @@ struct policy_opts {
 	 * loads it: the seccomp program */
 	struct sock_filter *bpf;
 	unsigned short bpf_len;
+	/* a second program loaded after warren's (an OCI bundle's linux.seccomp): the kernel runs
+	 * both and the stricter action wins, so it can only take away (NULL: none) */
+	struct sock_filter *extra_bpf;
+	unsigned short extra_len;
+	uint64_t caps_drop;     /* capabilities root of the cell gives up too (an OCI bundle's
+	                           process.capabilities lacks them); 0: none */
+	/* more of /proc and /sys hidden (or made read-only) beside warren's own lists (an OCI
+	 * bundle's linux.maskedPaths and readonlyPaths): absolute, below /proc or /sys */
+	struct policy_mask { char *path; bool readonly; } *masks;
+	size_t n_masks;
 };
 
 /* An extra mount of the cell (--bind, --ro-bind, --externals) as the policy sees it: where it
@@ -155,6 +165,9 @@ void seccomp_profile_allow_nested(struct seccomp_profile *prof);
 /* Build the libseccomp filter of prof (a scmp_filter_ctx, returned as void *). NULL and err
  * on failure. Non-native architectures fail every call with EPERM. */
 void *seccomp_profile_compile(const struct seccomp_profile *prof, struct error *err);
+/* The program of a libseccomp filter (a scmp_filter_ctx as void *), ready for seccomp(2); *out
+ * is the caller's to free. */
+int seccomp_ctx_bpf(void *ctx, struct sock_filter **out, unsigned short *len, struct error *err);
 /* The whole program of prof, ready for seccomp(2): libseccomp's filter with the 'unless'
  * rules before it (see seccomp.c). *out is the caller's to free. */
 int seccomp_profile_bpf(const struct seccomp_profile *prof, struct sock_filter **out, unsigned short *len,

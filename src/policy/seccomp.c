@@ -559,6 +559,19 @@ static int export_bpf(scmp_filter_ctx ctx, size_t room, struct sock_filter **out
 	return 0;
 }
 
+int seccomp_ctx_bpf(void *ctx, struct sock_filter **out, unsigned short *len, struct error *err)
+{
+	size_t n = 0;
+	if (export_bpf(ctx, 0, out, &n, err) < 0)
+		return -EINVAL;
+	if (n > BPF_MAXINSNS) {
+		free(steal_pointer(out));
+		return error_set(err, 0, "the seccomp filter has %zu instructions, more than the kernel's %d", n, BPF_MAXINSNS);
+	}
+	*len = (unsigned short)n;
+	return 0;
+}
+
 /* "deny NAME unless argN in V,...": libseccomp takes one comparison per argument in a rule, and
  * covering every other 32-bit value with masked comparisons takes some eighty rules and a third
  * of a millisecond to compile. So these rules are a few hand-written instructions put before
@@ -734,5 +747,8 @@ int policy_seccomp(const struct policy_ctx *s, struct error *err)
 	free(q.bpf);
 	if (r < 0)
 		return error_set(err, e, "cannot load the seccomp filter");
+	struct sock_fprog extra = { .len = s->policy->extra_len, .filter = s->policy->extra_bpf };
+	if (extra.filter && sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, &extra) < 0)
+		return error_set(err, errno, "cannot load the bundle's seccomp filter (linux.seccomp)");
 	return 0;
 }

@@ -787,7 +787,7 @@ static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, bo
 		/* only the streams that are the terminal go through the job's: a stderr the caller
 		 * redirected (2>err.txt) gets a pipe of its own, relayed to where it points */
 		io->err = -1;
-		if (!isatty(STDERR_FILENO)) {
+		if (!isatty(STDERR_FILENO) && !s->tty_stderr) {
 			if (output_pipe(&u->err_r, &e->err_w, err) < 0)
 				return -EIO;
 			io->err = e->err_w;

@@ -1,0 +1,382 @@
+/* config.c - an OCI bundle's config.json as a warren cell spec. What warren's cell gives is
+ * taken as given, what it can do as asked is done, what it cannot honour is refused with one
+ * line naming the field; a bundle asking for less isolation than a cell has gets the cell's
+ * (docs/oci.md lists every field). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cell/contract.h"
+#include "cli/spec.h"
+#include "oci/internal.h"
+#include "run/rundir.h"
+#include "util/fs.h"
+
+static json_t *jget(json_t *o, const char *k) { return json_is_object(o) ? json_object_get(o, k) : NULL; }
+static const char *jstr(json_t *o, const char *k) { return json_string_value(jget(o, k)); }
+static bool jnonempty(json_t *v)
+{
+	return (json_is_array(v) && json_array_size(v)) || (json_is_object(v) && json_object_size(v));
+}
+
+/* ---- process ---- */
+
+static const struct { const char *name; int res; } RLIMITS[] = {
+	{ "RLIMIT_AS", RLIMIT_AS }, { "RLIMIT_CORE", RLIMIT_CORE }, { "RLIMIT_CPU", RLIMIT_CPU },
+	{ "RLIMIT_DATA", RLIMIT_DATA }, { "RLIMIT_FSIZE", RLIMIT_FSIZE }, { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+	{ "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE }, { "RLIMIT_NICE", RLIMIT_NICE },
+	{ "RLIMIT_NOFILE", RLIMIT_NOFILE }, { "RLIMIT_NPROC", RLIMIT_NPROC }, { "RLIMIT_RSS", RLIMIT_RSS },
+	{ "RLIMIT_RTPRIO", RLIMIT_RTPRIO }, { "RLIMIT_RTTIME", RLIMIT_RTTIME }, { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+	{ "RLIMIT_STACK", RLIMIT_STACK },
+};
+
+static int take_rlimits(json_t *arr, struct oci_bundle *b, struct error *err)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(arr, i, r) {
+		const char *type = jstr(r, "type");
+		size_t k = 0;
+		while (type && k < sizeof RLIMITS / sizeof RLIMITS[0] && strcmp(RLIMITS[k].name, type))
+			k++;
+		if (!type || k == sizeof RLIMITS / sizeof RLIMITS[0])
+			return error_set(err, 0, "process.rlimits[%zu].type '%s': not a resource limit this runtime knows", i, type ? type : "");
+		if (b->n_rlimits < RLIM_NLIMITS) {
+			b->rlimits[b->n_rlimits].resource = RLIMITS[k].res;
+			b->rlimits[b->n_rlimits].lim.rlim_cur = (rlim_t)json_integer_value(jget(r, "soft"));
+			b->rlimits[b->n_rlimits].lim.rlim_max = (rlim_t)json_integer_value(jget(r, "hard"));
+			b->n_rlimits++;
+		}
+	}
+	return 0;
+}
+
+static char **strv(json_t *arr)
+{
+	size_t n = json_array_size(arr), i;
+	char **v = xcalloc(n + 1, sizeof *v);
+	json_t *x;
+	json_array_foreach(arr, i, x) v[i] = xstrdup(json_string_value(x) ? json_string_value(x) : "");
+	return v;
+}
+
+/* The job's environment is the bundle's, with TMPDIR=/tmp last (warren's contract). */
+static void take_env(struct cell_spec *s, json_t *env)
+{
+	struct envb e = { 0 };
+	size_t i;
+	json_t *x;
+	json_array_foreach(env, i, x) {
+		const char *kv = json_string_value(x);
+		if (kv && strchr(kv, '=') && strncmp(kv, CELL_TMPDIR_ENV "=", strlen(CELL_TMPDIR_ENV) + 1))
+			env_set(&e, kv);
+	}
+	env_setkv(&e, CELL_TMPDIR_ENV, CELL_TMPDIR_VALUE);
+	s->env = e.v;
+}
+
+static int take_process(json_t *p, struct oci_bundle *b, struct cell_spec *s, struct error *err)
+{
+	json_t *args = jget(p, "args");
+	if (!json_is_array(args) || !json_array_size(args) || !json_is_string(json_array_get(args, 0)))
+		return error_set(err, 0, "process.args: missing or empty; the bundle must name the command to run");
+	if (jget(p, "commandLine"))
+		return error_set(err, 0, "process.commandLine: a Windows field; give process.args");
+	s->argv = strv(args);
+	b->terminal = json_is_true(jget(p, "terminal"));
+	if (jget(p, "oomScoreAdj")) {
+		b->has_oom = true;
+		b->oom_score_adj = (int)json_integer_value(jget(p, "oomScoreAdj"));
+	}
+	if (json_is_array(jget(p, "rlimits")) && take_rlimits(jget(p, "rlimits"), b, err) < 0)
+		return -EINVAL;
+	if (jnonempty(jget(p, "ioPriority")) || jnonempty(jget(p, "scheduler")) || jnonempty(jget(p, "execCPUAffinity")))
+		return error_set(err, 0, "process.%s: not supported by warren; leave it out",
+				 jget(p, "ioPriority") ? "ioPriority" : jget(p, "scheduler") ? "scheduler" : "execCPUAffinity");
+	return 0;
+}
+
+/* ---- mounts ---- */
+
+/* The parts every cell has of its own: the bundle's mounts of these are the cell's. */
+static const struct { const char *dst; const char *types; } CELL_OWN[] = {
+	{ "/proc", "proc" }, { "/dev", "tmpfs devtmpfs bind" }, { "/dev/pts", "devpts" },
+	{ "/dev/shm", "tmpfs shm bind" }, { "/dev/mqueue", "mqueue bind" }, { "/sys", "sysfs bind" },
+	{ "/sys/fs/cgroup", "cgroup cgroup2 bind" }, { "/run", "tmpfs" }, { "/tmp", "tmpfs" },
+};
+
+static bool has_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = list; (p = strstr(p, w)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+static bool opt_has(json_t *opts, const char *o)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(opts, i, x) if (json_string_value(x) && !strcmp(json_string_value(x), o)) return true;
+	return false;
+}
+
+static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spec *s, struct error *err)
+{
+	const char *dst = jstr(m, "destination"), *type = jstr(m, "type"), *src = jstr(m, "source");
+	json_t *opts = jget(m, "options");
+	if (!dst || dst[0] != '/')
+		return error_set(err, 0, "mounts[%zu].destination '%s': not an absolute path", i, dst ? dst : "");
+	bool bind = (type && !strcmp(type, "bind")) || opt_has(opts, "bind") || opt_has(opts, "rbind");
+	for (size_t k = 0; k < sizeof CELL_OWN / sizeof CELL_OWN[0]; k++)
+		if (!strcmp(dst, CELL_OWN[k].dst) && has_word(CELL_OWN[k].types, bind ? "bind" : type ? type : ""))
+			return 0; /* the cell's own */
+	if (!bind)
+		return error_set(err, 0, "mounts[%zu] (%s on %s): warren mounts only binds besides the cell's own /proc, /dev, /dev/pts, /dev/shm, /dev/mqueue, /sys, /sys/fs/cgroup, /run and /tmp; leave it out or make it a bind",
+				 i, type ? type : "no type", dst);
+	if (!src)
+		return error_set(err, 0, "mounts[%zu] (bind on %s): no source", i, dst);
+	_cleanup_free_ char *abs = src[0] == '/' ? xstrdup(src) : xasprintf("%s/%s", b->path, src);
+	_cleanup_free_ char *what = xasprintf("mounts[%zu] (bind of %s on %s)", i, abs, dst);
+	/* a runtime's own files under /run (podman's hosts, hostname, resolv.conf, .containerenv)
+	 * are bound read-only: no bind of /run may be written from a cell */
+	_cleanup_close_ int fd = open(abs, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	bool ro = opt_has(opts, "ro") || (fd >= 0 && run_plain_file(abs, fd));
+	return cellspec_add_bind(s, what, abs, dst, ro, err);
+}
+
+/* ---- linux ---- */
+
+static const char *const STD_DEVICES[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", NULL };
+
+static int take_namespaces(json_t *ns, struct error *err)
+{
+	size_t i;
+	json_t *n;
+	json_array_foreach(ns, i, n) {
+		const char *type = jstr(n, "type"), *path = jstr(n, "path");
+		if (path && *path)
+			return error_set(err, 0, "linux.namespaces[%zu]: joining the %s namespace at %s is not supported: warren makes every namespace of the cell itself (for podman: --network none, no --pod/--ipc/--pid sharing)",
+					 i, type ? type : "?", path);
+		/* a namespace the bundle leaves out is made anyway: the cell keeps its own */
+		if (type && strcmp(type, "user") && strcmp(type, "pid") && strcmp(type, "network") && strcmp(type, "ipc") &&
+		    strcmp(type, "uts") && strcmp(type, "mount") && strcmp(type, "cgroup"))
+			return error_set(err, 0, "linux.namespaces[%zu].type '%s': not a namespace warren makes (user, pid, network, ipc, uts, mount, cgroup)", i, type);
+	}
+	return 0;
+}
+
+static int take_devices(json_t *devs, struct error *err)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(devs, i, d) {
+		const char *p = jstr(d, "path");
+		size_t k = 0;
+		while (p && STD_DEVICES[k] && strcmp(STD_DEVICES[k], p))
+			k++;
+		if (!p || !STD_DEVICES[k])
+			return error_set(err, 0, "linux.devices[%zu] '%s': a cell has only null, zero, full, random, urandom and tty (and its own pts); warren passes no host device", i, p ? p : "");
+	}
+	return 0;
+}
+
+static int take_resources(json_t *r, struct cell_spec *s, struct error *err)
+{
+	json_int_t mem = json_integer_value(jget(jget(r, "memory"), "limit"));
+	if (mem > 0)
+		s->limits.memory = (uint64_t)mem;
+	json_int_t pids = json_integer_value(jget(jget(r, "pids"), "limit"));
+	if (pids > 0)
+		s->limits.pids = (uint64_t)pids;
+	json_t *cpu = jget(r, "cpu");
+	if (json_integer_value(jget(cpu, "quota")) > 0 || jnonempty(jget(cpu, "cpus")) || jstr(cpu, "cpus") || jstr(cpu, "mems"))
+		return error_set(err, 0, "linux.resources.cpu (quota or cpus): warren has no CPU bandwidth or pinning limit; leave it out (warren's --cpu-time limit is total CPU time)");
+	if (jnonempty(jget(r, "hugepageLimits")) || jnonempty(jget(r, "rdma")) || jnonempty(jget(r, "unified")))
+		return error_set(err, 0, "linux.resources.%s: not supported by warren; leave it out",
+				 jnonempty(jget(r, "hugepageLimits")) ? "hugepageLimits" : jnonempty(jget(r, "rdma")) ? "rdma" : "unified");
+	return 0;
+}
+
+/* linux.maskedPaths and readonlyPaths: below /proc and /sys, masked as warren masks its own
+ * (the rest of /sys is read-only in every cell); elsewhere refused. */
+static int take_masks(json_t *l, struct policy_opts *p, struct error *err)
+{
+	const char *field[] = { "maskedPaths", "readonlyPaths" };
+	for (int ro = 0; ro < 2; ro++) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(jget(l, field[ro]), i, x) {
+			const char *path = json_string_value(x);
+			if (!path || (strncmp(path, "/proc/", 6) && strncmp(path, "/sys/", 5)) || strstr(path, ".."))
+				return error_set(err, 0, "linux.%s[%zu] '%s': warren masks only paths below /proc and /sys; leave it out",
+						 field[ro], i, path ? path : "");
+			if (ro && !strncmp(path, "/sys/", 5))
+				continue; /* /sys is read-only whole */
+			p->masks = xrealloc(p->masks, (p->n_masks + 1) * sizeof *p->masks);
+			p->masks[p->n_masks++] = (struct policy_mask){ xstrdup(path), ro == 1 };
+		}
+	}
+	return 0;
+}
+
+static int take_linux(json_t *l, struct cell_spec *s, struct error *err)
+{
+	if (take_masks(l, &s->policy, err) < 0)
+		return -EINVAL;
+	if (take_namespaces(jget(l, "namespaces"), err) < 0 || take_devices(jget(l, "devices"), err) < 0 ||
+	    take_resources(jget(l, "resources"), s, err) < 0)
+		return -EINVAL;
+	const char *prop = jstr(l, "rootfsPropagation");
+	if (prop && (!strcmp(prop, "shared") || !strcmp(prop, "rshared")))
+		return error_set(err, 0, "linux.rootfsPropagation '%s': a cell's mounts never propagate to the host; leave it out or use private/slave", prop);
+	json_t *sysctl = jget(l, "sysctl");
+	const char *k;
+	json_t *v;
+	json_object_foreach(sysctl, k, v) {
+		/* ping_group_range (podman's default "0 0"): left at the namespace's default (no
+		 * unprivileged ICMP sockets), which takes away, never adds */
+		if (strcmp(k, "net.ipv4.ping_group_range"))
+			return error_set(err, 0, "linux.sysctl '%s': warren sets no sysctl in a cell; leave it out", k);
+	}
+	if (jnonempty(jget(l, "timeOffsets")) || jnonempty(jget(l, "intelRdt")) || jnonempty(jget(l, "personality")))
+		return error_set(err, 0, "linux.%s: not supported by warren; leave it out",
+				 jnonempty(jget(l, "timeOffsets")) ? "timeOffsets" : jnonempty(jget(l, "intelRdt")) ? "intelRdt" : "personality");
+	return 0;
+}
+
+static int take_hooks(json_t *h, struct error *err)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(h, k, v) if (jnonempty(v))
+		return error_set(err, 0, "hooks.%s: warren runs no hooks (they would run on the host, outside the cell); leave them out", k);
+	return 0;
+}
+
+/* ---- the whole ---- */
+
+static int take_user(json_t *user, struct cell_spec *s, struct error *err)
+{
+	if (jstr(user, "username"))
+		return error_set(err, 0, "process.user.username: a Windows field; give uid and gid");
+	unsigned uid = (unsigned)json_integer_value(jget(user, "uid")), gid = (unsigned)json_integer_value(jget(user, "gid"));
+	_cleanup_free_ char *u = xasprintf("%u:%u", uid, gid);
+	if (cellspec_user(s, u, err) < 0) {
+		error_prefix(err, "process.user (uid %u, gid %u)", uid, gid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int take_root(json_t *c, struct oci_bundle *b, struct cell_spec *s, struct error *err)
+{
+	const char *root = jstr(jget(c, "root"), "path");
+	if (!root)
+		return error_set(err, 0, "root.path: missing; the bundle must name its root file system");
+	_cleanup_free_ char *abs = root[0] == '/' ? xstrdup(root) : xasprintf("%s/%s", b->path, root);
+	if (!is_dir(abs))
+		return error_set(err, 0, "root.path %s: not a directory", abs);
+	s->root_ro = json_is_true(jget(jget(c, "root"), "readonly"));
+	return cellspec_paths(s, abs, CELLSPEC_WORK_NONE, err);
+}
+
+static int take_cell(json_t *c, struct oci_bundle *b, struct cell_spec *s, struct error *err)
+{
+	json_t *p = jget(c, "process");
+	if (take_user(jget(p, "user"), s, err) < 0 || take_root(c, b, s, err) < 0 || take_process(p, b, s, err) < 0)
+		return -EINVAL;
+	size_t i;
+	json_t *m;
+	json_array_foreach(jget(c, "mounts"), i, m) if (take_mount(i, m, b, s, err) < 0) return -EINVAL;
+	const char *cwd = jstr(p, "cwd");
+	if (cwd && cwd[0] != '/')
+		return error_set(err, 0, "process.cwd '%s': not an absolute path", cwd);
+	const char *host = jstr(c, "hostname");
+	struct cell_opts o = { .workdir = cwd && strcmp(cwd, "/") ? cwd : NULL, .hostname = host && *host ? host : NULL };
+	if (cellspec_cell_opts(s, &o, err) < 0)
+		return -EINVAL;
+	if (cwd && !strcmp(cwd, "/"))
+		s->workdir = xstrdup("/");
+	return take_linux(jget(c, "linux"), s, err) < 0 || take_hooks(jget(c, "hooks"), err) < 0 ? -EINVAL : 0;
+}
+
+int oci_bundle_load(const char *bundle, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err)
+{
+	memset(b, 0, sizeof *b);
+	b->path = abs_path(bundle);
+	if (!b->path || !is_dir(b->path))
+		return error_set(err, errno, "bundle %s: not a directory", bundle);
+	_cleanup_free_ char *cfg = xasprintf("%s/config.json", b->path);
+	json_error_t je;
+	b->config = json_load_file(cfg, 0, &je);
+	if (!b->config)
+		return error_set(err, 0, "bundle %s: cannot read config.json: %s (line %d)", b->path, je.text, je.line);
+	const char *ver = jstr(b->config, "ociVersion");
+	if (!ver || strncmp(ver, "1.", 2))
+		return error_set(err, 0, "%s: ociVersion '%s': this runtime speaks 1.x", cfg, ver ? ver : "");
+	if (!json_is_object(jget(b->config, "process")))
+		return error_set(err, 0, "%s: process: missing; the bundle must say what to run", cfg);
+	s->limits.grace_ms = 5000;
+	/* warren's state directory (the runs' records): the bundle's annotation warren.state
+	 * (podman --annotation: conmon passes no environment), $WARREN_STATE (containerd passes its
+	 * own environment to the shim), else the default */
+	s->statedir = statedir_default(jstr(jget(b->config, "annotations"), OCI_STATE_ANNOTATION));
+	s->name = xstrdup(id);
+	if (take_cell(b->config, b, s, err) < 0 || cellspec_finish(s, err) < 0 || policy_prepare(&s->policy, err) < 0 ||
+	    oci_seccomp(jget(jget(b->config, "linux"), "seccomp"), &s->policy, err) < 0 ||
+	    oci_caps(jget(jget(b->config, "process"), "capabilities"), &s->policy, err) < 0)
+		return -EINVAL;
+	take_env(s, jget(jget(b->config, "process"), "env"));
+	s->tty = s->tty_stderr = b->terminal;
+	return 0;
+}
+
+static void strv_free(char **v)
+{
+	for (char **x = v; x && *x; x++)
+		free(*x);
+	free(v);
+}
+
+int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, struct error *err)
+{
+	strv_free(s->argv);
+	s->argv = NULL;
+	b->terminal = false;
+	b->n_rlimits = 0;
+	if (take_process(p, b, s, err) < 0)
+		return -EINVAL;
+	json_t *user = jget(p, "user");
+	json_int_t uid = json_integer_value(jget(user, "uid")), gid = json_integer_value(jget(user, "gid"));
+	if (uid < 0 || gid < 0 || uid >= CELL_ID_RANGE || gid >= CELL_ID_RANGE)
+		return error_set(err, 0, "process.user (uid %lld, gid %lld): not a user of this cell (ids below %u)", (long long)uid,
+				 (long long)gid, CELL_ID_RANGE);
+	/* rootless, the job's user namespace maps its own ids alone */
+	if (s->rootless && ((uid_t)uid != s->uid || (gid_t)gid != s->gid))
+		return error_set(err, 0, "process.user (uid %lld, gid %lld): a rootless cell has only its job's user (uid %u, gid %u)",
+				 (long long)uid, (long long)gid, (unsigned)s->uid, (unsigned)s->gid);
+	s->uid = (uid_t)uid;
+	s->gid = (gid_t)gid;
+	const char *cwd = jstr(p, "cwd");
+	if (cwd && cwd[0] != '/')
+		return error_set(err, 0, "process.cwd '%s': not an absolute path", cwd);
+	free(s->workdir);
+	s->workdir = xstrdup(cwd ? cwd : "/");
+	strv_free(s->env);
+	take_env(s, jget(p, "env"));
+	s->policy.caps_drop = 0;
+	return oci_caps(jget(p, "capabilities"), &s->policy, err);
+}
+
+void oci_bundle_free(struct oci_bundle *b)
+{
+	json_decref(b->config);
+	free(b->path);
+	memset(b, 0, sizeof *b);
+}

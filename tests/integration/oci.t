@@ -1,0 +1,360 @@
+#!/bin/bash
+# oci.t - the OCI runtime face (warren oci, warren-runc): the lifecycle straight as a shim or
+# conmon drives it (tests/oci-caller.py: a subreaper that creates, reads the pid file, starts
+# and waits for that pid): state created -> running -> stopped with the spec's fields, the
+# supervisor's exit mirroring the job's (code, signal), kill by name and number, the console
+# socket getting the terminal's master, run, the errors (bad bundle, unknown id, duplicate id, a
+# refused field) as one line and exit 1 with the message in --log's JSON; features, state and
+# --version as go-runc reads them; as root and rootless; then podman --runtime and containerd's
+# runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
+. "$(dirname "$0")/../lib.sh"
+
+plan 161
+
+BB=$(image_busybox) || bail_out "cannot build the busybox image"
+CALLER=$REPO/tests/oci-caller.py
+T=$(mktemp -d -p "$TEST_SCRATCH")
+chmod 755 "$T"
+RUNC=$T/warren-runc
+ln -s "$WARREN" "$RUNC"
+
+# bundle DIR ARGS_JSON [PYTHON]: a bundle from `warren-runc spec` with the busybox image as its
+# root, process.args ARGS_JSON, terminal off, then the python statement PYTHON on c.
+bundle() {
+	local d=$1 args=$2 extra=${3:-pass}
+	mkdir_for_mode "$d"
+	ln -s "$BB" "$d/rootfs"
+	(cd "$d" && "${RUNNER[@]}" "$RUNC" spec) || return 1
+	"$PY" - "$d/config.json" "$args" "$STATE" <<PYEOF
+import json, sys
+f, args, state = sys.argv[1:4]
+c = json.load(open(f))
+c["process"]["args"] = json.loads(args)
+c["process"]["terminal"] = False
+c["annotations"] = {"warren.state": state, "test": "oci.t"}
+$extra
+json.dump(c, open(f, "w"))
+PYEOF
+}
+
+# caller ID BUNDLE ARGS...: oci-caller.py as the mode's user (OUT: its lines)
+caller() {
+	local id=$1 b=$2; shift 2
+	bounded "${RUNNER[@]}" "$PY" "$CALLER" "$RUNC" "$ROOT" "$b" "$id" "$@"
+}
+val() { sed -n "s/^$1=//p" <<<"$OUT" | head -1; }
+
+# ---- what the runtime says of itself
+bounded "$RUNC" --version
+is "$RC" 0 "--version exits 0"
+like "$(sed -n 1p <<<"$OUT")" '^runc version [0-9]' "--version: the first line is 'runc version X' (go-runc)"
+like "$(sed -n 2p <<<"$OUT")" '^commit: ' "--version: a commit: line"
+like "$(sed -n 3p <<<"$OUT")" '^spec: 1\.[0-9]+\.[0-9]+$' "--version: a spec: 1.x.y line"
+bounded "$WARREN" oci features
+is "$RC" 0 "features exits 0"
+is "$("$PY" -c 'import json,sys; j=json.loads(sys.stdin.read()); l=j["linux"]
+print(j["ociVersionMin"][:2], j["ociVersionMax"][:2], type(j["hooks"]).__name__, "bind" in j["mountOptions"],
+      sorted(l["namespaces"]) == ["cgroup","ipc","mount","network","pid","user","uts"], l["seccomp"]["enabled"],
+      l["apparmor"]["enabled"], type(j["annotations"]).__name__)' <<<"$OUT")" \
+	"1. 1. list True True True False dict" "features: the JSON of runtime-spec features.md (versions, hooks, mountOptions, linux.namespaces, seccomp, apparmor, annotations)"
+
+for mode in root user; do
+	use_mode "$mode"
+	M="[$mode]"
+	D=$T/$mode
+	mkdir_for_mode "$D"
+	ROOT=$D/root
+	mkdir_for_mode "$ROOT" 700
+
+	# ---- the lifecycle straight: exit code, pid file, state at each step
+	bundle "$D/b-exit" '["sh", "-c", "echo out-$(id -u); echo err >&2; exit 3"]'
+	caller c-exit "$D/b-exit"
+	pid=$(val pidfile)
+	like "$pid" '^[0-9]+$' "$M create writes the pid file"
+	is "$(val created)" "created/$pid" "$M state after create: created, with the pid of the pid file"
+	is "$(val state_keys)" "annotations,bundle,created,id,ociVersion,owner,pid,status,warren_run" "$M state has the spec's fields (ociVersion, id, status, pid, bundle, annotations)"
+	like "$(val running)" "^(running/$pid|stopped/0)$" "$M state after start: running (or already stopped)"
+	is "$(val end)" "exit 3" "$M the pid the caller waits for exits with the job's code"
+	is "$(val stopped)" "stopped/0" "$M state after the end: stopped, pid 0"
+	is "$(val delete)" 0 "$M delete exits 0"
+	is "$(val out)" "out-0|err|" "$M the job's stdout and stderr reach the caller's streams"
+	[ -e "$ROOT/c-exit" ]; is $? 1 "$M delete removes the container's state directory"
+	run=$(ls -t "$STATE/runs" | head -1)
+	is "$(jget "$STATE/runs/$run/result.json" 'd["exit_code"], d["name"]')" '[3, "c-exit"]' "$M the run is recorded as any warren run (result.json, named after the container)"
+	nothing_left "$STATE/runs/$run" "$M nothing of the container is left (scratch, mounts, processes, cgroups)"
+
+	# ---- kill by name and by number: the supervisor dies by the job's signal
+	bundle "$D/b-sleep" '["sleep", "1000"]'
+	caller c-term "$D/b-sleep" --kill SIGTERM
+	is "$(val end)" "signal 15" "$M kill ID SIGTERM: the waited-for pid dies by SIGTERM"
+	caller c-kill "$D/b-sleep" --kill 9
+	is "$(val end)" "signal 9" "$M kill ID 9: the waited-for pid dies by SIGKILL"
+	is "$(val stopped)" "stopped/0" "$M state after a kill: stopped"
+	caller c-nostart "$D/b-sleep" --no-start
+	like "$(val end)" "^signal 9$" "$M delete of a created container (never started) ends it"
+	[ -z "$(job_pids 1000)" ]; ok $? "$M no sleep of the killed containers is left"
+
+	# ---- exec: a new process in the running cell, as the process JSON says, with the job's defences
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-exec
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-exec
+	xu=$JOB_UID
+	[ "$mode" = user ] && xu=0   # rootless, the cell maps its job's user alone (the bundle's uid 0)
+	"$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", "echo exec-$(id -u) X=$X cwd=$(pwd); ps -o comm | grep -c sleep; grep -E \"^(NoNewPrivs|Seccomp):\" /proc/self/status | tr -s \"\t\" \" \"; exit 6"],
+		"env": ["X=42", "PATH=/bin"], "cwd": "/tmp", "user": {"uid": int(sys.argv[2]), "gid": int(sys.argv[2])}}, open(sys.argv[1], "w"))' "$D/p.json" "$xu"
+	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/p.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" ps --format json c-exec
+	sleeps=$(for p in $("$PY" -c 'import json,sys; print(" ".join(map(str, json.loads(sys.stdin.read()))))' <<<"$OUT"); do
+		tr '\0' ' ' </proc/$p/cmdline 2>/dev/null; echo; done | grep -c '^sleep 1000 $')
+	is "$RC:$sleeps" "0:1" "$M ps --format json: the host pids of the cell's processes, the job's among them"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
+	is "$RC" 6 "$M exec: the exit code of the process"
+	line_like "$OUT" "^exec-$xu X=42 cwd=/tmp$" "$M exec: the process's user, environment and working directory"
+	line_like "$OUT" '^1$' "$M exec: it sees the job's processes (the cell's pid namespace)"
+	line_like "$OUT" '^NoNewPrivs: 1$' "$M exec: no_new_privs"
+	line_like "$OUT" '^Seccomp: 2$' "$M exec: a seccomp filter"
+	if [ "$mode" = user ]; then
+		"$PY" -c 'import json,sys; json.dump({"args": ["id"], "cwd": "/", "user": {"uid": 1, "gid": 1}}, open(sys.argv[1], "w"))' "$D/p1.json"
+		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p1.json" c-exec
+		like "$RC:$ERR" "^1:warren: process.user \(uid 1, gid 1\): a rootless cell has only its job's user" "$M exec as a user the cell does not map: one line, exit 1"
+	else
+		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" --detach --pid-file "$D/exec.pid" c-exec
+		is "$RC:$(cat "$D/exec.pid" 2>/dev/null | grep -c '^[0-9][0-9]*$')" "0:1" "$M exec --detach: returns at once and writes the pid file"
+	fi
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-exec
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
+	like "$RC:$ERR" "^1:warren: container c-exec does not exist" "$M exec in a deleted container: one line, exit 1"
+
+	# ---- a supervisor killed with SIGKILL: its cell goes with it; delete reclaims what is left
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" --pid-file "$D/k9.pid" c-k9
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-k9
+	run=$(ls -t "$STATE/runs" | head -1)
+	kill -9 "$(cat "$D/k9.pid")"
+	for _ in $(seq 50); do [ -z "$(job_pids 1000)" ] && break; sleep 0.1; done
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" state c-k9
+	like "$OUT" '"status": "stopped"' "$M a supervisor killed -9: state says stopped"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete c-k9
+	is "$RC" 0 "$M delete after a supervisor killed -9"
+	nothing_left "$STATE/runs/$run" "$M ... and nothing of its cell is left (gc's record)"
+
+	# ---- the console socket: the terminal's master comes over SCM_RIGHTS, the job's tty on it
+	bundle "$D/b-tty" '["sh", "-c", "tty; echo tty-ok"]' 'c["process"]["terminal"] = True'
+	caller c-tty "$D/b-tty" --console
+	like "$(val console)" 'fds=1$' "$M --console-socket gets one descriptor (the terminal's master)"
+	like "$(val tty)" '^/dev/pts/[0-9]+\|tty-ok' "$M the job's stdin/stdout are the terminal whose master was sent"
+	is "$(val end)" "exit 0" "$M a job with a terminal exits 0"
+
+	# ---- linux.seccomp stacked on warren's filter; process.capabilities narrowing root's set
+	bundle "$D/b-sec" '["sh", "-c", "mkdir /tmp/x && echo mkdir-ok; mkdir /tmp/y 2>&1; grep CapEff /proc/self/status"]' \
+		'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat", "no_such_call"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}
+c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effective": ["CAP_KILL", "CAP_SETUID", "CAP_CHOWN"]}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-sec" c-sec
+	is "$RC" 0 "$M a bundle with linux.seccomp and process.capabilities runs"
+	line_like "$OUT" "can't create directory '/tmp/y': Operation not permitted" "$M linux.seccomp: the call the bundle denies fails with its errno"
+	no_line_like "$OUT" '^mkdir-ok$' "$M linux.seccomp: mkdir never succeeded"
+	line_like "$OUT" '^CapEff:[[:space:]]+00000000000000a0$' "$M process.capabilities: root keeps only what bounding and effective both name (KILL, SETUID)"
+
+	# ---- linux.maskedPaths beside warren's own masks; a path it cannot mask refused
+	bundle "$D/b-mask" '["sh", "-c", "echo cpuinfo=$(wc -c < /proc/cpuinfo); echo kernel=$(ls /sys/kernel | wc -l)"]' \
+		'c["linux"]["maskedPaths"] = ["/proc/cpuinfo", "/sys/kernel"]; c["linux"]["readonlyPaths"] = ["/proc/sys", "/sys/fs"]'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-mask" c-mask
+	is "$RC:$(grep -c '=0$' <<<"$OUT")" "0:2" "$M linux.maskedPaths: /proc/cpuinfo reads empty and /sys/kernel is an empty directory"
+	bundle "$D/b-mask2" '["true"]' 'c["linux"]["maskedPaths"] = ["/etc/shadow"]'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-mask2" c-mask2
+	like "$RC:$ERR" "^1:warren: linux.maskedPaths\[0\] '/etc/shadow': warren masks only paths below /proc and /sys" "$M a masked path outside /proc and /sys: refused in one line"
+
+	# ---- linux.resources: the pids limit is warren's, named in the record when it stops the run
+	if [ "$mode" = root ]; then
+		bundle "$D/b-pids" '["sh", "-c", "for i in $(seq 20); do sleep 2 & done; wait"]' 'c["linux"]["resources"] = {"pids": {"limit": 10}, "memory": {"limit": 268435456}}'
+		bounded "$RUNC" --root "$ROOT" run --bundle "$D/b-pids" c-pids
+		run=$(ls -t "$STATE/runs" | head -1)
+		is "$(jget "$STATE/runs/$run/result.json" '[d["cause"]["limit"], d["limits"]["pids"], d["limits"]["memory"]]')" '["pids", 10, 268435456]' \
+			"$M linux.resources pids and memory are the run's limits; the record names the process limit that stopped it"
+	else
+		skip 1 "rootless: no cgroup on this host for a pids limit"
+	fi
+
+	# ---- root.readonly: the root refuses writes, the cell's /tmp does not
+	bundle "$D/b-ro" '["sh", "-c", "touch /etc/x 2>&1; touch /tmp/x && echo tmp-ok"]' 'c["root"]["readonly"] = True'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-ro" c-ro
+	line_like "$OUT" "touch: /etc/x: Read-only file system" "$M root.readonly: a write to the root fails with EROFS"
+	line_like "$OUT" '^tmp-ok$' "$M root.readonly: the cell's /tmp stays writable"
+
+	# ---- pause and resume: the cell's processes frozen (v1: a freezer group of its own)
+	if [ "$mode" = root ] && [ -d /sys/fs/cgroup/freezer ]; then
+		bundle "$D/b-pz" '["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.02; done"]'
+		"$PY" -c 'import json,sys; json.dump({"args": ["cat", "/tmp/n"], "cwd": "/", "user": {"uid": 0, "gid": 0}}, open(sys.argv[1], "w"))' "$D/pn.json"
+		bounded "$RUNC" --root "$ROOT" create --bundle "$D/b-pz" c-pz
+		bounded "$RUNC" --root "$ROOT" start c-pz
+		bounded "$RUNC" --root "$ROOT" pause c-pz
+		fz=$(jget "$ROOT/c-pz/state.json" 'd["freezer"]')
+		is "$RC:$(cat "$fz/freezer.state" 2>&1)" "0:FROZEN" "$M pause: the cell's freezer group is FROZEN"
+		bounded "$RUNC" --root "$ROOT" state c-pz
+		like "$OUT" '"status": "paused"' "$M state of a paused container: paused"
+		bounded "$RUNC" --root "$ROOT" resume c-pz
+		bounded "$RUNC" --root "$ROOT" exec --process "$D/pn.json" c-pz
+		n1=$OUT
+		sleep 0.5
+		bounded "$RUNC" --root "$ROOT" exec --process "$D/pn.json" c-pz
+		[ "${OUT:-0}" -gt "${n1:-0}" ] 2>/dev/null; ok $? "$M resume: the job runs again (its counter went from $n1 to $OUT)"
+		bounded "$RUNC" --root "$ROOT" pause c-pz
+		bounded "$RUNC" --root "$ROOT" delete --force c-pz
+		is "$RC:$(ls -d "$fz" 2>/dev/null)" "0:" "$M delete --force of a paused container: it ends, its freezer group is gone"
+	else
+		skip 4 "no cgroup v1 freezer for this mode (rootless, or a v2 host)"
+	fi
+
+	# ---- run: create + start + wait, exit code, state removed
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-exit" c-run
+	is "$RC" 3 "$M run exits with the job's code"
+	like "$OUT" '^out-0$' "$M run: the job's output"
+	[ -e "$ROOT/c-run" ]; is $? 1 "$M run removes the container's state when it ends"
+
+	# ---- the errors: one line, runc's exit status 1, the message in --log's last JSON line
+	LOG=$D/log.json
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" --log "$LOG" --log-format json create --bundle "$D/nope" c-bad
+	is "$RC" 1 "$M a missing bundle: exit 1"
+	one_warren_line "$M a missing bundle: one line"
+	like "$ERR" "bundle $D/nope: not a directory" "$M a missing bundle: the line names it"
+	is "$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["msg"])' "$LOG")" \
+		"bundle $D/nope: not a directory: No such file or directory" "$M --log-format json: the last line's msg is the error (what go-runc reads)"
+	[ -e "$ROOT/c-bad" ]; is $? 1 "$M a failed create leaves no state"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" state no-such
+	is "$RC:$ERR" "1:warren: container no-such does not exist (under $ROOT)" "$M state of an unknown id: one line, exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" kill no-such KILL
+	is "$RC" 1 "$M kill of an unknown id: exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete no-such
+	is "$RC" 1 "$M delete of an unknown id: exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force no-such
+	is "$RC" 0 "$M delete --force of an unknown id: exit 0 (gone is done, as runc says)"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-dup
+	is "$RC" 0 "$M create c-dup"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-dup
+	is "$RC:$ERR" "1:warren: container with id exists: c-dup" "$M a duplicate id: one line, exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" kill c-dup SIGNOPE
+	like "$RC:$ERR" "^1:warren: kill: 'SIGNOPE' is not a signal" "$M kill with an unknown signal name: one line, exit 1"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete c-dup
+	is "$RC" 0 "$M delete of the created duplicate"
+	bundle "$D/b-hook" '["true"]' 'c["hooks"] = {"prestart": [{"path": "/bin/true"}]}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-hook" c-hook
+	like "$RC:$ERR" "^1:warren: hooks.prestart: warren runs no hooks" "$M a refused field (hooks): one line naming it, exit 1"
+	bundle "$D/b-ns" '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-ns" c-ns
+	like "$RC:$ERR" "^1:warren: linux.namespaces\[[0-9]+\]: joining the network namespace at /proc/1/ns/net is not supported" "$M a namespace path to join: refused in one line naming the field"
+	is "$(ls "$ROOT" | grep -v -e '\.out$' -e '\.pid$' -e '\.console$' -e '^log.json$')" "" "$M nothing of any container is left under --root"
+	x=$(state_clean); ok $? "$M nothing of any run is left under the state directory" || diag "$x"
+done
+
+# ---- podman --runtime warren-runc
+use_mode root
+if ! command -v podman >/dev/null; then
+	skip 16 "podman is not installed"
+else
+	PD=$T/podman
+	mkdir -p "$PD"
+	# podman refuses a runroot longer than 50 characters: one of its own under /run
+	PRUN=$(mktemp -d /run/warren-oci-t.XXXXXX)
+	P=(podman --root "$PD/root" --runroot "$PRUN" --cgroup-manager cgroupfs --events-backend file
+	   --runtime "$RUNC" --storage-driver vfs)
+	# podman passes no --root to a runtime it does not know (and its --rm clean-up drops
+	# --runtime-flag): warren-runc's default root, removed after if the test made it
+	had_run_oci=0
+	[ -e /run/warren-oci ] && had_run_oci=1
+	A=(--network none --annotation "warren.state=$STATE")
+	bounded "${P[@]}" run --rm "${A[@]}" --rootfs "$BB" /bin/sh -c 'echo podman-$(id -u); cat /proc/1/cmdline | tr "\0" " "; exit 5'
+	is "$RC" 5 "podman run --rootfs: exit code of the container"
+	line_like "$OUT" '^podman-0$' "podman run --rootfs: its output"
+	like "$OUT" 'warren' "podman run --rootfs: pid 1 of the container is warren's init (a cell)"
+	run=$(ls -t "$STATE/runs" | head -1)
+	is "$(jget "$STATE/runs/$run/result.json" 'd["exit_code"]')" 5 "podman: the run is recorded in warren's state"
+	nothing_left "$STATE/runs/$run" "podman: nothing of the cell is left"
+	(cd "$BB" && tar -cf "$PD/bb.tar" .)
+	bounded "${P[@]}" import "$PD/bb.tar" localhost/warren-bb:test
+	is "$RC" 0 "podman import of a rootfs tarball"
+	bounded "${P[@]}" run --rm "${A[@]}" localhost/warren-bb:test /bin/sh -c 'echo image-ok; exit 0'
+	is "$RC:$OUT" "0:image-ok" "podman run of an image podman imported"
+	bounded "${P[@]}" run --rm "${A[@]}" -d localhost/warren-bb:test sleep 1000
+	cid=$OUT
+	is "$RC" 0 "podman run -d (a long-running container)"
+	bounded "${P[@]}" exec "$cid" sh -c 'echo in-exec; exit 3'
+	is "$RC:$OUT" "3:in-exec" "podman exec: a process in the running container, its output and exit code"
+	bounded "${P[@]}" exec -t "$cid" sh -c 'tty; exit 4'
+	like "$RC:$OUT" '^4:/dev/pts/[0-9]+' "podman exec -t: the process has a terminal of the cell (console socket)"
+	bounded "${P[@]}" run --rm -t "${A[@]}" localhost/warren-bb:test sh -c 'tty; exit 2'
+	like "$RC:$OUT" '^2:/dev/pts/[0-9]+' "podman run -t: the container's terminal came over the console socket"
+	bounded "${P[@]}" stop -t 2 "$cid"
+	is "$RC" 0 "podman stop (runtime kill SIGTERM)"
+	bounded "${P[@]}" rm -f "$cid"
+	bounded "${P[@]}" ps -a -q
+	is "$OUT" "" "podman: no container left"
+	bounded "${P[@]}" rmi -a -f
+	bounded "${P[@]}" system reset -f
+	umount -R "$PD/root/overlay" 2>/dev/null
+	is "$(mounts_under "$PD")$(mounts_under "$PRUN")" "" "podman: no mounts left under its storage"
+	[ -z "$(job_pids 1000)" ]; ok $? "podman: no process of its containers left"
+	is "$(ls -A /run/warren-oci 2>/dev/null)" "" "podman: nothing of its containers is left under warren-runc's root"
+	rm -rf "$PD" "$PRUN"
+	[ "$had_run_oci" = 1 ] || rmdir /run/warren-oci 2>/dev/null
+fi
+
+# ---- containerd's runc shim (io.containerd.runc.v2) with BinaryName warren-runc, through ctr
+if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
+	skip 13 "containerd or ctr is not installed"
+else
+	CD=$T/ctd
+	mkdir -p "$CD"
+	had_run_containerd=0
+	[ -e /run/containerd ] && had_run_containerd=1
+	NS=warren-oci-t$$
+	cat >"$CD/config.toml" <<TOML
+version = 2
+root = "$CD/root"
+state = "$CD/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$CD/c.sock"
+[ttrpc]
+  address = "$CD/c.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+TOML
+	# the shim and warren-runc inherit containerd's environment: the runs' records go to $STATE
+	WARREN_STATE=$STATE containerd --config "$CD/config.toml" >"$CD/containerd.log" 2>&1 &
+	CTD_PID=$!
+	X=(ctr -a "$CD/c.sock" -n "$NS")
+	for _ in $(seq 100); do "${X[@]}" version >/dev/null 2>&1 && break; sleep 0.1; done
+	"$PY" "$REPO/tests/docker-archive.py" "$BB" "$CD/bb.tar" docker.io/library/warren-bb:test
+	bounded "${X[@]}" images import "$CD/bb.tar"
+	is "$RC" 0 "ctr images import of a docker-archive (no registry)"
+	R=(--runtime io.containerd.runc.v2 --runc-binary "$RUNC")
+	bounded "${X[@]}" run --rm "${R[@]}" docker.io/library/warren-bb:test t-exit sh -c 'echo ctr-$(id -u); cat /proc/1/cmdline | tr "\0" " "; exit 4'
+	is "$RC" 4 "ctr run: the container's exit code"
+	line_like "$OUT" '^ctr-0$' "ctr run: its output"
+	like "$OUT" 'warren' "ctr run: pid 1 of the container is warren's init (a cell)"
+	run=$(ls -t "$STATE/runs" | head -1)
+	is "$(jget "$STATE/runs/$run/result.json" 'd["exit_code"], d["name"]')" '[4, "t-exit"]' "containerd: the run is recorded in warren's state, named after the container"
+	nothing_left "$STATE/runs/$run" "containerd: nothing of the cell is left"
+	bounded "${X[@]}" run -d "${R[@]}" docker.io/library/warren-bb:test t-sleep sleep 1000
+	bounded "${X[@]}" task ls
+	like "$OUT" 't-sleep +[0-9]+ +RUNNING' "ctr task ls: the container runs"
+	bounded "${X[@]}" task exec --exec-id e1 t-sleep sh -c 'echo in-exec; exit 3'
+	is "$RC:$OUT" "3:in-exec" "ctr task exec: a process in the running container, its output and exit code"
+	# ctr -t wants a terminal of its own: script(1) gives it one
+	bounded script -qec "${X[*]} task exec -t --exec-id e2 t-sleep sh -c 'tty; exit 5'" /dev/null
+	like "$RC:$OUT" '^5:/dev/pts/[0-9]+' "ctr task exec -t: the process's terminal came over the console socket"
+	bounded "${X[@]}" task kill -s SIGTERM t-sleep
+	for _ in $(seq 100); do "${X[@]}" task ls 2>/dev/null | grep -q 't-sleep.*STOPPED' && break; sleep 0.1; done
+	bounded "${X[@]}" task ls
+	like "$OUT" 't-sleep +[0-9]+ +STOPPED' "ctr task kill -s SIGTERM: the container stops"
+	bounded "${X[@]}" task delete t-sleep
+	like "$RC:$ERR" '^0:.*(143|exit)|^0:$' "ctr task delete: exit status 143 (SIGTERM) reported"
+	bounded "${X[@]}" containers rm t-sleep
+	[ -z "$(job_pids 1000)" ]; ok $? "containerd: no process of its containers left"
+	"${X[@]}" images rm docker.io/library/warren-bb:test >/dev/null 2>&1
+	kill "$CTD_PID"
+	wait "$CTD_PID" 2>/dev/null
+	is "$(mounts_under "$CD")" "" "containerd: no mounts left under its root and state"
+	rm -rf "/run/containerd/runc/$NS" "/run/containerd/fifo" "$CD"
+	[ "$had_run_containerd" = 1 ] || rm -rf /run/containerd
+fi
