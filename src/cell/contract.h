@@ -50,6 +50,7 @@
 #define VM_TAG_ROOT        "warren-root"
 #define VM_TAG_WORK        "warren-work"
 #define VM_TAG_RUN         "warren-run"
+#define VM_TAG_BIND        "warren-bind"  /* + its index: a --bind, --ro-bind or --externals source */
 /* In the run directory: the guest's orders (shared read-only as VM_TAG_RUN), and in it */
 #define RUN_VM_DIR         "vm"
 #define VM_SPEC_FILE       "spec"         /* "key=value\0" records, see VM_KEY_* */
@@ -66,6 +67,14 @@
 #define VM_KEY_SCRATCH     "scratch"      /* bytes: the size of each scratch tmpfs (0: half the RAM) */
 #define VM_KEY_PIDS        "pids"         /* the job's process limit, in a cgroup of the guest (0: none) */
 #define VM_KEY_CORE        "core"         /* "1": keep core dumps (RLIMIT_CORE) */
+#define VM_KEY_IMAGE       "image"        /* the root share is an image (--rootfs, --image; its name for
+                                             messages): the lower layer of an overlay in the VM's memory */
+#define VM_KEY_WORK_RO     "work-ro"      /* "1": the worktree is read-only (--work-ro) */
+#define VM_KEY_WORKDIR     "workdir"      /* --workdir: the job's working directory, which must exist */
+#define VM_KEY_HOSTNAME    "hostname"     /* the cell's hostname (--hostname, else the run id) */
+#define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw> <destination>", one per extra mount, in order */
+#define VM_PASSWD_FILE     "passwd"       /* in the orders: the cell's /etc/passwd and /etc/group (cell/users.h) */
+#define VM_GROUP_FILE      "group"
 /* virtio-serial port names (/sys/class/virtio-ports/<port>/name in the guest) */
 #define VM_PORT_STDOUT     "warren.stdout"
 #define VM_PORT_STDERR     "warren.stderr"
@@ -88,6 +97,8 @@
 /* Where the guest mounts its shares before it enters the new root */
 #define VM_NEWROOT         "/newroot"
 #define VM_RUN_MNT         "/run-orders"
+#define VM_LOWER_MNT       "/lower"       /* the root share, when it is an overlay's lower layer */
+#define VM_UPPER_MNT       "/upper"       /* the tmpfs of that overlay's upper layer (in the VM's memory) */
 #define VM_CGROUP_MNT      "/cgroup"      /* the guest's cgroup2, with the job's cgroup "job" */
 
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cell/contract.h"
+#include "cell/users.h"
 #include "policy/policy.h"
 #include "util/fs.h"
 #include "util/words.h"
@@ -34,7 +35,8 @@ struct vm_state {
 	struct vm_kernel k;
 };
 
-/* The fds qemu gets (its chardevs and the worktree share name them by number). */
+/* The fds qemu gets (its chardevs and the worktree share name them by number); the sources of
+ * the extra mounts follow, QFD_END + i for s->mounts[i]. */
 enum { QFD_OUT = 3, QFD_ERR, QFD_REPORT, QFD_CTL, QFD_WORK, QFD_GO, QFD_END };
 
 /* ---- argv ---- */
@@ -128,6 +130,17 @@ static void add_share(struct strv *a, const char *id, const char *path, const ch
 	add(a, xasprintf("virtio-9p-device,fsdev=%s,mount_tag=%s", id, tag));
 }
 
+/* A share of the directory open as fd number qfd in qemu: read-only in qemu itself when ro (the
+ * host refuses writes whatever the guest kernel does); in root mode new files get the owner
+ * the guest asks for (passthrough), rootless qemu's own. */
+static void add_fd_share(struct strv *a, const struct cell_spec *s, const char *id, int qfd, bool ro, const char *tag)
+{
+	_cleanup_free_ char *path = xasprintf("/proc/self/fd/%d", qfd);
+	_cleanup_free_ char *opts = xasprintf("security_model=%s,multidevs=remap%s", s->rootless ? "none" : "passthrough",
+					      ro ? ",readonly=on" : "");
+	add_share(a, id, path, opts, tag);
+}
+
 static char **qemu_argv(const struct cell_spec *s, const struct vm_state *v)
 {
 	struct strv a = { 0 };
@@ -144,12 +157,16 @@ static char **qemu_argv(const struct cell_spec *s, const struct vm_state *v)
 	add_port(&a, "err", xasprintf("file,id=err,path=/dev/fd/%d", QFD_ERR), VM_PORT_STDERR);
 	add_port(&a, "rep", xasprintf("socket,id=rep,fd=%d", QFD_REPORT), VM_PORT_REPORT);
 	add_port(&a, "ctl", xasprintf("socket,id=ctl,fd=%d", QFD_CTL), VM_PORT_CTL);
-	/* the worktree by the descriptor opened and checked once (spec.h), not by its path */
-	_cleanup_free_ char *work = xasprintf("/proc/self/fd/%d", QFD_WORK);
+	/* the worktree and the binds' sources by the descriptors opened and checked once (spec.h),
+	 * not by their paths; the root is the host's / or the image, read-only either way */
 	_cleanup_free_ char *orders = xasprintf("%s/" RUN_VM_DIR, s->rundir);
-	add_share(&a, "root", "/", "security_model=none,readonly=on,multidevs=remap", VM_TAG_ROOT);
-	add_share(&a, "work", work, s->rootless ? "security_model=none,multidevs=remap" : "security_model=passthrough,multidevs=remap",
-		  VM_TAG_WORK);
+	add_share(&a, "root", s->rootfs ? s->rootfs : "/", "security_model=none,readonly=on,multidevs=remap", VM_TAG_ROOT);
+	if (s->worktree)
+		add_fd_share(&a, s, "work", QFD_WORK, s->worktree_ro, VM_TAG_WORK);
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		_cleanup_free_ char *id = xasprintf("bind%zu", i), *tag = xasprintf(VM_TAG_BIND "%zu", i);
+		add_fd_share(&a, s, id, QFD_END + (int)i, s->mounts[i].readonly, tag);
+	}
 	add_share(&a, "run", orders, "security_model=none,readonly=on", VM_TAG_RUN);
 	return a.v;
 }
@@ -177,8 +194,21 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		rec(f, VM_KEY_ENV, s->env[i]);
 	char n[32];
-	rec(f, VM_KEY_CWD, s->worktree);
-	rec(f, VM_KEY_WORKTREE, s->worktree);
+	rec(f, VM_KEY_CWD, spec_cwd(s));
+	if (s->worktree)
+		rec(f, VM_KEY_WORKTREE, s->worktree);
+	if (s->worktree_ro)
+		rec(f, VM_KEY_WORK_RO, "1");
+	if (s->workdir)
+		rec(f, VM_KEY_WORKDIR, s->workdir);
+	if (s->rootfs)
+		rec(f, VM_KEY_IMAGE, s->image ? s->image : s->rootfs);
+	rec(f, VM_KEY_HOSTNAME, spec_hostname(s));
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s %s", i, s->mounts[i].readonly ? "ro" : "rw",
+						   s->mounts[i].destination);
+		rec(f, VM_KEY_BIND, b);
+	}
 	snprintf(n, sizeof n, "%u", (unsigned)s->uid);
 	rec(f, VM_KEY_UID, n);
 	snprintf(n, sizeof n, "%u", (unsigned)s->gid);
@@ -196,6 +226,13 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	int r = write_file_atomic_at(s->rundir_fd, spec, buf, len, 0644);
 	if (r < 0)
 		return error_set(err, -r, "cannot write %s/%s", s->rundir, spec);
+	/* the run user's passwd and group entries, as the container's (the image's own plus it) */
+	static const char *const dbs[] = { VM_PASSWD_FILE, VM_GROUP_FILE };
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *txt = users_db(s, i == 1), *name = xasprintf(RUN_VM_DIR "/%s", dbs[i]);
+		if (!txt || (r = write_file_atomic_at(s->rundir_fd, name, txt, strlen(txt), 0644)) < 0)
+			return error_set(err, txt ? -r : errno, "cannot write %s/%s", s->rundir, name);
+	}
 	/* compiled on the host (cli: policy_prepare), or here */
 	struct policy_opts q = s->policy;
 	if (!q.bpf && policy_prepare(&q, err) < 0)
@@ -229,11 +266,14 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	if (getppid() != parent)
 		_exit(125);
 	setsid();
-	int high[] = { io->out, io->err, rep, ctl, s->worktree_fd, go };
-	for (size_t i = 0; i < sizeof high / sizeof high[0]; i++)
-		high[i] = fcntl(high[i], F_DUPFD_CLOEXEC, 100);
-	for (int i = 0; i < QFD_END - QFD_OUT; i++)
-		move_fd(high[i], QFD_OUT + i);
+	size_t nfd = QFD_END - QFD_OUT + s->n_mounts;
+	int *high = xcalloc(nfd, sizeof *high);
+	int fixed[] = { io->out, io->err, rep, ctl, s->worktree_fd, go };
+	for (size_t i = 0; i < nfd; i++) /* above every target first, then each to its place */
+		high[i] = fcntl(i < QFD_END - QFD_OUT ? fixed[i] : s->mounts[i - (QFD_END - QFD_OUT)].fd, F_DUPFD_CLOEXEC, 100);
+	for (size_t i = 0; i < nfd; i++)
+		if (high[i] >= 0)
+			move_fd(high[i], QFD_OUT + (int)i);
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	_cleanup_free_ char *log = xasprintf(RUN_VM_DIR "/qemu.log");
 	int logfd = openat(s->rundir_fd, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -242,7 +282,7 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	dup2(null, 0);
 	dup2(logfd, 1);
 	dup2(logfd, 2);
-	syscall(SYS_close_range, QFD_END, ~0U, 0);
+	syscall(SYS_close_range, QFD_END + s->n_mounts, ~0U, 0);
 	char byte;
 	if (read(QFD_GO, &byte, 1) != 1)
 		_exit(125); /* the supervisor gave up before the VM could start */
@@ -492,16 +532,54 @@ const char *vm_accel(const struct vm_kernel *k, const char *statedir)
 	return a;
 }
 
-/* ---- what is not done yet ---- */
+/* ---- what the guest can carry ---- */
+
+static bool asks_job(const struct cell_spec *s, bool job) { (void)s; return job; }
+static bool asks_net(const struct cell_spec *s, bool job) { (void)job; return s->net.mode != NET_NONE; }
+static bool asks_image(const struct cell_spec *s, bool job) { (void)job; return s->rootfs; }
+static bool asks_mounts(const struct cell_spec *s, bool job) { (void)job; return s->n_mounts; }
+static bool asks_no_work(const struct cell_spec *s, bool job) { (void)job; return !s->worktree; }
+static bool asks_work_ro(const struct cell_spec *s, bool job) { (void)job; return s->worktree_ro; }
+static bool asks_workdir(const struct cell_spec *s, bool job) { (void)job; return s->workdir; }
+static bool asks_hostname(const struct cell_spec *s, bool job) { (void)job; return s->hostname; }
+static bool asks_file_bind(const struct cell_spec *s, bool job)
+{
+	(void)job;
+	struct stat st;
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (fstat(s->mounts[i].fd, &st) == 0 && !S_ISDIR(st.st_mode))
+			return true;
+	return false;
+}
+
+/* What a cell spec may ask of the vm driver and the key of the guest's orders (contract.h)
+ * that carries it to the guest init, or NULL when the guest cannot do it yet: such a run is
+ * refused, naming it. Teaching the guest a capability is giving its row a key. */
+static const struct vm_ask {
+	const char *what;
+	bool (*asked)(const struct cell_spec *s, bool job);
+	const char *key;
+} vm_asks[] = {
+	{ "a job (steps and services)", asks_job, NULL },
+	{ "--net nat or allow=", asks_net, NULL },
+	{ "a --bind of a file (the VM's shares are directories)", asks_file_bind, NULL },
+	{ "--rootfs or --image (an image)", asks_image, VM_KEY_IMAGE },
+	{ "--bind, --ro-bind or --externals", asks_mounts, VM_KEY_BIND },
+	{ "--work none", asks_no_work, VM_KEY_WORKTREE }, /* carried by its absence */
+	{ "--work-ro", asks_work_ro, VM_KEY_WORK_RO },
+	{ "--workdir", asks_workdir, VM_KEY_WORKDIR },
+	{ "--hostname", asks_hostname, VM_KEY_HOSTNAME },
+};
 
 int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
 {
-	const char *what = job ? "a job (steps and services)" : s->rootfs ? "--rootfs or --image (an image)"
-			 : s->net.mode != NET_NONE ? "--net nat or allow=" : s->n_mounts ? "--bind, --ro-bind or --externals"
-			 : !s->worktree ? "--work none" : s->worktree_ro ? "--work-ro" : s->workdir ? "--workdir"
-			 : s->hostname ? "--hostname" : NULL;
-	if (what)
-		return error_set(err, 0, "the vm driver: %s is not done yet; use the container driver (--driver container, or driver: container in a job file)", what);
+	for (size_t i = 0; i < sizeof vm_asks / sizeof vm_asks[0]; i++)
+		if (!vm_asks[i].key && vm_asks[i].asked(s, job))
+			return error_set(err, 0, "the vm driver: %s is not done yet; use the container driver (--driver container, or driver: container in a job file)",
+					 vm_asks[i].what);
+	if (s->n_mounts > VM_MAX_BINDS)
+		return error_set(err, 0, "the vm driver: %zu binds (--bind, --ro-bind, --externals), at most %d (each is a device of the VM); bind a directory that holds several",
+				 s->n_mounts, VM_MAX_BINDS);
 	if (s->limits.memory && s->limits.memory < VM_MIN_MEMORY)
 		return error_set(err, 0, "the vm driver: --memory %lluM is too small for a VM (it boots a kernel); give --memory %lluM or more",
 				 (unsigned long long)(s->limits.memory >> 20), VM_MIN_MEMORY >> 20);

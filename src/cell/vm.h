@@ -21,6 +21,9 @@
 #define VM_MIN_MEMORY      (128ull << 20)
 #define VM_QEMU_OVERHEAD   (256ull << 20)
 #define VM_QEMU            "qemu-system-x86_64"
+/* Extra mounts a VM may have: each is a 9p device, and qemu's microvm has 24 virtio-mmio slots
+ * (the serial ports and three shares take four; some are kept for a NIC and disks). */
+#define VM_MAX_BINDS       16
 
 /* What the VM boots: the kernel package's files and warren's cached products of them. */
 struct vm_kernel {
@@ -44,7 +47,8 @@ const char *vm_accel(const struct vm_kernel *k, const char *statedir);
 char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned long long memory, const char *extra);
 void vm_strv_free(char **v);
 
-/* What the vm driver does not do yet, refused with one line (before anything is made). */
+/* What the vm driver's guest cannot carry yet (or too many binds, too little memory), refused
+ * with one line before anything is made. */
 int vm_check_spec(const struct cell_spec *s, bool job, struct error *err);
 /* The limits of the run's cgroup on the host, which holds qemu: the guest's RAM plus qemu's
  * own, no process limit (qemu's threads are not the job's processes). */

@@ -20,7 +20,7 @@
 #include "util/fs.h"
 
 /* The modules the guest loads (with what they need), unless the kernel has them built in. */
-static const char *const vm_modules[] = { "virtio_mmio", "virtio_console", "9pnet_virtio", "9p", NULL };
+static const char *const vm_modules[] = { "virtio_mmio", "virtio_console", "9pnet_virtio", "9p", "overlay", NULL };
 
 /* ---- decompression ---- */
 
