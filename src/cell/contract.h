@@ -85,6 +85,7 @@
 #define VM_REPORT_STARTED  "started"      /* {"started": true}: the job is running */
 #define VM_REPORT_STATUS   "status"
 #define VM_REPORT_PIDS_MAX "pids_max"     /* {"pids_max": N}: forks the process limit refused so far */
+#define VM_REPORT_OOM_KILLS "oom_kills"   /* {"oom_kills": N}: processes the guest's OOM killer killed */
 #define VM_REPORT_ERROR    "error"
 #define VM_REPORT_ERRNO    "errno"
 #define VM_REPORT_CODE     "code"         /* with "error": the exit code (125, 126, 127) */

@@ -402,6 +402,12 @@ static int parse_report(const char *line, struct cell_report *r, char **msg)
 		r->status = hits > 0 && hits < INT32_MAX ? (int32_t)hits : 0;
 		*msg = xstrdup("");
 		got = 1;
+	} else if (json_is_integer(json_object_get(j, VM_REPORT_OOM_KILLS))) {
+		r->type = CELL_REPORT_OOM_KILLS;
+		json_int_t kills = json_integer_value(json_object_get(j, VM_REPORT_OOM_KILLS));
+		r->status = kills > 0 && kills < INT32_MAX ? (int32_t)kills : 0;
+		*msg = xstrdup("");
+		got = 1;
 	} else if (json_is_true(json_object_get(j, VM_REPORT_STARTED))) {
 		r->type = CELL_REPORT_STARTED;
 		*msg = xstrdup("");

@@ -549,6 +549,21 @@ static void report_pids(void)
 	write_line(line);
 }
 
+/* Tell the host how many processes the guest's OOM killer killed ({"oom_kills": N}, when
+ * any): the VM's RAM is the run's memory limit. */
+static void report_oom_kills(void)
+{
+	char *vm = read_small("/proc/vmstat", NULL);
+	char *k = vm ? strstr(vm, "\noom_kill ") : NULL;
+	unsigned long long kills = k ? strtoull(k + 10, NULL, 10) : 0;
+	free(vm);
+	if (!kills)
+		return;
+	char line[64];
+	snprintf(line, sizeof line, "{\"" VM_REPORT_OOM_KILLS "\":%llu}\n", kills);
+	write_line(line);
+}
+
 /* ---- the job ---- */
 
 /* The job's seccomp program, read from the orders (NULL: the host compiled none). */
@@ -684,6 +699,7 @@ int main(void)
 	write_line("{\"" VM_REPORT_STARTED "\":true}\n");
 	int st = wait_job(job, ctl);
 	report_pids();
+	report_oom_kills();
 	report(NULL, 0, st);
 	power_off();
 }
