@@ -72,6 +72,7 @@
 #define VM_KEY_WORK_RO     "work-ro"      /* "1": the worktree is read-only (--work-ro) */
 #define VM_KEY_WORKDIR     "workdir"      /* --workdir: the job's working directory, which must exist */
 #define VM_KEY_HOSTNAME    "hostname"     /* the cell's hostname (--hostname, else the run id) */
+#define VM_KEY_NO_SYS      "no-sys"       /* "1": no /sys in the cell (--no-sys) */
 #define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw> <destination>", one per extra mount, in order */
 #define VM_PASSWD_FILE     "passwd"       /* in the orders: the cell's /etc/passwd and /etc/group (cell/users.h) */
 #define VM_GROUP_FILE      "group"

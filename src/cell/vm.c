@@ -204,6 +204,8 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	if (s->rootfs)
 		rec(f, VM_KEY_IMAGE, s->image ? s->image : s->rootfs);
 	rec(f, VM_KEY_HOSTNAME, spec_hostname(s));
+	if (s->policy.no_sys)
+		rec(f, VM_KEY_NO_SYS, "1");
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s %s", i, s->mounts[i].readonly ? "ro" : "rw",
 						   s->mounts[i].destination);
@@ -548,6 +550,8 @@ static bool asks_no_work(const struct cell_spec *s, bool job) { (void)job; retur
 static bool asks_work_ro(const struct cell_spec *s, bool job) { (void)job; return s->worktree_ro; }
 static bool asks_workdir(const struct cell_spec *s, bool job) { (void)job; return s->workdir; }
 static bool asks_hostname(const struct cell_spec *s, bool job) { (void)job; return s->hostname; }
+static bool asks_landlock(const struct cell_spec *s, bool job) { (void)job; return s->policy.require_landlock; }
+static bool asks_no_sys(const struct cell_spec *s, bool job) { (void)job; return s->policy.no_sys; }
 static bool asks_file_bind(const struct cell_spec *s, bool job)
 {
 	(void)job;
@@ -575,6 +579,8 @@ static const struct vm_ask {
 	{ "--work-ro", asks_work_ro, VM_KEY_WORK_RO },
 	{ "--workdir", asks_workdir, VM_KEY_WORKDIR },
 	{ "--hostname", asks_hostname, VM_KEY_HOSTNAME },
+	{ "--require-landlock (the guest makes no Landlock ruleset yet)", asks_landlock, NULL },
+	{ "--no-sys", asks_no_sys, VM_KEY_NO_SYS },
 };
 
 int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)

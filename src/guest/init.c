@@ -242,7 +242,7 @@ struct orders {
 	uid_t uid;
 	gid_t gid;
 	unsigned long long scratch, pids;
-	bool core, work_ro;
+	bool core, work_ro, no_sys;
 };
 
 static void push(char ***v, size_t *n, char *s)
@@ -276,6 +276,7 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_IMAGE)) o->image = v;
 		else if (!strcmp(p, VM_KEY_HOSTNAME)) o->hostname = v;
 		else if (!strcmp(p, VM_KEY_WORK_RO)) o->work_ro = !strcmp(v, "1");
+		else if (!strcmp(p, VM_KEY_NO_SYS)) o->no_sys = !strcmp(v, "1");
 		else if (!strcmp(p, VM_KEY_CWD) && !o->workdir) o->cwd = v;
 		else if (!strcmp(p, VM_KEY_HOME)) o->home = v;
 		else if (!strcmp(p, VM_KEY_WORKTREE)) o->worktree = v;
@@ -421,7 +422,11 @@ static void mount_users_db(void)
 static void mount_kernel_fs(const struct orders *o)
 {
 	mount_in("/proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-	mount_in("/sys", "sysfs", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	/* --no-sys: an empty directory (the root share's own /sys would be the host's) */
+	if (o->no_sys)
+		mount_in("/sys", "tmpfs", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k");
+	else
+		mount_in("/sys", "sysfs", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	mount_in("/dev", "/dev", NULL, MS_BIND | MS_REC, NULL);
 	/* /dev/shm is scratch like /tmp (POSIX shared memory, semaphores); /dev/pts for terminals */
 	mkdir("/dev/shm", CELL_TMP_MODE);
