@@ -83,6 +83,8 @@ int main(int argc, char **argv)
 		return cmd_serve(argc, argv);
 	if (!strcmp(c, "submit"))
 		return cmd_submit(argc, argv);
+	if (!strcmp(c, "vm-image"))
+		return cmd_vm_image(argc, argv);
 	fprintf(stderr, "warren: unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit (see 'warren --help')\n", c);
 	return 125;
 }

@@ -39,6 +39,24 @@ struct vm_kernel {
 int vm_kernel_prepare(struct vm_kernel *k, const char *statedir, struct error *err);
 void vm_kernel_free(struct vm_kernel *k);
 
+/* What an initramfs holds (the vm driver's, or make check-v2's guest, tests/v2/): init at
+ * VM_INIT_PATH, the modules of moddir (with what they need, decompressed, in VM_MOD_DIR, their
+ * load order in VM_MOD_LIST) and the host's files at their places. */
+struct vm_initramfs_file {
+	const char *dst;   /* in the initramfs, relative ("bin/busybox"); NULL ends the list */
+	const char *src;   /* on the host */
+};
+struct vm_initramfs {
+	const char *init;
+	const char *moddir;                 /* /lib/modules/<version> */
+	const char *const *modules;         /* names, NULL-terminated */
+	const struct vm_initramfs_file *files; /* or NULL */
+};
+/* Write it (atomically) to path. */
+int vm_write_initramfs(const struct vm_initramfs *spec, const char *path, struct error *err);
+/* The ELF vmlinux of the bzImage image, written (atomically) to path. */
+int vm_write_vmlinux(const char *image, const char *path, struct error *err);
+
 /* KVM when it boots this kernel (tried once, then remembered in the cache), else TCG;
  * $WARREN_VM_ACCEL (kvm or tcg) decides instead. "kvm" or "tcg". */
 const char *vm_accel(const struct vm_kernel *k, const char *statedir);
