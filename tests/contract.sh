@@ -11,7 +11,7 @@
 # the file-system options; as root, one run per limit. CONTRACT_TESTS is how many tests one
 # driver's list makes (the plan is a sum of these).
 
-CONTRACT_TESTS_MODE=39   # per mode (root, user)
+CONTRACT_TESTS_MODE=40   # per mode (root, user)
 CONTRACT_TESTS_LIMITS=12 # as root only
 CONTRACT_TESTS=$((2 * CONTRACT_TESTS_MODE + CONTRACT_TESTS_LIMITS))
 
@@ -26,6 +26,7 @@ touch /usr/contract-x 2>&1 | grep -qE "Read-only file system|Permission denied" 
 grep -c "^CapEff:.*0000000000000000" /proc/self/status
 echo "hostname $(hostname)"
 echo "links $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " ")"
+echo "urandom $(stat -c %a /dev/urandom) $(echo x 2>/dev/null >/dev/urandom && echo written || echo refused)"
 echo secret >/tmp/secret && echo "tmp-written"
 echo ready'
 
@@ -91,7 +92,13 @@ _contract_cell() {
 	is "${F[9]:-}" 1 "$M the job has no effective capabilities"
 	is "${F[10]:-}" "hostname $(basename "$rdA")" "$M the hostname is the run id"
 	is "${F[11]:-}" "links lo " "$M network none: loopback only"
-	is "${F[12]:-}" "tmp-written" "$M the job writes in /tmp"
+	# a device the mode lets anyone write, that the job's Landlock rules leave out
+	if [ "$driver" = container ] && ! "$WARREN" selfcheck 2>&1 | grep -q '^ok *Landlock'; then
+		skip 1 "this host's kernel has no Landlock (warren selfcheck)"
+	else
+		is "${F[12]:-}" "urandom 666 refused" "$M Landlock: the job cannot write /dev/urandom (mode 666, not in its rules)"
+	fi
+	is "${F[13]:-}" "tmp-written" "$M the job writes in /tmp"
 	is "$(jget "$rdA/result.json" 'str(d["exit_code"]) + " " + d["status"]')" "3 exited" "$M result.json: exited, 3"
 	nothing_left "$rdA" "$M nothing of the first run is left"
 	rm -f "$WORK/from-job" "$WORK/b-done"

@@ -74,6 +74,10 @@
 #define VM_KEY_HOSTNAME    "hostname"     /* the cell's hostname (--hostname, else the run id) */
 #define VM_KEY_NO_SYS      "no-sys"       /* "1": no /sys in the cell (--no-sys) */
 #define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw> <destination>", one per extra mount, in order */
+#define VM_KEY_LANDLOCK    "landlock"     /* "<access, hex> <path>": a Landlock rule of the job, one per path */
+#define VM_KEY_LANDLOCK_ABI "landlock-abi" /* "<abi> <fs> <net> <scoped>" (hex): what the ruleset handles at that ABI */
+#define VM_KEY_LANDLOCK_FILE "landlock-file" /* hex: the rights a rule on a file may carry */
+#define VM_KEY_LANDLOCK_REQUIRE "landlock-require" /* "1": refuse to run without Landlock */
 #define VM_PASSWD_FILE     "passwd"       /* in the orders: the cell's /etc/passwd and /etc/group (cell/users.h) */
 #define VM_GROUP_FILE      "group"
 /* virtio-serial port names (/sys/class/virtio-ports/<port>/name in the guest) */

@@ -179,6 +179,30 @@ static void rec(FILE *f, const char *key, const char *val)
 	fputc('\0', f);
 }
 
+static int rec_rule(void *f, const char *path, uint64_t access)
+{
+	fprintf(f, VM_KEY_LANDLOCK "=%llx %s", (unsigned long long)access, path);
+	fputc('\0', f);
+	return 0;
+}
+
+/* The job's Landlock rules (the container's list, policy/landlock.c) and, for each ABI the
+ * guest's kernel may have, what its ruleset handles: the guest init makes the ruleset. */
+static void write_landlock(FILE *f, const struct cell_spec *s)
+{
+	struct policy_ctx pc = spec_policy_ctx(s);
+	landlock_rules(&pc, rec_rule, f);
+	for (int abi = 1; abi <= LANDLOCK_ABI_KNOWN; abi++) {
+		fprintf(f, VM_KEY_LANDLOCK_ABI "=%d %llx %llx %llx", abi, (unsigned long long)landlock_fs_handled(abi),
+			(unsigned long long)landlock_net_handled(abi, s->policy.net), (unsigned long long)landlock_scoped(abi));
+		fputc('\0', f);
+	}
+	fprintf(f, VM_KEY_LANDLOCK_FILE "=%llx", (unsigned long long)landlock_file_rights());
+	fputc('\0', f);
+	if (s->policy.require_landlock)
+		rec(f, VM_KEY_LANDLOCK_REQUIRE, "1");
+}
+
 /* <rundir>/vm: the spec the guest init reads, and the job's seccomp program. */
 static int write_orders(const struct cell_spec *s, struct error *err)
 {
@@ -206,6 +230,7 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	rec(f, VM_KEY_HOSTNAME, spec_hostname(s));
 	if (s->policy.no_sys)
 		rec(f, VM_KEY_NO_SYS, "1");
+	write_landlock(f, s);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s %s", i, s->mounts[i].readonly ? "ro" : "rw",
 						   s->mounts[i].destination);
@@ -579,7 +604,7 @@ static const struct vm_ask {
 	{ "--work-ro", asks_work_ro, VM_KEY_WORK_RO },
 	{ "--workdir", asks_workdir, VM_KEY_WORKDIR },
 	{ "--hostname", asks_hostname, VM_KEY_HOSTNAME },
-	{ "--require-landlock (the guest makes no Landlock ruleset yet)", asks_landlock, NULL },
+	{ "--require-landlock", asks_landlock, VM_KEY_LANDLOCK_REQUIRE },
 	{ "--no-sys", asks_no_sys, VM_KEY_NO_SYS },
 };
 

@@ -32,6 +32,9 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/landlock.h>
+#include <inttypes.h>
+#include <stddef.h>
 #include <linux/seccomp.h>
 
 #include "cell/contract.h"
@@ -236,8 +239,10 @@ static int open_port(const char *name, int flags)
 /* ---- the orders ---- */
 
 struct orders {
-	char **argv, **env, **mask, **binds;
-	size_t nargv, nenv, nmask, nbinds;
+	char **argv, **env, **mask, **binds, **ll_rules, **ll_abis;
+	size_t nargv, nenv, nmask, nbinds, nll_rules, nll_abis;
+	unsigned long long ll_file;         /* the rights a Landlock rule on a file may carry */
+	bool ll_require;
 	const char *cwd, *home, *worktree, *workdir, *image, *hostname;
 	uid_t uid;
 	gid_t gid;
@@ -272,6 +277,10 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_ENV)) push(&o->env, &o->nenv, v);
 		else if (!strcmp(p, VM_KEY_MASK)) push(&o->mask, &o->nmask, v);
 		else if (!strcmp(p, VM_KEY_BIND)) push(&o->binds, &o->nbinds, v);
+		else if (!strcmp(p, VM_KEY_LANDLOCK)) push(&o->ll_rules, &o->nll_rules, v);
+		else if (!strcmp(p, VM_KEY_LANDLOCK_ABI)) push(&o->ll_abis, &o->nll_abis, v);
+		else if (!strcmp(p, VM_KEY_LANDLOCK_FILE)) o->ll_file = strtoull(v, NULL, 16);
+		else if (!strcmp(p, VM_KEY_LANDLOCK_REQUIRE)) o->ll_require = !strcmp(v, "1");
 		else if (!strcmp(p, VM_KEY_WORKDIR)) o->workdir = o->cwd = v;
 		else if (!strcmp(p, VM_KEY_IMAGE)) o->image = v;
 		else if (!strcmp(p, VM_KEY_HOSTNAME)) o->hostname = v;
@@ -569,6 +578,58 @@ static void report_oom_kills(void)
 	write_line(line);
 }
 
+/* ---- Landlock: the host's rules (policy/landlock.c), the ruleset made here ---- */
+
+struct ll_attr {
+	uint64_t fs, net, scoped;
+};
+
+/* The ruleset of the job from the orders' rules, with what the host said this kernel's ABI
+ * handles; -1 when the kernel has no Landlock (refused with landlock-require). Paths are in
+ * the cell's root, which the init has entered. */
+static int make_landlock(const struct orders *o)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 1) {
+		if (o->ll_require)
+			die(0, "--require-landlock: the guest's kernel has no Landlock");
+		return -1;
+	}
+	struct ll_attr a = { 0 };
+	int best = 0;
+	for (size_t i = 0; i < o->nll_abis; i++) {
+		int n;
+		struct ll_attr x;
+		if (sscanf(o->ll_abis[i], "%d %" SCNx64 " %" SCNx64 " %" SCNx64, &n, &x.fs, &x.net, &x.scoped) == 4 && n <= abi && n > best)
+			best = n, a = x;
+	}
+	if (!best)
+		return -1;
+	size_t size = best >= 6 ? sizeof a : best >= 4 ? offsetof(struct ll_attr, scoped) : offsetof(struct ll_attr, net);
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &a, size, 0);
+	if (rs < 0)
+		die(errno, "cannot create a Landlock ruleset (ABI %d)", best);
+	for (size_t i = 0; i < o->nll_rules; i++) {
+		char *path = NULL;
+		unsigned long long access = strtoull(o->ll_rules[i], &path, 16);
+		path = path && *path == ' ' ? path + 1 : NULL;
+		int fd = path ? open(path, O_PATH | O_CLOEXEC) : -1;
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0 || !path || (errno != ENOENT && errno != ENOTDIR))
+				die(errno, "Landlock: cannot open %s", path ? path : o->ll_rules[i]);
+			continue; /* not in this root: no rule */
+		}
+		struct landlock_path_beneath_attr pb = { .allowed_access = access & a.fs, .parent_fd = fd };
+		if (!S_ISDIR(st.st_mode))
+			pb.allowed_access &= o->ll_file;
+		if (pb.allowed_access && syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			die(errno, "Landlock: cannot add the rule for %s", path);
+		close(fd);
+	}
+	return rs;
+}
+
 /* ---- the job ---- */
 
 /* The job's seccomp program, read from the orders (NULL: the host compiled none). */
@@ -588,7 +649,7 @@ static struct sock_fprog *read_seccomp(void)
 }
 
 /* In the job's process: become the run user without a way back, then execute the job. */
-static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, int out, int err)
+static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, int landlock, int out, int err)
 {
 	int in = open("/dev/null", O_RDONLY);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -611,6 +672,8 @@ static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, i
 	if (chdir(o->cwd) < 0)
 		die(errno, "cannot enter the working directory %s in the cell", o->cwd);
 	environ = o->env;
+	if (landlock >= 0 && syscall(SYS_landlock_restrict_self, landlock, 0) < 0)
+		die(errno, "cannot enter the Landlock domain");
 	if (seccomp && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, seccomp) < 0)
 		die(errno, "cannot load the seccomp program");
 	execvp(o->argv[0], o->argv);
@@ -692,12 +755,13 @@ int main(void)
 	if (o.hostname && sethostname(o.hostname, strlen(o.hostname)) < 0)
 		die(errno, "cannot set the hostname %s", o.hostname);
 	enter_root();
+	int landlock = make_landlock(&o);
 	pid_t job = fork();
 	if (job < 0)
 		die(errno, "cannot start the job");
 	if (job == 0) {
 		sigprocmask(SIG_UNBLOCK, &mask, NULL);
-		exec_job(&o, seccomp, out, err);
+		exec_job(&o, seccomp, landlock, out, err);
 	}
 	close(out);
 	close(err);

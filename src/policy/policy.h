@@ -182,6 +182,16 @@ int landlock_abi(void);
 /* The file-system and net accesses a ruleset handles at ABI abi. */
 uint64_t landlock_fs_handled(int abi);
 uint64_t landlock_net_handled(int abi, enum policy_net net);
+/* What the ruleset scopes to the job's domain at ABI abi (signals, abstract unix sockets). */
+uint64_t landlock_scoped(int abi);
+/* The newest Landlock ABI warren knows. */
+#define LANDLOCK_ABI_KNOWN 6
+/* The job's rules, one call of fn per path in the cell with the access allowed beneath it (the
+ * one list both drivers use: the container makes its ruleset from it, the vm driver sends it
+ * to the guest); stops at fn's first negative return. */
+int landlock_rules(const struct policy_ctx *s, int (*fn)(void *arg, const char *path, uint64_t access), void *arg);
+/* The rights a rule on a file (not a directory) may carry. */
+uint64_t landlock_file_rights(void);
 int policy_seccomp(const struct policy_ctx *s, struct error *err);
 
 /* ---- the write watch (watch.c) ---- */
