@@ -11,7 +11,7 @@
 # the file-system options; as root, one run per limit. CONTRACT_TESTS is how many tests one
 # driver's list makes (the plan is a sum of these).
 
-CONTRACT_TESTS_MODE=40   # per mode (root, user)
+CONTRACT_TESTS_MODE=41   # per mode (root, user)
 CONTRACT_TESTS_LIMITS=12 # as root only
 CONTRACT_TESTS=$((2 * CONTRACT_TESTS_MODE + CONTRACT_TESTS_LIMITS))
 
@@ -27,6 +27,7 @@ grep -c "^CapEff:.*0000000000000000" /proc/self/status
 echo "hostname $(hostname)"
 echo "links $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " ")"
 echo "urandom $(stat -c %a /dev/urandom) $(echo x 2>/dev/null >/dev/urandom && echo written || echo refused)"
+echo "interrupts $(wc -c </proc/interrupts)"
 echo secret >/tmp/secret && echo "tmp-written"
 echo ready'
 
@@ -98,7 +99,8 @@ _contract_cell() {
 	else
 		is "${F[12]:-}" "urandom 666 refused" "$M Landlock: the job cannot write /dev/urandom (mode 666, not in its rules)"
 	fi
-	is "${F[13]:-}" "tmp-written" "$M the job writes in /tmp"
+	is "${F[13]:-}" "interrupts 0" "$M the kernel's files are masked (/proc/interrupts, readable by all, reads empty)"
+	is "${F[14]:-}" "tmp-written" "$M the job writes in /tmp"
 	is "$(jget "$rdA/result.json" 'str(d["exit_code"]) + " " + d["status"]')" "3 exited" "$M result.json: exited, 3"
 	nothing_left "$rdA" "$M nothing of the first run is left"
 	rm -f "$WORK/from-job" "$WORK/b-done"

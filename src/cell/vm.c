@@ -186,6 +186,13 @@ static int rec_rule(void *f, const char *path, uint64_t access)
 	return 0;
 }
 
+static int rec_kmask(void *f, const char *path, char kind)
+{
+	fprintf(f, VM_KEY_KMASK "=%c %s", kind, path);
+	fputc('\0', f);
+	return 0;
+}
+
 /* The job's Landlock rules (the container's list, policy/landlock.c) and, for each ABI the
  * guest's kernel may have, what its ruleset handles: the guest init makes the ruleset. */
 static void write_landlock(FILE *f, const struct cell_spec *s)
@@ -231,6 +238,7 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	if (s->policy.no_sys)
 		rec(f, VM_KEY_NO_SYS, "1");
 	write_landlock(f, s);
+	policy_kernel_masks(rec_kmask, f);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s %s", i, s->mounts[i].readonly ? "ro" : "rw",
 						   s->mounts[i].destination);

@@ -1,11 +1,13 @@
 /* init.c - pid 1 of the vm driver's guest (a static program in the initramfs warren builds;
  * see cell/vm.c). It loads the modules listed in the initramfs, mounts the run's orders (a 9p
  * share of <rundir>/vm), builds the cell's root from the host's / (9p, read-only, as the
- * container driver's host-root cells see it) with its own /proc, /sys, /dev, /tmp and /var/tmp
- * (tmpfs 01777), a home and the worktree (9p, read-write), runs the job as the run user with
- * TMPDIR=/tmp last, forwards the signals the host sends on the control port, reports how the
- * job ended as one JSON line on the report port and powers the VM off. Every mode, path and
- * name of the contract comes from cell/contract.h.
+ * container driver's host-root cells see it) or an image (the lower layer of an overlay in
+ * the VM's memory) with its own /proc, /sys, /dev, /tmp and /var/tmp (tmpfs 01777), a home,
+ * the run user's passwd, the worktree and the binds (9p shares), masks the kernel's files the
+ * host names and makes the Landlock ruleset from the host's rules, runs the job as the run
+ * user with TMPDIR=/tmp last, forwards the signals the host sends on the control port,
+ * reports how the job ended as JSON lines on the report port and powers the VM off. Every
+ * mode, path and name of the contract comes from cell/contract.h.
  *
  * It uses nothing but the C library (it is linked statically): no warren library code. */
 #include <ctype.h>
@@ -239,8 +241,8 @@ static int open_port(const char *name, int flags)
 /* ---- the orders ---- */
 
 struct orders {
-	char **argv, **env, **mask, **binds, **ll_rules, **ll_abis;
-	size_t nargv, nenv, nmask, nbinds, nll_rules, nll_abis;
+	char **argv, **env, **mask, **binds, **ll_rules, **ll_abis, **kmasks;
+	size_t nargv, nenv, nmask, nbinds, nll_rules, nll_abis, nkmasks;
 	unsigned long long ll_file;         /* the rights a Landlock rule on a file may carry */
 	bool ll_require;
 	const char *cwd, *home, *worktree, *workdir, *image, *hostname;
@@ -278,6 +280,7 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_MASK)) push(&o->mask, &o->nmask, v);
 		else if (!strcmp(p, VM_KEY_BIND)) push(&o->binds, &o->nbinds, v);
 		else if (!strcmp(p, VM_KEY_LANDLOCK)) push(&o->ll_rules, &o->nll_rules, v);
+		else if (!strcmp(p, VM_KEY_KMASK)) push(&o->kmasks, &o->nkmasks, v);
 		else if (!strcmp(p, VM_KEY_LANDLOCK_ABI)) push(&o->ll_abis, &o->nll_abis, v);
 		else if (!strcmp(p, VM_KEY_LANDLOCK_FILE)) o->ll_file = strtoull(v, NULL, 16);
 		else if (!strcmp(p, VM_KEY_LANDLOCK_REQUIRE)) o->ll_require = !strcmp(v, "1");
@@ -578,6 +581,28 @@ static void report_oom_kills(void)
 	write_line(line);
 }
 
+/* The kernel's files masked as in a container cell (the host's list, policy/mask.c): 'h' an
+ * empty read-only directory or /dev/null, 'r' a /dev/null that refuses writes (read-only,
+ * nodev: its open fails), 'o' read-only. In the cell's root; what is not there is skipped. */
+static void mask_kernel_files(const struct orders *o)
+{
+	for (size_t i = 0; i < o->nkmasks; i++) {
+		char kind = o->kmasks[i][0], *path = o->kmasks[i] + 2;
+		struct stat st;
+		if (strlen(o->kmasks[i]) < 3 || lstat(path, &st) < 0)
+			continue;
+		const unsigned long ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+		if (kind == 'h' && S_ISDIR(st.st_mode))
+			mount_or_die("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k");
+		else if (kind == 'h' || kind == 'r')
+			mount_or_die("/dev/null", path, NULL, MS_BIND, NULL);
+		else
+			mount_or_die(path, path, NULL, MS_BIND | MS_REC, NULL);
+		if (kind != 'h')
+			mount_or_die(NULL, path, NULL, ro, NULL);
+	}
+}
+
 /* ---- Landlock: the host's rules (policy/landlock.c), the ruleset made here ---- */
 
 struct ll_attr {
@@ -755,6 +780,7 @@ int main(void)
 	if (o.hostname && sethostname(o.hostname, strlen(o.hostname)) < 0)
 		die(errno, "cannot set the hostname %s", o.hostname);
 	enter_root();
+	mask_kernel_files(&o);
 	int landlock = make_landlock(&o);
 	pid_t job = fork();
 	if (job < 0)

@@ -181,6 +181,22 @@ static const struct mask SYS_MASKS[] = {
 	{ "kernel/security", MASK_HIDE, SECURITYFS_MAGIC },
 };
 
+int policy_kernel_masks(int (*fn)(void *arg, const char *path, char kind), void *arg)
+{
+	static const char kinds[] = { [MASK_HIDE] = 'h', [MASK_REFUSE] = 'r', [MASK_RDONLY] = 'o' };
+	const struct { const char *root; const struct mask *m; size_t n; } lists[] = {
+		{ "/proc", PROC_MASKS, sizeof PROC_MASKS / sizeof PROC_MASKS[0] },
+		{ "/sys", SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0] },
+	};
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l].n; i++) {
+			_cleanup_free_ char *path = xasprintf("%s/%s", lists[l].root, lists[l].m[i].path);
+			if (fn(arg, path, kinds[lists[l].m[i].kind]) < 0)
+				return -EINVAL;
+		}
+	return 0;
+}
+
 /* Apply masks below dir (a procfs or sysfs root of type magic). */
 static int apply_masks(int dir, const char *what, long magic, const struct mask *m, size_t n, int devnull,
 		       struct error *err)

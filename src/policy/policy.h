@@ -184,6 +184,11 @@ uint64_t landlock_fs_handled(int abi);
 uint64_t landlock_net_handled(int abi, enum policy_net net);
 /* What the ruleset scopes to the job's domain at ABI abi (signals, abstract unix sockets). */
 uint64_t landlock_scoped(int abi);
+/* The kernel's files every cell has masked (/proc/kcore, /proc/sysrq-trigger, /sys/firmware...,
+ * policy/mask.c): fn(arg, path in the cell, kind) with kind 'h' (hidden: /dev/null or an empty
+ * directory), 'r' (a /dev/null that refuses writes) or 'o' (read-only); stops at fn's first
+ * negative return. The vm driver sends the list to its guest. */
+int policy_kernel_masks(int (*fn)(void *arg, const char *path, char kind), void *arg);
 /* The newest Landlock ABI warren knows. */
 #define LANDLOCK_ABI_KNOWN 6
 /* The job's rules, one call of fn per path in the cell with the access allowed beneath it (the
