@@ -11,7 +11,7 @@
 # the file-system options; as root, one run per limit. CONTRACT_TESTS is how many tests one
 # driver's list makes (the plan is a sum of these).
 
-CONTRACT_TESTS_MODE=41   # per mode (root, user)
+CONTRACT_TESTS_MODE=42   # per mode (root, user)
 CONTRACT_TESTS_LIMITS=12 # as root only
 CONTRACT_TESTS=$((2 * CONTRACT_TESTS_MODE + CONTRACT_TESTS_LIMITS))
 
@@ -28,6 +28,7 @@ echo "hostname $(hostname)"
 echo "links $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " ")"
 echo "urandom $(stat -c %a /dev/urandom) $(echo x 2>/dev/null >/dev/urandom && echo written || echo refused)"
 echo "interrupts $(wc -c </proc/interrupts)"
+echo "hooks $(touch "$WORKTREE/.git/hooks/post-checkout" 2>/dev/null && echo written || echo refused)"
 echo secret >/tmp/secret && echo "tmp-written"
 echo ready'
 
@@ -53,6 +54,8 @@ _contract_cell() {
 	[ "$MODE" = user ] && [ "$driver" = container ] && tmp_owner=$JOB_UID
 	rm -f "$WORK/from-job" "$WORK/b-done"
 	[ "$MODE" = root ] && gid=1000 && chown 1000:1000 "$WORK"
+	# a git directory the run user owns: its hooks are writable but for the protection
+	mkdir -p "$WORK/.git/hooks" && touch "$WORK/.git/config" && chown -R --reference="$WORK" "$WORK/.git"
 	[ "$MODE" = user ] && gid=$TEST_USER_GID
 	wr_bg run --work "$WORK" --driver "$driver" --env TMPDIR=/caller-tmpdir --env MARKER="$MARKER" --env WORKTREE="$WORK" -- \
 		sh -c "$_contract_facts"'
@@ -100,10 +103,11 @@ _contract_cell() {
 		is "${F[12]:-}" "urandom 666 refused" "$M Landlock: the job cannot write /dev/urandom (mode 666, not in its rules)"
 	fi
 	is "${F[13]:-}" "interrupts 0" "$M the kernel's files are masked (/proc/interrupts, readable by all, reads empty)"
-	is "${F[14]:-}" "tmp-written" "$M the job writes in /tmp"
+	is "${F[14]:-}" "hooks refused" "$M the worktree's .git/hooks is read-only (the job's, by mode, but protected)"
+	is "${F[15]:-}" "tmp-written" "$M the job writes in /tmp"
 	is "$(jget "$rdA/result.json" 'str(d["exit_code"]) + " " + d["status"]')" "3 exited" "$M result.json: exited, 3"
 	nothing_left "$rdA" "$M nothing of the first run is left"
-	rm -f "$WORK/from-job" "$WORK/b-done"
+	rm -rf "$WORK/from-job" "$WORK/b-done" "$WORK/.git"
 }
 
 # The file-system options: an image as the root, binds, externals, --workdir, --hostname,

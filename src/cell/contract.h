@@ -79,6 +79,7 @@
 #define VM_KEY_LANDLOCK_FILE "landlock-file" /* hex: the rights a rule on a file may carry */
 #define VM_KEY_LANDLOCK_REQUIRE "landlock-require" /* "1": refuse to run without Landlock */
 #define VM_KEY_KMASK       "kmask"        /* "<h|r|o> <path>": a kernel file masked (policy/mask.c: hidden, refusing, read-only) */
+#define VM_KEY_PROTECT     "protect"      /* "<p|l> <path>": a worktree path pinned (its own mount) or protected (read-only) */
 #define VM_PASSWD_FILE     "passwd"       /* in the orders: the cell's /etc/passwd and /etc/group (cell/users.h) */
 #define VM_GROUP_FILE      "group"
 /* virtio-serial port names (/sys/class/virtio-ports/<port>/name in the guest) */

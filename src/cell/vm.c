@@ -193,6 +193,23 @@ static int rec_kmask(void *f, const char *path, char kind)
 	return 0;
 }
 
+static int rec_protect(void *f, const char *rel, bool leaf)
+{
+	fprintf(f, VM_KEY_PROTECT "=%c /%s", leaf ? 'l' : 'p', rel);
+	fputc('\0', f);
+	return 0;
+}
+
+/* The worktree's protected paths, resolved here in the host's tree (the worktree is the
+ * same there and in the guest), as the container's init resolves them in the cell's. */
+static void write_protected(FILE *f, const struct cell_spec *s)
+{
+	_cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct policy_ctx pc = spec_policy_ctx(s);
+	if (rootfd >= 0)
+		policy_protected_paths(&pc, rootfd, "", rec_protect, f);
+}
+
 /* The job's Landlock rules (the container's list, policy/landlock.c) and, for each ABI the
  * guest's kernel may have, what its ruleset handles: the guest init makes the ruleset. */
 static void write_landlock(FILE *f, const struct cell_spec *s)
@@ -239,6 +256,7 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 		rec(f, VM_KEY_NO_SYS, "1");
 	write_landlock(f, s);
 	policy_kernel_masks(rec_kmask, f);
+	write_protected(f, s);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s %s", i, s->mounts[i].readonly ? "ro" : "rw",
 						   s->mounts[i].destination);

@@ -241,8 +241,8 @@ static int open_port(const char *name, int flags)
 /* ---- the orders ---- */
 
 struct orders {
-	char **argv, **env, **mask, **binds, **ll_rules, **ll_abis, **kmasks;
-	size_t nargv, nenv, nmask, nbinds, nll_rules, nll_abis, nkmasks;
+	char **argv, **env, **mask, **binds, **ll_rules, **ll_abis, **kmasks, **protect;
+	size_t nargv, nenv, nmask, nbinds, nll_rules, nll_abis, nkmasks, nprotect;
 	unsigned long long ll_file;         /* the rights a Landlock rule on a file may carry */
 	bool ll_require;
 	const char *cwd, *home, *worktree, *workdir, *image, *hostname;
@@ -281,6 +281,7 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_BIND)) push(&o->binds, &o->nbinds, v);
 		else if (!strcmp(p, VM_KEY_LANDLOCK)) push(&o->ll_rules, &o->nll_rules, v);
 		else if (!strcmp(p, VM_KEY_KMASK)) push(&o->kmasks, &o->nkmasks, v);
+		else if (!strcmp(p, VM_KEY_PROTECT)) push(&o->protect, &o->nprotect, v);
 		else if (!strcmp(p, VM_KEY_LANDLOCK_ABI)) push(&o->ll_abis, &o->nll_abis, v);
 		else if (!strcmp(p, VM_KEY_LANDLOCK_FILE)) o->ll_file = strtoull(v, NULL, 16);
 		else if (!strcmp(p, VM_KEY_LANDLOCK_REQUIRE)) o->ll_require = !strcmp(v, "1");
@@ -603,6 +604,21 @@ static void mask_kernel_files(const struct orders *o)
 	}
 }
 
+/* The worktree's protected paths as the host resolved them (policy/mask.c): each directory on
+ * the way a mount of its own ('p': it cannot be renamed away), then each protected path
+ * read-only ('l'). */
+static void protect_worktree(const struct orders *o)
+{
+	for (size_t i = 0; i < o->nprotect; i++) {
+		char kind = o->protect[i][0], *path = o->protect[i] + 2;
+		if (strlen(o->protect[i]) < 3 || access(path, F_OK) < 0)
+			continue;
+		mount_or_die(path, path, NULL, MS_BIND, NULL);
+		if (kind == 'l')
+			mount_or_die(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+	}
+}
+
 /* ---- Landlock: the host's rules (policy/landlock.c), the ruleset made here ---- */
 
 struct ll_attr {
@@ -781,6 +797,7 @@ int main(void)
 		die(errno, "cannot set the hostname %s", o.hostname);
 	enter_root();
 	mask_kernel_files(&o);
+	protect_worktree(&o);
 	int landlock = make_landlock(&o);
 	pid_t job = fork();
 	if (job < 0)

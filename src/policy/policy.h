@@ -189,6 +189,13 @@ uint64_t landlock_scoped(int abi);
  * directory), 'r' (a /dev/null that refuses writes) or 'o' (read-only); stops at fn's first
  * negative return. The vm driver sends the list to its guest. */
 int policy_kernel_masks(int (*fn)(void *arg, const char *path, char kind), void *arg);
+/* The worktree's protected paths (.git/hooks, .git/config..., --protect) resolved under the
+ * cell's root (rootfd, seen at root: "" for the host's /) as the job would: fn(arg, path below
+ * the root, leaf) for each directory on the way (leaf false: made a mount point of its own,
+ * outermost first) and then each protected path (leaf true: read-only). What is not there is
+ * skipped. The container binds them (mask.c); the vm driver sends them to its guest. */
+int policy_protected_paths(const struct policy_ctx *s, int rootfd, const char *root,
+			   int (*fn)(void *arg, const char *rel, bool leaf), void *arg);
 /* The newest Landlock ABI warren knows. */
 #define LANDLOCK_ABI_KNOWN 6
 /* The job's rules, one call of fn per path in the cell with the access allowed beneath it (the
