@@ -15,8 +15,8 @@
 #define CELL_TMPDIR_ENV    "TMPDIR"
 #define CELL_TMPDIR_VALUE  CELL_TMP_PATH
 
-/* --externals DIR: the read-only tool caches, always at this path in the cell (a microVM gets
- * them as a read-only drive mounted here), named by this variable in the job's environment. */
+/* --externals DIR: the read-only tool caches, always at this path in the cell (the vm driver's
+ * guest gets them as a read-only 9p share mounted here), named by this variable in the job's environment. */
 #define CELL_EXTERNALS_PATH "/opt/warren/externals"
 #define CELL_EXTERNALS_ENV  "WARREN_EXTERNALS"
 

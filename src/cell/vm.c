@@ -227,21 +227,14 @@ static void write_landlock(FILE *f, const struct cell_spec *s)
 		rec(f, VM_KEY_LANDLOCK_REQUIRE, "1");
 }
 
-/* <rundir>/vm: the spec the guest init reads, and the job's seccomp program. */
-static int write_orders(const struct cell_spec *s, struct error *err)
+/* The records of the spec file (contract.h, VM_KEY_*): the job, its file systems, the policy
+ * and the limits the guest keeps. */
+static void spec_records(FILE *f, const struct cell_spec *s)
 {
-	if (mkdirat(s->rundir_fd, RUN_VM_DIR, 0755) < 0 && errno != EEXIST)
-		return error_set(err, errno, "cannot make %s/%s", s->rundir, RUN_VM_DIR);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return error_set(err, errno, "cannot write the guest's orders");
 	for (size_t i = 0; s->argv[i]; i++)
 		rec(f, VM_KEY_ARG, s->argv[i]);
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		rec(f, VM_KEY_ENV, s->env[i]);
-	char n[32];
 	rec(f, VM_KEY_CWD, spec_cwd(s));
 	if (s->worktree)
 		rec(f, VM_KEY_WORKTREE, s->worktree);
@@ -262,18 +255,33 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 						   s->mounts[i].destination);
 		rec(f, VM_KEY_BIND, b);
 	}
-	snprintf(n, sizeof n, "%u", (unsigned)s->uid);
-	rec(f, VM_KEY_UID, n);
-	snprintf(n, sizeof n, "%u", (unsigned)s->gid);
-	rec(f, VM_KEY_GID, n);
 	if (s->home)
 		rec(f, VM_KEY_HOME, s->home);
 	rec(f, VM_KEY_MASK, s->statedir);
-	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.scratch == VM_LIMIT_NONE ? 0 : s->limits.scratch));
-	rec(f, VM_KEY_SCRATCH, n);
 	rec(f, VM_KEY_CORE, s->policy.core ? "1" : "0");
-	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.pids == VM_LIMIT_NONE ? 0 : s->limits.pids));
-	rec(f, VM_KEY_PIDS, n);
+	const struct { const char *key; unsigned long long v; } nums[] = {
+		{ VM_KEY_UID, s->uid }, { VM_KEY_GID, s->gid },
+		{ VM_KEY_SCRATCH, s->limits.scratch == VM_LIMIT_NONE ? 0 : s->limits.scratch },
+		{ VM_KEY_PIDS, s->limits.pids == VM_LIMIT_NONE ? 0 : s->limits.pids },
+	};
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+		fprintf(f, "%s=%llu", nums[i].key, nums[i].v);
+		fputc('\0', f);
+	}
+}
+
+/* <rundir>/vm: the spec the guest init reads, the run user's passwd and group, and the job's
+ * seccomp program. */
+static int write_orders(const struct cell_spec *s, struct error *err)
+{
+	if (mkdirat(s->rundir_fd, RUN_VM_DIR, 0755) < 0 && errno != EEXIST)
+		return error_set(err, errno, "cannot make %s/%s", s->rundir, RUN_VM_DIR);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return error_set(err, errno, "cannot write the guest's orders");
+	spec_records(f, s);
 	fclose(f);
 	_cleanup_free_ char *spec = xasprintf(RUN_VM_DIR "/" VM_SPEC_FILE);
 	int r = write_file_atomic_at(s->rundir_fd, spec, buf, len, 0644);
