@@ -372,7 +372,11 @@ static void bind_fields(char *b, char **tag, bool *ro, char **dst)
 static bool points_missing(const struct orders *o)
 {
 	for (size_t i = 0; i < o->nbinds; i++) {
-		char *dst = strrchr(o->binds[i], ' ') + 1, *p = under(VM_LOWER_MNT, dst);
+		/* "<tag> <ro|rw> <destination>": the destination may hold spaces */
+		const char *m = strchr(o->binds[i], ' '), *d = m ? strchr(m + 1, ' ') : NULL;
+		if (!d)
+			die(EINVAL, "bad bind in the orders: %s", o->binds[i]);
+		char *p = under(VM_LOWER_MNT, d + 1);
 		struct stat st;
 		bool missing = lstat(p, &st) < 0;
 		free(p);
