@@ -91,6 +91,8 @@ int main(int argc, char **argv)
 		return cmd_submit(argc, argv);
 	if (!strcmp(c, "oci"))
 		return cmd_oci(argc, argv);
+	if (!strcmp(c, "vm-image"))
+		return cmd_vm_image(argc, argv);
 	warn_line("unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')", c);
 	return 125;
 }

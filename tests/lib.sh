@@ -387,6 +387,37 @@ EOF
 	wait_for 10 test -S "$1"
 }
 
+# slowness: how many times slower than an ordinary host this machine makes a cell (1 or
+# more), measured once per script when first asked: the best of three `warren run --work none
+# -- true` as root against CELL_START_REF_MS (an ordinary host, sanitizer build, loaded: 150-250 ms).
+# A bound on how long a stop may take is scaled by it (within_ms), so that a TCG guest (make
+# check-v2: 5-10 times slower) is not failed for its speed; on an ordinary host it is 1 and
+# the bounds are what they say.
+CELL_START_REF_MS=1000
+SLOWNESS=
+slowness() {
+	[ -n "$SLOWNESS" ] && return 0
+	local best=999999 i t0 t1 st
+	st=$(mktemp -d -p "$TEST_SCRATCH")
+	for i in 1 2 3; do
+		t0=$(date +%s%N)
+		timeout -k 5 "$T_TIMEOUT" "$WARREN" run --state "$st" --work none -- true </dev/null >/dev/null 2>&1
+		t1=$(date +%s%N)
+		[ $(((t1 - t0) / 1000000)) -lt "$best" ] && best=$(((t1 - t0) / 1000000))
+	done
+	rm -rf "$st"
+	SLOWNESS=$(((best + CELL_START_REF_MS - 1) / CELL_START_REF_MS))
+	[ "$SLOWNESS" -ge 1 ] || SLOWNESS=1
+	[ "$SLOWNESS" = 1 ] || diag "this machine makes a cell in ${best}ms: the bounds on stopping times are ${SLOWNESS}x"
+}
+# within_ms MS: the last run (ELAPSED_MS) took less than MS on an ordinary host, scaled by
+# this machine's slowness.
+within_ms() {
+	local e=$ELAPSED_MS
+	slowness
+	[ "$e" -lt $(($1 * SLOWNESS)) ]
+}
+
 # ---------------------------------------------------------------- run directories
 
 # last_rundir [STATE]: the newest run directory (run ids sort by start time).

@@ -15,8 +15,8 @@
 #define CELL_TMPDIR_ENV    "TMPDIR"
 #define CELL_TMPDIR_VALUE  CELL_TMP_PATH
 
-/* --externals DIR: the read-only tool caches, always at this path in the cell (a microVM gets
- * them as a read-only drive mounted here), named by this variable in the job's environment. */
+/* --externals DIR: the read-only tool caches, always at this path in the cell (the vm driver's
+ * guest gets them as a read-only 9p share mounted here), named by this variable in the job's environment. */
 #define CELL_EXTERNALS_PATH "/opt/warren/externals"
 #define CELL_EXTERNALS_ENV  "WARREN_EXTERNALS"
 
@@ -55,6 +55,7 @@
 #define VM_TAG_ROOT        "warren-root"
 #define VM_TAG_WORK        "warren-work"
 #define VM_TAG_RUN         "warren-run"
+#define VM_TAG_BIND        "warren-bind"  /* + its index: a --bind, --ro-bind or --externals source */
 /* In the run directory: the guest's orders (shared read-only as VM_TAG_RUN), and in it */
 #define RUN_VM_DIR         "vm"
 #define VM_SPEC_FILE       "spec"         /* "key=value\0" records, see VM_KEY_* */
@@ -71,6 +72,21 @@
 #define VM_KEY_SCRATCH     "scratch"      /* bytes: the size of each scratch tmpfs (0: half the RAM) */
 #define VM_KEY_PIDS        "pids"         /* the job's process limit, in a cgroup of the guest (0: none) */
 #define VM_KEY_CORE        "core"         /* "1": keep core dumps (RLIMIT_CORE) */
+#define VM_KEY_IMAGE       "image"        /* the root share is an image (--rootfs, --image; its name for
+                                             messages): the lower layer of an overlay in the VM's memory */
+#define VM_KEY_WORK_RO     "work-ro"      /* "1": the worktree is read-only (--work-ro) */
+#define VM_KEY_WORKDIR     "workdir"      /* --workdir: the job's working directory, which must exist */
+#define VM_KEY_HOSTNAME    "hostname"     /* the cell's hostname (--hostname, else the run id) */
+#define VM_KEY_NO_SYS      "no-sys"       /* "1": no /sys in the cell (--no-sys) */
+#define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw> <destination>", one per extra mount, in order */
+#define VM_KEY_LANDLOCK    "landlock"     /* "<access, hex> <path>": a Landlock rule of the job, one per path */
+#define VM_KEY_LANDLOCK_ABI "landlock-abi" /* "<abi> <fs> <net> <scoped>" (hex): what the ruleset handles at that ABI */
+#define VM_KEY_LANDLOCK_FILE "landlock-file" /* hex: the rights a rule on a file may carry */
+#define VM_KEY_LANDLOCK_REQUIRE "landlock-require" /* "1": refuse to run without Landlock */
+#define VM_KEY_KMASK       "kmask"        /* "<h|r|o> <path>": a kernel file masked (policy/mask.c: hidden, refusing, read-only) */
+#define VM_KEY_PROTECT     "protect"      /* "<p|l> <path>": a worktree path pinned (its own mount) or protected (read-only) */
+#define VM_PASSWD_FILE     "passwd"       /* in the orders: the cell's /etc/passwd and /etc/group (cell/users.h) */
+#define VM_GROUP_FILE      "group"
 /* virtio-serial port names (/sys/class/virtio-ports/<port>/name in the guest) */
 #define VM_PORT_STDOUT     "warren.stdout"
 #define VM_PORT_STDERR     "warren.stderr"
@@ -81,6 +97,7 @@
 #define VM_REPORT_STARTED  "started"      /* {"started": true}: the job is running */
 #define VM_REPORT_STATUS   "status"
 #define VM_REPORT_PIDS_MAX "pids_max"     /* {"pids_max": N}: forks the process limit refused so far */
+#define VM_REPORT_OOM_KILLS "oom_kills"   /* {"oom_kills": N}: processes the guest's OOM killer killed */
 #define VM_REPORT_ERROR    "error"
 #define VM_REPORT_ERRNO    "errno"
 #define VM_REPORT_CODE     "code"         /* with "error": the exit code (125, 126, 127) */
@@ -103,6 +120,8 @@
 /* Where the guest mounts its shares before it enters the new root */
 #define VM_NEWROOT         "/newroot"
 #define VM_RUN_MNT         "/run-orders"
+#define VM_LOWER_MNT       "/lower"       /* the root share, when it is an overlay's lower layer */
+#define VM_UPPER_MNT       "/upper"       /* the tmpfs of that overlay's upper layer (in the VM's memory) */
 #define VM_CGROUP_MNT      "/cgroup"      /* the guest's cgroup2, with the job's cgroup "job" */
 
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cell/contract.h"
+#include "cell/users.h"
 #include "net/net.h"
 #include "policy/policy.h"
 #include "util/fs.h"
@@ -38,9 +39,10 @@ struct vm_state {
 };
 
 /* The fds qemu gets (its chardevs, shares, kernel and NIC name them by number): it runs in a
- * view without the state directory (vmjail.c), so what it needs from there comes open. */
+ * view without the state directory (vmjail.c), so what it needs from there comes open. The
+ * sources of the binds follow, QFD_END + i for s->mounts[i]. */
 enum { QFD_OUT = 3, QFD_ERR, QFD_REPORT, QFD_CTL, QFD_WORK, QFD_GO, QFD_KERNEL, QFD_INITRD, QFD_ORDERS, QFD_CON, QFD_TAP,
-       QFD_LOG, QFD_END };
+       QFD_LOG, QFD_ROOT, QFD_END };
 
 /* The descriptors of one qemu, in QFD_* order from QFD_OUT; -1 where there is none. */
 struct qemu_fds {
@@ -144,6 +146,15 @@ static void add_share(struct strv *a, const char *id, const char *path, const ch
 	add(a, xasprintf("virtio-9p-device,fsdev=%s,mount_tag=%s", id, tag));
 }
 
+/* A share of the directory open as fd number qfd in qemu, read-only in qemu itself when ro (the
+ * host refuses writes whatever the guest kernel does). qemu runs as the run user's host ids
+ * (vmjail.c): the files it makes are theirs (security_model=none). */
+static void add_fd_share(struct strv *a, const char *id, int qfd, bool ro, const char *tag)
+{
+	_cleanup_free_ char *path = xasprintf("/proc/self/fd/%d", qfd);
+	add_share(a, id, path, ro ? "security_model=none,multidevs=remap,readonly=on" : "security_model=none,multidevs=remap", tag);
+}
+
 /* The guest's NIC: a virtio-net device on the tap (a MAC made of the guest's address), and
  * the address plan on the kernel command line for the guest init. */
 static char *add_nic(struct strv *a, const struct cell_io *io)
@@ -188,11 +199,19 @@ static char **qemu_argv(const struct cell_spec *s, const struct cell_io *io, con
 	add_port(&a, "err", xasprintf("file,id=err,path=/dev/fd/%d", QFD_ERR), VM_PORT_STDERR);
 	add_port(&a, "rep", xasprintf("socket,id=rep,fd=%d", QFD_REPORT), VM_PORT_REPORT);
 	add_port(&a, "ctl", xasprintf("socket,id=ctl,fd=%d", QFD_CTL), VM_PORT_CTL);
-	/* the worktree by the descriptor opened and checked once (spec.h), not by its path; qemu
-	 * runs as the run user's host ids (vmjail.c): the files it makes are the run user's */
-	_cleanup_free_ char *work = fd_path(QFD_WORK), *orders = fd_path(QFD_ORDERS);
-	add_share(&a, "root", "/", "security_model=none,readonly=on,multidevs=remap", VM_TAG_ROOT);
-	add_share(&a, "work", work, "security_model=none,multidevs=remap", VM_TAG_WORK);
+	/* the root (the host's / as qemu's view shows it, or the image), the worktree and the binds'
+	 * sources by the descriptors opened and checked once (spec.h), not by their paths */
+	_cleanup_free_ char *orders = fd_path(QFD_ORDERS);
+	if (s->rootfs)
+		add_fd_share(&a, "root", QFD_ROOT, true, VM_TAG_ROOT);
+	else
+		add_share(&a, "root", "/", "security_model=none,readonly=on,multidevs=remap", VM_TAG_ROOT);
+	if (s->worktree)
+		add_fd_share(&a, "work", QFD_WORK, s->worktree_ro, VM_TAG_WORK);
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		_cleanup_free_ char *id = xasprintf("bind%zu", i), *tag = xasprintf(VM_TAG_BIND "%zu", i);
+		add_fd_share(&a, id, QFD_END + (int)i, s->mounts[i].readonly, tag);
+	}
 	add_share(&a, "run", orders, "security_model=none,readonly=on", VM_TAG_RUN);
 	return a.v;
 }
@@ -205,7 +224,99 @@ static void rec(FILE *f, const char *key, const char *val)
 	fputc('\0', f);
 }
 
-/* <rundir>/vm: the spec the guest init reads, and the job's seccomp program. */
+static int rec_rule(void *f, const char *path, uint64_t access)
+{
+	fprintf(f, VM_KEY_LANDLOCK "=%llx %s", (unsigned long long)access, path);
+	fputc('\0', f);
+	return 0;
+}
+
+static int rec_kmask(void *f, const char *path, char kind)
+{
+	fprintf(f, VM_KEY_KMASK "=%c %s", kind, path);
+	fputc('\0', f);
+	return 0;
+}
+
+static int rec_protect(void *f, const char *rel, bool leaf)
+{
+	fprintf(f, VM_KEY_PROTECT "=%c /%s", leaf ? 'l' : 'p', rel);
+	fputc('\0', f);
+	return 0;
+}
+
+/* The worktree's protected paths, resolved here in the host's tree (the worktree is the
+ * same there and in the guest), as the container's init resolves them in the cell's. */
+static void write_protected(FILE *f, const struct cell_spec *s)
+{
+	_cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct policy_ctx pc = spec_policy_ctx(s);
+	if (rootfd >= 0)
+		policy_protected_paths(&pc, rootfd, "", rec_protect, f);
+}
+
+/* The job's Landlock rules (the container's list, policy/landlock.c) and, for each ABI the
+ * guest's kernel may have, what its ruleset handles: the guest init makes the ruleset. */
+static void write_landlock(FILE *f, const struct cell_spec *s)
+{
+	struct policy_ctx pc = spec_policy_ctx(s);
+	landlock_rules(&pc, rec_rule, f);
+	for (int abi = 1; abi <= LANDLOCK_ABI_KNOWN; abi++) {
+		fprintf(f, VM_KEY_LANDLOCK_ABI "=%d %llx %llx %llx", abi, (unsigned long long)landlock_fs_handled(abi),
+			(unsigned long long)landlock_net_handled(abi, s->policy.net), (unsigned long long)landlock_scoped(abi));
+		fputc('\0', f);
+	}
+	fprintf(f, VM_KEY_LANDLOCK_FILE "=%llx", (unsigned long long)landlock_file_rights());
+	fputc('\0', f);
+	if (s->policy.require_landlock)
+		rec(f, VM_KEY_LANDLOCK_REQUIRE, "1");
+}
+
+/* The records of the spec file (contract.h, VM_KEY_*): the job, its file systems, the policy
+ * and the limits the guest keeps. */
+static void spec_records(FILE *f, const struct cell_spec *s)
+{
+	for (size_t i = 0; s->argv[i]; i++)
+		rec(f, VM_KEY_ARG, s->argv[i]);
+	for (size_t i = 0; s->env && s->env[i]; i++)
+		rec(f, VM_KEY_ENV, s->env[i]);
+	rec(f, VM_KEY_CWD, spec_cwd(s));
+	if (s->worktree)
+		rec(f, VM_KEY_WORKTREE, s->worktree);
+	if (s->worktree_ro)
+		rec(f, VM_KEY_WORK_RO, "1");
+	if (s->workdir)
+		rec(f, VM_KEY_WORKDIR, s->workdir);
+	if (s->rootfs)
+		rec(f, VM_KEY_IMAGE, s->image ? s->image : s->rootfs);
+	rec(f, VM_KEY_HOSTNAME, spec_hostname(s));
+	if (s->policy.no_sys)
+		rec(f, VM_KEY_NO_SYS, "1");
+	write_landlock(f, s);
+	policy_kernel_masks(rec_kmask, f);
+	write_protected(f, s);
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s %s", i, s->mounts[i].readonly ? "ro" : "rw",
+						   s->mounts[i].destination);
+		rec(f, VM_KEY_BIND, b);
+	}
+	if (s->home)
+		rec(f, VM_KEY_HOME, s->home);
+	rec(f, VM_KEY_MASK, s->statedir);
+	rec(f, VM_KEY_CORE, s->policy.core ? "1" : "0");
+	const struct { const char *key; unsigned long long v; } nums[] = {
+		{ VM_KEY_UID, s->uid }, { VM_KEY_GID, s->gid },
+		{ VM_KEY_SCRATCH, s->limits.scratch == VM_LIMIT_NONE ? 0 : s->limits.scratch },
+		{ VM_KEY_PIDS, s->limits.pids == VM_LIMIT_NONE ? 0 : s->limits.pids },
+	};
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+		fprintf(f, "%s=%llu", nums[i].key, nums[i].v);
+		fputc('\0', f);
+	}
+}
+
+/* <rundir>/vm: the spec the guest init reads, the run user's passwd and group, and the job's
+ * seccomp program. */
 static int write_orders(const struct cell_spec *s, struct error *err)
 {
 	if (mkdirat(s->rundir_fd, RUN_VM_DIR, 0755) < 0 && errno != EEXIST)
@@ -215,30 +326,19 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return error_set(err, errno, "cannot write the guest's orders");
-	for (size_t i = 0; s->argv[i]; i++)
-		rec(f, VM_KEY_ARG, s->argv[i]);
-	for (size_t i = 0; s->env && s->env[i]; i++)
-		rec(f, VM_KEY_ENV, s->env[i]);
-	char n[32];
-	rec(f, VM_KEY_CWD, s->worktree);
-	rec(f, VM_KEY_WORKTREE, s->worktree);
-	snprintf(n, sizeof n, "%u", (unsigned)s->uid);
-	rec(f, VM_KEY_UID, n);
-	snprintf(n, sizeof n, "%u", (unsigned)s->gid);
-	rec(f, VM_KEY_GID, n);
-	if (s->home)
-		rec(f, VM_KEY_HOME, s->home);
-	rec(f, VM_KEY_MASK, s->statedir);
-	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.scratch == VM_LIMIT_NONE ? 0 : s->limits.scratch));
-	rec(f, VM_KEY_SCRATCH, n);
-	rec(f, VM_KEY_CORE, s->policy.core ? "1" : "0");
-	snprintf(n, sizeof n, "%llu", (unsigned long long)(s->limits.pids == VM_LIMIT_NONE ? 0 : s->limits.pids));
-	rec(f, VM_KEY_PIDS, n);
+	spec_records(f, s);
 	fclose(f);
 	_cleanup_free_ char *spec = xasprintf(RUN_VM_DIR "/" VM_SPEC_FILE);
 	int r = write_file_atomic_at(s->rundir_fd, spec, buf, len, 0644);
 	if (r < 0)
 		return error_set(err, -r, "cannot write %s/%s", s->rundir, spec);
+	/* the run user's passwd and group entries, as the container's (the image's own plus it) */
+	static const char *const dbs[] = { VM_PASSWD_FILE, VM_GROUP_FILE };
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *txt = users_db(s, i == 1), *name = xasprintf(RUN_VM_DIR "/%s", dbs[i]);
+		if (!txt || (r = write_file_atomic_at(s->rundir_fd, name, txt, strlen(txt), 0644)) < 0)
+			return error_set(err, txt ? -r : errno, "cannot write %s/%s", s->rundir, name);
+	}
 	/* compiled on the host (cli: policy_prepare), or here */
 	struct policy_opts q = s->policy;
 	if (!q.bpf && policy_prepare(&q, err) < 0)
@@ -270,9 +370,12 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 						  char **argv)
 {
 	setsid();
-	int high[QFD_END - QFD_OUT];
-	for (int i = 0; i < QFD_END - QFD_OUT; i++)
-		high[i] = q->fd[i] >= 0 ? fcntl(q->fd[i], F_DUPFD_CLOEXEC, 100) : -1;
+	int nfd = QFD_END - QFD_OUT + (int)s->n_mounts; /* at most VM_MAX_BINDS (vm_check_spec) */
+	int high[QFD_END - QFD_OUT + VM_MAX_BINDS];
+	for (int i = 0; i < nfd; i++) {
+		int fd = i < QFD_END - QFD_OUT ? q->fd[i] : s->mounts[i - (QFD_END - QFD_OUT)].fd;
+		high[i] = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 100) : -1;
+	}
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0)
 		_exit(125);
@@ -280,10 +383,10 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	dup2(high[QFD_LOG - QFD_OUT], 1);
 	dup2(high[QFD_LOG - QFD_OUT], 2);
 	/* after the opens: the numbers they took (and rundir_fd's) may be QFD_* ones */
-	for (int i = 0; i < QFD_END - QFD_OUT; i++)
+	for (int i = 0; i < nfd; i++)
 		if (high[i] >= 0)
 			move_fd(high[i], QFD_OUT + i);
-	close_range(QFD_END, ~0U, 0);
+	close_range((unsigned)(QFD_OUT + nfd), ~0U, 0);
 	/* qemu opens its pipes again by /dev/fd (chardev file): they are the run user's */
 	int pipes[] = { QFD_OUT, QFD_ERR, QFD_CON };
 	for (size_t i = 0; !s->rootless && i < sizeof pipes / sizeof pipes[0]; i++)
@@ -338,7 +441,7 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 	vm_cell_init(c);
 	struct vm_state *v = c->vm;
 	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 }, go[2] = { -1, -1 };
-	_cleanup_close_ int kernel = -1, initrd = -1, orders = -1, con = -1, log = -1;
+	_cleanup_close_ int kernel = -1, initrd = -1, orders = -1, con = -1, log = -1, root = -1;
 	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, err) < 0 ||
 	    open_inputs(s, v, &kernel, &initrd, &orders, err) < 0)
 		goto fail;
@@ -356,7 +459,13 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 			v->keepers[i] = v->keepers[i] < 0 ? 0 : v->keepers[i];
 		goto fail;
 	}
-	struct qemu_fds q = { { io->out, io->err, rep[1], ctl[1], s->worktree_fd, go[0], kernel, initrd, orders, con, io->tap, log } };
+	/* the image or --rootfs: qemu's view may hide where it lies (the state directory) */
+	if (s->rootfs && (root = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		error_set(err, errno, "cannot open the root %s for the VM", s->rootfs);
+		goto fail;
+	}
+	struct qemu_fds q = { { io->out, io->err, rep[1], ctl[1], s->worktree_fd, go[0], kernel, initrd, orders, con, io->tap, log,
+				root } };
 	char **argv = qemu_argv(s, io, v);
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -455,6 +564,12 @@ static int parse_report(const char *line, struct cell_report *r, char **msg)
 		r->type = CELL_REPORT_PIDS_MAX;
 		json_int_t hits = json_integer_value(json_object_get(j, VM_REPORT_PIDS_MAX));
 		r->status = hits > 0 && hits < INT32_MAX ? (int32_t)hits : 0;
+		*msg = xstrdup("");
+		got = 1;
+	} else if (json_is_integer(json_object_get(j, VM_REPORT_OOM_KILLS))) {
+		r->type = CELL_REPORT_OOM_KILLS;
+		json_int_t kills = json_integer_value(json_object_get(j, VM_REPORT_OOM_KILLS));
+		r->status = kills > 0 && kills < INT32_MAX ? (int32_t)kills : 0;
 		*msg = xstrdup("");
 		got = 1;
 	} else if (json_is_true(json_object_get(j, VM_REPORT_STARTED))) {
@@ -588,16 +703,58 @@ const char *vm_accel(const struct vm_kernel *k, const char *statedir)
 	return a;
 }
 
-/* ---- what is not done yet ---- */
+/* ---- what the guest can carry ---- */
+
+static bool asks_job(const struct cell_spec *s, bool job) { (void)s; return job; }
+static bool asks_net(const struct cell_spec *s, bool job) { (void)job; return s->net.mode != NET_NONE; }
+static bool asks_image(const struct cell_spec *s, bool job) { (void)job; return s->rootfs; }
+static bool asks_mounts(const struct cell_spec *s, bool job) { (void)job; return s->n_mounts; }
+static bool asks_no_work(const struct cell_spec *s, bool job) { (void)job; return !s->worktree; }
+static bool asks_work_ro(const struct cell_spec *s, bool job) { (void)job; return s->worktree_ro; }
+static bool asks_workdir(const struct cell_spec *s, bool job) { (void)job; return s->workdir; }
+static bool asks_hostname(const struct cell_spec *s, bool job) { (void)job; return s->hostname; }
+static bool asks_landlock(const struct cell_spec *s, bool job) { (void)job; return s->policy.require_landlock; }
+static bool asks_no_sys(const struct cell_spec *s, bool job) { (void)job; return s->policy.no_sys; }
+static bool asks_file_bind(const struct cell_spec *s, bool job)
+{
+	(void)job;
+	struct stat st;
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (fstat(s->mounts[i].fd, &st) == 0 && !S_ISDIR(st.st_mode))
+			return true;
+	return false;
+}
+
+/* What a cell spec may ask of the vm driver and the key of the guest's orders (contract.h)
+ * that carries it to the guest init, or NULL when the guest cannot do it yet: such a run is
+ * refused, naming it. Teaching the guest a capability is giving its row a key. */
+static const struct vm_ask {
+	const char *what;
+	bool (*asked)(const struct cell_spec *s, bool job);
+	const char *key;
+} vm_asks[] = {
+	{ "a job (steps and services)", asks_job, NULL },
+	{ "--net nat or allow=", asks_net, VM_CMDLINE_NET },
+	{ "a --bind of a file (the VM's shares are directories)", asks_file_bind, NULL },
+	{ "--rootfs or --image (an image)", asks_image, VM_KEY_IMAGE },
+	{ "--bind, --ro-bind or --externals", asks_mounts, VM_KEY_BIND },
+	{ "--work none", asks_no_work, VM_KEY_WORKTREE }, /* carried by its absence */
+	{ "--work-ro", asks_work_ro, VM_KEY_WORK_RO },
+	{ "--workdir", asks_workdir, VM_KEY_WORKDIR },
+	{ "--hostname", asks_hostname, VM_KEY_HOSTNAME },
+	{ "--require-landlock", asks_landlock, VM_KEY_LANDLOCK_REQUIRE },
+	{ "--no-sys", asks_no_sys, VM_KEY_NO_SYS },
+};
 
 int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
 {
-	const char *what = job ? "a job (steps and services)" : s->rootfs ? "--rootfs or --image (an image)"
-			 : s->n_mounts ? "--bind, --ro-bind or --externals"
-			 : !s->worktree ? "--work none" : s->worktree_ro ? "--work-ro" : s->workdir ? "--workdir"
-			 : s->hostname ? "--hostname" : NULL;
-	if (what)
-		return error_set(err, 0, "the vm driver: %s is not done yet; use the container driver (--driver container, or driver: container in a job file)", what);
+	for (size_t i = 0; i < sizeof vm_asks / sizeof vm_asks[0]; i++)
+		if (!vm_asks[i].key && vm_asks[i].asked(s, job))
+			return error_set(err, 0, "the vm driver: %s is not done yet; use the container driver (--driver container, or driver: container in a job file)",
+					 vm_asks[i].what);
+	if (s->n_mounts > VM_MAX_BINDS)
+		return error_set(err, 0, "the vm driver: %zu binds (--bind, --ro-bind, --externals), at most %d (each is a device of the VM); bind a directory that holds several",
+				 s->n_mounts, VM_MAX_BINDS);
 	if (s->rootless && s->net.mode != NET_NONE)
 		return error_set(err, 0, "the vm driver: --net %s needs root (a tap on warren's bridge); a rootless VM has --net none "
 				 "only: use the container driver for a rootless network", s->net.mode == NET_NAT ? "nat" : "allow=");

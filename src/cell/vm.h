@@ -21,6 +21,9 @@
 #define VM_MIN_MEMORY      (128ull << 20)
 #define VM_QEMU_OVERHEAD   (256ull << 20)
 #define VM_QEMU            "qemu-system-x86_64"
+/* Extra mounts a VM may have: each is a 9p device, and qemu's microvm has 24 virtio-mmio slots
+ * (the serial ports and three shares take four; some are kept for a NIC and disks). */
+#define VM_MAX_BINDS       16
 
 /* What the VM boots: the kernel package's files and warren's cached products of them. */
 struct vm_kernel {
@@ -40,6 +43,25 @@ void vm_kernel_free(struct vm_kernel *k);
  * them. 0, or -errno of the last failure. */
 int vm_cache_prune(const char *statedir, int *removed);
 
+/* What an initramfs holds (the vm driver's, or make check-v2's guest, tests/v2/): init at
+ * VM_INIT_PATH, the modules of moddir (with what they need, decompressed, in VM_MOD_DIR, their
+ * load order in VM_MOD_LIST) and the host's files at their places. */
+struct vm_initramfs_file {
+	const char *dst;   /* in the initramfs, relative ("bin/busybox"); NULL ends the list */
+	const char *src;   /* on the host */
+};
+struct vm_initramfs {
+	const char *init;
+	const char *moddir;                 /* /lib/modules/<version> */
+	const char *const *modules;         /* names, NULL-terminated */
+	const char *const *net_modules;     /* the NIC's, loaded only with a network (or NULL) */
+	const struct vm_initramfs_file *files; /* or NULL */
+};
+/* Write it (atomically) to path. */
+int vm_write_initramfs(const struct vm_initramfs *spec, const char *path, struct error *err);
+/* The ELF vmlinux of the bzImage image, written (atomically) to path. */
+int vm_write_vmlinux(const char *image, const char *path, struct error *err);
+
 /* KVM when it boots this kernel (tried once, then remembered in the cache), else TCG;
  * $WARREN_VM_ACCEL (kvm or tcg) decides instead. "kvm" or "tcg". */
 const char *vm_accel(const struct vm_kernel *k, const char *statedir);
@@ -48,7 +70,8 @@ const char *vm_accel(const struct vm_kernel *k, const char *statedir);
 char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned long long memory, const char *extra);
 void vm_strv_free(char **v);
 
-/* What the vm driver does not do yet, refused with one line (before anything is made). */
+/* What the vm driver's guest cannot carry yet (or too many binds, too little memory), refused
+ * with one line before anything is made. */
 int vm_check_spec(const struct cell_spec *s, bool job, struct error *err);
 /* The limits of the run's cgroup on the host, which holds qemu: the guest's RAM plus qemu's
  * own, no process limit (qemu's threads are not the job's processes). */

@@ -20,7 +20,7 @@
 #include "util/fs.h"
 
 /* The modules the guest loads (with what they need), unless the kernel has them built in. */
-static const char *const vm_modules[] = { "virtio_mmio", "virtio_console", "9pnet_virtio", "9p", NULL };
+static const char *const vm_modules[] = { "virtio_mmio", "virtio_console", "9pnet_virtio", "9p", "overlay", NULL };
 /* The NIC's (--net nat, allow=), in a list of their own: a VM without a network does not load them. */
 static const char *const vm_net_modules[] = { "virtio_net", NULL };
 
@@ -97,6 +97,8 @@ static int extract_vmlinux(const unsigned char *img, size_t len, struct buf *out
 
 /* ---- the cache ---- */
 
+static int write_product(const char *path, struct buf *b, int r, struct error *err);
+
 static char *identity(const char *path, struct error *err)
 {
 	struct stat st;
@@ -119,11 +121,7 @@ static int cached(const char *cache, const char *name, char **path, int (*make)(
 	if (r < 0)
 		return error_set(err, -r, "cannot make the vm cache %s", cache);
 	struct buf b = { 0 };
-	r = make(k, &b, err);
-	if (r == 0 && (r = write_file_atomic(*path, (const char *)b.p, b.len, 0644)) < 0)
-		error_set(err, -r, "cannot write %s", *path);
-	free(b.p);
-	return r;
+	return write_product(*path, &b, make(k, &b, err), err);
 }
 
 static int make_vmlinux(const struct vm_kernel *k, struct buf *out, struct error *err)
@@ -258,33 +256,81 @@ static int add_module_path(struct modctx *m, const char *path, int depth, struct
 	return 0;
 }
 
-static int make_initramfs(const struct vm_kernel *k, struct buf *out, struct error *err)
+/* A host file in the initramfs at dst (relative), with the directories on its way. */
+static int add_file(struct buf *out, const char *dst, const char *src, mode_t mode, struct error *err)
 {
 	size_t len;
-	_cleanup_free_ char *init = read_file(k->init, &len);
-	if (!init)
-		return error_set(err, errno, "cannot read the guest init %s; build it with make", k->init);
-	_cleanup_free_ char *dep_path = xasprintf("%s/modules.dep", k->moddir);
-	_cleanup_free_ char *builtin_path = xasprintf("%s/modules.builtin", k->moddir);
+	_cleanup_free_ char *data = read_file(src, &len);
+	if (!data)
+		return error_set(err, errno, "cannot read %s for the initramfs", src);
+	_cleanup_free_ char *dirs = xstrdup(dst);
+	for (char *slash = strchr(dirs, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		cpio_add(out, dirs, S_IFDIR | 0755, NULL, 0); /* a directory again is harmless */
+		*slash = '/';
+	}
+	cpio_add(out, dst, S_IFREG | mode, data, len);
+	return 0;
+}
+
+static int build_initramfs(const struct vm_initramfs *spec, struct buf *out, struct error *err)
+{
+	_cleanup_free_ char *dep_path = xasprintf("%s/modules.dep", spec->moddir);
+	_cleanup_free_ char *builtin_path = xasprintf("%s/modules.builtin", spec->moddir);
 	struct modctx m = { .dep = read_file(dep_path, NULL), .builtin = read_file(builtin_path, NULL),
-			    .moddir = k->moddir, .cpio = out };
+			    .moddir = spec->moddir, .cpio = out };
 	int r = m.dep ? 0 : error_set(err, errno, "cannot read %s (the kernel's modules)", dep_path);
-	cpio_add(out, &VM_INIT_PATH[1], S_IFREG | 0755, init, len);
+	if (r == 0 && access(spec->init, R_OK) < 0)
+		r = error_set(err, errno, "cannot read the guest init %s; build it with make", spec->init);
+	if (r == 0)
+		r = add_file(out, &VM_INIT_PATH[1], spec->init, 0755, err);
 	cpio_add(out, &VM_MOD_DIR[1], S_IFDIR | 0755, NULL, 0);
-	for (size_t i = 0; r == 0 && vm_modules[i]; i++)
-		r = add_module(&m, vm_modules[i], 0, err);
+	for (size_t i = 0; r == 0 && spec->modules[i]; i++)
+		r = add_module(&m, spec->modules[i], 0, err);
 	size_t base = m.order.len;
-	for (size_t i = 0; r == 0 && vm_net_modules[i]; i++)
-		r = add_module(&m, vm_net_modules[i], 0, err);
+	for (size_t i = 0; r == 0 && spec->net_modules && spec->net_modules[i]; i++)
+		r = add_module(&m, spec->net_modules[i], 0, err);
+	for (size_t i = 0; r == 0 && spec->files && spec->files[i].dst; i++)
+		r = add_file(out, spec->files[i].dst, spec->files[i].src, 0755, err);
 	if (r == 0) {
 		cpio_add(out, &VM_MOD_LIST[1], S_IFREG | 0644, m.order.p, base);
-		cpio_add(out, &VM_MOD_NET_LIST[1], S_IFREG | 0644, m.order.p + base, m.order.len - base);
+		if (spec->net_modules)
+			cpio_add(out, &VM_MOD_NET_LIST[1], S_IFREG | 0644, m.order.p + base, m.order.len - base);
 		cpio_add(out, "TRAILER!!!", 0, NULL, 0);
 	}
 	free(m.dep);
 	free(m.builtin);
 	free(m.order.p);
 	return r;
+}
+
+static int make_initramfs(const struct vm_kernel *k, struct buf *out, struct error *err)
+{
+	struct vm_initramfs spec = { .init = k->init, .moddir = k->moddir, .modules = vm_modules,
+				     .net_modules = vm_net_modules };
+	return build_initramfs(&spec, out, err);
+}
+
+/* One product written atomically to path. */
+static int write_product(const char *path, struct buf *b, int r, struct error *err)
+{
+	if (r == 0 && (r = write_file_atomic(path, (const char *)b->p, b->len, 0644)) < 0)
+		error_set(err, -r, "cannot write %s", path);
+	free(b->p);
+	return r;
+}
+
+int vm_write_initramfs(const struct vm_initramfs *spec, const char *path, struct error *err)
+{
+	struct buf b = { 0 };
+	return write_product(path, &b, build_initramfs(spec, &b, err), err);
+}
+
+int vm_write_vmlinux(const char *image, const char *path, struct error *err)
+{
+	struct vm_kernel k = { .image = (char *)image };
+	struct buf b = { 0 };
+	return write_product(path, &b, make_vmlinux(&k, &b, err), err);
 }
 
 /* ---- the kernel ---- */

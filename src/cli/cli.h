@@ -23,6 +23,7 @@ int cmd_history(int argc, char **argv);  /* cli/history.c */
 int cmd_serve(int argc, char **argv);    /* cli/serve.c */
 /* cli/submit.c: against a running warren serve (--via unix:PATH|tcp:HOST:PORT) */
 int cmd_submit(int argc, char **argv);
+int cmd_vm_image(int argc, char **argv); /* hidden: the vm driver's boot products for the project's tools */
 int cmd_logs_via(int argc, char **argv);
 int cmd_run_via(int argc, char **argv);
 int cmd_kill_via(int argc, char **argv);

@@ -1,11 +1,13 @@
 /* init.c - pid 1 of the vm driver's guest (a static program in the initramfs warren builds;
  * see cell/vm.c). It loads the modules listed in the initramfs, mounts the run's orders (a 9p
  * share of <rundir>/vm), builds the cell's root from the host's / (9p, read-only, as the
- * container driver's host-root cells see it) with its own /proc, /sys, /dev, /tmp and /var/tmp
- * (tmpfs 01777), a home and the worktree (9p, read-write), runs the job as the run user with
- * TMPDIR=/tmp last, forwards the signals the host sends on the control port, reports how the
- * job ended as one JSON line on the report port and powers the VM off. Every mode, path and
- * name of the contract comes from cell/contract.h.
+ * container driver's host-root cells see it) or an image (the lower layer of an overlay in
+ * the VM's memory) with its own /proc, /sys, /dev, /tmp and /var/tmp (tmpfs 01777), a home,
+ * the run user's passwd, the worktree and the binds (9p shares), masks the kernel's files the
+ * host names and makes the Landlock ruleset from the host's rules, runs the job as the run
+ * user with TMPDIR=/tmp last, forwards the signals the host sends on the control port,
+ * reports how the job ended as JSON lines on the report port and powers the VM off. Every
+ * mode, path and name of the contract comes from cell/contract.h.
  *
  * It uses nothing but the C library (it is linked statically): no warren library code. */
 #include <ctype.h>
@@ -36,6 +38,9 @@
 #include <sys/socket.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/landlock.h>
+#include <inttypes.h>
+#include <stddef.h>
 #include <linux/seccomp.h>
 
 #include "cell/contract.h"
@@ -127,7 +132,7 @@ __attribute__((noreturn, format(printf, 3, 4))) static void die_code(int code, i
 static void mount_or_die(const char *src, const char *dst, const char *type, unsigned long flags, const char *data)
 {
 	if (mount(src, dst, type, flags, data) < 0)
-		die(errno, "cannot mount %s (%s) on %s", src, type, dst);
+		die(errno, "cannot mount %s (%s) on %s", src ? src : "again", type ? type : "bind", dst);
 }
 
 /* ---- modules ---- */
@@ -339,13 +344,15 @@ static int open_port(const char *name, int flags)
 /* ---- the orders ---- */
 
 struct orders {
-	char **argv, **env, **mask;
-	size_t nargv, nenv, nmask;
-	const char *cwd, *home, *worktree;
+	char **argv, **env, **mask, **binds, **ll_rules, **ll_abis, **kmasks, **protect;
+	size_t nargv, nenv, nmask, nbinds, nll_rules, nll_abis, nkmasks, nprotect;
+	unsigned long long ll_file;         /* the rights a Landlock rule on a file may carry */
+	bool ll_require;
+	const char *cwd, *home, *worktree, *workdir, *image, *hostname;
 	uid_t uid;
 	gid_t gid;
 	unsigned long long scratch, pids;
-	bool core;
+	bool core, work_ro, no_sys;
 };
 
 static void push(char ***v, size_t *n, char *s)
@@ -374,7 +381,19 @@ static void read_orders(struct orders *o)
 		if (!strcmp(p, VM_KEY_ARG)) push(&o->argv, &o->nargv, v);
 		else if (!strcmp(p, VM_KEY_ENV)) push(&o->env, &o->nenv, v);
 		else if (!strcmp(p, VM_KEY_MASK)) push(&o->mask, &o->nmask, v);
-		else if (!strcmp(p, VM_KEY_CWD)) o->cwd = v;
+		else if (!strcmp(p, VM_KEY_BIND)) push(&o->binds, &o->nbinds, v);
+		else if (!strcmp(p, VM_KEY_LANDLOCK)) push(&o->ll_rules, &o->nll_rules, v);
+		else if (!strcmp(p, VM_KEY_KMASK)) push(&o->kmasks, &o->nkmasks, v);
+		else if (!strcmp(p, VM_KEY_PROTECT)) push(&o->protect, &o->nprotect, v);
+		else if (!strcmp(p, VM_KEY_LANDLOCK_ABI)) push(&o->ll_abis, &o->nll_abis, v);
+		else if (!strcmp(p, VM_KEY_LANDLOCK_FILE)) o->ll_file = strtoull(v, NULL, 16);
+		else if (!strcmp(p, VM_KEY_LANDLOCK_REQUIRE)) o->ll_require = !strcmp(v, "1");
+		else if (!strcmp(p, VM_KEY_WORKDIR)) o->workdir = o->cwd = v;
+		else if (!strcmp(p, VM_KEY_IMAGE)) o->image = v;
+		else if (!strcmp(p, VM_KEY_HOSTNAME)) o->hostname = v;
+		else if (!strcmp(p, VM_KEY_WORK_RO)) o->work_ro = !strcmp(v, "1");
+		else if (!strcmp(p, VM_KEY_NO_SYS)) o->no_sys = !strcmp(v, "1");
+		else if (!strcmp(p, VM_KEY_CWD) && !o->workdir) o->cwd = v;
 		else if (!strcmp(p, VM_KEY_HOME)) o->home = v;
 		else if (!strcmp(p, VM_KEY_WORKTREE)) o->worktree = v;
 		else if (!strcmp(p, VM_KEY_UID)) o->uid = (uid_t)strtoul(v, NULL, 10);
@@ -410,82 +429,192 @@ static void scratch_tmpfs(const char *path, mode_t mode, uid_t uid, gid_t gid, u
 	mount_or_die("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, data);
 }
 
-/* The directories of path after its first skip bytes, where they are missing (a read-only
- * part that lacks one fails the mount after, which says so). */
-static void mkdir_parents(const char *path, size_t skip)
+/* The mount point path (absolute in the guest) made where missing, with the directories on its
+ * way (in an image's overlay: in the VM's memory); an empty file when file. */
+static void make_point(const char *path, bool file)
 {
 	char *p = strdup(path);
-	for (char *c = p ? p + skip + 1 : NULL; c && *c; c++) {
-		if (*c != '/')
-			continue;
-		*c = '\0';
-		mkdir(p, 0755);
-		*c = '/';
+	if (!p)
+		die(ENOMEM, "out of memory");
+	for (char *slash = strchr(p + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST && errno != EROFS)
+			die(errno, "cannot make the mount point %s", p);
+		*slash = '/';
 	}
-	if (p)
-		mkdir(p, 0755);
+	int fd = file ? open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : mkdir(p, 0755);
+	if (fd < 0 && errno != EEXIST && errno != EROFS)
+		die(errno, "cannot make the mount point %s", p);
+	if (file && fd >= 0)
+		close(fd);
 	free(p);
 }
 
-static void build_root(const struct orders *o)
+/* Mount on path (in the cell) under the new root, its mount point made where missing. */
+static void mount_in(const char *path, const char *src, const char *type, unsigned long flags, const char *data)
 {
-	const char *r = VM_NEWROOT;
-	mount_or_die(VM_TAG_ROOT, r, "9p", MS_RDONLY | MS_NOSUID | MS_NODEV, NINEP_OPTS ",cache=loose");
-	char *p = under(r, "/proc");
-	mount_or_die("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	char *p = under(VM_NEWROOT, path);
+	make_point(p, false);
+	mount_or_die(src, p, type, flags, data);
 	free(p);
-	p = under(r, "/sys");
-	mount_or_die("sysfs", p, "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-	free(p);
-	p = under(r, "/dev");
-	mount_or_die("/dev", p, NULL, MS_BIND | MS_REC, NULL);
-	free(p);
+}
+
+/* A bind's record: "<tag> <ro|rw> <destination>" split in place. */
+static void bind_fields(char *b, char **tag, bool *ro, char **dst)
+{
+	char *m = strchr(b, ' '), *d = m ? strchr(m + 1, ' ') : NULL;
+	if (!d || d[1] != '/')
+		die(EINVAL, "bad bind in the orders: %s", b);
+	*m = *d = '\0';
+	*tag = b;
+	*ro = !strcmp(m + 1, "ro");
+	*dst = d + 1;
+}
+
+/* Does some bind's mount point not exist in the root share mounted on VM_LOWER_MNT? */
+static bool points_missing(const struct orders *o)
+{
+	for (size_t i = 0; i < o->nbinds; i++) {
+		/* "<tag> <ro|rw> <destination>": the destination may hold spaces */
+		const char *m = strchr(o->binds[i], ' '), *d = m ? strchr(m + 1, ' ') : NULL;
+		if (!d)
+			die(EINVAL, "bad bind in the orders: %s", o->binds[i]);
+		char *p = under(VM_LOWER_MNT, d + 1);
+		struct stat st;
+		bool missing = lstat(p, &st) < 0;
+		free(p);
+		if (missing)
+			return true;
+	}
+	return false;
+}
+
+/* The root: the root share (the host's / or an image) read-only, or for an image the lower
+ * layer of an overlay whose upper layer is a tmpfs in the VM's memory (within the scratch
+ * limit). The host's / goes through such an overlay too when a bind's mount point is missing
+ * in it (the point is made in memory, never on the host); true then: the root is to be made
+ * read-only once everything is mounted on it. */
+static bool mount_root(const struct orders *o)
+{
+	mkdir(VM_LOWER_MNT, 0755);
+	mount_or_die(VM_TAG_ROOT, VM_LOWER_MNT, "9p", MS_RDONLY | MS_NOSUID | MS_NODEV, NINEP_OPTS ",cache=loose");
+	bool points = !o->image && points_missing(o);
+	if (!o->image && !points) {
+		if (mount(VM_LOWER_MNT, VM_NEWROOT, NULL, MS_MOVE, NULL) < 0)
+			die(errno, "cannot move the root share to %s", VM_NEWROOT);
+		return false;
+	}
+	mkdir(VM_UPPER_MNT, 0755);
+	scratch_tmpfs(VM_UPPER_MNT, 0755, 0, 0, o->scratch);
+	if (mkdir(VM_UPPER_MNT "/upper", 0755) < 0 || mkdir(VM_UPPER_MNT "/work", 0755) < 0)
+		die(errno, "cannot make the overlay's upper layer in %s", VM_UPPER_MNT);
+	if (mount("overlay", VM_NEWROOT, "overlay", MS_NOSUID | MS_NODEV,
+		  "lowerdir=" VM_LOWER_MNT ",upperdir=" VM_UPPER_MNT "/upper,workdir=" VM_UPPER_MNT "/work") < 0)
+		die(errno, "cannot mount an overlay of %s on %s", o->image ? o->image : "the host's /", VM_NEWROOT);
+	return points;
+}
+
+/* The run user's passwd and group (in the orders) copied to the cell's /run and bound
+ * read-only over the root's, as the container driver does. */
+static void mount_users_db(void)
+{
+	static const char *const dbs[] = { VM_PASSWD_FILE, VM_GROUP_FILE };
+	mount_in("/run/.warren", "tmpfs", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=1m");
+	for (size_t i = 0; i < 2; i++) {
+		char src[64], dst[64], etc[64];
+		size_t len;
+		snprintf(src, sizeof src, VM_RUN_MNT "/%s", dbs[i]);
+		snprintf(dst, sizeof dst, VM_NEWROOT "/run/.warren/%s", dbs[i]);
+		snprintf(etc, sizeof etc, VM_NEWROOT "/etc/%s", dbs[i]);
+		char *txt = read_small(src, &len);
+		int fd = txt ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+		if (fd < 0 || write(fd, txt, len) != (ssize_t)len)
+			die(errno, "cannot write %s", dst);
+		close(fd);
+		free(txt);
+		make_point(etc, true);
+		mount_or_die(dst, etc, NULL, MS_BIND, NULL);
+		mount_or_die(NULL, etc, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+	}
+}
+
+/* /proc, /sys, /dev (with /dev/shm scratch and /dev/pts), /run: the guest's own. */
+static void mount_kernel_fs(const struct orders *o)
+{
+	mount_in("/proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	/* --no-sys: an empty directory (the root share's own /sys would be the host's) */
+	if (o->no_sys)
+		mount_in("/sys", "tmpfs", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k");
+	else
+		mount_in("/sys", "sysfs", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	mount_in("/dev", "/dev", NULL, MS_BIND | MS_REC, NULL);
 	/* /dev/shm is scratch like /tmp (POSIX shared memory, semaphores); /dev/pts for terminals */
 	mkdir("/dev/shm", CELL_TMP_MODE);
 	mkdir("/dev/pts", 0755);
-	p = under(r, "/dev/shm");
+	char *p = under(VM_NEWROOT, "/dev/shm");
 	scratch_tmpfs(p, CELL_TMP_MODE, 0, 0, o->scratch);
 	free(p);
-	p = under(r, "/dev/pts");
-	mount_or_die("devpts", p, "devpts", MS_NOSUID | MS_NOEXEC, "ptmxmode=0666,mode=0620");
-	free(p);
-	p = under(r, "/run");
+	mount_in("/dev/pts", "devpts", "devpts", MS_NOSUID | MS_NOEXEC, "ptmxmode=0666,mode=0620");
+	p = under(VM_NEWROOT, "/run");
+	make_point(p, false);
 	scratch_tmpfs(p, 0755, 0, 0, 0);
 	free(p);
-	p = under(r, CELL_TMP_PATH);
-	scratch_tmpfs(p, CELL_TMP_MODE, 0, 0, o->scratch);
-	free(p);
-	p = under(r, CELL_VARTMP_PATH);
-	scratch_tmpfs(p, CELL_TMP_MODE, 0, 0, o->scratch);
-	free(p);
-	p = under(r, CELL_HOME_PARENT);
-	scratch_tmpfs(p, 0755, 0, 0, o->scratch);
-	free(p);
-	if (o->home) {
-		p = under(r, o->home);
-		/* under the fresh /home, or where the host has one (/root): a tmpfs of its own */
-		if (mkdir(p, CELL_HOME_MODE) == 0) {
-			if (chown(p, o->uid, o->gid) < 0 || chmod(p, CELL_HOME_MODE) < 0)
-				die(errno, "cannot make the home %s", o->home);
-		} else if (errno == EEXIST) {
-			scratch_tmpfs(p, CELL_HOME_MODE, o->uid, o->gid, o->scratch);
-		} else {
-			die(errno, "cannot make the home %s", o->home);
-		}
+}
+
+/* The scratch: /tmp and /var/tmp (01777), /home with the run user's home. */
+static void mount_scratch(const struct orders *o)
+{
+	const char *const parts[][2] = { { CELL_TMP_PATH, "t" }, { CELL_VARTMP_PATH, "t" }, { CELL_HOME_PARENT, "h" } };
+	for (size_t i = 0; i < 3; i++) {
+		char *p = under(VM_NEWROOT, parts[i][0]);
+		make_point(p, false);
+		scratch_tmpfs(p, parts[i][1][0] == 't' ? CELL_TMP_MODE : 0755, 0, 0, o->scratch);
 		free(p);
 	}
+	if (!o->home)
+		return;
+	char *p = under(VM_NEWROOT, o->home);
+	/* under the fresh /home, or where the root has one (/root): a tmpfs of its own */
+	if (mkdir(p, CELL_HOME_MODE) == 0) {
+		if (chown(p, o->uid, o->gid) < 0 || chmod(p, CELL_HOME_MODE) < 0)
+			die(errno, "cannot make the home %s", o->home);
+	} else if (errno == EEXIST) {
+		scratch_tmpfs(p, CELL_HOME_MODE, o->uid, o->gid, o->scratch);
+	} else {
+		die(errno, "cannot make the home %s", o->home);
+	}
+	free(p);
+}
+
+/* The worktree, the state directory's mask, the binds (--bind, --ro-bind, --externals) in order. */
+static void mount_shares(const struct orders *o)
+{
+	if (o->worktree)
+		mount_in(o->worktree, VM_TAG_WORK, "9p", MS_NOSUID | MS_NODEV | (o->work_ro ? MS_RDONLY : 0), NINEP_OPTS ",cache=mmap");
 	for (size_t i = 0; i < o->nmask; i++) {
-		p = under(r, o->mask[i]);
+		char *p = under(VM_NEWROOT, o->mask[i]);
 		if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") < 0 && errno != ENOENT)
 			die(errno, "cannot hide %s", o->mask[i]);
 		free(p);
 	}
-	if (o->worktree) {
-		p = under(r, o->worktree);
-		mkdir_parents(p, strlen(r)); /* under a tmpfs of the guest's own (/tmp, /home) */
-		mount_or_die(VM_TAG_WORK, p, "9p", MS_NOSUID | MS_NODEV, NINEP_OPTS ",cache=mmap");
-		free(p);
+	for (size_t i = 0; i < o->nbinds; i++) {
+		char *tag, *dst;
+		bool ro;
+		bind_fields(o->binds[i], &tag, &ro, &dst);
+		mount_in(dst, tag, "9p", MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), NINEP_OPTS ",cache=mmap");
 	}
+}
+
+static void build_root(const struct orders *o)
+{
+	bool make_ro = mount_root(o);
+	mount_kernel_fs(o);
+	mount_scratch(o);
+	mount_users_db();
+	mount_shares(o);
+	/* a host root that went through an overlay for the binds' mount points: read-only again */
+	if (make_ro && mount(NULL, VM_NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+		die(errno, "cannot make the cell's root read-only");
 }
 
 /* Enter the new root: the initramfs cannot be pivoted away, so move over it (switch_root). */
@@ -545,6 +674,110 @@ static void report_pids(void)
 	write_line(line);
 }
 
+/* Tell the host how many processes the guest's OOM killer killed ({"oom_kills": N}, when
+ * any): the VM's RAM is the run's memory limit. */
+static void report_oom_kills(void)
+{
+	char *vm = read_small("/proc/vmstat", NULL);
+	char *k = vm ? strstr(vm, "\noom_kill ") : NULL;
+	unsigned long long kills = k ? strtoull(k + 10, NULL, 10) : 0;
+	free(vm);
+	if (!kills)
+		return;
+	char line[64];
+	snprintf(line, sizeof line, "{\"" VM_REPORT_OOM_KILLS "\":%llu}\n", kills);
+	write_line(line);
+}
+
+/* The kernel's files masked as in a container cell (the host's list, policy/mask.c): 'h' an
+ * empty read-only directory or /dev/null, 'r' a /dev/null that refuses writes (read-only,
+ * nodev: its open fails), 'o' read-only. In the cell's root; what is not there is skipped. */
+static void mask_kernel_files(const struct orders *o)
+{
+	for (size_t i = 0; i < o->nkmasks; i++) {
+		char kind = o->kmasks[i][0], *path = o->kmasks[i] + 2;
+		struct stat st;
+		if (strlen(o->kmasks[i]) < 3 || lstat(path, &st) < 0)
+			continue;
+		const unsigned long ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+		if (kind == 'h' && S_ISDIR(st.st_mode))
+			mount_or_die("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k");
+		else if (kind == 'h' || kind == 'r')
+			mount_or_die("/dev/null", path, NULL, MS_BIND, NULL);
+		else
+			mount_or_die(path, path, NULL, MS_BIND | MS_REC, NULL);
+		if (kind != 'h')
+			mount_or_die(NULL, path, NULL, ro, NULL);
+	}
+}
+
+/* The worktree's protected paths as the host resolved them (policy/mask.c): each directory on
+ * the way a mount of its own ('p': it cannot be renamed away), then each protected path
+ * read-only ('l'). */
+static void protect_worktree(const struct orders *o)
+{
+	for (size_t i = 0; i < o->nprotect; i++) {
+		char kind = o->protect[i][0], *path = o->protect[i] + 2;
+		if (strlen(o->protect[i]) < 3 || access(path, F_OK) < 0)
+			continue;
+		mount_or_die(path, path, NULL, MS_BIND, NULL);
+		if (kind == 'l')
+			mount_or_die(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+	}
+}
+
+/* ---- Landlock: the host's rules (policy/landlock.c), the ruleset made here ---- */
+
+struct ll_attr {
+	uint64_t fs, net, scoped;
+};
+
+/* The ruleset of the job from the orders' rules, with what the host said this kernel's ABI
+ * handles; -1 when the kernel has no Landlock (refused with landlock-require). Paths are in
+ * the cell's root, which the init has entered. */
+static int make_landlock(const struct orders *o)
+{
+	long abi = sys_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 1) {
+		if (o->ll_require)
+			die(0, "--require-landlock: the guest's kernel has no Landlock");
+		return -1;
+	}
+	struct ll_attr a = { 0 };
+	int best = 0;
+	for (size_t i = 0; i < o->nll_abis; i++) {
+		int n;
+		struct ll_attr x;
+		if (sscanf(o->ll_abis[i], "%d %" SCNx64 " %" SCNx64 " %" SCNx64, &n, &x.fs, &x.net, &x.scoped) == 4 && n <= abi && n > best)
+			best = n, a = x;
+	}
+	if (!best)
+		return -1;
+	size_t size = best >= 6 ? sizeof a : best >= 4 ? offsetof(struct ll_attr, scoped) : offsetof(struct ll_attr, net);
+	int rs = sys_landlock_create_ruleset(&a, size, 0);
+	if (rs < 0)
+		die(errno, "cannot create a Landlock ruleset (ABI %d)", best);
+	for (size_t i = 0; i < o->nll_rules; i++) {
+		char *path = NULL;
+		unsigned long long access = strtoull(o->ll_rules[i], &path, 16);
+		path = path && *path == ' ' ? path + 1 : NULL;
+		int fd = path ? open(path, O_PATH | O_CLOEXEC) : -1;
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0 || !path || (errno != ENOENT && errno != ENOTDIR))
+				die(errno, "Landlock: cannot open %s", path ? path : o->ll_rules[i]);
+			continue; /* not in this root: no rule */
+		}
+		struct landlock_path_beneath_attr pb = { .allowed_access = access & a.fs, .parent_fd = fd };
+		if (!S_ISDIR(st.st_mode))
+			pb.allowed_access &= o->ll_file;
+		if (pb.allowed_access && sys_landlock_add_rule(rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			die(errno, "Landlock: cannot add the rule for %s", path);
+		close(fd);
+	}
+	return rs;
+}
+
 /* ---- the job ---- */
 
 /* The job's seccomp program, read from the orders (NULL: the host compiled none). */
@@ -564,7 +797,7 @@ static struct sock_fprog *read_seccomp(void)
 }
 
 /* In the job's process: become the run user without a way back, then execute the job. */
-static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, int out, int err)
+static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, int landlock, int out, int err)
 {
 	int in = open("/dev/null", O_RDONLY);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -581,9 +814,14 @@ static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, i
 		die(errno, "cannot become the run user %u:%u", o->uid, o->gid);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(errno, "cannot set no_new_privs");
+	if (chdir(o->cwd) < 0 && o->workdir)
+		die(errno, "--workdir %s: cannot enter it in the cell (it must exist there: a directory of the image, the host's /, the worktree or a bind)",
+		    o->workdir);
 	if (chdir(o->cwd) < 0)
-		die(errno, "cannot enter %s in the cell", o->cwd);
+		die(errno, "cannot enter the working directory %s in the cell", o->cwd);
 	environ = o->env;
+	if (landlock >= 0 && sys_landlock_restrict_self(landlock, 0) < 0)
+		die(errno, "cannot enter the Landlock domain");
 	if (seccomp && sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)seccomp) < 0)
 		die(errno, "cannot load the seccomp program");
 	execvp(o->argv[0], o->argv);
@@ -664,20 +902,27 @@ int main(void)
 	net_up(&net);
 	build_root(&o);
 	umount2(VM_RUN_MNT, MNT_DETACH);
+	umount2(VM_LOWER_MNT, MNT_DETACH); /* the overlay holds what it needs of it */
+	if (o.hostname && sethostname(o.hostname, strlen(o.hostname)) < 0)
+		die(errno, "cannot set the hostname %s", o.hostname);
 	enter_root();
 	net_resolv(&net);
+	mask_kernel_files(&o);
+	protect_worktree(&o);
+	int landlock = make_landlock(&o);
 	pid_t job = fork();
 	if (job < 0)
 		die(errno, "cannot start the job");
 	if (job == 0) {
 		sigprocmask(SIG_UNBLOCK, &mask, NULL);
-		exec_job(&o, seccomp, out, err);
+		exec_job(&o, seccomp, landlock, out, err);
 	}
 	close(out);
 	close(err);
 	write_line("{\"" VM_REPORT_STARTED "\":true}\n");
 	int st = wait_job(job, ctl);
 	report_pids();
+	report_oom_kills();
 	report(NULL, 0, st);
 	power_off();
 }

@@ -60,6 +60,11 @@ uint64_t landlock_fs_handled(int abi)
 	return fs;
 }
 
+uint64_t landlock_scoped(int abi)
+{
+	return abi >= 6 ? LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL : 0;
+}
+
 uint64_t landlock_net_handled(int abi, enum policy_net net)
 {
 	if (abi < 4)
@@ -101,30 +106,8 @@ static int allow_path(int ruleset, const char *prefix, const char *path, uint64_
 	return 0;
 }
 
-/* The ruleset of the job, its paths seen under prefix (the cell's root before pivot_root, or
- * "" inside the cell). -1 with err, or the ruleset's fd; *abi_out 0 without Landlock. */
-static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi_out, struct error *err)
+int landlock_rules(const struct policy_ctx *s, int (*fn)(void *arg, const char *path, uint64_t access), void *arg)
 {
-	int abi = landlock_abi();
-	*abi_out = abi;
-	if (abi < 1) {
-		if (s->policy->require_landlock)
-			return error_set(err, 0, "--require-landlock: this kernel has no Landlock (it needs Linux 5.13 or later "
-					 "with CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter); see 'warren selfcheck'");
-		return -ENOSYS;
-	}
-	uint64_t fs = landlock_fs_handled(abi);
-	struct ll_ruleset_attr attr = {
-		.handled_access_fs = fs,
-		.handled_access_net = landlock_net_handled(abi, s->policy->net),
-		.scoped = abi >= 6 ? LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL : 0,
-	};
-	size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? offsetof(struct ll_ruleset_attr, scoped)
-							 : offsetof(struct ll_ruleset_attr, handled_access_net);
-	int rs = sys_landlock_create_ruleset(&attr, size, 0);
-	if (rs < 0)
-		return error_set(err, errno, "cannot create a Landlock ruleset (ABI %d)", abi);
-
 	const uint64_t rw = FS_READ | FS_EXEC | FS_WRITE_TREE;
 	struct { const char *path; uint64_t access; } rules[] = {
 		/* the rest of what is mounted: read and execute; with --rootfs the overlay root is the
@@ -145,19 +128,59 @@ static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi
 		 * programs do (oom_score_adj, comm) stays possible */
 		{ "/proc", FS_READ | FS_WRITE_FILE },   /* with truncate: a shell's '>' opens O_TRUNC */
 	};
-	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-		const char *p = rules[i].path;
-		if (p && allow_path(rs, prefix, strcmp(p, "/") == 0 && *prefix ? "" : p, rules[i].access, fs, err) < 0) {
-			close(rs);
+	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+		if (rules[i].path && fn(arg, rules[i].path, rules[i].access) < 0)
 			return -EINVAL;
-		}
-	}
 	/* --bind: read-write where it is mounted (--ro-bind: the read-only mount refuses) */
-	for (size_t i = 0; i < s->n_mounts; i++) {
-		if (!s->mounts[i].readonly && allow_path(rs, prefix, s->mounts[i].destination, rw, fs, err) < 0) {
-			close(rs);
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (!s->mounts[i].readonly && fn(arg, s->mounts[i].destination, rw) < 0)
 			return -EINVAL;
-		}
+	return 0;
+}
+
+uint64_t landlock_file_rights(void) { return FS_FILE_RIGHTS; }
+
+struct rule_ctx {
+	int rs;
+	const char *prefix;
+	uint64_t handled;
+	struct error *err;
+};
+
+static int add_rule(void *arg, const char *path, uint64_t access)
+{
+	struct rule_ctx *c = arg;
+	return allow_path(c->rs, c->prefix, strcmp(path, "/") == 0 && *c->prefix ? "" : path, access, c->handled, c->err);
+}
+
+/* The ruleset of the job, its paths seen under prefix (the cell's root before pivot_root, or
+ * "" inside the cell). -1 with err, or the ruleset's fd; *abi_out 0 without Landlock. */
+static int make_ruleset(const struct policy_ctx *s, const char *prefix, int *abi_out, struct error *err)
+{
+	int abi = landlock_abi();
+	*abi_out = abi;
+	if (abi < 1) {
+		if (s->policy->require_landlock)
+			return error_set(err, 0, "--require-landlock: this kernel has no Landlock (it needs Linux 5.13 or later "
+					 "with CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter); see 'warren selfcheck'");
+		return -ENOSYS;
+	}
+	uint64_t fs = landlock_fs_handled(abi);
+	struct ll_ruleset_attr attr = {
+		.handled_access_fs = fs,
+		.handled_access_net = landlock_net_handled(abi, s->policy->net),
+		.scoped = landlock_scoped(abi),
+	};
+	size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? offsetof(struct ll_ruleset_attr, scoped)
+							 : offsetof(struct ll_ruleset_attr, handled_access_net);
+	int rs = sys_landlock_create_ruleset(&attr, size, 0);
+	if (rs < 0)
+		return error_set(err, errno, "cannot create a Landlock ruleset (ABI %d)", abi);
+
+	struct rule_ctx c = { rs, prefix, fs, err };
+	if (landlock_rules(s, add_rule, &c) < 0) {
+		close(rs);
+		return -EINVAL;
 	}
 	return rs;
 }

@@ -156,6 +156,22 @@ static const struct mask SYS_MASKS[] = {
 	{ "kernel/security", MASK_HIDE, SECURITYFS_MAGIC },
 };
 
+int policy_kernel_masks(int (*fn)(void *arg, const char *path, char kind), void *arg)
+{
+	static const char kinds[] = { [MASK_HIDE] = 'h', [MASK_REFUSE] = 'r', [MASK_RDONLY] = 'o' };
+	const struct { const char *root; const struct mask *m; size_t n; } lists[] = {
+		{ "/proc", PROC_MASKS, sizeof PROC_MASKS / sizeof PROC_MASKS[0] },
+		{ "/sys", SYS_MASKS, sizeof SYS_MASKS / sizeof SYS_MASKS[0] },
+	};
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l].n; i++) {
+			_cleanup_free_ char *path = xasprintf("%s/%s", lists[l].root, lists[l].m[i].path);
+			if (fn(arg, path, kinds[lists[l].m[i].kind]) < 0)
+				return -EINVAL;
+		}
+	return 0;
+}
+
 /* Apply masks below dir (a procfs or sysfs root of type magic). */
 static int apply_masks(int dir, const char *what, long magic, const struct mask *m, size_t n, int devnull,
 		       struct error *err)
@@ -392,7 +408,8 @@ static int resolve_protected(const struct policy_ctx *s, int rootfd, const char 
 	return add_target(v, n, below, true);
 }
 
-static int protect_worktree(const struct policy_ctx *s, int rootfd, const char *root, struct error *err)
+int policy_protected_paths(const struct policy_ctx *s, int rootfd, const char *root,
+			   int (*fn)(void *arg, const char *rel, bool leaf), void *arg)
 {
 	if (!s->worktree)
 		return 0;   /* --work none */
@@ -408,24 +425,37 @@ static int protect_worktree(const struct policy_ctx *s, int rootfd, const char *
 	if (n)
 		qsort(v, n, sizeof *v, cmp_depth);
 	int rc = 0;
-	for (int pass = 0; pass < 2 && rc == 0; pass++) {
-		for (size_t i = 0; i < n && rc == 0; i++) {
-			if (v[i].leaf != (pass == 1))
-				continue;
-			_cleanup_close_ int fd = policy_open_checked(rootfd, v[i].rel, O_PATH, 0);
-			if (fd < 0) {
-				rc = error_set(err, -fd, "cannot open /%s to protect it", v[i].rel);
-				break;
-			}
-			int r = bind_fd(fd, fd, pass ? MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV : 0);
-			if (r < 0)
-				rc = error_set(err, -r, "cannot make /%s read-only in the cell", v[i].rel);
-		}
-	}
+	for (int pass = 0; pass < 2 && rc == 0; pass++)
+		for (size_t i = 0; i < n && rc == 0; i++)
+			if (v[i].leaf == (pass == 1))
+				rc = fn(arg, v[i].rel, v[i].leaf);
 	for (size_t i = 0; i < n; i++)
 		free(v[i].rel);
 	free(v);
 	return rc;
+}
+
+struct protect_ctx {
+	int rootfd;
+	struct error *err;
+};
+
+static int bind_protected(void *arg, const char *rel, bool leaf)
+{
+	struct protect_ctx *c = arg;
+	_cleanup_close_ int fd = policy_open_checked(c->rootfd, rel, O_PATH, 0);
+	if (fd < 0)
+		return error_set(c->err, -fd, "cannot open /%s to protect it", rel);
+	int r = bind_fd(fd, fd, leaf ? MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV : 0);
+	if (r < 0)
+		return error_set(c->err, -r, "cannot make /%s read-only in the cell", rel);
+	return 0;
+}
+
+static int protect_worktree(const struct policy_ctx *s, int rootfd, const char *root, struct error *err)
+{
+	struct protect_ctx c = { rootfd, err };
+	return policy_protected_paths(s, rootfd, root, bind_protected, &c);
 }
 
 int policy_build_root(const struct policy_ctx *s, const char *root, struct error *err)

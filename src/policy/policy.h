@@ -199,6 +199,28 @@ int landlock_abi(void);
 /* The file-system and net accesses a ruleset handles at ABI abi. */
 uint64_t landlock_fs_handled(int abi);
 uint64_t landlock_net_handled(int abi, enum policy_net net);
+/* What the ruleset scopes to the job's domain at ABI abi (signals, abstract unix sockets). */
+uint64_t landlock_scoped(int abi);
+/* The kernel's files every cell has masked (/proc/kcore, /proc/sysrq-trigger, /sys/firmware...,
+ * policy/mask.c): fn(arg, path in the cell, kind) with kind 'h' (hidden: /dev/null or an empty
+ * directory), 'r' (a /dev/null that refuses writes) or 'o' (read-only); stops at fn's first
+ * negative return. The vm driver sends the list to its guest. */
+int policy_kernel_masks(int (*fn)(void *arg, const char *path, char kind), void *arg);
+/* The worktree's protected paths (.git/hooks, .git/config..., --protect) resolved under the
+ * cell's root (rootfd, seen at root: "" for the host's /) as the job would: fn(arg, path below
+ * the root, leaf) for each directory on the way (leaf false: made a mount point of its own,
+ * outermost first) and then each protected path (leaf true: read-only). What is not there is
+ * skipped. The container binds them (mask.c); the vm driver sends them to its guest. */
+int policy_protected_paths(const struct policy_ctx *s, int rootfd, const char *root,
+			   int (*fn)(void *arg, const char *rel, bool leaf), void *arg);
+/* The newest Landlock ABI warren knows. */
+#define LANDLOCK_ABI_KNOWN 6
+/* The job's rules, one call of fn per path in the cell with the access allowed beneath it (the
+ * one list both drivers use: the container makes its ruleset from it, the vm driver sends it
+ * to the guest); stops at fn's first negative return. */
+int landlock_rules(const struct policy_ctx *s, int (*fn)(void *arg, const char *path, uint64_t access), void *arg);
+/* The rights a rule on a file (not a directory) may carry. */
+uint64_t landlock_file_rights(void);
 int policy_seccomp(const struct policy_ctx *s, struct error *err);
 
 /* ---- the write watch (watch.c) ---- */

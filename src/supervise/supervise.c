@@ -205,6 +205,9 @@ static void read_reports(struct sup *u)
 		} else if (r.type == CELL_REPORT_PIDS_MAX) {
 			free(msg);
 			u->guest_pids_hits = (uint64_t)r.status; /* counted with the host cgroup's */
+		} else if (r.type == CELL_REPORT_OOM_KILLS) {
+			free(msg);
+			u->guest_oom_kills = (uint64_t)r.status;
 		} else if (r.type == CELL_REPORT_STARTED) {
 			/* a VM's wall clock starts with its job, not its boot */
 			free(msg);
@@ -284,6 +287,7 @@ static void watch_limits(struct sup *u)
 	struct cgroup_usage cu;
 	cgroup_usage(&u->cg, &cu);
 	cu.pids_max_hits += u->guest_pids_hits;
+	cu.oom_kills += u->guest_oom_kills;
 	if (cu.pids_current > u->pids_sampled)
 		u->pids_sampled = cu.pids_current;
 	const struct limits *l = &u->s->limits;
@@ -571,6 +575,7 @@ static void build_result(struct sup *u, struct run_result *r)
 	struct cgroup_usage cu;
 	cgroup_usage(&u->cg, &cu);
 	cu.pids_max_hits += u->guest_pids_hits;
+	cu.oom_kills += u->guest_oom_kills;
 	/* a memory limit the kernel enforced after our last look still names itself */
 	/* a limit the kernel enforced after our last look (or that the job got past by itself: a
 	 * child OOM-killed, a fork refused, a write refused with ENOSPC) still names itself */

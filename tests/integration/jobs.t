@@ -118,7 +118,7 @@ EOF
 	wr show "$ID"
 	line_like "$OUT" '^step 2 +slow: limit \(exit 124\), [0-9.]+s, 13 B of output; time limit 2s reached at' \
 		"$M warren show lists the step: status, duration, output and cause"
-	[ "$ELAPSED_MS" -lt 10000 ] && file_has "$RD/log/2-slow.log" slow-started && ! file_has "$RD/log/2-slow.log" slow-not-reached &&
+	within_ms 10000 && file_has "$RD/log/2-slow.log" slow-started && ! file_has "$RD/log/2-slow.log" slow-not-reached &&
 		grep -qE "^[0-9T:.-]+(Z|[+-][0-9:]+) [0-9]+ [0-9]+\$" "$RD/log/2-slow.times"
 	ok $? "$M stopped within 10s (${ELAPSED_MS}ms); log/2-slow.log has its output, .times its timestamps"
 	job_gone "$s"
@@ -181,7 +181,7 @@ EOF
 	[ ! -e "$WORK/never.txt" ] && [ ! -e "$RD/log/1-never.log" ] &&
 		[ "$(jget "$RJ" '[s["status"] for s in d["steps"]]')" = '["skipped"]' ]
 	ok $? "$M no step ran (no file, no log, status skipped)" || diag "$(jget "$RJ" 'd["steps"]')"
-	[ "$ELAPSED_MS" -lt 10000 ] && job_gone "$s"
+	within_ms 10000 && job_gone "$s"
 	ok $? "$M within 10s (${ELAPSED_MS}ms), and the service's process is gone"
 	nothing_left "$RD" "$M nothing of the job left"
 

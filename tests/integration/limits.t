@@ -41,7 +41,7 @@ after_stop
 is "$RC" 124 "--time 1s on sleep 30: exit 124"
 like "$LINE" "^warren: $ID stopped: wall-clock limit 1s reached at 1\\.[0-9]{2}s; sent SIGTERM" \
 	"--time: one line 'warren: <id> stopped: wall-clock limit 1s reached at 1.NNs; sent SIGTERM...'"
-[ -n "$LINE" ] && [ "$ELAPSED_MS" -lt 10000 ]
+[ -n "$LINE" ] && within_ms 10000
 ok $? "--time: stopped within 10s (took ${ELAPSED_MS}ms)"
 cause_recorded "--time: result.json status limit, cause.message = the stderr cause"
 is "$(jget "$RJ" 'd["limits"]["time_ms"]')" 1000 "--time: result.json limits.time_ms 1000"
@@ -77,7 +77,7 @@ after_stop
 is "$RC" 124 "--time 1s --grace 1s on a job ignoring SIGTERM: exit 124"
 like "$LINE" "stopped: wall-clock limit 1s reached at 1\\.[0-9]{2}s; sent SIGTERM, then SIGKILL after 1s" \
 	"... the cause names SIGTERM, then SIGKILL after 1s"
-[ "$RC" = 124 ] && [ "$ELAPSED_MS" -lt 10000 ]
+[ "$RC" = 124 ] && within_ms 10000
 ok $? "... stopped within 10s (took ${ELAPSED_MS}ms)"
 
 # ---------------------------------------------------------------- --cpu-time
@@ -95,7 +95,7 @@ nothing_left "$RUNDIR" "--cpu-time: nothing left"
 wrun --cpu-time 2s -- sh -c '(while :; do :; done) & (while :; do :; done) & sleep 30'
 after_stop
 is "$RC" 124 "--cpu-time 2s, two busy children of an idle parent: exit 124"
-[ "$RC" = 124 ] && [ "$ELAPSED_MS" -lt 10000 ]
+[ "$RC" = 124 ] && within_ms 10000
 ok $? "... stopped within 10s (took ${ELAPSED_MS}ms)"
 nothing_left "$RUNDIR" "... and no busy child is left"
 

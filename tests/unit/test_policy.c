@@ -452,6 +452,67 @@ static void landlock_rights(void **state)
 	assert_int_equal(landlock_net_handled(4, POLICY_NET_NONE), 3);
 }
 
+/* ---------- landlock_rules: the one list both drivers make their rulesets from ---------- */
+
+struct seen_rules {
+	char text[2048];
+};
+
+static int note_rule(void *arg, const char *path, uint64_t access)
+{
+	struct seen_rules *r = arg;
+	size_t n = strlen(r->text);
+	snprintf(r->text + n, sizeof r->text - n, "%s=%s;", path, access & (1ULL << 1) /* WRITE_FILE */ ? "w" : "r");
+	return 0;
+}
+
+static void landlock_rule_list(void **state)
+{
+	(void)state;
+	struct policy_opts po = { 0 };
+	struct policy_mount mounts[] = { { .destination = "/opt/rw", .readonly = false },
+				       { .destination = "/opt/ro", .readonly = true } };
+	struct policy_ctx s = { .worktree = "/src/app", .home = "/home/warren", .mounts = mounts, .n_mounts = 2, .policy = &po };
+	struct seen_rules r = { "" };
+	assert_int_equal(landlock_rules(&s, note_rule, &r), 0);
+	/* the host's /: read and execute only; the worktree, scratch and a --bind writable; a
+	 * --ro-bind has no rule of its own (its read-only mount refuses) */
+	assert_non_null(strstr(r.text, "/=r;/src/app=w;/tmp=w;/var/tmp=w;/home/warren=w;/dev/shm=w;"));
+	assert_non_null(strstr(r.text, "/opt/rw=w;"));
+	assert_null(strstr(r.text, "/opt/ro"));
+	/* --work-ro, an image root (the overlay is the run's own), --work none */
+	s.worktree_ro = true;
+	s.rootfs = "/srv/image";
+	r.text[0] = '\0';
+	assert_int_equal(landlock_rules(&s, note_rule, &r), 0);
+	assert_non_null(strstr(r.text, "/=w;/src/app=r;"));
+	s.worktree = NULL;
+	r.text[0] = '\0';
+	assert_int_equal(landlock_rules(&s, note_rule, &r), 0);
+	assert_null(strstr(r.text, "/src/app"));
+}
+
+/* ---------- the kernel files every cell masks ---------- */
+
+static int note_mask(void *arg, const char *path, char kind)
+{
+	struct seen_rules *r = arg;
+	size_t n = strlen(r->text);
+	snprintf(r->text + n, sizeof r->text - n, "%c%s;", kind, path);
+	return 0;
+}
+
+static void kernel_mask_list(void **state)
+{
+	(void)state;
+	struct seen_rules r = { "" };
+	assert_int_equal(policy_kernel_masks(note_mask, &r), 0);
+	assert_non_null(strstr(r.text, "h/proc/kcore;"));
+	assert_non_null(strstr(r.text, "r/proc/sysrq-trigger;"));
+	assert_non_null(strstr(r.text, "o/proc/sys;"));
+	assert_non_null(strstr(r.text, "h/sys/firmware;"));
+}
+
 /* ---------- policy_allows: what `warren policy` answers ---------- */
 
 static void expect_access(const struct policy_ctx *s, const char *path, enum policy_access how, bool want,
@@ -579,6 +640,8 @@ int main(void)
 		cmocka_unit_test(unless_filter_is_exact),
 		cmocka_unit_test(protect_paths),
 		cmocka_unit_test(landlock_rights),
+		cmocka_unit_test(landlock_rule_list),
+		cmocka_unit_test(kernel_mask_list),
 		cmocka_unit_test(access_answers),
 		cmocka_unit_test(access_mounts),
 	};

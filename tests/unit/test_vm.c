@@ -1,6 +1,7 @@
 /* test_vm.c - the vm driver's decisions on plain inputs: the guest's report lines (split
  * across reads, in any order, hostile ones bounded and made printable), the guest's RAM from
- * the memory limit, the host cgroup's limits, and what the driver refuses. */
+ * the memory limit, the host cgroup's limits, and what the driver refuses (what the guest's
+ * orders cannot carry, too many binds, too little memory). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,6 +74,15 @@ static void test_reports(void **state)
 	assert_non_null(strstr(msg, "gone"));
 	free(msg);
 	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_PIDS_MAX);
+	assert_int_equal(st, 0);
+	free(msg);
+	/* the guest's OOM kills, bounded */
+	const char *oom = "{\"oom_kills\":2}\n{\"oom_kills\":99999999999}\n";
+	assert_int_equal(write(peer, oom, strlen(oom)), (ssize_t)strlen(oom));
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_OOM_KILLS);
+	assert_int_equal(st, 2);
+	free(msg);
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_OOM_KILLS);
 	assert_int_equal(st, 0);
 	free(msg);
 	/* an error with its own code (a command not found) */
@@ -148,28 +158,37 @@ static void test_refused(void **state)
 	error_clear(&err);
 	s.limits.memory = VM_MIN_MEMORY;
 	assert_int_equal(vm_check_spec(&s, false, &err), 0);
-	/* the cell options the guest does not give yet: refused, each named */
-	static const struct { const char *field, *named; } opts[] = {
-		{ "work none", "--work none" }, { "work-ro", "--work-ro" }, { "workdir", "--workdir" },
-		{ "hostname", "--hostname" }, { "bind", "--bind, --ro-bind or --externals" },
-	};
-	struct cell_mount m = { .source = (char *)"/srv/cache", .destination = (char *)"/opt/cache", .fd = -1 };
-	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-		struct cell_spec t = s;
-		if (!strcmp(opts[i].field, "work none"))
-			t.worktree = NULL;
-		else if (!strcmp(opts[i].field, "work-ro"))
-			t.worktree_ro = true;
-		else if (!strcmp(opts[i].field, "workdir"))
-			t.workdir = (char *)"/src";
-		else if (!strcmp(opts[i].field, "hostname"))
-			t.hostname = (char *)"box";
-		else
-			t.mounts = &m, t.n_mounts = 1;
-		assert_true(vm_check_spec(&t, false, &err) < 0);
-		assert_non_null(strstr(err.msg, opts[i].named));
-		error_clear(&err);
-	}
+	/* what the guest's orders carry is not refused */
+	int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), file = open("/dev/null", O_PATH | O_CLOEXEC);
+	struct cell_mount m = { .source = (char *)"/srv/cache", .destination = (char *)"/opt/cache", .fd = dir };
+	struct cell_spec t = s;
+	t.worktree = NULL;
+	t.workdir = (char *)"/src";
+	t.hostname = (char *)"box";
+	t.rootfs = (char *)"/srv/image";
+	t.mounts = &m, t.n_mounts = 1;
+	t.policy.no_sys = t.policy.require_landlock = true;
+	assert_int_equal(vm_check_spec(&t, false, &err), 0);
+	t = s;
+	t.worktree_ro = true;
+	assert_int_equal(vm_check_spec(&t, false, &err), 0);
+	/* a bind of a file is not (9p shares directories), nor more binds than the VM has devices */
+	m.fd = file;
+	t.mounts = &m, t.n_mounts = 1;
+	assert_true(vm_check_spec(&t, false, &err) < 0);
+	assert_non_null(strstr(err.msg, "a --bind of a file (the VM's shares are directories) is not done yet"));
+	error_clear(&err);
+	struct cell_mount many[VM_MAX_BINDS + 1];
+	for (size_t i = 0; i <= VM_MAX_BINDS; i++)
+		many[i] = (struct cell_mount){ .source = (char *)"/srv", .destination = (char *)"/opt/x", .fd = dir };
+	t.mounts = many, t.n_mounts = VM_MAX_BINDS;
+	assert_int_equal(vm_check_spec(&t, false, &err), 0);
+	t.n_mounts = VM_MAX_BINDS + 1;
+	assert_true(vm_check_spec(&t, false, &err) < 0);
+	assert_non_null(strstr(err.msg, "17 binds"));
+	error_clear(&err);
+	close(dir);
+	close(file);
 }
 
 /* What the console keeper writes for input in (head and tail bytes kept). */
