@@ -15,7 +15,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 0
+plan 48
 
 host_tmp_marker
 
@@ -84,24 +84,24 @@ for mode in root user; do
 
 	# ---- guest root reads through 9p only what qemu's uid may: a root-only host file is
 	# refused (assume the job took over the guest kernel: --user 0 has CAP_DAC_OVERRIDE in
-	# the guest, so only the host's refusal counts); a guest that floods its console (1.5 MB
-	# on hvc0) leaves a bounded console.log; exit 0
+	# the guest, so only the host's refusal counts); the guest's console is not the job's to
+	# write (Landlock in the guest: a job cannot flood it; the keeper that bounds what a
+	# guest kernel writes there is test_vm's test_console_keep); exit 0
 	secret=$(mktemp -d -p "$TEST_SCRATCH")
 	chmod 0755 "$secret"
 	echo host-secret >"$secret/key" && chmod 0600 "$secret/key"
 	wrun --driver vm --user 0 -- sh -c 'id -u; cat '"$secret/key"' 2>/dev/null || echo refused;
-		head -c 1500000 /dev/zero | tr "\0" x >/dev/hvc0; exit 0'
+		(echo x >/dev/hvc0) 2>/dev/null || echo console-refused; exit 0'
 	is "$RC" 0 "$M a job that exits 0 gives 0"
 	is "$ERR" "" "$M and warren says nothing"
 	is "$OUT" "0
-refused" "$M guest root cannot read a root-only host file through 9p (qemu is not root)"
+refused
+console-refused" "$M guest root cannot read a root-only host file through 9p (qemu is not root), nor write the console"
 	rm -rf "$secret"
 	con=$(last_rundir)/vm/console.log
 	size=$(stat -c %s "$con")
-	[ "$size" -ge 1048576 ] && [ "$size" -le $((1048576 + 100)) ]
-	ok $? "$M the console log is bounded: its head and its end, 1 MiB ($size bytes)"
-	like "$(grep -a -o 'warren: [0-9]* bytes of the console cut here' "$con")" "^warren: [0-9]+ bytes of the console cut here$" \
-		"$M and it says where it was cut"
+	[ "$size" -gt 0 ] && [ "$size" -le $((1048576 + 100)) ]
+	ok $? "$M the console log has the boot's messages, within its bound ($size bytes)"
 
 	# ---- a VM whose init cannot run (a dynamic /bin/true as init: the kernel panics)
 	wr_env WARREN_GUEST_INIT=/bin/true -- run --work "$WORK" --driver vm -- true
