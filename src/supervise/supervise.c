@@ -829,7 +829,10 @@ static int sup_fail(struct sup *u, bool made_rundir, struct error *err)
 	cgroup_destroy(&u->cg);
 	net_teardown(&u->net); /* nothing unless --net made something */
 	if (made_rundir) {
-		history_note_failed(s, err->msg); /* its row, when it was written, says why */
+		/* its row says why (written now if it was not yet); a warm cell's row is its server's,
+		 * and a run it was given starts cold under the same id and writes the end itself */
+		if (!s->warm)
+			history_note_failed(s, err->msg);
 		struct error e2 = { 0 };
 		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
 		error_clear(&e2);
