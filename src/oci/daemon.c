@@ -261,8 +261,9 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 		goto fail_early;
 	/* its own freezer group before the job starts (v1; v2 freezes the run's group) */
 	struct error ferr = { 0 };
-	_cleanup_free_ char *cgname = rundir_cgroup_name(s->state_tag, s->id);
+	char *cgname = rundir_cgroup_name(s->state_tag, s->id); /* no cleanup attribute: fail_early jumps over it */
 	char *freezer = s->rootless ? NULL : cgroup_freezer_join(cgname, d.u.cell.pid, &ferr);
+	free(cgname);
 	if (ferr.msg)
 		oci_note("pause and resume will fail: %s", ferr.msg);
 	error_clear(&ferr);
