@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 161
+plan 169
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -240,6 +240,34 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	bundle "$D/b-ns" '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-ns" c-ns
 	like "$RC:$ERR" "^1:warren: linux.namespaces\[[0-9]+\]: joining the network namespace at /proc/1/ns/net is not supported" "$M a namespace path to join: refused in one line naming the field"
+
+	# ---- a --root another user owns or may write: refused (they could plant a state.json under
+	# an id naming any pid for delete to kill, any state directory for its gc, a ctl socket)
+	OR=$D/open-root
+	mkdir_for_mode "$OR" 777
+	bounded "${RUNNER[@]}" "$RUNC" --root "$OR" create --bundle "$D/b-sleep" c-open
+	like "$RC:$ERR" "^1:warren: --root $OR: the state directory is writable by others" "$M --root writable by others: create refused in one line"
+	[ -e "$OR/c-open" ]; is $? 1 "$M --root writable by others: nothing made in it"
+	if [ "$mode" = root ]; then
+		# a victim process of root's, and a state.json naming it in a directory of another user's
+		sleep 1001 &
+		victim=$!
+		mkdir -p "$OR/c-evil"
+		chown -R 65534:65534 "$OR"
+		chmod 700 "$OR"
+		"$PY" -c 'import json,sys; p=int(sys.argv[2]); st=open("/proc/%d/stat" % p).read(); st=st[st.rindex(")")+2:].split()
+json.dump({"id": "c-evil", "bundle": "/", "run": "x", "warren_state": sys.argv[3], "created": "", "status": "running",
+           "pid": p, "start_time": int(st[19]), "init_pid": 0, "annotations": {}}, open(sys.argv[1], "w"))' "$OR/c-evil/state.json" "$victim" "$STATE"
+		bounded "$RUNC" --root "$OR" delete --force c-evil
+		like "$RC:$ERR" "^1:warren: --root $OR: the state directory is another user's" "$M --root of another user's: delete refused in one line"
+		kill -0 "$victim" 2>/dev/null; ok $? "$M --root of another user's: the pid its state.json names was not killed"
+		kill "$victim"; wait "$victim" 2>/dev/null
+	else
+		bounded "${RUNNER[@]}" "$RUNC" --root "$OR" delete --force c-open
+		like "$RC:$ERR" "^1:warren: --root $OR: the state directory is writable by others" "$M --root writable by others: delete refused in one line"
+		skip 1 "rootless: a directory of another user's with a planted state needs root to make"
+	fi
+	rm -rf "$OR"
 	is "$(ls "$ROOT" | grep -v -e '\.out$' -e '\.pid$' -e '\.console$' -e '^log.json$')" "" "$M nothing of any container is left under --root"
 	x=$(state_clean); ok $? "$M nothing of any run is left under the state directory" || diag "$x"
 done
