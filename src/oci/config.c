@@ -47,6 +47,7 @@ static int take_rlimits(json_t *arr, struct oci_bundle *b, struct error *err)
 			return error_set(err, 0, "process.rlimits[%zu].type '%s': not a resource limit this runtime knows", i, type ? type : "");
 		if (b->n_rlimits < RLIM_NLIMITS) {
 			b->rlimits[b->n_rlimits].resource = RLIMITS[k].res;
+			b->rlimits[b->n_rlimits].name = RLIMITS[k].name;
 			b->rlimits[b->n_rlimits].lim.rlim_cur = (rlim_t)json_integer_value(jget(r, "soft"));
 			b->rlimits[b->n_rlimits].lim.rlim_max = (rlim_t)json_integer_value(jget(r, "hard"));
 			b->n_rlimits++;

@@ -87,7 +87,7 @@ struct oci_bundle {
 	bool terminal;
 	bool has_oom;
 	int oom_score_adj;
-	struct { int resource; struct rlimit lim; } rlimits[RLIM_NLIMITS];
+	struct { int resource; const char *name; struct rlimit lim; } rlimits[RLIM_NLIMITS];
 	size_t n_rlimits;
 };
 /* Read bundle/config.json and fill s (a whole cell spec, ready for the supervisor) from it;

@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 169
+plan 179
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -152,6 +152,27 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	line_like "$OUT" "can't create directory '/tmp/y': Operation not permitted" "$M linux.seccomp: the call the bundle denies fails with its errno"
 	no_line_like "$OUT" '^mkdir-ok$' "$M linux.seccomp: mkdir never succeeded"
 	line_like "$OUT" '^CapEff:[[:space:]]+00000000000000a0$' "$M process.capabilities: root keeps only what bounding and effective both name (KILL, SETUID)"
+
+	# ---- process.rlimits and oomScoreAdj take away, never give: as root they could raise a hard
+	# limit (RLIMIT_RTPRIO: SCHED_FIFO for any job) or make the cell unkillable by the OOM killer
+	read -r hr oom < <("${RUNNER[@]}" sh -c 'echo "$(ulimit -Hr) $(cat /proc/self/oom_score_adj)"')
+	bundle "$D/b-rl" '["sh", "-c", "grep -E \"realtime priority|msgqueue size\" /proc/self/limits; echo oom=$(cat /proc/self/oom_score_adj)"]' \
+		'c["process"]["rlimits"] = [{"type": "RLIMIT_RTPRIO", "soft": 99, "hard": 99}, {"type": "RLIMIT_MSGQUEUE", "soft": 4096, "hard": 8192}]
+c["process"]["oomScoreAdj"] = -1000'
+	rm -f "$D/rl.log"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" --log "$D/rl.log" run --bundle "$D/b-rl" c-rl
+	if [ "$hr" -lt 99 ] 2>/dev/null && [ "$oom" -gt -1000 ]; then
+		line_like "$OUT" "^Max realtime priority +$hr +$hr " "$M process.rlimits: a hard limit above the caller's (RLIMIT_RTPRIO 99) is kept at the caller's ($hr)"
+		line_like "$OUT" "^Max msgqueue size +4096 +8192 " "$M process.rlimits: a lower limit is the job's (RLIMIT_MSGQUEUE 4096/8192)"
+		line_like "$OUT" "^oom=$oom\$" "$M process.oomScoreAdj -1000: the job keeps the caller's score ($oom)"
+		grep -q "process.rlimits: RLIMIT_RTPRIO hard 99 is above the caller's $hr: kept at the caller's" "$D/rl.log"
+		ok $? "$M --log warns of the rlimit kept at the caller's"
+		grep -q "process.oomScoreAdj -1000 is below the caller's $oom: kept at the caller's" "$D/rl.log"
+		ok $? "$M --log warns of the oomScoreAdj kept at the caller's"
+	else
+		skip 5 "the caller's RLIMIT_RTPRIO ($hr) or oom_score_adj ($oom) leaves nothing to raise"
+	fi
+	rm -f "$D/rl.log"
 
 	# ---- linux.maskedPaths beside warren's own masks; a path it cannot mask refused
 	bundle "$D/b-mask" '["sh", "-c", "echo cpuinfo=$(wc -c < /proc/cpuinfo); echo kernel=$(ls /sys/kernel | wc -l)"]' \
