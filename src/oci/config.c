@@ -371,7 +371,8 @@ int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, stru
 	s->workdir = xstrdup(cwd ? cwd : "/");
 	strv_free(s->env);
 	take_env(s, jget(p, "env"));
-	s->policy.caps_drop = 0;
+	/* the process's capabilities narrow the container's (caps_drop holds the bundle's), never
+	 * widen them: an exec has no more than the container's own process */
 	return oci_caps(jget(p, "capabilities"), &s->policy, err);
 }
 

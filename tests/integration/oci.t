@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 179
+plan 181
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -120,6 +120,17 @@ for mode in root user; do
 		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" --detach --pid-file "$D/exec.pid" c-exec
 		is "$RC:$(cat "$D/exec.pid" 2>/dev/null | grep -c '^[0-9][0-9]*$')" "0:1" "$M exec --detach: returns at once and writes the pid file"
 	fi
+	# exec's capabilities narrow the container's own (process.capabilities of its bundle), never
+	# widen them: a process JSON naming none (or more) gets no more than the container
+	bundle "$D/b-cap" '["sleep", "1000"]' 'c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effective": ["CAP_KILL", "CAP_SETUID"]}'
+	"$PY" -c 'import json,sys; json.dump({"args": ["grep", "CapEff", "/proc/self/status"], "cwd": "/", "user": {"uid": 0, "gid": 0},
+		"capabilities": {"bounding": ["CAP_KILL", "CAP_CHOWN"], "effective": ["CAP_KILL", "CAP_CHOWN"]}}, open(sys.argv[1], "w"))' "$D/p0.json"
+	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/p0.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-cap" c-cap
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-cap
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p0.json" c-cap
+	line_like "$OUT" '^CapEff:[[:space:]]+0000000000000020$' "$M exec: root keeps only what both the container's and the process's capabilities name (KILL)"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-cap
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-exec
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
 	like "$RC:$ERR" "^1:warren: container c-exec does not exist" "$M exec in a deleted container: one line, exit 1"
