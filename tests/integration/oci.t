@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 181
+plan 185
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -269,6 +269,11 @@ c["process"]["oomScoreAdj"] = -1000'
 	bundle "$D/b-hook" '["true"]' 'c["hooks"] = {"prestart": [{"path": "/bin/true"}]}'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-hook" c-hook
 	like "$RC:$ERR" "^1:warren: hooks.prestart: warren runs no hooks" "$M a refused field (hooks): one line naming it, exit 1"
+	# root.path at a tree of the host's own: its root's files would be the cell root's (idmapped)
+	bundle "$D/b-etc" '["cat", "/shadow"]' 'c["root"]["path"] = "/etc"; c["process"]["user"] = {"uid": 0, "gid": 0}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-etc" c-etc
+	like "$RC:$ERR" "^1:warren: --rootfs /etc: a directory of the host's own" "$M root.path /etc: refused in one line (its shadow would be the cell root's to read)"
+	no_line_like "$OUT" '^root:' "$M root.path /etc: nothing of /etc/shadow is shown"
 	bundle "$D/b-ns" '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-ns" c-ns
 	like "$RC:$ERR" "^1:warren: linux.namespaces\[[0-9]+\]: joining the network namespace at /proc/1/ns/net is not supported" "$M a namespace path to join: refused in one line naming the field"
