@@ -237,7 +237,7 @@ static void __attribute__((noreturn)) mirror_exit(struct daemon *d, int rc)
  * raise a hard limit (RLIMIT_RTPRIO lets any job run SCHED_FIFO, which no CPU limit of warren's
  * bounds) or make the cell unkillable by the OOM killer (-1000); a hard limit above the
  * caller's, or a score below its own, is kept at the caller's with a warning. */
-static void apply_process_limits(const struct oci_bundle *b)
+void oci_apply_limits(const struct oci_bundle *b)
 {
 	for (size_t i = 0; i < b->n_rlimits; i++) {
 		struct rlimit want = b->rlimits[i].lim, have;
@@ -272,7 +272,7 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 	ssize_t w;
 	if (chdir("/") < 0) /* pin no directory of the caller's */
 		_exit(OCI_FAIL);
-	apply_process_limits(b);
+	oci_apply_limits(b);
 	if (sup_prepare(&d.u, s, -1, &err) < 0)
 		goto fail_early;
 	/* its own freezer group before the job starts (v1; v2 freezes the run's group) */

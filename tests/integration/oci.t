@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 185
+plan 189
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -122,14 +122,18 @@ for mode in root user; do
 	fi
 	# exec's capabilities narrow the container's own (process.capabilities of its bundle), never
 	# widen them: a process JSON naming none (or more) gets no more than the container
-	bundle "$D/b-cap" '["sleep", "1000"]' 'c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effective": ["CAP_KILL", "CAP_SETUID"]}'
-	"$PY" -c 'import json,sys; json.dump({"args": ["grep", "CapEff", "/proc/self/status"], "cwd": "/", "user": {"uid": 0, "gid": 0},
-		"capabilities": {"bounding": ["CAP_KILL", "CAP_CHOWN"], "effective": ["CAP_KILL", "CAP_CHOWN"]}}, open(sys.argv[1], "w"))' "$D/p0.json"
+	bundle "$D/b-cap" '["sleep", "1000"]' 'c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effective": ["CAP_KILL", "CAP_SETUID"]}
+c["process"]["rlimits"] = [{"type": "RLIMIT_MSGQUEUE", "soft": 4096, "hard": 8192}, {"type": "RLIMIT_SIGPENDING", "soft": 100, "hard": 200}]'
+	"$PY" -c 'import json,sys; json.dump({"args": ["grep", "-E", "CapEff|msgqueue size|pending signals", "/proc/self/status", "/proc/self/limits"], "cwd": "/", "user": {"uid": 0, "gid": 0},
+		"capabilities": {"bounding": ["CAP_KILL", "CAP_CHOWN"], "effective": ["CAP_KILL", "CAP_CHOWN"]},
+		"rlimits": [{"type": "RLIMIT_MSGQUEUE", "soft": 2048, "hard": 65536}]}, open(sys.argv[1], "w"))' "$D/p0.json"
 	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/p0.json"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-cap" c-cap
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-cap
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p0.json" c-cap
-	line_like "$OUT" '^CapEff:[[:space:]]+0000000000000020$' "$M exec: root keeps only what both the container's and the process's capabilities name (KILL)"
+	line_like "$OUT" ':CapEff:[[:space:]]+0000000000000020$' "$M exec: root keeps only what both the container's and the process's capabilities name (KILL)"
+	line_like "$OUT" ':Max msgqueue size +2048 +8192 ' "$M exec: the process's rlimits apply, a hard limit never above the container's (RLIMIT_MSGQUEUE 2048, hard kept at 8192)"
+	line_like "$OUT" ':Max pending signals +100 +200 ' "$M exec: the container's rlimits the process does not name stay (RLIMIT_SIGPENDING 100/200)"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-cap
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-exec
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
