@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 189
+plan 191
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -188,6 +188,13 @@ c["process"]["oomScoreAdj"] = -1000'
 		skip 5 "the caller's RLIMIT_RTPRIO ($hr) or oom_score_adj ($oom) leaves nothing to raise"
 	fi
 	rm -f "$D/rl.log"
+
+	# a bundle's profile that allows everything gives back nothing warren's denies (stricter wins):
+	# a user namespace (warren's filter refuses it without --allow-nested) stays refused
+	bundle "$D/b-allow" '["sh", "-c", "unshare -U true && echo userns-made || echo userns-refused"]' \
+		'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["unshare", "clone", "clone3"], "action": "SCMP_ACT_ALLOW"}]}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-allow" c-allow
+	line_like "$OUT" '^userns-refused$' "$M linux.seccomp allowing all: what warren's filter denies (a user namespace) stays denied"
 
 	# ---- linux.maskedPaths beside warren's own masks; a path it cannot mask refused
 	bundle "$D/b-mask" '["sh", "-c", "echo cpuinfo=$(wc -c < /proc/cpuinfo); echo kernel=$(ls /sys/kernel | wc -l)"]' \
