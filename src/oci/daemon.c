@@ -158,7 +158,10 @@ static void ctl_serve(struct daemon *d)
 	int c;
 	while ((c = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
 		char cmd[200], buf[256];
-		ssize_t n = read(c, cmd, sizeof cmd - 1);
+		/* a caller that connects and says nothing must not hold the supervisor (its limits,
+		 * output and job): a second for its command, as oci_ctl writes it at once */
+		struct pollfd p = { .fd = c, .events = POLLIN };
+		ssize_t n = poll(&p, 1, 1000) == 1 ? read(c, cmd, sizeof cmd - 1) : -1;
 		if (n > 0) {
 			cmd[n] = 0;
 			const char *a = ctl_do(d, cmd, buf, sizeof buf);

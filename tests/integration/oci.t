@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 191
+plan 193
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -93,6 +93,21 @@ for mode in root user; do
 	caller c-nostart "$D/b-sleep" --no-start
 	like "$(val end)" "^signal 9$" "$M delete of a created container (never started) ends it"
 	[ -z "$(job_pids 1000)" ]; ok $? "$M no sleep of the killed containers is left"
+
+	# ---- a caller that connects to the control socket and says nothing holds nothing up
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-hold
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-hold
+	"${RUNNER[@]}" "$PY" -c 'import os,socket,sys,time
+d=os.open(sys.argv[1], os.O_RDONLY); s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect("/proc/self/fd/%d/ctl" % d); time.sleep(20)' "$ROOT/c-hold" &
+	holder=$!
+	sleep 1
+	t0=$(date +%s)
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" kill c-hold KILL
+	t1=$(date +%s)
+	is "$RC:$((t1 - t0 < 10))" "0:1" "$M kill while another connection to the control socket says nothing: answered at once ($((t1 - t0)) s)"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-hold
+	kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 
 	# ---- exec: a new process in the running cell, as the process JSON says, with the job's defences
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-exec
