@@ -24,6 +24,20 @@ bool path_is_system_tree(const char *path)
 	return false;
 }
 
+bool rootfs_refused(const char *path)
+{
+	static const char *const below[] = { "/etc", "/root", "/boot", "/proc", "/sys", "/dev" };
+	static const char *const exactly[] = { "/tmp", "/var", "/var/tmp", "/var/lib", "/home", "/srv", "/opt", "/mnt",
+					       "/media", "/run", "/var/run" };
+	for (size_t i = 0; i < sizeof exactly / sizeof exactly[0]; i++)
+		if (!strcmp(path, exactly[i]))
+			return true;
+	for (size_t i = 0; i < sizeof below / sizeof below[0]; i++)
+		if (path_beneath(path, below[i]))
+			return true;
+	return false;
+}
+
 const char *mount_source_refused(const char *path)
 {
 	static const char *const kernel[] = { "/proc", "/sys", "/dev" };

@@ -14,6 +14,11 @@
  * system's trees and anything below /etc, /usr, /proc... (lexical; path absolute and
  * normalised). */
 bool path_is_system_tree(const char *path);
+/* A host tree no image's root may be (--rootfs, an OCI bundle's root.path): the root's files of
+ * an image are the cell root's (idmapped), so /etc/shadow or /root's keys would be readable in
+ * the cell. Its own trees (/etc, /root, /boot, /proc, /sys, /dev and below) and the
+ * directories of everyone's (/tmp, /var, /var/lib, /home, /srv, /opt, /mnt, /media, /run). */
+bool rootfs_refused(const char *path);
 /* A host tree no bind may show, even read-only: the kernel's (/proc, /sys, /dev: the host's
  * processes and devices), where the host's services keep their sockets (/run, /var/run) and /,
  * /tmp and /var/tmp themselves (the host's sockets and other users' files). A reason, or NULL. */

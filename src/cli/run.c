@@ -227,9 +227,33 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 
 /* ---- the spec ---- */
 
+/* Is --via among run's options? Read as parse() reads them (stopping at the command), so that
+ * a --via among the command's own arguments (`warren run curl --via x`) never sends the run to
+ * a server; nothing else of the options is taken here. */
+static bool run_has_via(int argc, char **argv)
+{
+	enum { O_VIA = 1000 };
+	size_t n = 0;
+	while (OPTS[n].name)
+		n++;
+	_cleanup_free_ struct option *o = xcalloc(n + 3, sizeof *o);
+	memcpy(o, OPTS, n * sizeof *o);
+	o[n] = (struct option){ "via", required_argument, NULL, O_VIA };
+	o[n + 1] = (struct option){ "token-file", required_argument, NULL, 0 };
+	bool via = false;
+	int c, oe = opterr;
+	opterr = 0;
+	optind = 1;
+	while (!via && (c = getopt_long(argc, argv, "+it", o, NULL)) != -1)
+		via = c == O_VIA;
+	opterr = oe;
+	optind = 1;
+	return via;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	if (cli_has_via(argc, argv))
+	if (run_has_via(argc, argv))
 		return cmd_run_via(argc, argv); /* sent to a warren serve (cli/submit.c) */
 	_cleanup_error_ struct error err = { 0 };
 	struct run_opts o = { .result_fd = -1, .limits = { .grace_ms = 5000 } };

@@ -385,6 +385,9 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 			return error_set(err, 0, "--rootfs %s: not a directory; give the directory of an unpacked image (a root file system: bin/, etc/, usr/ ...)", rootfs);
 		if (!strcmp(s->rootfs, "/"))
 			return error_set(err, 0, "--rootfs /: the host's / is the default (read-only); leave out --rootfs");
+		if (rootfs_refused(s->rootfs))
+			return error_set(err, 0, "--rootfs %s: a directory of the host's own, whose root-owned files (/etc/shadow, keys) would be the cell root's to read; give the directory of an unpacked image",
+					 s->rootfs);
 	}
 	if (work && !strcmp(work, CELLSPEC_WORK_NONE)) {
 		s->worktree_fd = -1;   /* no worktree: the job starts in its home (or --workdir) */

@@ -45,8 +45,9 @@ static int take_rlimits(json_t *arr, struct oci_bundle *b, struct error *err)
 			k++;
 		if (!type || k == sizeof RLIMITS / sizeof RLIMITS[0])
 			return error_set(err, 0, "process.rlimits[%zu].type '%s': not a resource limit this runtime knows", i, type ? type : "");
-		if (b->n_rlimits < RLIM_NLIMITS) {
+		if (b->n_rlimits < sizeof b->rlimits / sizeof b->rlimits[0]) {
 			b->rlimits[b->n_rlimits].resource = RLIMITS[k].res;
+			b->rlimits[b->n_rlimits].name = RLIMITS[k].name;
 			b->rlimits[b->n_rlimits].lim.rlim_cur = (rlim_t)json_integer_value(jget(r, "soft"));
 			b->rlimits[b->n_rlimits].lim.rlim_max = (rlim_t)json_integer_value(jget(r, "hard"));
 			b->n_rlimits++;
@@ -349,7 +350,8 @@ int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, stru
 	strv_free(s->argv);
 	s->argv = NULL;
 	b->terminal = false;
-	b->n_rlimits = 0;
+	/* the bundle's rlimits stay, the process's follow: applied in order, each hard limit kept at
+	 * most at what is set before it (oci_apply_limits), an exec never above the container */
 	if (take_process(p, b, s, err) < 0)
 		return -EINVAL;
 	json_t *user = jget(p, "user");
@@ -370,7 +372,8 @@ int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, stru
 	s->workdir = xstrdup(cwd ? cwd : "/");
 	strv_free(s->env);
 	take_env(s, jget(p, "env"));
-	s->policy.caps_drop = 0;
+	/* the process's capabilities narrow the container's (caps_drop holds the bundle's), never
+	 * widen them: an exec has no more than the container's own process */
 	return oci_caps(jget(p, "capabilities"), &s->policy, err);
 }
 

@@ -158,7 +158,10 @@ static void ctl_serve(struct daemon *d)
 	int c;
 	while ((c = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
 		char cmd[200], buf[256];
-		ssize_t n = read(c, cmd, sizeof cmd - 1);
+		/* a caller that connects and says nothing must not hold the supervisor (its limits,
+		 * output and job): a second for its command, as oci_ctl writes it at once */
+		struct pollfd p = { .fd = c, .events = POLLIN };
+		ssize_t n = poll(&p, 1, 1000) == 1 ? read(c, cmd, sizeof cmd - 1) : -1;
 		if (n > 0) {
 			cmd[n] = 0;
 			const char *a = ctl_do(d, cmd, buf, sizeof buf);
@@ -233,17 +236,33 @@ static void __attribute__((noreturn)) mirror_exit(struct daemon *d, int rc)
 	_exit(rc & 0xff);
 }
 
-static void apply_process_limits(const struct oci_bundle *b)
+/* The bundle's rlimits and oomScoreAdj take away, never give: as root the supervisor could
+ * raise a hard limit (RLIMIT_RTPRIO lets any job run SCHED_FIFO, which no CPU limit of warren's
+ * bounds) or make the cell unkillable by the OOM killer (-1000); a hard limit above the
+ * caller's, or a score below its own, is kept at the caller's with a warning. */
+void oci_apply_limits(const struct oci_bundle *b)
 {
-	for (size_t i = 0; i < b->n_rlimits; i++)
-		if (setrlimit(b->rlimits[i].resource, &b->rlimits[i].lim) < 0)
-			oci_note("process.rlimits: cannot set resource %d to %llu/%llu: %s", b->rlimits[i].resource,
-				 (unsigned long long)b->rlimits[i].lim.rlim_cur, (unsigned long long)b->rlimits[i].lim.rlim_max,
-				 strerror(errno));
+	for (size_t i = 0; i < b->n_rlimits; i++) {
+		struct rlimit want = b->rlimits[i].lim, have;
+		if (getrlimit(b->rlimits[i].resource, &have) == 0 && want.rlim_max > have.rlim_max) {
+			oci_note("process.rlimits: %s hard %llu is above the caller's %llu: kept at the caller's",
+				 b->rlimits[i].name, (unsigned long long)want.rlim_max, (unsigned long long)have.rlim_max);
+			want.rlim_max = have.rlim_max;
+			if (want.rlim_cur > want.rlim_max)
+				want.rlim_cur = want.rlim_max;
+		}
+		if (setrlimit(b->rlimits[i].resource, &want) < 0)
+			oci_note("process.rlimits: cannot set %s to %llu/%llu: %s", b->rlimits[i].name,
+				 (unsigned long long)want.rlim_cur, (unsigned long long)want.rlim_max, strerror(errno));
+	}
 	if (b->has_oom) {
+		_cleanup_free_ char *cur = read_file("/proc/self/oom_score_adj", NULL);
+		int have = cur ? atoi(cur) : 0;
 		char v[32];
 		snprintf(v, sizeof v, "%d", b->oom_score_adj);
-		if (write_file("/proc/self/oom_score_adj", v, strlen(v)) < 0)
+		if (b->oom_score_adj < have)
+			oci_note("process.oomScoreAdj %d is below the caller's %d: kept at the caller's", b->oom_score_adj, have);
+		else if (write_file("/proc/self/oom_score_adj", v, strlen(v)) < 0)
 			oci_note("process.oomScoreAdj %d: cannot set it", b->oom_score_adj);
 	}
 }
@@ -256,7 +275,7 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 	ssize_t w;
 	if (chdir("/") < 0) /* pin no directory of the caller's */
 		_exit(OCI_FAIL);
-	apply_process_limits(b);
+	oci_apply_limits(b);
 	if (sup_prepare(&d.u, s, -1, &err) < 0)
 		goto fail_early;
 	/* its own freezer group before the job starts (v1; v2 freezes the run's group) */

@@ -182,6 +182,7 @@ int oci_exec(const struct oci_create *c, const char *process)
 		close(ready[0]);
 		if (c->detach)
 			setsid();
+		oci_apply_limits(&b);  /* the process's rlimits, inherited by it */
 		keeper(&s, job, b.terminal ? c->console_socket : NULL, ready[1]);
 	}
 	closep(&ready[1]);

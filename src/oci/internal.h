@@ -87,7 +87,7 @@ struct oci_bundle {
 	bool terminal;
 	bool has_oom;
 	int oom_score_adj;
-	struct { int resource; struct rlimit lim; } rlimits[RLIM_NLIMITS];
+	struct { int resource; const char *name; struct rlimit lim; } rlimits[2 * RLIM_NLIMITS]; /* the bundle's, an exec's */
 	size_t n_rlimits;
 };
 /* Read bundle/config.json and fill s (a whole cell spec, ready for the supervisor) from it;
@@ -124,6 +124,10 @@ int oci_console_connect(const char *path, struct error *err);
 int oci_console_send(int sock, int master, struct error *err);
 /* Write pid to --pid-file path (atomically); 0, or OCI_FAIL after one line. */
 int oci_write_pid_file(const char *path, pid_t pid);
+/* process.rlimits and oomScoreAdj of b on this process (inherited by what it starts): they
+ * take away, never give (a hard limit above the caller's, a score below its own, are kept at
+ * the caller's, with a warning in --log). */
+void oci_apply_limits(const struct oci_bundle *b);
 /* exec (exec.c): a new process in the running container c->id. */
 int oci_exec(const struct oci_create *c, const char *process);
 

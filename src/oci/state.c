@@ -16,6 +16,23 @@
 #include "oci/internal.h"
 #include "util/fs.h"
 
+/* The state directory, when it is there, is the caller's alone: another user who owns it or
+ * may write in it could put a state.json of theirs under an id (the pid that delete kills, the
+ * state directory that its gc reclaims) or a control socket of theirs, and a name made in
+ * advance in /tmp (warren-oci-UID) would be theirs. */
+static int root_owned(const char *root, struct error *err)
+{
+	struct stat st;
+	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return errno == ENOENT ? 0 : error_set(err, errno, "--root %s: cannot open the state directory", root);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return error_set(err, 0, "--root %s: the state directory is %s (owner uid %u, mode %04o); give a directory of your own that only you may write (mode 0700)",
+				 root, st.st_uid != geteuid() ? "another user's" : "writable by others", (unsigned)st.st_uid,
+				 (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 char *oci_root(bool make, struct error *err)
 {
 	char *root;
@@ -34,6 +51,10 @@ char *oci_root(bool make, struct error *err)
 	int r = make ? mkdir_p(root, 0700) : 0;
 	if (r < 0) {
 		error_set(err, -r, "--root %s: cannot make the state directory", root);
+		free(root);
+		return NULL;
+	}
+	if (root_owned(root, err) < 0) {
 		free(root);
 		return NULL;
 	}

@@ -829,9 +829,7 @@ static int sup_fail(struct sup *u, bool made_rundir, struct error *err)
 	cgroup_destroy(&u->cg);
 	net_teardown(&u->net); /* nothing unless --net made something */
 	if (made_rundir) {
-		/* its row says why (written now if it was not yet); a warm cell's row is its server's,
-		 * and a run it was given starts cold under the same id and writes the end itself */
-		if (!s->warm)
+		if (err->msg) /* its row, when it was written, says why (an abandoned warm cell's is its cold start's) */
 			history_note_failed(s, err->msg);
 		struct error e2 = { 0 };
 		rundir_reclaim(s->rundir_fd, s->rundir, &e2);
@@ -975,10 +973,10 @@ int sup_go(struct sup *u, struct error *err)
 
 void sup_abandon(struct sup *u)
 {
+	/* no word in the history: the run (if one came) starts cold under the same id, and its row
+	 * is that start's (ended here, it would say "given up" whatever the cold start did) */
 	struct error err = { 0 };
-	error_set(&err, 0, "the warm cell was given up");
 	sup_fail(u, true, &err);
-	error_clear(&err);
 }
 
 int sup_start(struct sup *u, struct cell_spec *s, int control, struct error *err)

@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 161
+plan 193
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -94,6 +94,21 @@ for mode in root user; do
 	like "$(val end)" "^signal 9$" "$M delete of a created container (never started) ends it"
 	[ -z "$(job_pids 1000)" ]; ok $? "$M no sleep of the killed containers is left"
 
+	# ---- a caller that connects to the control socket and says nothing holds nothing up
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-hold
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-hold
+	"${RUNNER[@]}" "$PY" -c 'import os,socket,sys,time
+d=os.open(sys.argv[1], os.O_RDONLY); s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect("/proc/self/fd/%d/ctl" % d); time.sleep(20)' "$ROOT/c-hold" &
+	holder=$!
+	sleep 1
+	t0=$(date +%s)
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" kill c-hold KILL
+	t1=$(date +%s)
+	is "$RC:$((t1 - t0 < 10))" "0:1" "$M kill while another connection to the control socket says nothing: answered at once ($((t1 - t0)) s)"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-hold
+	kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+
 	# ---- exec: a new process in the running cell, as the process JSON says, with the job's defences
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-sleep" c-exec
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-exec
@@ -120,6 +135,21 @@ for mode in root user; do
 		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" --detach --pid-file "$D/exec.pid" c-exec
 		is "$RC:$(cat "$D/exec.pid" 2>/dev/null | grep -c '^[0-9][0-9]*$')" "0:1" "$M exec --detach: returns at once and writes the pid file"
 	fi
+	# exec's capabilities narrow the container's own (process.capabilities of its bundle), never
+	# widen them: a process JSON naming none (or more) gets no more than the container
+	bundle "$D/b-cap" '["sleep", "1000"]' 'c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effective": ["CAP_KILL", "CAP_SETUID"]}
+c["process"]["rlimits"] = [{"type": "RLIMIT_MSGQUEUE", "soft": 4096, "hard": 8192}, {"type": "RLIMIT_SIGPENDING", "soft": 100, "hard": 200}]'
+	"$PY" -c 'import json,sys; json.dump({"args": ["grep", "-E", "CapEff|msgqueue size|pending signals", "/proc/self/status", "/proc/self/limits"], "cwd": "/", "user": {"uid": 0, "gid": 0},
+		"capabilities": {"bounding": ["CAP_KILL", "CAP_CHOWN"], "effective": ["CAP_KILL", "CAP_CHOWN"]},
+		"rlimits": [{"type": "RLIMIT_MSGQUEUE", "soft": 2048, "hard": 65536}]}, open(sys.argv[1], "w"))' "$D/p0.json"
+	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/p0.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-cap" c-cap
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-cap
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p0.json" c-cap
+	line_like "$OUT" ':CapEff:[[:space:]]+0000000000000020$' "$M exec: root keeps only what both the container's and the process's capabilities name (KILL)"
+	line_like "$OUT" ':Max msgqueue size +2048 +8192 ' "$M exec: the process's rlimits apply, a hard limit never above the container's (RLIMIT_MSGQUEUE 2048, hard kept at 8192)"
+	line_like "$OUT" ':Max pending signals +100 +200 ' "$M exec: the container's rlimits the process does not name stay (RLIMIT_SIGPENDING 100/200)"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-cap
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-exec
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
 	like "$RC:$ERR" "^1:warren: container c-exec does not exist" "$M exec in a deleted container: one line, exit 1"
@@ -152,6 +182,34 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	line_like "$OUT" "can't create directory '/tmp/y': Operation not permitted" "$M linux.seccomp: the call the bundle denies fails with its errno"
 	no_line_like "$OUT" '^mkdir-ok$' "$M linux.seccomp: mkdir never succeeded"
 	line_like "$OUT" '^CapEff:[[:space:]]+00000000000000a0$' "$M process.capabilities: root keeps only what bounding and effective both name (KILL, SETUID)"
+
+	# ---- process.rlimits and oomScoreAdj take away, never give: as root they could raise a hard
+	# limit (RLIMIT_RTPRIO: SCHED_FIFO for any job) or make the cell unkillable by the OOM killer
+	read -r hr oom < <("${RUNNER[@]}" sh -c 'echo "$(ulimit -Hr) $(cat /proc/self/oom_score_adj)"')
+	bundle "$D/b-rl" '["sh", "-c", "grep -E \"realtime priority|msgqueue size\" /proc/self/limits; echo oom=$(cat /proc/self/oom_score_adj)"]' \
+		'c["process"]["rlimits"] = [{"type": "RLIMIT_RTPRIO", "soft": 99, "hard": 99}, {"type": "RLIMIT_MSGQUEUE", "soft": 4096, "hard": 8192}]
+c["process"]["oomScoreAdj"] = -1000'
+	rm -f "$D/rl.log"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" --log "$D/rl.log" run --bundle "$D/b-rl" c-rl
+	if [ "$hr" -lt 99 ] 2>/dev/null && [ "$oom" -gt -1000 ]; then
+		line_like "$OUT" "^Max realtime priority +$hr +$hr " "$M process.rlimits: a hard limit above the caller's (RLIMIT_RTPRIO 99) is kept at the caller's ($hr)"
+		line_like "$OUT" "^Max msgqueue size +4096 +8192 " "$M process.rlimits: a lower limit is the job's (RLIMIT_MSGQUEUE 4096/8192)"
+		line_like "$OUT" "^oom=$oom\$" "$M process.oomScoreAdj -1000: the job keeps the caller's score ($oom)"
+		grep -q "process.rlimits: RLIMIT_RTPRIO hard 99 is above the caller's $hr: kept at the caller's" "$D/rl.log"
+		ok $? "$M --log warns of the rlimit kept at the caller's"
+		grep -q "process.oomScoreAdj -1000 is below the caller's $oom: kept at the caller's" "$D/rl.log"
+		ok $? "$M --log warns of the oomScoreAdj kept at the caller's"
+	else
+		skip 5 "the caller's RLIMIT_RTPRIO ($hr) or oom_score_adj ($oom) leaves nothing to raise"
+	fi
+	rm -f "$D/rl.log"
+
+	# a bundle's profile that allows everything gives back nothing warren's denies (stricter wins):
+	# a user namespace (warren's filter refuses it without --allow-nested) stays refused
+	bundle "$D/b-allow" '["sh", "-c", "unshare -U true && echo userns-made || echo userns-refused"]' \
+		'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["unshare", "clone", "clone3"], "action": "SCMP_ACT_ALLOW"}]}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-allow" c-allow
+	line_like "$OUT" '^userns-refused$' "$M linux.seccomp allowing all: what warren's filter denies (a user namespace) stays denied"
 
 	# ---- linux.maskedPaths beside warren's own masks; a path it cannot mask refused
 	bundle "$D/b-mask" '["sh", "-c", "echo cpuinfo=$(wc -c < /proc/cpuinfo); echo kernel=$(ls /sys/kernel | wc -l)"]' \
@@ -237,9 +295,42 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	bundle "$D/b-hook" '["true"]' 'c["hooks"] = {"prestart": [{"path": "/bin/true"}]}'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-hook" c-hook
 	like "$RC:$ERR" "^1:warren: hooks.prestart: warren runs no hooks" "$M a refused field (hooks): one line naming it, exit 1"
+	# root.path at a tree of the host's own: its root's files would be the cell root's (idmapped)
+	bundle "$D/b-etc" '["cat", "/shadow"]' 'c["root"]["path"] = "/etc"; c["process"]["user"] = {"uid": 0, "gid": 0}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-etc" c-etc
+	like "$RC:$ERR" "^1:warren: --rootfs /etc: a directory of the host's own" "$M root.path /etc: refused in one line (its shadow would be the cell root's to read)"
+	no_line_like "$OUT" '^root:' "$M root.path /etc: nothing of /etc/shadow is shown"
 	bundle "$D/b-ns" '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-ns" c-ns
 	like "$RC:$ERR" "^1:warren: linux.namespaces\[[0-9]+\]: joining the network namespace at /proc/1/ns/net is not supported" "$M a namespace path to join: refused in one line naming the field"
+
+	# ---- a --root another user owns or may write: refused (they could plant a state.json under
+	# an id naming any pid for delete to kill, any state directory for its gc, a ctl socket)
+	OR=$D/open-root
+	mkdir_for_mode "$OR" 777
+	bounded "${RUNNER[@]}" "$RUNC" --root "$OR" create --bundle "$D/b-sleep" c-open
+	like "$RC:$ERR" "^1:warren: --root $OR: the state directory is writable by others" "$M --root writable by others: create refused in one line"
+	[ -e "$OR/c-open" ]; is $? 1 "$M --root writable by others: nothing made in it"
+	if [ "$mode" = root ]; then
+		# a victim process of root's, and a state.json naming it in a directory of another user's
+		sleep 1001 &
+		victim=$!
+		mkdir -p "$OR/c-evil"
+		chown -R 65534:65534 "$OR"
+		chmod 700 "$OR"
+		"$PY" -c 'import json,sys; p=int(sys.argv[2]); st=open("/proc/%d/stat" % p).read(); st=st[st.rindex(")")+2:].split()
+json.dump({"id": "c-evil", "bundle": "/", "run": "x", "warren_state": sys.argv[3], "created": "", "status": "running",
+           "pid": p, "start_time": int(st[19]), "init_pid": 0, "annotations": {}}, open(sys.argv[1], "w"))' "$OR/c-evil/state.json" "$victim" "$STATE"
+		bounded "$RUNC" --root "$OR" delete --force c-evil
+		like "$RC:$ERR" "^1:warren: --root $OR: the state directory is another user's" "$M --root of another user's: delete refused in one line"
+		kill -0 "$victim" 2>/dev/null; ok $? "$M --root of another user's: the pid its state.json names was not killed"
+		kill "$victim"; wait "$victim" 2>/dev/null
+	else
+		bounded "${RUNNER[@]}" "$RUNC" --root "$OR" delete --force c-open
+		like "$RC:$ERR" "^1:warren: --root $OR: the state directory is writable by others" "$M --root writable by others: delete refused in one line"
+		skip 1 "rootless: a directory of another user's with a planted state needs root to make"
+	fi
+	rm -rf "$OR"
 	is "$(ls "$ROOT" | grep -v -e '\.out$' -e '\.pid$' -e '\.console$' -e '^log.json$')" "" "$M nothing of any container is left under --root"
 	x=$(state_clean); ok $? "$M nothing of any run is left under the state directory" || diag "$x"
 done

@@ -10,7 +10,7 @@
 # nothing. Root, and rootless where the host lets an unprivileged user make cells.
 . "$(dirname "$0")/../lib.sh"
 
-plan 77
+plan 79
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
@@ -60,7 +60,7 @@ for mode in root user; do
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 27 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 28 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -104,6 +104,10 @@ for mode in root user; do
 	unlike "$ERR" "started cold" "$M ... it took a warm cell (nothing said)"
 	bounded "${RUNNER[@]}" "$WARREN" run --via "unix:$SOCK" --work "$T/other" -- true
 	like "$ERR" "started cold: no warm cell of this shape" "$M warren run --via of another shape: it says it started cold, and why"
+	# a --via among the command's own arguments is the command's: the run is a local one, never
+	# sent (to the state directory's default socket, where no server listens)
+	bounded "${RUNNER[@]}" env -C "$WORK" "$WARREN" run --state "$STATE" echo --via "unix:$SOCK"
+	is "$RC:$OUT" "0:--via unix:$SOCK" "$M warren run CMD --via X: the --via is the command's argument, the run is local"
 
 	# ---- limits and causes in a warm run
 	run_wait "{\"command\":[\"sleep\",\"30\"],\"worktree\":\"$WORK\",\"limits\":{\"time\":\"1s\"}}"

@@ -28,6 +28,22 @@ static void system_trees(void **state)
 			fail_msg("%s: not a system tree", no[i]);
 }
 
+/* an image's root: never a tree of the host's own whose root-owned files hold its secrets */
+static void rootfs_trees(void **state)
+{
+	(void)state;
+	const char *refused[] = { "/etc", "/etc/ssl", "/root", "/root/.ssh", "/boot", "/proc/1/root", "/sys", "/dev",
+				  "/tmp", "/var", "/var/lib", "/home", "/srv", "/opt", "/mnt", "/media", "/run", "/var/run" };
+	const char *fine[] = { "/var/lib/warren/images/bb/rootfs", "/run/containerd/io.containerd.runtime.v2.task/default/c1/rootfs",
+			       "/home/alice/img", "/tmp/build/rootfs", "/srv/images/debian", "/etcetera", "/usr/share/img" };
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+		if (!rootfs_refused(refused[i]))
+			fail_msg("%s: expected refused as an image's root", refused[i]);
+	for (size_t i = 0; i < sizeof fine / sizeof *fine; i++)
+		if (rootfs_refused(fine[i]))
+			fail_msg("%s: refused as an image's root", fine[i]);
+}
+
 static void sources(void **state)
 {
 	(void)state;
@@ -133,7 +149,7 @@ static void policy_view(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(system_trees), cmocka_unit_test(sources), cmocka_unit_test(split),
+		cmocka_unit_test(system_trees), cmocka_unit_test(rootfs_trees), cmocka_unit_test(sources), cmocka_unit_test(split),
 		cmocka_unit_test(destinations), cmocka_unit_test(hostnames), cmocka_unit_test(policy_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
