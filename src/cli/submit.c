@@ -344,6 +344,23 @@ static int print_log(const struct via *v, const char *id, struct error *err)
 /* `warren run --via unix:PATH|tcp:HOST:PORT [OPTIONS] -- COMMAND...`: a plain run sent to a
  * server (POST /v1/runs?wait=1), which gives it a warm cell when its shape is the pool's and
  * starts it cold when not (said on stderr); its output once it ended, its exit status. */
+/* The request's command (argv from optind) and its maps without the empty ones; then the
+ * server named by --via (or the state directory's socket). */
+static int request_ready(struct submit_opts *o, int argc, char **argv, bool command, struct via *v, struct error *err)
+{
+	if (command) {
+		json_t *cmd = json_array();
+		for (int i = optind; i < argc; i++)
+			json_array_append_new(cmd, json_string(argv[i]));
+		json_object_set_new(o->req, "command", cmd);
+	}
+	static const char *const maps[] = { "labels", "env", "limits" };
+	for (size_t i = 0; i < 3; i++)
+		if (!json_object_size(json_object_get(o->req, maps[i])))
+			json_object_del(o->req, maps[i]);
+	return via_setup(v, o->via, o->state, o->token_file, err);
+}
+
 int cmd_run_via(int argc, char **argv)
 {
 	_cleanup_error_ struct error err = { 0 };
@@ -354,16 +371,8 @@ int cmd_run_via(int argc, char **argv)
 		r = error_set(&err, 0, "run --via: --job, --follow and --json are options of 'warren submit'");
 	if (r == 0 && optind >= argc)
 		r = error_set(&err, 0, "run --via: no command given; usage: warren run --via SOCKET [OPTIONS] -- COMMAND [ARG...]");
-	json_t *cmd = json_array();
-	for (int i = optind; r == 0 && i < argc; i++)
-		json_array_append_new(cmd, json_string(argv[i]));
-	json_object_set_new(o.req, "command", cmd);
-	static const char *const maps[] = { "labels", "env", "limits" };
-	for (size_t i = 0; i < 3; i++)
-		if (!json_object_size(json_object_get(o.req, maps[i])))
-			json_object_del(o.req, maps[i]);
 	if (r == 0)
-		r = via_setup(&v, o.via, o.state, o.token_file, &err);
+		r = request_ready(&o, argc, argv, true, &v, &err);
 	json_t *ans = NULL;
 	_cleanup_free_ char *body = r == 0 ? json_dumps(o.req, JSON_COMPACT) : NULL;
 	int st = r == 0 ? call(&v, "POST", "/v1/runs?wait=1", body, &ans, &err) : -1;
@@ -419,18 +428,9 @@ int cmd_submit(int argc, char **argv)
 		else
 			json_object_set_new(o.req, "job", json_string(text));
 		free(text);
-	} else if (r == 0) {
-		json_t *cmd = json_array();
-		for (int i = optind; i < argc; i++)
-			json_array_append_new(cmd, json_string(argv[i]));
-		json_object_set_new(o.req, "command", cmd);
 	}
-	static const char *const maps[] = { "labels", "env", "limits" };
-	for (size_t i = 0; i < 3; i++)
-		if (!json_object_size(json_object_get(o.req, maps[i])))
-			json_object_del(o.req, maps[i]);
 	if (r == 0)
-		r = via_setup(&v, o.via, o.state, o.token_file, &err);
+		r = request_ready(&o, argc, argv, !o.job, &v, &err);
 	json_t *ans = NULL;
 	_cleanup_free_ char *body = r == 0 ? json_dumps(o.req, JSON_COMPACT) : NULL;
 	int st = r == 0 ? call(&v, "POST", "/v1/runs", body, &ans, &err) : -1;
