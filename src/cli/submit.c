@@ -341,9 +341,6 @@ static int print_log(const struct via *v, const char *id, struct error *err)
 	return 0;
 }
 
-/* `warren run --via unix:PATH|tcp:HOST:PORT [OPTIONS] -- COMMAND...`: a plain run sent to a
- * server (POST /v1/runs?wait=1), which gives it a warm cell when its shape is the pool's and
- * starts it cold when not (said on stderr); its output once it ended, its exit status. */
 /* The request's command (argv from optind) and its maps without the empty ones; then the
  * server named by --via (or the state directory's socket). */
 static int request_ready(struct submit_opts *o, int argc, char **argv, bool command, struct via *v, struct error *err)
@@ -361,6 +358,24 @@ static int request_ready(struct submit_opts *o, int argc, char **argv, bool comm
 	return via_setup(v, o->via, o->state, o->token_file, err);
 }
 
+/* POST the request REQ to PATH: 0 with *ans the server's answer when it made the run (201);
+ * else the exit status to end with (125), the reason said on stderr. */
+static int post_run(const struct via *v, const char *path, json_t *req, json_t **ans, struct error *err)
+{
+	_cleanup_free_ char *body = json_dumps(req, JSON_COMPACT);
+	int st = call(v, "POST", path, body, ans, err);
+	if (st < 0)
+		return cli_fail(err);
+	if (st == 201)
+		return 0;
+	int rc = fail_answer(st, *ans);
+	*ans = NULL;
+	return rc;
+}
+
+/* `warren run --via unix:PATH|tcp:HOST:PORT [OPTIONS] -- COMMAND...`: a plain run sent to a
+ * server (POST /v1/runs?wait=1), which gives it a warm cell when its shape is the pool's and
+ * starts it cold when not (said on stderr); its output once it ended, its exit status. */
 int cmd_run_via(int argc, char **argv)
 {
 	_cleanup_error_ struct error err = { 0 };
@@ -374,16 +389,8 @@ int cmd_run_via(int argc, char **argv)
 	if (r == 0)
 		r = request_ready(&o, argc, argv, true, &v, &err);
 	json_t *ans = NULL;
-	_cleanup_free_ char *body = r == 0 ? json_dumps(o.req, JSON_COMPACT) : NULL;
-	int st = r == 0 ? call(&v, "POST", "/v1/runs?wait=1", body, &ans, &err) : -1;
-	int rc;
-	if (r > 0)
-		rc = 0;
-	else if (st < 0)
-		rc = cli_fail(&err);
-	else if (st != 201)
-		rc = fail_answer(st, ans), ans = NULL;
-	else {
+	int rc = r > 0 ? 0 : r < 0 ? cli_fail(&err) : post_run(&v, "/v1/runs?wait=1", o.req, &ans, &err);
+	if (r == 0 && rc == 0) {
 		const char *id = json_string_value(json_object_get(ans, "id")) ?: "?";
 		json_t *ec = json_object_get(ans, "exit_code");
 		rc = json_is_integer(ec) ? (int)json_integer_value(ec) : 125;
@@ -416,7 +423,7 @@ int cmd_submit(int argc, char **argv)
 	_cleanup_error_ struct error err = { 0 };
 	struct submit_opts o = { .req = json_object() };
 	struct via v = { 0 };
-	int rc = 125, r = submit_parse(argc, argv, &o, &err);
+	int rc, r = submit_parse(argc, argv, &o, &err);
 	if (r == 0 && o.job && optind < argc)
 		r = error_set(&err, 0, "submit: give --job FILE or a command after --, not both");
 	if (r == 0 && !o.job && optind >= argc)
@@ -432,15 +439,8 @@ int cmd_submit(int argc, char **argv)
 	if (r == 0)
 		r = request_ready(&o, argc, argv, !o.job, &v, &err);
 	json_t *ans = NULL;
-	_cleanup_free_ char *body = r == 0 ? json_dumps(o.req, JSON_COMPACT) : NULL;
-	int st = r == 0 ? call(&v, "POST", "/v1/runs", body, &ans, &err) : -1;
-	if (r > 0)
-		rc = 0;
-	else if (st < 0)
-		rc = cli_fail(&err);
-	else if (st != 201)
-		rc = fail_answer(st, ans), ans = NULL;
-	else {
+	rc = r > 0 ? 0 : r < 0 ? cli_fail(&err) : post_run(&v, "/v1/runs", o.req, &ans, &err);
+	if (r == 0 && rc == 0) {
 		const char *id = json_string_value(json_object_get(ans, "id")) ?: "?";
 		if (o.json) {
 			_cleanup_free_ char *t = json_dumps(ans, JSON_INDENT(2));
@@ -450,7 +450,6 @@ int cmd_submit(int argc, char **argv)
 				(long long)json_integer_value(json_object_get(ans, "queue_position")));
 		}
 		fflush(stdout);
-		rc = 0;
 		if (o.follow && (follow(&v, id, NULL, &err) < 0 || (rc = wait_end(&v, id, &err)) < 0))
 			rc = cli_fail(&err);
 	}

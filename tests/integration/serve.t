@@ -9,7 +9,7 @@
 # intact); retention; many plain `warren run`s writing the history at once.
 . "$(dirname "$0")/../lib.sh"
 
-plan 62
+plan 66
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 use_mode root
@@ -226,6 +226,12 @@ FID=$(grep -o 'run_[0-9A-Z]*' "$T/submit.err" | head -1)
 bounded "$WARREN" logs "${FID:-none}" --via "tcp:127.0.0.1:$PORT" --token-file "$TOKEN_FILE"
 is "$OUT" "one
 two" "warren logs RUN --via tcp with the token: the step's log"
+bounded "$WARREN" submit --via "unix:$SOCK" --work "$WORK" --net bogus -- true
+is "$RC:$(grep -c . <<<"$ERR")" "125:1" "warren submit of a run the server refuses: exit 125, one line"
+like "$ERR" "the server refused \(HTTP 400\): .*bogus" "... which gives the server's status and reason"
+bounded "$WARREN" run --via "unix:$T/sock/none.sock" --work "$WORK" -- true
+is "$RC" 125 "warren run --via a socket nobody serves: exit 125"
+like "$ERR" "cannot reach warren serve at unix:$T/sock/none.sock" "... and it names the socket"
 kill -TERM "$SRV"
 wait_bg "$SRV" 30
 
