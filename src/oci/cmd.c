@@ -194,39 +194,30 @@ static int oci_cmd_start(const char *id)
 	return oci_ctl(dfd, id, "start", &err) < 0 ? oci_fail_err(&err) : 0;
 }
 
+/* Ask the supervisor of a live container CMD (kill, pause, resume); a stopped one is refused,
+ * or left as it is (0) with stopped_ok (kill --all). */
+static int ctl_live(const char *id, const char *cmd, bool stopped_ok)
+{
+	_cleanup_free_ char *root = NULL;
+	_cleanup_close_ int dfd = -1;
+	_cleanup_error_ struct error err = { 0 };
+	struct oci_state st;
+	if (open_container(id, &dfd, &st, &root))
+		return OCI_FAIL;
+	bool live = strcmp(oci_status(&st), "stopped") != 0;
+	oci_state_free(&st);
+	if (!live)
+		return stopped_ok ? 0 : oci_fail("container not running: %s", id);
+	return oci_ctl(dfd, id, cmd, &err) < 0 ? oci_fail_err(&err) : 0;
+}
+
 static int oci_cmd_kill(const char *id, const char *signame, bool all)
 {
 	int sig = oci_parse_signal(signame ? signame : "SIGTERM");
 	if (sig < 0)
 		return oci_fail("kill: '%s' is not a signal (a name such as SIGTERM or KILL, or a number)", signame);
-	_cleanup_free_ char *root = NULL;
-	_cleanup_close_ int dfd = -1;
-	_cleanup_error_ struct error err = { 0 };
-	struct oci_state st;
-	if (open_container(id, &dfd, &st, &root))
-		return OCI_FAIL;
-	bool live = strcmp(oci_status(&st), "stopped") != 0;
-	oci_state_free(&st);
-	if (!live)
-		return all ? 0 : oci_fail("container not running: %s", id);
 	_cleanup_free_ char *cmd = xasprintf("kill %d %d", sig, all ? 1 : 0);
-	return oci_ctl(dfd, id, cmd, &err) < 0 ? oci_fail_err(&err) : 0;
-}
-
-/* pause, resume: asked of the supervisor */
-static int oci_cmd_ctl(const char *id, const char *cmd)
-{
-	_cleanup_free_ char *root = NULL;
-	_cleanup_close_ int dfd = -1;
-	_cleanup_error_ struct error err = { 0 };
-	struct oci_state st;
-	if (open_container(id, &dfd, &st, &root))
-		return OCI_FAIL;
-	bool live = strcmp(oci_status(&st), "stopped") != 0;
-	oci_state_free(&st);
-	if (!live)
-		return oci_fail("container not running: %s", id);
-	return oci_ctl(dfd, id, cmd, &err) < 0 ? oci_fail_err(&err) : 0;
+	return ctl_live(id, cmd, all);
 }
 
 /* Wait up to ms for pid to end (it is not our child: a pidfd tells). */
@@ -407,7 +398,7 @@ static int dispatch(const char *cmd, int argc, char **argv, int i)
 	if (!strcmp(cmd, "ps"))
 		return oci_cmd_ps(id, o.format);
 	if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume"))
-		return oci_cmd_ctl(id, cmd);
+		return ctl_live(id, cmd, false);
 	if (!strcmp(cmd, "state"))
 		return oci_cmd_state(id);
 	if (!strcmp(cmd, "kill"))

@@ -307,17 +307,37 @@ static int take_cell(json_t *c, struct oci_bundle *b, struct cell_spec *s, struc
 	return take_linux(jget(c, "linux"), s, err) < 0 || take_hooks(jget(c, "hooks"), err) < 0 ? -EINVAL : 0;
 }
 
-int oci_bundle_load(const char *bundle, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err)
+/* The config: the bundle's config.json, or (kept >= 0) the copy create kept in the container's
+ * state directory. */
+static int load_config(struct oci_bundle *b, int kept, char **name, struct error *err)
+{
+	*name = kept >= 0 ? xstrdup("the container's copy of config.json (kept by create)") : xasprintf("%s/config.json", b->path);
+	_cleanup_close_ int fd = kept >= 0 ? openat(kept, OCI_KEPT_CONFIG, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+					   : open(*name, O_RDONLY | O_CLOEXEC);
+	json_error_t je;
+	b->config = fd >= 0 ? json_loadfd(fd, 0, &je) : NULL;
+	if (fd < 0)
+		return error_set(err, errno, "%s: cannot read it%s", *name, kept >= 0 ? "; delete the container and create it again" : "");
+	if (!b->config)
+		return error_set(err, 0, "%s: not JSON: %s (line %d)", *name, je.text, je.line);
+	return 0;
+}
+
+int oci_bundle_keep(int dfd, const struct oci_bundle *b)
+{
+	_cleanup_free_ char *text = json_dumps(b->config, JSON_COMPACT);
+	return text ? write_file_atomic_at(dfd, OCI_KEPT_CONFIG, text, strlen(text), 0600) : -ENOMEM;
+}
+
+int oci_bundle_load(const char *bundle, int kept, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err)
 {
 	memset(b, 0, sizeof *b);
 	b->path = abs_path(bundle);
 	if (!b->path || !is_dir(b->path))
 		return error_set(err, errno, "bundle %s: not a directory", bundle);
-	_cleanup_free_ char *cfg = xasprintf("%s/config.json", b->path);
-	json_error_t je;
-	b->config = json_load_file(cfg, 0, &je);
-	if (!b->config)
-		return error_set(err, 0, "bundle %s: cannot read config.json: %s (line %d)", b->path, je.text, je.line);
+	_cleanup_free_ char *cfg = NULL;
+	if (load_config(b, kept, &cfg, err) < 0)
+		return -EINVAL;
 	const char *ver = jstr(b->config, "ociVersion");
 	if (!ver || strncmp(ver, "1.", 2))
 		return error_set(err, 0, "%s: ociVersion '%s': this runtime speaks 1.x", cfg, ver ? ver : "");

@@ -67,6 +67,13 @@ int oci_console_send(int sock, int master, struct error *err)
 	return r < 0 ? error_set(err, -r, "--console-socket: cannot send the terminal") : 0;
 }
 
+int oci_console_check(const struct oci_bundle *b, const char *console_socket, struct error *err)
+{
+	if (b->terminal && !console_socket)
+		return error_set(err, 0, "process.terminal is true: give --console-socket (where the terminal's master is sent)");
+	return 0;
+}
+
 /* The master init opened in the cell's devpts goes to the console socket, as runc sends it. */
 static int send_console(struct daemon *d, const char *path, struct error *err)
 {
@@ -297,8 +304,9 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 				   .start_time = oci_pid_start_time(getpid()), .init_pid = d.u.cell.pid,
 				   .annotations = json_incref(json_object_get(b->config, "annotations")),
 				   .status = xstrdup("created"), .freezer = freezer };
-	if (oci_state_write(dfd, &d.st) < 0) {
-		error_set(&err, errno, "cannot write the container's state.json");
+	int r = oci_bundle_keep(dfd, b);
+	if (r < 0 || oci_state_write(dfd, &d.st) < 0) {
+		error_set(&err, r < 0 ? -r : errno, "cannot write the container's %s", r < 0 ? OCI_KEPT_CONFIG : "state.json");
 		goto fail;
 	}
 	w = write(ready, "ok", 2);
@@ -378,12 +386,9 @@ int oci_create(const struct oci_create *c, bool run)
 	struct cell_spec s = { 0 };
 	int ready[2] = { -1, -1 }, rc = OCI_FAIL;
 	bool made = false;
-	if (dfd < 0 || oci_bundle_load(c->bundle, c->id, &b, &s, &err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+	if (dfd < 0 || oci_bundle_load(c->bundle, -1, c->id, &b, &s, &err) < 0 ||
+	    oci_console_check(&b, c->console_socket, &err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
 		rc = oci_fail_err(&err);
-		goto out;
-	}
-	if (s.tty && !c->console_socket) {
-		rc = oci_fail("process.terminal is true: give --console-socket (where the terminal's master is sent)");
 		goto out;
 	}
 	fflush(NULL);

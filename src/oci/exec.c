@@ -165,15 +165,12 @@ int oci_exec(const struct oci_create *c, const char *process)
 		rc = oci_fail("exec: --process %s: not a JSON file of an OCI process", process ? process : "(none)");
 		goto out;
 	}
-	/* the cell's spec as create made it (the same run), then the process's own fields */
+	/* the cell's spec as create made it (the same run, the config it read), then the
+	 * process's own fields */
 	snprintf(s.id, sizeof s.id, "%s", st.run_id);
-	if (oci_bundle_load(st.bundle, c->id, &b, &s, &err) < 0 || oci_process_apply(p, &b, &s, &err) < 0 ||
-	    pipe2(ready, O_CLOEXEC) < 0) {
+	if (oci_bundle_load(st.bundle, dfd, c->id, &b, &s, &err) < 0 || oci_process_apply(p, &b, &s, &err) < 0 ||
+	    oci_console_check(&b, c->console_socket, &err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
 		rc = oci_fail_err(&err);
-		goto out;
-	}
-	if (b.terminal && !c->console_socket) {
-		rc = oci_fail("exec: process.terminal is true: give --console-socket");
 		goto out;
 	}
 	fflush(NULL);

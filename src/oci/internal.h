@@ -90,9 +90,17 @@ struct oci_bundle {
 	struct { int resource; const char *name; struct rlimit lim; } rlimits[2 * RLIM_NLIMITS]; /* the bundle's, an exec's */
 	size_t n_rlimits;
 };
-/* Read bundle/config.json and fill s (a whole cell spec, ready for the supervisor) from it;
- * what warren cannot honour is refused with one line naming the field. */
-int oci_bundle_load(const char *bundle, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err);
+/* the copy of the bundle's config.json that create keeps in the container's state directory:
+ * what exec reads (the bundle may have changed since) */
+#define OCI_KEPT_CONFIG "config.json"
+/* Read bundle/config.json (kept >= 0: the copy kept in that container's state directory) and
+ * fill s (a whole cell spec, ready for the supervisor) from it; what warren cannot honour is
+ * refused with one line naming the field. */
+int oci_bundle_load(const char *bundle, int kept, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err);
+/* Keep b's config in the container's state directory dfd (OCI_KEPT_CONFIG); 0 or -errno. */
+int oci_bundle_keep(int dfd, const struct oci_bundle *b);
+/* A terminal asked (process.terminal) goes to --console-socket: refused without one. */
+int oci_console_check(const struct oci_bundle *b, const char *console_socket, struct error *err);
 void oci_bundle_free(struct oci_bundle *b);
 /* exec's process JSON (args, env, cwd, user, terminal, capabilities, rlimits) over the cell
  * spec of the bundle. */

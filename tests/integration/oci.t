@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 193
+plan 203
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -149,6 +149,16 @@ c["process"]["rlimits"] = [{"type": "RLIMIT_MSGQUEUE", "soft": 4096, "hard": 819
 	line_like "$OUT" ':CapEff:[[:space:]]+0000000000000020$' "$M exec: root keeps only what both the container's and the process's capabilities name (KILL)"
 	line_like "$OUT" ':Max msgqueue size +2048 +8192 ' "$M exec: the process's rlimits apply, a hard limit never above the container's (RLIMIT_MSGQUEUE 2048, hard kept at 8192)"
 	line_like "$OUT" ':Max pending signals +100 +200 ' "$M exec: the container's rlimits the process does not name stay (RLIMIT_SIGPENDING 100/200)"
+	# the bundle changed since create: exec takes the container's config as create read it
+	"$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["process"]["rlimits"][1].update(soft=50, hard=60)
+c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_CHOWN"], "effective": ["CAP_KILL", "CAP_CHOWN"]}; json.dump(c, open(sys.argv[1], "w"))' "$D/b-cap/config.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p0.json" c-cap
+	line_like "$OUT" ':Max pending signals +100 +200 ' "$M exec after the bundle's config.json changed: the container's rlimits as create read them (RLIMIT_SIGPENDING 100/200, not 50/60)"
+	line_like "$OUT" ':CapEff:[[:space:]]+0000000000000020$' "$M ... and its capabilities (KILL, not CHOWN that the changed bundle names)"
+	"$PY" -c 'import json,sys; json.dump({"args": ["true"], "cwd": "/", "terminal": True}, open(sys.argv[1], "w"))' "$D/pt.json"
+	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/pt.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/pt.json" c-cap
+	is "$RC:$ERR" "1:warren: process.terminal is true: give --console-socket (where the terminal's master is sent)" "$M exec of a process with a terminal and no --console-socket: one line, exit 1"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-cap
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-exec
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
@@ -172,6 +182,9 @@ c["process"]["rlimits"] = [{"type": "RLIMIT_MSGQUEUE", "soft": 4096, "hard": 819
 	like "$(val console)" 'fds=1$' "$M --console-socket gets one descriptor (the terminal's master)"
 	like "$(val tty)" '^/dev/pts/[0-9]+\|tty-ok' "$M the job's stdin/stdout are the terminal whose master was sent"
 	is "$(val end)" "exit 0" "$M a job with a terminal exits 0"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-tty" c-tty2
+	is "$RC:$ERR" "1:warren: process.terminal is true: give --console-socket (where the terminal's master is sent)" "$M create of a bundle with a terminal and no --console-socket: one line, exit 1"
+	[ -e "$ROOT/c-tty2" ]; is $? 1 "$M ... and no state of it is left"
 
 	# ---- linux.seccomp stacked on warren's filter; process.capabilities narrowing root's set
 	bundle "$D/b-sec" '["sh", "-c", "mkdir /tmp/x && echo mkdir-ok; mkdir /tmp/y 2>&1; grep CapEff /proc/self/status"]' \
