@@ -87,7 +87,7 @@ _warren() {
 	policy) opts="--write --read --exec --state --help" ;;
 	ps) opts="-a --json --state --help" ;;
 	show) opts="--json --state --help" ;;
-	gc) opts="--older-than --keep-runs --keep-for --state --help" ;;
+	gc) opts="--older-than --keep-runs --keep-for --orphans --state --help" ;;
 	selfcheck) opts="--rootfs --image --state --help" ;;
 	image)
 		if ((cword == i + 1)); then

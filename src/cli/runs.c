@@ -13,6 +13,7 @@
 
 #include "cell/vm.h"
 #include "cgroup/cgroup.h"
+#include "cgroup/orphans.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "net/net.h"
@@ -74,14 +75,15 @@ static char *ports_text(json_t *published)
 }
 
 static const char *gc_keep_runs, *gc_keep_for; /* gc --keep-runs N, --keep-for D */
+static bool gc_orphans;                        /* gc --orphans */
 
 /* Parse the options shared by ps/show/gc (before or after the operands). Returns the index
  * of the first operand, or -1 (error printed) / -2 (help printed). */
 static int parse_common(const char *cmd, const char *help, int argc, char **argv, const char **state,
 			bool *json, const char **older)
 {
-	enum { O_STATE = 256, O_JSON, O_OLDER, O_HELP, O_KEEP_RUNS, O_KEEP_FOR };
-	struct option opts[7] = { { "state", required_argument, NULL, O_STATE }, { "help", no_argument, NULL, O_HELP } };
+	enum { O_STATE = 256, O_JSON, O_OLDER, O_HELP, O_KEEP_RUNS, O_KEEP_FOR, O_ORPHANS };
+	struct option opts[8] = { { "state", required_argument, NULL, O_STATE }, { "help", no_argument, NULL, O_HELP } };
 	int n = 2;
 	if (json)
 		opts[n++] = (struct option){ "json", no_argument, NULL, O_JSON };
@@ -90,6 +92,7 @@ static int parse_common(const char *cmd, const char *help, int argc, char **argv
 	if (older) {   /* gc only: retention by the history */
 		opts[n++] = (struct option){ "keep-runs", required_argument, NULL, O_KEEP_RUNS };
 		opts[n++] = (struct option){ "keep-for", required_argument, NULL, O_KEEP_FOR };
+		opts[n++] = (struct option){ "orphans", no_argument, NULL, O_ORPHANS };
 	}
 	_cleanup_error_ struct error err = { 0 };
 	optind = 1;
@@ -100,6 +103,7 @@ static int parse_common(const char *cmd, const char *help, int argc, char **argv
 		case O_JSON: *json = true; break;
 		case O_OLDER: *older = optarg; break;
 		case O_KEEP_RUNS: case O_KEEP_FOR: *(c == O_KEEP_RUNS ? &gc_keep_runs : &gc_keep_for) = optarg; break;
+		case O_ORPHANS: gc_orphans = true; break;
 		case O_HELP: fputs(help, stdout); return -2;
 		default: cli_fail(&err); return -1;
 		}
@@ -402,14 +406,17 @@ int cmd_show(int argc, char **argv)
 /* ---- gc ---- */
 
 static const char GC_HELP[] =
-	"usage: warren gc [--older-than D] [--keep-runs N] [--keep-for D] [RUN...] [--state DIR]\n\n"
+	"usage: warren gc [--older-than D] [--keep-runs N] [--keep-for D] [RUN...] [--state DIR]\n"
+	"       warren gc --orphans\n\n"
 	"Reclaim the scratch, mounts and cgroups that runs whose supervisor is gone left behind\n"
 	"(after a crash or kill -9 of warren), and the scratch of runs kept with --keep. Live\n"
 	"runs are never touched. With --older-than D (e.g. 7d, 12h), also delete the records of\n"
 	"runs that ended more than D ago. With RUN ids or prefixes, only those.\n"
 	"--keep-runs N / --keep-for D: retention by the history (<state>/history.db), as warren\n"
 	"serve does it: delete the records of all but the newest N ended runs / of runs that\n"
-	"ended more than D ago; their history rows stay, marked pruned.\n";
+	"ended more than D ago; their history rows stay, marked pruned.\n"
+	"--orphans (root): remove the empty run cgroups of state directories that are gone, on\n"
+	"the whole host; a cgroup with a process in it is left alone and named.\n";
 
 /* The record of a run whose supervisor died: how it ended, as far as we know, and the git
  * check the supervisor did not live to do (since the run started). */
@@ -577,12 +584,43 @@ static int gc_retain(const struct statedir *sd, uint64_t keep, uint64_t ms, int 
 	return err.msg ? -1 : 0;
 }
 
+/* gc --orphans: the run cgroup name is warren's, its state directory gone (run/rundir.h);
+ * counts the run cgroups that name no state directory (made before warren marked them). */
+static bool orphan_of_gone_state(const char *name, const char *owner, void *unmarked)
+{
+	if (!owner && rundir_cgroup_tag(name))
+		++*(size_t *)unmarked;
+	return rundir_cgroup_orphaned(name, owner);
+}
+
+static int gc_orphan_cgroups(void)
+{
+	if (geteuid() != 0) {
+		_cleanup_error_ struct error err = { 0 };
+		error_set(&err, 0, "gc --orphans: run cgroups are root's (rootless runs have none); run it as root");
+		return cli_fail(&err);
+	}
+	size_t unmarked = 0;
+	struct cgroup_orphans n;
+	cgroup_remove_orphans(orphan_of_gone_state, &unmarked, &n);
+	printf("gc: removed %zu run cgroup%s of state directories that are gone, left %zu with a process in it alone\n",
+	       n.removed, n.removed == 1 ? "" : "s", n.busy);
+	if (unmarked)
+		printf("gc: %zu run cgroup%s name%s no state directory (made by an older warren, or being made): not touched\n",
+		       unmarked, unmarked == 1 ? "" : "s", unmarked == 1 ? "s" : "");
+	return n.failed ? 125 : 0;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	const char *state_opt = NULL, *older = NULL;
 	int i = parse_common("gc", GC_HELP, argc, argv, &state_opt, NULL, &older);
 	if (i < 0)
 		return i == -2 ? 0 : 125;
+	if (gc_orphans && (i < argc || state_opt || older || gc_keep_runs || gc_keep_for))
+		return cli_usage_error("gc", "--orphans works on the whole host: give it alone (no RUN, --state, --older-than or --keep-*)");
+	if (gc_orphans)
+		return gc_orphan_cgroups();
 	uint64_t older_ms = 0;
 	if (older && (parse_duration_ms(older, &older_ms) < 0 || !older_ms))
 		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d)", older);

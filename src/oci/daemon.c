@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cgroup/freezer.h"
+#include "cgroup/orphans.h"
 #include "oci/internal.h"
 #include "run/rundir.h"
 #include "supervise/supervise.h"
@@ -290,6 +291,7 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 	char *cgname = rundir_cgroup_name(s->state_tag, s->id); /* no cleanup attribute: fail_early jumps over it */
 	char *freezer = s->rootless ? NULL : cgroup_freezer_join(cgname, d.u.cell.pid, &ferr);
 	free(cgname);
+	cgroup_mark_dir(freezer, s->statedir);
 	if (ferr.msg)
 		oci_note("pause and resume will fail: %s", ferr.msg);
 	error_clear(&ferr);

@@ -135,10 +135,7 @@ int statedir_open(struct statedir *sd, const char *path, bool create, struct err
 		return r;
 	}
 	sd->owner = st.st_uid;
-	unsigned long long h = 1469598103934665603ull;
-	for (unsigned long long v[2] = { (unsigned long long)st.st_dev, (unsigned long long)st.st_ino }, i = 0; i < 2; i++)
-		h = (h ^ v[i]) * 1099511628211ull;
-	snprintf(sd->tag, sizeof sd->tag, "%08llx", (h ^ (h >> 32)) & 0xffffffffull);
+	statedir_tag(&st, sd->tag);
 	/* runs/ and every run directory are the invoker's alone (0700): no other host user may
 	 * reach into a cell's /tmp or home, nor move directories under warren's reclaim */
 	sd->runs = open_step(sd->fd, "runs", create, O_RDONLY);
@@ -185,9 +182,38 @@ int rundir_open(const struct statedir *sd, const char *id, struct error *err)
 	return fd;
 }
 
+void statedir_tag(const struct stat *st, char tag[9])
+{
+	unsigned long long h = 1469598103934665603ull;
+	for (unsigned long long v[2] = { (unsigned long long)st->st_dev, (unsigned long long)st->st_ino }, i = 0; i < 2; i++)
+		h = (h ^ v[i]) * 1099511628211ull;
+	snprintf(tag, 9, "%08llx", (h ^ (h >> 32)) & 0xffffffffull);
+}
+
 char *rundir_cgroup_name(const char *tag, const char *id)
 {
 	return xasprintf("%s.%s", id, tag);
+}
+
+const char *rundir_cgroup_tag(const char *name)
+{
+	if (strlen(name) != RUN_ID_LEN + 9 || name[RUN_ID_LEN] != '.')
+		return NULL;
+	const char *tag = name + RUN_ID_LEN + 1;
+	return run_id_valid(strndupa(name, RUN_ID_LEN)) && strspn(tag, "0123456789abcdef") == 8 ? tag : NULL;
+}
+
+bool rundir_cgroup_orphaned(const char *name, const char *owner)
+{
+	const char *tag = rundir_cgroup_tag(name);
+	if (!tag || !owner || owner[0] != '/')
+		return false;
+	struct stat st;
+	if (stat(owner, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR;
+	char now[9];
+	statedir_tag(&st, now);
+	return !S_ISDIR(st.st_mode) || strcmp(now, tag) != 0;
 }
 
 static int mkdir_owned(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid)

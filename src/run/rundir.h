@@ -4,6 +4,7 @@
 #define WARREN_RUN_RUNDIR_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "cell/spec.h"
@@ -34,6 +35,15 @@ int rundir_open(const struct statedir *sd, const char *id, struct error *err);
 /* The name of a run's cgroups: the run id and the state's tag, so that a run id alone (which
  * anyone may plant in a state directory of theirs) names no other state's run. */
 char *rundir_cgroup_name(const char *tag, const char *id);
+/* The tag (8 hex digits) of a run's cgroup name (rundir_cgroup_name), or NULL when name is not
+ * one of warren's. */
+const char *rundir_cgroup_tag(const char *name);
+/* The state directory's tag of st (its device and inode). */
+void statedir_tag(const struct stat *st, char tag[9]);
+/* gc --orphans: is the run cgroup name (warren's by name) one of a state directory that is
+ * gone? owner is the state directory recorded on it (cgroup_mark_owner; NULL: none, so no one
+ * can tell: false): gone, or another directory in its place (its tag differs). */
+bool rundir_cgroup_orphaned(const char *name, const char *owner);
 
 /* Create spec->rundir (beneath spec->runs_fd; its fd in spec->rundir_fd) with its scratch (tmp 01777, var-tmp 01777, home 0700 owned by the run
  * user, upper, work, root, etc; none of them with a scratch limit: the cell's init makes them

@@ -32,6 +32,7 @@
 #include "cell/contract.h"
 #include "cell/vm.h"
 #include "cgroup/cgroup.h"
+#include "cgroup/orphans.h"
 #include "run/history.h"
 #include "run/rundir.h"
 #include "supervise/worktree.h"
@@ -857,6 +858,7 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 	free(cg_name);
 	if (cgr < 0)
 		return -EIO;
+	cgroup_mark_owner(&u->cg, s->statedir); /* for gc --orphans, once the state directory is gone */
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
 			      .control = control, .tap = -1 };
 	struct sup_ends e = { -1, -1, -1, -1, -1 };

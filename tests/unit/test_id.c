@@ -1,4 +1,5 @@
-/* test_id.c - run ids: ULID encoding, validation, timestamp decoding, sort order. */
+/* test_id.c - run ids: ULID encoding, validation, timestamp decoding, sort order; the names
+ * of runs' cgroups (id and state tag) and which of them gc --orphans takes for orphans. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/stat.h>
+
 #include "run/id.h"
+#include "run/rundir.h"
 
 #define MAX_MS ((1ULL << 48) - 1)
 
@@ -243,6 +247,46 @@ static void test_new(void **state)
 	assert_in_range(run_id_time_ms(b), run_id_time_ms(a), after);
 }
 
+static void test_cgroup_name_tag(void **state)
+{
+	(void)state;
+	char id[RUN_ID_LEN + 1];
+	assert_int_equal(run_id_new(id), 0);
+	char *name = rundir_cgroup_name("0badc0de", id);
+	assert_string_equal(rundir_cgroup_tag(name), "0badc0de");
+	free(name);
+	static const char *const not_runs[] = {
+		"", "warren", "not-a-run", "run_01M8XE7C73GHC24W5MXEEZCFW1",   /* no tag */
+		"run_01M8XE7C73GHC24W5MXEEZCFW1.", "run_01M8XE7C73GHC24W5MXEEZCFW1.0badc0d", /* short */
+		"run_01M8XE7C73GHC24W5MXEEZCFW1.0badc0de0", "run_01M8XE7C73GHC24W5MXEEZCFW1.0BADC0DE",
+		"run_01M8XE7C73GHC24W5MXEEZCFW1-0badc0de", "run_01M8XE7C73GHC24W5MXEEZCFWU.0badc0de", /* U: not Crockford */
+		"run_01M8XE7C73GHC24W5MXEEZCF.0badc0de.00", "xyz_01M8XE7C73GHC24W5MXEEZCFW1.0badc0de",
+	};
+	for (size_t i = 0; i < sizeof not_runs / sizeof *not_runs; i++)
+		assert_null(rundir_cgroup_tag(not_runs[i]));
+}
+
+static void test_cgroup_orphaned(void **state)
+{
+	(void)state;
+	struct stat st;
+	char tag[9], other[9];
+	assert_int_equal(stat("/", &st), 0);
+	statedir_tag(&st, tag);
+	snprintf(other, sizeof other, "%08x", (unsigned)strtoul(tag, NULL, 16) ^ 1u);
+	char *mine = rundir_cgroup_name(tag, "run_01M8XE7C73GHC24W5MXEEZCFW1");
+	char *theirs = rundir_cgroup_name(other, "run_01M8XE7C73GHC24W5MXEEZCFW1");
+	assert_false(rundir_cgroup_orphaned(mine, "/"));           /* its state directory is there */
+	assert_true(rundir_cgroup_orphaned(theirs, "/"));          /* another directory in its place */
+	assert_true(rundir_cgroup_orphaned(mine, "/nonexistent-warren-state/x"));   /* gone */
+	assert_true(rundir_cgroup_orphaned(mine, "/proc/self/status/x"));          /* gone: ENOTDIR */
+	assert_false(rundir_cgroup_orphaned(mine, NULL));          /* unmarked: nobody can tell */
+	assert_false(rundir_cgroup_orphaned(mine, "relative/state"));
+	assert_false(rundir_cgroup_orphaned("not-a-run", "/nonexistent-warren-state/x"));
+	free(mine);
+	free(theirs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +299,8 @@ int main(void)
 		cmocka_unit_test(test_time_roundtrip),
 		cmocka_unit_test(test_sortable),
 		cmocka_unit_test(test_new),
+		cmocka_unit_test(test_cgroup_name_tag),
+		cmocka_unit_test(test_cgroup_orphaned),
 	};
 	return cmocka_run_group_tests_name("id", tests, NULL, NULL);
 }

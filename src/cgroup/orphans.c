@@ -1,0 +1,105 @@
+/* orphans.c - run groups left by a state directory that is gone: marking a group with its
+ * state directory when the run makes it, and the sweep of `warren gc --orphans`, which removes
+ * only empty groups that a test of the caller's calls orphans, never killing anything. */
+#include "cgroup/orphans.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "util/fs.h"
+
+#define CG_ROOT "/sys/fs/cgroup"
+
+void cgroup_mark_dir(const char *dir, const char *owner)
+{
+	/* refused: unmarked, which gc --orphans leaves alone */
+	if (dir && owner)
+		setxattr(dir, CGROUP_OWNER_XATTR, owner, strlen(owner), 0);
+}
+
+void cgroup_mark_owner(const struct cgroup *cg, const char *owner)
+{
+	const char *dirs[] = { cg->v2, cg->memory, cg->pids, cg->cpuacct };
+	for (size_t i = 0; i < 4; i++)
+		cgroup_mark_dir(dirs[i], owner);
+}
+
+/* The state directory recorded on dir (heap), or NULL when none. */
+static char *owner_of(const char *dir)
+{
+	ssize_t n = getxattr(dir, CGROUP_OWNER_XATTR, NULL, 0);
+	if (n <= 0)
+		return NULL;
+	char *v = xcalloc((size_t)n + 1, 1);
+	if (getxattr(dir, CGROUP_OWNER_XATTR, v, (size_t)n) != n) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* False when a process is in the group dir (its cgroup.procs, v1 and v2 alike, names one); one
+ * that cannot be read is left to rmdir, which the kernel refuses for a group in use. */
+static bool empty(const char *dir)
+{
+	_cleanup_free_ char *p = xasprintf("%s/cgroup.procs", dir);
+	size_t len = 0;
+	_cleanup_free_ char *procs = read_file(p, &len);
+	return !procs || len == 0;
+}
+
+/* One hierarchy's warren/ (parent): its orphans removed, counted in n. */
+static void sweep(const char *parent, bool (*orphan)(const char *, const char *, void *), void *ctx,
+		  struct cgroup_orphans *n)
+{
+	DIR *d = opendir(parent);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *dir = xasprintf("%s/%s", parent, e->d_name);
+		_cleanup_free_ char *owner = owner_of(dir);
+		if (!orphan(e->d_name, owner, ctx))
+			continue;
+		bool idle = empty(dir);
+		int r = idle && rmdir(dir) < 0 ? errno : idle ? 0 : EBUSY;
+		if (r == 0) {
+			n->removed++;
+		} else if (r == EBUSY) {
+			n->busy++;
+			warn_line("the run cgroup %s: its state directory %s is gone, but a process is in it; left alone (see its cgroup.procs)",
+				  dir, owner);
+		} else if (r != ENOENT) {
+			n->failed++;
+			warn_line("cannot remove the run cgroup %s: %s", dir, strerror(r));
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+void cgroup_remove_orphans(bool (*orphan)(const char *name, const char *owner, void *ctx), void *ctx,
+			   struct cgroup_orphans *n)
+{
+	*n = (struct cgroup_orphans){ 0 };
+	struct statfs fs;
+	if (statfs(CG_ROOT, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC) {
+		sweep(CG_ROOT "/warren", orphan, ctx, n);
+		return;
+	}
+	/* v1 and hybrid: each hierarchy once (a link such as cpu -> cpu,cpuacct is skipped) */
+	DIR *d = opendir(CG_ROOT);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *parent = xasprintf(CG_ROOT "/%s/warren", e->d_name);
+		sweep(parent, orphan, ctx, n);
+	}
+	if (d)
+		closedir(d);
+}

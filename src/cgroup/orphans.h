@@ -1,0 +1,32 @@
+/* orphans.h - the run groups whose state directory is gone: each run group carries the path
+ * of its state directory (an extended attribute only root may set), and `warren gc --orphans`
+ * removes the empty ones whose state directory is no more, in every hierarchy. */
+#ifndef WARREN_CGROUP_ORPHANS_H
+#define WARREN_CGROUP_ORPHANS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cgroup/cgroup.h"
+
+/* the attribute naming the state directory whose run a group is */
+#define CGROUP_OWNER_XATTR "trusted.warren.state"
+
+/* Record owner (the state directory's path) on the group dir (nothing for NULL); a host that
+ * refuses it leaves the group unmarked, which gc --orphans never removes. */
+void cgroup_mark_dir(const char *dir, const char *owner);
+/* The same on each of cg's groups (v2, or each v1 controller's). */
+void cgroup_mark_owner(const struct cgroup *cg, const char *owner);
+
+struct cgroup_orphans {
+	size_t removed;   /* empty orphans removed */
+	size_t busy;      /* orphans with a process in them: left alone, each named on stderr */
+	size_t failed;    /* orphans rmdir refused for another reason, each named on stderr */
+};
+/* Every group below warren/ of each hierarchy (v2's, and each v1 hierarchy's, the freezer's
+ * too), asked of orphan(name, owner or NULL when unmarked, ctx); an orphan with no process in
+ * it is removed (rmdir, which the kernel refuses for a group in use); none is killed. */
+void cgroup_remove_orphans(bool (*orphan)(const char *name, const char *owner, void *ctx), void *ctx,
+			   struct cgroup_orphans *n);
+
+#endif
