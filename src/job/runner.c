@@ -109,6 +109,8 @@ struct runner {
 	double stop_t0;
 	int logdir_fd;     /* <rundir>/log, opened beneath the run directory's fd */
 	uint64_t progress_sig;      /* the states progress.json last showed */
+	char **direct;              /* a warm cell's plain command: its only step's argv, started by
+	                               init as the job itself (no executor, no shell) */
 };
 
 static double now_s(struct runner *r) { return sup_elapsed(&r->u); }
@@ -175,6 +177,17 @@ static void strv_free(char **v)
 	free(v);
 }
 
+static char **strv_copy(char **v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	char **c = xcalloc(n + 1, sizeof *c);
+	for (size_t i = 0; i < n; i++)
+		c[i] = xstrdup(v[i]);
+	return c;
+}
+
 /* ---- tasks ---- */
 
 static int open_log(struct runner *r, const char *base, int *times)
@@ -202,7 +215,7 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 	t->times_size = times_at > 0 ? (uint64_t)times_at : 0;
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 
-	char **argv = shell_argv(shell, script);
+	char **argv = r->direct && kind == T_STEP ? strv_copy(r->direct) : shell_argv(shell, script);
 	char **env = task_env(r->s, extra_env);
 	/* a step's working-directory is relative to the worktree (the cell's working directory
 	 * with --work none); without one it runs where the job does */
@@ -484,7 +497,8 @@ static void step_exited(struct runner *r, size_t i, int status)
 static bool runner_interrupt(void *ctx, const char *limit, const char *value, int sig, char *text)
 {
 	struct runner *r = ctx;
-	if (r->cancel.on || r->phase != P_STEPS)
+	/* a plain command is the cell's job: stopping the cell stops it */
+	if (r->cancel.on || r->phase != P_STEPS || r->direct)
 		return false;
 	r->cancel = (struct cancel){ .on = true, .limit = xstrdup(limit), .value = value ? xstrdup(value) : NULL,
 				     .text = text, .sig = sig };
@@ -904,11 +918,12 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	close(sp[1]);
 	if (rc == 0 && o->take) {
 		/* a warm cell: made, its init waiting; its run comes now (or never) */
-		job = r.job = o->take(o->take_ctx, s);
+		job = r.job = o->take(o->take_ctx, s, &r.direct);
 		if (!job) {
 			sup_abandon(&r.u);
 			rc = -ECANCELED;
 		}
+		r.u.take_direct = r.direct != NULL;
 	}
 	if (rc == 0)
 		rc = sup_go(&r.u, err);
@@ -937,6 +952,9 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 
 	runner_loop(&r);
 	tasks_drain(&r);
+	/* a plain command's end is the cell's job's */
+	if (r.direct && r.steps[0].state == S_RUNNING && r.u.have_exit)
+		step_exited(&r, 0, r.u.job_status);
 	/* the cell is gone: what still ran was killed with it */
 	for (size_t i = 0; i < job->n_steps; i++) {
 		if (r.steps[i].state != S_RUNNING)

@@ -954,7 +954,7 @@ int sup_go(struct sup *u, struct error *err)
 	if (u->cell.vm)
 		vm_release(&u->cell);
 	else if (s->warm)
-		container_take(&u->cell, s->limits.scratch);
+		container_take(&u->cell, s->limits.scratch, u->take_direct);
 	else
 		container_release(&u->cell);
 	/* a warm cell's spec.json while its init makes the scratch (its history row was written

@@ -76,6 +76,9 @@ struct sup {
 	 * of stopping the cell: true when it took it (and text); a second one stops the cell */
 	bool (*interrupt)(void *ctx, const char *limit, const char *value, int sig, char *text);
 	void *interrupt_ctx;
+	/* a warm cell's take (sup_go): its init starts the job's only step itself, from the
+	 * EXEC_START its caller sends on the control socket, without the executor */
+	bool take_direct;
 };
 
 struct supervise_opts {
