@@ -918,12 +918,12 @@ static void take_direct(const struct cell_io *io, struct cell_io *jio)
 	jio->control = -1;
 }
 
-/* The run's own scratch, a fresh tmpfs of size bytes (0: the tmpfs default), bound on /tmp,
- * /var/tmp, /dev/shm and the home; the job's Landlock domain allows the new mounts. */
-static void take_scratch(const struct cell_spec *s, uint64_t size)
+/* The run's own scratch, a fresh tmpfs (of the tmpfs default size until its take says:
+ * scratch_resize), bound on /tmp, /var/tmp, /dev/shm and the home; the job's Landlock domain
+ * allows the new mounts. */
+static void take_scratch(const struct cell_spec *s)
 {
-	_cleanup_free_ char *opts = size ? xasprintf("size=%llu,mode=0755", (unsigned long long)size) : xstrdup("mode=0755");
-	do_mount("tmpfs", WARM_SCRATCH_PATH, "tmpfs", MS_NOSUID | MS_NODEV, opts);
+	do_mount("tmpfs", WARM_SCRATCH_PATH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
 	scratch_fd = open(WARM_SCRATCH_PATH, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (scratch_fd < 0)
 		die(errno, "cannot open %s", WARM_SCRATCH_PATH);
@@ -943,6 +943,15 @@ static void take_scratch(const struct cell_spec *s, uint64_t size)
 	struct policy_ctx pc = spec_policy_ctx(s);
 	if (policy_landlock_allow_scratch(&pc, &perr) < 0)
 		die(0, "%s", perr.msg);
+}
+
+/* The take's --scratch: the scratch tmpfs made before (take_scratch) gets its size, bytes. */
+static void scratch_resize(uint64_t size)
+{
+	char opts[64];
+	snprintf(opts, sizeof opts, "size=%llu", (unsigned long long)size);
+	if (mount(NULL, CELL_TMP_PATH, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) < 0)
+		die(errno, "cannot size the run's scratch (%s)", opts);
 }
 
 /* ---- init: pid 1 of the cell ---- */
@@ -1108,17 +1117,24 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	struct cell_io jio = *io;
 	if (io->console >= 0)
 		open_console(s, &jio);
+	/* a warm cell: all that does not depend on its run before it comes, its scratch too (no
+	 * one but its run ever sees it: a warm cell is taken once) */
+	if (s->warm) {
+		take_scratch(s);
+		show_cgroup(cg);
+	}
 	/* wait for the supervisor (the network, from outside; a warm cell: its take) */
 	struct take_msg take = { 0 };
 	ssize_t got = read(go, &take, sizeof take);
 	if (got != 1 && got != (ssize_t)sizeof take)
 		_exit(125);
 	close(go);
-	if (s->warm)
-		take_scratch(s, take.scratch);
+	if (s->warm && take.scratch)
+		scratch_resize(take.scratch);
 	if (s->warm && take.direct)
 		take_direct(io, &jio);
-	show_cgroup(cg);
+	if (!s->warm)
+		show_cgroup(cg);
 
 	pid_t job = start_job(s, &jio);
 	if (io->watch >= 0)

@@ -938,6 +938,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	mkdirat(s->rundir_fd, "log", 0755);
 	sup_on_interrupt(&r.u, runner_interrupt, &r);
 	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r.direct)
+		advance(&r);  /* the command's EXEC_START, which the cell's init waits for */
 	display_line(&r.d, "%s job %s (%zu step%s%s)", s->id, job->name, job->n_steps, job->n_steps == 1 ? "" : "s",
 		     job->n_services ? ", with services" : "");
 	r.tick_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
