@@ -163,6 +163,7 @@ struct warm {
 	struct error err;         /* why its spec could not be made (the run fails with it) */
 	const char *why;          /* why it is cold */
 	char **command;           /* a plain command's argv (the server's "command"), or NULL */
+	bool ended;               /* its end was said (a plain command's: before the record) */
 };
 
 static void warm_say(struct warm *w, json_t *j)
@@ -276,6 +277,9 @@ static void warm_wait_for(struct warm *w, const char *key)
 static void warm_ended(void *ctx, const struct run_result *r)
 {
 	struct warm *w = ctx;
+	if (w->ended)
+		return;
+	w->ended = true;
 	warm_say(w, json_pack("{s:i,s:s}", "exit_code", r->exit_code, "status", run_status_name(r->status)));
 	/* the server writes the run's row while it starts: its end is written once it says so */
 	warm_wait_for(w, "ack");

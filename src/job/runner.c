@@ -111,6 +111,9 @@ struct runner {
 	uint64_t progress_sig;      /* the states progress.json last showed */
 	char **direct;              /* a warm cell's plain command: its only step's argv, started by
 	                               init as the job itself (no executor, no shell) */
+	void (*ended)(void *ctx, const struct run_result *res); /* job_run_opts' */
+	void *ended_ctx;
+	bool end_told;              /* a plain command's end was looked at (direct_end) */
 };
 
 static double now_s(struct runner *r) { return sup_elapsed(&r->u); }
@@ -866,6 +869,26 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 
 /* ---- the loop ---- */
 
+/* A plain command's end is known when init reports its job's exit, before the cell is torn
+ * down (its mounts' release costs ms) and the record written: the caller (a warm run's
+ * server) is told then, when it is what the record will say (no cause, no late limit, the
+ * output well within its limit, the step's exit code the run's). */
+static void direct_end(struct runner *r)
+{
+	r->end_told = true;
+	struct task *t = r->steps[0].task;
+	if (!r->ended || !t || r->cancel.on)
+		return;
+	if (t->out_r >= 0)
+		task_output(r, t);
+	uint64_t lim = r->s->limits.output, left = t->out_r >= 0 ? fd_queued(t->out_r) : 0;
+	int code;
+	if ((lim && r->u.output + left + (1 << 20) > lim) || !sup_end_known(&r->u, &code))
+		return;
+	struct run_result res = { .status = RUN_EXITED, .exit_code = code };
+	r->ended(r->ended_ctx, &res);
+}
+
 static int runner_loop(struct runner *r)
 {
 	struct epoll_event evs[16];
@@ -901,6 +924,8 @@ static int runner_loop(struct runner *r)
 				task_output(r, r->tasks[tag - EV_TASK]);
 			}
 		}
+		if (r->direct && !r->end_told && r->u.have_exit)
+			direct_end(r);
 		advance(r);
 		progress_update(r);
 	}
@@ -909,7 +934,8 @@ static int runner_loop(struct runner *r)
 
 int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opts *o, struct error *err)
 {
-	struct runner r = { .job = job, .s = s, .ctl = -1, .logdir_fd = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1 };
+	struct runner r = { .job = job, .s = s, .ctl = -1, .logdir_fd = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1,
+			    .ended = o->ended, .ended_ctx = o->take_ctx };
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");
