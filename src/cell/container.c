@@ -698,6 +698,14 @@ static const char *env_get(char **env, const char *name)
 	return NULL;
 }
 
+/* A warm cell's plain command (its take says so): the executor's EXEC_START of its only step,
+ * received by init over the control socket and started as the job itself, without the
+ * executor (cell/executor.h: the same cwd, argv, env and streams the executor would give it). */
+static struct {
+	char *buf, *cwd;
+	char **argv, **env;
+} direct;
+
 /* execve argv[0], searching the cell's PATH; reports 127/126 like a shell when it cannot. */
 static void __attribute__((noreturn)) exec_job(const struct cell_spec *s)
 {
@@ -782,6 +790,8 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 		die(0, "%s", perr.msg);
 	if (io->control >= 0)
 		executor_main(s, io->control);
+	if (direct.argv)
+		executor_exec(direct.cwd, direct.argv, direct.env);
 	exec_job(s);
 }
 
@@ -875,18 +885,45 @@ static void put_back_worktree(const struct cell_spec *s)
 	closep(&kept_worktree);
 }
 
-/* The go message of a take: 'w', then the scratch's size (bytes, 0: the tmpfs default). */
+/* The go message of a take: 'w', then the scratch's size (bytes, 0: the tmpfs default), then
+ * whether the job is started directly (a plain command: its EXEC_START follows on the control
+ * socket). */
 struct take_msg {
 	char tag;
 	uint64_t scratch;
+	char direct;
 } __attribute__((packed));
 
-/* The run's own scratch, a fresh tmpfs of size bytes (0: the tmpfs default), bound on /tmp,
- * /var/tmp, /dev/shm and the home; the job's Landlock domain allows the new mounts. */
-static void take_scratch(const struct cell_spec *s, uint64_t size)
+/* The take of a plain command: its step's EXEC_START from the control socket, its output fds
+ * as the job's stdout and stderr (jio), which no longer runs the executor. */
+static void take_direct(const struct cell_io *io, struct cell_io *jio)
 {
-	_cleanup_free_ char *opts = size ? xasprintf("size=%llu,mode=0755", (unsigned long long)size) : xstrdup("mode=0755");
-	do_mount("tmpfs", WARM_SCRATCH_PATH, "tmpfs", MS_NOSUID | MS_NODEV, opts);
+	direct.buf = xmalloc(EXEC_MSG_MAX);
+	int fds[2];
+	ssize_t n = exec_msg_recv(io->control, direct.buf, fds);
+	struct exec_hdr h;
+	if (n < (ssize_t)sizeof h || fds[0] < 0)
+		die(n < 0 ? errno : EPROTO, "cannot receive the warm cell's command");
+	memcpy(&h, direct.buf, sizeof h);
+	if (h.type != EXEC_START ||
+	    exec_start_parse(&h, direct.buf + sizeof h, (size_t)n - sizeof h, &direct.cwd, &direct.argv, &direct.env) < 0)
+		die(EPROTO, "the warm cell's command is malformed");
+	for (int i = 0; i < 2; i++) {
+		int old = i ? io->err : io->out;
+		if (old > 2)
+			close(old);
+	}
+	jio->out = fds[0];
+	jio->err = fds[1];
+	jio->control = -1;
+}
+
+/* The run's own scratch, a fresh tmpfs (of the tmpfs default size until its take says:
+ * scratch_resize), bound on /tmp, /var/tmp, /dev/shm and the home; the job's Landlock domain
+ * allows the new mounts. */
+static void take_scratch(const struct cell_spec *s)
+{
+	do_mount("tmpfs", WARM_SCRATCH_PATH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
 	scratch_fd = open(WARM_SCRATCH_PATH, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (scratch_fd < 0)
 		die(errno, "cannot open %s", WARM_SCRATCH_PATH);
@@ -906,6 +943,15 @@ static void take_scratch(const struct cell_spec *s, uint64_t size)
 	struct policy_ctx pc = spec_policy_ctx(s);
 	if (policy_landlock_allow_scratch(&pc, &perr) < 0)
 		die(0, "%s", perr.msg);
+}
+
+/* The take's --scratch: the scratch tmpfs made before (take_scratch) gets its size, bytes. */
+static void scratch_resize(uint64_t size)
+{
+	char opts[64];
+	snprintf(opts, sizeof opts, "size=%llu", (unsigned long long)size);
+	if (mount(NULL, CELL_TMP_PATH, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) < 0)
+		die(errno, "cannot size the run's scratch (%s)", opts);
 }
 
 /* ---- init: pid 1 of the cell ---- */
@@ -1071,15 +1117,24 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	struct cell_io jio = *io;
 	if (io->console >= 0)
 		open_console(s, &jio);
+	/* a warm cell: all that does not depend on its run before it comes, its scratch too (no
+	 * one but its run ever sees it: a warm cell is taken once) */
+	if (s->warm) {
+		take_scratch(s);
+		show_cgroup(cg);
+	}
 	/* wait for the supervisor (the network, from outside; a warm cell: its take) */
 	struct take_msg take = { 0 };
 	ssize_t got = read(go, &take, sizeof take);
 	if (got != 1 && got != (ssize_t)sizeof take)
 		_exit(125);
 	close(go);
-	if (s->warm)
-		take_scratch(s, take.scratch);
-	show_cgroup(cg);
+	if (s->warm && take.scratch)
+		scratch_resize(take.scratch);
+	if (s->warm && take.direct)
+		take_direct(io, &jio);
+	if (!s->warm)
+		show_cgroup(cg);
 
 	pid_t job = start_job(s, &jio);
 	if (io->watch >= 0)
@@ -1180,9 +1235,9 @@ int container_release(struct cell *c)
 	return w == 1 ? 0 : -errno;
 }
 
-int container_take(struct cell *c, uint64_t scratch)
+int container_take(struct cell *c, uint64_t scratch, bool direct)
 {
-	struct take_msg m = { .tag = 'w', .scratch = scratch };
+	struct take_msg m = { .tag = 'w', .scratch = scratch, .direct = direct };
 	ssize_t w = c->go_fd < 0 ? -1 : write(c->go_fd, &m, sizeof m);
 	return w == (ssize_t)sizeof m ? 0 : -EPIPE;
 }

@@ -4,6 +4,7 @@
 #ifndef WARREN_CELL_CONTAINER_H
 #define WARREN_CELL_CONTAINER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -61,8 +62,9 @@ struct cell_report {
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);
 int container_release(struct cell *c);
 /* A warm cell (spec warm): let its init mount the run's own scratch, a tmpfs of scratch bytes
- * (0: the tmpfs default), and start the job. */
-int container_take(struct cell *c, uint64_t scratch);
+ * (0: the tmpfs default), and start the job; direct: the job is no executor but the command of
+ * the EXEC_START the supervisor sends on the control socket next (cell/executor.h). */
+int container_take(struct cell *c, uint64_t scratch, bool direct);
 /* Send sig to the children of the cell's init (host pids; the job process, or a job's
  * executor, and orphans init adopted). The count signalled, or -errno. */
 int container_signal_children(const struct cell *c, int sig);

@@ -65,18 +65,8 @@ static void send_msg(int ctl, uint32_t type, uint32_t task, int a)
 	(void)w;
 }
 
-static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err)
+void executor_exec(const char *cwd, char **argv, char **env)
 {
-	sigset_t none;
-	sigemptyset(&none);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	setsid();
-	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	dup2(in, 0);
-	dup2(out, 1);
-	dup2(err, 2);
 	if (*cwd && chdir(cwd) < 0) {
 		dprintf(2, "warren: cannot enter the working directory %s: %s\n", cwd, strerror(errno));
 		_exit(125);
@@ -90,7 +80,22 @@ static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, 
 	_exit(126);
 }
 
-static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, int out, int err)
+static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	dup2(in, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	executor_exec(cwd, argv, env);
+}
+
+int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char **cwd, char ***argv, char ***env)
 {
 	size_t nstr = (size_t)h->a + (size_t)h->b + 1;
 	char **strs = xcalloc(nstr + 2, sizeof *strs);
@@ -98,15 +103,38 @@ static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, 
 	for (char *p = payload; p < payload + len && k < nstr; p += strlen(p) + 1)
 		strs[k++] = p;
 	if (k != nstr || h->a < 1) {
-		send_msg(ctl, EXEC_FAILED, h->task, EINVAL);
 		free(strs);
+		return -EINVAL;
+	}
+	*cwd = strs[0];
+	*argv = xcalloc((size_t)h->a + 1, sizeof **argv);
+	*env = xcalloc((size_t)h->b + 1, sizeof **env);
+	memcpy(*argv, strs + 1, (size_t)h->a * sizeof **argv);
+	memcpy(*env, strs + 1 + h->a, (size_t)h->b * sizeof **env);
+	free(strs);
+	return 0;
+}
+
+ssize_t exec_msg_recv(int ctl, char *buf, int fds[2])
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = EXEC_MSG_MAX };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	fds[0] = fds[1] = -1;
+	ssize_t n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(2 * sizeof(int)))
+			memcpy(fds, CMSG_DATA(cm), 2 * sizeof(int));
+	return n;
+}
+
+static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, int out, int err)
+{
+	char *cwd, **argv, **env;
+	if (exec_start_parse(h, payload, len, &cwd, &argv, &env) < 0) {
+		send_msg(ctl, EXEC_FAILED, h->task, EINVAL);
 		return;
 	}
-	char *cwd = strs[0];
-	char **argv = xcalloc((size_t)h->a + 1, sizeof *argv);
-	char **env = xcalloc((size_t)h->b + 1, sizeof *env);
-	memcpy(argv, strs + 1, (size_t)h->a * sizeof *argv);
-	memcpy(env, strs + 1 + h->a, (size_t)h->b * sizeof *env);
 	pid_t pid = fork();
 	if (pid == 0)
 		child(cwd, argv, env, out, err);
@@ -119,7 +147,6 @@ static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, 
 	}
 	free(argv);
 	free(env);
-	free(strs);
 }
 
 /* Signal every process of the session a task leads (its descendants, unless they left it). */
@@ -156,18 +183,12 @@ static int probe_tcp(int port)
 static void on_control(int ctl)
 {
 	char *buf = xmalloc(EXEC_MSG_MAX);
-	char cbuf[CMSG_SPACE(2 * sizeof(int))];
-	struct iovec iov = { .iov_base = buf, .iov_len = EXEC_MSG_MAX };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	ssize_t n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+	int fds[2];
+	ssize_t n = exec_msg_recv(ctl, buf, fds);
 	if (n <= 0) {
 		/* the supervisor is done with us (or gone): end, and the cell with us */
 		_exit(0);
 	}
-	int fds[2] = { -1, -1 };
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(2 * sizeof(int)))
-			memcpy(fds, CMSG_DATA(cm), sizeof fds);
 	struct exec_hdr h;
 	if ((size_t)n >= sizeof h) {
 		memcpy(&h, buf, sizeof h);

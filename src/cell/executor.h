@@ -30,6 +30,16 @@ struct exec_hdr {
 
 /* execve argv searching PATH of env; returns the errno of the failure (ENOENT: not found). */
 int exec_search(char **argv, char **env);
+/* Receive one message of the control socket ctl into buf (EXEC_MSG_MAX bytes), its fds (-1:
+ * none) into fds; recvmsg's result. */
+ssize_t exec_msg_recv(int ctl, char *buf, int fds[2]);
+/* The strings of an EXEC_START (header h, payload of len bytes after it): cwd, argv and env
+ * point into payload (argv and env are allocated, NULL-terminated); -EINVAL when malformed. */
+int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char **cwd, char ***argv, char ***env);
+/* Enter cwd (when not empty) and execve argv searching PATH of env; on failure say why on
+ * stderr ("warren: command not found in the cell: X") and exit 127 (not found), 126 (not
+ * executable) or 125 (no such cwd), as a shell would. A task's process, after its streams. */
+void executor_exec(const char *cwd, char **argv, char **env) __attribute__((noreturn));
 /* Run the executor on control socket ctl; never returns. */
 void executor_main(const struct cell_spec *s, int ctl) __attribute__((noreturn));
 

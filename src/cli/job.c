@@ -162,6 +162,8 @@ struct warm {
 	bool loaded;
 	struct error err;         /* why its spec could not be made (the run fails with it) */
 	const char *why;          /* why it is cold */
+	char **command;           /* a plain command's argv (the server's "command"), or NULL */
+	bool ended;               /* its end was said (a plain command's: before the record) */
 };
 
 static void warm_say(struct warm *w, json_t *j)
@@ -189,7 +191,24 @@ static bool warm_load(struct warm *w, json_t *req)
 		if (hist_opt_parse(&h, 0, json_string_value(v), &w->err) < 0)
 			return false;
 	h.name = json_string_value(json_object_get(req, "name"));
+	json_t *cmd = json_object_get(req, "command");
+	if (json_array_size(cmd)) {
+		w->command = xcalloc(json_array_size(cmd) + 1, sizeof *w->command);
+		json_array_foreach(cmd, i, v)
+			w->command[i] = xstrdup(json_string_value(v) ? json_string_value(v) : "");
+	}
 	return job_cell_spec(w->a, &w->job, &h, &w->s, &w->err) == 0;
+}
+
+/* The argv to start as the cell's job itself (no executor, no shell): a plain command's, when
+ * its job is the one step the server made of it (cli/serve's command_job); else NULL. */
+static char **warm_direct(struct warm *w)
+{
+	const struct job *j = &w->job;
+	if (!w->command || j->n_steps != 1 || j->n_services || j->steps[0].timeout_ms || j->steps[0].workdir ||
+	    (j->steps[0].env && *j->steps[0].env))
+		return NULL;
+	return w->command;
 }
 
 #define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
@@ -211,7 +230,7 @@ static void warm_fill(struct cell_spec *s, struct cell_spec *r)
 	s->start = "warm";
 }
 
-static const struct job *warm_take(void *ctx, struct cell_spec *s)
+static const struct job *warm_take(void *ctx, struct cell_spec *s, char ***direct)
 {
 	struct warm *w = ctx;
 	/* the cell holds no lock on its image while it waits ('warren image rm' is not refused
@@ -234,6 +253,7 @@ static const struct job *warm_take(void *ctx, struct cell_spec *s)
 		return NULL;
 	}
 	warm_fill(s, &w->s);
+	*direct = warm_direct(w);
 	warm_say(w, json_pack("{s:b}", "taken", 1));
 	return &w->job;
 }
@@ -257,6 +277,9 @@ static void warm_wait_for(struct warm *w, const char *key)
 static void warm_ended(void *ctx, const struct run_result *r)
 {
 	struct warm *w = ctx;
+	if (w->ended)
+		return;
+	w->ended = true;
 	warm_say(w, json_pack("{s:i,s:s}", "exit_code", r->exit_code, "status", run_status_name(r->status)));
 	/* the server writes the run's row while it starts: its end is written once it says so */
 	warm_wait_for(w, "ack");
@@ -376,6 +399,9 @@ out:
 		cell_spec_free(&w.s);
 		job_free(&w.job);
 	}
+	for (char **p = w.command; p && *p; p++)
+		free(*p);
+	free(w.command);
 	error_clear(&w.err);
 	return rc;
 }

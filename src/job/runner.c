@@ -109,6 +109,11 @@ struct runner {
 	double stop_t0;
 	int logdir_fd;     /* <rundir>/log, opened beneath the run directory's fd */
 	uint64_t progress_sig;      /* the states progress.json last showed */
+	char **direct;              /* a warm cell's plain command: its only step's argv, started by
+	                               init as the job itself (no executor, no shell) */
+	void (*ended)(void *ctx, const struct run_result *res); /* job_run_opts' */
+	void *ended_ctx;
+	bool end_told;              /* a plain command's end was looked at (direct_end) */
 };
 
 static double now_s(struct runner *r) { return sup_elapsed(&r->u); }
@@ -175,6 +180,17 @@ static void strv_free(char **v)
 	free(v);
 }
 
+static char **strv_copy(char **v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	char **c = xcalloc(n + 1, sizeof *c);
+	for (size_t i = 0; i < n; i++)
+		c[i] = xstrdup(v[i]);
+	return c;
+}
+
 /* ---- tasks ---- */
 
 static int open_log(struct runner *r, const char *base, int *times)
@@ -202,7 +218,7 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 	t->times_size = times_at > 0 ? (uint64_t)times_at : 0;
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 
-	char **argv = shell_argv(shell, script);
+	char **argv = r->direct && kind == T_STEP ? strv_copy(r->direct) : shell_argv(shell, script);
 	char **env = task_env(r->s, extra_env);
 	/* a step's working-directory is relative to the worktree (the cell's working directory
 	 * with --work none); without one it runs where the job does */
@@ -484,7 +500,8 @@ static void step_exited(struct runner *r, size_t i, int status)
 static bool runner_interrupt(void *ctx, const char *limit, const char *value, int sig, char *text)
 {
 	struct runner *r = ctx;
-	if (r->cancel.on || r->phase != P_STEPS)
+	/* a plain command is the cell's job: stopping the cell stops it */
+	if (r->cancel.on || r->phase != P_STEPS || r->direct)
 		return false;
 	r->cancel = (struct cancel){ .on = true, .limit = xstrdup(limit), .value = value ? xstrdup(value) : NULL,
 				     .text = text, .sig = sig };
@@ -852,6 +869,26 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 
 /* ---- the loop ---- */
 
+/* A plain command's end is known when init reports its job's exit, before the cell is torn
+ * down (its mounts' release costs ms) and the record written: the caller (a warm run's
+ * server) is told then, when it is what the record will say (no cause, no late limit, the
+ * output well within its limit, the step's exit code the run's). */
+static void direct_end(struct runner *r)
+{
+	r->end_told = true;
+	struct task *t = r->steps[0].task;
+	if (!r->ended || !t || r->cancel.on)
+		return;
+	if (t->out_r >= 0)
+		task_output(r, t);
+	uint64_t lim = r->s->limits.output, left = t->out_r >= 0 ? fd_queued(t->out_r) : 0;
+	int code;
+	if ((lim && r->u.output + left + (1 << 20) > lim) || !sup_end_known(&r->u, &code))
+		return;
+	struct run_result res = { .status = RUN_EXITED, .exit_code = code };
+	r->ended(r->ended_ctx, &res);
+}
+
 static int runner_loop(struct runner *r)
 {
 	struct epoll_event evs[16];
@@ -887,6 +924,8 @@ static int runner_loop(struct runner *r)
 				task_output(r, r->tasks[tag - EV_TASK]);
 			}
 		}
+		if (r->direct && !r->end_told && r->u.have_exit)
+			direct_end(r);
 		advance(r);
 		progress_update(r);
 	}
@@ -895,7 +934,8 @@ static int runner_loop(struct runner *r)
 
 int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opts *o, struct error *err)
 {
-	struct runner r = { .job = job, .s = s, .ctl = -1, .logdir_fd = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1 };
+	struct runner r = { .job = job, .s = s, .ctl = -1, .logdir_fd = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1,
+			    .ended = o->ended, .ended_ctx = o->take_ctx };
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");
@@ -904,11 +944,12 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	close(sp[1]);
 	if (rc == 0 && o->take) {
 		/* a warm cell: made, its init waiting; its run comes now (or never) */
-		job = r.job = o->take(o->take_ctx, s);
+		job = r.job = o->take(o->take_ctx, s, &r.direct);
 		if (!job) {
 			sup_abandon(&r.u);
 			rc = -ECANCELED;
 		}
+		r.u.take_direct = r.direct != NULL;
 	}
 	if (rc == 0)
 		rc = sup_go(&r.u, err);
@@ -923,6 +964,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	mkdirat(s->rundir_fd, "log", 0755);
 	sup_on_interrupt(&r.u, runner_interrupt, &r);
 	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r.direct)
+		advance(&r);  /* the command's EXEC_START, which the cell's init waits for */
 	display_line(&r.d, "%s job %s (%zu step%s%s)", s->id, job->name, job->n_steps, job->n_steps == 1 ? "" : "s",
 		     job->n_services ? ", with services" : "");
 	r.tick_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -937,6 +980,9 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 
 	runner_loop(&r);
 	tasks_drain(&r);
+	/* a plain command's end is the cell's job's */
+	if (r.direct && r.steps[0].state == S_RUNNING && r.u.have_exit)
+		step_exited(&r, 0, r.u.job_status);
 	/* the cell is gone: what still ran was killed with it */
 	for (size_t i = 0; i < job->n_steps; i++) {
 		if (r.steps[i].state != S_RUNNING)

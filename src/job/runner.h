@@ -18,8 +18,11 @@ struct job_run_opts {
 	const char *result_file;
 	/* NULL, or a warm cell's (serve --warm): called once the cell is made and its init waits;
 	 * fills s's fields of the run that takes it (cell_spec_shape_diff said it fits) and returns
-	 * its job, or NULL to give the cell up (job_run then returns -ECANCELED) */
-	const struct job *(*take)(void *ctx, struct cell_spec *s);
+	 * its job, or NULL to give the cell up (job_run then returns -ECANCELED). A job that is a
+	 * plain command (one step, no services) may set *direct to the argv of its step (owned by
+	 * ctx): init starts it as the cell's job, with the env, cwd and streams the executor would
+	 * give it, without the executor and its shell */
+	const struct job *(*take)(void *ctx, struct cell_spec *s, char ***direct);
 	/* NULL, or told how the run ended as soon as it is known, before the record is written */
 	void (*ended)(void *ctx, const struct run_result *r);
 	void *take_ctx;

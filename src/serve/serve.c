@@ -688,8 +688,10 @@ static void loop(struct server *s, int sfd, const sigset_t *mask)
 	_cleanup_close_ int tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
 	timerfd_settime(tick, 0, &its, NULL);
-	int fds[3] = { sfd, s->wake, tick };
-	for (int i = 0; i < 3; i++) {
+	_cleanup_close_ int refill = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	s->refill_tfd = refill;
+	int fds[4] = { sfd, s->wake, tick, refill };
+	for (int i = 0; i < 4; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
 		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
 	}
@@ -729,7 +731,7 @@ static void loop(struct server *s, int sfd, const sigset_t *mask)
 
 int serve_run(const struct serve_opts *o, struct error *err)
 {
-	struct server s = { .dir_fd = -1, .wake = -1, .ep = -1, .sd = { .fd = -1, .runs = -1 } };
+	struct server s = { .dir_fd = -1, .wake = -1, .ep = -1, .refill_tfd = -1, .sd = { .fd = -1, .runs = -1 } };
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.ended, NULL);
 	pthread_mutex_init(&s.rmu, NULL);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "util/fs.h"
@@ -67,8 +68,31 @@ static int warm_start(struct server *s, const sigset_t *mask)
 	return 0;
 }
 
+/* A cell is made behind a taken one once that run has told its end, or REFILL_DEFER_MS after
+ * its take, whichever comes first: making a cell costs the CPU of a cold start, and made at
+ * once it competes with the run that took one (on two cores, several ms of its answer). True
+ * while some run defers it (the refill timer is armed for the first to be due). */
+#define REFILL_DEFER_MS 100
+
+static bool refill_deferred(struct server *s)
+{
+	int64_t now = history_now_ms(), due = INT64_MAX;
+	for (struct srun *r = s->running; r; r = r->next)
+		if (r->warm && !r->ended && !r->cold && now - r->submitted_ms < REFILL_DEFER_MS &&
+		    r->submitted_ms + REFILL_DEFER_MS < due)
+			due = r->submitted_ms + REFILL_DEFER_MS;
+	if (due == INT64_MAX)
+		return false;
+	int64_t ms = due - now < 1 ? 1 : due - now;
+	struct itimerspec it = { .it_value = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 } };
+	timerfd_settime(s->refill_tfd, 0, &it, NULL);
+	return true;
+}
+
 void warm_fill(struct server *s, const sigset_t *mask)
 {
+	if (s->pool_n < s->warm_n && refill_deferred(s))
+		return;
 	while (s->warm_n && s->pool_n < s->warm_n && !s->stopping)
 		if (warm_start(s, mask) < 0) {
 			fprintf(stderr, "warren serve: cannot start a warm cell: %s\n", strerror(errno));
@@ -122,8 +146,9 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, json_t *r
 	json_t *v;
 	json_object_foreach(json_object_get(req, "labels"), k, v)
 		json_array_append_new(labels, json_sprintf("%s=%s", k, json_string_value(v)));
-	json_t *m = json_pack("{s:s,s:s,s:o,s:O?}", "job", file, "work", s->warm_work, "labels", labels, "name",
-			      json_object_get(req, "name"));
+	/* a plain command's argv too: its warm cell starts it as its job, without the executor */
+	json_t *m = json_pack("{s:s,s:s,s:o,s:O?,s:O?}", "job", file, "work", s->warm_work, "labels", labels, "name",
+			      json_object_get(req, "name"), "command", json_object_get(req, "command"));
 	_cleanup_free_ char *t = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
 	if (send(w->fd, t, strlen(t), MSG_NOSIGNAL) < 0)

@@ -634,6 +634,21 @@ static void build_result(struct sup *u, struct run_result *r)
 	r->output_bytes = u->output;
 }
 
+bool sup_end_known(struct sup *u, int *exit_code)
+{
+	if (!u->have_exit || u->stopping || u->setup_error || !WIFEXITED(u->job_status))
+		return false;
+	/* as build_result's late causes: a limit the kernel enforced names the end */
+	const struct limits *l = &u->s->limits;
+	struct cgroup_usage cu;
+	cgroup_usage(&u->cg, &cu);
+	if ((l->memory && cu.oom_kills) || (l->pids && cu.pids_max_hits) ||
+	    (l->scratch && u->have_scratch && u->scratch_free < 65536))
+		return false;
+	*exit_code = WEXITSTATUS(u->job_status);
+	return true;
+}
+
 /* "output_held_outside" in the record, and one line: the streams a process outside the cell
  * still held open when the cell was gone; what was written to them later is dropped. */
 static void held_record(struct sup *u, json_t **extra, bool quiet)
@@ -956,7 +971,7 @@ int sup_go(struct sup *u, struct error *err)
 	if (u->cell.vm)
 		vm_release(&u->cell);
 	else if (s->warm)
-		container_take(&u->cell, s->limits.scratch);
+		container_take(&u->cell, s->limits.scratch, u->take_direct);
 	else
 		container_release(&u->cell);
 	/* a warm cell's spec.json while its init makes the scratch (its history row was written

@@ -76,6 +76,9 @@ struct sup {
 	 * of stopping the cell: true when it took it (and text); a second one stops the cell */
 	bool (*interrupt)(void *ctx, const char *limit, const char *value, int sig, char *text);
 	void *interrupt_ctx;
+	/* a warm cell's take (sup_go): its init starts the job's only step itself, from the
+	 * EXEC_START its caller sends on the control socket, without the executor */
+	bool take_direct;
 };
 
 struct supervise_opts {
@@ -120,6 +123,10 @@ void sup_signal_job(struct sup *u, int sig);
 /* How the cell's job process ended, as far as init reported it ("exited with 1", "killed by
  * SIGKILL", "gone"), in buf. */
 const char *sup_job_end(const struct sup *u, char *buf, size_t len);
+/* True when how the run ends is known before its cell is gone: the job exited (its end
+ * reported by init), no cause stops the cell and no limit the kernel enforced will name the
+ * end; the job's exit code into *exit_code. A warm run's server may answer then. */
+bool sup_end_known(struct sup *u, int *exit_code);
 void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text);
 void sup_kill(struct sup *u);
 double sup_elapsed(const struct sup *u);
