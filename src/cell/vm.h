@@ -113,6 +113,15 @@ int vm_jail(const struct cell_spec *s, bool kvm, struct error *err);
  * (head, tail); it ends (and writes the kept end) when the last writer closes. Its pid, or
  * -errno. */
 pid_t vm_log_start(const struct cell_spec *s, const char *file, size_t head, size_t tail, int *write_end, struct error *err);
+/* A job's executor across the wall (vmexec.h): a relay process, as the run user's ids, between
+ * the runner's socket and *port, the host's end of the VM_PORT_EXEC port it makes (for qemu).
+ * Its pid (reaped with the cell's helpers), or -errno. */
+pid_t vm_exec_relay_start(const struct cell_spec *s, int runner, int *port, struct error *err);
+/* The host's end of the job's terminal (a socket), when the job has one: the supervisor's to
+ * relay to the caller's terminal (-1 when none; once). */
+int vm_take_tty(struct cell *c);
+/* The job's terminal's size (the control port; the guest sets it on its console). */
+void vm_winsize(struct cell *c, unsigned short rows, unsigned short cols);
 /* The keeper's copy from in to out: head bytes, then the last tail bytes at the end. */
 void vm_console_keep(int in, int out, size_t head, size_t tail);
 

@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cell/vmexec.h"
 #include "policy/policy.h"
 #include "util/fs.h"
 #include "util/sys.h"
@@ -196,5 +199,37 @@ pid_t vm_log_start(const struct cell_spec *s, const char *file, size_t head, siz
 		return error_set(err, errno, "cannot start the keeper of the VM's %s", file);
 	}
 	*write_end = p[1];
+	return pid;
+}
+
+pid_t vm_exec_relay_start(const struct cell_spec *s, int runner, int *port, struct error *err)
+{
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return error_set(err, errno, "cannot make the VM's executor port");
+	pid_t parent = getpid(), pid = fork();
+	if (pid == 0) {
+		/* the runner's socket and its end of the port only; it ends with the port (qemu) */
+		int null = open("/dev/null", O_RDWR);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 || dup2(runner, 3) < 0 ||
+		    dup2(sp[0], 4) < 0)
+			_exit(1);
+		close_range(5, ~0U, 0);
+		struct error e = { 0 };
+		if (!s->rootless && become_run_user(s, false, &e) < 0)
+			_exit(1);
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		vmexec_host_relay(3, 4);
+		_exit(0);
+	}
+	close(sp[0]);
+	if (pid < 0) {
+		close(sp[1]);
+		return error_set(err, errno, "cannot start the relay of the VM's executor");
+	}
+	*port = sp[1];
 	return pid;
 }

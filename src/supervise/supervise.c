@@ -488,6 +488,11 @@ bool sup_running(const struct sup *u)
 	return !u->init_gone;
 }
 
+bool sup_job_started(const struct sup *u)
+{
+	return !u->cell.vm || u->job_start_s > 0;
+}
+
 int sup_wait(struct sup *u, struct epoll_event *evs, int max)
 {
 	return epoll_wait(u->ep, evs, max, -1);
