@@ -78,7 +78,9 @@
 #define VM_KEY_WORKDIR     "workdir"      /* --workdir: the job's working directory, which must exist */
 #define VM_KEY_HOSTNAME    "hostname"     /* the cell's hostname (--hostname, else the run id) */
 #define VM_KEY_NO_SYS      "no-sys"       /* "1": no /sys in the cell (--no-sys) */
-#define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw> <destination>", one per extra mount, in order */
+#define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw>[-file] <destination>", one per extra mount, in order */
+#define VM_BIND_FILE_SUFFIX "-file"       /* the bind is of a file: its share holds it alone, as VM_BIND_FILE_NAME */
+#define VM_BIND_FILE_NAME  "file"
 #define VM_KEY_LANDLOCK    "landlock"     /* "<access, hex> <path>": a Landlock rule of the job, one per path */
 #define VM_KEY_LANDLOCK_ABI "landlock-abi" /* "<abi> <fs> <net> <scoped>" (hex): what the ruleset handles at that ABI */
 #define VM_KEY_LANDLOCK_FILE "landlock-file" /* hex: the rights a rule on a file may carry */
@@ -125,6 +127,7 @@
 /* Where the guest mounts its shares before it enters the new root */
 #define VM_NEWROOT         "/newroot"
 #define VM_RUN_MNT         "/run-orders"
+#define VM_FILE_BINDS_MNT  "/file-binds"  /* the shares of binds of files, each bound from there */
 #define VM_LOWER_MNT       "/lower"       /* the root share, when it is an overlay's lower layer */
 #define VM_UPPER_MNT       "/upper"       /* the tmpfs of that overlay's upper layer (in the VM's memory) */
 #define VM_CGROUP_MNT      "/cgroup"      /* the guest's cgroup2, with the job's cgroup "job" */

@@ -309,8 +309,8 @@ static void spec_records(FILE *f, const struct cell_spec *s, const struct cell_i
 	policy_kernel_masks(rec_kmask, f);
 	write_protected(f, s);
 	for (size_t i = 0; i < s->n_mounts; i++) {
-		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s %s", i, s->mounts[i].readonly ? "ro" : "rw",
-						   s->mounts[i].destination);
+		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s%s %s", i, s->mounts[i].readonly ? "ro" : "rw",
+						   vm_fd_is_file(s->mounts[i].fd) ? VM_BIND_FILE_SUFFIX : "", s->mounts[i].destination);
 		rec(f, VM_KEY_BIND, b);
 	}
 	if (s->home)
@@ -406,7 +406,7 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 		if (q->fd[pipes[i] - QFD_OUT] >= 0 && fchown(pipes[i], spec_host_uid(s), spec_host_gid(s)) < 0)
 			_exit(125);
 	struct error err = { 0 };
-	if (vm_jail(s, kvm, &err) < 0) {
+	if (vm_jail(s, kvm, QFD_END, &err) < 0) {
 		dprintf(2, "warren: %s\n", err.msg);
 		_exit(125);
 	}
@@ -766,15 +766,6 @@ static bool asks_workdir(const struct cell_spec *s, bool job) { (void)job; retur
 static bool asks_hostname(const struct cell_spec *s, bool job) { (void)job; return s->hostname; }
 static bool asks_landlock(const struct cell_spec *s, bool job) { (void)job; return s->policy.require_landlock; }
 static bool asks_no_sys(const struct cell_spec *s, bool job) { (void)job; return s->policy.no_sys; }
-static bool asks_file_bind(const struct cell_spec *s, bool job)
-{
-	(void)job;
-	struct stat st;
-	for (size_t i = 0; i < s->n_mounts; i++)
-		if (fstat(s->mounts[i].fd, &st) == 0 && !S_ISDIR(st.st_mode))
-			return true;
-	return false;
-}
 
 /* What a cell spec may ask of the vm driver and the key of the guest's orders (contract.h)
  * that carries it to the guest init, or NULL when the guest cannot do it yet: such a run is
@@ -785,7 +776,6 @@ static const struct vm_ask {
 	const char *key;
 } vm_asks[] = {
 	{ "--net nat or allow=", asks_net, VM_CMDLINE_NET },
-	{ "a --bind of a file (the VM's shares are directories)", asks_file_bind, NULL },
 	{ "--rootfs or --image (an image)", asks_image, VM_KEY_IMAGE },
 	{ "--bind, --ro-bind or --externals", asks_mounts, VM_KEY_BIND },
 	{ "--work none", asks_no_work, VM_KEY_WORKTREE }, /* carried by its absence */

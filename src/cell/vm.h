@@ -100,8 +100,12 @@ void vm_close(struct cell *c);
  * the run user's host ids (the group of /dev/kvm kept when kvm); a user and mount namespace of
  * its own, where the run user is those ids and the host's / is read-only with the state
  * directory, /tmp, /var/tmp, /dev/shm, /run, /home and /root empty; no capability,
- * no_new_privs. */
-int vm_jail(const struct cell_spec *s, bool kvm, struct error *err);
+ * no_new_privs. The binds' sources are open from fd bind_fd0 on (see vm_fd_is_file). */
+int vm_jail(const struct cell_spec *s, bool kvm, int bind_fd0, struct error *err);
+/* Is a bind's source (open as fd) a file, not a directory? A 9p share is a directory: vm_jail
+ * gives qemu a directory of its view holding that file alone (VM_BIND_FILE_NAME) in place of
+ * the bind's descriptor (bind i at bind_fd0 + i), and the guest binds the file from it. */
+bool vm_fd_is_file(int fd);
 /* The logs' sizes: their first HEAD bytes and their last TAIL are kept (a guest that prints
  * for ever, or makes qemu complain for ever, cannot fill the disk), the cut between them named. */
 #define VM_CONSOLE_HEAD (512u << 10)

@@ -469,16 +469,36 @@ static void mount_in(const char *path, const char *src, const char *type, unsign
 	free(p);
 }
 
-/* A bind's record: "<tag> <ro|rw> <destination>" split in place. */
-static void bind_fields(char *b, char **tag, bool *ro, char **dst)
+/* A bind's record: "<tag> <ro|rw>[-file] <destination>" split in place. */
+static void bind_fields(char *b, char **tag, bool *ro, bool *file, char **dst)
 {
 	char *m = strchr(b, ' '), *d = m ? strchr(m + 1, ' ') : NULL;
 	if (!d || d[1] != '/')
 		die(EINVAL, "bad bind in the orders: %s", b);
 	*m = *d = '\0';
 	*tag = b;
-	*ro = !strcmp(m + 1, "ro");
+	*file = strlen(m + 1) > 2 && !strcmp(m + 3, VM_BIND_FILE_SUFFIX);
+	*ro = !strncmp(m + 1, "ro", 2) && (!m[3] || *file);
 	*dst = d + 1;
+}
+
+/* A bind of a file: its share (a directory of qemu's view holding it alone, as
+ * VM_BIND_FILE_NAME) mounted aside, the file bound at dst in the cell, the share let go. */
+static void mount_file_bind(const char *tag, const char *dst, bool ro)
+{
+	char *share = under(VM_FILE_BINDS_MNT "/", tag), *src = under(share, "/" VM_BIND_FILE_NAME), *p = under(VM_NEWROOT, dst);
+	mkdir(VM_FILE_BINDS_MNT, 0700);
+	if (mkdir(share, 0700) < 0)
+		die(errno, "cannot make %s", share);
+	mount_or_die(tag, share, "9p", MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), NINEP_OPTS ",cache=mmap");
+	make_point(p, true);
+	mount_or_die(src, p, NULL, MS_BIND, NULL);
+	if (ro)
+		mount_or_die(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+	umount2(share, MNT_DETACH);
+	free(share);
+	free(src);
+	free(p);
 }
 
 /* Does some bind's mount point not exist in the root share mounted on VM_LOWER_MNT? */
@@ -609,9 +629,12 @@ static void mount_shares(const struct orders *o)
 	}
 	for (size_t i = 0; i < o->nbinds; i++) {
 		char *tag, *dst;
-		bool ro;
-		bind_fields(o->binds[i], &tag, &ro, &dst);
-		mount_in(dst, tag, "9p", MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), NINEP_OPTS ",cache=mmap");
+		bool ro, file;
+		bind_fields(o->binds[i], &tag, &ro, &file, &dst);
+		if (file)
+			mount_file_bind(tag, dst, ro);
+		else
+			mount_in(dst, tag, "9p", MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), NINEP_OPTS ",cache=mmap");
 	}
 }
 
