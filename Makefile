@@ -65,12 +65,14 @@ $(BUILD)/man/%: docs/man/%.scd
 	@mkdir -p $(dir $@)
 	scdoc < $< > $@
 
-# The vm driver's guest init (pid 1 in the VM): static, with nothing but the C library,
-# contract.h and util/sys.h, built without the sanitizers of BUILD=build/san.
+# The vm driver's guest init (pid 1 in the VM): static, with the C library, contract.h,
+# util/sys.h and of warren's code only a job's executor, its relay and util/error.c; built
+# without the sanitizers of BUILD=build/san.
 GUEST_CFLAGS := -O2 -g -static -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc
-$(BUILD)/warren-guest-init: src/guest/init.c src/cell/contract.h src/util/sys.h Makefile
+$(BUILD)/warren-guest-init: src/guest/init.c src/cell/executor.c src/cell/vmexec.c src/util/error.c src/cell/contract.h \
+			    src/cell/executor.h src/cell/vmexec.h src/util/sys.h Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(GUEST_CFLAGS) -o $@ $<
+	$(CC) $(GUEST_CFLAGS) -o $@ $(filter %.c,$^)
 
 $(BUILD)/warren: $(OBJS) $(PREBUILT)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

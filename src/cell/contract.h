@@ -78,13 +78,17 @@
 #define VM_KEY_WORKDIR     "workdir"      /* --workdir: the job's working directory, which must exist */
 #define VM_KEY_HOSTNAME    "hostname"     /* the cell's hostname (--hostname, else the run id) */
 #define VM_KEY_NO_SYS      "no-sys"       /* "1": no /sys in the cell (--no-sys) */
-#define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw> <destination>", one per extra mount, in order */
+#define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw>[-file] <destination>", one per extra mount, in order */
+#define VM_BIND_FILE_SUFFIX "-file"       /* the bind is of a file: its share holds it alone, as VM_BIND_FILE_NAME */
+#define VM_BIND_FILE_NAME  "file"
 #define VM_KEY_LANDLOCK    "landlock"     /* "<access, hex> <path>": a Landlock rule of the job, one per path */
 #define VM_KEY_LANDLOCK_ABI "landlock-abi" /* "<abi> <fs> <net> <scoped>" (hex): what the ruleset handles at that ABI */
 #define VM_KEY_LANDLOCK_FILE "landlock-file" /* hex: the rights a rule on a file may carry */
 #define VM_KEY_LANDLOCK_REQUIRE "landlock-require" /* "1": refuse to run without Landlock */
 #define VM_KEY_KMASK       "kmask"        /* "<h|r|o> <path>": a kernel file masked (policy/mask.c: hidden, refusing, read-only) */
 #define VM_KEY_PROTECT     "protect"      /* "<p|l> <path>": a worktree path pinned (its own mount) or protected (read-only) */
+#define VM_KEY_EXECUTOR    "executor"     /* "1": the job is warren's executor (a job's steps and services), on VM_PORT_EXEC */
+#define VM_KEY_TTY         "tty"          /* "1": the job's stdin and stdout are VM_TTY_DEV; "2": its stderr too */
 #define VM_PASSWD_FILE     "passwd"       /* in the orders: the cell's /etc/passwd and /etc/group (cell/users.h) */
 #define VM_GROUP_FILE      "group"
 /* virtio-serial port names (/sys/class/virtio-ports/<port>/name in the guest) */
@@ -92,6 +96,9 @@
 #define VM_PORT_STDERR     "warren.stderr"
 #define VM_PORT_REPORT     "warren.report" /* guest -> host: one JSON line, see VM_REPORT_* */
 #define VM_PORT_CTL        "warren.ctl"    /* host -> guest: one byte per signal for the job */
+#define VM_CTL_WINSIZE     0xff            /* on VM_PORT_CTL: then rows and columns, 16 bits each, little-endian */
+#define VM_PORT_EXEC       "warren.exec"   /* both ways: the executor's frames (cell/vmexec.h) */
+#define VM_TTY_DEV         "/dev/hvc1"     /* the job's terminal: the guest's second virtio console */
 /* The report: {"started": true} once the job runs, then {"status": <wait status>} when the job ended, {"error": "...", "errno": N,
  * "code": C} when the guest could not start it. No report: the VM failed (the host says so). */
 #define VM_REPORT_STARTED  "started"      /* {"started": true}: the job is running */
@@ -120,6 +127,7 @@
 /* Where the guest mounts its shares before it enters the new root */
 #define VM_NEWROOT         "/newroot"
 #define VM_RUN_MNT         "/run-orders"
+#define VM_FILE_BINDS_MNT  "/file-binds"  /* the shares of binds of files, each bound from there */
 #define VM_LOWER_MNT       "/lower"       /* the root share, when it is an overlay's lower layer */
 #define VM_UPPER_MNT       "/upper"       /* the tmpfs of that overlay's upper layer (in the VM's memory) */
 #define VM_CGROUP_MNT      "/cgroup"      /* the guest's cgroup2, with the job's cgroup "job" */

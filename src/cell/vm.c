@@ -19,6 +19,7 @@
 
 #include "cell/contract.h"
 #include "cell/users.h"
+#include "cell/vmexec.h"
 #include "net/net.h"
 #include "policy/policy.h"
 #include "util/fs.h"
@@ -36,13 +37,15 @@ struct vm_state {
 	unsigned long long memory;
 	struct vm_kernel k;
 	pid_t keepers[2];    /* the console's and qemu.log's keepers (vmjail.c), until reaped */
+	bool tty;            /* the job's terminal is the guest's VM_TTY_DEV (a virtconsole) */
+	int tty_fd;          /* the host's end of it, until the supervisor takes it (vm_take_tty) */
 };
 
 /* The fds qemu gets (its chardevs, shares, kernel and NIC name them by number): it runs in a
  * view without the state directory (vmjail.c), so what it needs from there comes open. The
  * sources of the binds follow, QFD_END + i for s->mounts[i]. */
 enum { QFD_OUT = 3, QFD_ERR, QFD_REPORT, QFD_CTL, QFD_WORK, QFD_GO, QFD_KERNEL, QFD_INITRD, QFD_ORDERS, QFD_CON, QFD_TAP,
-       QFD_LOG, QFD_ROOT, QFD_END };
+       QFD_LOG, QFD_ROOT, QFD_EXEC, QFD_TTY, QFD_END };
 
 /* The descriptors of one qemu, in QFD_* order from QFD_OUT; -1 where there is none. */
 struct qemu_fds {
@@ -195,10 +198,16 @@ static char **qemu_argv(const struct cell_spec *s, const struct cell_io *io, con
 	add(&a, xstrdup("-device"));
 	add(&a, xstrdup("virtio-serial-device,max_ports=8"));
 	add_port(&a, "con", xasprintf("file,id=con,path=/dev/fd/%d", QFD_CON), NULL);
-	add_port(&a, "out", xasprintf("file,id=out,path=/dev/fd/%d", QFD_OUT), VM_PORT_STDOUT);
-	add_port(&a, "err", xasprintf("file,id=err,path=/dev/fd/%d", QFD_ERR), VM_PORT_STDERR);
+	/* on a terminal, the streams that are the terminal go through the tty port */
+	add_port(&a, "out", v->tty ? xstrdup("null,id=out") : xasprintf("file,id=out,path=/dev/fd/%d", QFD_OUT), VM_PORT_STDOUT);
+	add_port(&a, "err", io->err < 0 ? xstrdup("null,id=err") : xasprintf("file,id=err,path=/dev/fd/%d", QFD_ERR),
+		 VM_PORT_STDERR);
 	add_port(&a, "rep", xasprintf("socket,id=rep,fd=%d", QFD_REPORT), VM_PORT_REPORT);
 	add_port(&a, "ctl", xasprintf("socket,id=ctl,fd=%d", QFD_CTL), VM_PORT_CTL);
+	if (io->control >= 0) /* a job: its executor's frames (vmexec.h) */
+		add_port(&a, "exec", xasprintf("socket,id=exec,fd=%d", QFD_EXEC), VM_PORT_EXEC);
+	if (v->tty) /* the job's terminal: the guest's second console, VM_TTY_DEV */
+		add_port(&a, "tty", xasprintf("socket,id=tty,fd=%d", QFD_TTY), NULL);
 	/* the root (the host's / as qemu's view shows it, or the image), the worktree and the binds'
 	 * sources by the descriptors opened and checked once (spec.h), not by their paths */
 	_cleanup_free_ char *orders = fd_path(QFD_ORDERS);
@@ -274,8 +283,12 @@ static void write_landlock(FILE *f, const struct cell_spec *s)
 
 /* The records of the spec file (contract.h, VM_KEY_*): the job, its file systems, the policy
  * and the limits the guest keeps. */
-static void spec_records(FILE *f, const struct cell_spec *s)
+static void spec_records(FILE *f, const struct cell_spec *s, const struct cell_io *io, const struct vm_state *v)
 {
+	if (io->control >= 0)
+		rec(f, VM_KEY_EXECUTOR, "1");
+	if (v->tty)
+		rec(f, VM_KEY_TTY, io->err < 0 ? "2" : "1");
 	for (size_t i = 0; s->argv[i]; i++)
 		rec(f, VM_KEY_ARG, s->argv[i]);
 	for (size_t i = 0; s->env && s->env[i]; i++)
@@ -296,8 +309,8 @@ static void spec_records(FILE *f, const struct cell_spec *s)
 	policy_kernel_masks(rec_kmask, f);
 	write_protected(f, s);
 	for (size_t i = 0; i < s->n_mounts; i++) {
-		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s %s", i, s->mounts[i].readonly ? "ro" : "rw",
-						   s->mounts[i].destination);
+		_cleanup_free_ char *b = xasprintf(VM_TAG_BIND "%zu %s%s %s", i, s->mounts[i].readonly ? "ro" : "rw",
+						   vm_fd_is_file(s->mounts[i].fd) ? VM_BIND_FILE_SUFFIX : "", s->mounts[i].destination);
 		rec(f, VM_KEY_BIND, b);
 	}
 	if (s->home)
@@ -317,7 +330,7 @@ static void spec_records(FILE *f, const struct cell_spec *s)
 
 /* <rundir>/vm: the spec the guest init reads, the run user's passwd and group, and the job's
  * seccomp program. */
-static int write_orders(const struct cell_spec *s, struct error *err)
+static int write_orders(const struct cell_spec *s, const struct cell_io *io, const struct vm_state *v, struct error *err)
 {
 	if (mkdirat(s->rundir_fd, RUN_VM_DIR, 0755) < 0 && errno != EEXIST)
 		return error_set(err, errno, "cannot make %s/%s", s->rundir, RUN_VM_DIR);
@@ -326,7 +339,7 @@ static int write_orders(const struct cell_spec *s, struct error *err)
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return error_set(err, errno, "cannot write the guest's orders");
-	spec_records(f, s);
+	spec_records(f, s, io, v);
 	fclose(f);
 	_cleanup_free_ char *spec = xasprintf(RUN_VM_DIR "/" VM_SPEC_FILE);
 	int r = write_file_atomic_at(s->rundir_fd, spec, buf, len, 0644);
@@ -390,10 +403,10 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	/* qemu opens its pipes again by /dev/fd (chardev file): they are the run user's */
 	int pipes[] = { QFD_OUT, QFD_ERR, QFD_CON };
 	for (size_t i = 0; !s->rootless && i < sizeof pipes / sizeof pipes[0]; i++)
-		if (fchown(pipes[i], spec_host_uid(s), spec_host_gid(s)) < 0)
+		if (q->fd[pipes[i] - QFD_OUT] >= 0 && fchown(pipes[i], spec_host_uid(s), spec_host_gid(s)) < 0)
 			_exit(125);
 	struct error err = { 0 };
-	if (vm_jail(s, kvm, &err) < 0) {
+	if (vm_jail(s, kvm, QFD_END, &err) < 0) {
 		dprintf(2, "warren: %s\n", err.msg);
 		_exit(125);
 	}
@@ -421,6 +434,7 @@ void vm_cell_init(struct cell *c)
 	c->vm = xcalloc(1, sizeof *c->vm);
 	c->vm->ctl_fd = -1;
 	c->vm->accel = "tcg";
+	c->vm->tty_fd = -1;
 }
 
 /* What qemu reads from the state directory, opened here (qemu's view hides it). */
@@ -436,14 +450,37 @@ static int open_inputs(const struct cell_spec *s, const struct vm_state *v, int 
 	return 0;
 }
 
+/* A job's executor port (its relay one of the cell's helpers) and the job's terminal: qemu's
+ * ends in *exec and *tty (-1: none). */
+static int job_ports(const struct cell_spec *s, const struct cell_io *io, struct cell *c, int *exec, int *tty,
+		     struct error *err)
+{
+	if (io->control >= 0) {
+		pid_t relay = vm_exec_relay_start(s, io->control, exec, err);
+		if (relay < 0)
+			return -EIO;
+		c->helpers = xrealloc(c->helpers, (c->n_helpers + 1) * sizeof *c->helpers);
+		c->helpers[c->n_helpers++] = relay;
+	}
+	int t[2];
+	if (c->vm->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, t) < 0)
+		return error_set(err, errno, "cannot make the VM's terminal port");
+	if (c->vm->tty) {
+		c->vm->tty_fd = t[0];
+		*tty = t[1];
+	}
+	return 0;
+}
+
 int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
 {
 	vm_cell_init(c);
 	struct vm_state *v = c->vm;
+	v->tty = s->tty && io->control < 0;
 	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 }, go[2] = { -1, -1 };
-	_cleanup_close_ int kernel = -1, initrd = -1, orders = -1, con = -1, log = -1, root = -1;
-	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, err) < 0 ||
-	    open_inputs(s, v, &kernel, &initrd, &orders, err) < 0)
+	_cleanup_close_ int kernel = -1, initrd = -1, orders = -1, con = -1, log = -1, root = -1, exec = -1, tty = -1;
+	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, io, v, err) < 0 ||
+	    open_inputs(s, v, &kernel, &initrd, &orders, err) < 0 || job_ports(s, io, c, &exec, &tty, err) < 0)
 		goto fail;
 	v->accel = vm_accel(&v->k, s->statedir);
 	v->memory = vm_guest_memory(s);
@@ -464,8 +501,8 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 		error_set(err, errno, "cannot open the root %s for the VM", s->rootfs);
 		goto fail;
 	}
-	struct qemu_fds q = { { io->out, io->err, rep[1], ctl[1], s->worktree_fd, go[0], kernel, initrd, orders, con, io->tap, log,
-				root } };
+	struct qemu_fds q = { { v->tty ? -1 : io->out, io->err, rep[1], ctl[1], s->worktree_fd, go[0], kernel, initrd, orders, con,
+				io->tap, log, root, exec, tty } };
 	char **argv = qemu_argv(s, io, v);
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -511,6 +548,20 @@ int vm_release(struct cell *c)
 	return w == 1 ? 0 : -e;
 }
 
+int vm_take_tty(struct cell *c)
+{
+	return c->vm ? steal_fd(&c->vm->tty_fd) : -1;
+}
+
+void vm_winsize(struct cell *c, unsigned short rows, unsigned short cols)
+{
+	unsigned char b[5] = { VM_CTL_WINSIZE, (unsigned char)(rows & 0xff), (unsigned char)(rows >> 8), (unsigned char)(cols & 0xff),
+			       (unsigned char)(cols >> 8) };
+	if (c->vm && c->vm->ctl_fd >= 0 && write(c->vm->ctl_fd, b, sizeof b) < 0) {
+		/* a guest that is gone has no terminal to size */
+	}
+}
+
 int vm_signal(struct cell *c, int sig)
 {
 	unsigned char b = (unsigned char)sig;
@@ -535,6 +586,7 @@ void vm_close(struct cell *c)
 		return;
 	console_wait(c->vm); /* qemu was reaped: its end of the console is closed */
 	closep(&c->vm->ctl_fd);
+	closep(&c->vm->tty_fd);
 	free(c->vm->line);
 	vm_kernel_free(&c->vm->k);
 	free(c->vm);
@@ -705,7 +757,6 @@ const char *vm_accel(const struct vm_kernel *k, const char *statedir)
 
 /* ---- what the guest can carry ---- */
 
-static bool asks_job(const struct cell_spec *s, bool job) { (void)s; return job; }
 static bool asks_net(const struct cell_spec *s, bool job) { (void)job; return s->net.mode != NET_NONE; }
 static bool asks_image(const struct cell_spec *s, bool job) { (void)job; return s->rootfs; }
 static bool asks_mounts(const struct cell_spec *s, bool job) { (void)job; return s->n_mounts; }
@@ -715,15 +766,6 @@ static bool asks_workdir(const struct cell_spec *s, bool job) { (void)job; retur
 static bool asks_hostname(const struct cell_spec *s, bool job) { (void)job; return s->hostname; }
 static bool asks_landlock(const struct cell_spec *s, bool job) { (void)job; return s->policy.require_landlock; }
 static bool asks_no_sys(const struct cell_spec *s, bool job) { (void)job; return s->policy.no_sys; }
-static bool asks_file_bind(const struct cell_spec *s, bool job)
-{
-	(void)job;
-	struct stat st;
-	for (size_t i = 0; i < s->n_mounts; i++)
-		if (fstat(s->mounts[i].fd, &st) == 0 && !S_ISDIR(st.st_mode))
-			return true;
-	return false;
-}
 
 /* What a cell spec may ask of the vm driver and the key of the guest's orders (contract.h)
  * that carries it to the guest init, or NULL when the guest cannot do it yet: such a run is
@@ -733,9 +775,7 @@ static const struct vm_ask {
 	bool (*asked)(const struct cell_spec *s, bool job);
 	const char *key;
 } vm_asks[] = {
-	{ "a job (steps and services)", asks_job, NULL },
 	{ "--net nat or allow=", asks_net, VM_CMDLINE_NET },
-	{ "a --bind of a file (the VM's shares are directories)", asks_file_bind, NULL },
 	{ "--rootfs or --image (an image)", asks_image, VM_KEY_IMAGE },
 	{ "--bind, --ro-bind or --externals", asks_mounts, VM_KEY_BIND },
 	{ "--work none", asks_no_work, VM_KEY_WORKTREE }, /* carried by its absence */

@@ -100,8 +100,12 @@ void vm_close(struct cell *c);
  * the run user's host ids (the group of /dev/kvm kept when kvm); a user and mount namespace of
  * its own, where the run user is those ids and the host's / is read-only with the state
  * directory, /tmp, /var/tmp, /dev/shm, /run, /home and /root empty; no capability,
- * no_new_privs. */
-int vm_jail(const struct cell_spec *s, bool kvm, struct error *err);
+ * no_new_privs. The binds' sources are open from fd bind_fd0 on (see vm_fd_is_file). */
+int vm_jail(const struct cell_spec *s, bool kvm, int bind_fd0, struct error *err);
+/* Is a bind's source (open as fd) a file, not a directory? A 9p share is a directory: vm_jail
+ * gives qemu a directory of its view holding that file alone (VM_BIND_FILE_NAME) in place of
+ * the bind's descriptor (bind i at bind_fd0 + i), and the guest binds the file from it. */
+bool vm_fd_is_file(int fd);
 /* The logs' sizes: their first HEAD bytes and their last TAIL are kept (a guest that prints
  * for ever, or makes qemu complain for ever, cannot fill the disk), the cut between them named. */
 #define VM_CONSOLE_HEAD (512u << 10)
@@ -113,6 +117,15 @@ int vm_jail(const struct cell_spec *s, bool kvm, struct error *err);
  * (head, tail); it ends (and writes the kept end) when the last writer closes. Its pid, or
  * -errno. */
 pid_t vm_log_start(const struct cell_spec *s, const char *file, size_t head, size_t tail, int *write_end, struct error *err);
+/* A job's executor across the wall (vmexec.h): a relay process, as the run user's ids, between
+ * the runner's socket and *port, the host's end of the VM_PORT_EXEC port it makes (for qemu).
+ * Its pid (reaped with the cell's helpers), or -errno. */
+pid_t vm_exec_relay_start(const struct cell_spec *s, int runner, int *port, struct error *err);
+/* The host's end of the job's terminal (a socket), when the job has one: the supervisor's to
+ * relay to the caller's terminal (-1 when none; once). */
+int vm_take_tty(struct cell *c);
+/* The job's terminal's size (the control port; the guest sets it on its console). */
+void vm_winsize(struct cell *c, unsigned short rows, unsigned short cols);
 /* The keeper's copy from in to out: head bytes, then the last tail bytes at the end. */
 void vm_console_keep(int in, int out, size_t head, size_t tail);
 

@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cell/vmexec.h"
 #include "policy/policy.h"
 #include "util/fs.h"
 #include "util/sys.h"
@@ -85,8 +88,45 @@ static int hide(const char *p, const char *worktree, struct error *err)
 	return 0;
 }
 
-/* The view: hidden paths under empty tmpfs, then everything read-only. */
-static int read_only_view(const struct cell_spec *s, struct error *err)
+/* Where qemu's view holds the binds of files: a directory each (under the hidden /tmp). */
+#define FILE_BINDS "/tmp/.warren-file-binds"
+
+/* A bind of a file: a 9p share is a directory, so the share is a directory of qemu's view that
+ * holds this file alone (at VM_BIND_FILE_NAME): a guest that takes over its kernel reaches the
+ * file, not its siblings. The source is opened again here (this mount namespace's copy of it,
+ * no symlink on the way) and must be the file that was checked (fd): it is bound there. */
+static int file_bind_place(const struct cell_mount *m, int fd, size_t i, struct error *err)
+{
+	struct stat a, b;
+	_cleanup_close_ int again = sys_openat2(AT_FDCWD, m->source, O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS);
+	if (again < 0 || fstat(again, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return error_set(err, again < 0 ? errno : ESTALE, "the bind's file %s changed before qemu could share it", m->source);
+	_cleanup_free_ char *dir = xasprintf(FILE_BINDS "/%zu", i), *point = xasprintf("%s/" VM_BIND_FILE_NAME, dir);
+	_cleanup_free_ char *src = xasprintf("/proc/self/fd/%d", again);
+	_cleanup_close_ int pf = -1;
+	int r = mkdir_p(dir, 0755);
+	if (r < 0 || (pf = open(point, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0 || mount(src, point, NULL, MS_BIND, NULL) < 0)
+		return error_set(err, r < 0 ? -r : errno, "cannot share the file %s with qemu", m->source);
+	return 0;
+}
+
+/* Once the view is read-only: a read-write bind of a file writable again, and the share's
+ * directory in place of the file's descriptor (fd, the number qemu's option names). */
+static int file_bind_share(const struct cell_mount *m, int fd, size_t i, struct error *err)
+{
+	_cleanup_free_ char *dir = xasprintf(FILE_BINDS "/%zu", i), *point = xasprintf("%s/" VM_BIND_FILE_NAME, dir);
+	struct mount_attr rw = { .attr_clr = MOUNT_ATTR_RDONLY };
+	if (!m->readonly && sys_mount_setattr(AT_FDCWD, point, 0, &rw) < 0)
+		return error_set(err, errno, "cannot let qemu write the bind's file %s", m->source);
+	_cleanup_close_ int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0 || dup2(d, fd) < 0)
+		return error_set(err, errno, "cannot share the file %s with qemu", m->source);
+	return 0;
+}
+
+/* The view: hidden paths under empty tmpfs, the binds of files placed, then everything
+ * read-only. */
+static int read_only_view(const struct cell_spec *s, int bind_fd0, struct error *err)
 {
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return error_set(err, errno, "cannot make qemu's mounts its own");
@@ -95,18 +135,30 @@ static int read_only_view(const struct cell_spec *s, struct error *err)
 			return -EPERM;
 	if (s->statedir && hide(s->statedir, s->worktree, err) < 0)
 		return -EPERM;
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (vm_fd_is_file(bind_fd0 + (int)i) && file_bind_place(&s->mounts[i], bind_fd0 + (int)i, i, err) < 0)
+			return -EPERM;
 	/* not nodev: qemu opens /dev/kvm (it cannot make device nodes: no capability) */
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
 	if (sys_mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &a) < 0)
 		return error_set(err, errno, "cannot make the host's / read-only for qemu");
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (vm_fd_is_file(bind_fd0 + (int)i) && file_bind_share(&s->mounts[i], bind_fd0 + (int)i, i, err) < 0)
+			return -EPERM;
 	return chdir("/") < 0 ? error_set(err, errno, "cannot enter qemu's view") : 0;
 }
 
-int vm_jail(const struct cell_spec *s, bool kvm, struct error *err)
+bool vm_fd_is_file(int fd)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+int vm_jail(const struct cell_spec *s, bool kvm, int bind_fd0, struct error *err)
 {
 	if (!s->rootless && become_run_user(s, kvm, err) < 0)
 		return -EPERM;
-	if (own_userns(s, err) < 0 || read_only_view(s, err) < 0 || policy_drop_all_caps(err) < 0)
+	if (own_userns(s, err) < 0 || read_only_view(s, bind_fd0, err) < 0 || policy_drop_all_caps(err) < 0)
 		return -EPERM;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_set(err, errno, "cannot set no_new_privs for qemu");
@@ -196,5 +248,37 @@ pid_t vm_log_start(const struct cell_spec *s, const char *file, size_t head, siz
 		return error_set(err, errno, "cannot start the keeper of the VM's %s", file);
 	}
 	*write_end = p[1];
+	return pid;
+}
+
+pid_t vm_exec_relay_start(const struct cell_spec *s, int runner, int *port, struct error *err)
+{
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return error_set(err, errno, "cannot make the VM's executor port");
+	pid_t parent = getpid(), pid = fork();
+	if (pid == 0) {
+		/* the runner's socket and its end of the port only; it ends with the port (qemu) */
+		int null = open("/dev/null", O_RDWR);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 || dup2(runner, 3) < 0 ||
+		    dup2(sp[0], 4) < 0)
+			_exit(1);
+		close_range(5, ~0U, 0);
+		struct error e = { 0 };
+		if (!s->rootless && become_run_user(s, false, &e) < 0)
+			_exit(1);
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		vmexec_host_relay(3, 4);
+		_exit(0);
+	}
+	close(sp[0]);
+	if (pid < 0) {
+		close(sp[1]);
+		return error_set(err, errno, "cannot start the relay of the VM's executor");
+	}
+	*port = sp[1];
 	return pid;
 }

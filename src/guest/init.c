@@ -9,7 +9,12 @@
  * reports how the job ended as JSON lines on the report port and powers the VM off. Every
  * mode, path and name of the contract comes from cell/contract.h.
  *
- * It uses nothing but the C library (it is linked statically): no warren library code. */
+ * A job's steps and services: the job is warren's executor (cell/executor.c), whose socket a
+ * relay of this init carries over a port (cell/vmexec.c). On a terminal, the job's is the
+ * guest's second console (VM_TTY_DEV), sized from the control port.
+ *
+ * It uses the C library (it is linked statically) and of warren's code only the executor, its
+ * relay and util/error.c. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +49,8 @@
 #include <linux/seccomp.h>
 
 #include "cell/contract.h"
+#include "cell/executor.h"
+#include "cell/vmexec.h"
 #include "util/sys.h"
 
 static int report_fd = -1;
@@ -352,7 +359,8 @@ struct orders {
 	uid_t uid;
 	gid_t gid;
 	unsigned long long scratch, pids;
-	bool core, work_ro, no_sys;
+	bool core, work_ro, no_sys, executor;
+	int tty;                            /* 1: stdin and stdout on VM_TTY_DEV, 2: stderr too */
 };
 
 static void push(char ***v, size_t *n, char *s)
@@ -401,6 +409,8 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_SCRATCH)) o->scratch = strtoull(v, NULL, 10);
 		else if (!strcmp(p, VM_KEY_PIDS)) o->pids = strtoull(v, NULL, 10);
 		else if (!strcmp(p, VM_KEY_CORE)) o->core = !strcmp(v, "1");
+		else if (!strcmp(p, VM_KEY_EXECUTOR)) o->executor = !strcmp(v, "1");
+		else if (!strcmp(p, VM_KEY_TTY)) o->tty = atoi(v);
 	}
 	if (!o->nargv)
 		die(EINVAL, "the orders name no command");
@@ -459,16 +469,36 @@ static void mount_in(const char *path, const char *src, const char *type, unsign
 	free(p);
 }
 
-/* A bind's record: "<tag> <ro|rw> <destination>" split in place. */
-static void bind_fields(char *b, char **tag, bool *ro, char **dst)
+/* A bind's record: "<tag> <ro|rw>[-file] <destination>" split in place. */
+static void bind_fields(char *b, char **tag, bool *ro, bool *file, char **dst)
 {
 	char *m = strchr(b, ' '), *d = m ? strchr(m + 1, ' ') : NULL;
 	if (!d || d[1] != '/')
 		die(EINVAL, "bad bind in the orders: %s", b);
 	*m = *d = '\0';
 	*tag = b;
-	*ro = !strcmp(m + 1, "ro");
+	*file = strlen(m + 1) > 2 && !strcmp(m + 3, VM_BIND_FILE_SUFFIX);
+	*ro = !strncmp(m + 1, "ro", 2) && (!m[3] || *file);
 	*dst = d + 1;
+}
+
+/* A bind of a file: its share (a directory of qemu's view holding it alone, as
+ * VM_BIND_FILE_NAME) mounted aside, the file bound at dst in the cell, the share let go. */
+static void mount_file_bind(const char *tag, const char *dst, bool ro)
+{
+	char *share = under(VM_FILE_BINDS_MNT "/", tag), *src = under(share, "/" VM_BIND_FILE_NAME), *p = under(VM_NEWROOT, dst);
+	mkdir(VM_FILE_BINDS_MNT, 0700);
+	if (mkdir(share, 0700) < 0)
+		die(errno, "cannot make %s", share);
+	mount_or_die(tag, share, "9p", MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), NINEP_OPTS ",cache=mmap");
+	make_point(p, true);
+	mount_or_die(src, p, NULL, MS_BIND, NULL);
+	if (ro)
+		mount_or_die(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+	umount2(share, MNT_DETACH);
+	free(share);
+	free(src);
+	free(p);
 }
 
 /* Does some bind's mount point not exist in the root share mounted on VM_LOWER_MNT? */
@@ -599,9 +629,12 @@ static void mount_shares(const struct orders *o)
 	}
 	for (size_t i = 0; i < o->nbinds; i++) {
 		char *tag, *dst;
-		bool ro;
-		bind_fields(o->binds[i], &tag, &ro, &dst);
-		mount_in(dst, tag, "9p", MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), NINEP_OPTS ",cache=mmap");
+		bool ro, file;
+		bind_fields(o->binds[i], &tag, &ro, &file, &dst);
+		if (file)
+			mount_file_bind(tag, dst, ro);
+		else
+			mount_in(dst, tag, "9p", MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), NINEP_OPTS ",cache=mmap");
 	}
 }
 
@@ -796,13 +829,28 @@ static struct sock_fprog *read_seccomp(void)
 	return prog;
 }
 
-/* In the job's process: become the run user without a way back, then execute the job. */
-static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, int landlock, int out, int err)
+/* A job's executor (its relay's pid and socket), and the job's terminal as init holds it (to
+ * size it): -1 when none. */
+static pid_t relay_pid = -1;
+static int job_tty = -1;
+
+/* The job's streams in a session of its own: /dev/null and the stdout and stderr ports, or on
+ * a terminal VM_TTY_DEV (its controlling terminal) for those that are the terminal. */
+static void job_streams(const struct orders *o, int out, int err)
 {
-	int in = open("/dev/null", O_RDONLY);
-	if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		die(errno, "cannot give the job its streams");
 	setsid();
+	int in = o->tty ? open(VM_TTY_DEV, O_RDWR) : open("/dev/null", O_RDONLY);
+	if (in < 0 || (o->tty && ioctl(in, TIOCSCTTY, 0) < 0))
+		die(errno, "cannot open the job's %s", o->tty ? "terminal " VM_TTY_DEV : "stdin /dev/null");
+	if (dup2(in, 0) < 0 || dup2(o->tty ? in : out, 1) < 0 || dup2(o->tty == 2 ? in : err, 2) < 0)
+		die(errno, "cannot give the job its streams");
+}
+
+/* In the job's process: become the run user without a way back, then execute the job (or be
+ * the executor of a job's steps on the socket executor). */
+static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, int landlock, int out, int err, int executor)
+{
+	job_streams(o, out, err);
 	if (cg_procs >= 0 && write(cg_procs, "0", 1) < 0)
 		die(errno, "cannot enter the job's cgroup");
 	struct rlimit core = { 0, 0 };
@@ -822,8 +870,13 @@ static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, i
 	environ = o->env;
 	if (landlock >= 0 && sys_landlock_restrict_self(landlock, 0) < 0)
 		die(errno, "cannot enter the Landlock domain");
+	/* the executor keeps its socket and the streams, nothing of init's */
+	if (executor >= 0 && (dup2(executor, 3) < 0 || close_range(4, ~0U, 0) < 0))
+		die(errno, "cannot give the executor its socket");
 	if (seccomp && sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)seccomp) < 0)
 		die(errno, "cannot load the seccomp program");
+	if (executor >= 0)
+		executor_main(NULL, 3);
 	execvp(o->argv[0], o->argv);
 	if (errno == ENOENT || errno == ENOTDIR)
 		die_code(127, 0, "command not found in the cell: %s (PATH=%s); install it in the image or give its full path",
@@ -831,8 +884,26 @@ static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, i
 	die_code(126, errno, "cannot execute %s in the cell", o->argv[0]);
 }
 
+/* VM_CTL_WINSIZE's rows and columns from the control port, set on the job's terminal (the
+ * kernel tells its foreground process group: SIGWINCH). */
+static void set_winsize(int ctl)
+{
+	unsigned char b[4];
+	size_t got = 0;
+	for (struct pollfd p = { .fd = ctl, .events = POLLIN }; got < sizeof b && poll(&p, 1, 1000) == 1;) {
+		ssize_t n = read(ctl, b + got, sizeof b - got);
+		if (n <= 0)
+			return;
+		got += (size_t)n;
+	}
+	struct winsize ws = { .ws_row = (unsigned short)(b[0] | b[1] << 8), .ws_col = (unsigned short)(b[2] | b[3] << 8) };
+	if (got == sizeof b && job_tty >= 0)
+		ioctl(job_tty, TIOCSWINSZ, &ws);
+}
+
 /* Wait for the job, reaping what else ends; forward the host's signals (one byte each on the
- * control port) to the job's process group. Its wait status. */
+ * control port) to the job's process group (a job's executor: every process, as a container's
+ * init does; its steps have sessions of their own). Its wait status. */
 static int wait_job(pid_t job, int ctl)
 {
 	sigset_t mask;
@@ -842,9 +913,11 @@ static int wait_job(pid_t job, int ctl)
 	for (;;) {
 		int st;
 		pid_t p;
-		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+			relay_pid = p == relay_pid ? -1 : relay_pid;
 			if (p == job)
 				return st;
+		}
 		struct pollfd pf[3] = { { .fd = sfd, .events = POLLIN }, { .fd = ctl, .events = POLLIN },
 					{ .fd = cg_events, .events = POLLPRI } };
 		if (poll(pf, 3, -1) < 0 && errno != EINTR)
@@ -855,11 +928,48 @@ static int wait_job(pid_t job, int ctl)
 		while (read(sfd, &si, sizeof si) > 0)
 			;
 		unsigned char sig;
-		if ((pf[1].revents & POLLIN) && read(ctl, &sig, 1) == 1 && sig > 0 && sig < NSIG)
+		if ((pf[1].revents & POLLIN) && read(ctl, &sig, 1) == 1 && sig == VM_CTL_WINSIZE)
+			set_winsize(ctl);
+		else if ((pf[1].revents & POLLIN) && sig > 0 && sig < NSIG && relay_pid > 0)
+			kill(-1, sig); /* the relay ignores it */
+		else if ((pf[1].revents & POLLIN) && sig > 0 && sig < NSIG)
 			kill(-job, sig) < 0 ? kill(job, sig) : 0;
 		if (pf[1].revents & (POLLHUP | POLLERR))
 			pf[1].fd = -1, ctl = -1;
 	}
+}
+
+/* The job's terminal, VM_TTY_DEV, held by init (to size it: never its controlling terminal);
+ * it appears with the console's port, waiting up to 10 s. */
+static int open_tty(void)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		int fd = open(VM_TTY_DEV, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	die(errno, "no terminal %s for the job", VM_TTY_DEV);
+}
+
+/* A job's executor: the relay of its socket over port (a child of init, which ends when the
+ * executor does). The executor's end of the socket, or -1 without a port. */
+static int start_relay(int port)
+{
+	int sp[2];
+	if (port < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || (relay_pid = fork()) < 0)
+		die(errno, "cannot start the relay of the job's executor");
+	if (relay_pid == 0) {
+		close(sp[1]);
+		vmexec_guest_relay(port, sp[0]);
+		_exit(0);
+	}
+	close(sp[0]);
+	close(port);
+	return sp[1];
 }
 
 int main(void)
@@ -895,6 +1005,8 @@ int main(void)
 	mount_or_die(VM_TAG_RUN, VM_RUN_MNT, "9p", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NINEP_OPTS);
 	struct orders o;
 	read_orders(&o);
+	int execport = o.executor ? open_port(VM_PORT_EXEC, O_RDWR) : -1;
+	job_tty = o.tty ? open_tty() : -1;
 	struct sock_fprog *seccomp = read_seccomp();
 	make_job_cgroup(&o);
 	struct guest_net net;
@@ -910,17 +1022,22 @@ int main(void)
 	mask_kernel_files(&o);
 	protect_worktree(&o);
 	int landlock = make_landlock(&o);
+	int executor = start_relay(execport);
 	pid_t job = fork();
 	if (job < 0)
 		die(errno, "cannot start the job");
 	if (job == 0) {
 		sigprocmask(SIG_UNBLOCK, &mask, NULL);
-		exec_job(&o, seccomp, landlock, out, err);
+		exec_job(&o, seccomp, landlock, out, err, executor);
 	}
 	close(out);
 	close(err);
+	if (executor >= 0)
+		close(executor);
 	write_line("{\"" VM_REPORT_STARTED "\":true}\n");
 	int st = wait_job(job, ctl);
+	if (relay_pid > 0) /* the executor's last words and its tasks' output go first */
+		waitpid(relay_pid, NULL, 0);
 	report_pids();
 	report_oom_kills();
 	report(NULL, 0, st);

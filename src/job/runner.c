@@ -707,6 +707,8 @@ static void advance(struct runner *r)
 				}
 			r->phase = P_STOPPING;
 		}
+		if (r->phase < P_STOPPING && !sup_job_started(&r->u))
+			return; /* a VM boots: its services' and steps' clocks start when it has */
 		switch (r->phase) {
 		case P_SERVICES:
 			if (r->cur < r->job->n_services) {

@@ -313,16 +313,23 @@ static void watch_limits(struct sup *u)
 
 /* ---- the terminal ---- */
 
-/* The job's terminal is opened by init in the cell's devpts; its master comes back over a
- * socket. Until then the caller's terminal is left as it is. */
-static int recv_console(struct sup *u, int sock)
+/* The job's terminal gets the caller's size (a VM's through its control port: u->pty is a
+ * socket to the guest's console). */
+static void job_winsize(struct sup *u)
 {
-	char byte;
-	if (fd_recv(sock, 0, &byte, 1, &u->pty) <= 0 || u->pty < 0)
-		return -1; /* init failed before: its report says why */
 	struct winsize ws;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+	if (u->pty < 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0)
+		return;
+	if (u->cell.vm)
+		vm_winsize(&u->cell, ws.ws_row, ws.ws_col);
+	else
 		ioctl(u->pty, TIOCSWINSZ, &ws);
+}
+
+/* The caller's terminal made raw while the job has its own (u->pty). */
+static void tty_raw(struct sup *u)
+{
+	job_winsize(u);
 	if (tcgetattr(STDIN_FILENO, &u->saved_tio) == 0) {
 		struct termios raw = u->saved_tio;
 		/* the job's terminal starts with the caller's settings */
@@ -331,6 +338,16 @@ static int recv_console(struct sup *u, int sock)
 		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0)
 			u->tty_raw = true;
 	}
+}
+
+/* The job's terminal is opened by init in the cell's devpts; its master comes back over a
+ * socket. Until then the caller's terminal is left as it is. */
+static int recv_console(struct sup *u, int sock)
+{
+	char byte;
+	if (fd_recv(sock, 0, &byte, 1, &u->pty) <= 0 || u->pty < 0)
+		return -1; /* init failed before: its report says why */
+	tty_raw(u);
 	return 0;
 }
 
@@ -364,9 +381,7 @@ static void on_signal(struct sup *u)
 	while (read(u->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
 		int sig = (int)si.ssi_signo;
 		if (sig == SIGWINCH) {
-			struct winsize ws;
-			if (u->pty >= 0 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
-				ioctl(u->pty, TIOCSWINSZ, &ws);
+			job_winsize(u);
 			continue;
 		}
 		if (sig == SIGCHLD || u->init_gone)
@@ -487,6 +502,11 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 bool sup_running(const struct sup *u)
 {
 	return !u->init_gone;
+}
+
+bool sup_job_started(const struct sup *u)
+{
+	return !u->cell.vm || u->job_start_s > 0;
 }
 
 int sup_wait(struct sup *u, struct epoll_event *evs, int max)
@@ -799,12 +819,13 @@ static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, bo
 			return error_set(err, errno, "cannot open /dev/null");
 		io->in = e->devnull;
 	}
-	if (s->tty && io->control < 0 && !vm) { /* a VM's job has no terminal yet: pipes */
+	if (s->tty && io->control < 0) {
+		/* a VM's terminal is its guest's console: vm_start makes its port */
 		int cs[2];
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
+		if (!vm && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
 			return error_set(err, errno, "cannot create the console socket");
-		u->console_sock = cs[0];
-		io->console = e->console = cs[1];
+		if (!vm)
+			u->console_sock = cs[0], io->console = e->console = cs[1];
 		/* only the streams that are the terminal go through the job's: a stderr the caller
 		 * redirected (2>err.txt) gets a pipe of its own, relayed to where it points */
 		io->err = -1;
@@ -888,6 +909,8 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 	}
 	if (r == 0)
 		r = vm ? vm_start(s, &io, &u->cell, err) : container_start(s, &io, &u->cell, err);
+	if (r == 0 && vm)
+		u->pty = vm_take_tty(&u->cell);
 	closep(&io.tap);
 	sup_ends_close(&e);
 	if (r < 0)
@@ -983,6 +1006,8 @@ int sup_go(struct sup *u, struct error *err)
 	if (u->console_sock >= 0) {
 		recv_console(u, u->console_sock);
 		closep(&u->console_sock);
+	} else if (u->pty >= 0) {
+		tty_raw(u); /* a VM's */
 	}
 	sup_watch_all(u);
 	return 0;

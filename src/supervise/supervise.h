@@ -109,6 +109,9 @@ int sup_go(struct sup *u, struct error *err);
 void sup_abandon(struct sup *u);
 bool sup_dispatch(struct sup *u, const struct epoll_event *ev);
 bool sup_running(const struct sup *u);
+/* True once the cell's job runs: at once for a container, after its boot for a VM (the guest
+ * reported it started): a job's clocks start there. */
+bool sup_job_started(const struct sup *u);
 /* Wait for the next events of the run and of the caller's fds (epoll_wait without timeout). */
 int sup_wait(struct sup *u, struct epoll_event *evs, int max);
 /* Stop watching the caller's fd (it stays open). */
