@@ -158,9 +158,10 @@ static void add_fd_share(struct strv *a, const char *id, int qfd, bool ro, const
 	add_share(a, id, path, ro ? "security_model=none,multidevs=remap,readonly=on" : "security_model=none,multidevs=remap", tag);
 }
 
-/* The guest's NIC: a virtio-net device on the tap (a MAC made of the guest's address), and
- * the address plan on the kernel command line for the guest init. */
-static char *add_nic(struct strv *a, const struct cell_io *io)
+/* The guest's NIC: a virtio-net device on the tap (a MAC made of the guest's address), or
+ * rootless on a stream socket to passt (net/pasta.c), and the address plan on the kernel
+ * command line for the guest init. */
+static char *add_nic(struct strv *a, const struct cell_spec *s, const struct cell_io *io)
 {
 	if (io->tap < 0)
 		return NULL;
@@ -169,7 +170,7 @@ static char *add_nic(struct strv *a, const struct cell_io *io)
 	inet_ntop(AF_INET, &io->addr, addr, sizeof addr);
 	inet_ntop(AF_INET, &io->gw, gw, sizeof gw);
 	add(a, xstrdup("-netdev"));
-	add(a, xasprintf("tap,id=n0,fd=%d", QFD_TAP));
+	add(a, s->rootless ? xasprintf("stream,id=n0,addr.type=fd,addr.str=%d", QFD_TAP) : xasprintf("tap,id=n0,fd=%d", QFD_TAP));
 	add(a, xstrdup("-device"));
 	add(a, xasprintf("virtio-net-device,netdev=n0,mac=%s", mac));
 	return xasprintf(VM_CMDLINE_NET "%s/%d,%s", addr, io->prefix, gw);
@@ -183,7 +184,7 @@ static char *fd_path(int fd)
 static char **qemu_argv(const struct cell_spec *s, const struct cell_io *io, const struct vm_state *v)
 {
 	struct strv a = { 0 }, nic = { 0 };
-	_cleanup_free_ char *net = add_nic(&nic, io);
+	_cleanup_free_ char *net = add_nic(&nic, s, io);
 	_cleanup_free_ char *kernel = fd_path(QFD_KERNEL), *initrd = fd_path(QFD_INITRD);
 	char **base = qemu_base_argv(kernel, initrd, v->accel, v->memory, net);
 	for (size_t i = 0; base[i]; i++)
@@ -795,9 +796,6 @@ int vm_check_spec(const struct cell_spec *s, bool job, struct error *err)
 	if (s->n_mounts > VM_MAX_BINDS)
 		return error_set(err, 0, "the vm driver: %zu binds (--bind, --ro-bind, --externals), at most %d (each is a device of the VM); bind a directory that holds several",
 				 s->n_mounts, VM_MAX_BINDS);
-	if (s->rootless && s->net.mode != NET_NONE)
-		return error_set(err, 0, "the vm driver: --net %s needs root (a tap on warren's bridge); a rootless VM has --net none "
-				 "only: use the container driver for a rootless network", s->net.mode == NET_NAT ? "nat" : "allow=");
 	/* qemu shares the worktree as it is on the host: the state directory inside it (other
 	 * runs' scratch and records) would be one guest-kernel exploit away */
 	size_t wl = s->worktree ? strlen(s->worktree) : 0;

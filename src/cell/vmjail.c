@@ -62,8 +62,10 @@ static int own_userns(const struct cell_spec *s, struct error *err)
 	_cleanup_free_ char *um = xasprintf("%u %u 1\n", (unsigned)s->uid, (unsigned)geteuid());
 	_cleanup_free_ char *gm = xasprintf("%u %u 1\n", (unsigned)s->gid, (unsigned)getegid());
 	prctl(PR_SET_DUMPABLE, 1); /* the map files of /proc/self are ours only while dumpable */
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		return error_set(err, errno, "cannot give qemu a user and mount namespace of its own");
+	/* and an empty network namespace: its NIC, if any, comes as a descriptor (a tap, or a
+	 * socket to passt), and a guest that broke into qemu finds no network of the host */
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) < 0)
+		return error_set(err, errno, "cannot give qemu a user, mount and network namespace of its own");
 	int r = write_self("uid_map", um);
 	if (r == 0)
 		r = write_self("setgroups", "deny");

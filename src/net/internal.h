@@ -48,6 +48,10 @@ json_t *fw_refused(struct nft_ctx *nft, const char *id);
 
 /* Rootless --net nat: pasta (passt) attached to the cell's network namespace. */
 int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err);
+/* Rootless --net nat of a VM: passt in a network namespace of its own, which gets the
+ * firewall and pasta of a rootless cell first; qemu's end of passt's socket, or -errno. */
+int passt_start(struct net_state *n, struct error *err);
+/* Ends pasta and passt. */
 void pasta_stop(struct net_state *n);
 
 /* The resolver of one run, on gw, for the cell at cell; fn gets each answered A record. */

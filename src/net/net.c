@@ -366,11 +366,10 @@ void net_guest_mac(uint32_t addr, char out[18])
 
 int net_attach_tap(struct net_state *n, const struct net_opts *o, struct error *err)
 {
-	if (n->rootless)
-		return error_set(err, EPERM, "--net nat or allow= with the vm driver needs root (a tap on warren's bridge); "
-				 "rootless VMs have --net none only, or use the container driver");
 	if (o->allow && net_allow_parse(o->allow, &n->allow, &n->nallow, err) < 0)
 		return -EINVAL;
+	if (n->rootless)
+		return passt_start(n, err);
 	n->tap = true; /* the guest may send as anything: fw.c holds its port to its MAC and address */
 	int fd = link_tap_attach(n->host_if, err);
 	if (fd < 0)

@@ -85,6 +85,8 @@ struct net_state {
 	char *rundir;
 	pid_t pasta_pid;      /* 0: none */
 	char *pasta_pidfile;
+	pid_t passt_pid;      /* a rootless VM's passt (pasta.c); 0: none */
+	char *passt_pidfile;
 };
 
 /* The cell's /etc/resolv.conf (which 0: the gateway's resolver) or /etc/hosts (1: localhost
@@ -99,7 +101,9 @@ int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, c
 int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, struct error *err);
 /* The vm driver, before qemu starts: a tap on the bridge (its descriptor, for qemu, or -errno),
  * the firewall (the tap's frames held to the guest's MAC, net_guest_mac, and address) and the
- * resolver. The guest configures its own end. Root only. */
+ * resolver. The guest configures its own end. Rootless: the descriptor is a stream socket to
+ * passt (qemu's -netdev stream), which sits in a network namespace of its own behind the
+ * firewall and pasta of a rootless cell (pasta.c). */
 int net_attach_tap(struct net_state *n, const struct net_opts *o, struct error *err);
 /* The guest's MAC for address addr (network order): "02:77:" and the address's four bytes. */
 void net_guest_mac(uint32_t addr, char out[18]);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,19 +31,27 @@
 #include "util/fs.h"
 
 #define PASTA_READY_MS 5000
+/* passt's end of the socket qemu's NIC is on */
+#define PASST_FD 3
+#define PASST_FD_TEXT "3"
 
-/* The path of pasta on $PATH (heap), or NULL. */
-char *pasta_find(void)
+/* The path of the program name (pasta, passt) on $PATH (heap), or NULL. */
+static char *tool_find(const char *name)
 {
 	const char *path = getenv("PATH");
 	_cleanup_free_ char *dirs = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
 	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char *p = xasprintf("%s/pasta", d);
+		char *p = xasprintf("%s/%s", d, name);
 		if (access(p, X_OK) == 0)
 			return p;
 		free(p);
 	}
 	return NULL;
+}
+
+char *pasta_find(void)
+{
+	return tool_find("pasta");
 }
 
 static long now_ms(void)
@@ -134,6 +143,48 @@ static int cell_firewall(const struct net_state *n, int userns, int netns, struc
 	return 0;
 }
 
+/* In a child about to execute pasta or passt: it dies with the supervisor (also when warren is
+ * killed with SIGKILL), has the signals a fresh program has, and /dev/null as stdin and stdout.
+ * False when the supervisor is gone already. */
+static bool helper_child(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		return false;
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL); /* pasta takes an ignored SIGPIPE for a failure */
+	int nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, STDIN_FILENO);
+		dup2(nul, STDOUT_FILENO);
+	}
+	return true;
+}
+
+/* Wait until the helper name (*pid) has written its pid file, which pasta and passt do once
+ * they are set up; an error when it exits first (*pid then 0) or takes too long. */
+static int wait_ready(pid_t *pid, const char *pidfile, const char *name, struct error *err)
+{
+	long until = now_ms() + PASTA_READY_MS;
+	for (;;) {
+		int st;
+		if (waitpid(*pid, &st, WNOHANG) == *pid) {
+			*pid = 0;
+			return error_set(err, 0, "%s could not attach to the cell's network (it exited with %s %d); "
+					 "run '%s --version' to check it", name, WIFEXITED(st) ? "status" : "signal",
+					 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), name);
+		}
+		struct stat sb;
+		if (stat(pidfile, &sb) == 0 && sb.st_size > 0)
+			return 0;
+		if (now_ms() > until)
+			return error_set(err, ETIMEDOUT, "%s did not configure the cell's network in %d ms", name, PASTA_READY_MS);
+		poll(NULL, 0, 1);
+	}
+}
+
 int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err)
 {
 	_cleanup_free_ char *pasta = pasta_find();
@@ -166,53 +217,118 @@ int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err)
 	if (pid < 0)
 		return error_set(err, errno, "cannot start pasta");
 	if (pid == 0) {
-		/* dies with the supervisor, also when warren is killed with SIGKILL */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (!helper_child(parent))
 			_exit(127);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL); /* pasta takes an ignored SIGPIPE for a failure */
 		fcntl(netns, F_SETFD, 0);
 		fcntl(userns, F_SETFD, 0);
-		int nul = open("/dev/null", O_RDWR);
-		if (nul >= 0) {
-			dup2(nul, STDIN_FILENO);
-			dup2(nul, STDOUT_FILENO);
-		}
 		execv(pasta, (char *const *)argv);
 		_exit(127);
 	}
 	n->pasta_pid = pid;
 	/* pasta writes its pid file once the cell's interface, address and route are configured */
-	long until = now_ms() + PASTA_READY_MS;
-	for (;;) {
-		int st;
-		if (waitpid(pid, &st, WNOHANG) == pid) {
-			n->pasta_pid = 0;
-			return error_set(err, 0, "pasta could not attach to the cell's network (it exited with %s %d); "
-					 "run 'pasta --version' to check it", WIFEXITED(st) ? "status" : "signal",
-					 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-		}
-		struct stat sb;
-		if (stat(n->pasta_pidfile, &sb) == 0 && sb.st_size > 0)
-			return 0;
-		if (now_ms() > until)
-			return error_set(err, ETIMEDOUT, "pasta did not configure the cell's network in %d ms", PASTA_READY_MS);
-		poll(NULL, 0, 1);
+	return wait_ready(&n->pasta_pid, n->pasta_pidfile, "pasta", err);
+}
+
+/* ---- a rootless VM: passt in a network namespace of its own, behind pasta ---- */
+
+/* The holder of the VM's network namespace, in the child: a user and network namespace of its
+ * own (the caller's ids mapped to themselves), ready said, then, once the supervisor has put
+ * the firewall and pasta into it (go), passt on the qemu socket's end as descriptor 3. */
+static void __attribute__((noreturn)) passt_child(const char *passt, const char *const *argv, int sock, int ready, int go,
+						   pid_t parent)
+{
+	char um[32], gm[32], b;
+	snprintf(um, sizeof um, "%u %u 1\n", (unsigned)geteuid(), (unsigned)geteuid());
+	snprintf(gm, sizeof gm, "%u %u 1\n", (unsigned)getegid(), (unsigned)getegid());
+	if (!helper_child(parent) || unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0 ||
+	    write_file("/proc/self/uid_map", um, strlen(um)) < 0 || write_file("/proc/self/setgroups", "deny", 4) < 0 ||
+	    write_file("/proc/self/gid_map", gm, strlen(gm)) < 0 || write(ready, "r", 1) != 1)
+		_exit(127);
+	if (read(go, &b, 1) != 1)
+		_exit(127); /* the supervisor gave up */
+	if (sock == PASST_FD ? fcntl(sock, F_SETFD, 0) < 0 : dup2(sock, PASST_FD) < 0)
+		_exit(127);
+	execv(passt, (char *const *)argv);
+	_exit(127);
+}
+
+/* passt's command line: the rootless cell's address plan on the guest's side, nothing mapped
+ * to the namespace's own addresses, no DHCP or NDP (the guest configures itself), no port
+ * forwarded; DNS to the gateway goes to the gateway in the namespace, which is pasta's. */
+static const char **passt_argv(const struct net_state *n, const char *passt, char a[INET_ADDRSTRLEN],
+			       char g[INET_ADDRSTRLEN], char pfx[8])
+{
+	inet_ntop(AF_INET, &n->addr, a, INET_ADDRSTRLEN);
+	inet_ntop(AF_INET, &n->gw, g, INET_ADDRSTRLEN);
+	snprintf(pfx, 8, "%d", n->prefix);
+	const char *v[] = { passt, "--foreground", "--quiet", "--ipv4-only", "--no-map-gw", "--no-dhcp", "--no-ndp",
+			    "--no-dhcpv6", "--no-ra", "--fd", PASST_FD_TEXT, "-a", a, "-n", pfx, "-g", g,
+			    "-t", "none", "-u", "none", "--pid", n->passt_pidfile, NULL };
+	const char **argv = xcalloc(sizeof v / sizeof v[0], sizeof *argv);
+	memcpy(argv, v, sizeof v);
+	return argv;
+}
+
+int passt_start(struct net_state *n, struct error *err)
+{
+	_cleanup_free_ char *passt = tool_find("passt");
+	if (!passt)
+		return error_set(err, ENOENT, "--net nat for a rootless VM needs passt; install the Debian package passt");
+	n->passt_pidfile = xasprintf("%s/passt.pid", n->rundir);
+	unlink(n->passt_pidfile);
+	char a[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN], pfx[8];
+	_cleanup_free_ const char **argv = passt_argv(n, passt, a, g, pfx);
+	int sv[2] = { -1, -1 }, ready[2] = { -1, -1 }, go[2] = { -1, -1 };
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+		error_set(err, errno, "cannot make the VM's network");
+		goto fail;
 	}
+	pid_t parent = getpid(), pid = fork();
+	if (pid == 0)
+		passt_child(passt, argv, sv[1], ready[1], go[0], parent);
+	int e = errno;
+	closep(&sv[1]);
+	closep(&ready[1]);
+	closep(&go[0]);
+	n->passt_pid = pid > 0 ? pid : 0; /* pasta_stop() ends it */
+	char b;
+	if (pid < 0 || read(ready[0], &b, 1) != 1) {
+		error_set(err, pid < 0 ? e : 0, "cannot make a network namespace for passt (the VM's network)");
+		goto fail;
+	}
+	/* the firewall and pasta before passt sends anything */
+	if (pasta_start(n, pid, err) < 0 || write(go[1], "g", 1) != 1 ||
+	    wait_ready(&n->passt_pid, n->passt_pidfile, "passt", err) < 0)
+		goto fail;
+	closep(&ready[0]);
+	closep(&go[1]);
+	return sv[0];
+fail:
+	for (int i = 0; i < 2; i++) {
+		closep(&sv[i]);
+		closep(&ready[i]);
+		closep(&go[i]);
+	}
+	if (!err->msg)
+		error_set(err, EIO, "cannot start passt");
+	return -EIO;
+}
+
+static void stop_helper(pid_t *pid, char **pidfile)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+		*pid = 0;
+	}
+	if (*pidfile)
+		unlink(*pidfile);
+	free(*pidfile);
+	*pidfile = NULL;
 }
 
 void pasta_stop(struct net_state *n)
 {
-	if (n->pasta_pid > 0) {
-		kill(n->pasta_pid, SIGKILL);
-		waitpid(n->pasta_pid, NULL, 0);
-		n->pasta_pid = 0;
-	}
-	if (n->pasta_pidfile)
-		unlink(n->pasta_pidfile);
-	free(n->pasta_pidfile);
-	n->pasta_pidfile = NULL;
+	stop_helper(&n->passt_pid, &n->passt_pidfile);
+	stop_helper(&n->pasta_pid, &n->pasta_pidfile);
 }

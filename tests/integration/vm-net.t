@@ -3,7 +3,8 @@
 # NIC is a tap on warren's bridge under the same firewall and resolver as a container cell's
 # veth. The whole script runs in the throwaway world of net.t (net_world_up in lib.sh: network
 # namespaces of its own, no route off the machine); nothing is sent beyond it. Boots are slow
-# (TCG): each checks several things; 4 boots, all as root.
+# (TCG): each checks several things; 4 boots as root, then 2 rootless (passt behind pasta and
+# the firewall of a rootless cell, as net.t's rootless part).
 # A VM's port held to its MAC and address is checked with a stand-in for its tap (no boot).
 [ -n "${WARREN_NET_WORLD:-}" ] || exec env WARREN_NET_WORLD=1 unshare --net --mount --propagation private bash "$0" "$@"
 . "$(dirname "$0")/../lib.sh"
@@ -15,7 +16,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
 net_world_up
-plan 31
+plan 43
 
 CURL="curl -s -m 5"
 world_idle() {
@@ -23,12 +24,6 @@ world_idle() {
 	ip -br link | grep -E '^wv'
 	ls /run/warren/net/leases 2>/dev/null
 }
-
-# ---- a rootless VM has no network (one line, no boot)
-use_mode user
-wrun --driver vm --net nat -- true
-is "$RC" 125 "[user] --driver vm --net nat exits 125"
-like "$ERR" "the vm driver: --net nat needs root .* use the container driver" "[user] and says it needs root"
 
 use_mode root
 chown 1000001000:1000001000 "$WORK"
@@ -118,3 +113,38 @@ ok $? "kill: after kill -9 of warren no qemu is left"
 wr gc
 is "$(net_left "$ID")" "" "kill: warren gc removed the run's rules, sets and lease (the tap went with qemu)"
 nothing_left "$RD" "kill: gc reclaimed the killed run" norecord
+
+# ---- rootless: passt in a network namespace of its own, behind the firewall and pasta of a
+# rootless container cell: the same reach and refusals as that cell (not counted, as there)
+use_mode user
+net_world_rootless
+wrun --driver vm --net allow=web1.test -- true
+is "$RC" 125 "[user] allow=: refused as for a rootless container"
+like "$ERR" "allow= needs root: .*pasta" "[user] allow=: the refusal names why"
+wrun --driver vm --net nat -- sh -c 'ls /sys/class/net | tr "\n" " "; echo; cat /etc/resolv.conf;
+	'"$CURL"' http://203.0.113.10:8080/; '"$CURL"' http://web1.test:8080/;
+	'"$CURL"' http://198.51.100.1:8081/; echo host=$?; '"$CURL"' http://169.254.169.254/; echo meta=$?;
+	'"$CURL"' http://10.20.30.40:8090/; echo lan=$?; '"$CURL"' http://10.88.0.1:8081/; echo gw=$?;
+	'"$CURL"' http://10.88.0.1:53/; echo gwdns=$?'
+RD=$(last_rundir)
+is "$RC" 0 "[user] nat: the run ends well"
+line_like "$OUT" '^eth0 lo $' "[user] nat: the VM has eth0 (virtio-net on passt's socket) and lo"
+line_like "$OUT" '^nameserver 10\.88\.0\.1$' "[user] nat: resolv.conf names the gateway"
+is "$(grep -c 'this is web1' <<<"$OUT")" 2 "[user] nat: reaches a test host by address and by name (pasta's DNS)"
+# refused in the namespace's firewall: passt (Debian 12's) does not pass the reset on, so the
+# guest's connect times out (28) where a container's is refused at once (7)
+is "$(grep -cE '^(host|meta|lan|gw|gwdns)=(7|28)$' <<<"$OUT")" 5 "[user] nat: the host, 169.254.169.254, a private range, the gateway (but DNS) and TCP DNS are not reached"
+is "$(jget "$RD/result.json" '[d["network"]["mode"], d["network"]["via"]]')" '["nat", "pasta"]' "[user] nat: recorded as nat via pasta"
+is "$(pgrep -u "$TEST_USER_UID" -f '^([^ ]*/(pasta|passt) |qemu-system)')" "" "[user] nat: pasta, passt and qemu ended with the run"
+nothing_left "$RD" "[user] nat: no scratch, mount, process or cgroup left"
+# kill -9 of warren: qemu, pasta and passt have a parent-death signal
+wr_bg run --work "$WORK" --driver vm --net nat -- sh -c 'echo started; sleep 100'
+wait_for 150 grep -q started "$BG_OUT"
+ok $? "[user] kill: the job started in the VM"
+[ -n "$(pgrep -u "$TEST_USER_UID" -f "^[^ ]*/passt ")" ] && [ -n "$(pgrep -u "$TEST_USER_UID" -f "^[^ ]*/pasta ")" ]
+ok $? "[user] kill: passt and pasta run while the VM does"
+kill -KILL "$BG_PID"
+wait_for 10 sh -c "! pgrep -u $TEST_USER_UID -f '^([^ ]*/(pasta|passt) |qemu-system)'"
+is "$(pgrep -u "$TEST_USER_UID" -f '^([^ ]*/(pasta|passt) |qemu-system)')" "" "[user] kill: kill -9 of warren ends qemu, pasta and passt"
+wr gc
+nothing_left "$(last_rundir)" "[user] kill: gc reclaimed the killed run" norecord
