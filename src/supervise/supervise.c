@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -313,6 +314,33 @@ static void watch_limits(struct sup *u)
 
 /* ---- the terminal ---- */
 
+/* What the caller's terminal holds before warren makes it raw, read as its line discipline
+ * made it: whole lines pass to the job's terminal as they are, an EOF typed (script(1) types
+ * one when its input ends) as that terminal's EOF; left there, raw mode would read the EOF as
+ * the NUL byte the line discipline keeps for it. The caller's terminal first stops making EOFs
+ * and echoing: one typed from then on stays the byte ^D, which raw mode passes on as typed.
+ * True when the caller's terminal was changed. */
+static bool pass_typed_ahead(struct sup *u)
+{
+	struct termios quiet = u->saved_tio;
+	quiet.c_lflag &= ~(tcflag_t)ECHO;
+	quiet.c_cc[VEOF] = _POSIX_VDISABLE;
+	if (!(u->saved_tio.c_lflag & ICANON) || tcsetattr(STDIN_FILENO, TCSANOW, &quiet) < 0)
+		return false;
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	char buf[4096];
+	for (int i = 0; i < 64 && poll(&p, 1, 0) == 1 && p.revents == POLLIN; i++) {
+		ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+		if (n > 0)
+			write_all(u->pty, buf, (size_t)n);
+		else if (n == 0) /* an EOF */
+			write_all(u->pty, &u->saved_tio.c_cc[VEOF], 1);
+		else
+			break;
+	}
+	return true;
+}
+
 /* The job's terminal gets the caller's size (a VM's through its control port: u->pty is a
  * socket to the guest's console). */
 static void job_winsize(struct sup *u)
@@ -334,8 +362,9 @@ static void tty_raw(struct sup *u)
 		struct termios raw = u->saved_tio;
 		/* the job's terminal starts with the caller's settings */
 		tcsetattr(u->pty, TCSANOW, &u->saved_tio);
+		bool changed = pass_typed_ahead(u);
 		cfmakeraw(&raw);
-		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0)
+		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0 || changed)
 			u->tty_raw = true;
 	}
 }

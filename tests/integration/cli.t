@@ -4,7 +4,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((69 + 22))
+plan $((69 + 25))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -183,3 +183,16 @@ is "$(cat "$E")" e "$M 2>FILE on a terminal: the job's stderr lands in FILE"
 like "$OUT" "out" "$M ... its stdout is on the terminal"
 like "$OUT" "/dev/pts/[0-9]+" "$M ... which is a terminal of its own (tty)"
 like "$OUT" "stderr-not-a-tty" "$M ... and its stderr is not that terminal"
+
+# The caller's input ends (script(1) types an EOF when its own stdin does, here at once, before
+# warren makes the terminal raw, or 2 s later, after): a job reading its terminal gets the EOF,
+# never a NUL byte in its place (the line discipline's mark of an EOF, read in raw mode); lines
+# typed ahead reach it as typed.
+cmd=$(printf '%q ' "$WARREN" run --state "$STATE" --work "$WORK" -- sh -c 'cat; echo cat-ended')
+bounded script -qec "$cmd" /dev/null
+is "$(tr -d '\r' <<<"$OUT" | od -An -c | tr -s ' ')" "$(printf 'cat-ended\n' | od -An -c | tr -s ' ')" "$M the caller's input ends before the job starts: the job reads EOF, and no NUL byte (nor its echo ^@)"
+OUT=$(printf 'typed-ahead\n' | timeout 60 script -qec "$cmd" /dev/null | tr -d '\r')
+n=$(grep -c '^typed-ahead$' <<<"$OUT")
+is "$((n >= 2 && n <= 3)):$(tail -n 1 <<<"$OUT")" "1:cat-ended" "$M a line typed ahead reaches the job as typed (the job's terminal's echo and cat's copy; the caller's echo when typed before warren took the terminal), then the EOF" || diag "$OUT"
+OUT=$(sleep 2 | timeout 60 script -qec "$cmd" /dev/null | tr -d '\r')
+is "$OUT" "cat-ended" "$M an EOF typed once the job runs: the job reads EOF"
