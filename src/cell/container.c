@@ -698,13 +698,34 @@ static const char *env_get(char **env, const char *name)
 	return NULL;
 }
 
-/* A warm cell's plain command (its take says so): the executor's EXEC_START of its only step,
- * received by init over the control socket and started as the job itself, without the
- * executor (cell/executor.h: the same cwd, argv, env and streams the executor would give it). */
-static struct {
-	char *buf, *cwd;
+/* A warm cell's job is made before its run comes and waits, set up to its last step, for
+ * init to tell it its take over this pipe: 'x' the executor, 'd' a plain command. */
+static int warm_take_r = -1, warm_take_w = -1;
+
+/* The warm cell's job, its take come: the executor's (returns), or a plain command's, whose
+ * EXEC_START is on the control socket: started here as the job itself, with the cwd, argv, env
+ * and streams the executor would give it (cell/executor.h), without the executor. */
+static void warm_job_take(const struct cell_io *io)
+{
+	char how;
+	if (read(warm_take_r, &how, 1) != 1)
+		_exit(125);
+	if (how != 'd')
+		return;
+	char *buf = xmalloc(EXEC_MSG_MAX), *cwd;
 	char **argv, **env;
-} direct;
+	int fds[2];
+	ssize_t n = exec_msg_recv(io->control, buf, fds);
+	struct exec_hdr h;
+	if (n < (ssize_t)sizeof h || fds[0] < 0)
+		die(n < 0 ? errno : EPROTO, "cannot receive the warm cell's command");
+	memcpy(&h, buf, sizeof h);
+	if (h.type != EXEC_START || exec_start_parse(&h, buf + sizeof h, (size_t)n - sizeof h, &cwd, &argv, &env) < 0)
+		die(EPROTO, "the warm cell's command is malformed");
+	if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0)
+		die(errno, "cannot set up the job's standard streams");
+	executor_exec(cwd, argv, env);
+}
 
 /* execve argv[0], searching the cell's PATH; reports 127/126 like a shell when it cannot. */
 static void __attribute__((noreturn)) exec_job(const struct cell_spec *s)
@@ -749,6 +770,7 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	if (read(go, &c, 1) != 1)
 		_exit(125);
 	close(go);
+	closep(&warm_take_w);
 	sigset_t none;
 	sigemptyset(&none);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -788,10 +810,10 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	struct policy_ctx pc = spec_policy_ctx(s);
 	if (policy_apply_job(&pc, io->watch, &perr) < 0)
 		die(0, "%s", perr.msg);
+	if (warm_take_r >= 0)
+		warm_job_take(io);
 	if (io->control >= 0)
 		executor_main(s, io->control);
-	if (direct.argv)
-		executor_exec(direct.cwd, direct.argv, direct.env);
 	exec_job(s);
 }
 
@@ -893,30 +915,6 @@ struct take_msg {
 	uint64_t scratch;
 	char direct;
 } __attribute__((packed));
-
-/* The take of a plain command: its step's EXEC_START from the control socket, its output fds
- * as the job's stdout and stderr (jio), which no longer runs the executor. */
-static void take_direct(const struct cell_io *io, struct cell_io *jio)
-{
-	direct.buf = xmalloc(EXEC_MSG_MAX);
-	int fds[2];
-	ssize_t n = exec_msg_recv(io->control, direct.buf, fds);
-	struct exec_hdr h;
-	if (n < (ssize_t)sizeof h || fds[0] < 0)
-		die(n < 0 ? errno : EPROTO, "cannot receive the warm cell's command");
-	memcpy(&h, direct.buf, sizeof h);
-	if (h.type != EXEC_START ||
-	    exec_start_parse(&h, direct.buf + sizeof h, (size_t)n - sizeof h, &direct.cwd, &direct.argv, &direct.env) < 0)
-		die(EPROTO, "the warm cell's command is malformed");
-	for (int i = 0; i < 2; i++) {
-		int old = i ? io->err : io->out;
-		if (old > 2)
-			close(old);
-	}
-	jio->out = fds[0];
-	jio->err = fds[1];
-	jio->control = -1;
-}
 
 /* The run's own scratch, a fresh tmpfs (of the tmpfs default size until its take says:
  * scratch_resize), bound on /tmp, /var/tmp, /dev/shm and the home; the job's Landlock domain
@@ -1117,11 +1115,20 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	struct cell_io jio = *io;
 	if (io->console >= 0)
 		open_console(s, &jio);
-	/* a warm cell: all that does not depend on its run before it comes, its scratch too (no
-	 * one but its run ever sees it: a warm cell is taken once) */
+	/* a warm cell: all that does not depend on its run before it comes: its scratch (no one
+	 * but its run ever sees it: a warm cell is taken once), and its job's process, set up to
+	 * its last step (warm_job_take) */
+	pid_t job = -1;
 	if (s->warm) {
 		take_scratch(s);
 		show_cgroup(cg);
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0)
+			die(errno, "pipe");
+		warm_take_r = p[0];
+		warm_take_w = p[1];
+		job = start_job(s, &jio);
+		closep(&warm_take_r);
 	}
 	/* wait for the supervisor (the network, from outside; a warm cell: its take) */
 	struct take_msg take = { 0 };
@@ -1131,12 +1138,14 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	close(go);
 	if (s->warm && take.scratch)
 		scratch_resize(take.scratch);
-	if (s->warm && take.direct)
-		take_direct(io, &jio);
-	if (!s->warm)
+	if (s->warm) {
+		if (write(warm_take_w, take.direct ? "d" : "x", 1) != 1)
+			die(errno, "cannot start the warm cell's job");
+		closep(&warm_take_w);
+	} else {
 		show_cgroup(cg);
-
-	pid_t job = start_job(s, &jio);
+		job = start_job(s, &jio);
+	}
 	if (io->watch >= 0)
 		close(io->watch);
 	/* init keeps no stream of the job open: end of output is the job's */

@@ -114,6 +114,7 @@ struct runner {
 	void (*ended)(void *ctx, const struct run_result *res); /* job_run_opts' */
 	void *ended_ctx;
 	bool end_told;              /* a plain command's end was looked at (direct_end) */
+	int direct_out;             /* its output pipe's read end, sent before the take, or -1 */
 };
 
 static double now_s(struct runner *r) { return sup_elapsed(&r->u); }
@@ -201,24 +202,13 @@ static int open_log(struct runner *r, const char *base, int *times)
 	return openat(r->logdir_fd, p, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
-static struct task *start_task(struct runner *r, enum task_kind kind, size_t index, const char *log_base,
-			       const char *shell, const char *script, char **extra_env, const char *workdir)
+/* The EXEC_START of task id on the control socket: its command (the job's shell running
+ * script, or a plain command's argv), env, working directory, and out_w as its stdout and
+ * stderr. sendmsg's result. */
+static ssize_t send_start(struct runner *r, uint32_t id, bool step, const char *shell, const char *script,
+			  char **extra_env, const char *workdir, int out_w)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return NULL;
-	struct task *t = xcalloc(1, sizeof *t);
-	t->kind = kind;
-	t->index = index;
-	t->id = ++r->next_id;
-	t->out_r = p[0];
-	t->log_fd = open_log(r, log_base, &t->times_fd);
-	/* a service's ready checks share one .times file: its bound holds for all of them */
-	off_t times_at = t->times_fd >= 0 ? lseek(t->times_fd, 0, SEEK_END) : 0;
-	t->times_size = times_at > 0 ? (uint64_t)times_at : 0;
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-
-	char **argv = r->direct && kind == T_STEP ? strv_copy(r->direct) : shell_argv(shell, script);
+	char **argv = r->direct && step ? strv_copy(r->direct) : shell_argv(shell, script);
 	char **env = task_env(r->s, extra_env);
 	/* a step's working-directory is relative to the worktree (the cell's working directory
 	 * with --work none); without one it runs where the job does */
@@ -234,7 +224,7 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 		argc++;
 	while (env[envc])
 		envc++;
-	struct exec_hdr h = { .type = EXEC_START, .task = t->id, .a = (int32_t)argc, .b = (int32_t)envc };
+	struct exec_hdr h = { .type = EXEC_START, .task = id, .a = (int32_t)argc, .b = (int32_t)envc };
 	fwrite(&h, sizeof h, 1, f);
 	fwrite(cwd, strlen(cwd) + 1, 1, f);
 	for (size_t i = 0; i < argc; i++)
@@ -242,7 +232,7 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 	for (size_t i = 0; i < envc; i++)
 		fwrite(env[i], strlen(env[i]) + 1, 1, f);
 	fclose(f);
-	int fds[2] = { p[1], p[1] };
+	int fds[2] = { out_w, out_w };
 	char cbuf[CMSG_SPACE(sizeof fds)] = { 0 };
 	struct iovec iov = { .iov_base = msg, .iov_len = len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
@@ -253,9 +243,46 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 	memcpy(CMSG_DATA(cm), fds, sizeof fds);
 	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(r->ctl, &mh, MSG_NOSIGNAL) : -1;
 	free(msg);
-	close(p[1]);
 	strv_free(argv);
 	strv_free(env);
+	return w;
+}
+
+/* A plain command's EXEC_START, sent before the take so that the cell's init finds it there
+ * (job_run): its output pipe's read end is the step's when it starts (start_task). */
+static void send_direct(struct runner *r)
+{
+	const struct job_step *js = &r->job->steps[0];
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0 ||
+	    send_start(r, r->next_id + 1, true, js->shell ? js->shell : r->job->shell, js->run, js->env, js->workdir, p[1]) < 0) {
+		r->direct = NULL;  /* the step starts on the job path */
+		return;
+	}
+	close(p[1]);
+	r->direct_out = p[0];
+}
+
+static struct task *start_task(struct runner *r, enum task_kind kind, size_t index, const char *log_base,
+			       const char *shell, const char *script, char **extra_env, const char *workdir)
+{
+	int p[2] = { r->direct_out, -1 };
+	if (kind == T_STEP && p[0] >= 0)
+		r->direct_out = -1;  /* sent already (send_direct) */
+	else if (pipe2(p, O_CLOEXEC) < 0)
+		return NULL;
+	struct task *t = xcalloc(1, sizeof *t);
+	t->kind = kind;
+	t->index = index;
+	t->id = ++r->next_id;
+	t->out_r = p[0];
+	t->log_fd = open_log(r, log_base, &t->times_fd);
+	/* a service's ready checks share one .times file: its bound holds for all of them */
+	off_t times_at = t->times_fd >= 0 ? lseek(t->times_fd, 0, SEEK_END) : 0;
+	t->times_size = times_at > 0 ? (uint64_t)times_at : 0;
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	ssize_t w = p[1] < 0 ? 0 : send_start(r, t->id, kind == T_STEP, shell, script, extra_env, workdir, p[1]);
+	closep(&p[1]);
 	if (w < 0) {
 		close(p[0]);
 		closep(&t->log_fd);
@@ -937,7 +964,7 @@ static int runner_loop(struct runner *r)
 int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opts *o, struct error *err)
 {
 	struct runner r = { .job = job, .s = s, .ctl = -1, .logdir_fd = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1,
-			    .ended = o->ended, .ended_ctx = o->take_ctx };
+			    .ended = o->ended, .ended_ctx = o->take_ctx, .direct_out = -1 };
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");
@@ -951,12 +978,15 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 			sup_abandon(&r.u);
 			rc = -ECANCELED;
 		}
+		if (r.direct)
+			send_direct(&r);
 		r.u.take_direct = r.direct != NULL;
 	}
 	if (rc == 0)
 		rc = sup_go(&r.u, err);
 	if (rc < 0) {
 		close(sp[0]);
+		closep(&r.direct_out);
 		return rc;
 	}
 	r.steps = xcalloc(job->n_steps + 1, sizeof *r.steps);
@@ -1030,6 +1060,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	free(r.cancel.text);
 	free(r.job_cause_limit);
 	closep(&r.logdir_fd);
+	closep(&r.direct_out);
 	closep(&r.ctl);
 	closep(&r.tick_tfd);
 	closep(&r.step_tfd);
