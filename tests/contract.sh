@@ -2,16 +2,17 @@
 # sourced by tests/integration/contract.t and run once per driver (`contract_checks container`,
 # `contract_checks vm`): what a job sees of /tmp, $TMPDIR, its user, the host and another
 # run; limits with their causes; exit codes and signals; network none; the file-system
-# options (an image, binds, --externals, --workdir, --hostname, --work-ro); and nothing left
-# after. Every check is on what the job saw or what the host has afterwards, so it fails when
+# options (an image, binds, --externals, --workdir, --hostname, --work-ro); a job (a service
+# with its readiness, steps with their logs, a step's time limit, if: always(); the same job
+# file but for its driver: line, and the same record); and nothing left after. Every check is on what the job saw or what the host has afterwards, so it fails when
 # a driver breaks the contract.
 #
 # Boots are few (a VM's is seconds under TCG): per mode, one run holds the contract's facts
 # and stays up while a second run looks for it (isolation) and dies by a signal; one run has
-# the file-system options; as root, one run per limit. CONTRACT_TESTS is how many tests one
+# the file-system options; one job; as root, one run per limit. CONTRACT_TESTS is how many tests one
 # driver's list makes (the plan is a sum of these).
 
-CONTRACT_TESTS_MODE=42   # per mode (root, user)
+CONTRACT_TESTS_MODE=53   # per mode (root, user)
 CONTRACT_TESTS_LIMITS=12 # as root only
 CONTRACT_TESTS=$((2 * CONTRACT_TESTS_MODE + CONTRACT_TESTS_LIMITS))
 
@@ -39,6 +40,7 @@ contract_checks() {
 		use_mode "$mode"
 		_contract_cell "$driver" "[$driver $mode]"
 		_contract_fs "$driver" "[$driver $mode]"
+		_contract_job "$driver" "[$driver $mode]"
 	done
 	use_mode root
 	_contract_limits "$driver" "[$driver root]"
@@ -189,4 +191,56 @@ print("allocated 1 GiB")'
 	unlike "$OUT" "allocated" "$M --memory: the hog did not get its 1 GiB"
 	is "$(jget "$rd/result.json" 'd["cause"]["limit"]')" memory "$M --memory: result.json cause.limit memory"
 	nothing_left "$rd" "$M nothing of the limited runs is left"
+}
+
+# A job: a service ready by its TCP port, a step that talks to it, a step's output (both
+# streams) in its log, TMPDIR=/tmp over the job's env, /tmp and the worktree kept across
+# steps, a step stopped by its time limit (its cause), a step skipped after it, an
+# if: always() step; the record (steps, services, cause) is the same for both drivers.
+_contract_job() {
+	local driver=$1 M=$2 rd jf
+	jf=$(mktemp -p "$TEST_SCRATCH" job-XXXXXX.yaml)
+	cat >"$jf" <<-EOF
+	name: contract-job
+	driver: $driver
+	env:
+	  TMPDIR: /job-tmpdir
+	services:
+	  web:
+	    run: exec python3 -m http.server 8765 --bind 127.0.0.1
+	    ready:
+	      tcp: 8765
+	steps:
+	  - name: talk
+	    run: python3 -c 'import urllib.request as u; print("web", u.urlopen("http://127.0.0.1:8765/").status)'
+	  - name: env
+	    run: echo "tmpdir \$TMPDIR"; echo to-stderr >&2; echo kept >/tmp/kept; echo from-step >"$WORK/from-step"
+	  - name: slow
+	    timeout: 1s
+	    run: sleep 60
+	  - name: skipped
+	    run: echo never
+	  - name: last
+	    if: always()
+	    run: cat /tmp/kept "$WORK/from-step"
+	EOF
+	chmod 644 "$jf"
+	rm -f "$WORK/from-step"
+	bounded "${RUNNER[@]}" "$WARREN" job run "$jf" --state "$STATE" --work "$WORK"
+	rd=$(last_rundir)
+	is "$RC" 124 "$M a job whose step hits its time limit exits 124" || diag "$ERR"
+	is "$(jget "$rd/result.json" 'd["status"] + " " + str(d["exit_code"]) + " " + d["cause"]["limit"] + " " + d["cause"]["value"]')" \
+		"limit 124 step-time 1s" "$M job: result.json names the step's time limit as the cause"
+	is "$(jget "$rd/result.json" '" ".join(s["name"] + ":" + s["status"] + ":" + str(s["exit_code"]) for s in d["steps"])')" \
+		"talk:ok:0 env:ok:0 slow:limit:124 skipped:skipped:None last:ok:0" "$M job: each step's status and exit code"
+	like "$(jget "$rd/result.json" 'd["cause"]["message"]')" "^step slow: time limit 1s reached" "$M job: the cause names the step"
+	is "$(jget "$rd/result.json" '" ".join(s["name"] + ":" + s["status"] + ":" + str(s["ready_timeout_ms"]) for s in d["services"])')" \
+		"web:stopped:30000" "$M job: the service was ready, then stopped at the end"
+	is "$(cat "$rd/log/1-talk.log" 2>/dev/null)" "web 200" "$M job: a step reached the service on the cell's loopback"
+	is "$(cat "$rd/log/2-env.log" 2>/dev/null)" "tmpdir /tmp"$'\n'"to-stderr" "$M job: a step's two streams in its log, TMPDIR=/tmp over the job's env"
+	is "$(cat "$rd/log/5-last.log" 2>/dev/null)" "kept"$'\n'"from-step" "$M job: /tmp and the worktree kept across steps, the always() step ran"
+	like "$(cat "$rd/log/service-web.log" 2>/dev/null)" '"GET / HTTP/1.1" 200' "$M job: the service's log has its request"
+	is "$(cat "$WORK/from-step" 2>/dev/null)" from-step "$M job: what a step wrote in the worktree is on the host"
+	nothing_left "$rd" "$M nothing of the job is left"
+	rm -f "$jf" "$WORK/from-step"
 }

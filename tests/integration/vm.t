@@ -15,7 +15,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 47
+plan 43
 
 host_tmp_marker
 
@@ -36,20 +36,12 @@ like "$ERR" "qemu runs as uid 1000001000, which cannot read the worktree $closed
 	"and warren says which uid needs what"
 rmdir "$closed"
 d=$(mktemp -d -p "$TEST_SCRATCH")
-echo x >"$d/file"
-wrun --driver vm --ro-bind "$d/file:/opt/file" -- true
-is "$RC" 125 "--driver vm with a bind of a file exits 125"
-like "$ERR" "the vm driver: a --bind of a file \(the VM's shares are directories\) is not done yet" "and says why"
 binds=()
 for i in $(seq 17); do mkdir "$d/b$i"; binds+=(--ro-bind "$d/b$i:/opt/b$i"); done
 wrun --driver vm "${binds[@]}" -- true
 like "$RC $ERR" "^125 warren: the vm driver: 17 binds \(--bind, --ro-bind, --externals\), at most 16" "17 binds are refused: each is a device of the VM"
 rm -rf "$d"
 jobf=$WORK/vm-job.yml
-printf 'name: t\ndriver: vm\nsteps:\n  - run: "true"\n' >"$jobf"
-bounded "$WARREN" job run "$jobf" --state "$STATE"
-is "$RC" 125 "a job file with driver: vm exits 125 (jobs in a VM are not done yet)"
-like "$ERR" "the vm driver: a job \(steps and services\) is not done yet" "and says so"
 printf 'name: t\ndriver: vmx\nsteps:\n  - run: "true"\n' >"$jobf"
 bounded "$WARREN" job check "$jobf"
 like "$ERR" "driver: 'vmx' is not a driver; give container or vm" "a job file's driver: vmx is refused with its place"

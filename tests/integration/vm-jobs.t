@@ -1,0 +1,87 @@
+#!/bin/bash
+# vm-jobs.t - what the vm driver carries beyond a single command that the shared contract list
+# (tests/contract.sh, whose job case runs under both drivers) does not check: a terminal (the
+# job's controlling tty is the guest's console, sized as the caller's and resized with it, its
+# stdin the caller's; a redirected stderr apart), and binds of files (read-only and
+# read-write; qemu's share holds the file alone, not its siblings), as root and rootless.
+# A job's executor carried over the VM's wall is contract.t's (its job case).
+#
+# 3 boots: the terminal (root), the binds of files (root, rootless).
+. "$(dirname "$0")/../lib.sh"
+
+T_TIMEOUT=180
+
+command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed (qemu-system-x86)"
+ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
+[ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
+command -v script >/dev/null || bail_out "no script(1) (bsdutils)"
+
+plan 18
+
+host_tmp_marker
+
+# ---- a terminal: script(1) gives warren one (33 rows, 91 columns, a line typed in); once the
+# job runs, the caller's terminal is resized to 20x50 from outside (warren gets SIGWINCH); the
+# job's stderr goes to the file the caller redirected it to; its exit code passes through
+use_mode root
+M="[tty]"
+E=$TEST_SCRATCH/tty-err.txt
+T=$TEST_SCRATCH/tty-out.txt
+rm -f "$WORK/started"
+chown "$HOST_JOB_UID" "$WORK" # qemu serves the worktree as the run user's host uid (docs/vm.md)
+job='tty; stty size; echo e >&2; test -t 2 || echo stderr-not-a-tty; touch '"$WORK"'/started
+i=0; while [ "$(stty size)" = "33 91" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+stty size; read line; echo "got $line"; exit 4'
+cmd=$(printf '%q ' "$WARREN" run --state "$STATE" --work "$WORK" --driver vm -- sh -c "$job")
+resize='t=$(tty); (i=0; while [ ! -e '"$WORK"'/started ] && [ $i -lt 1500 ]; do sleep 0.1; i=$((i + 1)); done
+	stty -F "$t" rows 20 cols 50) &'
+timeout -k 5 "$T_TIMEOUT" script -qec "stty rows 33 cols 91; $resize $cmd 2>$E" /dev/null <<<"typed-line" >"$T" 2>&1
+RC=$?
+OUT=$(tr -d '\r' <"$T" | sed 's/\^@//g') # script(1) shows a NUL it gets as ^@
+rd=$(last_rundir)
+is "$RC" 4 "$M the job's exit code 4 passes through" || diag "$OUT"
+line_like "$OUT" '^/dev/hvc1$' "$M the job's stdin and stdout are a terminal (the guest's console, /dev/hvc1)"
+line_like "$OUT" '^33 91$' "$M the terminal has the caller's size (33 rows, 91 columns)"
+line_like "$OUT" '^20 50$' "$M a resize of the caller's terminal reaches the job's"
+line_like "$OUT" '^got typed-line$' "$M a line typed in the caller's terminal reaches the job's stdin"
+line_like "$OUT" '^stderr-not-a-tty$' "$M a stderr the caller redirected is not the terminal"
+is "$(cat "$E")" e "$M ... it lands in the caller's file"
+nothing_left "$rd" "$M nothing of the run is left"
+rm -f "$E" "$T" "$WORK/started"
+
+# ---- binds of files: one read-only, one read-write, each beside a sibling the job must not
+# reach; while the job runs, qemu's share of each (what a guest that took over its kernel could
+# ask for) holds the file alone
+for mode in root user; do
+	use_mode "$mode"
+	M="[file binds $mode]"
+	d=$(mktemp -d -p "$TEST_SCRATCH")
+	chmod 755 "$d"
+	echo ro-content >"$d/ro.txt"
+	echo rw-content >"$d/rw.txt"
+	echo sibling >"$d/sibling"
+	chmod 644 "$d/ro.txt" "$d/rw.txt"
+	chmod 666 "$d/sibling"
+	chown "$HOST_JOB_UID" "$d/rw.txt" # qemu writes as the run user's host uid
+	rm -f "$WORK/go"
+	wr_bg run --work "$WORK" --driver vm --env WORKTREE="$WORK" --ro-bind "$d/ro.txt:/etc/warren-ro.txt" --bind "$d/rw.txt:/opt/new/rw.txt" -- sh -c '
+		cat /etc/warren-ro.txt; (echo x >>/etc/warren-ro.txt) 2>/dev/null || echo ro-refused
+		cat /opt/new/rw.txt; echo written >>/opt/new/rw.txt && echo rw-written
+		echo "beside $(ls -A /opt/new | tr "\n" " ")"; echo ready
+		i=0; while ! test -e "$WORKTREE/go" && [ $i -lt 1500 ]; do sleep 0.1; i=$((i + 1)); done'
+	pid=$BG_PID
+	wait_for 150 grep -qs '^ready$' "$BG_OUT"
+	rd=$(last_rundir)
+	q=$(procs_matching "$rd" | while read -r p; do [[ $(readlink "/proc/$p/exe") == *qemu-system* ]] && echo "$p"; done | head -n 1)
+	shares=$( { ls -A "/proc/$q/root/tmp/.warren-file-binds/0"; ls -A "/proc/$q/root/tmp/.warren-file-binds/1"; } 2>&1 | tr '\n' ' ')
+	touch "$WORK/go"
+	wait_bg "$pid" 150
+	mapfile -t L <"$BG_OUT"
+	is "$RC" 0 "$M the run exits 0" || diag "$(cat "$BG_ERR")"
+	is "${L[*]}" "ro-content ro-refused rw-content rw-written beside rw.txt  ready" \
+		"$M --ro-bind of a file: readable, refused a write; --bind of a file: written; nothing beside it"
+	is "$(cat "$d/rw.txt")" "rw-content"$'\n'"written" "$M what the job wrote in the bound file is on the host"
+	is "$shares" "file file " "$M qemu's shares hold the bound files alone (no sibling to reach)"
+	nothing_left "$rd" "$M nothing of the run is left"
+	rm -rf "$d" "$WORK/go"
+done
