@@ -13,7 +13,7 @@
 # driver's list makes (the plan is a sum of these).
 
 CONTRACT_TESTS_MODE=53   # per mode (root, user)
-CONTRACT_TESTS_LIMITS=12 # as root only
+CONTRACT_TESTS_LIMITS=16 # as root only
 CONTRACT_TESTS=$((2 * CONTRACT_TESTS_MODE + CONTRACT_TESTS_LIMITS))
 
 # The facts a job prints of its cell, one a line, in this order (the first run of a mode).
@@ -161,7 +161,7 @@ _contract_fs() {
 	rm -rf "$base"
 }
 
-# Limits with their causes: --time, --pids, --memory (root: the rootless runs of this host
+# Limits with their causes: --time, --pids (and pids_peak), --scratch, --memory (root: the rootless runs of this host
 # have no cgroup for the last two).
 _contract_limits() {
 	local driver=$1 M=$2 rd
@@ -179,6 +179,16 @@ _contract_limits() {
 		"$M --pids 20: the cause line names the process limit"
 	like "$RC" '^(2|143)$' "$M --pids 20: the run fails (the shell's fork error, 2, or the SIGTERM, 143)"
 	is "$(jget "$rd/result.json" 'd["cause"]["limit"] + " " + d["cause"]["value"]')" "pids 20" "$M --pids: result.json cause pids 20"
+	# the job's processes (a container's init among them; a VM's qemu threads not)
+	like "$(jget "$rd/result.json" 'd["pids_peak"]')" '^(1[5-9]|20)$' "$M --pids: result.json pids_peak is the job's, 15 to 20"
+
+	wrun --driver "$driver" --scratch 8M -- sh -c 'dd if=/dev/zero of="$TMPDIR/fill" bs=64k count=256 2>/dev/null; echo dd-exit=$?; sleep 10; echo not-stopped'
+	rd=$(last_rundir)
+	like "$ERR" 'stopped: scratch limit 8 MiB reached \(writes to /tmp, /dev/shm, \$HOME and the root fail with ENOSPC\); sent SIGTERM$' \
+		"$M --scratch 8M, dd of 16 MiB into \$TMPDIR: the cause line names the scratch limit"
+	unlike "$OUT" not-stopped "$M --scratch: the job was stopped"
+	is "$(jget "$rd/result.json" 'd["cause"]["limit"] + " " + str(d["scratch_bytes"] >= 7 << 20)')" "scratch True" \
+		"$M --scratch: result.json cause.limit scratch, scratch_bytes the full scratch"
 
 	# 128M: the least a VM boots with
 	wrun --driver "$driver" --memory 128M -- python3 -c 'b = []

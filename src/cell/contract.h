@@ -105,6 +105,10 @@
 #define VM_REPORT_STATUS   "status"
 #define VM_REPORT_PIDS_MAX "pids_max"     /* {"pids_max": N}: forks the process limit refused so far */
 #define VM_REPORT_OOM_KILLS "oom_kills"   /* {"oom_kills": N}: processes the guest's OOM killer killed */
+#define VM_REPORT_PIDS_PEAK "pids_peak"   /* {"pids_peak": N}: the most processes the job had at once */
+#define VM_REPORT_SCRATCH  "scratch"      /* {"scratch": [used, free]}: bytes on the scratch's tmpfs mounts */
+#define VM_REPORT_SCRATCH_FULL "full"     /* with "scratch": true once one of them is full */
+#define VM_SCRATCH_FULL    65536          /* fewer free bytes than this on a scratch mount: it is full */
 #define VM_REPORT_ERROR    "error"
 #define VM_REPORT_ERRNO    "errno"
 #define VM_REPORT_CODE     "code"         /* with "error": the exit code (125, 126, 127) */

@@ -596,6 +596,33 @@ void vm_close(struct cell *c)
 
 /* ---- the report ---- */
 
+/* The reports that carry one count ({"<key>": N}), and what each becomes. */
+static const struct {
+	const char *key;
+	enum cell_report_type type;
+} vm_counts[] = {
+	{ VM_REPORT_PIDS_MAX, CELL_REPORT_PIDS_MAX },
+	{ VM_REPORT_OOM_KILLS, CELL_REPORT_OOM_KILLS },
+	{ VM_REPORT_PIDS_PEAK, CELL_REPORT_PIDS_PEAK },
+};
+
+/* A count of the guest's, bounded: 0 when it is not one a real guest sends. */
+static int32_t guest_count(json_t *v)
+{
+	json_int_t n = json_integer_value(v);
+	return n > 0 && n < INT32_MAX ? (int32_t)n : 0;
+}
+
+/* {"scratch": [used, free]} (with "full": true once a scratch mount is full): the container's
+ * scratch report, "<used> <free>". */
+static void parse_scratch(json_t *j, struct cell_report *r, char **msg)
+{
+	json_t *sc = json_object_get(j, VM_REPORT_SCRATCH);
+	json_int_t used = json_integer_value(json_array_get(sc, 0)), avail = json_integer_value(json_array_get(sc, 1));
+	r->type = json_is_true(json_object_get(j, VM_REPORT_SCRATCH_FULL)) ? CELL_REPORT_SCRATCH_FULL : CELL_REPORT_SCRATCH;
+	*msg = xasprintf("%llu %llu", (unsigned long long)(used > 0 ? used : 0), (unsigned long long)(avail > 0 ? avail : 0));
+}
+
 /* One line of the guest into r and *msg: 1, or 0 when it is not a report. The guest is as
  * untrusted as its job (a job that took its kernel writes here): numbers are bounded and the
  * message is made printable. */
@@ -604,39 +631,33 @@ static int parse_report(const char *line, struct cell_report *r, char **msg)
 	json_error_t je;
 	json_t *j = json_loads(line, 0, &je);
 	json_t *st = json_object_get(j, VM_REPORT_STATUS), *e = json_object_get(j, VM_REPORT_ERROR);
-	int got = 0;
 	*r = (struct cell_report){ 0 };
-	if (json_is_string(e)) {
+	*msg = NULL;
+	for (size_t i = 0; i < sizeof vm_counts / sizeof vm_counts[0] && !r->type; i++)
+		if (json_is_integer(json_object_get(j, vm_counts[i].key))) {
+			r->type = vm_counts[i].type;
+			r->status = guest_count(json_object_get(j, vm_counts[i].key));
+		}
+	if (r->type) {
+		/* a count */
+	} else if (json_is_string(e)) {
 		r->type = CELL_REPORT_ERROR;
 		r->errnum = (int32_t)json_integer_value(json_object_get(j, VM_REPORT_ERRNO));
 		json_int_t code = json_integer_value(json_object_get(j, VM_REPORT_CODE));
 		r->status = code > 0 && code < 256 ? (int32_t)code : 125;
 		*msg = printable_name(json_string_value(e));
-		got = 1;
-	} else if (json_is_integer(json_object_get(j, VM_REPORT_PIDS_MAX))) {
-		r->type = CELL_REPORT_PIDS_MAX;
-		json_int_t hits = json_integer_value(json_object_get(j, VM_REPORT_PIDS_MAX));
-		r->status = hits > 0 && hits < INT32_MAX ? (int32_t)hits : 0;
-		*msg = xstrdup("");
-		got = 1;
-	} else if (json_is_integer(json_object_get(j, VM_REPORT_OOM_KILLS))) {
-		r->type = CELL_REPORT_OOM_KILLS;
-		json_int_t kills = json_integer_value(json_object_get(j, VM_REPORT_OOM_KILLS));
-		r->status = kills > 0 && kills < INT32_MAX ? (int32_t)kills : 0;
-		*msg = xstrdup("");
-		got = 1;
+	} else if (json_is_array(json_object_get(j, VM_REPORT_SCRATCH))) {
+		parse_scratch(j, r, msg);
 	} else if (json_is_true(json_object_get(j, VM_REPORT_STARTED))) {
 		r->type = CELL_REPORT_STARTED;
-		*msg = xstrdup("");
-		got = 1;
 	} else if (json_is_integer(st)) {
 		r->type = CELL_REPORT_EXIT;
 		r->status = (int32_t)(json_integer_value(st) & 0xffff); /* a wait status */
-		*msg = xstrdup("");
-		got = 1;
 	}
 	json_decref(j);
-	return got;
+	if (r->type && !*msg)
+		*msg = xstrdup("");
+	return r->type ? 1 : 0;
 }
 
 int vm_read_report(struct cell *c, struct cell_report *r, char **msg)

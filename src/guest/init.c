@@ -31,6 +31,8 @@
 #include <sys/reboot.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/statfs.h>
+#include <sys/timerfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -428,6 +430,11 @@ static char *under(const char *root, const char *path)
 	return s;
 }
 
+/* The scratch tmpfs mounts (O_PATH), for their use and the scratch-full report. */
+#define MAX_SCRATCH 8
+static int scratch_fds[MAX_SCRATCH];
+static size_t n_scratch;
+
 /* A scratch tmpfs at path: mode, owner, and the scratch limit as its size. */
 static void scratch_tmpfs(const char *path, mode_t mode, uid_t uid, gid_t gid, unsigned long long size)
 {
@@ -437,6 +444,9 @@ static void scratch_tmpfs(const char *path, mode_t mode, uid_t uid, gid_t gid, u
 	else
 		snprintf(data, sizeof data, "mode=%o,uid=%u,gid=%u", mode, uid, gid);
 	mount_or_die("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, data);
+	int fd = n_scratch < MAX_SCRATCH ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (fd >= 0)
+		scratch_fds[n_scratch++] = fd;
 }
 
 /* The mount point path (absolute in the guest) made where missing, with the directories on its
@@ -587,7 +597,7 @@ static void mount_kernel_fs(const struct orders *o)
 	mount_in("/dev/pts", "devpts", "devpts", MS_NOSUID | MS_NOEXEC, "ptmxmode=0666,mode=0620");
 	p = under(VM_NEWROOT, "/run");
 	make_point(p, false);
-	scratch_tmpfs(p, 0755, 0, 0, 0);
+	mount_or_die("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"); /* not scratch */
 	free(p);
 }
 
@@ -659,7 +669,7 @@ static void enter_root(void)
 
 /* ---- the job's cgroup: its process limit ---- */
 
-static int cg_procs = -1, cg_events = -1;
+static int cg_procs = -1, cg_events = -1, cg_current = -1, cg_peak = -1;
 static unsigned long long pids_hits;
 
 static void write_cg(const char *file, const char *val)
@@ -670,13 +680,12 @@ static void write_cg(const char *file, const char *val)
 	close(fd);
 }
 
-/* A cgroup "job" in the guest's cgroup2 with pids.max, when there is a process limit. */
+/* A cgroup "job" in the guest's cgroup2 (its pids.peak is the record's), with pids.max when
+ * there is a process limit. */
 static void make_job_cgroup(const struct orders *o)
 {
-	if (!o->pids)
-		return;
 	char max[32];
-	snprintf(max, sizeof max, "%llu", o->pids);
+	snprintf(max, sizeof max, o->pids ? "%llu" : "max", o->pids);
 	mkdir(VM_CGROUP_MNT, 0755);
 	mount_or_die("cgroup2", VM_CGROUP_MNT, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	write_cg(VM_CGROUP_MNT "/cgroup.subtree_control", "+pids");
@@ -685,6 +694,9 @@ static void make_job_cgroup(const struct orders *o)
 	write_cg(VM_CGROUP_MNT "/job/pids.max", max);
 	cg_procs = open(VM_CGROUP_MNT "/job/cgroup.procs", O_WRONLY | O_CLOEXEC);
 	cg_events = open(VM_CGROUP_MNT "/job/pids.events", O_RDONLY | O_CLOEXEC);
+	/* the root is entered later: the files are read by their descriptors (no pids.peak in 6.1) */
+	cg_current = open(VM_CGROUP_MNT "/job/pids.current", O_RDONLY | O_CLOEXEC);
+	cg_peak = open(VM_CGROUP_MNT "/job/pids.peak", O_RDONLY | O_CLOEXEC);
 	if (cg_procs < 0 || cg_events < 0)
 		die(errno, "cannot open the job's cgroup");
 }
@@ -705,6 +717,79 @@ static void report_pids(void)
 	char line[64];
 	snprintf(line, sizeof line, "{\"" VM_REPORT_PIDS_MAX "\":%llu}\n", hits);
 	write_line(line);
+}
+
+/* The most processes the job's cgroup was seen with (its pids.current, looked at whenever the
+ * init wakes up and ten times a second), for a kernel without pids.peak (6.1). */
+static unsigned long long pids_seen;
+
+/* The number in the cgroup file open as fd, or 0. */
+static unsigned long long cg_number(int fd)
+{
+	char b[32];
+	ssize_t n = fd >= 0 ? pread(fd, b, sizeof b - 1, 0) : -1;
+	b[n > 0 ? n : 0] = '\0';
+	return strtoull(b, NULL, 10);
+}
+
+static void sample_pids(void)
+{
+	unsigned long long n = cg_number(cg_current);
+	pids_seen = n > pids_seen ? n : pids_seen;
+}
+
+/* Tell the host the most processes the job had at once ({"pids_peak": N}: the job's cgroup's
+ * pids.peak, or what the init saw). */
+static void report_pids_peak(void)
+{
+	char line[64];
+	snprintf(line, sizeof line, "{\"" VM_REPORT_PIDS_PEAK "\":%llu}\n", cg_peak >= 0 ? cg_number(cg_peak) : pids_seen);
+	write_line(line);
+}
+
+/* The scratch's use: bytes used on all its tmpfs mounts, the least free on one of them; false
+ * without any. */
+static bool scratch_use(unsigned long long *used, unsigned long long *avail)
+{
+	*used = 0;
+	*avail = ~0ull;
+	for (size_t i = 0; i < n_scratch; i++) {
+		struct statfs fs;
+		if (fstatfs(scratch_fds[i], &fs) < 0)
+			continue;
+		*used += (unsigned long long)(fs.f_blocks - fs.f_bfree) * fs.f_bsize;
+		unsigned long long a = (unsigned long long)fs.f_bfree * fs.f_bsize;
+		*avail = a < *avail ? a : *avail;
+	}
+	return n_scratch > 0;
+}
+
+/* Tell the host the scratch's use ({"scratch": [used, free]}), with "full": true when one of
+ * its mounts has less than VM_SCRATCH_FULL bytes free; true then. */
+static bool report_scratch(bool only_full)
+{
+	unsigned long long used, avail;
+	if (!scratch_use(&used, &avail))
+		return false;
+	bool full = avail < VM_SCRATCH_FULL;
+	if (only_full && !full)
+		return false;
+	char line[128];
+	snprintf(line, sizeof line, "{\"" VM_REPORT_SCRATCH "\":[%llu,%llu]%s}\n", used, avail,
+		 full ? ",\"" VM_REPORT_SCRATCH_FULL "\":true" : "");
+	write_line(line);
+	return full;
+}
+
+/* A timer that looks at the job's processes and, with a scratch limit, the scratch, ten
+ * times a second (-1: none). */
+static int watch_timer(void)
+{
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec it = { .it_value = { 0, 100000000 }, .it_interval = { 0, 100000000 } };
+	if (tfd >= 0)
+		timerfd_settime(tfd, 0, &it, NULL);
+	return tfd;
 }
 
 /* Tell the host how many processes the guest's OOM killer killed ({"oom_kills": N}, when
@@ -904,8 +989,9 @@ static void set_winsize(int ctl)
 /* Wait for the job, reaping what else ends; forward the host's signals (one byte each on the
  * control port) to the job's process group (a job's executor: every process, as a container's
  * init does; its steps have sessions of their own). Its wait status. */
-static int wait_job(pid_t job, int ctl)
+static int wait_job(pid_t job, int ctl, bool watch_scratch)
 {
+	int tfd = watch_timer();
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -918,16 +1004,20 @@ static int wait_job(pid_t job, int ctl)
 			if (p == job)
 				return st;
 		}
-		struct pollfd pf[3] = { { .fd = sfd, .events = POLLIN }, { .fd = ctl, .events = POLLIN },
-					{ .fd = cg_events, .events = POLLPRI } };
-		if (poll(pf, 3, -1) < 0 && errno != EINTR)
+		struct pollfd pf[4] = { { .fd = sfd, .events = POLLIN }, { .fd = ctl, .events = POLLIN },
+					{ .fd = cg_events, .events = POLLPRI }, { .fd = tfd, .events = POLLIN } };
+		if (poll(pf, 4, -1) < 0 && errno != EINTR)
 			die(errno, "cannot wait for the job");
 		if (pf[2].revents)
 			report_pids();
+		uint64_t ticks;
+		sample_pids();
+		if ((pf[3].revents & POLLIN) && read(tfd, &ticks, sizeof ticks) > 0 && watch_scratch && report_scratch(true))
+			watch_scratch = false; /* said once, as a container's init does */
 		struct signalfd_siginfo si;
 		while (read(sfd, &si, sizeof si) > 0)
 			;
-		unsigned char sig;
+		unsigned char sig = 0;
 		if ((pf[1].revents & POLLIN) && read(ctl, &sig, 1) == 1 && sig == VM_CTL_WINSIZE)
 			set_winsize(ctl);
 		else if ((pf[1].revents & POLLIN) && sig > 0 && sig < NSIG && relay_pid > 0)
@@ -1035,10 +1125,12 @@ int main(void)
 	if (executor >= 0)
 		close(executor);
 	write_line("{\"" VM_REPORT_STARTED "\":true}\n");
-	int st = wait_job(job, ctl);
+	int st = wait_job(job, ctl, o.scratch > 0);
 	if (relay_pid > 0) /* the executor's last words and its tasks' output go first */
 		waitpid(relay_pid, NULL, 0);
 	report_pids();
+	report_pids_peak();
+	report_scratch(false);
 	report_oom_kills();
 	report(NULL, 0, st);
 	power_off();

@@ -210,6 +210,9 @@ static void read_reports(struct sup *u)
 		} else if (r.type == CELL_REPORT_OOM_KILLS) {
 			free(msg);
 			u->guest_oom_kills = (uint64_t)r.status;
+		} else if (r.type == CELL_REPORT_PIDS_PEAK) {
+			free(msg);
+			u->guest_pids_peak = (uint64_t)r.status;
 		} else if (r.type == CELL_REPORT_STARTED) {
 			/* a VM's wall clock starts with its job, not its boot */
 			free(msg);
@@ -678,6 +681,11 @@ static void build_result(struct sup *u, struct run_result *r)
 		/* no pids.peak (cgroup v1): the highest count seen by the limit watch */
 		r->have_pids = true;
 		r->pids_peak = u->pids_sampled;
+	}
+	if (u->s->driver == CELL_DRIVER_VM) {
+		/* the host's cgroup counts qemu's threads: the job's processes are the guest's count */
+		r->have_pids = u->guest_pids_peak > 0;
+		r->pids_peak = u->guest_pids_peak;
 	}
 	r->have_output = true;
 	r->output_bytes = u->output;

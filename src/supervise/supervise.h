@@ -41,6 +41,7 @@ struct sup {
 	uint64_t job_start_cpu_ns; /* the cgroup's CPU time then (a VM's boot is not the job's) */
 	uint64_t guest_pids_hits;  /* forks a VM's guest refused for the process limit */
 	uint64_t guest_oom_kills;  /* processes a VM's guest killed for want of memory (its RAM is the limit) */
+	uint64_t guest_pids_peak;  /* the most processes a VM's job had at once (the guest's word) */
 	uint64_t output;           /* bytes the job wrote */
 	uint64_t out_bytes, err_bytes; /* of them, read from stdout (or the pty) and stderr */
 	json_t *held;              /* [{stream, bytes_read}] held open outside the cell at its end */

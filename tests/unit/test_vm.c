@@ -85,6 +85,21 @@ static void test_reports(void **state)
 	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_OOM_KILLS);
 	assert_int_equal(st, 0);
 	free(msg);
+	/* the job's peak of processes, bounded; the scratch's use, and its being full */
+	const char *more = "{\"pids_peak\":20}\n{\"pids_peak\":-1}\n{\"scratch\":[8388608,0],\"full\":true}\n{\"scratch\":[4096,-7]}\n";
+	assert_int_equal(write(peer, more, strlen(more)), (ssize_t)strlen(more));
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_PIDS_PEAK);
+	assert_int_equal(st, 20);
+	free(msg);
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_PIDS_PEAK);
+	assert_int_equal(st, 0);
+	free(msg);
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_SCRATCH_FULL);
+	assert_string_equal(msg, "8388608 0");
+	free(msg);
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_SCRATCH);
+	assert_string_equal(msg, "4096 0");
+	free(msg);
 	/* an error with its own code (a command not found) */
 	const char *nf = "{\"error\":\"command not found\",\"errno\":0,\"code\":127}\n";
 	assert_int_equal(write(peer, nf, strlen(nf)), (ssize_t)strlen(nf));
@@ -133,9 +148,7 @@ static void test_refused(void **state)
 	s.net.mode = NET_NAT;
 	assert_int_equal(vm_check_spec(&s, false, &err), 0); /* a tap on warren's bridge */
 	s.rootless = true;
-	assert_true(vm_check_spec(&s, false, &err) < 0);
-	assert_non_null(strstr(err.msg, "--net nat needs root"));
-	error_clear(&err);
+	assert_int_equal(vm_check_spec(&s, false, &err), 0); /* passt behind pasta (net/pasta.c) */
 	s.rootless = false;
 	s.net.mode = NET_NONE;
 	/* the state directory inside the worktree: the guest would get it through the share */
