@@ -90,6 +90,7 @@ struct server {
 	char *warm_work, *warm_image, *warm_job;
 	struct warm_cell *pool;
 	int refill_tfd;        /* timerfd: a refill deferred behind a taken cell is due (warm.c) */
+	int64_t refill_after_end_ms; /* no refill before (a run's end was just told: warm.c) */
 	unsigned warm_failed;  /* cells in a row that failed before they were ready */
 	uint64_t warm_taken, cold_started;
 	pthread_cond_t ended;  /* a run ended (ends), or was reaped */

@@ -70,13 +70,16 @@ static int warm_start(struct server *s, const sigset_t *mask)
 
 /* A cell is made behind a taken one once that run has told its end, or REFILL_DEFER_MS after
  * its take, whichever comes first: making a cell costs the CPU of a cold start, and made at
- * once it competes with the run that took one (on two cores, several ms of its answer). True
- * while some run defers it (the refill timer is armed for the first to be due). */
+ * once it competes with the run that took one (on two cores, several ms of its answer). Nor
+ * in the moment a run's end came (REFILL_AFTER_END_MS): its start (a marker file, its console
+ * file, a fork of the server) is done under mu, which the waiting answer needs. True while
+ * something defers it (the refill timer is armed for the first to be due). */
 #define REFILL_DEFER_MS 100
+#define REFILL_AFTER_END_MS 2
 
 static bool refill_deferred(struct server *s)
 {
-	int64_t now = history_now_ms(), due = INT64_MAX;
+	int64_t now = history_now_ms(), due = now < s->refill_after_end_ms ? s->refill_after_end_ms : INT64_MAX;
 	for (struct srun *r = s->running; r; r = r->next)
 		if (r->warm && !r->ended && !r->cold && now - r->submitted_ms < REFILL_DEFER_MS &&
 		    r->submitted_ms + REFILL_DEFER_MS < due)
@@ -202,6 +205,7 @@ static void warm_message(struct server *s, struct warm_cell *w, struct srun *r, 
 	}
 	if (r && json_object_get(m, "exit_code")) {
 		r->ended = true;
+		s->refill_after_end_ms = history_now_ms() + REFILL_AFTER_END_MS;
 		server_note_end(s, r->id, json_string_value(json_object_get(m, "status")),
 				(int)json_integer_value(json_object_get(m, "exit_code")), r->cold ? "cold" : "warm");
 		/* its row is written (submit.c, under mu): the supervisor may write its end */
