@@ -929,6 +929,8 @@ static void job_streams(const struct orders *o, int out, int err)
 		die(errno, "cannot open the job's %s", o->tty ? "terminal " VM_TTY_DEV : "stdin /dev/null");
 	if (dup2(in, 0) < 0 || dup2(o->tty ? in : out, 1) < 0 || dup2(o->tty == 2 ? in : err, 2) < 0)
 		die(errno, "cannot give the job its streams");
+	if (in > 2)
+		close(in);
 }
 
 /* In the job's process: become the run user without a way back, then execute the job (or be
@@ -955,13 +957,11 @@ static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, i
 	environ = o->env;
 	if (landlock >= 0 && sys_landlock_restrict_self(landlock, 0) < 0)
 		die(errno, "cannot enter the Landlock domain");
-	/* the executor keeps its socket and the streams, nothing of init's */
-	if (executor >= 0 && (dup2(executor, 3) < 0 || close_range(4, ~0U, 0) < 0))
-		die(errno, "cannot give the executor its socket");
 	if (seccomp && sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)seccomp) < 0)
 		die(errno, "cannot load the seccomp program");
+	/* init's descriptors are all close-on-exec: the executor's tasks get none of them */
 	if (executor >= 0)
-		executor_main(NULL, 3);
+		executor_main(NULL, executor);
 	execvp(o->argv[0], o->argv);
 	if (errno == ENOENT || errno == ENOTDIR)
 		die_code(127, 0, "command not found in the cell: %s (PATH=%s); install it in the image or give its full path",

@@ -4,9 +4,11 @@
 # job's controlling tty is the guest's console, sized as the caller's and resized with it, its
 # stdin the caller's; a redirected stderr apart), and binds of files (read-only and
 # read-write; qemu's share holds the file alone, not its siblings), as root and rootless.
-# A job's executor carried over the VM's wall is contract.t's (its job case).
+# A job's executor carried over the VM's wall is contract.t's (its job case); here a job stopped
+# by its own wall clock: every process of the guest gets the signal (the step's and the
+# service's traps run) and the record is the container's for the same job file.
 #
-# 3 boots: the terminal (root), the binds of files (root, rootless).
+# 4 boots: the terminal (root), the binds of files (root, rootless), the job stopped (root).
 . "$(dirname "$0")/../lib.sh"
 
 T_TIMEOUT=180
@@ -16,7 +18,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 command -v script >/dev/null || bail_out "no script(1) (bsdutils)"
 
-plan 18
+plan 23
 
 host_tmp_marker
 
@@ -85,3 +87,38 @@ for mode in root user; do
 	nothing_left "$rd" "$M nothing of the run is left"
 	rm -rf "$d" "$WORK/go"
 done
+
+# ---- a job stopped by its own timeout: the same job file (but for its driver: line) under
+# both drivers; the stop reaches the running step and the service; the same record
+use_mode root
+M="[job timeout]"
+declare -A SUM RCS
+for driver in container vm; do
+	jf=$(mktemp -p "$TEST_SCRATCH" stop-XXXXXX.yaml)
+	cat >"$jf" <<-EOF
+	name: stop
+	driver: $driver
+	timeout: 3s
+	services:
+	  bg:
+	    run: trap 'echo svc-term; exit 0' TERM; while :; do sleep 0.1; done
+	steps:
+	  - name: long
+	    run: trap 'echo step-term; exit 7' TERM; sleep 60 & wait
+	  - name: after
+	    if: always()
+	    run: echo after
+	EOF
+	chmod 644 "$jf"
+	bounded "$WARREN" job run "$jf" --state "$STATE" --work "$WORK"
+	rd=$(last_rundir)
+	RCS[$driver]=$RC
+	SUM[$driver]=$(jget "$rd/result.json" 'd["status"] + " " + str(d["exit_code"]) + " " + d["cause"]["limit"] + " " + d["cause"]["value"] + " | " + " ".join(s["name"] + ":" + s["status"] + ":" + str(s["exit_code"]) for s in d["steps"]) + " | " + " ".join(s["name"] + ":" + s["status"] + ":" + str(s["exit_code"]) for s in d["services"])')
+	rm -f "$jf"
+done
+is "${RCS[container]} ${RCS[vm]}" "124 124" "$M the job's timeout stops it under both drivers: 124"
+is "${SUM[vm]}" "limit 124 time 3s | long:limit:7 after:skipped:None | bg:stopped:0" "$M the VM's record: the cause, the step's and the service's ends"
+is "${SUM[vm]}" "${SUM[container]}" "$M the same record as the container's"
+is "$(cat "$rd"/log/1-long.log; grep -h svc-term "$rd/log/service-bg.log")" "step-term"$'\n'"svc-term" \
+	"$M the stop reached the running step and the service in the guest (their traps ran)"
+nothing_left "$rd" "$M nothing of the VM's job is left"
