@@ -9,7 +9,10 @@
  * cannot change it): the host's own addresses, its loopback (127.0.0.0/8, 0.0.0.0/8), warren's
  * subnet (the gateway but its DNS, and root runs' cells), the private and link-local ranges
  * (unless lan or an allow= entry lifts them), multicast, broadcast and IPv6 are refused, as in
- * a root run. Refusals are not counted. */
+ * a root run. Refusals are not counted.
+ * A rootless VM (passt_start) gets the same through passt: passt runs in a user and network
+ * namespace of its own that gets this firewall and pasta first, and makes the guest's
+ * connections (its NIC is one end of a socketpair, qemu's -netdev stream) from there. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
