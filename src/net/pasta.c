@@ -296,7 +296,8 @@ int passt_start(struct net_state *n, struct error *err)
 	n->passt_pid = pid > 0 ? pid : 0; /* pasta_stop() ends it */
 	char b;
 	if (pid < 0 || read(ready[0], &b, 1) != 1) {
-		error_set(err, pid < 0 ? e : 0, "cannot make a network namespace for passt (the VM's network)");
+		error_set(err, pid < 0 ? e : 0, "cannot make a user and network namespace for passt (the rootless VM's "
+			  "network); 'warren selfcheck' tells whether this host lets you make user namespaces");
 		goto fail;
 	}
 	/* the firewall and pasta before passt sends anything */
