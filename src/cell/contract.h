@@ -108,6 +108,8 @@
 #define VM_REPORT_PIDS_PEAK "pids_peak"   /* {"pids_peak": N}: the most processes the job had at once */
 #define VM_REPORT_SCRATCH  "scratch"      /* {"scratch": [used, free]}: bytes on the scratch's tmpfs mounts */
 #define VM_REPORT_SCRATCH_FULL "full"     /* with "scratch": true once one of them is full */
+#define VM_REPORT_REFUSED  "refused_writes" /* {"refused_writes": [[path, count, protected]...], */
+#define VM_REPORT_REFUSED_TOTAL "total"   /*  "total": N}: the writes the guest's kernel refused */
 #define VM_SCRATCH_FULL    65536          /* fewer free bytes than this on a scratch mount: it is full */
 #define VM_REPORT_ERROR    "error"
 #define VM_REPORT_ERRNO    "errno"

@@ -648,6 +648,11 @@ static int parse_report(const char *line, struct cell_report *r, char **msg)
 		*msg = printable_name(json_string_value(e));
 	} else if (json_is_array(json_object_get(j, VM_REPORT_SCRATCH))) {
 		parse_scratch(j, r, msg);
+	} else if (json_is_array(json_object_get(j, VM_REPORT_REFUSED))) {
+		/* the paths are the host's to make printable and bound (supervise/refused.c) */
+		r->type = CELL_REPORT_REFUSED;
+		r->status = guest_count(json_object_get(j, VM_REPORT_REFUSED_TOTAL));
+		*msg = json_dumps(json_object_get(j, VM_REPORT_REFUSED), JSON_COMPACT);
 	} else if (json_is_true(json_object_get(j, VM_REPORT_STARTED))) {
 		r->type = CELL_REPORT_STARTED;
 	} else if (json_is_integer(st)) {

@@ -9,7 +9,10 @@
  * cannot change it): the host's own addresses, its loopback (127.0.0.0/8, 0.0.0.0/8), warren's
  * subnet (the gateway but its DNS, and root runs' cells), the private and link-local ranges
  * (unless lan or an allow= entry lifts them), multicast, broadcast and IPv6 are refused, as in
- * a root run. Refusals are not counted. */
+ * a root run. Refusals are not counted.
+ * A rootless VM (passt_start) gets the same through passt: passt runs in a user and network
+ * namespace of its own that gets this firewall and pasta first, and makes the guest's
+ * connections (its NIC is one end of a socketpair, qemu's -netdev stream) from there. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -293,7 +296,8 @@ int passt_start(struct net_state *n, struct error *err)
 	n->passt_pid = pid > 0 ? pid : 0; /* pasta_stop() ends it */
 	char b;
 	if (pid < 0 || read(ready[0], &b, 1) != 1) {
-		error_set(err, pid < 0 ? e : 0, "cannot make a network namespace for passt (the VM's network)");
+		error_set(err, pid < 0 ? e : 0, "cannot make a user and network namespace for passt (the rootless VM's "
+			  "network); 'warren selfcheck' tells whether this host lets you make user namespaces");
 		goto fail;
 	}
 	/* the firewall and pasta before passt sends anything */

@@ -527,8 +527,9 @@ static void judge_target(const struct refused *r, int rootfd, struct target *t, 
 		refusal_decide(&t->f, &r->policy, r->landlock_abi, v);
 }
 
-/* Count path (taken) in l for the record; under r->lock. */
-static void count(struct refused_list *l, char *path, bool is_protected)
+/* Count path (taken) in l for the record; under r->lock. Its entry, or NULL past the first
+ * REFUSED_MAX_PATHS paths. */
+static struct refused_path *count(struct refused_list *l, char *path, bool is_protected)
 {
 	_cleanup_free_ char *raw = path;
 	char *p = printable_name(raw);
@@ -536,15 +537,16 @@ static void count(struct refused_list *l, char *path, bool is_protected)
 		if (!strcmp(l->paths[i].path, p)) {
 			l->paths[i].count++;
 			free(p);
-			return;
+			return &l->paths[i];
 		}
 	if (l->n == REFUSED_MAX_PATHS) {
 		free(p);
-		return;
+		return NULL;
 	}
 	if (!l->n)
 		l->paths = xcalloc(REFUSED_MAX_PATHS, sizeof *l->paths);
 	l->paths[l->n++] = (struct refused_path){ .path = p, .count = 1, .is_protected = is_protected };
+	return &l->paths[l->n - 1];
 }
 
 /* Decide a whole call, in the kernel's order for renames and links, and count it; a path too
@@ -845,6 +847,26 @@ static void list_free(struct refused_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->paths[i].path);
 	free(l->paths);
+}
+
+void refused_add_guest(struct refused *r, const char *msg, uint64_t total)
+{
+	json_t *a = msg ? json_loads(msg, 0, NULL) : NULL;
+	free(r->off);
+	r->off = NULL;
+	for (size_t i = 0; i < json_array_size(a) && i < REFUSED_MAX_PATHS; i++) {
+		json_t *e = json_array_get(a, i);
+		const char *path = json_string_value(json_array_get(e, 0));
+		json_int_t n = json_integer_value(json_array_get(e, 1));
+		if (!path || n < 1)
+			continue;
+		struct refused_path *p = count(&r->writes, xstrdup(path), json_is_true(json_array_get(e, 2)));
+		if (p)
+			p->count += (uint64_t)n - 1;
+	}
+	json_decref(a);
+	r->writes.total = total;
+	r->looked = total; /* the guest's kernel tells its refusals only */
 }
 
 void refused_free(struct refused *r)

@@ -213,6 +213,9 @@ static void read_reports(struct sup *u)
 		} else if (r.type == CELL_REPORT_PIDS_PEAK) {
 			free(msg);
 			u->guest_pids_peak = (uint64_t)r.status;
+		} else if (r.type == CELL_REPORT_REFUSED) {
+			refused_add_guest(&u->refused, msg, (uint64_t)r.status);
+			free(msg);
 		} else if (r.type == CELL_REPORT_STARTED) {
 			/* a VM's wall clock starts with its job, not its boot */
 			free(msg);
@@ -880,7 +883,8 @@ static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, bo
 	/* the write watch: the job sends its seccomp listener over this socket */
 	io->watch = -1;
 	if (vm && !s->policy.no_refused_writes) {
-		u->refused.off = xstrdup("the vm driver has no write watch yet");
+		/* until the guest reports them (refused_add_guest) */
+		u->refused.off = xstrdup("the VM's guest reported no refused writes (its kernel has no audit?)");
 	} else if (!s->policy.no_refused_writes) {
 		int w[2];
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w) < 0)

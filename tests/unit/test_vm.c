@@ -100,6 +100,13 @@ static void test_reports(void **state)
 	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_SCRATCH);
 	assert_string_equal(msg, "4096 0");
 	free(msg);
+	/* the refused writes: the list is passed on whole (the host bounds it), the total bounded */
+	const char *rw = "{\"refused_writes\":[[\"/usr/x\",2,false]],\"total\":2}\n";
+	assert_int_equal(write(peer, rw, strlen(rw)), (ssize_t)strlen(rw));
+	assert_int_equal(next(&c, &st, &msg), CELL_REPORT_REFUSED);
+	assert_int_equal(st, 2);
+	assert_string_equal(msg, "[[\"/usr/x\",2,false]]");
+	free(msg);
 	/* an error with its own code (a command not found) */
 	const char *nf = "{\"error\":\"command not found\",\"errno\":0,\"code\":127}\n";
 	assert_int_equal(write(peer, nf, strlen(nf)), (ssize_t)strlen(nf));
