@@ -128,6 +128,8 @@
 #define CELL_RESOLV_CONF   "/etc/resolv.conf"
 #define VM_RESOLV_COPY     "/run/warren-resolv.conf"  /* the guest's copy, bound over CELL_RESOLV_CONF */
 #define VM_MOD_NET_LIST    "/modules/net"  /* the NIC's modules, loaded only with VM_CMDLINE_NET */
+/* overlay's, loaded only when the root is one (an image, a bind's mount point missing) */
+#define VM_MOD_OVERLAY_LIST "/modules/overlay"
 /* The cell's resolv.conf with a network (both drivers): the gateway's address for %s */
 #define CELL_RESOLV_FMT    "# warren: the run's own resolver, on the gateway\nnameserver %s\noptions edns0\n"
 /* Where the guest mounts its shares before it enters the new root */

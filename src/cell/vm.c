@@ -127,11 +127,6 @@ static char **qemu_base_argv(const char *vmlinux, const char *initramfs, const c
 	return a.v;
 }
 
-char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned long long memory, const char *extra)
-{
-	return qemu_base_argv(k->vmlinux, k->initramfs, accel, memory, extra);
-}
-
 static void add_port(struct strv *a, const char *id, char *chardev, const char *name)
 {
 	add(a, xstrdup("-chardev"));
@@ -483,7 +478,7 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, io, v, err) < 0 ||
 	    open_inputs(s, v, &kernel, &initrd, &orders, err) < 0 || job_ports(s, io, c, &exec, &tty, err) < 0)
 		goto fail;
-	v->accel = vm_accel(&v->k, s->statedir);
+	v->accel = vm_accel(&v->k, s);
 	v->memory = vm_guest_memory(s);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rep) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
 	    pipe2(go, O_CLOEXEC) < 0) {
@@ -734,24 +729,50 @@ void vm_record(const struct cell *c, json_t **extra)
 
 /* ---- which accelerator ---- */
 
-/* Boot k under KVM with an init that powers off at once: true when it does within 10 s (a
- * /dev/kvm that opens may still hang a real guest: nested KVM without what the kernel needs). */
-static bool kvm_boots(const struct vm_kernel *k)
+/* In the probe's child: the kernel and initramfs at their QFD_* numbers, nothing else open
+ * but /dev/null as 0-2, walled in as a run's qemu (vmjail.c), dying with warren. */
+static void __attribute__((noreturn)) probe_child(const struct cell_spec *s, int kernel, int initrd, pid_t parent, char **argv)
 {
-	char **argv = vm_qemu_base_argv(k, "kvm", VM_MIN_MEMORY, VM_CMDLINE_POWEROFF);
+	setsid();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int hk = fcntl(kernel, F_DUPFD_CLOEXEC, 100), hi = fcntl(initrd, F_DUPFD_CLOEXEC, 100);
+	if (null < 0 || hk < 0 || hi < 0)
+		_exit(125);
+	for (int fd = 0; fd < 3; fd++)
+		dup2(null, fd);
+	move_fd(hk, QFD_KERNEL);
+	move_fd(hi, QFD_INITRD);
+	close_range(3, QFD_KERNEL - 1, 0);
+	close_range(QFD_INITRD + 1, ~0U, 0);
+	/* the run's wall without its shares: the same ids, view, capabilities and seccomp */
+	struct cell_spec probe = *s;
+	probe.worktree = NULL;
+	probe.n_mounts = 0; /* no binds either (their fds are closed here) */
+	struct error err = { 0 };
+	if (vm_jail(&probe, true, QFD_END, &err) < 0)
+		_exit(125);
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of ids, which clears it */
+	if (getppid() != parent)
+		_exit(125);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
+/* Boot k under KVM with an init that powers off at once: true when it does within 10 s (a
+ * /dev/kvm that opens may still hang a real guest: nested KVM without what the kernel needs).
+ * The probe's qemu is walled in as the run's will be (it boots warren's own kernel and init,
+ * but it is the same qemu on the same /dev/kvm). */
+static bool kvm_boots(const struct vm_kernel *k, const struct cell_spec *s)
+{
+	_cleanup_close_ int kernel = open(k->vmlinux, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int initrd = open(k->initramfs, O_RDONLY | O_CLOEXEC);
+	if (kernel < 0 || initrd < 0)
+		return false;
+	_cleanup_free_ char *kpath = fd_path(QFD_KERNEL), *ipath = fd_path(QFD_INITRD);
+	char **argv = qemu_base_argv(kpath, ipath, "kvm", VM_MIN_MEMORY, VM_CMDLINE_POWEROFF);
 	pid_t parent = getpid(), pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int null = open("/dev/null", O_RDWR);
-		if (getppid() != parent || null < 0)
-			_exit(125);
-		setsid();
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
+	if (pid == 0)
+		probe_child(s, kernel, initrd, parent, argv);
 	vm_strv_free(argv);
 	if (pid < 0)
 		return false;
@@ -764,7 +785,7 @@ static bool kvm_boots(const struct vm_kernel *k)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-const char *vm_accel(const struct vm_kernel *k, const char *statedir)
+const char *vm_accel(const struct vm_kernel *k, const struct cell_spec *s)
 {
 	const char *env = getenv("WARREN_VM_ACCEL");
 	if (env && (!strcmp(env, "kvm") || !strcmp(env, "tcg")))
@@ -773,11 +794,11 @@ const char *vm_accel(const struct vm_kernel *k, const char *statedir)
 	if (kvm < 0)
 		return "tcg";
 	const char *base = strrchr(k->vmlinux, '/') + 1;
-	_cleanup_free_ char *memo = xasprintf("%s/vm-cache/accel-%s", statedir, base);
+	_cleanup_free_ char *memo = xasprintf("%s/vm-cache/accel-%s", s->statedir, base);
 	_cleanup_free_ char *known = read_file(memo, NULL);
 	if (known)
 		return !strncmp(known, "kvm", 3) ? "kvm" : "tcg";
-	const char *a = kvm_boots(k) ? "kvm" : "tcg";
+	const char *a = kvm_boots(k, s) ? "kvm" : "tcg";
 	write_file_atomic(memo, a, strlen(a), 0644);
 	return a;
 }

@@ -55,6 +55,7 @@ struct vm_initramfs {
 	const char *moddir;                 /* /lib/modules/<version> */
 	const char *const *modules;         /* names, NULL-terminated */
 	const char *const *net_modules;     /* the NIC's, loaded only with a network (or NULL) */
+	const char *const *overlay_modules; /* overlay's, loaded only for an overlay root (or NULL) */
 	const struct vm_initramfs_file *files; /* or NULL */
 };
 /* Write it (atomically) to path. */
@@ -62,12 +63,10 @@ int vm_write_initramfs(const struct vm_initramfs *spec, const char *path, struct
 /* The ELF vmlinux of the bzImage image, written (atomically) to path. */
 int vm_write_vmlinux(const char *image, const char *path, struct error *err);
 
-/* KVM when it boots this kernel (tried once, then remembered in the cache), else TCG;
- * $WARREN_VM_ACCEL (kvm or tcg) decides instead. "kvm" or "tcg". */
-const char *vm_accel(const struct vm_kernel *k, const char *statedir);
-/* The qemu command line booting k with accel and the kernel command line extra (NULL-
- * terminated, heap): what every VM has, without devices. */
-char **vm_qemu_base_argv(const struct vm_kernel *k, const char *accel, unsigned long long memory, const char *extra);
+/* KVM when it boots this kernel (tried once with qemu walled in as the run s's, then
+ * remembered in s's state directory's cache), else TCG; $WARREN_VM_ACCEL (kvm or tcg) decides
+ * instead. "kvm" or "tcg". */
+const char *vm_accel(const struct vm_kernel *k, const struct cell_spec *s);
 void vm_strv_free(char **v);
 
 /* What the vm driver's guest cannot carry yet (or too many binds, too little memory), refused

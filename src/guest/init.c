@@ -325,10 +325,10 @@ static void net_resolv(const struct guest_net *n)
 /* ---- virtio-serial ports ---- */
 
 /* The /dev node of the port named name (its name appears once the device told the driver),
- * waiting up to 10 s. */
+ * waiting up to 10 s, looking each millisecond (the boot waits on it). */
 static int open_port(const char *name, int flags)
 {
-	for (int tries = 0; tries < 1000; tries++) {
+	for (int tries = 0; tries < 10000; tries++) {
 		DIR *d = opendir("/sys/class/virtio-ports");
 		struct dirent *e;
 		while (d && (e = readdir(d))) {
@@ -350,7 +350,7 @@ static int open_port(const char *name, int flags)
 		}
 		if (d)
 			closedir(d);
-		struct timespec ts = { 0, 10000000 };
+		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
 	die(ENOENT, "no virtio-serial port %s", name);
@@ -550,6 +550,7 @@ static bool mount_root(const struct orders *o)
 			die(errno, "cannot move the root share to %s", VM_NEWROOT);
 		return false;
 	}
+	load_modules(VM_MOD_OVERLAY_LIST);
 	mkdir(VM_UPPER_MNT, 0755);
 	scratch_tmpfs(VM_UPPER_MNT, 0755, 0, 0, o->scratch);
 	if (mkdir(VM_UPPER_MNT "/upper", 0755) < 0 || mkdir(VM_UPPER_MNT "/work", 0755) < 0)

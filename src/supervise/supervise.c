@@ -1016,8 +1016,11 @@ static void sup_watch_all(struct sup *u)
 		sup_watch_fd(u, STDIN_FILENO, EV_IN);
 		u->in_open = true;
 	}
-	if (s->limits.time_ms && !u->cell.vm)
+	if (s->limits.time_ms && !u->cell.vm) {
+		/* the cause line's time is on the limit's clock: from here, not from before the cell was made */
+		u->job_start_s = sup_elapsed(u);
 		arm(u->wall_tfd, s->limits.time_ms, 0);
+	}
 	if (s->limits.cpu_ms || s->limits.pids || s->limits.memory)
 		arm(u->watch_tfd, WATCH_MS, WATCH_MS);
 }

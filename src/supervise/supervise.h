@@ -37,7 +37,7 @@ struct sup {
 	bool tty_raw;
 	struct termios saved_tio;
 	struct timespec t0;        /* CLOCK_MONOTONIC at start */
-	double job_start_s;        /* when the job started, after t0 (a VM's boot; 0 for a container) */
+	double job_start_s;        /* when the job's wall clock started, after t0 (a VM's boot, a container's making) */
 	uint64_t job_start_cpu_ns; /* the cgroup's CPU time then (a VM's boot is not the job's) */
 	uint64_t guest_pids_hits;  /* forks a VM's guest refused for the process limit */
 	uint64_t guest_oom_kills;  /* processes a VM's guest killed for want of memory (its RAM is the limit) */

@@ -15,9 +15,33 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 43
+plan 49
 
 host_tmp_marker
+
+# ---- the KVM probe (the first boot of a state directory where /dev/kvm opens: a test boot of
+# the kernel under KVM; before any other run here) runs its qemu walled in as a run's (vmjail.c):
+# seen while it boots
+use_mode root
+wr_bg run --work none --driver vm -- true
+probe=""
+for i in $(seq $((T_TIMEOUT * 20))); do # the first boot cuts out the vmlinux first: seconds
+	probe=$(pgrep -P "$BG_PID" -f "$(printf 'warren[.]poweroff')" | head -n 1)
+	[ -n "$probe" ] || ! kill -0 "$BG_PID" 2>/dev/null && break
+	sleep 0.05
+done
+pstat=$([ -n "$probe" ] && awk '/^Uid:/ { print $2, $5 } /^CapEff:|^CapBnd:|^NoNewPrivs:/ { print $2 }' "/proc/$probe/status" 2>/dev/null | tr '\n' ' ')
+pns=$([ -n "$probe" ] && readlink "/proc/$probe/ns/user")
+wait_bg "$BG_PID"
+if ! { exec 3<>/dev/kvm; } 2>/dev/null || [ -n "${WARREN_VM_ACCEL:-}" ]; then
+	skip 2 "no KVM probe here (/dev/kvm does not open, or WARREN_VM_ACCEL is set)"
+elif [ -z "$pstat" ]; then
+	skip 2 "the KVM probe ended before it could be seen (KVM works here)"
+else
+	is "$pstat" "1000001000 1000001000 0000000000000000 0000000000000000 1 " "the KVM probe's qemu runs as uid 1000001000, no capabilities, no_new_privs"
+	isnt "$pns" "$(readlink /proc/self/ns/user)" "and in a user namespace of its own"
+fi
+exec 3>&-
 
 # ---- what is not done yet, and bad input: one line, exit 125, no boot
 use_mode root
@@ -130,6 +154,68 @@ console-refused" "$M guest root cannot read a root-only host file through 9p (qe
 	rm -f "$WORK/.before"
 	like "$OUT" "gc: removed 3 old files of the vm driver's cache" "$M and says so"
 	nothing_left "$rd" "$M gc reclaimed the killed run" norecord
+
+	# ---- a guest that floods its console (a job cannot: Landlock keeps it from hvc0, so the
+	# flood is the guest kernel's, or a pid 1 that took it over: here a pid 1 of the test's that
+	# loads the initramfs's modules and writes 4 MiB to hvc0): the host keeps 512 KiB + 512 KiB
+	if ! command -v cc >/dev/null; then
+		skip 4 "cc is needed to build the flooding guest init"
+		continue
+	fi
+	flood=$TEST_SCRATCH/flood-init
+	cat >"$flood.c" <<'EOF'
+/* a hostile guest's pid 1 (vm.t): the initramfs's modules loaded, 4 MiB on hvc0, power off */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+int main(void)
+{
+	char name[256], path[300], line[1024];
+	mkdir("/dev", 0755);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, "mode=0755");
+	FILE *order = fopen("/modules/order", "r");
+	while (order && fgets(name, sizeof name, order)) {
+		name[strcspn(name, "\n")] = '\0';
+		snprintf(path, sizeof path, "/modules/%s", name);
+		int fd = open(path, O_RDONLY);
+		if (fd >= 0)
+			syscall(SYS_finit_module, fd, "", 0);
+		close(fd);
+	}
+	int con = -1;
+	for (int i = 0; i < 1000 && (con = open("/dev/hvc0", O_WRONLY)) < 0; i++)
+		usleep(10000);
+	memset(line, 'x', sizeof line - 1);
+	line[sizeof line - 1] = '\n';
+	for (int i = 0; con >= 0 && i < 4096; i++)
+		if (write(con, line, sizeof line) < 0)
+			break;
+	tcdrain(con); /* what the tty holds goes out before the power does */
+	reboot(RB_POWER_OFF);
+	return 0;
+}
+EOF
+	TMPDIR=$TEST_SCRATCH cc -O1 -static -o "$flood" "$flood.c" 2>"$TEST_SCRATCH/cc.log" || bail_out "cannot build the flooding guest init: $(cat "$TEST_SCRATCH/cc.log")"
+	wr_env WARREN_GUEST_INIT="$flood" -- run --work "$WORK" --driver vm -- true
+	is "$RC" 125 "$M a guest that floods its console and reports nothing: 125"
+	rd=$(last_rundir)
+	size=$(stat -c %s "$rd/vm/console.log" 2>/dev/null || echo missing)
+	[[ $size =~ ^[0-9]+$ ]] && [ "$size" -le $((1024 * 1024 + 128)) ] && [ "$size" -ge $((1024 * 1024)) ]
+	ok $? "$M console.log keeps 1 MiB of the 4 MiB flood (got $size bytes)"
+	cut=$(grep -ao '\[warren: [0-9]* bytes of the console cut here\]' "$rd/vm/console.log" | grep -o '[0-9][0-9]*')
+	# (what the guest's tty and qemu still held when the power went is lost: not all 4 MiB arrive)
+	[ -n "$cut" ] && [ "$cut" -ge $((1024 * 1024)) ]
+	ok $? "$M and names the cut: more than it kept (got ${cut:-no line} bytes)"
+	qsize=$(stat -c %s "$rd/vm/qemu.log" 2>/dev/null || echo missing)
+	[[ $qsize =~ ^[0-9]+$ ]] && [ "$qsize" -le $((128 * 1024 + 128)) ]
+	ok $? "$M qemu.log stays within its bound (got $qsize bytes)"
+	rm -f "$flood" "$flood.c" "$TEST_SCRATCH/cc.log"
 done
 
 # ---- nothing in the host's /tmp from any of it
