@@ -16,11 +16,13 @@
 #include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -237,32 +239,46 @@ static void write_map(const char *proc, pid_t pid, const char *file, const char 
 		die(-r, "cannot write %s (%s)", path, line);
 }
 
+/* The idmap helper's life: hold nothing of the supervisor's (the job's output pipes above all),
+ * then wait for the end of its pipe. It shares the supervisor's memory (CLONE_VM): only raw
+ * calls here, on a stack of its own. */
+static int idmap_helper_main(void *arg)
+{
+	int p = (int)(intptr_t)arg;
+	if (p > 0)
+		close_range(0, (unsigned)p - 1, 0);
+	close_range((unsigned)p + 1, ~0U, 0);
+	char c;
+	ssize_t r = read(p, &c, 1);
+	_exit(r < 0);
+}
+
+#define IDMAP_HELPER_STACK (64 * 1024)
+
 /* A user namespace that maps on-disk ids [from, from+n) to host ids [to, to+n): the idmap of
  * an idmapped mount. Made by the supervisor (host pid namespace, host /proc) before the cell.
  * Its process need only exist while the maps are written and the namespace opened: it is told
  * to exit then, and reaped later by cell_close (*helper), never waited for here: waiting for
- * another process to be scheduled cost each run 1-8 ms on a loaded machine. */
-static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsigned n, pid_t *helper)
+ * another process to be scheduled cost each run 1-8 ms on a loaded machine. It is cloned with
+ * the supervisor's memory (CLONE_VM): a copy of that (page tables, and then a copy-on-write
+ * fault for each page the supervisor writes next) cost more than the rest of it. */
+static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsigned n, struct cell_helper *helper)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	struct clone_args a = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
-	pid_t pid = sys_clone3(&a);
+	void *stack = mmap(NULL, IDMAP_HELPER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	pid_t pid = stack == MAP_FAILED ? -1
+		: clone(idmap_helper_main, (char *)stack + IDMAP_HELPER_STACK, CLONE_VM | CLONE_NEWUSER | SIGCHLD,
+			(void *)(intptr_t)p[0]);
 	if (pid < 0) {
+		if (stack != MAP_FAILED)
+			munmap(stack, IDMAP_HELPER_STACK);
 		close(p[0]);
 		close(p[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		/* hold nothing of the supervisor's (the job's output pipes above all) */
-		if (p[0] > 0)
-			close_range(0, (unsigned)p[0] - 1, 0);
-		close_range((unsigned)p[0] + 1, ~0U, 0);
-		char c;
-		ssize_t r = read(p[0], &c, 1);
-		_exit(r < 0);
-	}
+	*helper = (struct cell_helper){ pid, stack };
 	close(p[0]);
 	char line[64], path[128];
 	int fd = -1;
@@ -277,7 +293,6 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 		}
 	}
 	close(p[1]);
-	*helper = pid;
 	return fd;
 }
 
@@ -300,16 +315,18 @@ static int idmapped_tree(int dfd, const char *path, int ns)
 }
 
 static int idmap_ns_work = -1, idmap_ns_image = -1;
+/* init: -1, or the network namespace made for the cell before its clone (container_prepare) */
+static int cell_netns = -1;
 
 /* Root mode: the userns of an idmap that makes the owner of what fd is open on (the worktree,
  * a bind's source) the run user inside the cell, or -1 when it is already or there is none.
  * A root-owned source is mapped only when writable (map_root): a read-only bind of root's
  * files keeps them root's, as the host's / shows them. */
 /* A new slot (-1) in c's list of idmap helper processes. */
-static pid_t *helper_slot(struct cell *c)
+static struct cell_helper *helper_slot(struct cell *c)
 {
 	c->helpers = xrealloc(c->helpers, (c->n_helpers + 1) * sizeof *c->helpers);
-	c->helpers[c->n_helpers] = -1;
+	c->helpers[c->n_helpers] = (struct cell_helper){ -1, NULL };
 	return &c->helpers[c->n_helpers++];
 }
 
@@ -422,10 +439,11 @@ static void mount_worktree(const struct cell_spec *s, const char *target)
 }
 
 static int *idmap_ns_mounts;   /* per entry of s->mounts: -1 or the userns of its idmap */
+static size_t n_idmap_mounts;
 
-static void close_idmap_mounts(const struct cell_spec *s)
+static void close_idmap_mounts(void)
 {
-	for (size_t i = 0; idmap_ns_mounts && i < s->n_mounts; i++)
+	for (size_t i = 0; idmap_ns_mounts && i < n_idmap_mounts; i++)
 		closep(&idmap_ns_mounts[i]);
 	free(idmap_ns_mounts);
 	idmap_ns_mounts = NULL;
@@ -655,16 +673,21 @@ static void build_root(const struct cell_spec *s)
 	closep(&cell_root_fd);
 }
 
-static void loopback_up(void)
+/* Bring up lo in the caller's network namespace: 0, or -1 and errno. */
+static int lo_up(void)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die(errno, "cannot open a socket to bring up lo");
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr = { 0 };
 	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0))
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0))
+		return -1;
+	return 0;
+}
+
+static void loopback_up(void)
+{
+	if (lo_up() < 0)
 		die(errno, "cannot bring up the loopback interface");
-	close(fd);
 }
 
 /* The run's cgroup, alone and read-only, at /sys/fs/cgroup, in a cgroup namespace rooted at
@@ -1064,6 +1087,9 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR))
 		_exit(125);
 
+	/* the network namespace made for it (its loopback up), before anything else */
+	if (cell_netns >= 0 && (setns(cell_netns, CLONE_NEWNET) < 0 || close(cell_netns) < 0))
+		die(errno, "cannot enter the cell's network namespace");
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
@@ -1107,7 +1133,8 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	}
 	if (sethostname(spec_hostname(s), strlen(spec_hostname(s))) < 0)
 		die(errno, "cannot set the cell's hostname");
-	loopback_up();
+	if (cell_netns < 0)
+		loopback_up();
 	build_root(s);
 
 	/* the terminal's master goes out before the job may run (an OCI runtime's caller waits
@@ -1166,35 +1193,95 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	init_loop(job, s->warm ? take.scratch != 0 : s->limits.scratch != 0);
 }
 
+/* ---- made before the clone: the idmaps' user namespaces; the network, on a thread ---- */
+
+/* Root mode: the worktree's and the binds' owners are the run user inside; the image's ids
+ * are the cell's. */
+static void make_idmaps(const struct cell_spec *s, struct cell *c)
+{
+	idmap_ns_work = owner_idmap(s, s->worktree_fd, true, c);
+	if (s->rootfs)
+		idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE, helper_slot(c));
+	idmap_ns_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *idmap_ns_mounts) : NULL;
+	n_idmap_mounts = s->n_mounts;
+	for (size_t i = 0; i < s->n_mounts; i++)
+		idmap_ns_mounts[i] = owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly, c);
+}
+
+/* A new network namespace with its loopback up, made by the calling thread (which stays in
+ * it): a descriptor of it for init's setns, or -1 (init then makes one as it is cloned). */
+static int make_netns(void)
+{
+	if (unshare(CLONE_NEWNET) < 0 || lo_up() < 0)
+		return -1;
+	return open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+}
+
+static void *prepare_main(void *arg)
+{
+	struct cell *c = arg;
+	c->netns_fd = make_netns();
+	return NULL;
+}
+
+void container_prepare(const struct cell_spec *s, struct cell *c)
+{
+	c->helpers = NULL;
+	c->n_helpers = 0;
+	c->netns_fd = -1;
+	c->preparing = false;
+	/* rootless, the network is owned by the cell's own user namespace; --net's link is moved
+	 * into init's namespace by its pid */
+	if (s->rootless || s->net.mode != NET_NONE)
+		return;
+	/* the thread takes no signal: they are the supervisor's (signalfd) */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	c->preparing = pthread_create(&c->prep, &at, prepare_main, c) == 0;
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* What container_prepare began is done; the idmaps are made. */
+static void prepare_finish(const struct cell_spec *s, struct cell *c)
+{
+	if (!s->rootless)
+		make_idmaps(s, c);
+	if (c->preparing)
+		pthread_join(c->prep, NULL);
+	c->preparing = false;
+}
+
+/* The supervisor's copies of what was prepared, once init has its own (or on failure). */
+static void drop_prepared(struct cell *c)
+{
+	closep(&c->netns_fd);
+	closep(&idmap_ns_work);
+	closep(&idmap_ns_image);
+	close_idmap_mounts();
+}
+
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
 {
 	int rep[2] = { -1, -1 }, go[2] = { -1, -1 };
 	c->pid = -1;
-	c->helpers = NULL;
-	c->n_helpers = 0;
 	c->pidfd = c->report_fd = c->go_fd = -1;
-	/* root mode: the worktree's and the binds' owners are the run user inside; the image's ids
-	 * are the cell's (first: their processes are to hold none of the cell's pipes) */
-	if (!s->rootless) {
-		idmap_ns_work = owner_idmap(s, s->worktree_fd, true, c);
-		if (s->rootfs)
-			idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE, helper_slot(c));
-		idmap_ns_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *idmap_ns_mounts) : NULL;
-		for (size_t i = 0; i < s->n_mounts; i++)
-			idmap_ns_mounts[i] = owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly, c);
-	}
+	prepare_finish(s, c);
 	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
 		int e = errno;
 		closep(&rep[0]);
 		closep(&rep[1]);
-		closep(&idmap_ns_work);
-		closep(&idmap_ns_image);
-		close_idmap_mounts(s);
+		drop_prepared(c);
 		return error_set(err, e, "cannot create pipes for the cell");
 	}
 	int pidfd = -1;
+	cell_netns = c->netns_fd;
 	struct clone_args a = {
-		.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
+		.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (cell_netns >= 0 ? 0 : CLONE_NEWNET) |
 			 CLONE_NEWCGROUP | CLONE_PIDFD | (s->rootless ? CLONE_NEWUSER : 0),
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
@@ -1210,9 +1297,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		close(rep[1]);
 		close(go[0]);
 		close(go[1]);
-		closep(&idmap_ns_work);
-		closep(&idmap_ns_image);
-		close_idmap_mounts(s);
+		drop_prepared(c);
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
 			return error_set(err, e, "cannot create the cell's namespaces (are user namespaces enabled? see 'warren selfcheck')");
 		return error_set(err, e, "cannot create the cell");
@@ -1225,9 +1310,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	}
 	close(rep[1]);
 	close(go[0]);
-	closep(&idmap_ns_work);
-	closep(&idmap_ns_image);
-	close_idmap_mounts(s);
+	drop_prepared(c);
 	c->pid = pid;
 	c->pidfd = pidfd;
 	c->report_fd = rep[0];
@@ -1272,8 +1355,10 @@ int container_signal_children(const struct cell *c, int sig)
 void cell_reap_helpers(struct cell *c)
 {
 	for (size_t i = 0; i < c->n_helpers; i++)
-		if (c->helpers[i] > 0)
-			waitpid(c->helpers[i], NULL, 0);
+		if (c->helpers[i].pid > 0) {
+			waitpid(c->helpers[i].pid, NULL, 0);
+			munmap(c->helpers[i].stack, IDMAP_HELPER_STACK);  /* (after: the helper ran on it) */
+		}
 	free(c->helpers);
 	c->helpers = NULL;
 	c->n_helpers = 0;
@@ -1281,6 +1366,11 @@ void cell_reap_helpers(struct cell *c)
 
 void cell_close(struct cell *c)
 {
+	if (c->preparing) {  /* the supervisor failed before the cell was started */
+		pthread_join(c->prep, NULL);
+		c->preparing = false;
+	}
+	closep(&c->netns_fd);
 	cell_reap_helpers(c);
 	closep(&c->pidfd);
 	closep(&c->report_fd);

@@ -4,6 +4,7 @@
 #ifndef WARREN_CELL_CONTAINER_H
 #define WARREN_CELL_CONTAINER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,9 +37,13 @@ struct cell {
 	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */
 	struct vm_state *vm; /* the vm driver's (cell/vm.h): NULL for a container */
-	pid_t *helpers;      /* the processes of the idmapped mounts' user namespaces (-1: none):
+	struct cell_helper { pid_t pid; void *stack; } *helpers; /* the processes of the idmapped
+	                        mounts' user namespaces (pid -1: none), each on a stack of its own:
 	                        told to exit at the start, reaped once init is gone (cell_reap_helpers) */
 	size_t n_helpers;
+	int netns_fd;        /* -1, or the network namespace made for init (container_prepare) */
+	pthread_t prep;      /* the thread of container_prepare, while preparing */
+	bool preparing;
 };
 
 enum cell_report_type {
@@ -60,6 +65,11 @@ struct cell_report {
 	uint32_t len;        /* bytes of message that follow */
 };
 
+/* Begin making the cell's network namespace (root mode, --net none) on a thread of its own,
+ * while the supervisor makes the run directory and the cgroup: the kernel takes the better
+ * part of a millisecond over a new one. container_start waits for it (cell_close after a
+ * failure); init enters it. */
+void container_prepare(const struct cell_spec *s, struct cell *c);
 /* Start the cell's init; it sets up the cell and waits for cell_release(). */
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);
 int container_release(struct cell *c);

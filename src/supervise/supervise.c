@@ -926,7 +926,6 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
 	if (s->net.mode != NET_NONE && net_prepare(&u->net, &s->net, s->id, s->rundir, s->rootless, err) < 0)
 		return -EIO;
-	rundir_write_pid(s->rundir_fd, getpid());
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
 	struct limits host_limits = s->limits;
 	if (vm)
@@ -956,6 +955,11 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 	sup_ends_close(&e);
 	if (r < 0)
 		return r;
+	/* the supervisor's pid and spec.json while init makes the cell, not before its clone (a
+	 * warm cell's spec.json when it is taken: sup_go) */
+	rundir_write_pid(s->rundir_fd, getpid());
+	if (!s->warm && record_write_spec(s, err) < 0)
+		return -EIO;
 	/* its row in <state>/history.db (run/history.h), written while init makes the cell, before
 	 * the job is let go (a warm cell's by the server that gives it its run: serve/warm.c) */
 	if (!s->warm)
@@ -972,7 +976,7 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
 			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
 	u->cell.pid = -1;
-	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = -1;
+	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.netns_fd = -1;
 	cgroup_init(&u->cg);
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
@@ -984,10 +988,12 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 		return error_set(err, 0, "a warm cell is a container; the vm driver has none");
 	if (sup_loop_fds(u, err) < 0)
 		return sup_fail(u, false, err);
+	if (!vm)  /* its namespaces begin on a thread of their own while the run directory is made */
+		container_prepare(s, &u->cell);
 	u->lock = rundir_create(s, err);
 	if (u->lock < 0)
 		return sup_fail(u, false, err);
-	if ((!s->warm && record_write_spec(s, err) < 0) || sup_make_cell(u, control, vm, err) < 0)
+	if (sup_make_cell(u, control, vm, err) < 0)
 		return sup_fail(u, true, err);
 	return 0;
 }
