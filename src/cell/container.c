@@ -318,17 +318,18 @@ static int idmap_ns_work = -1, idmap_ns_image = -1;
 /* init: -1, or the network namespace made for the cell before its clone (container_prepare) */
 static int cell_netns = -1;
 
-/* Root mode: the userns of an idmap that makes the owner of what fd is open on (the worktree,
- * a bind's source) the run user inside the cell, or -1 when it is already or there is none.
- * A root-owned source is mapped only when writable (map_root): a read-only bind of root's
- * files keeps them root's, as the host's / shows them. */
-/* A new slot (-1) in c's list of idmap helper processes. */
-static struct cell_helper *helper_slot(struct cell *c)
+/* A new slot (-1) in c's list of helper processes (idmaps; a VM's relay). */
+struct cell_helper *cell_helper_slot(struct cell *c)
 {
 	c->helpers = xrealloc(c->helpers, (c->n_helpers + 1) * sizeof *c->helpers);
 	c->helpers[c->n_helpers] = (struct cell_helper){ -1, NULL };
 	return &c->helpers[c->n_helpers++];
 }
+
+/* Root mode: the userns of an idmap that makes the owner of what fd is open on (the worktree,
+ * a bind's source) the run user inside the cell, or -1 when it is already or there is none.
+ * A root-owned source is mapped only when writable (map_root): a read-only bind of root's
+ * files keeps them root's, as the host's / shows them. */
 
 static int owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct cell *c)
 {
@@ -337,7 +338,7 @@ static int owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct 
 		return -1;
 	if (st.st_uid == 0 && !map_root)
 		return -1;
-	return idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1, helper_slot(c));
+	return idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1, cell_helper_slot(c));
 }
 
 /* Where the scratch parts live: the run directory, or with --scratch a size-limited tmpfs
@@ -1201,7 +1202,7 @@ static void make_idmaps(const struct cell_spec *s, struct cell *c)
 {
 	idmap_ns_work = owner_idmap(s, s->worktree_fd, true, c);
 	if (s->rootfs)
-		idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE, helper_slot(c));
+		idmap_ns_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE, cell_helper_slot(c));
 	idmap_ns_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *idmap_ns_mounts) : NULL;
 	n_idmap_mounts = s->n_mounts;
 	for (size_t i = 0; i < s->n_mounts; i++)
@@ -1357,7 +1358,8 @@ void cell_reap_helpers(struct cell *c)
 	for (size_t i = 0; i < c->n_helpers; i++)
 		if (c->helpers[i].pid > 0) {
 			waitpid(c->helpers[i].pid, NULL, 0);
-			munmap(c->helpers[i].stack, IDMAP_HELPER_STACK);  /* (after: the helper ran on it) */
+			if (c->helpers[i].stack)  /* (after: the helper ran on it) */
+				munmap(c->helpers[i].stack, IDMAP_HELPER_STACK);
 		}
 	free(c->helpers);
 	c->helpers = NULL;

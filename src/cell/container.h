@@ -38,7 +38,8 @@ struct cell {
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */
 	struct vm_state *vm; /* the vm driver's (cell/vm.h): NULL for a container */
 	struct cell_helper { pid_t pid; void *stack; } *helpers; /* the processes of the idmapped
-	                        mounts' user namespaces (pid -1: none), each on a stack of its own:
+	                        mounts' user namespaces (pid -1: none), each on a stack of its own
+	                        (a VM's: its relay, forked, no stack):
 	                        told to exit at the start, reaped once init is gone (cell_reap_helpers) */
 	size_t n_helpers;
 	int netns_fd;        /* -1, or the network namespace made for init (container_prepare) */
@@ -80,6 +81,8 @@ int container_take(struct cell *c, uint64_t scratch, bool direct);
 /* Send sig to the children of the cell's init (host pids; the job process, or a job's
  * executor, and orphans init adopted). The count signalled, or -errno. */
 int container_signal_children(const struct cell *c, int sig);
+/* A new slot (pid -1, no stack) in c's list of helper processes, reaped by cell_reap_helpers. */
+struct cell_helper *cell_helper_slot(struct cell *c);
 /* Wait for the helpers (told to exit at the start; they may not have been scheduled yet),
  * before telling whether anything outside the cell still holds what the cell had. */
 void cell_reap_helpers(struct cell *c);

@@ -455,8 +455,7 @@ static int job_ports(const struct cell_spec *s, const struct cell_io *io, struct
 		pid_t relay = vm_exec_relay_start(s, io->control, exec, err);
 		if (relay < 0)
 			return -EIO;
-		c->helpers = xrealloc(c->helpers, (c->n_helpers + 1) * sizeof *c->helpers);
-		c->helpers[c->n_helpers++] = relay;
+		cell_helper_slot(c)->pid = relay;
 	}
 	int t[2];
 	if (c->vm->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, t) < 0)
