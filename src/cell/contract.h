@@ -88,7 +88,8 @@
 #define VM_KEY_KMASK       "kmask"        /* "<h|r|o> <path>": a kernel file masked (policy/mask.c: hidden, refusing, read-only) */
 #define VM_KEY_PROTECT     "protect"      /* "<p|l> <path>": a worktree path pinned (its own mount) or protected (read-only) */
 #define VM_KEY_EXECUTOR    "executor"     /* "1": the job is warren's executor (a job's steps and services), on VM_PORT_EXEC */
-#define VM_KEY_TTY         "tty"          /* "1": the job's stdin and stdout are VM_TTY_DEV; "2": its stderr too */
+#define VM_KEY_TTY         "tty"          /* "<1|2> <rows> <columns>": the job's stdin and stdout are VM_TTY_DEV
+                                             (2: its stderr too), of that size at the start */
 #define VM_PASSWD_FILE     "passwd"       /* in the orders: the cell's /etc/passwd and /etc/group (cell/users.h) */
 #define VM_GROUP_FILE      "group"
 /* virtio-serial port names (/sys/class/virtio-ports/<port>/name in the guest) */

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -283,8 +284,11 @@ static void spec_records(FILE *f, const struct cell_spec *s, const struct cell_i
 {
 	if (io->control >= 0)
 		rec(f, VM_KEY_EXECUTOR, "1");
-	if (v->tty)
-		rec(f, VM_KEY_TTY, io->err < 0 ? "2" : "1");
+	struct winsize ws = { 0 };
+	if (v->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0)
+		ws = (struct winsize){ 0 };
+	if (v->tty) /* the caller's terminal's size now (later ones come over the control port) */
+		fprintf(f, VM_KEY_TTY "=%c %u %u%c", io->err < 0 ? '2' : '1', ws.ws_row, ws.ws_col, '\0');
 	for (size_t i = 0; s->argv[i]; i++)
 		rec(f, VM_KEY_ARG, s->argv[i]);
 	for (size_t i = 0; s->env && s->env[i]; i++)

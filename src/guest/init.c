@@ -369,6 +369,7 @@ struct orders {
 	unsigned long long scratch, pids;
 	bool core, work_ro, no_sys, executor;
 	int tty;                            /* 1: stdin and stdout on VM_TTY_DEV, 2: stderr too */
+	unsigned short rows, cols;          /* its size at the start */
 };
 
 static void push(char ***v, size_t *n, char *s)
@@ -418,7 +419,7 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_PIDS)) o->pids = strtoull(v, NULL, 10);
 		else if (!strcmp(p, VM_KEY_CORE)) o->core = !strcmp(v, "1");
 		else if (!strcmp(p, VM_KEY_EXECUTOR)) o->executor = !strcmp(v, "1");
-		else if (!strcmp(p, VM_KEY_TTY)) o->tty = atoi(v);
+		else if (!strcmp(p, VM_KEY_TTY) && sscanf(v, "%d %hu %hu", &o->tty, &o->rows, &o->cols) < 1) o->tty = 0;
 	}
 	if (!o->nargv)
 		die(EINVAL, "the orders name no command");
@@ -1351,6 +1352,9 @@ int main(void)
 	read_orders(&o);
 	int execport = o.executor ? open_port(VM_PORT_EXEC, O_RDWR) : -1;
 	job_tty = o.tty ? open_tty() : -1;
+	struct winsize ws = { .ws_row = o.rows, .ws_col = o.cols };
+	if (job_tty >= 0 && o.rows && o.cols)
+		ioctl(job_tty, TIOCSWINSZ, &ws);
 	struct sock_fprog *seccomp = read_seccomp();
 	make_job_cgroup(&o);
 	struct guest_net net;
