@@ -78,6 +78,7 @@
 #define VM_KEY_WORKDIR     "workdir"      /* --workdir: the job's working directory, which must exist */
 #define VM_KEY_HOSTNAME    "hostname"     /* the cell's hostname (--hostname, else the run id) */
 #define VM_KEY_NO_SYS      "no-sys"       /* "1": no /sys in the cell (--no-sys) */
+#define VM_KEY_NO_REFUSED  "no-refused"   /* "1": no record of refused writes (--no-refused-writes) */
 #define VM_KEY_BIND        "bind"         /* "<tag> <ro|rw>[-file] <destination>", one per extra mount, in order */
 #define VM_BIND_FILE_SUFFIX "-file"       /* the bind is of a file: its share holds it alone, as VM_BIND_FILE_NAME */
 #define VM_BIND_FILE_NAME  "file"

@@ -317,6 +317,8 @@ static void spec_records(FILE *f, const struct cell_spec *s, const struct cell_i
 		rec(f, VM_KEY_HOME, s->home);
 	rec(f, VM_KEY_MASK, s->statedir);
 	rec(f, VM_KEY_CORE, s->policy.core ? "1" : "0");
+	if (s->policy.no_refused_writes)
+		rec(f, VM_KEY_NO_REFUSED, "1"); /* the guest's audit costs its job time */
 	const struct { const char *key; unsigned long long v; } nums[] = {
 		{ VM_KEY_UID, s->uid }, { VM_KEY_GID, s->gid },
 		{ VM_KEY_SCRATCH, s->limits.scratch == VM_LIMIT_NONE ? 0 : s->limits.scratch },

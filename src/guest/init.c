@@ -367,7 +367,7 @@ struct orders {
 	uid_t uid;
 	gid_t gid;
 	unsigned long long scratch, pids;
-	bool core, work_ro, no_sys, executor;
+	bool core, work_ro, no_sys, executor, no_refused;
 	int tty;                            /* 1: stdin and stdout on VM_TTY_DEV, 2: stderr too */
 	unsigned short rows, cols;          /* its size at the start */
 };
@@ -410,6 +410,7 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_HOSTNAME)) o->hostname = v;
 		else if (!strcmp(p, VM_KEY_WORK_RO)) o->work_ro = !strcmp(v, "1");
 		else if (!strcmp(p, VM_KEY_NO_SYS)) o->no_sys = !strcmp(v, "1");
+		else if (!strcmp(p, VM_KEY_NO_REFUSED)) o->no_refused = !strcmp(v, "1");
 		else if (!strcmp(p, VM_KEY_CWD) && !o->workdir) o->cwd = v;
 		else if (!strcmp(p, VM_KEY_HOME)) o->home = v;
 		else if (!strcmp(p, VM_KEY_WORKTREE)) o->worktree = v;
@@ -1371,7 +1372,8 @@ int main(void)
 	protect_worktree(&o);
 	int landlock = make_landlock(&o);
 	int executor = start_relay(execport);
-	audit_start();
+	if (!o.no_refused)
+		audit_start();
 	pid_t job = fork();
 	if (job < 0)
 		die(errno, "cannot start the job");
