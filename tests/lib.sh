@@ -360,6 +360,10 @@ wait_for() {
 	"$@"
 }
 
+# PASTA_CMD: a pgrep -f pattern of a pasta process warren started (its process name is
+# passt.avx2 or passt on Debian: pgrep -x pasta never matches it).
+PASTA_CMD='^[^ ]*/pasta '
+
 # uniq_arg: a sleep duration (under 30s) that no other process on the host has in its
 # command line, to find the job's processes from the host: `sleep "$(uniq_arg)"`.
 uniq_arg() { printf '2%d.%d%05d\n' $((RANDOM % 9)) $$ $RANDOM; }

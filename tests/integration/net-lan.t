@@ -176,6 +176,6 @@ else
 	is "$OUT" "cell=7" "rootless nat,lan: a root run's cell is refused"
 	wrun --net "nat,allow=$A_ADDR" -- sh -c "$(probe cell=$A_ADDR:8000)"
 	is "$OUT" "cell=7" "rootless nat,allow=<a root run's cell>: refused"
-	is "$(pgrep -u "$TEST_USER_UID" -x pasta)" "" "rootless: pasta ended with the runs"
+	is "$(pgrep -u "$TEST_USER_UID" -f "$PASTA_CMD")" "" "rootless: pasta ended with the runs"
 fi
 kill -TERM "$A_PID" "$H_PID"; wait_bg "$A_PID" 20; wait_bg "$H_PID" 20
