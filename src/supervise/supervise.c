@@ -73,7 +73,10 @@ static int signal_cell(struct sup *u, int sig)
 /* Stop the whole cell for a named cause: the polite signal now, SIGKILL after the grace. */
 void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text)
 {
-	if (u->stopping) {
+	/* a container's job that ended before the cause (its init ends with it, taking the rest of
+	 * the cell) ended as it did: a limit reached while the cell goes is not the run's end, nor
+	 * what a warm run's early answer said (sup_end_known). A VM's guest is not trusted to end. */
+	if (u->stopping || (u->have_exit && !u->cell.vm)) {
 		free(text);
 		return;
 	}
