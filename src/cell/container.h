@@ -84,7 +84,8 @@ int container_signal_children(const struct cell *c, int sig);
 /* A new slot (pid -1, no stack) in c's list of helper processes, reaped by cell_reap_helpers. */
 struct cell_helper *cell_helper_slot(struct cell *c);
 /* Wait for the helpers (told to exit at the start; they may not have been scheduled yet),
- * before telling whether anything outside the cell still holds what the cell had. */
+ * before telling whether anything outside the cell still holds what the cell had; one that
+ * has not ended 2 s after is killed. */
 void cell_reap_helpers(struct cell *c);
 void cell_close(struct cell *c);
 

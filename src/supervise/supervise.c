@@ -73,7 +73,10 @@ static int signal_cell(struct sup *u, int sig)
 /* Stop the whole cell for a named cause: the polite signal now, SIGKILL after the grace. */
 void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text)
 {
-	if (u->stopping) {
+	/* a container's job that ended before the cause (its init ends with it, taking the rest of
+	 * the cell) ended as it did: a limit reached while the cell goes is not the run's end, nor
+	 * what a warm run's early answer said (sup_end_known). A VM's guest is not trusted to end. */
+	if (u->stopping || (u->have_exit && !u->cell.vm)) {
 		free(text);
 		return;
 	}
@@ -438,6 +441,34 @@ static void on_signal(struct sup *u)
 	}
 }
 
+/* Pass on what stdin gave (u->in_buf) as far as the job's terminal takes it now: never wait
+ * for a job that does not read its terminal (its limits are watched meanwhile). While some is
+ * left, stdin is not read and the terminal is watched for room; a terminal that fails takes
+ * no more. */
+static void pty_input(struct sup *u)
+{
+	while (u->in_len) {
+		ssize_t w = write(u->pty, u->in_buf + u->in_off, u->in_len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			break;
+		if (w <= 0) {
+			u->in_len = 0;
+			break;
+		}
+		u->in_off += (size_t)w;
+		u->in_len -= (size_t)w;
+	}
+	bool waiting = u->in_len != 0;
+	struct epoll_event pe = { .events = EPOLLIN | (waiting ? EPOLLOUT : 0), .data.u32 = EV_PTY };
+	epoll_ctl(u->ep, EPOLL_CTL_MOD, u->pty, &pe);
+	if (u->in_open) {
+		struct epoll_event ie = { .events = EPOLLIN, .data.u32 = EV_IN };
+		epoll_ctl(u->ep, waiting ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, STDIN_FILENO, &ie);
+	}
+}
+
 bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 {
 	uint64_t exp;
@@ -506,18 +537,21 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			sup_unwatch_close(u, &u->err_r);
 		break;
 	case EV_PTY:
-		if (relay(u, u->pty, STDOUT_FILENO, &u->out_bytes) == 0)
+		if ((ev->events & EPOLLOUT) && u->pty >= 0)
+			pty_input(u);
+		if ((ev->events & ~(uint32_t)EPOLLOUT) && relay(u, u->pty, STDOUT_FILENO, &u->out_bytes) == 0)
 			sup_unwatch_close(u, &u->pty);
 		break;
 	case EV_IN: {
-		char buf[4096];
-		ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
+		ssize_t r = read(STDIN_FILENO, u->in_buf, sizeof u->in_buf);
 		if (r <= 0 || u->pty < 0) {
 			if (u->in_open)
 				epoll_ctl(u->ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
 			u->in_open = false;
 		} else {
-			write_all(u->pty, buf, (size_t)r);
+			u->in_off = 0;
+			u->in_len = (size_t)r;
+			pty_input(u);
 		}
 		break;
 	}

@@ -13,9 +13,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cell/container.h"
+#include "cell/executor.h"
 #include "cell/vm.h"
+#include "cell/vmexec.h"
 
 #define MiB (1ull << 20)
 
@@ -245,6 +250,45 @@ static void test_console_keep(void **state)
 	free(t);
 }
 
+/* A hostile guest sends more executor messages than the runner's socket queues and stops
+ * (qemu gone) while the runner waits for the cell's helpers: the host's relay, blocked on the
+ * runner, is not waited for forever (it is killed: the run ends). */
+static void test_relay_blocked_reaped(void **state)
+{
+	(void)state;
+	int runner[2], port[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, runner), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, port), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(runner[0]);
+		close(port[0]);
+		vmexec_host_relay(runner[1], port[1]);
+		_exit(0);
+	}
+	close(runner[1]);
+	close(port[1]);
+	struct { struct vmx_frame f; struct exec_hdr h; } m = { { sizeof(struct exec_hdr), VMX_MSG, 0 }, { .type = 99 } };
+	/* in one write: more than the runner's socket takes (its send buffer, some 300 messages) */
+	size_t n = 2000;
+	char *burst = malloc(n * sizeof m);
+	for (size_t i = 0; i < n; i++)
+		memcpy(burst + i * sizeof m, &m, sizeof m);
+	assert_int_equal(write(port[0], burst, n * sizeof m), (ssize_t)(n * sizeof m));
+	free(burst);
+	close(port[0]); /* qemu is gone; the runner (runner[0]) reads nothing more */
+	struct cell c = { 0 };
+	cell_helper_slot(&c)->pid = pid;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cell_reap_helpers(&c);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	assert_int_equal(waitpid(pid, NULL, WNOHANG), -1); /* reaped */
+	close(runner[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_guest_memory),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_console_keep),
+		cmocka_unit_test(test_relay_blocked_reaped),
 	};
 	return cmocka_run_group_tests_name("vm", tests, NULL, NULL);
 }
