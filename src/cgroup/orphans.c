@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <time.h>
 #include <linux/magic.h>
 
 #include "util/fs.h"
@@ -54,6 +56,20 @@ static bool empty(const char *dir)
 	return !procs || len == 0;
 }
 
+/* True when the group dir was made (or marked) less than CGROUP_ORPHAN_MIN_AGE seconds ago: a
+ * run's group is made and marked empty just before its cell joins it, so one whose state
+ * directory looks gone at that moment (a directory above it renamed by its owner) must stay.
+ * The time is the dir's mtime: cgroupfs (kernfs, v1 and v2) gives no birth time, and sets the
+ * mtime when the dir is made, when it is marked and when a group is made in it; one that cannot
+ * be read counts as young. */
+static bool young(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0)
+		return true;
+	return time(NULL) - st.st_mtime < CGROUP_ORPHAN_MIN_AGE;
+}
+
 /* One hierarchy's warren/ (parent): its orphans removed, counted in n. */
 static void sweep(const char *parent, bool (*orphan)(const char *, const char *, void *), void *ctx,
 		  struct cgroup_orphans *n)
@@ -66,6 +82,10 @@ static void sweep(const char *parent, bool (*orphan)(const char *, const char *,
 		_cleanup_free_ char *owner = owner_of(dir);
 		if (!orphan(e->d_name, owner, ctx))
 			continue;
+		if (young(dir)) {
+			n->young++;
+			continue;
+		}
 		bool idle = empty(dir);
 		int r = idle && rmdir(dir) < 0 ? errno : idle ? 0 : EBUSY;
 		if (r == 0) {

@@ -18,14 +18,18 @@ void cgroup_mark_dir(const char *dir, const char *owner);
 /* The same on each of cg's groups (v2, or each v1 controller's). */
 void cgroup_mark_owner(const struct cgroup *cg, const char *owner);
 
+/* seconds an orphan's group must have been there before it is removed (its run may be starting) */
+#define CGROUP_ORPHAN_MIN_AGE 10
+
 struct cgroup_orphans {
 	size_t removed;   /* empty orphans removed */
 	size_t busy;      /* orphans with a process in them: left alone, each named on stderr */
+	size_t young;     /* orphans made less than CGROUP_ORPHAN_MIN_AGE s ago: left */
 	size_t failed;    /* orphans rmdir refused for another reason, each named on stderr */
 };
 /* Every group below warren/ of each hierarchy (v2's, and each v1 hierarchy's, the freezer's
  * too), asked of orphan(name, owner or NULL when unmarked, ctx); an orphan with no process in
- * it is removed (rmdir, which the kernel refuses for a group in use); none is killed. */
+ * it is removed unless it is younger than CGROUP_ORPHAN_MIN_AGE (rmdir, which the kernel refuses for a group in use); none is killed. */
 void cgroup_remove_orphans(bool (*orphan)(const char *name, const char *owner, void *ctx), void *ctx,
 			   struct cgroup_orphans *n);
 

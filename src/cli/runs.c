@@ -416,7 +416,8 @@ static const char GC_HELP[] =
 	"serve does it: delete the records of all but the newest N ended runs / of runs that\n"
 	"ended more than D ago; their history rows stay, marked pruned.\n"
 	"--orphans (root): remove the empty run cgroups of state directories that are gone, on\n"
-	"the whole host; a cgroup with a process in it is left alone and named.\n";
+	"the whole host; a cgroup with a process in it is left alone and named, and one made less\n"
+	"than 10 s ago (its run may be starting) is left too.\n";
 
 /* The record of a run whose supervisor died: how it ended, as far as we know, and the git
  * check the supervisor did not live to do (since the run started). */
@@ -603,8 +604,8 @@ static int gc_orphan_cgroups(void)
 	size_t unmarked = 0;
 	struct cgroup_orphans n;
 	cgroup_remove_orphans(orphan_of_gone_state, &unmarked, &n);
-	printf("gc: removed %zu run cgroup%s of state directories that are gone, left %zu with a process in it alone\n",
-	       n.removed, n.removed == 1 ? "" : "s", n.busy);
+	printf("gc: removed %zu run cgroup%s of state directories that are gone, left %zu with a process in it alone, too new: left %zu (made less than %d s ago, their run may be starting)\n",
+	       n.removed, n.removed == 1 ? "" : "s", n.busy, n.young, CGROUP_ORPHAN_MIN_AGE);
 	if (unmarked)
 		printf("gc: %zu run cgroup%s name%s no state directory (made by an older warren, or being made): not touched\n",
 		       unmarked, unmarked == 1 ? "" : "s", unmarked == 1 ? "s" : "");

@@ -323,12 +323,27 @@ static void watch_limits(struct sup *u)
 
 /* ---- the terminal ---- */
 
+/* Room for n more bytes of input for the job's terminal after what waits (u->in_buf). */
+static char *in_room(struct sup *u, size_t n)
+{
+	if (u->in_len == 0)
+		u->in_off = 0;
+	if (u->in_off + u->in_len + n > u->in_cap) {
+		size_t need = u->in_off + u->in_len + n;
+		u->in_cap = need > 2 * u->in_cap ? need : 2 * u->in_cap;
+		u->in_buf = xrealloc(u->in_buf, u->in_cap);
+	}
+	return u->in_buf + u->in_off + u->in_len;
+}
+
 /* What the caller's terminal holds before warren makes it raw, read as its line discipline
  * made it: whole lines pass to the job's terminal as they are, an EOF typed (script(1) types
  * one when its input ends) as that terminal's EOF; left there, raw mode would read the EOF as
  * the NUL byte the line discipline keeps for it. The caller's terminal first stops making EOFs
  * and echoing: one typed from then on stays the byte ^D, which raw mode passes on as typed.
- * True when the caller's terminal was changed. */
+ * It waits in u->in_buf, which the job's terminal takes as it has room (pty_input), like
+ * what stdin gives later: more than that terminal holds, typed ahead, never blocks the
+ * supervisor. True when the caller's terminal was changed. */
 static bool pass_typed_ahead(struct sup *u)
 {
 	struct termios quiet = u->saved_tio;
@@ -337,15 +352,15 @@ static bool pass_typed_ahead(struct sup *u)
 	if (!(u->saved_tio.c_lflag & ICANON) || tcsetattr(STDIN_FILENO, TCSANOW, &quiet) < 0)
 		return false;
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
-	char buf[4096];
 	for (int i = 0; i < 64 && poll(&p, 1, 0) == 1 && p.revents == POLLIN; i++) {
-		ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
-		if (n > 0)
-			write_all(u->pty, buf, (size_t)n);
-		else if (n == 0) /* an EOF */
-			write_all(u->pty, &u->saved_tio.c_cc[VEOF], 1);
-		else
+		ssize_t n = read(STDIN_FILENO, in_room(u, 4096), 4096);
+		if (n < 0)
 			break;
+		if (n == 0) { /* an EOF */
+			*in_room(u, 1) = (char)u->saved_tio.c_cc[VEOF];
+			n = 1;
+		}
+		u->in_len += (size_t)n;
 	}
 	return true;
 }
@@ -543,14 +558,13 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			sup_unwatch_close(u, &u->pty);
 		break;
 	case EV_IN: {
-		ssize_t r = read(STDIN_FILENO, u->in_buf, sizeof u->in_buf);
+		ssize_t r = read(STDIN_FILENO, in_room(u, 4096), 4096);
 		if (r <= 0 || u->pty < 0) {
 			if (u->in_open)
 				epoll_ctl(u->ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
 			u->in_open = false;
 		} else {
-			u->in_off = 0;
-			u->in_len = (size_t)r;
+			u->in_len += (size_t)r;
 			pty_input(u);
 		}
 		break;
@@ -817,6 +831,8 @@ static void sup_close(struct sup *u)
 	free(u->cause_limit);
 	free(u->cause_value);
 	free(u->cause_text);
+	free(u->in_buf);
+	u->in_buf = NULL;
 }
 
 static void emit_result(const struct supervise_opts *o, const char *json)
@@ -1055,6 +1071,8 @@ static void sup_watch_all(struct sup *u)
 		sup_watch_fd(u, u->pty, EV_PTY);
 		sup_watch_fd(u, STDIN_FILENO, EV_IN);
 		u->in_open = true;
+		if (u->in_len) /* typed ahead */
+			pty_input(u);
 	}
 	if (s->limits.time_ms && !u->cell.vm) {
 		/* the cause line's time is on the limit's clock: from here, not from before the cell was made */

@@ -67,8 +67,9 @@ struct sup {
 	int lock;                  /* the run directory's lock, held while the run lives */
 	uint64_t pids_sampled;     /* highest pids.current seen (hosts without pids.peak) */
 	bool in_open;              /* stdin relayed to the pty */
-	char in_buf[4096];         /* stdin read, not yet taken by the job's terminal: while any */
-	size_t in_off, in_len;     /* is left, stdin waits and the terminal is watched for room */
+	char *in_buf;              /* stdin read (and what was typed ahead: pass_typed_ahead), not */
+	size_t in_off, in_len;     /* yet taken by the job's terminal: while any is left, stdin */
+	size_t in_cap;             /* waits and the terminal is watched for room (in_buf's size) */
 	struct timespec started;   /* CLOCK_REALTIME at start */
 	struct timespec released_at; /* CLOCK_REALTIME_COARSE when the job was let go (0: never) */
 	sigset_t old_mask;

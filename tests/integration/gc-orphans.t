@@ -4,10 +4,11 @@
 # directory; gc --orphans removes the empty ones whose state directory is gone, and leaves
 # alone a cgroup with a process in it (even of a state directory that is gone), the cgroups
 # of a state directory that is still there (live run or not), a cgroup that is not a run's by
-# name, and one that records no state directory. Root only (rootless runs have no cgroup).
+# name, and one that records no state directory, and one made less than 10 s ago (its run
+# may be starting: its cell joins it just after it is made). Root only (rootless runs have no cgroup).
 . "$(dirname "$0")/../lib.sh"
 
-plan 18
+plan 22
 
 use_mode root
 T=$TEST_SCRATCH/orphans
@@ -18,6 +19,9 @@ cg_of() { cgroups_named "$1" | grep -E "/warren/$1\.[0-9a-f]{8}\$"; }
 # every cgroup of the run holds no process
 cg_empty() { local d; for d in $(cg_of "$1"); do [ -z "$(cat "$d/cgroup.procs" 2>/dev/null)" ] || return 1; done; }
 cg_count() { cg_of "$1" | grep -c .; }
+# cg_made RUN SECONDS: the run's cgroups made SECONDS ago, as their time says (gc --orphans
+# reads the cgroup dir's modification time, which root may set like any file's)
+cg_made() { local d; for d in $(cg_of "$1"); do touch -m -d "@$(($(date +%s) - $2))" "$d" || return 1; done; }
 owner_of() { "$PY" -c 'import os,sys; print(os.getxattr(sys.argv[1], "trusted.warren.state").decode())' "$1" 2>&1; }
 
 # run_live STATE: a run of STATE (sleep); its id in RID, its sleep in SLEEP, warren's pid in WPID
@@ -58,6 +62,8 @@ ok $? "planted under $parent: an empty cgroup not named as a run's (recording a 
 n_b=$(cg_count "$RB")
 rm -rf "$SA"
 mv "$SB" "$SB.away"
+# not too new to be swept (made a minute ago)
+cg_made "$RA" 60 && cg_made "$RB" 60
 bounded "$WARREN" gc --orphans
 is "$RC" 0 "warren gc --orphans exits 0" || diag "$ERR"
 is "$(cg_count "$RA")" 0 "it removes the empty run cgroups ($n_a) of a state directory that is gone"
@@ -71,6 +77,20 @@ ok $? "another state directory's live run keeps its cgroups and lives"
 [ -d "$NOTRUN" ] && [ -d "$UNMARKED" ]
 ok $? "a cgroup not named as a run's, and one recording no state directory, are not touched"
 like "$OUT" "run cgroups? names? no state directory" "... gc counts the unmarked ones"
+
+# ---- an orphan made a moment ago (its run may be starting): left, until it is older
+SE=$T/fresh
+run_killed "$SE"; RE=$RID
+n_e=$(cg_count "$RE")
+rm -rf "$SE"
+cg_made "$RE" 2
+bounded "$WARREN" gc --orphans
+is "$RC:$(cg_count "$RE")" "0:$n_e" "an empty run cgroup of a state directory that is gone, made 2 s ago, is left: all $n_e of them" || diag "$ERR"
+like "$OUT" ", too new: left [1-9][0-9]* " "... and gc counts them as too new"
+cg_made "$RE" 11
+bounded "$WARREN" gc --orphans
+is "$RC:$(cg_count "$RE")" "0:0" "made 11 s ago, the same cgroups are removed" || diag "$ERR"
+like "$OUT" "^gc: removed [1-9][0-9]* run cgroups? " "... and counted as removed"
 
 # ---- the state directory that stays: its own gc reclaims the cgroups
 bounded "$WARREN" gc --state "$SD"
