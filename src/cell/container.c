@@ -1353,16 +1353,14 @@ int container_signal_children(const struct cell *c, int sig)
 	return n;
 }
 
-/* A helper has HELPER_END_MS once the cell is gone to end (a VM's relay passes on what the
- * guest sent before): one that does not is killed. A hostile guest can leave its relay
+/* A helper has CELL_HELPER_END_MS once the cell is gone to end (a VM's relay passes on what
+ * the guest sent before): one that does not is killed. A hostile guest can leave its relay
  * blocked on the runner, whose process is the one waiting here. */
-#define HELPER_END_MS 2000
-
 static void reap_helper(pid_t pid)
 {
 	_cleanup_close_ int pfd = sys_pidfd_open(pid, 0);
 	struct pollfd p = { .fd = pfd, .events = POLLIN };
-	if (pfd >= 0 && poll(&p, 1, HELPER_END_MS) == 0)
+	if (pfd >= 0 && poll(&p, 1, CELL_HELPER_END_MS) == 0)
 		kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }

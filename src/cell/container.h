@@ -83,6 +83,7 @@ int container_take(struct cell *c, uint64_t scratch, bool direct);
 int container_signal_children(const struct cell *c, int sig);
 /* A new slot (pid -1, no stack) in c's list of helper processes, reaped by cell_reap_helpers. */
 struct cell_helper *cell_helper_slot(struct cell *c);
+#define CELL_HELPER_END_MS 2000
 /* Wait for the helpers (told to exit at the start; they may not have been scheduled yet),
  * before telling whether anything outside the cell still holds what the cell had; one that
  * has not ended 2 s after is killed. */

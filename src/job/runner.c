@@ -932,6 +932,11 @@ static int runner_loop(struct runner *r)
 			uint32_t tag = evs[i].data.u32;
 			if (sup_dispatch(&r->u, &evs[i]))
 				continue;
+			/* the cell ended: while its helpers end, the guest's last words and output only */
+			if (r->u.init_gone && tag != EV_CTL && tag < EV_TASK) {
+				sup_unwatch(&r->u, tag == EV_TICK ? r->tick_tfd : tag == EV_STEP_TIMER ? r->step_tfd : r->grace_tfd);
+				continue;
+			}
 			if (tag == EV_CTL) {
 				on_ctl(r);
 				if (evs[i].events & (EPOLLHUP | EPOLLERR))
@@ -955,6 +960,8 @@ static int runner_loop(struct runner *r)
 		}
 		if (r->direct && !r->end_told && r->u.have_exit)
 			direct_end(r);
+		if (r->u.init_gone)
+			continue; /* nothing starts in a cell that ended */
 		advance(r);
 		progress_update(r);
 	}

@@ -484,6 +484,50 @@ static void pty_input(struct sup *u)
 	}
 }
 
+/* Helpers that ended are let go; at the bound (once), those still alive are killed. Once
+ * none is left, all are reaped (cell_reap_helpers, which no longer waits). */
+static void helpers_check(struct sup *u, bool bound)
+{
+	for (size_t i = 0; i < u->cell.n_helpers && u->helper_pfds; i++) {
+		struct pollfd p = { .fd = u->helper_pfds[i], .events = POLLIN };
+		if (p.fd < 0)
+			continue;
+		if (poll(&p, 1, 0) == 0) {
+			if (!bound)
+				continue;
+			kill(u->cell.helpers[i].pid, SIGKILL);
+		}
+		epoll_ctl(u->ep, EPOLL_CTL_DEL, p.fd, NULL);
+		closep(&u->helper_pfds[i]);
+		u->helpers_left--;
+	}
+	if (u->helpers_left)
+		return;
+	timerfd_settime(u->helper_tfd, 0, &(struct itimerspec){ 0 }, NULL);
+	cell_reap_helpers(&u->cell); /* a helper still alive would hold the output open */
+	free(u->helper_pfds);
+	u->helper_pfds = NULL;
+}
+
+/* Init is gone: the cell's helpers (a VM's relay passing on what the guest sent before its
+ * end) are waited for in the loop, which takes the tasks' output meanwhile, as long as
+ * CELL_HELPER_END_MS at most (a hostile guest can leave its relay blocked). */
+static void helpers_watch(struct sup *u)
+{
+	u->helper_pfds = xcalloc(u->cell.n_helpers + 1, sizeof *u->helper_pfds);
+	for (size_t i = 0; i < u->cell.n_helpers; i++) {
+		pid_t pid = u->cell.helpers[i].pid;
+		u->helper_pfds[i] = pid > 0 ? sys_pidfd_open(pid, 0) : -1;
+		if (u->helper_pfds[i] >= 0) {
+			sup_watch_fd(u, u->helper_pfds[i], EV_HELPER);
+			u->helpers_left++;
+		}
+	}
+	if (u->helpers_left)
+		arm(u->helper_tfd, CELL_HELPER_END_MS, 0);
+	helpers_check(u, false);
+}
+
 bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 {
 	uint64_t exp;
@@ -491,8 +535,15 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	case EV_PIDFD:
 		read_reports(u);
 		u->init_gone = true;
-		cell_reap_helpers(&u->cell); /* a helper still alive would hold the output open */
 		epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.pidfd, NULL);
+		helpers_watch(u);
+		break;
+	case EV_HELPER:
+		helpers_check(u, false);
+		break;
+	case EV_HELPER_BOUND:
+		if (read(u->helper_tfd, &exp, sizeof exp) >= 0)
+			helpers_check(u, true);
 		break;
 	case EV_REPORT:
 		read_reports(u);
@@ -503,8 +554,8 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 		on_signal(u);
 		break;
 	case EV_WALL: {
-		if (read(u->wall_tfd, &exp, sizeof exp) < 0)
-			break;
+		if (read(u->wall_tfd, &exp, sizeof exp) < 0 || u->init_gone)
+			break;  /* (the cell ended: its helpers are waited for) */
 		char v[32], at[32];
 		format_duration_ms(v, sizeof v, u->s->limits.time_ms);
 		format_seconds(at, sizeof at, sup_elapsed(u) - u->job_start_s);
@@ -584,7 +635,7 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 
 bool sup_running(const struct sup *u)
 {
-	return !u->init_gone;
+	return !u->init_gone || u->helpers_left;
 }
 
 bool sup_job_started(const struct sup *u)
@@ -818,6 +869,10 @@ static void sup_close(struct sup *u)
 	closep(&u->wall_tfd);
 	closep(&u->watch_tfd);
 	closep(&u->grace_tfd);
+	closep(&u->helper_tfd);
+	for (size_t i = 0; u->helper_pfds && i < u->cell.n_helpers; i++)
+		closep(&u->helper_pfds[i]);
+	free(u->helper_pfds);
 	closep(&u->out_r);
 	closep(&u->err_r);
 	closep(&u->pty);
@@ -868,7 +923,8 @@ static int sup_loop_fds(struct sup *u, struct error *err)
 	u->wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	u->watch_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	u->grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (u->ep < 0 || u->sfd < 0 || u->wall_tfd < 0 || u->watch_tfd < 0 || u->grace_tfd < 0)
+	u->helper_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (u->ep < 0 || u->sfd < 0 || u->wall_tfd < 0 || u->watch_tfd < 0 || u->grace_tfd < 0 || u->helper_tfd < 0)
 		return error_set(err, errno, "cannot create the supervisor's event loop (epoll, signalfd, timerfd)");
 	return 0;
 }
@@ -1024,7 +1080,7 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err)
 {
 	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
-			   .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
+			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
 	u->cell.pid = -1;
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.netns_fd = -1;
 	cgroup_init(&u->cg);
@@ -1058,6 +1114,7 @@ static void sup_watch_all(struct sup *u)
 	sup_watch_fd(u, u->wall_tfd, EV_WALL);
 	sup_watch_fd(u, u->watch_tfd, EV_WATCH);
 	sup_watch_fd(u, u->grace_tfd, EV_GRACE);
+	sup_watch_fd(u, u->helper_tfd, EV_HELPER_BOUND);
 	for (int i = 0; u->net.on && i < 2; i++)
 		sup_watch_fd(u, net_fd(&u->net, i), EV_NET);
 	if (u->refused.sock >= 0)

@@ -20,7 +20,8 @@
 #include "util/error.h"
 
 enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY,
-       EV_NET /* the run's DNS resolver (net/net.h) */, EV_WATCH_SOCK, EV_WATCH_WRITES };
+       EV_NET /* the run's DNS resolver (net/net.h) */, EV_WATCH_SOCK, EV_WATCH_WRITES,
+       EV_HELPER /* a helper of the cell ended */, EV_HELPER_BOUND };
 
 /* One live run as the supervisor sees it. */
 /* sigqueue value that tells a supervisor its SIGTERM came from `warren kill` */
@@ -48,6 +49,9 @@ struct sup {
 	bool output_capped;
 
 	bool init_gone;
+	int helper_tfd;            /* once init is gone: the bound of the wait for the cell's helpers */
+	int *helper_pfds;          /* their pidfds (-1: ended or none), helpers_left of them open */
+	size_t helpers_left;
 	bool have_exit;
 	int job_status;            /* wait status of the job */
 	char *setup_error;         /* message from init */

@@ -8,7 +8,8 @@
 # by its own wall clock: every process of the guest gets the signal (the step's and the
 # service's traps run) and the record is the container's for the same job file.
 #
-# 4 boots: the terminal (root), the binds of files (root, rootless), the job stopped (root).
+# 5 boots: the terminal (root), the binds of files (root, rootless), the job stopped (root),
+# the output at the end (root).
 . "$(dirname "$0")/../lib.sh"
 
 T_TIMEOUT=180
@@ -18,7 +19,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 command -v script >/dev/null || bail_out "no script(1) (bsdutils)"
 
-plan 23
+plan 26
 
 host_tmp_marker
 
@@ -123,4 +124,45 @@ is "${SUM[vm]}" "${SUM[container]}" "$M the same record as the container's"
 # its trap may run twice; once is what is asked)
 is "$(cat "$rd"/log/1-long.log; grep -h svc-term "$rd/log/service-bg.log" | sort -u)" "step-term"$'\n'"svc-term" \
 	"$M the stop reached the running step and the service in the guest (their traps ran)"
+nothing_left "$rd" "$M nothing of the VM's job is left"
+
+# ---- a step's output at its very end, and what the guest sent before qemu's end: a step's
+# 2 MiB written right before it ends are all in its log; then, with the runner stopped (its
+# pipe full, the relay blocked on it, the guest blocked behind), qemu is killed: what the
+# relay holds of the guest's output (more than a pipe's worth: the port's buffers) reaches the
+# log, the runner reading its pipe while it waits for the relay's end (not the relay killed 2 s
+# later with it unread, the log short of it).
+use_mode root
+M="[job output at the end]"
+jf=$(mktemp -p "$TEST_SCRATCH" out-XXXXXX.yaml)
+cat >"$jf" <<-'EOF2'
+name: out
+driver: vm
+steps:
+  - name: end
+    run: head -c 2097152 /dev/zero | tr '\0' x
+  - name: cut
+    run: echo ready; while ! test -e go; do sleep 0.1; done; head -c 2097152 /dev/zero | tr '\0' x; sleep 100
+EOF2
+chmod 644 "$jf"
+rm -f "$WORK/go"
+start_bg "${RUNNER[@]}" env --default-signal=INT "$WARREN" job run "$jf" --state "$STATE" --work "$WORK"
+pid=$BG_PID
+wait_for 150 grep -qs '^ready$' "$STATE"/runs/run_*/log/2-cut.log
+rd=$(last_rundir)
+q=$(procs_matching "$rd" | while read -r p; do [[ $(readlink "/proc/$p/exe") == *qemu-system* ]] && echo "$p"; done | head -n 1)
+runner=$(awk '{print $4}' "/proc/$q/stat")
+kill -STOP "$runner"
+touch "$WORK/go"
+sleep 4 # the step writes; the runner's pipe, the relay and the port fill
+before=$(stat -c %s "$rd/log/2-cut.log")
+kill -KILL "$q"
+wait_for 10 test "$(awk '{print $3}' "/proc/$q/stat" 2>/dev/null)" = Z
+sleep 1 # all of qemu's threads gone: its pidfd (the cell's end) is ready with the pipe
+kill -CONT "$runner"
+wait_bg "$pid" 60
+is "$(stat -c %s "$rd/log/1-end.log")" 2097152 "$M a step's 2 MiB written at its very end are all in its log"
+after=$(stat -c %s "$rd/log/2-cut.log")
+ok "$((after - before > 3 * 65536 ? 0 : 1))" "$M what the relay held when qemu ended reaches the log (more than 3 pipes' worth: $((after - before)) bytes)"
+rm -f "$jf" "$WORK/go"
 nothing_left "$rd" "$M nothing of the VM's job is left"
