@@ -23,6 +23,10 @@
 
 set -u
 export LC_ALL=C
+# script(1) runs its -c command with $SHELL, and the tests build those commands with bash's
+# printf %q ($'...' for a newline): a caller whose SHELL is unset or sh (CI) would hand them
+# to dash
+export SHELL=/bin/bash
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WARREN=${WARREN:-$REPO/build/warren}

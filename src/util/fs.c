@@ -181,8 +181,12 @@ static int open_dir_at(int dirfd, const char *name)
 	return fd;
 }
 
-/* Remove the non-directory entries of fd; return the name of the first subdirectory found
- * (heap), or NULL when the directory holds nothing more. */
+/* Remove the non-directory entries of fd and its empty subdirectories up to the first that is
+ * not empty; return that one's name (heap), or NULL when the directory holds nothing more.
+ * A subdirectory past the first non-empty one is left for a later pass, untouched: each pass
+ * reads the whole directory again, and a removal tried on every remaining subdirectory each
+ * time would make a wide tree cost calls in the square of its width (each one a round trip
+ * to the supervisor when the write watch is on). */
 static char *empty_files(int fd, int *first_err)
 {
 	int dup_fd = dup(fd);
@@ -203,20 +207,24 @@ static char *empty_files(int fd, int *first_err)
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT)
-			continue;
-		if (errno == EISDIR || errno == EPERM) {
+		bool is_dir = e->d_type == DT_DIR;
+		if (!is_dir) {
+			if (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT)
+				continue;
 			struct stat st;
-			if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-				if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0)
-					continue;
-				if (!sub)
-					sub = xstrdup(e->d_name);
+			is_dir = (errno == EISDIR || errno == EPERM) &&
+				 fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+			if (!is_dir) {
+				if (!*first_err)
+					*first_err = -errno;
 				continue;
 			}
 		}
-		if (!*first_err)
-			*first_err = -errno;
+		if (sub)
+			continue;
+		if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			continue;
+		sub = xstrdup(e->d_name);
 	}
 	closedir(d);
 	return sub;
