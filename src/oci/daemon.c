@@ -388,8 +388,10 @@ int oci_create(const struct oci_create *c, bool run)
 	struct cell_spec s = { 0 };
 	int ready[2] = { -1, -1 }, rc = OCI_FAIL;
 	bool made = false;
-	if (dfd < 0 || oci_bundle_load(c->bundle, -1, c->id, &b, &s, &err) < 0 ||
-	    oci_console_check(&b, c->console_socket, &err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+	if ((dfd < 0 && error_set(&err, errno, "cannot open the state of %s under %s", c->id, root) < 0) ||
+	    oci_bundle_load(c->bundle, -1, c->id, &b, &s, &err) < 0 ||
+	    oci_console_check(&b, c->console_socket, &err) < 0 ||
+	    (pipe2(ready, O_CLOEXEC) < 0 && error_set(&err, errno, "cannot make a pipe to the supervisor") < 0)) {
 		rc = oci_fail_err(&err);
 		goto out;
 	}

@@ -169,7 +169,8 @@ int oci_exec(const struct oci_create *c, const char *process)
 	 * process's own fields */
 	snprintf(s.id, sizeof s.id, "%s", st.run_id);
 	if (oci_bundle_load(st.bundle, dfd, c->id, &b, &s, &err) < 0 || oci_process_apply(p, &b, &s, &err) < 0 ||
-	    oci_console_check(&b, c->console_socket, &err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+	    oci_console_check(&b, c->console_socket, &err) < 0 ||
+	    (pipe2(ready, O_CLOEXEC) < 0 && error_set(&err, errno, "cannot make a pipe to the exec's keeper") < 0)) {
 		rc = oci_fail_err(&err);
 		goto out;
 	}
