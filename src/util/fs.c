@@ -224,6 +224,9 @@ static char *empty_files(int fd, int *first_err)
 			continue;
 		if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 			continue;
+		/* d_type said directory, but it is not one now (replaced meanwhile) */
+		if (errno == ENOTDIR && (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT))
+			continue;
 		sub = xstrdup(e->d_name);
 	}
 	closedir(d);
