@@ -9,25 +9,10 @@
 # kill stops it with its cause; its record and history row are complete after the answer. Root,
 # and rootless where the host lets an unprivileged user make cells.
 . "$(dirname "$0")/../lib.sh"
+. "$REPO/tests/serve-lib.sh"
 
 plan 46
 
-command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
-
-api() {
-	local m=$1 p=$2 d=${3:-}
-	local args=(-s -o "$T/body" -w '%{http_code}' --max-time 60 --unix-socket "$SOCK" -X "$m" "http://warren$p")
-	[ -n "$d" ] && args+=(-H 'Content-Type: application/json' --data-binary "$d")
-	CODE=$("${RUNNER[@]}" curl "${args[@]}")
-	BODY=$(cat "$T/body")
-}
-jq_() { "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$BODY" "$1" 2>/dev/null; }
-jstr() { "$PY" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
-run_wait() { api POST '/v1/runs?wait=1' "$1"; ID=$(jq_ 'd["id"]'); }
-row() { api GET "/v1/runs/$1"; jq_ "d[\"run\"][\"$2\"]"; }
-logs() { "${RUNNER[@]}" curl -s --max-time 10 --unix-socket "$SOCK" "http://warren/v1/runs/$1/logs"; }
-metric() { "${RUNNER[@]}" curl -s --max-time 10 --unix-socket "$SOCK" http://warren/metrics | awk -v k="$1" '$1 == k { print $2 }'; }
-ready_is() { [ "$(metric 'warren_warm_cells{state="ready"}')" = "$1" ]; }
 result_has_steps() { [ -n "$(jget "$STATE/runs/$1/result.json" 'd["steps"][0]["status"]' 2>/dev/null)" ]; }
 # [state, exit code, the step's status and exit code, the cause's limit] from result.json
 outcome() {
@@ -74,10 +59,10 @@ for mode in root user; do
 	# ---- what the command sees: the same as on the job path
 	run_wait "$(req "$SEE_CMD")"
 	W=$ID
-	is "$(jq_ '[d["start"], d["state"], d["exit_code"]]')" '["warm", "exited", 0]' "$M a plain command takes a warm cell" || diag "$BODY"
+	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "exited", 0]' "$M a plain command takes a warm cell" || diag "$BODY"
 	run_wait "$(req "$SEE_CMD" job)"
 	C=$ID
-	is "$(jq_ '[d["start"], d["state"], d["exit_code"]]')" '["warm", "exited", 0]' "$M ... the same as a job of one step: the job path" || diag "$BODY"
+	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "exited", 0]' "$M ... the same as a job of one step: the job path" || diag "$BODY"
 	wlog=$(logs "$W")
 	clog=$(logs "$C")
 	like "$wlog" "ppid=1\$" "$M the warm run's command is the cell's job: its parent is the cell's init (no executor, no shell)"
@@ -96,25 +81,25 @@ for mode in root user; do
 	for cmd in '["/nonexistent/cmd"]' '["nonexistent-cmd-xyz"]' "[\"$T/noexec\"]"; do
 		run_wait "$(req "$cmd")"
 		w=$ID
-		ws=$(jq_ '[d["start"], d["state"], d["exit_code"]]')
+		ws=$(jbody '[d["start"], d["state"], d["exit_code"]]')
 		run_wait "$(req "$cmd" job)"
 		c=$ID
 		wait_for 10 result_has_steps "$w"
 		wait_for 10 result_has_steps "$c"
-		is "$ws:$(outcome "$w")" "[\"warm\", \"exited\", $(jq_ 'd["exit_code"]')]:$(outcome "$c")" \
+		is "$ws:$(outcome "$w")" "[\"warm\", \"exited\", $(jbody 'd["exit_code"]')]:$(outcome "$c")" \
 			"$M $cmd: ends as on the job path (state, exit code, step, cause)"
 	done
 	like "$(logs "$w")" "warren: cannot execute .*noexec" "$M ... a command that cannot be executed says why in its log"
 
 	# ---- a --scratch limit sizes the run's scratch
 	run_wait "$(req '["sh","-c","df -k /tmp | tail -n 1; head -c 3000000 /dev/zero >/tmp/big; sleep 5"]' | sed 's/}$/, "limits": {"scratch": "1M"}}/')"
-	is "$(jq_ '[d["start"], d["state"]]')" '["warm", "limit"]' "$M a warm run with --scratch 1M: stopped by its limit" || diag "$BODY"
+	is "$(jbody '[d["start"], d["state"]]')" '["warm", "limit"]' "$M a warm run with --scratch 1M: stopped by its limit" || diag "$BODY"
 	like "$(logs "$ID")" "^tmpfs +1024 " "$M ... its scratch is 1M"
 
 	# ---- warren kill of a warm command
-	api POST '/v1/runs' "$(req '["sleep","30"]')"
-	K=$(jq_ 'd["id"]')
-	is "$(jq_ 'd["start"]')" warm "$M a warm sleep 30"
+	submit "$(req '["sleep","30"]')"
+	K=$ID
+	is "$(jbody 'd["start"]')" warm "$M a warm sleep 30"
 	sleep 0.5
 	api POST "/v1/runs/$K/kill"
 	wait_for 20 result_has_steps "$K"
@@ -123,14 +108,13 @@ for mode in root user; do
 	# ---- the record after the answer: complete and seen by show and the history
 	run_wait "$(req '["sh","-c","echo rec; exit 5"]')"
 	R=$ID
-	is "$(jq_ '[d["start"], d["exit_code"]]')" '["warm", 5]' "$M the answer has the exit code"
+	is "$(jbody '[d["start"], d["exit_code"]]')" '["warm", 5]' "$M the answer has the exit code"
 	wait_for 10 result_has_steps "$R"
 	is "$(outcome "$R")" '["exited", 5, "failed", 5, null]' "$M ... result.json is complete"
 	wr show "$R"
 	line_like "$OUT" "^status +exited \\(exit 5\\)$" "$M ... warren show sees it"
 	is "$(row "$R" state):$(row "$R" exit_code)" "exited:5" "$M ... and the history"
 
-	kill -TERM "$SRV"
-	wait_bg "$SRV" 60
+	stop_server 60
 	is "$RC:$(state_clean)" "0:" "$M the server stops cleanly and leaves nothing"
 done

@@ -9,36 +9,14 @@
 # process or mount, and `warren gc` (or the next server) reclaims the rest; SIGTERM leaves
 # nothing. Root, and rootless where the host lets an unprivileged user make cells.
 . "$(dirname "$0")/../lib.sh"
+. "$REPO/tests/serve-lib.sh"
 
 plan 79
 
-command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
-# api METHOD PATH [BODY]: curl over the unix socket; HTTP status in CODE, body in BODY.
-api() {
-	local m=$1 p=$2 d=${3:-}
-	local args=(-s -o "$T/body" -w '%{http_code}' --max-time 60 --unix-socket "$SOCK" -X "$m" "http://warren$p")
-	[ -n "$d" ] && args+=(-H 'Content-Type: application/json' --data-binary "$d")
-	CODE=$("${RUNNER[@]}" curl "${args[@]}")
-	BODY=$(cat "$T/body")
-}
-jq_() { "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$BODY" "$1" 2>/dev/null; }
-# run_wait JSON: POST /v1/runs?wait=1 (the answer comes when the run ended); ID, CODE, BODY.
-run_wait() { api POST '/v1/runs?wait=1' "$1"; ID=$(jq_ 'd["id"]'); }
-row() { api GET "/v1/runs/$1"; jq_ "d[\"run\"][\"$2\"]"; }
-metric() { "${RUNNER[@]}" curl -s --max-time 10 --unix-socket "$SOCK" http://warren/metrics | awk -v k="$1" '$1 == k { print $2 }'; }
-ready_is() { [ "$(metric 'warren_warm_cells{state="ready"}')" = "$1" ]; }
-start_server() {
-	wr_bg serve --listen "unix:$SOCK" --slots 4 "$@"
-	SRV=$BG_PID
-	SRV_ERR=$BG_ERR
-	wait_for 20 "${RUNNER[@]}" curl -sf --max-time 2 --unix-socket "$SOCK" http://warren/healthz -o /dev/null
-}
-stop_server() {
-	kill -TERM "$SRV"
-	wait_bg "$SRV" 60
-}
+# start_warm_server ARGS...: warren serve on $SOCK with 4 slots and ARGS, answering within 20s.
+start_warm_server() { start_server 20 --listen "unix:$SOCK" --slots 4 "$@"; }
 # warm_dirs: run directories of warm cells no run took
 warm_dirs() { find "$STATE/runs" -mindepth 2 -maxdepth 2 -name warm 2>/dev/null; }
 
@@ -65,32 +43,32 @@ for mode in root user; do
 		fi
 	fi
 
-	start_server --warm 2 --warm-work "$WORK"
+	start_warm_server --warm 2 --warm-work "$WORK"
 	ok $? "$M warren serve --warm 2 answers" || diag "$(cat "$SRV_ERR")"
 	wait_for 30 ready_is 2
 	ok $? "$M two warm cells are made before any run is asked for" || diag "$(cat "$SRV_ERR")"
 
 	# ---- run A leaves files and a process; run B, on the next warm cell, sees none of them
 	A_SCRIPT='echo a >/tmp/left-by-a; echo a >/var/tmp/left-by-a; echo a >/dev/shm/left-by-a; echo a >$HOME/left-by-a; setsid sleep 4713 </dev/null >/dev/null 2>&1 & echo a-ran; exit 3'
-	run_wait "{\"command\":[\"sh\",\"-c\",$("$PY" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$A_SCRIPT")],\"worktree\":\"$WORK\",\"labels\":{\"t\":\"warm\"}}"
+	run_wait "{\"command\":[\"sh\",\"-c\",$(jstr "$A_SCRIPT")],\"worktree\":\"$WORK\",\"labels\":{\"t\":\"warm\"}}"
 	is "$CODE" 201 "$M POST /v1/runs?wait=1: 201 when the run ended" || diag "$BODY"
 	A=$ID
-	is "$(jq_ 'd["start"]')" warm "$M run A took a warm cell (start: warm in the answer)"
-	is "$(jq_ '[d["state"], d["exit_code"]]')" '["exited", 3]' "$M ... its exit code passes through (3)"
+	is "$(jbody 'd["start"]')" warm "$M run A took a warm cell (start: warm in the answer)"
+	is "$(jbody '[d["state"], d["exit_code"]]')" '["exited", 3]' "$M ... its exit code passes through (3)"
 	wait_for 10 job_gone 4713
 	ok $? "$M A's setsid'd process is gone once A ended" || diag "$(ps -ef | grep 4713)"
 	is "$(row "$A" start)" warm "$M A's history row says start warm"
 	is "$(jget "$STATE/runs/$A/result.json" 'd["start"]')" warm "$M A's result.json says start warm"
 	wr show "$A"
 	line_like "$OUT" "^start +warm$" "$M warren show A says start warm"
-	is "$(curl -s --max-time 10 --unix-socket "$SOCK" "http://warren/v1/runs/$A/logs")" a-ran "$M A's output is in its log"
+	is "$(API_AS=root logs "$A")" a-ran "$M A's output is in its log"
 
 	B_SCRIPT='ls -A /tmp /var/tmp /dev/shm $HOME; ps -eo args; echo b-ran'
-	run_wait "{\"command\":[\"sh\",\"-c\",$("$PY" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$B_SCRIPT")],\"worktree\":\"$WORK\"}"
+	run_wait "{\"command\":[\"sh\",\"-c\",$(jstr "$B_SCRIPT")],\"worktree\":\"$WORK\"}"
 	B=$ID
-	is "$(jq_ '[d["start"], d["state"], d["exit_code"]]')" '["warm", "exited", 0]' "$M run B took the next warm cell"
+	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "exited", 0]' "$M run B took the next warm cell"
 	isnt "$B" "$A" "$M ... another cell, another run id"
-	blog=$(curl -s --max-time 10 --unix-socket "$SOCK" "http://warren/v1/runs/$B/logs")
+	blog=$(API_AS=root logs "$B")
 	like "$blog" "b-ran" "$M B ran" || diag "$blog"
 	unlike "$blog" "left-by-a|4713" "$M B sees nothing A left: no file in /tmp, /var/tmp, /dev/shm or \$HOME, no process" || diag "$blog"
 	wait_for 30 ready_is 2
@@ -111,18 +89,18 @@ for mode in root user; do
 
 	# ---- limits and causes in a warm run
 	run_wait "{\"command\":[\"sleep\",\"30\"],\"worktree\":\"$WORK\",\"limits\":{\"time\":\"1s\"}}"
-	is "$(jq_ '[d["start"], d["state"], d["exit_code"]]')" '["warm", "limit", 124]' "$M a warm run with a time limit: stopped by it, exit 124"
+	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "limit", 124]' "$M a warm run with a time limit: stopped by it, exit 124"
 	is "$(row "$ID" cause | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["limit"])')" time "$M ... its cause names the limit (time)"
 
 	# ---- a run of another shape starts cold and says why
 	run_wait "{\"command\":[\"true\"],\"worktree\":\"$T/other\"}"
-	is "$(jq_ '[d["start"], d["state"]]')" '["cold", "exited"]' "$M a run with another worktree starts cold"
+	is "$(jbody '[d["start"], d["state"]]')" '["cold", "exited"]' "$M a run with another worktree starts cold"
 	like "$(row "$ID" start_why)" "no warm cell of this shape: its worktree" "$M ... its row says why"
 	like "$(jget "$STATE/runs/$ID/result.json" 'd["start_why"]')" "no warm cell of this shape" "$M ... and so does its result.json"
 	wr show "$ID"
 	line_like "$OUT" "^start +cold \\(no warm cell of this shape" "$M ... and warren show"
 
-	stop_server
+	stop_server 60
 	is "$RC" 0 "$M SIGTERM: the server stops cleanly" || diag "$(cat "$SRV_ERR")"
 	x=$(state_clean; warm_dirs)
 	is "$x" "" "$M ... and leaves no warm cell, process, mount, cgroup or scratch"
@@ -136,11 +114,11 @@ wr image import wbb "$BB"
 is "$RC" 0 "[root] image import wbb" || diag "$ERR"
 IMGJOB=$(printf '{"steps":[{"name":"main","run":"cat /etc/stamp 2>/dev/null || echo no-stamp"}],"image":"wbb"}')
 job_req() { "$PY" -c 'import json,sys; print(json.dumps({"job": sys.argv[1], "worktree": sys.argv[2]}))' "$IMGJOB" "$WORK"; }
-start_server --warm 1 --warm-work "$WORK" --warm-image wbb
+start_warm_server --warm 1 --warm-work "$WORK" --warm-image wbb
 wait_for 30 ready_is 1
 ok $? "[root] a warm cell of the image wbb is made" || diag "$(cat "$SRV_ERR")"
 run_wait "$(job_req)"
-is "$(jq_ '[d["start"], d["state"]]')" '["warm", "exited"]' "[root] a job of image wbb takes it"
+is "$(jbody '[d["start"], d["state"]]')" '["warm", "exited"]' "[root] a job of image wbb takes it"
 wait_for 30 ready_is 1
 wr image rm wbb
 is "$RC" 0 "[root] image rm wbb is not refused while a warm cell of it waits" || diag "$ERR"
@@ -148,22 +126,22 @@ mkdir -p "$T/bb2" && cp -a "$BB/." "$T/bb2/" && echo second >"$T/bb2/etc/stamp"
 wr image import wbb "$T/bb2"
 is "$RC" 0 "[root] image import wbb again (another image)" || diag "$ERR"
 run_wait "$(job_req)"
-is "$(jq_ '[d["start"], d["state"]]')" '["cold", "exited"]' "[root] the warm cell of the old image is not used: the run starts cold"
+is "$(jbody '[d["start"], d["state"]]')" '["cold", "exited"]' "[root] the warm cell of the old image is not used: the run starts cold"
 like "$(row "$ID" start_why)" "image changed" "[root] ... its row says the image changed"
-is "$(curl -s --max-time 10 --unix-socket "$SOCK" "http://warren/v1/runs/$ID/logs")" second "[root] ... and it ran on the new image"
+is "$(API_AS=root logs "$ID")" second "[root] ... and it ran on the new image"
 wait_for 30 ready_is 1
 run_wait "$(job_req)"
-is "$(jq_ '[d["start"], d["state"]]')" '["warm", "exited"]' "[root] the pool is made again of the new image: the next run is warm"
+is "$(jbody '[d["start"], d["state"]]')" '["warm", "exited"]' "[root] the pool is made again of the new image: the next run is warm"
 wait_for 30 ready_is 1
 wr image rm wbb
 run_wait "$(job_req)"
-is "$(jq_ 'd["start"]')" cold "[root] the image removed: the run does not take the warm cell"
+is "$(jbody 'd["start"]')" cold "[root] the image removed: the run does not take the warm cell"
 like "$(row "$ID" error)" "wbb" "[root] ... and fails naming the image"
 
-stop_server
+stop_server 60
 
 # ---- kill -9 of the server: no process or mount of a warm cell; gc and the next server reclaim
-start_server --warm 1 --warm-work "$WORK"
+start_warm_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
 ok $? "[root] a server with a warm cell" || diag "$(cat "$SRV_ERR")"
 # the warm cell's supervisor killed with the server, first (alone, the supervisor may still see
@@ -180,14 +158,14 @@ x=$(warm_dirs; for d in "$STATE"/runs/*; do [ -e "$d/result.json" ] || echo "$d"
 is "$x" "" "[root] warren gc removes the warm cell's directory whole (it was never a run)"
 is "$(state_clean)" "" "[root] ... and its cgroup: nothing of any cell is left"
 
-start_server --warm 1 --warm-work "$WORK"
+start_warm_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
 kill -KILL $(procs_matching "$STATE/serve/warm.job.json") "$SRV"
 wait "$SRV" 2>/dev/null
 wait_for 10 left
 isnt "$(warm_dirs)" "" "[root] (again a warm cell's directory left)"
-start_server
+start_warm_server
 ok $? "[root] a server started after a kill -9 ..." || diag "$(cat "$SRV_ERR")"
 is "$(warm_dirs)" "" "[root] ... reclaims the warm cells the last one left"
-stop_server
+stop_server 60
 is "$(state_clean)" "" "[root] nothing is left at the end"

@@ -1,0 +1,90 @@
+# serve-lib.sh - sourced after lib.sh by the tests of `warren serve` and its HTTP API (serve.t,
+# warm.t, warm-direct.t): a server started in the background, requests to it over its unix
+# socket with curl, the JSON answers read with python.
+#
+# Set before use:
+#   SOCK          the server's unix socket (every request goes there)
+#   API_TIMEOUT   seconds one api request may take (default 60)
+#   API_AS        who sends the requests: "mode" (default: the current mode's user, as RUNNER)
+#                 or "root" (also for one call: `API_AS=root logs ID`)
+#
+# Requests:   api_curl SECS ARGS... | api METHOD PATH [BODY] -> CODE BODY | jbody EXPR | jstr STRING
+# Runs:       submit JSON -> ID | run_wait JSON -> ID | row ID FIELD | run_ended ID
+#             run_state_is ID STATE | logs ID [SECS]
+# Metrics:    metric NAME | ready_is N
+# The server: start_server SECS ARGS... -> SRV SRV_ERR | stop_server SECS -> RC
+
+command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
+
+API_TIMEOUT=60
+API_AS=mode
+
+# api_curl SECS ARGS...: curl -s ARGS over the unix socket $SOCK, stopped after SECS seconds,
+# as API_AS; its output on stdout.
+api_curl() {
+	local secs=$1 as=("${RUNNER[@]}")
+	shift
+	[ "$API_AS" = root ] && as=()
+	"${as[@]}" curl -s --max-time "$secs" --unix-socket "$SOCK" "$@"
+}
+
+# api METHOD PATH [BODY]: one request (BODY, if any, sent as JSON), at most $API_TIMEOUT
+# seconds; the HTTP status in CODE (000: no answer), the answer's body in BODY.
+api() {
+	local m=$1 p=$2 d=${3:-} out
+	local args=(-w '\n%{http_code}' -X "$m" "http://warren$p")
+	[ -n "$d" ] && args+=(-H 'Content-Type: application/json' --data-binary "$d")
+	out=$(api_curl "$API_TIMEOUT" "${args[@]}")
+	CODE=${out##*$'\n'}
+	BODY=${out%$'\n'*}
+	while [[ $BODY == *$'\n' ]]; do BODY=${BODY%$'\n'}; done
+}
+
+# jbody EXPR: EXPR (python, over the JSON of BODY as d); strings and numbers raw, dicts and
+# lists as JSON; empty if BODY is no JSON or EXPR fails.
+jbody() { "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$BODY" "$1" 2>/dev/null; }
+
+# jstr STRING: STRING as a JSON string (quoted, escaped).
+jstr() { "$PY" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+
+# submit JSON: POST /v1/runs (the answer comes when the run is queued); its id in ID.
+submit() { api POST /v1/runs "$1"; ID=$(jbody 'd["id"]'); }
+
+# run_wait JSON: POST /v1/runs?wait=1 (the answer comes when the run ended); its id in ID.
+run_wait() { api POST '/v1/runs?wait=1' "$1"; ID=$(jbody 'd["id"]'); }
+
+# row ID FIELD: FIELD of the run's history row (GET /v1/runs/ID).
+row() { api GET "/v1/runs/$1"; jbody "d[\"run\"][\"$2\"]"; }
+
+# run_ended ID: the run has a row and it is neither queued nor running.
+run_ended() { local s; s=$(row "$1" state); [ -n "$s" ] && [ "$s" != queued ] && [ "$s" != running ]; }
+
+# run_state_is ID STATE: the run's row says STATE.
+run_state_is() { [ "$(row "$1" state)" = "$2" ]; }
+
+# logs ID [SECS]: the run's log (GET /v1/runs/ID/logs), at most SECS seconds (default 10).
+logs() { api_curl "${2:-10}" "http://warren/v1/runs/$1/logs"; }
+
+# metric NAME: the value of NAME (with its labels, as written) in GET /metrics.
+metric() { api_curl 10 http://warren/metrics | awk -v k="$1" '$1 == k { print $2 }'; }
+
+# ready_is N: the server has N warm cells ready.
+ready_is() { [ "$(metric 'warren_warm_cells{state="ready"}')" = "$1" ]; }
+
+# start_server SECS ARGS...: `warren serve ARGS...` in the background as the current mode's
+# user (its pid in SRV, its stderr's file in SRV_ERR); then waits at most SECS seconds for it
+# to answer /healthz on $SOCK (status 0: it does).
+start_server() {
+	local secs=$1; shift
+	wr_bg serve "$@"
+	SRV=$BG_PID
+	SRV_ERR=$BG_ERR
+	wait_for "$secs" api_curl 2 -f http://warren/healthz -o /dev/null
+}
+
+# stop_server SECS: SIGTERM to the server, then waits at most SECS seconds for it to end;
+# its exit status in RC ("timeout" if it had to be killed).
+stop_server() {
+	kill -TERM "$SRV"
+	wait_bg "$SRV" "$1"
+}
