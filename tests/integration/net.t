@@ -147,7 +147,7 @@ def ask(args):
         opt = b'\0' + struct.pack('>HHIH', 41, 1232, 0, 4 + len(data)) + struct.pack('>HH', 65001, len(data)) + data
     m = struct.pack('>HHHHHH', args.id, args.opcode << 11 | 0x100, len(args.names), 0, 0, 1 if opt else 0) + qs + opt
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.settimeout(1.5)
+    s.settimeout(4)  # a loaded machine's resolver and upstream (both in python here) may need more than 1.5 s
     s.sendto(m, (args.server, args.port))
     try:
         r = s.recv(4096)
