@@ -157,8 +157,17 @@ int oci_exec(const struct oci_create *c, const char *process)
 	int rc = OCI_FAIL, ready[2] = { -1, -1 };
 	pid_t job = 0;
 	json_t *p = process ? json_load_file(process, 0, NULL) : NULL;
-	if (strcmp(oci_status(&st), "running") || (job = oci_job_pid(st.init_pid)) <= 0) {
+	if (strcmp(oci_status(&st), "running")) {
 		rc = oci_fail("cannot exec in container %s: it is %s", c->id, oci_status(&st));
+		goto out;
+	}
+	if ((job = oci_job_pid(st.init_pid)) <= 0) {
+		if (job < 0)
+			rc = oci_fail("cannot exec in container %s: its init's children cannot be read: %s", c->id,
+				      strerror((int)-job));
+		else
+			rc = oci_fail("cannot exec in container %s: its process has ended (its init waits for "
+				      "the container to be deleted)", c->id);
 		goto out;
 	}
 	if (!p) {

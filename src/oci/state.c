@@ -223,6 +223,7 @@ pid_t oci_job_pid(pid_t init)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)init, (int)init);
+	errno = ESRCH;
 	_cleanup_free_ char *list = init > 0 ? read_file(path, NULL) : NULL;
-	return list ? (pid_t)strtol(list, NULL, 10) : 0;
+	return list ? (pid_t)strtol(list, NULL, 10) : -errno;
 }
