@@ -173,7 +173,10 @@ BG_MARK=warren-escape-scratch-marker
 start_scratch_run() {	# same|other
 	local wt=$TEST_SCRATCH/wt/$CONF/bg-$1 job
 	mkdir -p "$TEST_SCRATCH/wt/$CONF"
-	job="for d in /tmp /var/tmp \$HOME; do echo '$SECRET' > \$d/$BG_MARK; done; sleep 120"
+	# (it lives until stop_bg: a run of the suite takes a few minutes on a host, over 20 in the
+	# cgroup v2 guest under TCG, where a 120 s sleep ended it halfway and gc_planted took that
+	# for its work)
+	job="for d in /tmp /var/tmp \$HOME; do echo '$SECRET' > \$d/$BG_MARK; done; sleep 3600"
 	if [ "$1" = same ]; then
 		mkdir_for_mode "$wt"
 		wr_bg run --work "$wt" --scratch none -- sh -c "$job"
