@@ -711,6 +711,15 @@ static bool services_all_stopped(struct runner *r)
 	return true;
 }
 
+/* The step that runs while the whole cell is stopped (its end not yet reported), or NULL. */
+static struct task *step_still_running(struct runner *r)
+{
+	if (r->cur >= r->job->n_steps || r->steps[r->cur].state != S_RUNNING)
+		return NULL;
+	struct task *t = r->steps[r->cur].task;
+	return t && !t->exited ? t : NULL;
+}
+
 /* Does step js run now (if: as on GitHub Actions)? */
 static bool step_due(const struct runner *r, const struct job_step *js)
 {
@@ -773,11 +782,14 @@ static void advance(struct runner *r)
 				for (size_t i = 0; i < r->job->n_services; i++)
 					signal_task(r, r->svcs[i].task, SIGTERM);
 			}
-			if (!services_all_stopped(r)) {
+			/* the running step (told by the cell's stop) has the grace to end, as the
+			 * services have: its end is recorded, not cut by the executor's end */
+			if (!services_all_stopped(r) || step_still_running(r)) {
 				if ((now_s(r) - r->stop_t0) * 1000 < (double)r->s->limits.grace_ms)
 					return;
 				for (size_t i = 0; i < r->job->n_services; i++)
 					signal_task(r, r->svcs[i].task, SIGKILL);
+				signal_task(r, step_still_running(r), SIGKILL);
 				if ((now_s(r) - r->stop_t0) * 1000 < (double)r->s->limits.grace_ms + 2000)
 					return;
 			}

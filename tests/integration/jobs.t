@@ -14,11 +14,12 @@
 
 # Tests: per mode 78 (time limit 19, service 7, never ready 9, kill 13, follow 7, env and
 # persistence 20, sh -e and --prefix 3); job file mistakes 32; the parser's bounds 4; the job's
-# own timeout 4; a service dying during the steps 2; a step's output held outside the cell 4;
-# kill RUN --state DIR 2; issue 11's output and conditions, per mode 16 (output limit 6,
-# .times 2, if: 3, continue-on-error 2, a second cancel 3), and their job file mistakes 1.
-# Issue 16: warren show of a step, per mode 1; step names, logs, show and job check 15.
-plan $((78 * 2 + 32 + 4 + 4 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1 + 1 * 2 + 15))
+# own timeout 4, a step cleaning up after it 3; a service dying during the steps 2; a step's
+# output held outside the cell 4; kill RUN --state DIR 2; issue 11's output and conditions, per
+# mode 16 (output limit 6, .times 2, if: 3, continue-on-error 2, a second cancel 3), and their
+# job file mistakes 1. Issue 16: warren show of a step, per mode 1; step names, logs, show and
+# job check 15.
+plan $((78 * 2 + 32 + 4 + 4 + 3 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1 + 1 * 2 + 15))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -584,6 +585,26 @@ is "$(jget "$RJ" '[(s["name"], s["status"]) for s in d["steps"]]')" '[["long", "
 ec=$(jget "$RJ" 'd["steps"][0]["exit_code"]')
 [ "$ec" != 0 ] && job_gone "$s"
 ok $? "... the stopped step's exit_code is not 0 (got $ec); its sleep is gone"
+
+# The job's timeout tells the running step and the services at once; a step that takes a
+# second to clean up has the grace for it, even after the services ended: the executor is
+# not ended under it (it was, so its end and its last output were lost: exit_code null)
+job_file jobtrap <<'EOF'
+name: jobtrap
+timeout: 2s
+services:
+  bg:
+    run: trap 'exit 0' TERM; while :; do sleep 0.1; done
+steps:
+  - name: long
+    run: trap 'sleep 1; echo cleaned-up; exit 7' TERM; sleep 60 & wait
+EOF
+jrun "$JF"
+after_job
+is "$RC" 124 "a step cleaning up after the job's timeout: exit 124"
+is "$(jget "$RJ" '[(s["name"], s["status"], s["exit_code"]) for s in d["steps"] + d["services"]]')" \
+	'[["long", "limit", 7], ["bg", "stopped", 0]]' "... its cleanup had the grace: its own exit (7) is recorded"
+is "$(cat "$RD/log/1-long.log")" cleaned-up "... and its last output is in its log"
 
 # ==================================================================== a service dies during the steps
 job_file dies <<'EOF'
