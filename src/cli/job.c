@@ -70,7 +70,9 @@ static int cmp_lines(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int load(const char *file, const char *work, struct job *job)
+/* Load the job file (its text when given, already read: a warm cell's run from the server),
+ * saying each mistake on a line of its own. */
+static int load_text(const char *file, const char *text, const char *work, struct job *job)
 {
 	char *errors = NULL;
 	_cleanup_free_ char *work_abs = work && !strcmp(work, CELLSPEC_WORK_NONE) ? xstrdup(work) : work ? abs_path(work) : NULL;
@@ -78,7 +80,7 @@ static int load(const char *file, const char *work, struct job *job)
 		warn_line("--work %s: %s; name an existing directory", work, strerror(errno));
 		return -1;
 	}
-	if (job_load(file, work_abs, job, &errors) < 0) {
+	if ((text ? job_parse(file, text, strlen(text), work_abs, job, &errors) : job_load(file, work_abs, job, &errors)) < 0) {
 		/* every mistake on a line of its own, in the file's order, prefixed like every
 		 * warren error */
 		char **lines = NULL;
@@ -97,6 +99,11 @@ static int load(const char *file, const char *work, struct job *job)
 		return -1;
 	}
 	return 0;
+}
+
+static int load(const char *file, const char *work, struct job *job)
+{
+	return load_text(file, NULL, work, job);
 }
 
 /* What `job run` takes from its command line to make a job's cell spec. */
@@ -150,8 +157,8 @@ static int job_cell_spec(const struct job_args *a, const struct job *job, struct
 
 /* ---- a warm cell (`job run --warm-fd N`, started by `warren serve --warm`) ----
  * Over the server's socket (one JSON datagram each): we say {"ready": true, "digest"} once the
- * cell waits; the server sends the run that takes it {"job": FILE, "work": DIR, "labels":
- * ["k=v"...], "name"}; we answer {"taken": true}, or {"cold": WHY} and start it cold ourselves
+ * cell waits; the server sends the run that takes it {"job": FILE, "job_text": its text (then
+ * FILE is only its name: not written), "work": DIR, "labels": ["k=v"...], "name", "command"}; we answer {"taken": true}, or {"cold": WHY} and start it cold ourselves
  * (same run id), then {"exit_code", "status"} as soon as the job's end is known. */
 struct warm {
 	int fd;
@@ -181,7 +188,10 @@ static bool warm_load(struct warm *w, json_t *req)
 {
 	const char *file = json_string_value(json_object_get(req, "job"));
 	const char *work = json_string_value(json_object_get(req, "work"));
-	if (!file || load(file, work, &w->job) < 0)
+	/* the job's text comes in the message (a file of that name is not written) unless it
+	 * is too large for one */
+	const char *text = json_string_value(json_object_get(req, "job_text"));
+	if (!file || load_text(file, text, work, &w->job) < 0)
 		return false;
 	w->loaded = true;
 	_cleanup_(hist_opts_free) struct hist_opts h = { .run_id = w->run_id, .db = w->db };

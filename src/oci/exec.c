@@ -166,8 +166,8 @@ int oci_exec(const struct oci_create *c, const char *process)
 			rc = oci_fail("cannot exec in container %s: its init's children cannot be read: %s", c->id,
 				      strerror((int)-job));
 		else
-			rc = oci_fail("cannot exec in container %s: its process has ended (its init waits for "
-				      "the container to be deleted)", c->id);
+			rc = oci_fail("cannot exec in container %s: its process has ended; delete the container "
+				      "(warren-runc delete %s) and create a new one", c->id, c->id);
 		goto out;
 	}
 	if (!p) {

@@ -139,9 +139,10 @@ void warm_fill(struct server *s, const sigset_t *mask);
 /* NULL: there is no pool; "": req may take a warm cell; else why it may not */
 const char *warm_fits(struct server *s, json_t *req);
 /* A ready warm cell, when one is and a slot is free (NULL: none); give it the run of req (its
- * job file, named by the cell's id) after the run's row is written. */
+ * job's text, and file: its name, by the cell's id, written only when the text is too large
+ * to go with it) before the run's row is written. */
 struct warm_cell *warm_ready(struct server *s);
-int warm_give(struct server *s, struct warm_cell *w, const char *file, json_t *req);
+int warm_give(struct server *s, struct warm_cell *w, const char *file, const char *text, json_t *req);
 /* The row of the run given a warm cell is written: tell its supervisor (which writes its own
  * rows only after that: a cold start's, its end). */
 void warm_row_written(struct server *s, const char *id);

@@ -1,7 +1,8 @@
 /* submit.c - POST /v1/runs: a command or a job (JSON), checked field by field with one clear
- * message for the first mistake, turned into a job file of the server's (<state>/serve/
- * <id>.job.json; a command is a job of one step "main") and the arguments of `warren job run`,
- * then queued with its row in the history. */
+ * message for the first mistake, turned into a job (a command is a job of one step "main"):
+ * given to a warm cell with its text, or written as a job file of the server's (<state>/serve/
+ * <id>.job.json) for the arguments of `warren job run`, then queued with its row in the
+ * history. */
 #include "serve/internal.h"
 
 #include <fcntl.h>
@@ -139,8 +140,10 @@ static json_t *command_job(json_t *req)
 	return job;
 }
 
-/* Write the job file and check it as `warren job run` will; 0 or 400 with the first mistake. */
-static int write_job(struct server *s, const char *id, json_t *req, json_t **out, char **path)
+/* The job's text (a command's job made of it) checked as `warren job run` will, as the job
+ * file <serve>/<id>.job.json, which is not written yet (a cold start writes it: job_file_write;
+ * a warm cell gets the text itself); 0 or 400 with the first mistake. */
+static int make_job(struct server *s, const char *id, json_t *req, json_t **out, char **path, char **text_out)
 {
 	json_t *jt = json_object_get(req, "job");
 	char *text;
@@ -151,18 +154,11 @@ static int write_job(struct server *s, const char *id, json_t *req, json_t **out
 		text = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		json_decref(job);
 	}
-	_cleanup_free_ char *name = xasprintf("%s.job.json", id);
-	int r = write_file_atomic_at(s->dir_fd, name, text, strlen(text), 0644);
-	free(text);
-	if (r < 0) {
-		*out = json_pack("{s:s}", "error", "the server cannot write the job file");
-		return 500;
-	}
 	*path = server_file(s, id, ".job.json");
 	struct job job;
 	char *errors = NULL;
-	if (job_load(*path, json_string_value(json_object_get(req, "worktree")), &job, &errors) < 0) {
-		unlinkat(s->dir_fd, name, 0);
+	if (job_parse(*path, text, strlen(text), json_string_value(json_object_get(req, "worktree")), &job, &errors) < 0) {
+		free(text);
 		char *nl = errors ? strchr(errors, '\n') : NULL;
 		if (nl)
 			*nl = '\0';
@@ -175,7 +171,15 @@ static int write_job(struct server *s, const char *id, json_t *req, json_t **out
 		return 400;
 	}
 	job_free(&job);
+	*text_out = text;
 	return 0;
+}
+
+/* Write the job file of a run that starts cold (its `job run` reads it): 0 or -errno. */
+static int job_file_write(struct server *s, const char *path, const char *text)
+{
+	const char *name = strrchr(path, '/') + 1;
+	return write_file_atomic_at(s->dir_fd, name, text, strlen(text), 0644);
 }
 
 /* The arguments of the child: this binary's `job run FILE ...`. */
@@ -231,13 +235,13 @@ static void save_request(struct server *s, const char *id, char **argv, uid_t ow
 	json_decref(j);
 }
 
-/* Hand the run of req (its job file *file) to warm cell wc (which is freed then): the file is
- * renamed to the cell's id (the run's now) first, back when the cell is gone. Under mu. */
-static int give_warm(struct server *s, struct warm_cell *wc, char **file, json_t *req)
+/* Hand the run of req (its job's text) to warm cell wc (which is freed then): its job file is
+ * named by the cell's id (the run's now) and not written (its text goes with it) unless the
+ * text is too large for the message. Under mu. */
+static int give_warm(struct server *s, struct warm_cell *wc, char **file, const char *text, json_t *req)
 {
 	char *to = server_file(s, wc->id, ".job.json");
-	if (rename(*file, to) < 0 || warm_give(s, wc, to, req) < 0) {
-		rename(to, *file);
+	if (warm_give(s, wc, to, text, req) < 0) {
 		free(to);
 		return -1;
 	}
@@ -248,9 +252,20 @@ static int give_warm(struct server *s, struct warm_cell *wc, char **file, json_t
 
 /* Give the checked run of req (id, its job *file) a ready warm cell of its shape (its id then
  * the cell's), or queue it for a cold start, with its row: the HTTP status, *out the answer. */
-static int start_run(struct server *s, const struct who *w, json_t *req, char *id, char **file_, json_t **out)
+static int start_run(struct server *s, const struct who *w, json_t *req, char *id, char **file_, const char *text,
+		     json_t **out)
 {
 	char *file = *file_;
+	/* without a warm pool the run starts cold: its job file is written before the lock (the
+	 * pool's size is read without it: where the file is written is all it decides) */
+	bool written = false;
+	if (!__atomic_load_n(&s->warm_n, __ATOMIC_RELAXED)) {
+		if (job_file_write(s, file, text) < 0) {
+			*out = json_pack("{s:s}", "error", "the server cannot write the job file");
+			return 500;
+		}
+		written = true;
+	}
 	int64_t now = history_now_ms();
 	json_t *cmd = json_object_get(req, "command") ? json_incref(json_object_get(req, "command")) : NULL;
 	struct history_run hr = { .id = id, .name = json_string_value(json_object_get(req, "name")), .state = "queued",
@@ -268,7 +283,7 @@ static int start_run(struct server *s, const struct who *w, json_t *req, char *i
 	char wid[RUN_ID_LEN + 1];
 	if (wc)
 		memcpy(wid, wc->id, sizeof wid);  /* wc is freed once given */
-	if (wc && give_warm(s, wc, file_, req) == 0) {
+	if (wc && give_warm(s, wc, file_, text, req) == 0) {
 		file = *file_;
 		memcpy(id, wid, sizeof wid);
 		hr.state = "running";
@@ -288,7 +303,8 @@ static int start_run(struct server *s, const struct who *w, json_t *req, char *i
 	/* a warm cell got its run first and the row is written while the run starts: under mu,
 	 * so the run's end (warm.c) is taken only once its row is there, and its supervisor
 	 * writes its own rows only once told so */
-	int r = history_begin(s->h, &hr, &err);
+	int r = !wc && !written ? job_file_write(s, file, text) : 0;
+	r = r < 0 ? error_set(&err, -r, "the server cannot write the job file") : history_begin(s->h, &hr, &err);
 	if (wc) {
 		if (r < 0)
 			fprintf(stderr, "warren serve: %s: %s (it runs all the same)\n", id, err.msg);
@@ -333,15 +349,15 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	if (!st)
 		st = check_meta(req, out);
 	char id[RUN_ID_LEN + 1];
-	_cleanup_free_ char *file = NULL;
+	_cleanup_free_ char *file = NULL, *text = NULL;
 	if (!st && run_id_new(id) < 0) {
 		*out = json_pack("{s:s}", "error", "cannot make a run id");
 		st = 500;
 	}
 	if (!st)
-		st = write_job(s, id, req, out, &file);
+		st = make_job(s, id, req, out, &file, &text);
 	if (!st)
-		st = start_run(s, w, req, id, &file, out);
+		st = start_run(s, w, req, id, &file, text, out);
 	json_decref(req);
 	return st;
 }

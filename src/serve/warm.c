@@ -142,7 +142,10 @@ struct warm_cell *warm_ready(struct server *s)
 	return w && s->busy < s->slots && !s->queue ? w : NULL;
 }
 
-int warm_give(struct server *s, struct warm_cell *w, const char *file, json_t *req)
+/* The most a message to a warm cell's supervisor may be (it reads 64 KiB at most). */
+#define GIVE_MAX 60000
+
+int warm_give(struct server *s, struct warm_cell *w, const char *file, const char *text, json_t *req)
 {
 	json_t *labels = json_array();
 	const char *k;
@@ -150,12 +153,19 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, json_t *r
 	json_object_foreach(json_object_get(req, "labels"), k, v)
 		json_array_append_new(labels, json_sprintf("%s=%s", k, json_string_value(v)));
 	/* a plain command's argv too: its warm cell starts it as its job, without the executor */
-	json_t *m = json_pack("{s:s,s:s,s:o,s:O?,s:O?}", "job", file, "work", s->warm_work, "labels", labels, "name",
-			      json_object_get(req, "name"), "command", json_object_get(req, "command"));
+	json_t *m = json_pack("{s:s,s:s,s:s,s:o,s:O?,s:O?}", "job", file, "job_text", text, "work", s->warm_work, "labels",
+			      labels, "name", json_object_get(req, "name"), "command", json_object_get(req, "command"));
 	_cleanup_free_ char *t = json_dumps(m, JSON_COMPACT);
+	if (t && strlen(t) > GIVE_MAX) {
+		/* too large for one message: the job file is written, and named */
+		const char *name = strrchr(file, '/') + 1;
+		json_object_del(m, "job_text");
+		free(t);
+		t = write_file_atomic_at(s->dir_fd, name, text, strlen(text), 0644) == 0 ? json_dumps(m, JSON_COMPACT) : NULL;
+	}
 	json_decref(m);
-	if (send(w->fd, t, strlen(t), MSG_NOSIGNAL) < 0)
-		return -errno;
+	if (!t || send(w->fd, t, strlen(t), MSG_NOSIGNAL) < 0)
+		return t ? -errno : -EIO;
 	pool_unlink(s, w);
 	_cleanup_free_ char *mark = xasprintf("%s.warm", w->id);
 	unlinkat(s->dir_fd, mark, 0);

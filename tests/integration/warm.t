@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 79
+plan 83
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -38,7 +38,7 @@ for mode in root user; do
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 28 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 30 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -73,6 +73,13 @@ for mode in root user; do
 	unlike "$blog" "left-by-a|4713" "$M B sees nothing A left: no file in /tmp, /var/tmp, /dev/shm or \$HOME, no process" || diag "$blog"
 	wait_for 30 ready_is 2
 	ok $? "$M the pool refills: two warm cells again after the takes"
+
+	# ---- a job too large to go with the message that gives it its warm cell: its job file is
+	# written and the cell reads it (a job's text goes with the message, no file written)
+	big=$("$PY" -c 'import json,sys; print(json.dumps({"job": "# " + "x" * 70000 + "\nsteps:\n  - name: main\n    run: echo big-ran\n", "worktree": sys.argv[1]}))' "$WORK")
+	run_wait "$big"
+	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "exited", 0]' "$M a job of 70 KB takes a warm cell and runs" || diag "$BODY"
+	is "$(API_AS=root logs "$ID")" big-ran "$M ... its step's output is in its log"
 
 	# ---- warren run --via: a plain run sent to the server
 	wait_for 30 ready_is 2
