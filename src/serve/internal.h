@@ -152,7 +152,8 @@ bool warm_read(struct server *s, int fd);
 bool warm_reaped(struct server *s, pid_t pid);
 void warm_discard_all(struct server *s);
 uint64_t warm_pss_per_cell(struct server *s);
-/* Reclaim the cells a killed server left (<serve>/<id>.warm). */
+/* Reclaim the cells a killed server left (their consoles <serve>/<id>.out, their run
+ * directories still warm). */
 void warm_recover(struct server *s);
 
 /* submit.c: POST /v1/runs body -> a queued run; HTTP status and the JSON answer */

@@ -154,20 +154,28 @@ int server_kill(struct server *s, const char *id, const char *why)
  * Only async-signal-safe calls between fork and exec: the server has threads. */
 pid_t server_spawn(char **argv, int out, int keep, pid_t parent, const sigset_t *mask)
 {
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != parent)
-		_exit(125);
 	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || (keep >= 0 && dup2(keep, 3) < 0))
-		_exit(125);
-	setsid();
-	sigprocmask(SIG_UNBLOCK, mask, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	execv("/proc/self/exe", argv);
-	_exit(127);
+	if (nul < 0)
+		return -1;
+	/* vfork: the server's memory is not copied for a child that only makes system calls until
+	 * its exec (a fork cost ~0.3 ms of the server's CPU, under its lock, per warm cell) */
+	pid_t pid = vfork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != parent)
+			_exit(125);
+		if (dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || (keep >= 0 && dup2(keep, 3) < 0))
+			_exit(125);
+		setsid();
+		sigprocmask(SIG_UNBLOCK, mask, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	int e = errno;
+	close(nul);
+	errno = e;
+	return pid;
 }
 
 static void observe_latency(struct server *s, double secs)

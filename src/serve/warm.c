@@ -46,10 +46,10 @@ static int warm_start(struct server *s, const sigset_t *mask)
 		free(w);
 		return -errno;
 	}
+	/* its console, <id>.out, is also what the next server finds of it after a kill -9
+	 * (warm_recover) */
 	_cleanup_free_ char *outp = server_file(s, w->id, ".out");
 	_cleanup_close_ int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	_cleanup_free_ char *mark = xasprintf("%s.warm", w->id);  /* for the next server, after a kill -9 */
-	write_file_atomic_at(s->dir_fd, mark, "", 0, 0600);
 	char **argv = warm_argv(s, w->id);
 	w->pid = out < 0 ? -1 : server_spawn(argv, out, sp[1], getpid(), mask);
 	strv_free(argv);
@@ -167,8 +167,6 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, const cha
 	if (!t || send(w->fd, t, strlen(t), MSG_NOSIGNAL) < 0)
 		return t ? -errno : -EIO;
 	pool_unlink(s, w);
-	_cleanup_free_ char *mark = xasprintf("%s.warm", w->id);
-	unlinkat(s->dir_fd, mark, 0);
 	struct srun *r = xcalloc(1, sizeof *r);
 	memcpy(r->id, w->id, RUN_ID_LEN + 1);
 	r->pid = w->pid;
@@ -264,8 +262,6 @@ bool warm_reaped(struct server *s, pid_t pid)
 		epoll_ctl(s->ep, EPOLL_CTL_DEL, w->fd, NULL);
 		close(w->fd);
 	}
-	_cleanup_free_ char *mark = xasprintf("%s.warm", w->id);
-	unlinkat(s->dir_fd, mark, 0);
 	if (!s->stopping && !w->discarded) {
 		_cleanup_free_ char *why = server_console_error(s, w->id);
 		fprintf(stderr, "warren serve: a warm cell failed: %s\n", why);
@@ -323,6 +319,9 @@ uint64_t warm_pss_per_cell(struct server *s)
 	return n ? total / n : 0;
 }
 
+/* The cells a killed server left: a console <id>.out whose run directory still says warm (no
+ * run took it; a run's console is the runs' recovery's: recover_running), or the marker
+ * <id>.warm that an earlier version of the server made for each of its cells. */
 void warm_recover(struct server *s)
 {
 	char **ids = NULL;
@@ -330,12 +329,25 @@ void warm_recover(struct server *s)
 	DIR *d = fdopendir(dup(s->dir_fd));
 	for (struct dirent *e; d && (e = readdir(d));) {
 		size_t l = strlen(e->d_name);
-		if (l != RUN_ID_LEN + 5 || strcmp(e->d_name + RUN_ID_LEN, ".warm"))
+		bool marker = l == RUN_ID_LEN + 5 && !strcmp(e->d_name + RUN_ID_LEN, ".warm");
+		if (!marker && (l != RUN_ID_LEN + 4 || strcmp(e->d_name + RUN_ID_LEN, ".out")))
+			continue;
+		char id[RUN_ID_LEN + 1];
+		memcpy(id, e->d_name, RUN_ID_LEN);
+		id[RUN_ID_LEN] = '\0';
+		if (marker)
+			unlinkat(s->dir_fd, e->d_name, 0);
+		_cleanup_close_ int dir = run_id_valid(id) ? rundir_open(&s->sd, id, NULL) : -1;
+		if (dir < 0 || !rundir_is_warm(dir))
+			continue;
+		bool seen = false;
+		for (size_t i = 0; i < n && !seen; i++)
+			seen = !strcmp(ids[i], id);
+		if (seen)
 			continue;
 		ids = xrealloc(ids, (n + 2) * sizeof *ids);
-		ids[n++] = strndup(e->d_name, RUN_ID_LEN);
+		ids[n++] = xstrdup(id);
 		ids[n] = NULL;
-		unlinkat(s->dir_fd, e->d_name, 0);
 	}
 	if (d)
 		closedir(d);
