@@ -48,6 +48,15 @@ struct run_end {
 	struct run_end *next;
 };
 
+/* A connection waiting for a run's end (POST ?wait=1): woken by that run's end alone. */
+struct end_waiter {
+	const char *id;
+	pthread_cond_t cond;
+	struct run_end end;    /* its run's end, once have_end (copied: the list of ends is cut) */
+	bool have_end;
+	struct end_waiter *next;
+};
+
 /* One listening socket: the daemon's closure. */
 struct listener {
 	struct server *s;
@@ -93,8 +102,9 @@ struct server {
 	int64_t refill_after_end_ms; /* no refill before (a run's end was just told: warm.c) */
 	unsigned warm_failed;  /* cells in a row that failed before they were ready */
 	uint64_t warm_taken, cold_started;
-	pthread_cond_t ended;  /* a run ended (ends), or was reaped */
+	pthread_cond_t ended;  /* a run was reaped (server_settle) */
 	struct run_end *ends;  /* the last few */
+	struct end_waiter *waiters;  /* each woken by its run's end (server_wait_end) */
 };
 
 /* Who asks: the peer of a unix socket (uid), or a holder of the token (the server's uid). */

@@ -245,15 +245,32 @@ void server_note_end(struct server *s, const char *id, const char *state, int ex
 			x->next = NULL;
 			break;
 		}
-	pthread_cond_broadcast(&s->ended);
+	/* its waiters only: with many runs in flight, not every waiting connection */
+	for (struct end_waiter *w = s->waiters; w; w = w->next)
+		if (!strcmp(w->id, id)) {
+			w->end = *e;
+			w->have_end = true;
+			pthread_cond_signal(&w->cond);
+		}
+}
+
+/* Wake every waiting connection (the server stops). Under mu. */
+static void wake_waiters(struct server *s)
+{
+	for (struct end_waiter *w = s->waiters; w; w = w->next)
+		pthread_cond_signal(&w->cond);
 }
 
 void server_wait_end(struct server *s, json_t *out)
 {
 	const char *id = json_string_value(json_object_get(out, "id"));
+	struct end_waiter me = { .id = id };
+	pthread_cond_init(&me.cond, NULL);
 	pthread_mutex_lock(&s->mu);
+	me.next = s->waiters;
+	s->waiters = &me;
 	for (;;) {
-		struct run_end *e = s->ends;
+		struct run_end *e = me.have_end ? &me.end : s->ends;
 		while (e && strcmp(e->id, id))
 			e = e->next;
 		if (e) {
@@ -266,9 +283,15 @@ void server_wait_end(struct server *s, json_t *out)
 		}
 		if (s->stopped)
 			break;  /* the server stops: a run still queued stays so, as the answer says */
-		pthread_cond_wait(&s->ended, &s->mu);
+		pthread_cond_wait(&me.cond, &s->mu);
 	}
+	for (struct end_waiter **p = &s->waiters; *p; p = &(*p)->next)
+		if (*p == &me) {
+			*p = me.next;
+			break;
+		}
 	pthread_mutex_unlock(&s->mu);
+	pthread_cond_destroy(&me.cond);
 }
 
 void server_settle(struct server *s, const char *id)
@@ -734,6 +757,7 @@ static void loop(struct server *s, int sfd, const sigset_t *mask)
 	pthread_mutex_lock(&s->mu);
 	s->stopped = true;  /* waiters of runs that did not end (queued ones) are answered */
 	pthread_cond_broadcast(&s->ended);
+	wake_waiters(s);
 	pthread_mutex_unlock(&s->mu);
 }
 
