@@ -931,13 +931,15 @@ static void put_back_worktree(const struct cell_spec *s)
 	closep(&kept_worktree);
 }
 
-/* The go message of a take: 'w', then the scratch's size (bytes, 0: the tmpfs default), then
+/* The go message of a take: 'w', then the run's scratch size (bytes, 0: the tmpfs default),
  * whether the job is started directly (a plain command: its EXEC_START follows on the control
- * socket). */
+ * socket), and whether init is to start it (after giving the scratch its new size). */
 struct take_msg {
 	char tag;
 	uint64_t scratch;
 	char direct;
+	char relay;    /* init sizes the scratch anew, then starts the job; else the supervisor
+	                  started it (container_take) */
 } __attribute__((packed));
 
 /* The run's own scratch, a fresh tmpfs (of the tmpfs default size until its take says:
@@ -945,7 +947,11 @@ struct take_msg {
  * allows the new mounts. */
 static void take_scratch(const struct cell_spec *s)
 {
-	do_mount("tmpfs", WARM_SCRATCH_PATH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+	/* of the size of the cell's shape: a run of that size is started without init */
+	char opts[64] = "mode=0755";
+	if (s->limits.scratch)
+		snprintf(opts, sizeof opts, "mode=0755,size=%llu", (unsigned long long)s->limits.scratch);
+	do_mount("tmpfs", WARM_SCRATCH_PATH, "tmpfs", MS_NOSUID | MS_NODEV, opts);
 	scratch_fd = open(WARM_SCRATCH_PATH, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (scratch_fd < 0)
 		die(errno, "cannot open %s", WARM_SCRATCH_PATH);
@@ -967,11 +973,13 @@ static void take_scratch(const struct cell_spec *s)
 		die(0, "%s", perr.msg);
 }
 
-/* The take's --scratch: the scratch tmpfs made before (take_scratch) gets its size, bytes. */
+/* The take's --scratch: the scratch tmpfs made before (take_scratch) gets its size, bytes (0:
+ * the tmpfs default). */
 static void scratch_resize(uint64_t size)
 {
-	char opts[64];
-	snprintf(opts, sizeof opts, "size=%llu", (unsigned long long)size);
+	char opts[64] = "size=50%";
+	if (size)
+		snprintf(opts, sizeof opts, "size=%llu", (unsigned long long)size);
 	if (mount(NULL, CELL_TMP_PATH, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) < 0)
 		die(errno, "cannot size the run's scratch (%s)", opts);
 }
@@ -1096,7 +1104,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	/* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll,
 	 * other pipes' ends, nor what warren's caller left open) */
-	int fixed[] = { 0, 1, 2, report_fd, go, io->in, io->out, io->err, io->console, io->control, io->watch,
+	int fixed[] = { 0, 1, 2, report_fd, go, warm_take_r, warm_take_w, io->in, io->out, io->err, io->console, io->control, io->watch,
 			idmap_ns_work, idmap_ns_image, s->worktree_fd,
 			cg ? cg->tasks_fd[0] : -1, cg ? cg->tasks_fd[1] : -1, cg ? cg->tasks_fd[2] : -1 };
 	size_t nfixed = sizeof fixed / sizeof fixed[0], nkeep = nfixed + 2 * s->n_mounts;
@@ -1150,11 +1158,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	if (s->warm) {
 		take_scratch(s);
 		show_cgroup(cg);
-		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0)
-			die(errno, "pipe");
-		warm_take_r = p[0];
-		warm_take_w = p[1];
+		/* its take pipe: made by the supervisor, which holds the other write end */
 		job = start_job(s, &jio);
 		closep(&warm_take_r);
 	}
@@ -1164,11 +1168,14 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	if (got != 1 && got != (ssize_t)sizeof take)
 		_exit(125);
 	close(go);
-	if (s->warm && take.scratch)
-		scratch_resize(take.scratch);
 	if (s->warm) {
-		if (write(warm_take_w, take.direct ? "d" : "x", 1) != 1)
-			die(errno, "cannot start the warm cell's job");
+		/* a run whose scratch is of another size than the cell's: sized first, then started;
+		 * else the supervisor started it already */
+		if (take.relay) {
+			scratch_resize(take.scratch);
+			if (write(warm_take_w, take.direct ? "d" : "x", 1) != 1)
+				die(errno, "cannot start the warm cell's job");
+		}
 		closep(&warm_take_w);
 	} else {
 		show_cgroup(cg);
@@ -1268,14 +1275,18 @@ static void drop_prepared(struct cell *c)
 
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
 {
-	int rep[2] = { -1, -1 }, go[2] = { -1, -1 };
+	int rep[2] = { -1, -1 }, go[2] = { -1, -1 }, take[2] = { -1, -1 };
 	c->pid = -1;
-	c->pidfd = c->report_fd = c->go_fd = -1;
+	c->pidfd = c->report_fd = c->go_fd = c->take_fd = -1;
 	prepare_finish(s, c);
-	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+	/* a warm cell's job waits on the take pipe: init writes it after sizing the scratch anew,
+	 * or the supervisor does itself (container_take) */
+	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 || (s->warm && pipe2(take, O_CLOEXEC) < 0)) {
 		int e = errno;
 		closep(&rep[0]);
 		closep(&rep[1]);
+		closep(&go[0]);
+		closep(&go[1]);
 		drop_prepared(c);
 		return error_set(err, e, "cannot create pipes for the cell");
 	}
@@ -1298,6 +1309,8 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		close(rep[1]);
 		close(go[0]);
 		close(go[1]);
+		closep(&take[0]);
+		closep(&take[1]);
 		drop_prepared(c);
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
 			return error_set(err, e, "cannot create the cell's namespaces (are user namespaces enabled? see 'warren selfcheck')");
@@ -1307,15 +1320,20 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		close(rep[0]);
 		close(go[1]);
 		report_fd = rep[1];
+		warm_take_r = take[0];
+		warm_take_w = take[1];
 		init_main(s, io, c->cgroup, go[0]);
 	}
 	close(rep[1]);
 	close(go[0]);
+	closep(&take[0]);
 	drop_prepared(c);
 	c->pid = pid;
 	c->pidfd = pidfd;
 	c->report_fd = rep[0];
 	c->go_fd = go[1];
+	c->take_fd = take[1];
+	c->made_scratch = s->limits.scratch;
 	return 0;
 }
 
@@ -1330,7 +1348,13 @@ int container_release(struct cell *c)
 
 int container_take(struct cell *c, uint64_t scratch, bool direct)
 {
-	struct take_msg m = { .tag = 'w', .scratch = scratch, .direct = direct };
+	/* a run of the cell's scratch size: its job is started from here (one wake-up fewer on
+	 * the way to its exec), then init is let go */
+	bool relay = scratch != c->made_scratch || c->take_fd < 0;
+	if (!relay && write(c->take_fd, direct ? "d" : "x", 1) != 1)
+		return -EPIPE;
+	closep(&c->take_fd);
+	struct take_msg m = { .tag = 'w', .scratch = scratch, .direct = direct, .relay = relay };
 	ssize_t w = c->go_fd < 0 ? -1 : write(c->go_fd, &m, sizeof m);
 	return w == (ssize_t)sizeof m ? 0 : -EPIPE;
 }
@@ -1389,4 +1413,5 @@ void cell_close(struct cell *c)
 	closep(&c->pidfd);
 	closep(&c->report_fd);
 	closep(&c->go_fd);
+	closep(&c->take_fd);
 }

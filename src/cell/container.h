@@ -33,6 +33,9 @@ struct cell {
 	int pidfd;           /* pidfd of init: readable when it exits */
 	int report_fd;       /* messages from init (struct cell_report), EOF when it is gone */
 	int go_fd;           /* write one byte to let init start the job (after the network is in place) */
+	int take_fd;         /* a warm cell: one byte ('d' a plain command, 'x' the executor) starts its
+	                        waiting job itself, when its scratch needs no new size (-1: none) */
+	uint64_t made_scratch; /* a warm cell: the size its scratch was made with */
 	int cgroup_fd;       /* -1, or a cgroup v2 directory to start init in (CLONE_INTO_CGROUP) */
 	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */

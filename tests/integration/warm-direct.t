@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 46
+plan 48
 
 result_has_steps() { [ -n "$(jget "$STATE/runs/$1/result.json" 'd["steps"][0]["status"]' 2>/dev/null)" ]; }
 # [state, exit code, the step's status and exit code, the cause's limit] from result.json
@@ -47,7 +47,7 @@ for mode in root user; do
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 23 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 24 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -95,6 +95,13 @@ for mode in root user; do
 	run_wait "$(req '["sh","-c","df -k /tmp | tail -n 1; head -c 3000000 /dev/zero >/tmp/big; sleep 5"]' | sed 's/}$/, "limits": {"scratch": "1M"}}/')"
 	is "$(jbody '[d["start"], d["state"]]')" '["warm", "limit"]' "$M a warm run with --scratch 1M: stopped by its limit" || diag "$BODY"
 	like "$(logs "$ID")" "^tmpfs +1024 " "$M ... its scratch is 1M"
+	# without one, the scratch is the default's size, as a cold run's (a warm cell's scratch is
+	# made of its shape's size: a run of that size is started without init)
+	wait_for 30 ready_is 2
+	run_wait "$(req '["sh","-c","df -k /tmp | tail -n 1"]')"
+	wsize=$(logs "$ID" | awk '{print $2}')
+	bounded "${RUNNER[@]}" "$WARREN" run --state "$STATE" --work "$WORK" -- sh -c 'df -k /tmp | tail -n 1'
+	is "$(jbody 'd["start"]'):$wsize" "warm:$(awk '{print $2}' <<<"$OUT")" "$M a warm run's scratch without --scratch: the size a cold run's has"
 
 	# ---- warren kill of a warm command
 	submit "$(req '["sleep","30"]')"
