@@ -158,8 +158,10 @@ static int job_cell_spec(const struct job_args *a, const struct job *job, struct
 /* ---- a warm cell (`job run --warm-fd N`, started by `warren serve --warm`) ----
  * Over the server's socket (one JSON datagram each): we say {"ready": true, "digest"} once the
  * cell waits; the server sends the run that takes it {"job": FILE, "job_text": its text (then
- * FILE is only its name: not written), "work": DIR, "labels": ["k=v"...], "name", "command"}; we answer {"taken": true}, or {"cold": WHY} and start it cold ourselves
- * (same run id), then {"exit_code", "status"} as soon as the job's end is known. */
+ * FILE is only its name: not written), "work": DIR, "labels": ["k=v"...], "name", "command"},
+ * with a socket for the run's end (SCM_RIGHTS); we answer {"taken": true}, or {"cold": WHY} and
+ * start it cold ourselves (same run id), then {"exit_code", "status", "start"} as soon as the
+ * job's end is known, on that socket (the waiting connection's) and on the server's. */
 struct warm {
 	int fd;
 	const struct job_args *a;
@@ -171,6 +173,8 @@ struct warm {
 	const char *why;          /* why it is cold */
 	char **command;           /* a plain command's argv (the server's "command"), or NULL */
 	bool ended;               /* its end was said (a plain command's: before the record) */
+	int end_fd;               /* the socket of the connection waiting for the run's end, sent with
+	                             the run (-1: none): told first, without the server's loop between */
 };
 
 static void warm_say(struct warm *w, json_t *j)
@@ -251,9 +255,15 @@ static const struct job *warm_take(void *ctx, struct cell_spec *s, char ***direc
 	tzset();  /* the clock shown of its steps: the zone read now, not when its run comes */
 	warm_say(w, json_pack("{s:b,s:o}", "ready", 1, "digest", s->image_digest ? json_string(s->image_digest) : json_null()));
 	char buf[65536];
-	ssize_t n = recv(w->fd, buf, sizeof buf, 0);
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	ssize_t n = recvmsg(w->fd, &mh, MSG_CMSG_CLOEXEC);
 	if (n <= 0)
 		return NULL;  /* discarded, or the server is gone */
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&w->end_fd, CMSG_DATA(cm), sizeof(int));
 	json_t *req = json_loadb(buf, (size_t)n, 0, NULL);
 	bool ok = req && warm_load(w, req);
 	json_decref(req);
@@ -290,7 +300,17 @@ static void warm_ended(void *ctx, const struct run_result *r)
 	if (w->ended)
 		return;
 	w->ended = true;
-	warm_say(w, json_pack("{s:i,s:s}", "exit_code", r->exit_code, "status", run_status_name(r->status)));
+	json_t *end = json_pack("{s:i,s:s,s:s}", "exit_code", r->exit_code, "status", run_status_name(r->status), "start",
+				w->why ? "cold" : "warm");
+	if (w->end_fd >= 0) {
+		/* the waiting connection first (it answers), then the server's loop (its books) */
+		_cleanup_free_ char *t = json_dumps(end, JSON_COMPACT);
+		if (t && send(w->end_fd, t, strlen(t), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* no one waits (the request did not ask to), or the server is gone */
+		}
+		closep(&w->end_fd);
+	}
+	warm_say(w, end);
 	/* the server writes the run's row while it starts: its end is written once it says so */
 	warm_wait_for(w, "ack");
 }
@@ -337,7 +357,7 @@ static int job_run_cmd(int argc, char **argv)
 	_cleanup_(hist_opts_free) struct hist_opts hist = { 0 };
 	_cleanup_error_ struct error herr = { 0 };
 	struct job_run_opts o = { .result_fd = -1 };
-	struct warm w = { .fd = -1, .a = &a };
+	struct warm w = { .fd = -1, .end_fd = -1, .a = &a };
 	const char *cold_why = NULL;
 	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
@@ -413,6 +433,7 @@ out:
 		free(*p);
 	free(w.command);
 	error_clear(&w.err);
+	closep(&w.end_fd);
 	return rc;
 }
 

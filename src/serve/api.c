@@ -345,10 +345,13 @@ static enum MHD_Result route(struct listener *l, struct MHD_Connection *c, const
 		if (rq->too_big)
 			return send_error(c, 413, "the body is larger than %d bytes", MAX_BODY);
 		json_t *out = NULL;
-		int st = submit_run(s, &w, rq->body ? rq->body : "", rq->len, &out);
+		int end_fd = -1;
+		int st = submit_run(s, &w, rq->body ? rq->body : "", rq->len, &out, &end_fd);
 		const char *wait = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "wait");
 		if (st == 201 && wait && !strcmp(wait, "1"))
-			server_wait_end(s, out);
+			server_wait_end(s, out, end_fd);
+		else if (end_fd >= 0)
+			close(end_fd);
 		return send_json(c, st, out);
 	}
 	if (!strncmp(url, "/v1/runs/", 9))

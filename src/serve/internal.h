@@ -137,8 +137,9 @@ char *server_console_error(struct server *s, const char *id);
 /* `warren gc --state S IDS...`, waited for. */
 void server_gc(struct server *s, char **ids);
 /* POST ?wait=1: wait until the run of out (the 201 answer) ended; its state and exit code
- * into out. A warm run's is known before its record is written (server_settle). */
-void server_wait_end(struct server *s, json_t *out);
+ * into out. A warm run's is known before its record is written (server_settle), and read on
+ * end_fd (taken; -1: none) from its supervisor. */
+void server_wait_end(struct server *s, json_t *out, int end_fd);
 /* Wait until a run that said how it ended has written its record and ended (reaped). */
 void server_settle(struct server *s, const char *id);
 /* Note a run's end for its waiters; under mu. */
@@ -150,9 +151,10 @@ void warm_fill(struct server *s, const sigset_t *mask);
 const char *warm_fits(struct server *s, json_t *req);
 /* A ready warm cell, when one is and a slot is free (NULL: none); give it the run of req (its
  * job's text, and file: its name, by the cell's id, written only when the text is too large
- * to go with it) before the run's row is written. */
+ * to go with it) before the run's row is written; *end_fd: a socket its supervisor tells the
+ * run's end on (server_wait_end). */
 struct warm_cell *warm_ready(struct server *s);
-int warm_give(struct server *s, struct warm_cell *w, const char *file, const char *text, json_t *req);
+int warm_give(struct server *s, struct warm_cell *w, const char *file, const char *text, json_t *req, int *end_fd);
 /* The row of the run given a warm cell is written: tell its supervisor (which writes its own
  * rows only after that: a cold start's, its end). */
 void warm_row_written(struct server *s, const char *id);
@@ -166,8 +168,9 @@ uint64_t warm_pss_per_cell(struct server *s);
  * directories still warm). */
 void warm_recover(struct server *s);
 
-/* submit.c: POST /v1/runs body -> a queued run; HTTP status and the JSON answer */
-int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out);
+/* submit.c: POST /v1/runs body -> a queued run; HTTP status and the JSON answer; *end_fd: a
+ * warm run's end socket (server_wait_end), or -1 */
+int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out, int *end_fd);
 
 /* api.c: the request handler and its completion; a comparison of secrets in constant time */
 bool same_secret(const char *a, size_t alen, const char *b, size_t blen);

@@ -238,10 +238,10 @@ static void save_request(struct server *s, const char *id, char **argv, uid_t ow
 /* Hand the run of req (its job's text) to warm cell wc (which is freed then): its job file is
  * named by the cell's id (the run's now) and not written (its text goes with it) unless the
  * text is too large for the message. Under mu. */
-static int give_warm(struct server *s, struct warm_cell *wc, char **file, const char *text, json_t *req)
+static int give_warm(struct server *s, struct warm_cell *wc, char **file, const char *text, json_t *req, int *end_fd)
 {
 	char *to = server_file(s, wc->id, ".job.json");
-	if (warm_give(s, wc, to, text, req) < 0) {
+	if (warm_give(s, wc, to, text, req, end_fd) < 0) {
 		free(to);
 		return -1;
 	}
@@ -253,7 +253,7 @@ static int give_warm(struct server *s, struct warm_cell *wc, char **file, const 
 /* Give the checked run of req (id, its job *file) a ready warm cell of its shape (its id then
  * the cell's), or queue it for a cold start, with its row: the HTTP status, *out the answer. */
 static int start_run(struct server *s, const struct who *w, json_t *req, char *id, char **file_, const char *text,
-		     json_t **out)
+		     json_t **out, int *end_fd)
 {
 	char *file = *file_;
 	/* without a warm pool the run starts cold: its job file is written before the lock (the
@@ -283,7 +283,7 @@ static int start_run(struct server *s, const struct who *w, json_t *req, char *i
 	char wid[RUN_ID_LEN + 1];
 	if (wc)
 		memcpy(wid, wc->id, sizeof wid);  /* wc is freed once given */
-	if (wc && give_warm(s, wc, file_, text, req) == 0) {
+	if (wc && give_warm(s, wc, file_, text, req, end_fd) == 0) {
 		file = *file_;
 		memcpy(id, wid, sizeof wid);
 		hr.state = "running";
@@ -334,8 +334,9 @@ static int start_run(struct server *s, const struct who *w, json_t *req, char *i
 	return 201;
 }
 
-int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out)
+int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out, int *end_fd)
 {
+	*end_fd = -1;
 	json_error_t je;
 	json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!req)
@@ -357,7 +358,7 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	if (!st)
 		st = make_job(s, id, req, out, &file, &text);
 	if (!st)
-		st = start_run(s, w, req, id, &file, text, out);
+		st = start_run(s, w, req, id, &file, text, out, end_fd);
 	json_decref(req);
 	return st;
 }

@@ -145,7 +145,21 @@ struct warm_cell *warm_ready(struct server *s)
 /* The most a message to a warm cell's supervisor may be (it reads 64 KiB at most). */
 #define GIVE_MAX 60000
 
-int warm_give(struct server *s, struct warm_cell *w, const char *file, const char *text, json_t *req)
+/* Send t to the cell's supervisor with fd (the end's socket). */
+static int send_with_fd(int sock, const char *t, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)t, .iov_len = strlen(t) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+int warm_give(struct server *s, struct warm_cell *w, const char *file, const char *text, json_t *req, int *end_fd)
 {
 	json_t *labels = json_array();
 	const char *k;
@@ -164,8 +178,18 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, const cha
 		t = write_file_atomic_at(s->dir_fd, name, text, strlen(text), 0644) == 0 ? json_dumps(m, JSON_COMPACT) : NULL;
 	}
 	json_decref(m);
-	if (!t || send(w->fd, t, strlen(t), MSG_NOSIGNAL) < 0)
-		return t ? -errno : -EIO;
+	/* the run's end comes on a socket of its own too: a connection waiting for it reads it
+	 * there, without the server's loop between */
+	int sp[2];
+	if (!t || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -EIO;
+	int sent = send_with_fd(w->fd, t, sp[1]);
+	close(sp[1]);
+	if (sent < 0) {
+		close(sp[0]);
+		return sent;
+	}
+	*end_fd = sp[0];
 	pool_unlink(s, w);
 	struct srun *r = xcalloc(1, sizeof *r);
 	memcpy(r->id, w->id, RUN_ID_LEN + 1);
