@@ -282,10 +282,15 @@ static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, con
 	const char *what;
 	if (!split_run_url(url, id, &what))
 		return send_error(c, 404, "no such path %s; run ids look like run_01J...", url);
-	server_settle(s, id);  /* a run that said how it ended is shown once its record is whole */
+	server_settle(s, id, false);  /* a run that said how it ended is shown once its record is whole */
 	json_t *row = visible_row(s, w, id);
 	if (!row)
 		return send_error(c, 404, "no run %s (of yours) on this server", id);
+	/* and one whose row says so (its supervisor writes the row, then reclaims and ends): once
+	 * it is not live, so that a DELETE after it is not refused */
+	const char *st = json_string_value(json_object_get(row, "state"));
+	if (st && strcmp(st, "queued") && strcmp(st, "running"))
+		server_settle(s, id, true);
 	enum MHD_Result ret;
 	bool get = !strcmp(method, "GET");
 	if (!*what && get) {

@@ -140,8 +140,9 @@ void server_gc(struct server *s, char **ids);
  * into out. A warm run's is known before its record is written (server_settle), and read on
  * end_fd (taken; -1: none) from its supervisor. */
 void server_wait_end(struct server *s, json_t *out, int end_fd);
-/* Wait until a run that said how it ended has written its record and ended (reaped). */
-void server_settle(struct server *s, const char *id);
+/* Wait (10 s at most) until a run that said how it ended (to the server, or in its row:
+ * row_ended) has written its record and ended (reaped): until then it is live. */
+void server_settle(struct server *s, const char *id, bool row_ended);
 /* Note a run's end for its waiters; under mu. */
 void server_note_end(struct server *s, const char *id, const char *state, int exit_code, const char *start);
 

@@ -3,6 +3,7 @@
  * the server), reaps them, applies retention; and, at start, what a killed server left. */
 #include "serve/internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -335,15 +336,20 @@ void server_wait_end(struct server *s, json_t *out, int end_fd)
 	pthread_cond_destroy(&me.cond);
 }
 
-void server_settle(struct server *s, const char *id)
+void server_settle(struct server *s, const char *id, bool row_ended)
 {
+	/* bounded: a supervisor stuck after its row (reclaiming) does not hang the API */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		bool q;
 		struct srun *r = server_find(s, id, &q);
-		if (!r || q || !r->ended)
+		if (!r || q || !(r->ended || row_ended))
 			break;
-		pthread_cond_wait(&s->ended, &s->mu);
+		if (pthread_cond_timedwait(&s->ended, &s->mu, &until) == ETIMEDOUT)
+			break;
 	}
 	pthread_mutex_unlock(&s->mu);
 }
@@ -438,6 +444,22 @@ void server_gc(struct server *s, char **ids)
 	free(argv);
 }
 
+/* The supervisors of a killed server die with it (PR_SET_PDEATHSIG), but one inside a long
+ * system call (a namespace or cgroup made under load) holds its run's lock until that call
+ * returns: how long the next server waits for them. */
+#define RECOVER_WAIT_MS 5000
+
+/* Is the run of directory dir no longer live, or within ms? */
+static bool gone_within(int dir, int ms)
+{
+	for (int waited = 0; rundir_is_live(dir); waited += 20) {
+		if (waited >= ms)
+			return false;
+		usleep(20000);
+	}
+	return true;
+}
+
 /* Runs the last server left running: interrupted, reclaimed with gc. */
 static int recover_running(struct server *s, struct error *err)
 {
@@ -464,7 +486,7 @@ static int recover_running(struct server *s, struct error *err)
 	size_t n = 0;
 	for (char **id = ids; *id; id++) {
 		_cleanup_close_ int dir = rundir_open(&s->sd, *id, NULL);
-		if (dir >= 0 && rundir_is_live(dir)) {
+		if (dir >= 0 && !gone_within(dir, RECOVER_WAIT_MS)) {
 			fprintf(stderr, "warren serve: %s is still live (its supervisor outlived the last server); leaving it alone\n", *id);
 			continue;
 		}
@@ -493,6 +515,11 @@ static int recover_queued(struct server *s, struct error *err)
 	if (!ids)
 		return -EIO;
 	for (char **id = ids; *id; id++) {
+		/* one whose directory exists was started, by a supervisor still live (recover_running
+		 * left it alone): not started twice */
+		_cleanup_close_ int dir = rundir_open(&s->sd, *id, NULL);
+		if (dir >= 0)
+			continue;
 		_cleanup_free_ char *p = server_file(s, *id, ".req.json");
 		json_t *req = json_load_file(p, 0, NULL);
 		json_t *av = json_object_get(req, "argv");
