@@ -942,9 +942,9 @@ struct take_msg {
 	                  started it (container_take) */
 } __attribute__((packed));
 
-/* The run's own scratch, a fresh tmpfs (of the tmpfs default size until its take says:
- * scratch_resize), bound on /tmp, /var/tmp, /dev/shm and the home; the job's Landlock domain
- * allows the new mounts. */
+/* The run's own scratch, a fresh tmpfs (of the cell's shape's size; a take of another size
+ * resizes it: scratch_resize), bound on /tmp, /var/tmp, /dev/shm and the home; the job's
+ * Landlock domain allows the new mounts. */
 static void take_scratch(const struct cell_spec *s)
 {
 	/* of the size of the cell's shape: a run of that size is started without init */
@@ -1351,8 +1351,10 @@ int container_take(struct cell *c, uint64_t scratch, bool direct)
 	/* a run of the cell's scratch size: its job is started from here (one wake-up fewer on
 	 * the way to its exec), then init is let go */
 	bool relay = scratch != c->made_scratch || c->take_fd < 0;
+	/* a job that is gone (EPIPE): init finds it so when it relays, and says why the cell
+	 * failed */
 	if (!relay && write(c->take_fd, direct ? "d" : "x", 1) != 1)
-		return -EPIPE;
+		relay = true;
 	closep(&c->take_fd);
 	struct take_msg m = { .tag = 'w', .scratch = scratch, .direct = direct, .relay = relay };
 	ssize_t w = c->go_fd < 0 ? -1 : write(c->go_fd, &m, sizeof m);
