@@ -365,6 +365,18 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 	}
 }
 
+void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits)
+{
+	*oom_kills = *pids_max_hits = 0;
+	bool v2 = cg->kind == CGROUP_V2 && cg->v2;
+	const char *mem = v2 ? cg->v2 : cg->kind == CGROUP_V1 ? cg->memory : NULL;
+	const char *pid = v2 ? cg->v2 : cg->kind == CGROUP_V1 ? cg->pids : NULL;
+	if (memory && mem)
+		*oom_kills = read_key(mem, v2 ? "memory.events" : "memory.oom_control", "oom_kill") - cg->oom_kills_at_start;
+	if (pids && pid)
+		*pids_max_hits = read_key(pid, "pids.events", "max");
+}
+
 /* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped). */
 static int kill_and_remove(const char *dir, bool v2)
 {

@@ -58,6 +58,9 @@ void cgroup_close_join(struct cgroup *cg);
 /* An empty cgroup that owns nothing (before cgroup_create). */
 void cgroup_init(struct cgroup *cg);
 void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u);
+/* Of cgroup_usage, the counts that name a limit the kernel enforced: the OOM kills (when
+ * memory), the forks the process limit refused (when pids); two reads at most. */
+void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits);
 /* Kill every process left and remove the directories. */
 int cgroup_destroy(struct cgroup *cg);
 /* gc: remove the group of a dead run by id (all kinds). */

@@ -799,10 +799,9 @@ bool sup_end_known(struct sup *u, int *exit_code)
 		return false;
 	/* as build_result's late causes: a limit the kernel enforced names the end */
 	const struct limits *l = &u->s->limits;
-	struct cgroup_usage cu;
-	cgroup_usage(&u->cg, &cu);
-	if ((l->memory && cu.oom_kills) || (l->pids && cu.pids_max_hits) ||
-	    (l->scratch && u->have_scratch && u->scratch_free < 65536))
+	uint64_t oom_kills, pids_max_hits;
+	cgroup_limit_hits(&u->cg, l->memory, l->pids, &oom_kills, &pids_max_hits);
+	if (oom_kills || pids_max_hits || (l->scratch && u->have_scratch && u->scratch_free < 65536))
 		return false;
 	*exit_code = WEXITSTATUS(u->job_status);
 	return true;

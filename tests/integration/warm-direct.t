@@ -6,12 +6,13 @@
 # TMPDIR=/tmp last, user, working directory, capabilities, no_new_privs, seccomp, a read-only
 # host; a command that is missing or not executable ends with the same state and exit code
 # (127, 126) in the answer and the record; a --scratch limit is the size of its scratch; warren
-# kill stops it with its cause; its record and history row are complete after the answer. Root,
+# kill stops it with its cause; its record and history row are complete after the answer; an
+# answer that comes before the record says a limit the kernel enforced (a process limit). Root,
 # and rootless where the host lets an unprivileged user make cells.
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 48
+plan 50
 
 result_has_steps() { [ -n "$(jget "$STATE/runs/$1/result.json" 'd["steps"][0]["status"]' 2>/dev/null)" ]; }
 # [state, exit code, the step's status and exit code, the cause's limit] from result.json
@@ -125,3 +126,18 @@ for mode in root user; do
 	stop_server 60
 	is "$RC:$(state_clean)" "0:" "$M the server stops cleanly and leaves nothing"
 done
+
+# ---- a limit the kernel enforced names the end, also when the answer comes before the
+# record: the warm cells' process limit (the state directory's defaults: pids = 16) refuses
+# forks to a command that goes on and exits 0; the answer says limit, not exited 0
+use_mode root
+printf 'pids = 16\n' >"$STATE/defaults"
+wr_bg serve --listen "unix:$SOCK" --slots 4 --warm 1 --warm-work "$WORK"
+SRV=$BG_PID
+wait_for 30 ready_is 1
+run_wait "$(req '["sh","-c","for i in $(seq 1 40); do sleep 5 2>/dev/null & done; exit 0"]')"
+is "$(jbody '[d["start"], d["state"]]')" '["warm", "limit"]' "[root] a warm run whose forks the process limit refused: the answer says limit" || diag "$BODY"
+wait_for 10 result_has_steps "$ID"
+is "$(jget "$STATE/runs/$ID/result.json" 'd["cause"]["limit"]')" pids "[root] ... and its record names the process limit"
+stop_server 60
+rm -f "$STATE/defaults"
