@@ -1,8 +1,9 @@
 #!/bin/bash
 # warm-direct.t - issue 13: a plain command given a warm cell of `warren serve --warm` is the
-# cell's job itself (init starts it: no executor, no shell between). What it sees is what the
-# same command sees on the job path (a job of one step that execs it through the shell, as the
-# server makes of a command for a cold start): its argv (quoting kept), env with
+# cell's job itself (its process, made with the cell, is started at the take: no executor, no
+# shell between). What it sees is what the same command sees on the job path (a job of one
+# step that execs it through the shell, as the server makes of a command for a cold start):
+# its argv (quoting kept), env with
 # TMPDIR=/tmp last, user, working directory, capabilities, no_new_privs, seccomp, a read-only
 # host; a command that is missing or not executable ends with the same state and exit code
 # (127, 126) in the answer and the record; a --scratch limit is the size of its scratch; warren
