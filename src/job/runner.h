@@ -20,7 +20,7 @@ struct job_run_opts {
 	 * fills s's fields of the run that takes it (cell_spec_shape_diff said it fits) and returns
 	 * its job, or NULL to give the cell up (job_run then returns -ECANCELED). A job that is a
 	 * plain command (one step, no services) may set *direct to the argv of its step (owned by
-	 * ctx): init starts it as the cell's job, with the env, cwd and streams the executor would
+	 * ctx): it is started as the cell's job, with the env, cwd and streams the executor would
 	 * give it, without the executor and its shell */
 	const struct job *(*take)(void *ctx, struct cell_spec *s, char ***direct);
 	/* NULL, or told how the run ended as soon as it is known, before the record is written */
