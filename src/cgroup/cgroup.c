@@ -322,6 +322,18 @@ size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[4])
 	return n;
 }
 
+void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits)
+{
+	*oom_kills = *pids_max_hits = 0;
+	bool v2 = cg->kind == CGROUP_V2 && cg->v2;
+	const char *mem = v2 ? cg->v2 : cg->kind == CGROUP_V1 ? cg->memory : NULL;
+	const char *pid = v2 ? cg->v2 : cg->kind == CGROUP_V1 ? cg->pids : NULL;
+	if (memory && mem)
+		*oom_kills = read_key(mem, v2 ? "memory.events" : "memory.oom_control", "oom_kill") - cg->oom_kills_at_start;
+	if (pids && pid)
+		*pids_max_hits = read_key(pid, "pids.events", "max");
+}
+
 void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 {
 	memset(u, 0, sizeof *u);
@@ -339,8 +351,7 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 			u->have_pids = true;
 			u->pids_peak = read_u64(cg->v2, "pids.peak");
 		}
-		u->oom_kills = read_key(cg->v2, "memory.events", "oom_kill") - cg->oom_kills_at_start;
-		u->pids_max_hits = read_key(cg->v2, "pids.events", "max");
+		cgroup_limit_hits(cg, true, true, &u->oom_kills, &u->pids_max_hits);
 		u->pids_current = read_u64(cg->v2, "pids.current");
 		return;
 	}
@@ -357,24 +368,10 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 		u->peak_memory = has_file(cg->memory, "memory.memsw.max_usage_in_bytes")
 					 ? read_u64(cg->memory, "memory.memsw.max_usage_in_bytes")
 					 : read_u64(cg->memory, "memory.max_usage_in_bytes");
-		u->oom_kills = read_key(cg->memory, "memory.oom_control", "oom_kill") - cg->oom_kills_at_start;
 	}
-	if (cg->pids) {
-		u->pids_max_hits = read_key(cg->pids, "pids.events", "max");
+	cgroup_limit_hits(cg, true, true, &u->oom_kills, &u->pids_max_hits);
+	if (cg->pids)
 		u->pids_current = read_u64(cg->pids, "pids.current");
-	}
-}
-
-void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits)
-{
-	*oom_kills = *pids_max_hits = 0;
-	bool v2 = cg->kind == CGROUP_V2 && cg->v2;
-	const char *mem = v2 ? cg->v2 : cg->kind == CGROUP_V1 ? cg->memory : NULL;
-	const char *pid = v2 ? cg->v2 : cg->kind == CGROUP_V1 ? cg->pids : NULL;
-	if (memory && mem)
-		*oom_kills = read_key(mem, v2 ? "memory.events" : "memory.oom_control", "oom_kill") - cg->oom_kills_at_start;
-	if (pids && pid)
-		*pids_max_hits = read_key(pid, "pids.events", "max");
 }
 
 /* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped). */

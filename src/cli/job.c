@@ -255,15 +255,9 @@ static const struct job *warm_take(void *ctx, struct cell_spec *s, char ***direc
 	tzset();  /* the clock shown of its steps: the zone read now, not when its run comes */
 	warm_say(w, json_pack("{s:b,s:o}", "ready", 1, "digest", s->image_digest ? json_string(s->image_digest) : json_null()));
 	char buf[65536];
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	ssize_t n = recvmsg(w->fd, &mh, MSG_CMSG_CLOEXEC);
+	ssize_t n = fd_recv(w->fd, 0, buf, sizeof buf, &w->end_fd);
 	if (n <= 0)
 		return NULL;  /* discarded, or the server is gone */
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&w->end_fd, CMSG_DATA(cm), sizeof(int));
 	json_t *req = json_loadb(buf, (size_t)n, 0, NULL);
 	bool ok = req && warm_load(w, req);
 	json_decref(req);

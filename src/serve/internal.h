@@ -127,6 +127,8 @@ void server_enqueue(struct server *s, const char *id, uid_t owner, char **argv, 
 int server_kill(struct server *s, const char *id, const char *why);
 /* Is run id of this state live (queued, started or another supervisor holding it)? Under mu. */
 bool server_live(struct server *s, const char *id);
+/* Write the job file path (<state>/serve/<id>.job.json) with text: 0 or -errno. */
+int server_write_job(struct server *s, const char *path, const char *text);
 /* The file <state>/serve/<id><suffix> of run id. */
 char *server_file(struct server *s, const char *id, const char *suffix);
 

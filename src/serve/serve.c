@@ -212,6 +212,11 @@ static void start_queued(struct server *s, const sigset_t *mask)
 	}
 }
 
+int server_write_job(struct server *s, const char *path, const char *text)
+{
+	return write_file_atomic_at(s->dir_fd, strrchr(path, '/') + 1, text, strlen(text), 0644);
+}
+
 /* The last line warren wrote to the run's console, for a run that ended without its row. */
 char *server_console_error(struct server *s, const char *id)
 {
@@ -280,6 +285,16 @@ static json_t *read_end(int end_fd)
 	return m;
 }
 
+/* A run's end into the answer out of POST ?wait=1 (start: NULL when not said). */
+static void answer_end(json_t *out, const char *state, int exit_code, const char *start)
+{
+	json_object_set_new(out, "state", json_string(state ? state : "error"));
+	json_object_set_new(out, "exit_code", json_integer(exit_code));
+	if (start)
+		json_object_set_new(out, "start", json_string(start));
+	json_object_set_new(out, "queue_position", json_null());
+}
+
 void server_wait_end(struct server *s, json_t *out, int end_fd)
 {
 	const char *id = json_string_value(json_object_get(out, "id"));
@@ -297,11 +312,9 @@ void server_wait_end(struct server *s, json_t *out, int end_fd)
 			if (r && !q)
 				r->ended = true;
 			pthread_mutex_unlock(&s->mu);
-			json_object_set(out, "state", json_object_get(m, "status"));
-			json_object_set(out, "exit_code", json_object_get(m, "exit_code"));
-			if (json_is_string(json_object_get(m, "start")))
-				json_object_set(out, "start", json_object_get(m, "start"));
-			json_object_set_new(out, "queue_position", json_null());
+			answer_end(out, json_string_value(json_object_get(m, "status")),
+				   (int)json_integer_value(json_object_get(m, "exit_code")),
+				   json_string_value(json_object_get(m, "start")));
 			json_decref(m);
 			return;
 		}
@@ -316,11 +329,7 @@ void server_wait_end(struct server *s, json_t *out, int end_fd)
 		while (e && strcmp(e->id, id))
 			e = e->next;
 		if (e) {
-			json_object_set_new(out, "state", json_string(e->state));
-			json_object_set_new(out, "exit_code", json_integer(e->exit_code));
-			if (e->start)
-				json_object_set_new(out, "start", json_string(e->start));
-			json_object_set_new(out, "queue_position", json_null());
+			answer_end(out, e->state, e->exit_code, e->start);
 			break;
 		}
 		if (s->stopped)

@@ -175,13 +175,6 @@ static int make_job(struct server *s, const char *id, json_t *req, json_t **out,
 	return 0;
 }
 
-/* Write the job file of a run that starts cold (its `job run` reads it): 0 or -errno. */
-static int job_file_write(struct server *s, const char *path, const char *text)
-{
-	const char *name = strrchr(path, '/') + 1;
-	return write_file_atomic_at(s->dir_fd, name, text, strlen(text), 0644);
-}
-
 /* The arguments of the child: this binary's `job run FILE ...`. */
 static char **child_argv(struct server *s, json_t *req, const char *id, const char *file, const char *cold_why)
 {
@@ -260,7 +253,7 @@ static int start_run(struct server *s, const struct who *w, json_t *req, char *i
 	 * pool's size is read without it: where the file is written is all it decides) */
 	bool written = false;
 	if (!__atomic_load_n(&s->warm_n, __ATOMIC_RELAXED)) {
-		if (job_file_write(s, file, text) < 0) {
+		if (server_write_job(s, file, text) < 0) {
 			*out = json_pack("{s:s}", "error", "the server cannot write the job file");
 			return 500;
 		}
@@ -303,7 +296,7 @@ static int start_run(struct server *s, const struct who *w, json_t *req, char *i
 	/* a warm cell got its run first and the row is written while the run starts: under mu,
 	 * so the run's end (warm.c) is taken only once its row is there, and its supervisor
 	 * writes its own rows only once told so */
-	int r = !wc && !written ? job_file_write(s, file, text) : 0;
+	int r = !wc && !written ? server_write_job(s, file, text) : 0;
 	r = r < 0 ? error_set(&err, -r, "the server cannot write the job file") : history_begin(s->h, &hr, &err);
 	if (wc) {
 		if (r < 0)

@@ -145,20 +145,6 @@ struct warm_cell *warm_ready(struct server *s)
 /* The most a message to a warm cell's supervisor may be (it reads 64 KiB at most). */
 #define GIVE_MAX 60000
 
-/* Send t to the cell's supervisor with fd (the end's socket). */
-static int send_with_fd(int sock, const char *t, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = (void *)t, .iov_len = strlen(t) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
-}
-
 int warm_give(struct server *s, struct warm_cell *w, const char *file, const char *text, json_t *req, int *end_fd)
 {
 	json_t *labels = json_array();
@@ -172,10 +158,9 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, const cha
 	_cleanup_free_ char *t = json_dumps(m, JSON_COMPACT);
 	if (t && strlen(t) > GIVE_MAX) {
 		/* too large for one message: the job file is written, and named */
-		const char *name = strrchr(file, '/') + 1;
 		json_object_del(m, "job_text");
 		free(t);
-		t = write_file_atomic_at(s->dir_fd, name, text, strlen(text), 0644) == 0 ? json_dumps(m, JSON_COMPACT) : NULL;
+		t = server_write_job(s, file, text) == 0 ? json_dumps(m, JSON_COMPACT) : NULL;
 	}
 	json_decref(m);
 	/* the run's end comes on a socket of its own too: a connection waiting for it reads it
@@ -183,7 +168,7 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, const cha
 	int sp[2];
 	if (!t || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return -EIO;
-	int sent = send_with_fd(w->fd, t, sp[1]);
+	int sent = fd_send(w->fd, sp[1], t, strlen(t));
 	close(sp[1]);
 	if (sent < 0) {
 		close(sp[0]);
