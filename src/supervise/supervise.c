@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -1151,9 +1152,13 @@ int sup_go(struct sup *u, struct error *err)
 	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
 	if (u->cell.vm)
 		vm_release(&u->cell);
-	else if (s->warm)
+	else if (s->warm) {
 		container_take(&u->cell, s->limits.scratch, u->take_direct);
-	else
+		/* the job (and init) just woken go first: what follows here is bookkeeping (spec.json,
+		 * the loop's watches), and on a busy CPU it held the job's exec back (warm runs'
+		 * median 7-10% lower, interleaved A/B of two servers) */
+		sched_yield();
+	} else
 		container_release(&u->cell);
 	/* a warm cell's spec.json while its init makes the scratch (its history row was written
 	 * by the server that gave it its run: serve/warm.c) */
