@@ -88,3 +88,78 @@ stop_server() {
 	kill -TERM "$SRV"
 	wait_bg "$SRV" "$1"
 }
+
+# ---- a plain command started as the cell's job itself (warm-direct.t, cold-direct.t) -------
+
+# direct_req ARGV_JSON [job]: a request of the command ARGV_JSON on $WORK; with "job": the same
+# as a job of one step that execs it through the job's shell (the job path: its executor, its
+# shell)
+direct_req() {
+	"$PY" - "$1" "$WORK" "${2:-}" <<'EOF'
+import json, shlex, sys
+argv, work, job = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+if job:
+    steps = [{"name": "main", "run": "exec " + " ".join(shlex.quote(a) for a in argv)}]
+    print(json.dumps({"job": json.dumps({"steps": steps}), "worktree": work}))
+else:
+    print(json.dumps({"command": argv, "worktree": work}))
+EOF
+}
+
+# result_has_steps ID: the run's result.json has its steps.
+result_has_steps() { [ -n "$(jget "$STATE/runs/$1/result.json" 'd["steps"][0]["status"]' 2>/dev/null)" ]; }
+
+# outcome ID: [state, exit code, the step's status and exit code, the cause's limit] from
+# result.json
+outcome() {
+	jget "$STATE/runs/$1/result.json" \
+		'[d["status"], d["exit_code"], d["steps"][0]["status"], d["steps"][0]["exit_code"], (d.get("cause") or {}).get("limit")]'
+}
+
+# direct_view_checks M START: 9 tests. A command that prints what it sees, submitted as a
+# command and as a job of one step: both answer START (JSON: "warm", "cold", null), exited 0;
+# the command's parent is the cell's init, the step's is not; argv, env, ids, cwd, umask,
+# capabilities, no_new_privs, seccomp and /tmp are the same on both paths.
+direct_view_checks() {
+	local m=$1 start=$2 w c wlog clog
+	local see='printf "<%s>" "$0" "$@"; echo; env | LC_ALL=C sort; id; pwd; umask; grep -E "^(Cap|NoNewPrivs|Seccomp)" /proc/self/status; stat -c %a /tmp; touch /etc/warren-direct 2>&1 || echo refused; echo x >$TMPDIR/w && echo tmp-ok; echo ppid=$PPID'
+	local cmd="[\"sh\",\"-c\",$(jstr "$see"),\"zero\",\"a b\",\"c'd\",\"\$HOME\"]"
+	run_wait "$(direct_req "$cmd")"
+	w=$ID
+	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" "[$start, \"exited\", 0]" "$m a plain command: start $start, exited 0" || diag "$BODY"
+	run_wait "$(direct_req "$cmd" job)"
+	c=$ID
+	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" "[$start, \"exited\", 0]" "$m ... the same as a job of one step: the job path" || diag "$BODY"
+	wlog=$(logs "$w")
+	clog=$(logs "$c")
+	like "$wlog" "ppid=1\$" "$m the command is the cell's job: its parent is the cell's init (no executor, no shell)"
+	unlike "$clog" "ppid=1\$" "$m ... the job's step is the executor's child"
+	is "${wlog%ppid=*}" "${clog%ppid=*}" "$m argv, env, user, cwd, umask, capabilities, no_new_privs, seccomp, /tmp: the same on both paths" ||
+		diag "$(diff <(printf '%s\n' "$clog") <(printf '%s\n' "$wlog"))"
+	like "$wlog" "<zero><a b><c'd><\\\$HOME>" "$m ... the argv as given (no shell splits or expands it)"
+	like "$wlog" "TMPDIR=/tmp" "$m ... TMPDIR=/tmp"
+	like "$wlog" "NoNewPrivs:	1" "$m ... no_new_privs"
+	like "$wlog" "refused.*tmp-ok|Read-only file system.*tmp-ok" "$m ... the host is read-only, \$TMPDIR writable"
+}
+
+# direct_bad_commands M START DIR: 4 tests. A missing command (by path and on PATH) and a file
+# that is not executable (made in DIR, the current mode's) end as on the job path: start
+# START, the same state, exit code (127, 126), step and cause; the log says why.
+direct_bad_commands() {
+	local m=$1 start=$2 dir=$3 cmd w c ws
+	printf 'echo never\n' >"$dir/noexec"
+	chmod 0644 "$dir/noexec"
+	[ "$MODE" = user ] && chown "$TEST_USER_UID" "$dir/noexec"
+	for cmd in '["/nonexistent/cmd"]' '["nonexistent-cmd-xyz"]' "[\"$dir/noexec\"]"; do
+		run_wait "$(direct_req "$cmd")"
+		w=$ID
+		ws=$(jbody '[d["start"], d["state"], d["exit_code"]]')
+		run_wait "$(direct_req "$cmd" job)"
+		c=$ID
+		wait_for 10 result_has_steps "$w"
+		wait_for 10 result_has_steps "$c"
+		is "$ws:$(outcome "$w")" "[$start, \"exited\", $(jbody 'd["exit_code"]')]:$(outcome "$c")" \
+			"$m $cmd: ends as on the job path (state, exit code, step, cause)"
+	done
+	like "$(logs "$w")" "warren: cannot execute .*noexec" "$m ... a command that cannot be executed says why in its log"
+}

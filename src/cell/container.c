@@ -726,29 +726,35 @@ static const char *env_get(char **env, const char *name)
  * init to tell it its take over this pipe: 'x' the executor, 'd' a plain command. */
 static int warm_take_r = -1, warm_take_w = -1;
 
-/* The warm cell's job, its take come: the executor's (returns), or a plain command's, whose
- * EXEC_START is on the control socket: started here as the job itself, with the cwd, argv, env
- * and streams the executor would give it (cell/executor.h), without the executor. */
-static void warm_job_take(const struct cell_io *io)
+/* A plain command's job (a warm cell's take said 'd', or a cold start's spec says direct): its
+ * EXEC_START is on the control socket, and it is started here as the job itself, with the
+ * cwd, argv, env and streams the executor would give it (cell/executor.h), without the
+ * executor. */
+static void __attribute__((noreturn)) exec_direct(const struct cell_io *io)
 {
-	char how;
-	if (read(warm_take_r, &how, 1) != 1)
-		_exit(125);
-	if (how != 'd')
-		return;
 	char *buf = xmalloc(EXEC_MSG_MAX), *cwd;
 	char **argv, **env;
 	int fds[2];
 	ssize_t n = exec_msg_recv(io->control, buf, fds);
 	struct exec_hdr h;
 	if (n < (ssize_t)sizeof h || fds[0] < 0)
-		die(n < 0 ? errno : EPROTO, "cannot receive the warm cell's command");
+		die(n < 0 ? errno : EPROTO, "cannot receive the job's command");
 	memcpy(&h, buf, sizeof h);
 	if (h.type != EXEC_START || exec_start_parse(&h, buf + sizeof h, (size_t)n - sizeof h, &cwd, &argv, &env) < 0)
-		die(EPROTO, "the warm cell's command is malformed");
+		die(EPROTO, "the job's command is malformed");
 	if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0)
 		die(errno, "cannot set up the job's standard streams");
 	executor_exec(cwd, argv, env);
+}
+
+/* The warm cell's job, its take come: the executor's (returns), or a plain command's. */
+static void warm_job_take(const struct cell_io *io)
+{
+	char how;
+	if (read(warm_take_r, &how, 1) != 1)
+		_exit(125);
+	if (how == 'd')
+		exec_direct(io);
 }
 
 /* execve argv[0], searching the cell's PATH; reports 127/126 like a shell when it cannot. */
@@ -836,6 +842,8 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 		die(0, "%s", perr.msg);
 	if (warm_take_r >= 0)
 		warm_job_take(io);
+	else if (s->direct && io->control >= 0)
+		exec_direct(io);
 	if (io->control >= 0)
 		executor_main(s, io->control);
 	exec_job(s);

@@ -31,15 +31,6 @@ void spec_add_mount(struct cell_spec *s, struct cell_mount m)
 	s->policy_mounts[s->n_mounts++] = (struct policy_mount){ m.source, m.destination, m.readonly };
 }
 
-static void strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 void cell_spec_free(struct cell_spec *s)
 {
 	strv_free(s->argv);

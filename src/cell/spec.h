@@ -56,6 +56,9 @@ struct cell_spec {
 	bool keep;
 	bool warm;            /* a warm cell (serve --warm): made before its run; its init waits for
 	                         container_take, which mounts the run's own scratch then */
+	bool direct;          /* a job that is a plain command, started cold: its EXEC_START waits on
+	                         the control socket and the cell's job process execs it (no
+	                         executor, no shell), as a warm cell's take does (job_run) */
 	const char *start;    /* NULL (a plain run), "warm" or "cold": how the cell of a server's
 	                         run was had, in the record and the history */
 	char *start_why;      /* with "cold": why no warm cell was taken (or NULL) */

@@ -67,13 +67,6 @@ static void add(struct strv *a, char *s)
 	a->v[a->n] = NULL;
 }
 
-void vm_strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* A path inside a qemu option value: commas doubled. */
 static char *qesc(const char *s)
 {
@@ -509,7 +502,7 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 	pid_t pid = fork();
 	if (pid == 0)
 		qemu_child(s, &q, !strcmp(v->accel, "kvm"), parent, argv);
-	vm_strv_free(argv);
+	strv_free(argv);
 	if (pid < 0) {
 		error_set(err, errno, "cannot start %s", VM_QEMU);
 		goto fail;
@@ -778,7 +771,7 @@ static bool kvm_boots(const struct vm_kernel *k, const struct cell_spec *s)
 	pid_t parent = getpid(), pid = fork();
 	if (pid == 0)
 		probe_child(s, kernel, initrd, parent, argv);
-	vm_strv_free(argv);
+	strv_free(argv);
 	if (pid < 0)
 		return false;
 	_cleanup_close_ int pfd = sys_pidfd_open(pid, 0);

@@ -67,7 +67,6 @@ int vm_write_vmlinux(const char *image, const char *path, struct error *err);
  * remembered in s's state directory's cache), else TCG; $WARREN_VM_ACCEL (kvm or tcg) decides
  * instead. "kvm" or "tcg". */
 const char *vm_accel(const struct vm_kernel *k, const struct cell_spec *s);
-void vm_strv_free(char **v);
 
 /* What the vm driver's guest cannot carry yet (or too many binds, too little memory), refused
  * with one line before anything is made. */

@@ -214,15 +214,42 @@ static bool warm_load(struct warm *w, json_t *req)
 	return job_cell_spec(w->a, &w->job, &h, &w->s, &w->err) == 0;
 }
 
-/* The argv to start as the cell's job itself (no executor, no shell): a plain command's, when
- * its job is the one step the server made of it (cli/serve's command_job); else NULL. */
-static char **warm_direct(struct warm *w)
+/* command, to start as the cell's job itself (no executor, no shell), when job is the one
+ * step the server made of that plain command (serve/submit.c's command_job); else NULL. */
+static char **plain_command(const struct job *j, char **command)
 {
-	const struct job *j = &w->job;
-	if (!w->command || j->n_steps != 1 || j->n_services || j->steps[0].timeout_ms || j->steps[0].workdir ||
+	if (!command || j->n_steps != 1 || j->n_services || j->steps[0].timeout_ms || j->steps[0].workdir ||
 	    (j->steps[0].env && *j->steps[0].env))
 		return NULL;
-	return w->command;
+	return command;
+}
+
+static char **warm_direct(struct warm *w)
+{
+	return plain_command(&w->job, w->command);
+}
+
+/* The server's --command-json: its run's plain command, a JSON array of strings; NULL when it
+ * is not one. */
+static char **command_argv(const char *text)
+{
+	json_t *a = json_loads(text, 0, NULL);
+	size_t n = json_array_size(a), i;
+	json_t *v;
+	char **argv = NULL;
+	if (n) {
+		argv = xcalloc(n + 1, sizeof *argv);
+		json_array_foreach(a, i, v) {
+			if (!json_is_string(v)) {
+				strv_free(argv);
+				argv = NULL;
+				break;
+			}
+			argv[i] = xstrdup(json_string_value(v));
+		}
+	}
+	json_decref(a);
+	return argv;
 }
 
 #define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
@@ -324,6 +351,7 @@ static int warm_cold(struct warm *w, struct job_run_opts *o, struct error *err)
 	w->s.start = "cold";
 	w->s.start_why = xasprintf("the warm cell did not fit: %s", w->why);
 	o->take = NULL;
+	o->direct = warm_direct(w);
 	if (policy_prepare(&w->s.policy, err) < 0)
 		return -EINVAL;
 	return job_run(&w->job, &w->s, o, err);
@@ -333,7 +361,7 @@ static int job_run_cmd(int argc, char **argv)
 {
 	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK,
 	       O_WORK_RO, O_CELL_OPT, O_WARM_FD, O_START,
-	       O_LABEL, O_NAME, O_DB, O_RUN_ID };
+	       O_COMMAND, O_LABEL, O_NAME, O_DB, O_RUN_ID };
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, O_STATE }, { "keep", no_argument, NULL, O_KEEP },
 		{ "work", required_argument, NULL, O_WORK },
@@ -345,6 +373,7 @@ static int job_run_cmd(int argc, char **argv)
 		{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 		{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
 		{ "warm-fd", required_argument, NULL, O_WARM_FD }, { "start-cold", required_argument, NULL, O_START },
+		{ "command-json", required_argument, NULL, O_COMMAND },
 		HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
 	};
 	_cleanup_(job_args_free) struct job_args a = { 0 };
@@ -353,6 +382,7 @@ static int job_run_cmd(int argc, char **argv)
 	struct job_run_opts o = { .result_fd = -1 };
 	struct warm w = { .fd = -1, .end_fd = -1, .a = &a };
 	const char *cold_why = NULL;
+	__attribute__((cleanup(strv_freep))) char **command = NULL;
 	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
@@ -375,6 +405,12 @@ static int job_run_cmd(int argc, char **argv)
 			break;
 		case O_WARM_FD: w.fd = atoi(optarg); break;   /* warren serve's, not a user's */
 		case O_START: cold_why = optarg; break;       /* warren serve's: why its run is cold */
+		case O_COMMAND:                               /* warren serve's: the run's plain command */
+			strv_free(command);
+			command = command_argv(optarg);
+			if (!command)
+				return cli_usage_error("job", "--command-json: '%s' is not a JSON array of strings", optarg);
+			break;
 		case O_HELP: fputs(JOB_HELP, stdout); return 0;
 		case O_LABEL: case O_NAME: case O_DB: case O_RUN_ID:
 			if (hist_opt_parse(&hist, c - O_LABEL, optarg, &herr) < 0)
@@ -404,6 +440,8 @@ static int job_run_cmd(int argc, char **argv)
 		o.take = warm_take;
 		o.ended = warm_ended;
 		o.take_ctx = &w;
+	} else {
+		o.direct = plain_command(&job, command);
 	}
 	/* the seccomp profile is compiled here, once, not in the cell */
 	if (policy_prepare(&s.policy, &err) < 0)

@@ -697,13 +697,6 @@ int job_load(const char *path, const char *work_cli, struct job *job, char **err
 	return job_parse(path, text, len, work_cli, job, errors);
 }
 
-static void strv_free(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
-}
-
 void job_free(struct job *job)
 {
 	for (size_t i = 0; i < job->n_services; i++) {

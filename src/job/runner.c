@@ -174,24 +174,6 @@ static char **shell_argv(const char *shell, const char *script)
 	return argv;
 }
 
-static void strv_free(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
-}
-
-static char **strv_copy(char **v)
-{
-	size_t n = 0;
-	while (v[n])
-		n++;
-	char **c = xcalloc(n + 1, sizeof *c);
-	for (size_t i = 0; i < n; i++)
-		c[i] = xstrdup(v[i]);
-	return c;
-}
-
 /* ---- tasks ---- */
 
 static int open_log(struct runner *r, const char *base, int *times)
@@ -988,8 +970,15 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");
 	r.ctl = sp[0];
+	/* a cold plain command: the cell's job process takes its EXEC_START (exec_direct) */
+	s->direct = !o->take && o->direct && s->driver == CELL_DRIVER_CONTAINER && !s->tty;
 	int rc = sup_prepare(&r.u, s, sp[1], err);
 	close(sp[1]);
+	if (rc == 0 && s->direct) {
+		r.direct = o->direct;
+		send_direct(&r);
+		r.direct = o->direct;  /* its step is the cell's job either way: sent at its start if not now */
+	}
 	if (rc == 0 && o->take) {
 		/* a warm cell: made, its init waiting; its run comes now (or never) */
 		job = r.job = o->take(o->take_ctx, s, &r.direct);

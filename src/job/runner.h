@@ -23,6 +23,10 @@ struct job_run_opts {
 	 * ctx): it is started as the cell's job, with the env, cwd and streams the executor would
 	 * give it, without the executor and its shell */
 	const struct job *(*take)(void *ctx, struct cell_spec *s, char ***direct);
+	/* NULL, or a cold start's plain command (a job of one step the server made of it): the
+	 * argv of its step, started as the cell's job as a warm cell's take does (*direct above);
+	 * a container without a terminal only, else the job path */
+	char **direct;
 	/* NULL, or told how the run ended as soon as it is known, before the record is written */
 	void (*ended)(void *ctx, const struct run_result *r);
 	void *take_ctx;

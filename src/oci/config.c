@@ -358,13 +358,6 @@ int oci_bundle_load(const char *bundle, int kept, const char *id, struct oci_bun
 	return 0;
 }
 
-static void strv_free(char **v)
-{
-	for (char **x = v; x && *x; x++)
-		free(*x);
-	free(v);
-}
-
 int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, struct error *err)
 {
 	strv_free(s->argv);

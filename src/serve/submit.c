@@ -178,7 +178,7 @@ static int make_job(struct server *s, const char *id, json_t *req, json_t **out,
 /* The arguments of the child: this binary's `job run FILE ...`. */
 static char **child_argv(struct server *s, json_t *req, const char *id, const char *file, const char *cold_why)
 {
-	size_t cap = 18 + 2 * json_object_size(json_object_get(req, "labels")), n = 0;
+	size_t cap = 20 + 2 * json_object_size(json_object_get(req, "labels")), n = 0;
 	char **a = xcalloc(cap, sizeof *a);
 	const char *fixed[] = { "warren", "job", "run", file, "--state", s->sd.path, "--db", s->db, "--run-id", id,
 				"--quiet", "--work", json_string_value(json_object_get(req, "worktree")) };
@@ -197,6 +197,17 @@ static char **child_argv(struct server *s, json_t *req, const char *id, const ch
 	if (cold_why) {
 		a[n++] = xstrdup("--start-cold");
 		a[n++] = xstrdup(cold_why);
+	}
+	/* a plain command is started as the cell's job itself, as a warm cell's take does (no
+	 * executor, no shell: two execs less); one too long for an argument (the kernel's 128 KiB)
+	 * goes the job path, through the shell */
+	json_t *cmd = json_object_get(req, "job") ? NULL : json_object_get(req, "command");
+	char *cj = cmd ? json_dumps(cmd, JSON_COMPACT) : NULL;
+	if (cj && strlen(cj) < 65536) {
+		a[n++] = xstrdup("--command-json");
+		a[n++] = cj;
+	} else {
+		free(cj);
 	}
 	return a;
 }

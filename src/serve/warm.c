@@ -30,13 +30,6 @@ static char **warm_argv(struct server *s, const char *id)
 	return v;
 }
 
-static void strv_free(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
-}
-
 /* Start one warm cell; under mu. */
 static int warm_start(struct server *s, const sigset_t *mask)
 {
