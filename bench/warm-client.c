@@ -11,8 +11,13 @@
  * program does (~0.1 ms here), not glibc's start-up (~1 ms on this VM: its probing of the CPU
  * is a VM exit per cpuid), which is no part of the server's answer. bench/run prints the
  * harness's floor beside it (the "no-libc exec" row: the same kind of program, doing nothing).
+ * x86_64 only (its system calls are written out); bench/run skips the warm row elsewhere.
  * Build: cc -O2 -static -nostdlib -fno-stack-protector -fno-builtin -o warm-client warm-client.c
  * (with -DFLOOR: a program of the same kind that only exits 0, the "no-libc exec" row) */
+
+#ifndef __x86_64__
+#error "warm-client is written for x86_64 (its system calls); bench/run skips the warm row elsewhere"
+#endif
 
 typedef unsigned long size_t;
 typedef long ssize_t;
@@ -178,6 +183,10 @@ static int run(int argc, char **argv, char **envp)
 	ec += 12;
 	while (*ec == ' ')
 		ec++;
+	if (!(*ec == '-' || (*ec >= '0' && *ec <= '9'))) {
+		say("warm-client: the answer has no exit code (null: the run did not end)\n");
+		return 99;
+	}
 	return atoi_(ec);
 }
 

@@ -163,3 +163,19 @@ direct_bad_commands() {
 	done
 	like "$(logs "$w")" "warren: cannot execute .*noexec" "$m ... a command that cannot be executed says why in its log"
 }
+
+# direct_noshebang_check M START DIR: 2 tests. An executable script without "#!" (made in DIR,
+# the current mode's) given as the command runs through /bin/sh, as execvp and a job's shell
+# run it: the same output and exit as on the job path.
+direct_noshebang_check() {
+	local m=$1 start=$2 dir=$3 w c
+	printf 'echo noshebang-ran "$@"\nexit 3\n' >"$dir/noshebang"
+	chmod 0755 "$dir/noshebang"
+	[ "$MODE" = user ] && chown "$TEST_USER_UID" "$dir/noshebang"
+	run_wait "$(direct_req "[\"$dir/noshebang\",\"x y\"]")"
+	w="$(jbody '[d["start"], d["state"], d["exit_code"]]'):$(logs "$ID" | grep -v '^20..-' | tr '\n' ' ')"
+	run_wait "$(direct_req "[\"$dir/noshebang\",\"x y\"]" job)"
+	c="$(jbody '[d["start"], d["state"], d["exit_code"]]'):$(logs "$ID" | grep -v '^20..-' | tr '\n' ' ')"
+	is "$w" "[$start, \"exited\", 3]:noshebang-ran x y " "$m a script without #! runs through /bin/sh (exit 3, its output)"
+	is "$c" "$w" "$m ... as on the job path"
+}

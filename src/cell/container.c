@@ -713,15 +713,6 @@ static void show_cgroup(const struct cgroup *cg)
 
 /* ---- the job ---- */
 
-static const char *env_get(char **env, const char *name)
-{
-	size_t n = strlen(name);
-	for (char **e = env; *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
-}
-
 /* A warm cell's job is made before its run comes and waits, set up to its last step, for
  * init to tell it its take over this pipe: 'x' the executor, 'd' a plain command. */
 static int warm_take_r = -1, warm_take_w = -1;
@@ -760,31 +751,9 @@ static void warm_job_take(const struct cell_io *io)
 /* execve argv[0], searching the cell's PATH; reports 127/126 like a shell when it cannot. */
 static void __attribute__((noreturn)) exec_job(const struct cell_spec *s)
 {
-	const char *cmd = s->argv[0];
-	int err = ENOENT;
-	if (strchr(cmd, '/')) {
-		execve(cmd, s->argv, s->env);
-		err = errno;
-	} else {
-		const char *path = env_get(s->env, "PATH");
-		if (!path)
-			path = CELL_PATH_ENV;
-		_cleanup_free_ char *copy = xstrdup(path);
-		char *save = NULL;
-		for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-			_cleanup_free_ char *full = xasprintf("%s/%s", *dir ? dir : ".", cmd);
-			execve(full, s->argv, s->env);
-			if (errno != ENOENT && errno != ENOTDIR)
-				err = errno;
-		}
-	}
-	if ((err == ENOENT || err == ENOTDIR) && strchr(cmd, '/'))
-		die_status(127, 0, "command not found in the cell: %s is not a file there (nor is its interpreter); install it in the image, or give the path it has in the cell",
-			   cmd);
-	if (err == ENOENT || err == ENOTDIR)
-		die_status(127, 0, "command not found in the cell: %s (PATH=%s); install it in the image or give its full path",
-			   cmd, env_get(s->env, "PATH") ? env_get(s->env, "PATH") : CELL_PATH_ENV);
-	die_status(126, err, "cannot execute %s in the cell (check that it is an executable file the run user may run)", cmd);
+	int status;
+	char *why = exec_failure(s->argv, s->env, exec_search(s->argv, s->env), &status);
+	die_status(status, 0, "%s", why);
 }
 
 static void drop_bounding_caps(void)

@@ -24,30 +24,66 @@
 #include "cell/contract.h"
 #include "util/error.h"
 
+/* execve path; a file the kernel cannot execute for want of a "#!" line (ENOEXEC) is run by
+ * /bin/sh, as execvp(3) and a shell do. errno is execve's. */
+static void exec_file(const char *path, char **argv, char **env)
+{
+	execve(path, argv, env);
+	if (errno != ENOEXEC)
+		return;
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **sh = xcalloc(n + 2, sizeof *sh);
+	sh[0] = "/bin/sh";
+	sh[1] = (char *)path;
+	for (size_t i = 1; i < n; i++)
+		sh[i + 1] = argv[i];
+	execve("/bin/sh", sh, env);
+	free(sh);
+	errno = ENOEXEC;
+}
+
+const char *exec_path_of(char **env)
+{
+	for (char **e = env; e && *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			return *e + 5;
+	return CELL_PATH_ENV;
+}
+
 int exec_search(char **argv, char **env)
 {
 	const char *cmd = argv[0];
 	if (strchr(cmd, '/')) {
-		execve(cmd, argv, env);
+		exec_file(cmd, argv, env);
 		return errno;
 	}
-	const char *path = NULL;
-	for (char **e = env; *e; e++)
-		if (!strncmp(*e, "PATH=", 5))
-			path = *e + 5;
-	if (!path)
-		path = CELL_PATH_ENV;
 	int err = ENOENT;
-	char *copy = xstrdup(path), *save = NULL;
+	char *copy = xstrdup(exec_path_of(env)), *save = NULL;
 	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
 		char *full = xasprintf("%s/%s", *dir ? dir : ".", cmd);
-		execve(full, argv, env);
+		exec_file(full, argv, env);
 		free(full);
 		if (errno != ENOENT && errno != ENOTDIR)
 			err = errno;
 	}
 	free(copy);
 	return err;
+}
+
+char *exec_failure(char **argv, char **env, int err, int *status)
+{
+	const char *cmd = argv[0];
+	*status = err == ENOENT || err == ENOTDIR ? 127 : 126;
+	if (*status == 126)
+		return xasprintf("cannot execute %s in the cell: %s (check that it is an executable file the run user may run)",
+				 cmd, strerror(err));
+	if (strchr(cmd, '/'))
+		return xasprintf("command not found in the cell: %s is not a file there (nor is its interpreter); install it in the image, or give the path it has in the cell",
+				 cmd);
+	return xasprintf("command not found in the cell: %s (PATH=%s); install it in the image or give its full path", cmd,
+			 exec_path_of(env));
 }
 
 struct task {
@@ -71,13 +107,10 @@ void executor_exec(const char *cwd, char **argv, char **env)
 		dprintf(2, "warren: cannot enter the working directory %s: %s\n", cwd, strerror(errno));
 		_exit(125);
 	}
-	int e = exec_search(argv, env);
-	if (e == ENOENT || e == ENOTDIR) {
-		dprintf(2, "warren: command not found in the cell: %s\n", argv[0]);
-		_exit(127);
-	}
-	dprintf(2, "warren: cannot execute %s in the cell: %s\n", argv[0], strerror(e));
-	_exit(126);
+	int status;
+	char *why = exec_failure(argv, env, exec_search(argv, env), &status);
+	dprintf(2, "warren: %s\n", why);
+	_exit(status);
 }
 
 static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err)

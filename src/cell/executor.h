@@ -28,8 +28,14 @@ struct exec_hdr {
 
 #define EXEC_MSG_MAX (256 * 1024)
 
-/* execve argv searching PATH of env; returns the errno of the failure (ENOENT: not found). */
+/* execve argv searching PATH of env (a file without "#!" run by /bin/sh, as execvp does);
+ * returns the errno of the failure (ENOENT: not found). */
 int exec_search(char **argv, char **env);
+/* The PATH of env, or the cell's default. */
+const char *exec_path_of(char **env);
+/* Why argv could not be executed (err: exec_search's), one line without "warren: " (heap),
+ * and the status a shell would end with in *status: 127 not found, 126 not executable. */
+char *exec_failure(char **argv, char **env, int err, int *status);
 /* Receive one message of the control socket ctl into buf (EXEC_MSG_MAX bytes), its fds (-1:
  * none) into fds; recvmsg's result. */
 ssize_t exec_msg_recv(int ctl, char *buf, int fds[2]);
@@ -37,7 +43,7 @@ ssize_t exec_msg_recv(int ctl, char *buf, int fds[2]);
  * point into payload (argv and env are allocated, NULL-terminated); -EINVAL when malformed. */
 int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char **cwd, char ***argv, char ***env);
 /* Enter cwd (when not empty) and execve argv searching PATH of env; on failure say why on
- * stderr ("warren: command not found in the cell: X") and exit 127 (not found), 126 (not
+ * stderr ("warren: " and exec_failure's line) and exit 127 (not found), 126 (not
  * executable) or 125 (no such cwd), as a shell would. A task's process, after its streams. */
 void executor_exec(const char *cwd, char **argv, char **env) __attribute__((noreturn));
 /* Run the executor on control socket ctl; never returns. */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/strv.h"
 
 uid_t spec_host_uid(const struct cell_spec *s) { return s->rootless ? s->host_uid : s->id_base + s->uid; }
 gid_t spec_host_gid(const struct cell_spec *s) { return s->rootless ? s->host_gid : s->id_base + s->gid; }

@@ -26,6 +26,7 @@
 #include "util/fs.h"
 #include "util/words.h"
 #include "util/sys.h"
+#include "util/strv.h"
 
 /* "none" as struct limits says it (run/limits.h: LIMIT_NONE) */
 #define VM_LIMIT_NONE UINT64_MAX

@@ -24,6 +24,7 @@
 #include "supervise/supervise.h"
 #include "util/fs.h"
 #include "util/words.h"
+#include "util/strv.h"
 
 static const char JOB_HELP[] =
 	"usage: warren job run FILE [--work DIR] [--keep] [--json] [--quiet] [--prefix] [--user UID[:GID]] [--state DIR]\n"
@@ -205,23 +206,15 @@ static bool warm_load(struct warm *w, json_t *req)
 		if (hist_opt_parse(&h, 0, json_string_value(v), &w->err) < 0)
 			return false;
 	h.name = json_string_value(json_object_get(req, "name"));
-	json_t *cmd = json_object_get(req, "command");
-	if (json_array_size(cmd)) {
-		w->command = xcalloc(json_array_size(cmd) + 1, sizeof *w->command);
-		json_array_foreach(cmd, i, v)
-			w->command[i] = xstrdup(json_string_value(v) ? json_string_value(v) : "");
-	}
+	w->command = strv_from_json(json_object_get(req, "command"), true);
 	return job_cell_spec(w->a, &w->job, &h, &w->s, &w->err) == 0;
 }
 
 /* command, to start as the cell's job itself (no executor, no shell), when job is the one
- * step the server made of that plain command (serve/submit.c's command_job); else NULL. */
+ * step the server made of it (job_is_command); else NULL. */
 static char **plain_command(const struct job *j, char **command)
 {
-	if (!command || j->n_steps != 1 || j->n_services || j->steps[0].timeout_ms || j->steps[0].workdir ||
-	    (j->steps[0].env && *j->steps[0].env))
-		return NULL;
-	return command;
+	return job_is_command(j, command) ? command : NULL;
 }
 
 static char **warm_direct(struct warm *w)
@@ -234,20 +227,7 @@ static char **warm_direct(struct warm *w)
 static char **command_argv(const char *text)
 {
 	json_t *a = json_loads(text, 0, NULL);
-	size_t n = json_array_size(a), i;
-	json_t *v;
-	char **argv = NULL;
-	if (n) {
-		argv = xcalloc(n + 1, sizeof *argv);
-		json_array_foreach(a, i, v) {
-			if (!json_is_string(v)) {
-				strv_free(argv);
-				argv = NULL;
-				break;
-			}
-			argv[i] = xstrdup(json_string_value(v));
-		}
-	}
+	char **argv = strv_from_json(a, true);
 	json_decref(a);
 	return argv;
 }
@@ -409,7 +389,8 @@ static int job_run_cmd(int argc, char **argv)
 			strv_free(command);
 			command = command_argv(optarg);
 			if (!command)
-				return cli_usage_error("job", "--command-json: '%s' is not a JSON array of strings", optarg);
+				return cli_usage_error("job", "--command-json: '%.60s%s' is not a JSON array of strings (it is warren serve's option)",
+						       optarg, strlen(optarg) > 60 ? "..." : "");
 			break;
 		case O_HELP: fputs(JOB_HELP, stdout); return 0;
 		case O_LABEL: case O_NAME: case O_DB: case O_RUN_ID:
@@ -461,9 +442,7 @@ out:
 		cell_spec_free(&w.s);
 		job_free(&w.job);
 	}
-	for (char **p = w.command; p && *p; p++)
-		free(*p);
-	free(w.command);
+	strv_free(w.command);
 	error_clear(&w.err);
 	closep(&w.end_fd);
 	return rc;

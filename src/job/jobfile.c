@@ -17,6 +17,7 @@
 #include "image/entry.h"
 #include "run/limits.h"
 #include "util/error.h"
+#include "util/strv.h"
 #include "util/fs.h"
 #include "util/units.h"
 #include "util/words.h"
@@ -730,4 +731,39 @@ void job_free(struct job *job)
 	free(job->externals);
 	free(job->workdir);
 	free(job->hostname);
+}
+
+char *job_exec_line(char *const *argv)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+	if (!f)
+		abort();
+	fputs("exec", f);
+	for (char *const *a = argv; a && *a; a++) {
+		fputs(" '", f);
+		for (const char *p = *a; *p; p++) {
+			if (*p == '\'')
+				fputs("'\\''", f);  /* ' ends the quote, \' is one, ' opens it again */
+			else
+				fputc(*p, f);
+		}
+		fputc('\'', f);
+	}
+	fclose(f);
+	return line;
+}
+
+bool job_is_command(const struct job *job, char *const *argv)
+{
+	if (!argv || !*argv || job->n_steps != 1 || job->n_services || job->shell)
+		return false;
+	const struct job_step *st = &job->steps[0];
+	if (st->shell || (st->env && *st->env) || st->workdir || st->timeout_ms || st->when != IF_SUCCESS || st->continue_on_error)
+		return false;
+	char *line = job_exec_line(argv);
+	bool same = !strcmp(line, st->run);
+	free(line);
+	return same;
 }

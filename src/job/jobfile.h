@@ -78,6 +78,13 @@ int job_load(const char *path, const char *work_cli, struct job *job, char **err
 int job_parse(const char *path, const char *text, size_t len, const char *work_cli, struct job *job, char **errors);
 /* Does working-directory workdir stay inside worktree (lexically; absolute or relative)? */
 bool job_workdir_inside(const char *workdir, const char *worktree);
+/* The step script that execs argv as it is, each word quoted for the shell: exec 'a' 'b'
+ * (heap): what the server makes a plain command's one step of. */
+char *job_exec_line(char *const *argv);
+/* Whether job is the one step job_exec_line made of argv, run as the server makes it (no
+ * shell: of the job's or the step's, no step env, workdir, time limit or if:, no services): then
+ * argv may be started as the cell's job itself, without the executor and its shell. */
+bool job_is_command(const struct job *job, char *const *argv);
 void job_free(struct job *job);
 
 #endif

@@ -25,6 +25,7 @@
 #include "supervise/supervise.h"
 #include "util/fs.h"
 #include "util/units.h"
+#include "util/strv.h"
 
 enum { EV_CTL = EV_APP + 1, EV_TICK, EV_STEP_TIMER, EV_STEP_GRACE, EV_TASK = EV_APP + 16 };
 enum task_kind { T_STEP, T_SERVICE, T_PROBE };
@@ -223,7 +224,7 @@ static ssize_t send_start(struct runner *r, uint32_t id, bool step, const char *
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof fds);
 	memcpy(CMSG_DATA(cm), fds, sizeof fds);
-	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(r->ctl, &mh, MSG_NOSIGNAL) : -1;
+	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(r->ctl, &mh, MSG_NOSIGNAL) : (errno = E2BIG, -1);
 	free(msg);
 	strv_free(argv);
 	strv_free(env);
@@ -236,9 +237,16 @@ static void send_direct(struct runner *r)
 {
 	const struct job_step *js = &r->job->steps[0];
 	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0 ||
-	    send_start(r, r->next_id + 1, true, js->shell ? js->shell : r->job->shell, js->run, js->env, js->workdir, p[1]) < 0) {
+	if (pipe2(p, O_CLOEXEC) < 0) {
 		r->direct = NULL;  /* the step starts on the job path */
+		return;
+	}
+	if (send_start(r, r->next_id + 1, true, js->shell ? js->shell : r->job->shell, js->run, js->env, js->workdir, p[1]) < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		errno = e;
+		r->direct = NULL;
 		return;
 	}
 	close(p[1]);
@@ -415,6 +423,7 @@ static void step_start(struct runner *r, size_t i)
 	display_start(&r->d, "", js->name, js->timeout_ms);
 	sr->task = start_task(r, T_STEP, i, base, js->shell ? js->shell : r->job->shell, js->run, js->env, js->workdir);
 	if (!sr->task) {
+		sr->exit_code = 125;  /* warren's failure: the run does not end 0 for a step that never ran */
 		step_finish(r, i, S_FAILED, xasprintf("warren could not start it: %s", strerror(errno)));
 		return;
 	}
@@ -970,15 +979,16 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");
 	r.ctl = sp[0];
-	/* a cold plain command: the cell's job process takes its EXEC_START (exec_direct) */
-	s->direct = !o->take && o->direct && s->driver == CELL_DRIVER_CONTAINER && !s->tty;
-	int rc = sup_prepare(&r.u, s, sp[1], err);
-	close(sp[1]);
-	if (rc == 0 && s->direct) {
+	/* a cold plain command: its EXEC_START waits on the socket before the cell is made, and
+	 * the cell's job process takes it (exec_direct); one that cannot be sent (too large)
+	 * starts on the job path, whose step says why */
+	if (!o->take && o->direct && s->driver == CELL_DRIVER_CONTAINER && !s->tty) {
 		r.direct = o->direct;
 		send_direct(&r);
-		r.direct = o->direct;  /* its step is the cell's job either way: sent at its start if not now */
+		s->direct = r.direct != NULL;
 	}
+	int rc = sup_prepare(&r.u, s, sp[1], err);
+	close(sp[1]);
 	if (rc == 0 && o->take) {
 		/* a warm cell: made, its init waiting; its run comes now (or never) */
 		job = r.job = o->take(o->take_ctx, s, &r.direct);

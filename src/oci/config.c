@@ -15,6 +15,7 @@
 #include "oci/internal.h"
 #include "run/rundir.h"
 #include "util/fs.h"
+#include "util/strv.h"
 
 static json_t *jget(json_t *o, const char *k) { return json_is_object(o) ? json_object_get(o, k) : NULL; }
 static const char *jstr(json_t *o, const char *k) { return json_string_value(jget(o, k)); }
@@ -56,15 +57,6 @@ static int take_rlimits(json_t *arr, struct oci_bundle *b, struct error *err)
 	return 0;
 }
 
-static char **strv(json_t *arr)
-{
-	size_t n = json_array_size(arr), i;
-	char **v = xcalloc(n + 1, sizeof *v);
-	json_t *x;
-	json_array_foreach(arr, i, x) v[i] = xstrdup(json_string_value(x) ? json_string_value(x) : "");
-	return v;
-}
-
 /* The job's environment is the bundle's, with TMPDIR=/tmp last (warren's contract). */
 static void take_env(struct cell_spec *s, json_t *env)
 {
@@ -87,7 +79,7 @@ static int take_process(json_t *p, struct oci_bundle *b, struct cell_spec *s, st
 		return error_set(err, 0, "process.args: missing or empty; the bundle must name the command to run");
 	if (jget(p, "commandLine"))
 		return error_set(err, 0, "process.commandLine: a Windows field; give process.args");
-	s->argv = strv(args);
+	s->argv = strv_from_json(args, false);
 	b->terminal = json_is_true(jget(p, "terminal"));
 	if (jget(p, "oomScoreAdj")) {
 		b->has_oom = true;

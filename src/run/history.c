@@ -11,6 +11,7 @@
 #include "run/rundir.h"
 #include "util/fs.h"
 #include "util/units.h"
+#include "util/strv.h"
 
 /* A statement kept prepared for the life of its connection (the server's connections run the
  * same few statements for every run: preparing one cost ~0.2 ms of CPU each time). */
@@ -578,9 +579,7 @@ char **history_expired(struct history *h, long keep_runs, int64_t keep_for_ms, i
 
 void history_ids_free(char **ids)
 {
-	for (char **p = ids; p && *p; p++)
-		free(*p);
-	free(ids);
+	strv_free(ids);
 }
 
 /* ---- what the supervisor writes ---- */

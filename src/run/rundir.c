@@ -17,6 +17,7 @@
 #include "run/id.h"
 #include "util/fs.h"
 #include "util/sys.h"
+#include "util/strv.h"
 
 static const char *const SCRATCH[] = { RUN_TMP_DIR, RUN_VARTMP_DIR, RUN_SHM_DIR, RUN_HOME_DIR, RUN_UPPER_DIR,
 				       RUN_WORK_DIR, RUN_ROOT_DIR, RUN_LOWER_DIR, RUN_ETC_DIR, "scratch", NULL };
@@ -423,11 +424,7 @@ char **runs_list(const struct statedir *sd)
 
 void runs_list_free(char **ids)
 {
-	if (!ids)
-		return;
-	for (char **p = ids; *p; p++)
-		free(*p);
-	free(ids);
+	strv_free(ids);
 }
 
 char *runs_resolve(const struct statedir *sd, const char *prefix, struct error *err)

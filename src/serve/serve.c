@@ -24,6 +24,7 @@
 
 #include "supervise/supervise.h"
 #include "util/fs.h"
+#include "util/strv.h"
 
 const double LAT_BOUNDS[LAT_BUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30 };
 
@@ -72,9 +73,7 @@ struct srun *server_find(struct server *s, const char *id, bool *queued)
 static void srun_free(struct srun *r)
 {
 	closep(&r->warm_fd);
-	for (char **a = r->argv; a && *a; a++)
-		free(*a);
-	free(r->argv);
+	strv_free(r->argv);
 	free(r);
 }
 
@@ -537,11 +536,7 @@ static int recover_queued(struct server *s, struct error *err)
 			json_decref(req);
 			continue;
 		}
-		char **argv = xcalloc(json_array_size(av) + 1, sizeof *argv);
-		size_t i;
-		json_t *a;
-		json_array_foreach(av, i, a)
-			argv[i] = xstrdup(json_string_value(a) ?: "");
+		char **argv = strv_from_json(av, false);
 		server_enqueue(s, *id, (uid_t)json_integer_value(json_object_get(req, "owner")), argv,
 			       json_integer_value(json_object_get(req, "submitted_ms")));
 		json_decref(req);

@@ -13,6 +13,7 @@
 
 #include "job/jobfile.h"
 #include "util/fs.h"
+#include "util/strv.h"
 
 static const char *const FIELDS[] = { "command", "job", "env", "limits", "worktree", "rootfs", "net", "labels", "name",
 				       "timeout", NULL };
@@ -36,28 +37,6 @@ static bool known(const char *const *list, const char *k)
 		if (!strcmp(*list, k))
 			return true;
 	return false;
-}
-
-/* An argv as one shell word list: exec 'a' 'b' (a step runs through the job's shell). */
-static char *shell_words(json_t *cmd)
-{
-	char *s = xstrdup("exec");
-	size_t i;
-	json_t *w;
-	json_array_foreach(cmd, i, w) {
-		const char *p = json_string_value(w);
-		char *q = xstrdup("'");
-		for (; *p; p++) {
-			char *n = *p == '\'' ? xasprintf("%s'\\''", q) : xasprintf("%s%c", q, *p);
-			free(q);
-			q = n;
-		}
-		char *n = xasprintf("%s %s'", s, q);
-		free(q);
-		free(s);
-		s = n;
-	}
-	return s;
 }
 
 /* Check the fields of req; 0, or the HTTP status with *out the error. */
@@ -114,7 +93,8 @@ static int check_fields(json_t *req, json_t **out)
 /* The job file of a command request: one step, the request's env, limits, rootfs, network. */
 static json_t *command_job(json_t *req)
 {
-	_cleanup_free_ char *run = shell_words(json_object_get(req, "command"));
+	_cleanup_strv_ char **argv = strv_from_json(json_object_get(req, "command"), false);
+	_cleanup_free_ char *run = job_exec_line(argv);
 	json_t *job = json_pack("{s:[{s:s,s:s}]}", "steps", "name", "main", "run", run);
 	json_t *v;
 	if ((v = json_object_get(req, "name")))
@@ -178,11 +158,13 @@ static int make_job(struct server *s, const char *id, json_t *req, json_t **out,
 /* The arguments of the child: this binary's `job run FILE ...`. */
 static char **child_argv(struct server *s, json_t *req, const char *id, const char *file, const char *cold_why)
 {
-	size_t cap = 20 + 2 * json_object_size(json_object_get(req, "labels")), n = 0;
-	char **a = xcalloc(cap, sizeof *a);
 	const char *fixed[] = { "warren", "job", "run", file, "--state", s->sd.path, "--db", s->db, "--run-id", id,
 				"--quiet", "--work", json_string_value(json_object_get(req, "worktree")) };
-	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+	size_t n_fixed = sizeof fixed / sizeof fixed[0], n = 0;
+	/* the fixed words; --name, --start-cold and --command-json with their values; two words a
+	 * label; the NULL */
+	char **a = xcalloc(n_fixed + 6 + 2 * json_object_size(json_object_get(req, "labels")) + 1, sizeof *a);
+	for (size_t i = 0; i < n_fixed; i++)
 		a[n++] = xstrdup(fixed[i]);
 	const char *k;
 	json_t *v;
@@ -327,9 +309,7 @@ static int start_run(struct server *s, const struct who *w, json_t *req, char *i
 	}
 	pthread_mutex_unlock(&s->mu);
 	json_decref(cmd);
-	for (char **p = argv; p && *p; p++)
-		free(*p);
-	free(argv);
+	strv_free(argv);
 	if (r < 0) {
 		if (!*out)
 			*out = json_pack("{s:s}", "error", err.msg);

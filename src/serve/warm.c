@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util/fs.h"
+#include "util/strv.h"
 
 /* The argv of a warm cell's supervisor. */
 static char **warm_argv(struct server *s, const char *id)

@@ -115,24 +115,6 @@ void *xcalloc(size_t n, size_t m) { return check(calloc(n ? n : 1, m ? m : 1)); 
 void *xrealloc(void *p, size_t n) { return check(realloc(p, n ? n : 1)); }
 char *xstrdup(const char *s) { return check(strdup(s)); }
 
-char **strv_copy(char *const *v)
-{
-	size_t n = 0;
-	while (v && v[n])
-		n++;
-	char **c = xcalloc(n + 1, sizeof *c);
-	for (size_t i = 0; i < n; i++)
-		c[i] = xstrdup(v[i]);
-	return c;
-}
-
-void strv_free(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
-}
-
 char *xvasprintf(const char *fmt, va_list ap)
 {
 	return vformat(fmt, ap);

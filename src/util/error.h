@@ -59,10 +59,4 @@ char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
-/* A NULL-terminated array of strings (argv, env): a copy of it (heap), and its release (NULL
- * is fine). */
-char **strv_copy(char *const *v);
-void strv_free(char **v);
-static inline void strv_freep(char ***v) { strv_free(*v); }
-
 #endif

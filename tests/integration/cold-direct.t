@@ -12,7 +12,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 50
+plan 60
 
 for mode in root user; do
 	use_mode "$mode"
@@ -23,7 +23,7 @@ for mode in root user; do
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 24 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 26 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -37,6 +37,7 @@ for mode in root user; do
 
 	# ---- a missing or not executable command: the same end as on the job path
 	direct_bad_commands "$M" null "$T"
+	direct_noshebang_check "$M" null "$T"
 
 	# ---- its time limit and warren kill
 	run_wait "$(direct_req '["sleep","30"]' | sed 's/}$/, "limits": {"time": "1s"}}/')"
@@ -79,4 +80,34 @@ wait_for 30 ready_is 1
 run_wait "$("$PY" -c 'import json,sys; print(json.dumps({"command": ["sh", "-c", "echo ppid=$PPID"], "worktree": sys.argv[1]}))' "$W2")"
 is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["cold", "exited", 0]' "[root] --warm 1: a command on another worktree starts cold" || diag "$BODY"
 like "$(logs "$ID")" "ppid=1\$" "[root] ... its command is the cell's job (no executor, no shell)"
+# its output limit, and a command too large to hand to the cell (its env: the API takes 1 MiB,
+# the cell's control messages 256 KiB)
+req2() { "$PY" -c 'import json,sys; r={"command": json.loads(sys.argv[1]), "worktree": sys.argv[2]}; r.update(json.loads(sys.argv[3])); print(json.dumps(r))' "$1" "$W2" "$2"; }
+run_wait "$(req2 '["sh","-c","head -c 3000000 /dev/zero; sleep 5"]' '{"limits": {"output": "1M"}}')"
+wait_for 10 result_has_steps "$ID"
+is "$(jbody '[d["start"], d["state"]]'):$(jget "$STATE/runs/$ID/result.json" 'd["cause"]["limit"]')" '["cold", "limit"]:output' \
+	"[root] a cold command over its output limit: stopped, the cause names the output limit" || diag "$BODY"
+# (the body through a file: one argument of 300 KB is more than exec(2) takes)
+"$PY" -c 'import json,sys; print(json.dumps({"command": ["true"], "worktree": sys.argv[1], "env": {"BIG": "x" * 300000}}))' "$W2" >"$TEST_SCRATCH/big.json"
+BODY=$(api_curl 60 -X POST -H 'Content-Type: application/json' --data-binary "@$TEST_SCRATCH/big.json" 'http://warren/v1/runs?wait=1')
+ID=$(jbody 'd["id"]')
+wait_for 10 result_has_steps "$ID"
+is "$(jbody '[d["state"], d["exit_code"]]'):$(jget "$STATE/runs/$ID/result.json" 'd["steps"][0]["cause"]')" \
+	'["exited", 125]:warren could not start it: Argument list too long' \
+	"[root] a command too large for the cell: 125, and its step says why (it starts on the job path)" || diag "$BODY"
 stop_server 60
+
+# ---- --command-json (warren serve's option of job run) decides only how the job's one step
+# starts, never what runs: a job file whose step is not that command runs its own step
+printf 'steps:\n  - name: main\n    run: echo from-the-job-file ppid=$PPID\n' >"$WORK/other.yml"
+bounded "$WARREN" job run "$WORK/other.yml" --state "$STATE" --work "$WORK" --command-json '["sh","-c","echo injected"]'
+is "$RC:$(grep -c injected <<<"$OUT")" "0:0" "[root] --command-json with a job file of another step: the job file's step runs" || diag "$OUT$ERR"
+like "$OUT" "from-the-job-file" "[root] ... its own output"
+"$PY" - "$WORK/same.json" <<'EOF'
+import json, sys
+json.dump({"steps": [{"name": "main", "run": "exec 'sh' '-c' 'echo same ppid=$PPID'"}]}, open(sys.argv[1], "w"))
+EOF
+bounded "$WARREN" job run "$WORK/same.json" --state "$STATE" --work "$WORK" --command-json '["sh","-c","echo same ppid=$PPID"]'
+like "$OUT" "same ppid=1\b" "[root] ... with the job file the server makes of that command, the command is the cell's job (ppid 1)" || diag "$OUT$ERR"
+bounded "$WARREN" job run "$WORK/same.json" --state "$STATE" --work "$WORK" --command-json '{"not": "an array"}'
+is "$RC" 125 "[root] --command-json that is not an array of strings: refused (125)"

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 50
+plan 54
 
 for mode in root user; do
 	use_mode "$mode"
@@ -24,7 +24,7 @@ for mode in root user; do
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 24 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 26 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -38,6 +38,7 @@ for mode in root user; do
 
 	# ---- a missing or not executable command: the same end as on the job path
 	direct_bad_commands "$M" '"warm"' "$T"
+	direct_noshebang_check "$M" '"warm"' "$T"
 
 	# ---- a --scratch limit sizes the run's scratch
 	run_wait "$(direct_req '["sh","-c","df -k /tmp | tail -n 1; head -c 3000000 /dev/zero >/tmp/big; sleep 5"]' | sed 's/}$/, "limits": {"scratch": "1M"}}/')"
