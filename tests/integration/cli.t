@@ -4,7 +4,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((69 + 25))
+plan $((71 + 25))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -64,6 +64,13 @@ for mode in root user; do
 	is "$RC" 126 "$M a command that is not executable exits 126"
 	line_like "$ERR" '^warren: .*not-executable' "$M ... with a line 'warren: ...' naming it"
 	rm -f "$WORK/not-executable"
+	# an executable script without #!: run by the cell's /bin/sh, as execvp(3) runs it
+	printf 'echo ran by sh "$@"\nexit 4\n' >"$WORK/no-shebang"
+	chmod 755 "$WORK/no-shebang"
+	[ "$mode" = user ] && chown "$TEST_USER_UID" "$WORK/no-shebang"
+	wrun -- "$WORK/no-shebang" "a b"
+	is "$RC:$OUT" "4:ran by sh a b" "$M an executable script without #! runs through /bin/sh (its output, its exit code)"
+	rm -f "$WORK/no-shebang"
 	wrun -- /
 	is "$RC" 126 "$M a directory as the command exits 126"
 
