@@ -185,7 +185,7 @@ int cmd_history(int argc, char **argv)
 	json_t *rows = NULL;
 	if (!path)
 		rows = json_array();
-	else if (access(path, F_OK) < 0)
+	else if (!history_exists(path))
 		rows = json_array();  /* no run wrote a history here yet */
 	else if (history_open(&h, path, &err) == 0)
 		rows = history_query(h, &q.f, &err);

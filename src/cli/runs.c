@@ -482,7 +482,7 @@ static struct history *state_history(const struct statedir *sd)
 	_cleanup_free_ char *path = history_path(sd->path, NULL);
 	struct history *h = NULL;
 	_cleanup_error_ struct error err = { 0 };
-	if (access(path, F_OK) == 0 && history_open(&h, path, &err) < 0)
+	if (history_exists(path) && history_open(&h, path, &err) < 0)
 		warn_line("%s", err.msg);
 	return h;
 }

@@ -2,11 +2,16 @@
  * the row a run writes at its start and end, queries with filters and paging, retention. */
 #include "run/history.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include "run/rundir.h"
 #include "util/fs.h"
@@ -30,27 +35,22 @@ struct history {
 
 #define BUSY_MS 30000
 
-/* The supervisor's connection, opened at the run's start and closed at its end: one open per
- * run, and no checkpoint when it closes. A checkpoint per run (the last connection's close)
- * emptied the WAL, so that the next run's first write began it anew: a sync of its header and
- * of the state directory, 2 + 7 ms on ext4 before the cell was made. Now the WAL grows by the
- * runs' frames, and once it holds RUN_WAL_FRAMES a run's end checkpoints it (the syncs then
- * fall after the job, once every ~15 runs, the WAL's restart with them); kept short because
- * the first connection of each run reads the whole WAL to rebuild its index. With synchronous
- * NORMAL a commit in WAL mode survives a crash of warren all the same. */
-static struct history *run_conn;
-static int run_wal_frames;   /* the WAL's length after the connection's last commit */
-#define RUN_WAL_FRAMES 128
-
-/* sqlite3_wal_hook: it replaces SQLite's autocheckpoint on this connection */
-static int note_wal(void *arg, sqlite3 *db, const char *name, int frames)
-{
-	(void)arg;
-	(void)db;
-	(void)name;
-	run_wal_frames = frames;
-	return SQLITE_OK;
-}
+/* A run's supervisor does not open the database: the row's start and its end are lines
+ * appended to <db>.pending (one write each, O_APPEND, under a shared flock: see
+ * pending_append), and whoever uses the database next folds them in, in order, in one
+ * transaction (history_fold): the CLI when it opens it, the server before each of its reads
+ * and writes. SQLite's cost per run (the open, the schema read, the WAL's index rebuilt from
+ * the whole WAL by the first connection, a write lock shared by every run at once, whose
+ * busy waits sleep a millisecond at least) leaves the run: with 8 runs at once that lock had
+ * cost a quarter of the runs per second. A reader never sees less than before: every line
+ * written before it opened is folded in first. */
+#define PENDING ".pending"          /* <db>.pending: the lines waiting */
+#define FOLDING ".pending.folding"  /* the lines being folded (left for the next fold when it failed) */
+#define FOLD_LOCK ".pending.lock"   /* one folder at a time, so that lines go in in order */
+#define PENDING_TRIES 16
+static char noted_id[RUN_ID_LEN + 1]; /* the run whose start this process wrote, until its end */
+static void note_end_line(const struct cell_spec *s, const struct history_end *e);
+static void fold(struct history *h);
 
 static const char SCHEMA_V1[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -67,20 +67,11 @@ static const char SCHEMA_V2[] = "ALTER TABLE runs ADD COLUMN start TEXT; ALTER T
 
 void history_note_failed(const struct cell_spec *s, const char *msg)
 {
-	if (!run_conn)
+	if (strcmp(noted_id, s->id))
 		history_note_start(s);  /* it failed before the row was written: the row says so */
-	struct history *h = run_conn;
-	if (!h)
-		return;
 	struct history_end e = { .state = "error", .error = msg ? msg : "warren failed before the job ran",
 				 .ended_ms = history_now_ms(), .duration_s = -1 };
-	struct error err = { 0 };
-	if (history_end(h, s->id, &e, &err) < 0) {
-		warn_line("%s: %s", s->id, err.msg);
-		error_clear(&err);
-	}
-	history_close(h);
-	run_conn = NULL;
+	note_end_line(s, &e);
 }
 
 int64_t history_now_ms(void)
@@ -181,6 +172,7 @@ int history_open(struct history **out, const char *path, struct error *err)
 		history_close(h);
 		return -EIO;
 	}
+	fold(h);
 	*out = h;
 	return 0;
 }
@@ -297,10 +289,9 @@ static int write_labels(struct history *h, const char *id, json_t *labels, struc
 	return 0;
 }
 
-int history_begin(struct history *h, const struct history_run *r, struct error *err)
+/* The row of r inserted, or (a queued row starting) updated; inside the caller's transaction. */
+static int begin_row(struct history *h, const struct history_run *r, struct error *err)
 {
-	if (exec_kept(h, "BEGIN IMMEDIATE", err) < 0)
-		return -EIO;
 	sqlite3_stmt *st = prepare_kept(h,
 		"INSERT INTO runs(id, name, state, kind, command, worktree, statedir, owner, submitted_ms, started_ms, labels, via,"
 		" start, start_why) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
@@ -309,33 +300,29 @@ int history_begin(struct history *h, const struct history_run *r, struct error *
 		" statedir = COALESCE(excluded.statedir, statedir), started_ms = COALESCE(excluded.started_ms, started_ms),"
 		" name = COALESCE(excluded.name, name), labels = COALESCE(excluded.labels, labels),"
 		" start = COALESCE(excluded.start, start), start_why = COALESCE(excluded.start_why, start_why)", err);
-	int rc = -EIO;
-	if (st) {
-		bind_text(st, 1, r->id);
-		bind_text(st, 2, r->name);
-		bind_text(st, 3, r->state);
-		bind_text(st, 4, r->kind);
-		bind_json(st, 5, r->command);
-		bind_text(st, 6, r->worktree);
-		bind_text(st, 7, r->statedir);
-		sqlite3_bind_int64(st, 8, (sqlite3_int64)r->owner);
-		bind_ms(st, 9, r->submitted_ms);
-		bind_ms(st, 10, r->started_ms);
-		bind_json(st, 11, r->labels && json_object_size(r->labels) ? r->labels : NULL);
-		bind_text(st, 12, r->via ? r->via : "cli");
-		bind_text(st, 13, r->start);
-		bind_text(st, 14, r->start_why);
-		rc = run_stmt(h, st, "record the run", err);
-	}
+	if (!st)
+		return -EIO;
+	bind_text(st, 1, r->id);
+	bind_text(st, 2, r->name);
+	bind_text(st, 3, r->state);
+	bind_text(st, 4, r->kind);
+	bind_json(st, 5, r->command);
+	bind_text(st, 6, r->worktree);
+	bind_text(st, 7, r->statedir);
+	sqlite3_bind_int64(st, 8, (sqlite3_int64)r->owner);
+	bind_ms(st, 9, r->submitted_ms);
+	bind_ms(st, 10, r->started_ms);
+	bind_json(st, 11, r->labels && json_object_size(r->labels) ? r->labels : NULL);
+	bind_text(st, 12, r->via ? r->via : "cli");
+	bind_text(st, 13, r->start);
+	bind_text(st, 14, r->start_why);
+	int rc = run_stmt(h, st, "record the run", err);
 	if (rc == 0 && r->labels)
 		rc = write_labels(h, r->id, r->labels, err);
-	if (rc == 0)
-		return exec_kept(h, "COMMIT", err);
-	sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
 }
 
-int history_end(struct history *h, const char *id, const struct history_end *e, struct error *err)
+static int end_row(struct history *h, const char *id, const struct history_end *e, struct error *err)
 {
 	sqlite3_stmt *st = prepare_kept(h,
 		"UPDATE runs SET state = ?2, exit_code = ?3, signal = ?4, cause_limit = ?5, cause = ?6, error = ?7,"
@@ -358,6 +345,237 @@ int history_end(struct history *h, const char *id, const struct history_end *e, 
 	return run_stmt(h, st, "record the end of the run", err);
 }
 
+/* ---- the pending lines ---- */
+
+static char *db_file(const char *db, const char *suffix)
+{
+	return xasprintf("%s%s", db, suffix);
+}
+
+bool history_exists(const char *path)
+{
+	_cleanup_free_ char *pending = db_file(path, PENDING), *folding = db_file(path, FOLDING);
+	return access(path, F_OK) == 0 || access(pending, F_OK) == 0 || access(folding, F_OK) == 0;
+}
+
+/* Append line (one JSON object) to db's pending file as one write, under a shared flock that a
+ * folder's exclusive one waits for; when the file was folded away between our open and our
+ * lock, again into the new one. 0 or -errno. */
+static int pending_append(const char *db, json_t *line)
+{
+	_cleanup_free_ char *path = db_file(db, PENDING);
+	_cleanup_free_ char *text = json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(9));
+	if (!text)
+		return -ENOMEM;
+	size_t n = strlen(text);
+	text = xrealloc(text, n + 2);
+	text[n++] = '\n';
+	text[n] = '\0';
+	for (int i = 0; i < PENDING_TRIES; i++) {
+		_cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+		if (fd < 0)
+			return -errno;
+		struct stat ours, now;
+		if (flock(fd, LOCK_SH) < 0 || fstat(fd, &ours) < 0)
+			return -errno;
+		if (!S_ISREG(ours.st_mode))
+			return -EINVAL;
+		if (ours.st_nlink > 0 && lstat(path, &now) == 0 && now.st_ino == ours.st_ino && now.st_dev == ours.st_dev)
+			return write_all(fd, text, n);
+	}
+	return -EAGAIN;
+}
+
+static void json_set_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+static void json_set_ms(json_t *o, const char *k, int64_t ms)
+{
+	if (ms)
+		json_object_set_new(o, k, json_integer(ms));
+}
+
+static void note_line(const struct cell_spec *s, json_t *line)
+{
+	_cleanup_free_ char *path = history_path(s->statedir, s->history_db);
+	if (!path) {
+		json_decref(line);
+		return;
+	}
+	int r = pending_append(path, line);
+	json_decref(line);
+	static char warned_id[RUN_ID_LEN + 1];  /* one warning a run, not one for its start and its end */
+	if (r < 0 && strcmp(warned_id, s->id)) {
+		snprintf(warned_id, sizeof warned_id, "%s", s->id);
+		warn_line("%s: cannot write to the history %s%s: %s; the run's record is in %s all the same", s->id, path,
+			  PENDING, strerror(-r), s->rundir);
+	}
+}
+
+static json_t *begin_json(const struct history_run *r)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:I}", "op", "begin", "id", r->id, "state", r->state, "owner",
+			      (json_int_t)r->owner);
+	json_set_str(o, "name", r->name);
+	json_set_str(o, "kind", r->kind);
+	json_set_str(o, "worktree", r->worktree);
+	json_set_str(o, "statedir", r->statedir);
+	json_set_str(o, "via", r->via);
+	json_set_str(o, "start", r->start);
+	json_set_str(o, "start_why", r->start_why);
+	json_set_ms(o, "submitted_ms", r->submitted_ms);
+	json_set_ms(o, "started_ms", r->started_ms);
+	if (r->command)
+		json_object_set(o, "command", r->command);
+	if (r->labels)
+		json_object_set(o, "labels", r->labels);
+	return o;
+}
+
+static json_t *end_json(const char *id, const struct history_end *e)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:f}", "op", "end", "id", id, "state", e->state, "duration_s", e->duration_s);
+	if (e->have_exit)
+		json_object_set_new(o, "exit_code", json_integer(e->exit_code));
+	json_set_str(o, "signal", e->signal);
+	json_set_str(o, "cause_limit", e->cause_limit);
+	json_set_str(o, "cause", e->cause);
+	json_set_str(o, "error", e->error);
+	json_set_ms(o, "ended_ms", e->ended_ms);
+	return o;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* One pending line into the database (inside the fold's transaction): 0, 1 when the line is
+ * not one of ours (skipped), or -EIO + err. */
+static int fold_line(struct history *h, json_t *o, struct error *err)
+{
+	const char *op = jstr(o, "op"), *id = jstr(o, "id"), *state = jstr(o, "state");
+	if (!op || !id || !state)
+		return 1;
+	if (!strcmp(op, "begin")) {
+		json_t *cmd = json_object_get(o, "command"), *labels = json_object_get(o, "labels");
+		struct history_run r = { .id = id, .name = jstr(o, "name"), .state = state, .kind = jstr(o, "kind"),
+					 .worktree = jstr(o, "worktree"), .statedir = jstr(o, "statedir"), .via = jstr(o, "via"),
+					 .start = jstr(o, "start"), .start_why = jstr(o, "start_why"),
+					 .command = json_is_array(cmd) ? cmd : NULL, .labels = json_is_object(labels) ? labels : NULL,
+					 .owner = (uid_t)json_integer_value(json_object_get(o, "owner")),
+					 .submitted_ms = json_integer_value(json_object_get(o, "submitted_ms")),
+					 .started_ms = json_integer_value(json_object_get(o, "started_ms")) };
+		return begin_row(h, &r, err);
+	}
+	if (!strcmp(op, "end")) {
+		json_t *code = json_object_get(o, "exit_code");
+		struct history_end e = { .state = state, .have_exit = json_is_integer(code),
+					 .exit_code = (int)json_integer_value(code), .signal = jstr(o, "signal"),
+					 .cause_limit = jstr(o, "cause_limit"), .cause = jstr(o, "cause"), .error = jstr(o, "error"),
+					 .ended_ms = json_integer_value(json_object_get(o, "ended_ms")),
+					 .duration_s = json_number_value(json_object_get(o, "duration_s")) };
+		return end_row(h, id, &e, err);
+	}
+	return 1;
+}
+
+/* Fold the lines of the file path (the folding one) into the database, in one transaction. */
+static int fold_file(struct history *h, const char *path, struct error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : error_set(err, errno, "history %s: cannot open %s", h->path, path);
+	/* a writer that opened it before it was renamed finishes its line first */
+	if (flock(fd, LOCK_EX) < 0)
+		return error_set(err, errno, "history %s: cannot lock %s", h->path, path);
+	size_t len = 0;
+	_cleanup_free_ char *text = read_fd(fd, &len);
+	if (!text)
+		return error_set(err, errno, "history %s: cannot read %s", h->path, path);
+	if (exec_kept(h, "BEGIN IMMEDIATE", err) < 0)
+		return -EIO;
+	size_t skipped = 0;
+	int r = 0;
+	for (char *line = text, *end; r >= 0 && line < text + len; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(text + len - line));
+		if (!end) {
+			skipped++;  /* a line cut short (a writer's disk full): not one whole */
+			break;
+		}
+		json_t *o = json_loadb(line, (size_t)(end - line), 0, NULL);
+		r = o ? fold_line(h, o, err) : 1;
+		json_decref(o);
+		if (r == 1) {
+			skipped++;
+			r = 0;
+		}
+	}
+	if (r < 0 || exec_kept(h, "COMMIT", err) < 0) {
+		sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	if (skipped)
+		warn_line("history %s: %zu unreadable line%s of %s skipped", h->path, skipped, skipped == 1 ? "" : "s", path);
+	return 0;
+}
+
+/* The pending lines into the database, the older ones (a fold that failed) first; each
+ * reader and writer of the database calls it first. A failure is a warning: the lines stay
+ * for the next fold, and the database answers as it is. */
+static void fold(struct history *h)
+{
+	_cleanup_free_ char *pending = db_file(h->path, PENDING), *folding = db_file(h->path, FOLDING);
+	struct stat st;
+	bool left = lstat(folding, &st) == 0;
+	if (!left && (lstat(pending, &st) < 0 || st.st_size == 0))
+		return;  /* (the common case of the server's reads: nothing new) */
+	_cleanup_free_ char *lock = db_file(h->path, FOLD_LOCK);
+	_cleanup_close_ int lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+	_cleanup_error_ struct error err = { 0 };
+	if (lk < 0 || flock(lk, LOCK_EX) < 0) {
+		warn_line("history %s: cannot lock %s: %s", h->path, lock, strerror(errno));
+		return;
+	}
+	for (int round = 0; round < 2; round++) {
+		/* (under the lock: another folder may have taken them meanwhile) */
+		if (lstat(folding, &st) < 0 && rename(pending, folding) < 0) {
+			if (errno != ENOENT)
+				warn_line("history %s: cannot take %s: %s", h->path, pending, strerror(errno));
+			return;
+		}
+		if (fold_file(h, folding, &err) < 0) {
+			warn_line("%s; its lines are kept for the next reader", err.msg);
+			return;
+		}
+		unlink(folding);
+		if (!left)
+			return;
+		left = false;  /* a failed fold's lines are in: now the newer ones */
+	}
+}
+
+int history_begin(struct history *h, const struct history_run *r, struct error *err)
+{
+	fold(h);
+	if (exec_kept(h, "BEGIN IMMEDIATE", err) < 0)
+		return -EIO;
+	int rc = begin_row(h, r, err);
+	if (rc == 0)
+		return exec_kept(h, "COMMIT", err);
+	sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+int history_end(struct history *h, const char *id, const struct history_end *e, struct error *err)
+{
+	fold(h);
+	return end_row(h, id, e, err);
+}
+
 static int by_id(struct history *h, const char *sql, const char *id, const char *what, struct error *err)
 {
 	sqlite3_stmt *st = prepare_kept(h, sql, err);  /* sql: a literal of each caller */
@@ -369,11 +587,13 @@ static int by_id(struct history *h, const char *sql, const char *id, const char 
 
 int history_mark_pruned(struct history *h, const char *id, struct error *err)
 {
+	fold(h);
 	return by_id(h, "UPDATE runs SET pruned = 1 WHERE id = ?1", id, "mark the run pruned", err);
 }
 
 int history_delete(struct history *h, const char *id, struct error *err)
 {
+	fold(h);
 	if (by_id(h, "DELETE FROM labels WHERE run = ?1", id, "delete the run's labels", err) < 0)
 		return -EIO;
 	return by_id(h, "DELETE FROM runs WHERE id = ?1", id, "delete the run", err);
@@ -492,6 +712,7 @@ static void bind_filter(sqlite3_stmt *st, const struct history_filter *f)
 
 json_t *history_query(struct history *h, const struct history_filter *f, struct error *err)
 {
+	fold(h);
 	_cleanup_free_ char *where = filter_sql(f);
 	_cleanup_free_ char *sql = f->limit > 0
 		? xasprintf("SELECT " ROW_COLUMNS " FROM runs%s ORDER BY id DESC LIMIT %ld", where, f->limit)
@@ -515,6 +736,7 @@ json_t *history_query(struct history *h, const struct history_filter *f, struct 
 
 json_t *history_get(struct history *h, const char *id, struct error *err)
 {
+	fold(h);
 	sqlite3_stmt *st = prepare_kept(h, "SELECT " ROW_COLUMNS " FROM runs WHERE id = ?1", err);
 	if (!st)
 		return NULL;
@@ -554,6 +776,7 @@ static char **collect_ids(struct history *h, sqlite3_stmt *st, struct error *err
 char **history_ids_in_state(struct history *h, const char *state, const char *via, const char *statedir,
 			    struct error *err)
 {
+	fold(h);
 	sqlite3_stmt *st = prepare_kept(h, "SELECT id FROM runs WHERE state = ?1 AND via = ?2 AND statedir = ?3 ORDER BY id", err);
 	if (!st)
 		return NULL;
@@ -565,6 +788,7 @@ char **history_ids_in_state(struct history *h, const char *state, const char *vi
 
 char **history_expired(struct history *h, long keep_runs, int64_t keep_for_ms, int64_t now_ms, struct error *err)
 {
+	fold(h);
 	sqlite3_stmt *st = prepare_kept(h,
 		"SELECT id FROM (SELECT id, ended_ms, row_number() OVER (ORDER BY id DESC) AS n FROM runs"
 		" WHERE state NOT IN ('queued', 'running') AND pruned = 0)"
@@ -584,31 +808,14 @@ void history_ids_free(char **ids)
 
 /* ---- what the supervisor writes ---- */
 
-static struct history *open_for(const struct cell_spec *s)
+static void note_end_line(const struct cell_spec *s, const struct history_end *e)
 {
-	if (run_conn)
-		return run_conn;
-	_cleanup_free_ char *path = history_path(s->statedir, s->history_db);
-	if (!path)
-		return NULL;
-	struct history *h = NULL;
-	struct error err = { 0 };
-	if (history_open(&h, path, &err) < 0) {
-		warn_line("%s: %s; the run's record is in %s all the same", s->id, err.msg, s->rundir);
-		error_clear(&err);
-	} else {
-		sqlite3_db_config(h->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-		sqlite3_wal_hook(h->db, note_wal, NULL);
-	}
-	run_conn = h;
-	return h;
+	note_line(s, end_json(s->id, e));
+	noted_id[0] = '\0';
 }
 
 void history_note_start(const struct cell_spec *s)
 {
-	struct history *h = open_for(s);
-	if (!h)
-		return;
 	json_t *cmd = json_array();
 	for (char **p = s->argv; p && *p; p++)
 		json_array_append_new(cmd, json_string(*p));
@@ -618,20 +825,14 @@ void history_note_start(const struct cell_spec *s)
 				 .worktree = s->worktree, .statedir = s->statedir, .command = cmd, .labels = labels,
 				 .owner = s->host_uid, .started_ms = history_now_ms(), .start = s->start,
 				 .start_why = s->start_why };
-	struct error err = { 0 };
-	if (history_begin(h, &r, &err) < 0) {
-		warn_line("%s: %s; the run's record is in %s all the same", s->id, err.msg, s->rundir);
-		error_clear(&err);
-	}
+	note_line(s, begin_json(&r));
+	snprintf(noted_id, sizeof noted_id, "%s", s->id);
 	json_decref(cmd);
 	json_decref(labels);
 }
 
 void history_note_end(const struct cell_spec *s, const struct run_result *res, const char *status)
 {
-	struct history *h = open_for(s);
-	if (!h)
-		return;
 	char sig[32] = "";
 	if (res->signal)
 		snprintf(sig, sizeof sig, "SIG%s", sigabbrev_np(res->signal) ?: "?");
@@ -640,16 +841,7 @@ void history_note_end(const struct cell_spec *s, const struct run_result *res, c
 				 .cause_limit = res->cause_limit, .cause = res->cause_message, .error = res->error,
 				 .ended_ms = (int64_t)res->ended.tv_sec * 1000 + res->ended.tv_nsec / 1000000,
 				 .duration_s = res->wall_s };
-	/* before the row's update, so that the WAL's restart (a sync) is this run's too */
-	if (run_wal_frames >= RUN_WAL_FRAMES)
-		sqlite3_wal_checkpoint_v2(h->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-	struct error err = { 0 };
-	if (history_end(h, s->id, &e, &err) < 0) {
-		warn_line("%s: %s; the run's record is in %s all the same", s->id, err.msg, s->rundir);
-		error_clear(&err);
-	}
-	history_close(h);
-	run_conn = NULL;
+	note_end_line(s, &e);
 }
 
 /* ---- checks of what users give ---- */
@@ -733,6 +925,7 @@ char **history_retain(struct history *h, const struct statedir *sd, long keep_ru
 
 json_t *history_counts(struct history *h, struct error *err)
 {
+	fold(h);
 	sqlite3_stmt *st = prepare_kept(h, "SELECT state, COALESCE(cause_limit, ''), count(*) FROM runs GROUP BY 1, 2 ORDER BY 1, 2", err);
 	if (!st)
 		return NULL;

@@ -1,6 +1,7 @@
 /* history.h - the history of runs in SQLite (<state>/history.db): one row per run, inserted
  * when it starts (or is queued by `warren serve`), updated when it ends; labels and a name to
- * find runs by; retention. WAL mode and a busy timeout: many runs write it at once. */
+ * find runs by; retention. A run's own start and end wait as lines in <db>.pending until the
+ * database's next user folds them in; WAL mode and a busy timeout for its users at once. */
 #ifndef WARREN_RUN_HISTORY_H
 #define WARREN_RUN_HISTORY_H
 
@@ -23,9 +24,13 @@ struct history;
 /* The database of state directory statedir: opt (--db) when given, else <statedir>/history.db.
  * NULL for --db none. A heap string. */
 char *history_path(const char *statedir, const char *opt);
-/* Open (create, migrate to HISTORY_SCHEMA_VERSION) the database at path. */
+/* Open (create, migrate to HISTORY_SCHEMA_VERSION) the database at path, and fold in the
+ * lines runs left pending (see history_note_start): every reader and writer below folds them
+ * in first, so that what it reads or writes comes after them. */
 int history_open(struct history **out, const char *path, struct error *err);
 void history_close(struct history *h);
+/* Whether path, or lines pending for it, exist: a history to open. */
+bool history_exists(const char *path);
 
 /* What is known of a run when it is queued or starts. */
 struct history_run {
@@ -90,8 +95,10 @@ struct statedir;
 char **history_retain(struct history *h, const struct statedir *sd, long keep_runs, int64_t keep_for_ms,
 		      struct error *err);
 
-/* What the supervisor writes: the row of spec s at its start and at its end. A failure is a
- * warning on stderr (the run goes on; its record is in the run directory). */
+/* What the supervisor writes: the row of spec s at its start and at its end, as lines
+ * appended to <db>.pending (the supervisor never opens the database: the next reader or
+ * writer folds them in). A failure is a warning on stderr (the run goes on; its record is in
+ * the run directory). */
 void history_note_start(const struct cell_spec *s);
 void history_note_end(const struct cell_spec *s, const struct run_result *r, const char *status);
 /* The run failed to start: its row (written now when history_note_start had not been called)

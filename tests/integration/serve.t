@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 66
+plan $((66 + 6))
 
 use_mode root
 T=$TEST_SCRATCH/serve
@@ -239,8 +239,11 @@ for i in $(seq 1 24); do
 	"$WARREN" run --state "$STATE" --work "$WORK" --label par=many --quiet -- true >/dev/null 2>&1 &
 done
 wait
+# a run does not open the database: its start and end wait as lines in history.db.pending
+is "$(grep -c '"op":"begin"' "$STATE/history.db.pending" 2>/dev/null):$(grep -c '"op":"end"' "$STATE/history.db.pending" 2>/dev/null)" "24:24" "24 plain runs at once: each appended its start and its end to history.db.pending"
 bounded "$WARREN" history --state "$STATE" --label par=many --status exited --json
 is "$("$PY" -c 'import json,sys; print(len(json.loads(sys.argv[1])))' "$OUT" 2>/dev/null)" 24 "24 plain warren runs at once: all 24 rows in the history"
+ok "$([ ! -e "$STATE/history.db.pending" ] && [ ! -e "$STATE/history.db.pending.folding" ] && echo 0 || echo 1)" "... warren history folded the lines in (no pending file left)"
 bounded "$WARREN" gc --state "$STATE" --keep-runs 3
 is "$RC:$(ls "$STATE/runs" | wc -l)" "0:3" "warren gc --keep-runs 3: the records of the 3 newest runs stay"
 bounded "$WARREN" history --state "$STATE" --label par=many --json
@@ -249,8 +252,16 @@ is "$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(len(d), sum(r[
 # ---- a plain run whose warren was killed: gc closes its row
 start_bg "$WARREN" run --state "$STATE" --work "$WORK" --label k9=plain -- sleep 51
 wait_for 15 job_alive 51
+bounded "$WARREN" history --state "$STATE" --label k9=plain --status running --json
+is "$("$PY" -c 'import json,sys; print(len(json.loads(sys.argv[1])))' "$OUT" 2>/dev/null)" 1 "a plain run that is running: warren history lists it as running (its start folded in)"
 kill -KILL "$BG_PID"
 wait_for 10 job_gone 51
 bounded "$WARREN" gc --state "$STATE"
 bounded "$WARREN" history --state "$STATE" --label k9=plain --json
 is "$("$PY" -c 'import json,sys; r=json.loads(sys.argv[1])[0]; print(r["state"], "supervisor died" in r["error"])' "$OUT" 2>/dev/null)" "error True" "a plain run whose warren was killed: after gc its row says error, the supervisor died"
+
+# ---- --db in a directory that does not exist: one warning, the run as it was
+bounded "$WARREN" run --state "$STATE" --work "$WORK" --db "$T/no-such-dir/h.db" -- sh -c 'exit 4'
+is "$RC" 4 "--db in a missing directory: the job's exit status all the same"
+one_warren_line "... and one line 'warren: ...'"
+like "$ERR" "cannot write to the history $T/no-such-dir/h.db.pending: No such file or directory; the run's record is in " "... naming the file, why, and where the record is"

@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "run/history.h"
 #include "util/fs.h"
@@ -160,6 +162,214 @@ static void math_functions_resolve(void **state)
 	sqlite3_close(db);
 }
 
+
+/* ---- the pending lines: what runs' supervisors write instead of opening the database ---- */
+
+static char *pend_dir(void)
+{
+	char *d = xstrdup("build/unit-pending.XXXXXX");
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static struct cell_spec spec_of(const char *statedir, const char *id, char **argv, char **labels)
+{
+	struct cell_spec s = { .argv = argv, .labels = labels, .statedir = (char *)statedir, .rundir = (char *)statedir,
+			       .worktree = (char *)"/w", .host_uid = 1000 };
+	assert_true(strlen(id) < sizeof s.id);
+	memcpy(s.id, id, strlen(id) + 1);
+	return s;
+}
+
+static json_t *row_of(struct history *h, const char *id)
+{
+	struct error err = { 0 };
+	json_t *r = history_get(h, id, &err);
+	if (!r)
+		fprintf(stderr, "%s\n", err.msg);
+	assert_non_null(r);
+	return r;
+}
+
+static const char *str_of(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static bool exists(const char *d, const char *name)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", d, name);
+	return access(p, F_OK) == 0;
+}
+
+static void append(const char *d, const char *name, const char *text)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", d, name);
+	int fd = open(p, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* A run's start and end go to <db>.pending, not to the database; whoever opens it folds them
+ * in: the row is as history_begin/history_end would have made it. */
+static void pending_lines_folded(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *d = pend_dir();
+	_cleanup_free_ char *db = xasprintf("%s/history.db", d);
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)"exit 3", NULL };
+	char *labels[] = { (char *)"team=ci", NULL };
+	struct cell_spec s = spec_of(d, "run_01000000000000000000000011", argv, labels);
+	s.name = (char *)"n1";
+	assert_false(history_exists(db));
+	history_note_start(&s);
+	struct run_result res = { .status = RUN_EXITED, .exit_code = 3, .wall_s = 1.5 };
+	clock_gettime(CLOCK_REALTIME, &res.ended);
+	history_note_end(&s, &res, NULL);
+	/* the supervisor never made the database */
+	assert_false(exists(d, "history.db"));
+	assert_true(exists(d, "history.db.pending"));
+	assert_true(history_exists(db));
+
+	/* a run that failed before its start was noted: its row says so */
+	struct cell_spec f = spec_of(d, "run_01000000000000000000000012", argv, NULL);
+	history_note_failed(&f, "cannot do it");
+
+	struct history *h = NULL;
+	struct error err = { 0 };
+	assert_int_equal(history_open(&h, db, &err), 0);
+	assert_false(exists(d, "history.db.pending"));
+	assert_false(exists(d, "history.db.pending.folding"));
+	json_t *r = row_of(h, "run_01000000000000000000000011");
+	assert_string_equal(str_of(r, "state"), "exited");
+	assert_string_equal(str_of(r, "name"), "n1");
+	assert_int_equal(json_integer_value(json_object_get(r, "exit_code")), 3);
+	assert_true(json_number_value(json_object_get(r, "duration_s")) == 1.5);
+	assert_string_equal(str_of(json_object_get(r, "labels"), "team"), "ci");
+	assert_string_equal(str_of(r, "via"), "cli");
+	json_decref(r);
+	r = row_of(h, "run_01000000000000000000000012");
+	assert_string_equal(str_of(r, "state"), "error");
+	assert_string_equal(str_of(r, "error"), "cannot do it");
+	json_decref(r);
+
+	/* a server's queued row, then its supervisor's lines: folded before the server's next
+	 * read, the row keeps what the server wrote (via) and ends as the supervisor said */
+	json_t *cmd = json_pack("[s]", "true");
+	struct history_run q = { .id = "run_01000000000000000000000013", .state = "queued", .command = cmd,
+				 .owner = 1000, .statedir = d, .via = "serve", .submitted_ms = 5 };
+	assert_int_equal(history_begin(h, &q, &err), 0);
+	json_decref(cmd);
+	struct cell_spec w = spec_of(d, "run_01000000000000000000000013", argv, NULL);
+	w.start = (char *)"warm";
+	history_note_start(&w);
+	r = row_of(h, "run_01000000000000000000000013");
+	assert_string_equal(str_of(r, "state"), "running");
+	assert_string_equal(str_of(r, "via"), "serve");
+	assert_string_equal(str_of(r, "start"), "warm");
+	json_decref(r);
+	res.status = RUN_SIGNALED;
+	res.signal = 9;
+	res.exit_code = 137;
+	history_note_end(&w, &res, NULL);
+	r = row_of(h, "run_01000000000000000000000013");  /* the same connection: it folds first */
+	assert_string_equal(str_of(r, "state"), "signaled");
+	assert_string_equal(str_of(r, "signal"), "SIGKILL");
+	json_decref(r);
+	history_close(h);
+	rm_tree_at(AT_FDCWD, d);
+}
+
+/* A line that is not one of ours (garbage, a line cut short by a full disk) is skipped with a
+ * warning; the others go in. Lines a fold left (a crash, a failure) go in before newer ones:
+ * a run whose start is in the old file and whose end is in the new one ends. */
+static void pending_order_and_bad_lines(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *d = pend_dir();
+	_cleanup_free_ char *db = xasprintf("%s/history.db", d);
+	append(d, "history.db.pending.folding",
+	       "{\"op\":\"begin\",\"id\":\"run_01000000000000000000000021\",\"state\":\"running\",\"owner\":7,\"started_ms\":1000}\n"
+	       "not json at all\n"
+	       "{\"op\":\"rename\",\"id\":\"x\",\"state\":\"y\"}\n");
+	append(d, "history.db.pending",
+	       "{\"op\":\"end\",\"id\":\"run_01000000000000000000000021\",\"state\":\"exited\",\"exit_code\":0,\"ended_ms\":3000,\"duration_s\":-1}\n"
+	       "{\"op\":\"begin\",\"id\":\"run_01000000000000000000000022\",\"state\":\"running\",\"owner\":7}\n"
+	       "{\"op\":\"end\",\"id\":\"run_0100000000000000000");
+	struct history *h = NULL;
+	struct error err = { 0 };
+	assert_int_equal(history_open(&h, db, &err), 0);
+	json_t *r = row_of(h, "run_01000000000000000000000021");
+	assert_string_equal(str_of(r, "state"), "exited");
+	assert_true(json_number_value(json_object_get(r, "duration_s")) == 2.0);
+	json_decref(r);
+	r = row_of(h, "run_01000000000000000000000022");
+	assert_string_equal(str_of(r, "state"), "running");
+	json_decref(r);
+	assert_false(exists(d, "history.db.pending"));
+	assert_false(exists(d, "history.db.pending.folding"));
+	history_close(h);
+	rm_tree_at(AT_FDCWD, d);
+}
+
+/* Writers appending while folders fold (the server's reads, `warren history`): no line is
+ * lost, none is folded twice out of order: every run ends in the state its last line says. */
+static void pending_concurrent(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *d = pend_dir();
+	_cleanup_free_ char *db = xasprintf("%s/history.db", d);
+	enum { WRITERS = 4, FOLDERS = 2, RUNS = 150 };
+	char *argv[] = { (char *)"true", NULL };
+	pid_t kids[WRITERS + FOLDERS];
+	for (int k = 0; k < WRITERS + FOLDERS; k++) {
+		kids[k] = fork();
+		assert_true(kids[k] >= 0);
+		if (kids[k])
+			continue;
+		if (k < WRITERS) {
+			for (int i = 0; i < RUNS; i++) {
+				char id[64];
+				snprintf(id, sizeof id, "run_0100000000000000000%02d%05d", k, i);
+				struct cell_spec s = spec_of(d, id, argv, NULL);
+				history_note_start(&s);
+				struct run_result res = { .status = RUN_EXITED, .exit_code = i % 7, .wall_s = 0.1 };
+				history_note_end(&s, &res, NULL);
+			}
+		} else {
+			for (int i = 0; i < 60; i++) {
+				struct history *h = NULL;
+				struct error err = { 0 };
+				if (history_open(&h, db, &err) < 0) {
+					fprintf(stderr, "folder: %s\n", err.msg);
+					_exit(2);
+				}
+				history_close(h);
+			}
+		}
+		_exit(0);
+	}
+	for (int k = 0; k < WRITERS + FOLDERS; k++) {
+		int st;
+		assert_int_equal(waitpid(kids[k], &st, 0), kids[k]);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fprintf(stderr, "child %d: status %#x\n", k, st);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	struct history *h = NULL;
+	struct error err = { 0 };
+	assert_int_equal(history_open(&h, db, &err), 0);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true }), WRITERS * RUNS);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .state = "live" }), 0);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .state = "exited" }), WRITERS * RUNS);
+	json_t *r = row_of(h, "run_01000000000000000000300149");
+	assert_int_equal(json_integer_value(json_object_get(r, "exit_code")), 149 % 7);
+	json_decref(r);
+	history_close(h);
+	rm_tree_at(AT_FDCWD, d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +377,9 @@ int main(void)
 		cmocka_unit_test(since_parsed),
 		cmocka_unit_test(rows_filters_retention),
 		cmocka_unit_test(math_functions_resolve),
+		cmocka_unit_test(pending_lines_folded),
+		cmocka_unit_test(pending_order_and_bad_lines),
+		cmocka_unit_test(pending_concurrent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
