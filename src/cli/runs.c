@@ -497,7 +497,7 @@ static void history_gc_ended(const struct statedir *sd, const char *id)
 	json_t *row = history_get(h, id, &err);
 	const char *st = json_string_value(json_object_get(row, "state"));
 	struct history_end e = { .state = "error", .error = "the supervisor died before the run ended (killed, or the host crashed); reclaimed by warren gc",
-				 .ended_ms = history_now_ms(), .duration_s = -1 };
+				 .ended_ms = history_now_ms(), .duration_s = -1, .if_live = true };
 	if (st && (!strcmp(st, "running") || !strcmp(st, "queued")))
 		history_end(h, id, &e, &err);
 	json_decref(row);

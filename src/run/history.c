@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "run/rundir.h"
 #include "util/fs.h"
 #include "util/units.h"
+#include "util/words.h"
 #include "util/strv.h"
 
 /* A statement kept prepared for the life of its connection (the server's connections run the
@@ -48,6 +50,8 @@ struct history {
 #define FOLDING ".pending.folding"  /* the lines being folded (left for the next fold when it failed) */
 #define FOLD_LOCK ".pending.lock"   /* one folder at a time, so that lines go in in order */
 #define PENDING_TRIES 16
+#define LOCK_WAIT_MS 5000           /* a lock held longer (a stopped process) is given up on */
+#define FOLD_AT_BYTES (1 << 20)     /* a run whose end makes the file longer folds it itself */
 static char noted_id[RUN_ID_LEN + 1]; /* the run whose start this process wrote, until its end */
 static void note_end_line(const struct cell_spec *s, const struct history_end *e);
 static void fold(struct history *h);
@@ -295,7 +299,8 @@ static int begin_row(struct history *h, const struct history_run *r, struct erro
 	sqlite3_stmt *st = prepare_kept(h,
 		"INSERT INTO runs(id, name, state, kind, command, worktree, statedir, owner, submitted_ms, started_ms, labels, via,"
 		" start, start_why) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-		" ON CONFLICT(id) DO UPDATE SET state = excluded.state, kind = COALESCE(kind, excluded.kind),"
+		" ON CONFLICT(id) DO UPDATE SET state = CASE WHEN state IN ('queued', 'running') THEN excluded.state ELSE state END,"
+		" kind = COALESCE(kind, excluded.kind),"
 		" command = COALESCE(command, excluded.command), worktree = COALESCE(excluded.worktree, worktree),"
 		" statedir = COALESCE(excluded.statedir, statedir), started_ms = COALESCE(excluded.started_ms, started_ms),"
 		" name = COALESCE(excluded.name, name), labels = COALESCE(excluded.labels, labels),"
@@ -327,7 +332,7 @@ static int end_row(struct history *h, const char *id, const struct history_end *
 	sqlite3_stmt *st = prepare_kept(h,
 		"UPDATE runs SET state = ?2, exit_code = ?3, signal = ?4, cause_limit = ?5, cause = ?6, error = ?7,"
 		" ended_ms = ?8, duration_s = CASE WHEN ?9 >= 0 THEN ?9 WHEN started_ms IS NOT NULL"
-		" THEN (?8 - started_ms) / 1000.0 END WHERE id = ?1", err);
+		" THEN (?8 - started_ms) / 1000.0 END WHERE id = ?1 AND (?10 = 0 OR state IN ('queued', 'running'))", err);
 	if (!st)
 		return -EIO;
 	bind_text(st, 1, id);
@@ -342,6 +347,7 @@ static int end_row(struct history *h, const char *id, const struct history_end *
 	bind_text(st, 7, e->error);
 	bind_ms(st, 8, e->ended_ms);
 	sqlite3_bind_double(st, 9, e->duration_s);
+	sqlite3_bind_int(st, 10, e->if_live);
 	return run_stmt(h, st, "record the end of the run", err);
 }
 
@@ -358,38 +364,86 @@ bool history_exists(const char *path)
 	return access(path, F_OK) == 0 || access(pending, F_OK) == 0 || access(folding, F_OK) == 0;
 }
 
+/* flock(fd, op) waiting at most LOCK_WAIT_MS: a process stopped while it holds the lock (a
+ * writer between its open and its write, a folder while it reads) does not stop everyone
+ * else. 0, or -EWOULDBLOCK when it was not got in time, or -errno. */
+static int lock_within(int fd, int op)
+{
+	for (int waited = 0;; waited += 2) {
+		if (flock(fd, op | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		if (waited >= LOCK_WAIT_MS)
+			return -EWOULDBLOCK;
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Open path (a pending file) as flags allow, never a link, a FIFO or a device, nor a file of
+ * another user's but root's: fd, or -errno (-EPERM: not a regular file of ours). */
+static int open_pending(const char *path, int flags, struct stat *st)
+{
+	int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0644);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st->st_mode) || (st->st_uid != geteuid() && st->st_uid != 0)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 /* Append line (one JSON object) to db's pending file as one write, under a shared flock that a
  * folder's exclusive one waits for; when the file was folded away between our open and our
- * lock, again into the new one. 0 or -errno. */
-static int pending_append(const char *db, json_t *line)
+ * lock, again into the new one. Each line begins with a newline too, so that a line cut short
+ * (a full disk, a writer killed) never swallows the next one. The file's length after it, or
+ * -errno. */
+static off_t pending_append(const char *db, json_t *line, struct error *err)
 {
 	_cleanup_free_ char *path = db_file(db, PENDING);
-	_cleanup_free_ char *text = json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(9));
-	if (!text)
-		return -ENOMEM;
+	_cleanup_free_ char *json = json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(9));
+	if (!json)
+		return error_set(err, ENOMEM, "cannot make its line (out of memory)");
+	_cleanup_free_ char *text = xasprintf("\n%s\n", json);
 	size_t n = strlen(text);
-	text = xrealloc(text, n + 2);
-	text[n++] = '\n';
-	text[n] = '\0';
 	for (int i = 0; i < PENDING_TRIES; i++) {
-		_cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
-		if (fd < 0)
-			return -errno;
 		struct stat ours, now;
-		if (flock(fd, LOCK_SH) < 0 || fstat(fd, &ours) < 0)
-			return -errno;
-		if (!S_ISREG(ours.st_mode))
-			return -EINVAL;
-		if (ours.st_nlink > 0 && lstat(path, &now) == 0 && now.st_ino == ours.st_ino && now.st_dev == ours.st_dev)
-			return write_all(fd, text, n);
+		_cleanup_close_ int fd = open_pending(path, O_WRONLY | O_APPEND | O_CREAT, &ours);
+		if (fd == -EPERM)
+			return error_set(err, 0, "%s is not a regular file of this user's (remove it)", path);
+		if (fd < 0)
+			return error_set(err, -fd, "cannot open %s", path);
+		int r = lock_within(fd, LOCK_SH);
+		if (r < 0)
+			return error_set(err, -r, "cannot lock %s", path);
+		if (fstat(fd, &ours) < 0)
+			return error_set(err, errno, "cannot read %s", path);
+		if (ours.st_nlink == 0 || lstat(path, &now) < 0 || now.st_ino != ours.st_ino || now.st_dev != ours.st_dev)
+			continue;  /* folded away between our open and our lock: the new file */
+		if ((r = write_all(fd, text, n)) < 0)
+			return error_set(err, -r, "cannot write %s", path);
+		return ours.st_size + (off_t)n;
 	}
-	return -EAGAIN;
+	return error_set(err, EAGAIN, "%s was folded away %d times while we wrote", path, PENDING_TRIES);
 }
 
 static void json_set_str(json_t *o, const char *k, const char *v)
 {
-	if (v)
-		json_object_set_new(o, k, json_string(v));
+	if (!v)
+		return;
+	json_t *j = json_string(v);
+	if (!j) {  /* not UTF-8 (a path's bytes): its odd bytes as \xNN, not the field dropped */
+		_cleanup_free_ char *p = printable_name(v);
+		j = json_string(p);
+	}
+	json_object_set_new(o, k, j);
 }
 
 static void json_set_ms(json_t *o, const char *k, int64_t ms)
@@ -398,20 +452,28 @@ static void json_set_ms(json_t *o, const char *k, int64_t ms)
 		json_object_set_new(o, k, json_integer(ms));
 }
 
-static void note_line(const struct cell_spec *s, json_t *line)
+static void note_line(const struct cell_spec *s, json_t *line, bool last)
 {
 	_cleanup_free_ char *path = history_path(s->statedir, s->history_db);
 	if (!path) {
 		json_decref(line);
 		return;
 	}
-	int r = pending_append(path, line);
+	_cleanup_error_ struct error err = { 0 };
+	off_t len = pending_append(path, line, &err);
 	json_decref(line);
 	static char warned_id[RUN_ID_LEN + 1];  /* one warning a run, not one for its start and its end */
-	if (r < 0 && strcmp(warned_id, s->id)) {
+	if (len < 0 && strcmp(warned_id, s->id)) {
 		snprintf(warned_id, sizeof warned_id, "%s", s->id);
-		warn_line("%s: cannot write to the history %s%s: %s; the run's record is in %s all the same", s->id, path,
-			  PENDING, strerror(-r), s->rundir);
+		warn_line("%s: cannot write to the history %s: %s; the run's record is in %s all the same", s->id, path,
+			  err.msg, s->rundir);
+	}
+	/* no reader for a long while (runs only, nobody asks): the run's end folds them in
+	 * itself, once in some 2 000 runs, so that the file stays short */
+	if (last && len > FOLD_AT_BYTES) {
+		struct history *h = NULL;
+		if (history_open(&h, path, &err) == 0)
+			history_close(h);
 	}
 }
 
@@ -486,26 +548,34 @@ static int fold_line(struct history *h, json_t *o, struct error *err)
 /* Fold the lines of the file path (the folding one) into the database, in one transaction. */
 static int fold_file(struct history *h, const char *path, struct error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	_cleanup_close_ int fd = open_pending(path, O_RDONLY, &st);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd == -EPERM)
+		return error_set(err, 0, "history %s: %s is not a regular file of this user's (remove it)", h->path, path);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : error_set(err, errno, "history %s: cannot open %s", h->path, path);
-	/* a writer that opened it before it was renamed finishes its line first */
-	if (flock(fd, LOCK_EX) < 0)
-		return error_set(err, errno, "history %s: cannot lock %s", h->path, path);
+		return error_set(err, -fd, "history %s: cannot open %s", h->path, path);
+	/* a writer that opened it before it was renamed finishes its line first; one that locks
+	 * it after finds it renamed and writes to the new file */
+	int r = lock_within(fd, LOCK_EX);
+	if (r < 0)
+		return error_set(err, -r, "history %s: a writer of %s holds it (stopped?)", h->path, path);
 	size_t len = 0;
 	_cleanup_free_ char *text = read_fd(fd, &len);
 	if (!text)
 		return error_set(err, errno, "history %s: cannot read %s", h->path, path);
+	flock(fd, LOCK_UN);
 	if (exec_kept(h, "BEGIN IMMEDIATE", err) < 0)
 		return -EIO;
 	size_t skipped = 0;
-	int r = 0;
 	for (char *line = text, *end; r >= 0 && line < text + len; line = end + 1) {
 		end = memchr(line, '\n', (size_t)(text + len - line));
-		if (!end) {
-			skipped++;  /* a line cut short (a writer's disk full): not one whole */
-			break;
-		}
+		if (!end)
+			end = text + len;
+		if (end == line)
+			continue;  /* (each line begins with a newline: see pending_append) */
+		/* a line cut short (a writer's disk full, a writer killed) is not JSON */
 		json_t *o = json_loadb(line, (size_t)(end - line), 0, NULL);
 		r = o ? fold_line(h, o, err) : 1;
 		json_decref(o);
@@ -523,6 +593,22 @@ static int fold_file(struct history *h, const char *path, struct error *err)
 	return 0;
 }
 
+/* A warning of fold's, not repeated while it stays the same (the server folds before each of
+ * its reads). */
+static void fold_warn(const char *fmt, ...)
+{
+	static char last[512];
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (!strcmp(line, last))
+		return;
+	snprintf(last, sizeof last, "%s", line);
+	warn_line("%s", line);
+}
+
 /* The pending lines into the database, the older ones (a fold that failed) first; each
  * reader and writer of the database calls it first. A failure is a warning: the lines stay
  * for the next fold, and the database answers as it is. */
@@ -530,31 +616,43 @@ static void fold(struct history *h)
 {
 	_cleanup_free_ char *pending = db_file(h->path, PENDING), *folding = db_file(h->path, FOLDING);
 	struct stat st;
-	bool left = lstat(folding, &st) == 0;
-	if (!left && (lstat(pending, &st) < 0 || st.st_size == 0))
+	/* pending first: a folder that renames it meanwhile leaves the folding file, seen next */
+	if ((lstat(pending, &st) < 0 || st.st_size == 0) && lstat(folding, &st) < 0)
 		return;  /* (the common case of the server's reads: nothing new) */
 	_cleanup_free_ char *lock = db_file(h->path, FOLD_LOCK);
-	_cleanup_close_ int lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
-	_cleanup_error_ struct error err = { 0 };
-	if (lk < 0 || flock(lk, LOCK_EX) < 0) {
-		warn_line("history %s: cannot lock %s: %s", h->path, lock, strerror(errno));
+	_cleanup_close_ int lk = open_pending(lock, O_RDWR | O_CREAT, &st);
+	if (lk == -EACCES || lk == -EPERM || lk == -EROFS) {
+		fold_warn("history %s: runs wait in %s that this user cannot fold in (%s); they are listed once the "
+			  "history's owner reads it (warren history)", h->path, pending, strerror(-lk));
 		return;
 	}
-	for (int round = 0; round < 2; round++) {
+	int r = lk < 0 ? lk : lock_within(lk, LOCK_EX);
+	if (r < 0) {
+		fold_warn("history %s: cannot lock %s: %s", h->path, lock,
+			  r == -EWOULDBLOCK ? "another process has held it for 5 s" : strerror(-r));
+		return;
+	}
+	_cleanup_error_ struct error err = { 0 };
+	for (int round = 0; round < 4; round++) {
 		/* (under the lock: another folder may have taken them meanwhile) */
-		if (lstat(folding, &st) < 0 && rename(pending, folding) < 0) {
-			if (errno != ENOENT)
-				warn_line("history %s: cannot take %s: %s", h->path, pending, strerror(errno));
-			return;
+		if (lstat(folding, &st) < 0) {
+			if (lstat(pending, &st) < 0 || st.st_size == 0)
+				return;
+			if (rename(pending, folding) < 0) {
+				if (errno != ENOENT)
+					fold_warn("history %s: cannot take %s: %s", h->path, pending, strerror(errno));
+				return;
+			}
 		}
 		if (fold_file(h, folding, &err) < 0) {
-			warn_line("%s; its lines are kept for the next reader", err.msg);
+			fold_warn("%s; its lines are kept for the next fold", err.msg);
 			return;
 		}
-		unlink(folding);
-		if (!left)
+		if (unlink(folding) < 0 && errno != ENOENT) {
+			fold_warn("history %s: cannot remove %s (%s); its lines would be folded in again", h->path, folding,
+				  strerror(errno));
 			return;
-		left = false;  /* a failed fold's lines are in: now the newer ones */
+		}
 	}
 }
 
@@ -810,7 +908,7 @@ void history_ids_free(char **ids)
 
 static void note_end_line(const struct cell_spec *s, const struct history_end *e)
 {
-	note_line(s, end_json(s->id, e));
+	note_line(s, end_json(s->id, e), true);
 	noted_id[0] = '\0';
 }
 
@@ -825,7 +923,7 @@ void history_note_start(const struct cell_spec *s)
 				 .worktree = s->worktree, .statedir = s->statedir, .command = cmd, .labels = labels,
 				 .owner = s->host_uid, .started_ms = history_now_ms(), .start = s->start,
 				 .start_why = s->start_why };
-	note_line(s, begin_json(&r));
+	note_line(s, begin_json(&r), false);
 	snprintf(noted_id, sizeof noted_id, "%s", s->id);
 	json_decref(cmd);
 	json_decref(labels);

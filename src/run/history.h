@@ -44,7 +44,8 @@ struct history_run {
 	uid_t owner;                     /* the host user who asked for it */
 	int64_t submitted_ms, started_ms; /* 0: not known */
 };
-/* Insert the row, or (a queued row starting) update its state, start and what ran. */
+/* Insert the row, or (a queued row starting) update its state, start and what ran; a row
+ * that has ended stays ended. */
 int history_begin(struct history *h, const struct history_run *r, struct error *err);
 
 /* How a run ended. */
@@ -55,6 +56,8 @@ struct history_end {
 	const char *signal, *cause_limit, *cause, *error;
 	int64_t ended_ms;
 	double duration_s;               /* < 0: from the start to ended_ms */
+	bool if_live;                    /* an end concluded by another (the server, gc): only over a
+	                                    row still queued or running, never over the run's own */
 };
 int history_end(struct history *h, const char *id, const struct history_end *e, struct error *err);
 /* The record of id is gone (gc, retention): its row stays and says so. */

@@ -106,7 +106,7 @@ static void record_end(struct server *s, const char *id, const char *state, cons
 		       const char *error)
 {
 	struct history_end e = { .state = state, .cause_limit = limit, .cause = cause, .error = error,
-				 .ended_ms = history_now_ms(), .duration_s = -1 };
+				 .ended_ms = history_now_ms(), .duration_s = -1, .if_live = true };
 	_cleanup_error_ struct error err = { 0 };
 	if (history_end(s->h, id, &e, &err) < 0)
 		fprintf(stderr, "warren serve: %s\n", err.msg);
@@ -206,7 +206,8 @@ static void start_queued(struct server *s, const sigset_t *mask)
 		r->next = s->running;
 		s->running = r;
 		s->busy++;
-		/* the row turns "running" when the run's supervisor starts (run/history.h) */
+		/* the row turns "running" when the run's supervisor starts (its line, folded in by the
+		 * next use of the history: run/history.h) */
 		observe_latency(s, (double)(history_now_ms() - r->submitted_ms) / 1000.0);
 	}
 }

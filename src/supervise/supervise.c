@@ -1066,8 +1066,9 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 	rundir_write_pid(s->rundir_fd, getpid());
 	if (!s->warm && record_write_spec(s, err) < 0)
 		return -EIO;
-	/* its row in <state>/history.db (run/history.h), written while init makes the cell, before
-	 * the job is let go (a warm cell's by the server that gives it its run: serve/warm.c) */
+	/* its row's start, a line for <state>/history.db (run/history.h), written while init makes
+	 * the cell, before the job is let go (a warm cell's row by the server that gives it its
+	 * run: serve/warm.c) */
 	if (!s->warm)
 		history_note_start(s);
 	cgroup_close_join(&u->cg); /* init moves itself into the run's cgroup (v1) */

@@ -13,7 +13,10 @@
 #include <unistd.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "run/history.h"
 #include "util/fs.h"
@@ -297,9 +300,16 @@ static void pending_order_and_bad_lines(void **state)
 	       "{\"op\":\"end\",\"id\":\"run_01000000000000000000000021\",\"state\":\"exited\",\"exit_code\":0,\"ended_ms\":3000,\"duration_s\":-1}\n"
 	       "{\"op\":\"begin\",\"id\":\"run_01000000000000000000000022\",\"state\":\"running\",\"owner\":7}\n"
 	       "{\"op\":\"end\",\"id\":\"run_0100000000000000000");
+	/* a line written after one cut short is a line of its own */
+	char *argv[] = { (char *)"true", NULL };
+	struct cell_spec after = spec_of(d, "run_01000000000000000000000023", argv, NULL);
+	history_note_start(&after);
 	struct history *h = NULL;
 	struct error err = { 0 };
 	assert_int_equal(history_open(&h, db, &err), 0);
+	json_t *a = row_of(h, "run_01000000000000000000000023");
+	assert_string_equal(str_of(a, "state"), "running");
+	json_decref(a);
 	json_t *r = row_of(h, "run_01000000000000000000000021");
 	assert_string_equal(str_of(r, "state"), "exited");
 	assert_true(json_number_value(json_object_get(r, "duration_s")) == 2.0);
@@ -370,6 +380,94 @@ static void pending_concurrent(void **state)
 	rm_tree_at(AT_FDCWD, d);
 }
 
+/* An end the server or gc concluded (if_live) never overwrites the run's own; a start folded
+ * in again (a folder killed between its commit and the file's removal) never reopens an ended
+ * row. */
+static void pending_ends_and_replays(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *d = pend_dir();
+	_cleanup_free_ char *db = xasprintf("%s/history.db", d);
+	char *argv[] = { (char *)"true", NULL };
+	struct cell_spec s = spec_of(d, "run_01000000000000000000000031", argv, NULL);
+	history_note_start(&s);
+	struct run_result res = { .status = RUN_EXITED, .exit_code = 0, .wall_s = 0.5 };
+	history_note_end(&s, &res, NULL);
+	struct history *h = NULL;
+	struct error err = { 0 };
+	assert_int_equal(history_open(&h, db, &err), 0);
+	struct history_end made = { .state = "error", .error = "the supervisor died", .ended_ms = 9, .duration_s = -1,
+				    .if_live = true };
+	assert_int_equal(history_end(h, s.id, &made, &err), 0);
+	json_t *r = row_of(h, s.id);
+	assert_string_equal(str_of(r, "state"), "exited");
+	assert_true(json_is_null(json_object_get(r, "error")) || !json_object_get(r, "error"));
+	json_decref(r);
+	/* the same start line again */
+	append(d, "history.db.pending.folding",
+	       "{\"op\":\"begin\",\"id\":\"run_01000000000000000000000031\",\"state\":\"running\",\"owner\":1000}\n");
+	r = row_of(h, s.id);
+	assert_string_equal(str_of(r, "state"), "exited");
+	json_decref(r);
+	/* a live row is ended by a concluded end */
+	struct cell_spec l = spec_of(d, "run_01000000000000000000000032", argv, NULL);
+	history_note_start(&l);
+	assert_int_equal(history_end(h, l.id, &made, &err), 0);
+	r = row_of(h, l.id);
+	assert_string_equal(str_of(r, "state"), "error");
+	json_decref(r);
+	history_close(h);
+	rm_tree_at(AT_FDCWD, d);
+}
+
+/* What is not a pending file of ours is never waited on: a FIFO in the folding file's place is
+ * refused at once; a lock another process holds (stopped) is given up after 5 s; the database
+ * answers all the same. */
+static void pending_never_hangs(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *d = pend_dir();
+	_cleanup_free_ char *db = xasprintf("%s/history.db", d);
+	_cleanup_free_ char *fifo = xasprintf("%s/history.db.pending.folding", d);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	alarm(30);  /* a hang fails the test instead of stopping it */
+	struct history *h = NULL;
+	struct error err = { 0 };
+	assert_int_equal(history_open(&h, db, &err), 0);
+	history_close(h);
+	unlink(fifo);
+	/* a writer's line waits; another process holds the fold lock */
+	char *argv[] = { (char *)"true", NULL };
+	struct cell_spec s = spec_of(d, "run_01000000000000000000000041", argv, NULL);
+	history_note_start(&s);
+	_cleanup_free_ char *lock = xasprintf("%s/history.db.pending.lock", d);
+	int lk = open(lock, O_RDWR | O_CREAT, 0644);
+	assert_true(lk >= 0);
+	assert_int_equal(flock(lk, LOCK_EX), 0);
+	pid_t holder = fork();
+	if (holder == 0) {
+		pause();  /* holds the lock (inherited) until killed */
+		_exit(0);
+	}
+	close(lk);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(history_open(&h, db, &err), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_true(waited >= 4.5 && waited < 15);
+	assert_null(history_get(h, s.id, &err));  /* not folded in: the lock was not got */
+	error_clear(&err);
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	json_t *r = row_of(h, s.id);  /* the next use folds it in */
+	assert_string_equal(str_of(r, "state"), "running");
+	json_decref(r);
+	alarm(0);
+	history_close(h);
+	rm_tree_at(AT_FDCWD, d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +478,8 @@ int main(void)
 		cmocka_unit_test(pending_lines_folded),
 		cmocka_unit_test(pending_order_and_bad_lines),
 		cmocka_unit_test(pending_concurrent),
+		cmocka_unit_test(pending_ends_and_replays),
+		cmocka_unit_test(pending_never_hangs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
