@@ -626,10 +626,16 @@ static void fold(struct history *h)
 			  "history's owner reads it (warren history)", h->path, pending, strerror(-lk));
 		return;
 	}
-	int r = lk < 0 ? lk : lock_within(lk, LOCK_EX);
+	/* after a lock not got in time, the next folds of the next 30 s do not wait: a stuck
+	 * folder must not make each of the server's reads wait 5 s */
+	static int64_t gave_up_ms;
+	bool wait = history_now_ms() - gave_up_ms > 30000;
+	int r = lk < 0 ? lk : wait ? lock_within(lk, LOCK_EX) : flock(lk, LOCK_EX | LOCK_NB) < 0 ? -errno : 0;
+	if (r == -EWOULDBLOCK && wait)
+		gave_up_ms = history_now_ms();
 	if (r < 0) {
 		fold_warn("history %s: cannot lock %s: %s", h->path, lock,
-			  r == -EWOULDBLOCK ? "another process has held it for 5 s" : strerror(-r));
+			  r == -EWOULDBLOCK ? "another process holds it (for 5 s and more)" : strerror(-r));
 		return;
 	}
 	_cleanup_error_ struct error err = { 0 };

@@ -468,6 +468,38 @@ static void pending_never_hangs(void **state)
 	rm_tree_at(AT_FDCWD, d);
 }
 
+/* Runs only, no reader for a long while: the run whose end makes the pending file longer than
+ * 1 MiB folds it in itself, so that the file stays short. */
+static void pending_folds_itself_when_long(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *d = pend_dir();
+	_cleanup_free_ char *db = xasprintf("%s/history.db", d);
+	_cleanup_free_ char *pending = xasprintf("%s/history.db.pending", d);
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)"a command line long enough to make the file grow", NULL };
+	struct run_result res = { .status = RUN_EXITED, .wall_s = 0.1 };
+	int i;
+	struct stat st;
+	for (i = 0; i < 20000; i++) {
+		char id[64];
+		snprintf(id, sizeof id, "run_0100000000000000000000%04d", i);
+		struct cell_spec s = spec_of(d, id, argv, NULL);
+		history_note_start(&s);
+		history_note_end(&s, &res, NULL);
+		if (stat(pending, &st) < 0)
+			break;  /* folded */
+		assert_true(st.st_size <= (1 << 20) + 4096);
+	}
+	assert_true(i > 1000 && i < 20000);
+	assert_true(exists(d, "history.db"));
+	struct history *h = NULL;
+	struct error err = { 0 };
+	assert_int_equal(history_open(&h, db, &err), 0);
+	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .state = "exited" }), (size_t)i + 1);
+	history_close(h);
+	rm_tree_at(AT_FDCWD, d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +512,7 @@ int main(void)
 		cmocka_unit_test(pending_concurrent),
 		cmocka_unit_test(pending_ends_and_replays),
 		cmocka_unit_test(pending_never_hangs),
+		cmocka_unit_test(pending_folds_itself_when_long),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
