@@ -135,9 +135,15 @@ static int migrate(struct history *h, struct error *err)
 		r = error_set(err, 0, "history %s has schema version %d, newer than this warren's %d; use a newer warren or another --db",
 			      h->path, version, HISTORY_SCHEMA_VERSION);
 	} else {
-		/* v2: how a server's run got its cell (serve --warm) */
+		/* v2: how a server's run got its cell (serve --warm); its columns looked for, not
+		 * only the version: two first opens at once once read version 0 after the other had
+		 * made v2, and the second ALTER failed ("duplicate column name") */
+		sqlite3_stmt *st = NULL;
+		bool has_v2 = sqlite3_prepare_v2(h->db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'start'", -1, &st,
+						 NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
 		_cleanup_free_ char *sql = xasprintf("%s%sPRAGMA user_version = %d;", version < 1 ? SCHEMA_V1 : "",
-						     SCHEMA_V2, HISTORY_SCHEMA_VERSION);
+						     has_v2 ? "" : SCHEMA_V2, HISTORY_SCHEMA_VERSION);
 		r = exec(h, sql, err);
 	}
 	sqlite3_exec(h->db, r < 0 ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
