@@ -40,7 +40,7 @@ struct history {
 /* A run's supervisor does not open the database: the row's start and its end are lines
  * appended to <db>.pending (one write each, O_APPEND, under a shared flock: see
  * pending_append), and whoever uses the database next folds them in, in order, in one
- * transaction (history_fold): the CLI when it opens it, the server before each of its reads
+ * transaction (fold): the CLI when it opens it, the server before each of its reads
  * and writes. SQLite's cost per run (the open, the schema read, the WAL's index rebuilt from
  * the whole WAL by the first connection, a write lock shared by every run at once, whose
  * busy waits sleep a millisecond at least) leaves the run: with 8 runs at once that lock had
@@ -471,8 +471,8 @@ static void note_line(const struct cell_spec *s, json_t *line, bool last)
 	static char warned_id[RUN_ID_LEN + 1];  /* one warning a run, not one for its start and its end */
 	if (len < 0 && strcmp(warned_id, s->id)) {
 		snprintf(warned_id, sizeof warned_id, "%s", s->id);
-		warn_line("%s: cannot write to the history %s: %s; the run's record is in %s all the same", s->id, path,
-			  err.msg, s->rundir);
+		warn_line("%s: cannot write to the history %s: %s (check the directory, or give another --db); the run's "
+			  "record is in %s all the same", s->id, path, err.msg, s->rundir);
 	}
 	/* no reader for a long while (runs only, nobody asks): the run's end folds them in
 	 * itself, once in some 2 000 runs, so that the file stays short */

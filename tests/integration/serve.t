@@ -264,4 +264,4 @@ is "$("$PY" -c 'import json,sys; r=json.loads(sys.argv[1])[0]; print(r["state"],
 bounded "$WARREN" run --state "$STATE" --work "$WORK" --db "$T/no-such-dir/h.db" -- sh -c 'exit 4'
 is "$RC" 4 "--db in a missing directory: the job's exit status all the same"
 one_warren_line "... and one line 'warren: ...'"
-like "$ERR" "cannot write to the history $T/no-such-dir/h.db: cannot open $T/no-such-dir/h.db.pending: No such file or directory; the run's record is in " "... naming the file, why, and where the record is"
+like "$ERR" "cannot write to the history $T/no-such-dir/h.db: cannot open $T/no-such-dir/h.db.pending: No such file or directory \\(check the directory, or give another --db\\); the run's record is in " "... naming the file, why, what to do, and where the record is"

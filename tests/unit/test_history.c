@@ -214,6 +214,16 @@ static void append(const char *d, const char *name, const char *text)
 	close(fd);
 }
 
+static struct history *open_db(const char *db)
+{
+	struct history *h = NULL;
+	struct error err = { 0 };
+	if (history_open(&h, db, &err) < 0)
+		fprintf(stderr, "%s\n", err.msg);
+	assert_non_null(h);
+	return h;
+}
+
 /* A run's start and end go to <db>.pending, not to the database; whoever opens it folds them
  * in: the row is as history_begin/history_end would have made it. */
 static void pending_lines_folded(void **state)
@@ -239,9 +249,8 @@ static void pending_lines_folded(void **state)
 	struct cell_spec f = spec_of(d, "run_01000000000000000000000012", argv, NULL);
 	history_note_failed(&f, "cannot do it");
 
-	struct history *h = NULL;
+	struct history *h = open_db(db);
 	struct error err = { 0 };
-	assert_int_equal(history_open(&h, db, &err), 0);
 	assert_false(exists(d, "history.db.pending"));
 	assert_false(exists(d, "history.db.pending.folding"));
 	json_t *r = row_of(h, "run_01000000000000000000000011");
@@ -304,9 +313,7 @@ static void pending_order_and_bad_lines(void **state)
 	char *argv[] = { (char *)"true", NULL };
 	struct cell_spec after = spec_of(d, "run_01000000000000000000000023", argv, NULL);
 	history_note_start(&after);
-	struct history *h = NULL;
-	struct error err = { 0 };
-	assert_int_equal(history_open(&h, db, &err), 0);
+	struct history *h = open_db(db);
 	json_t *a = row_of(h, "run_01000000000000000000000023");
 	assert_string_equal(str_of(a, "state"), "running");
 	json_decref(a);
@@ -367,9 +374,7 @@ static void pending_concurrent(void **state)
 			fprintf(stderr, "child %d: status %#x\n", k, st);
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	struct history *h = NULL;
-	struct error err = { 0 };
-	assert_int_equal(history_open(&h, db, &err), 0);
+	struct history *h = open_db(db);
 	assert_int_equal(count(h, (struct history_filter){ .any_owner = true }), WRITERS * RUNS);
 	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .state = "live" }), 0);
 	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .state = "exited" }), WRITERS * RUNS);
@@ -393,9 +398,8 @@ static void pending_ends_and_replays(void **state)
 	history_note_start(&s);
 	struct run_result res = { .status = RUN_EXITED, .exit_code = 0, .wall_s = 0.5 };
 	history_note_end(&s, &res, NULL);
-	struct history *h = NULL;
+	struct history *h = open_db(db);
 	struct error err = { 0 };
-	assert_int_equal(history_open(&h, db, &err), 0);
 	struct history_end made = { .state = "error", .error = "the supervisor died", .ended_ms = 9, .duration_s = -1,
 				    .if_live = true };
 	assert_int_equal(history_end(h, s.id, &made, &err), 0);
@@ -431,9 +435,8 @@ static void pending_never_hangs(void **state)
 	_cleanup_free_ char *fifo = xasprintf("%s/history.db.pending.folding", d);
 	assert_int_equal(mkfifo(fifo, 0644), 0);
 	alarm(30);  /* a hang fails the test instead of stopping it */
-	struct history *h = NULL;
+	struct history *h = open_db(db);
 	struct error err = { 0 };
-	assert_int_equal(history_open(&h, db, &err), 0);
 	history_close(h);
 	unlink(fifo);
 	/* a writer's line waits; another process holds the fold lock */
@@ -452,7 +455,7 @@ static void pending_never_hangs(void **state)
 	close(lk);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(history_open(&h, db, &err), 0);
+	h = open_db(db);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	assert_true(waited >= 4.5 && waited < 15);
@@ -492,9 +495,7 @@ static void pending_folds_itself_when_long(void **state)
 	}
 	assert_true(i > 1000 && i < 20000);
 	assert_true(exists(d, "history.db"));
-	struct history *h = NULL;
-	struct error err = { 0 };
-	assert_int_equal(history_open(&h, db, &err), 0);
+	struct history *h = open_db(db);
 	assert_int_equal(count(h, (struct history_filter){ .any_owner = true, .state = "exited" }), (size_t)i + 1);
 	history_close(h);
 	rm_tree_at(AT_FDCWD, d);
