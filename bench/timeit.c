@@ -13,6 +13,9 @@
  *   -e FILE     append the children's stderr to FILE (default /dev/null)
  *   -s PREFIX   write each measured run's wall time (ms), one a line, to PREFIX.<i>
  *               for the i-th command (from 0)
+ *   -p MS       pause MS milliseconds before each run (interleaved runs, -j 1): so that
+ *               what one run leaves to do in the background (a warm pool's refill) is
+ *               over before the next starts (default 0)
  *
  * Several commands separated by ":::" are measured interleaved, round-robin (run 1 of
  * each, then run 2 of each, ...), so a change of load on the machine during the
@@ -248,18 +251,18 @@ static void report(int i, struct cmd *c, int j, const char *prefix)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: timeit [-n N] [-w W] [-j K] [-t SEC] [-F] [-e ERRFILE] [-s PREFIX] "
+	fprintf(stderr, "usage: timeit [-n N] [-w W] [-j K] [-t SEC] [-F] [-p MS] [-e ERRFILE] [-s PREFIX] "
 			"-- CMD [ARG...] [::: CMD [ARG...]]...\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	long n = 200, warm = 5;
+	long n = 200, warm = 5, pause_ms = 0;
 	int j = 1, opt, ncmd = 0;
 	const char *errfile = NULL, *prefix = NULL;
 
-	while ((opt = getopt(argc, argv, "+n:w:j:t:Fe:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:w:j:t:Fe:s:p:")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'w': warm = atol(optarg); break;
@@ -268,10 +271,11 @@ int main(int argc, char **argv)
 		case 'F': use_fork = 1; break;
 		case 'e': errfile = optarg; break;
 		case 's': prefix = optarg; break;
+		case 'p': pause_ms = atol(optarg); break;
 		default: usage();
 		}
 	}
-	if (optind >= argc || n < 1 || warm < 0 || j < 1 || timeout_s < 0)
+	if (optind >= argc || n < 1 || warm < 0 || j < 1 || timeout_s < 0 || pause_ms < 0)
 		usage();
 	if (timeout_s > 0) {
 		struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
@@ -309,6 +313,11 @@ int main(int argc, char **argv)
 	if (j == 1 && ncmd > 1) {
 		for (long r = 0; r < warm + n; r++)
 			for (int i = 0; i < ncmd; i++) {
+				if (pause_ms) {
+					struct timespec p = { .tv_sec = pause_ms / 1000, .tv_nsec = (pause_ms % 1000) * 1000000 };
+					while (nanosleep(&p, &p) < 0 && errno == EINTR) {
+					}
+				}
 				double w = run_batch(&cmds[i], r, 1, 1, r >= warm);
 				if (r >= warm)
 					cmds[i].wall += w;

@@ -102,18 +102,38 @@ static uint64_t read_u64(const char *dir, const char *file)
 	return s ? strtoull(s, NULL, 10) : 0;
 }
 
+/* The value of key in text's "key value" lines, or 0. */
+static uint64_t key_value(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, n) == 0 && l[n] == ' ')
+			return strtoull(l + n + 1, NULL, 10);
+	return 0;
+}
+
 /* "key value" lines: the value of key, or 0. */
 static uint64_t read_key(const char *dir, const char *file, const char *key)
 {
 	_cleanup_free_ char *p = xasprintf("%s/%s", dir, file);
 	_cleanup_free_ char *s = read_file(p, NULL);
-	if (!s)
+	return s ? key_value(s, key) : 0;
+}
+
+/* The value of key in the "key value" lines of the open cgroup file *fd (opened from dir/file
+ * the first time), read from its start; 0 when it cannot be read. */
+static uint64_t read_key_kept(int *fd, const char *dir, const char *file, const char *key)
+{
+	if (*fd < 0) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", dir, file);
+		*fd = open(p, O_RDONLY | O_CLOEXEC);
+	}
+	char buf[1024];
+	ssize_t n = *fd >= 0 ? pread(*fd, buf, sizeof buf - 1, 0) : -1;
+	if (n <= 0)
 		return 0;
-	size_t n = strlen(key);
-	for (char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (strncmp(l, key, n) == 0 && l[n] == ' ')
-			return strtoull(l + n + 1, NULL, 10);
-	return 0;
+	buf[n] = '\0';
+	return key_value(buf, key);
 }
 
 static bool has_file(const char *dir, const char *file)
@@ -182,7 +202,7 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 			r = write_u64(cg->memory, "memory.memsw.limit_in_bytes", l->memory);
 		if (r < 0)
 			return error_set(err, -r, "cannot set the memory limit in %s", cg->memory);
-		cg->oom_kills_at_start = read_key(cg->memory, "memory.oom_control", "oom_kill");
+		cg->oom_kills_at_start = read_key_kept(&cg->hits_fd[0], cg->memory, "memory.oom_control", "oom_kill");
 	}
 	if (l->pids && cg->pids) {
 		int r = write_u64(cg->pids, "pids.max", l->pids);
@@ -227,7 +247,7 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 		if ((r = write_u64(cg->v2, "memory.max", l->memory)) < 0 ||
 		    (has_file(cg->v2, "memory.swap.max") && (r = write_u64(cg->v2, "memory.swap.max", 0)) < 0))
 			return error_set(err, -r, "cannot set the memory limit in %s", cg->v2);
-		cg->oom_kills_at_start = read_key(cg->v2, "memory.events", "oom_kill");
+		cg->oom_kills_at_start = read_key_kept(&cg->hits_fd[0], cg->v2, "memory.events", "oom_kill");
 	}
 	if (l->pids && (r = write_u64(cg->v2, "pids.max", l->pids)) < 0)
 		return error_set(err, -r, "cannot set the process limit in %s", cg->v2);
@@ -284,7 +304,7 @@ void cgroup_close_join(struct cgroup *cg)
 
 void cgroup_init(struct cgroup *cg)
 {
-	*cg = (struct cgroup){ .v2_fd = -1, .tasks_fd = { -1, -1, -1 } };
+	*cg = (struct cgroup){ .v2_fd = -1, .tasks_fd = { -1, -1, -1 }, .hits_fd = { -1, -1 } };
 }
 
 /* The controllers field ("cpu,cpuacct") of the line of /proc/self/cgroup's text that lists
@@ -329,9 +349,16 @@ void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_
 	const char *mem = v2 ? cg->v2 : cg->kind == CGROUP_V1 ? cg->memory : NULL;
 	const char *pid = v2 ? cg->v2 : cg->kind == CGROUP_V1 ? cg->pids : NULL;
 	if (memory && mem)
-		*oom_kills = read_key(mem, v2 ? "memory.events" : "memory.oom_control", "oom_kill") - cg->oom_kills_at_start;
+		*oom_kills = read_key_kept(&cg->hits_fd[0], mem, v2 ? "memory.events" : "memory.oom_control", "oom_kill") -
+			     cg->oom_kills_at_start;
 	if (pids && pid)
-		*pids_max_hits = read_key(pid, "pids.events", "max");
+		*pids_max_hits = read_key_kept(&cg->hits_fd[1], pid, "pids.events", "max");
+}
+
+void cgroup_open_hits(struct cgroup *cg)
+{
+	uint64_t a, b;
+	cgroup_limit_hits(cg, true, true, &a, &b);
 }
 
 void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
@@ -437,6 +464,8 @@ void cgroup_free(struct cgroup *cg)
 	free(cg->pids);
 	free(cg->cpuacct);
 	closep(&cg->v2_fd);
+	closep(&cg->hits_fd[0]);
+	closep(&cg->hits_fd[1]);
 	cgroup_close_join(cg);
 	cg->v2 = cg->memory = cg->pids = cg->cpuacct = NULL;
 	cg->v2_fd = -1;

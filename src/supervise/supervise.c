@@ -1102,6 +1102,9 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 		return sup_fail(u, false, err);
 	if (sup_make_cell(u, control, vm, err) < 0)
 		return sup_fail(u, true, err);
+	/* what the run's end reads of its cgroup, open before its run comes */
+	if (s->warm)
+		cgroup_open_hits(&u->cg);
 	return 0;
 }
 
