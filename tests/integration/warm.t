@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 83
+plan 86
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -146,6 +146,20 @@ is "$(jbody 'd["start"]')" cold "[root] the image removed: the run does not take
 like "$(row "$ID" error)" "wbb" "[root] ... and fails naming the image"
 
 stop_server 60
+
+# ---- a limit the kernel enforced in a warm run that ends at once: its answer names it. The
+# cell's limit hits are read from files opened before its run came (cgroup_open_hits): read
+# again from their start at its end, they count what the run did
+printf 'pids = 16\n' >"$STATE/defaults"
+start_warm_server --warm 1 --warm-work "$WORK"
+wait_for 30 ready_is 1
+ok $? "[root] a warm cell with a pids limit of 16 (the state's defaults)" || diag "$(cat "$SRV_ERR")"
+FORKS='i=0; while [ $i -lt 40 ]; do sleep 5 & i=$((i+1)); done 2>/dev/null; exit 0'
+run_wait "{\"command\":[\"sh\",\"-c\",$(jstr "$FORKS")],\"worktree\":\"$WORK\"}"
+is "$(jbody '[d["start"], d["state"]]')" '["warm", "limit"]' "[root] a warm run whose forks hit its pids limit and that exits 0 at once: its answer says limit" || diag "$BODY"
+is "$(row "$ID" cause | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["limit"])')" pids "[root] ... its cause names the limit (pids)"
+stop_server 60
+rm -f "$STATE/defaults"
 
 # ---- kill -9 of the server: no process or mount of a warm cell; gc and the next server reclaim
 start_warm_server --warm 1 --warm-work "$WORK"
