@@ -13,9 +13,9 @@
  *   -e FILE     append the children's stderr to FILE (default /dev/null)
  *   -s PREFIX   write each measured run's wall time (ms), one a line, to PREFIX.<i>
  *               for the i-th command (from 0)
- *   -p MS       pause MS milliseconds before each run (interleaved runs, -j 1): so that
- *               what one run leaves to do in the background (a warm pool's refill) is
- *               over before the next starts (default 0)
+ *   -p MS       pause MS milliseconds before each run of several commands interleaved
+ *               (-j 1; ignored otherwise): so that what one run leaves to do in the
+ *               background (a warm pool's refill) is over before the next starts (default 0)
  *
  * Several commands separated by ":::" are measured interleaved, round-robin (run 1 of
  * each, then run 2 of each, ...), so a change of load on the machine during the

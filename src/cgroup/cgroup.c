@@ -128,7 +128,7 @@ static uint64_t read_key_kept(int *fd, const char *dir, const char *file, const 
 		_cleanup_free_ char *p = xasprintf("%s/%s", dir, file);
 		*fd = open(p, O_RDONLY | O_CLOEXEC);
 	}
-	char buf[1024];
+	char buf[1024]; /* memory.events, the longest: 6 short lines */
 	ssize_t n = *fd >= 0 ? pread(*fd, buf, sizeof buf - 1, 0) : -1;
 	if (n <= 0)
 		return 0;
@@ -355,6 +355,7 @@ void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_
 		*pids_max_hits = read_key_kept(&cg->hits_fd[1], pid, "pids.events", "max");
 }
 
+/* (the values read are dropped: the reads open the files) */
 void cgroup_open_hits(struct cgroup *cg)
 {
 	uint64_t a, b;

@@ -21,9 +21,11 @@ struct cgroup {
 	                         for the cell's init to join them (cgroup_join_self) */
 	uint64_t oom_kills_at_start;
 	int hits_fd[2];       /* the files cgroup_limit_hits reads (memory's OOM kills, pids.events),
-	                         kept open once read (or cgroup_open_hits): read again from their
-	                         start, without a path walk in the cgroup file system (~40 us a
-	                         run's end, the moment its caller waits for) */
+	                         kept open once read (the memory one when the group is made; both
+	                         by cgroup_open_hits): read again from their start, without a path
+	                         walk in the cgroup file system (~40 us a run's end, the moment its
+	                         caller waits for). A cell's init made after the first closes it
+	                         (it keeps only what it needs). */
 };
 
 struct cgroup_usage {
@@ -69,8 +71,8 @@ void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_
 int cgroup_destroy(struct cgroup *cg);
 /* gc: remove the group of a dead run by id (all kinds). */
 int cgroup_remove_by_id(const char *id);
-/* Open the files cgroup_limit_hits reads now (a warm cell, before its run comes), in this
- * process only (close-on-exec; a cell's init made before this does not hold them). */
+/* Open the files cgroup_limit_hits reads now (a warm cell, before its run comes), close-on-exec:
+ * a cell's init made before this does not hold them. */
 void cgroup_open_hits(struct cgroup *cg);
 void cgroup_free(struct cgroup *cg);
 

@@ -251,25 +251,33 @@ static void warm_fill(struct cell_spec *s, struct cell_spec *r)
 	s->start = "warm";
 }
 
-/* The take of a plain command rehearsed while the cell waits, and undone: its run's spec made
- * from a job like the server's (a command of one step), compared with the cell's, freed. What
+/* The take of a plain command rehearsed before the cell says it waits, and undone: its run's
+ * spec made from the job the server makes of a command, compared with the cell's, freed. What
  * a process does the first time costs it several times more (its lazy symbol bindings, code
  * and heap pages touched for the first time: the load and spec of a take 61 and ~80 us the
  * first time, 17 and ~25 the second); rehearsed, the run's own take is a second time. Nothing
- * is written: the state directory and the worktree are only looked at, as a take does. */
+ * is written: the state directory and the worktree are only looked at, as a take does; what it
+ * would say (notes on the worktree) is not said, they are the run's to say. */
+static void silent(const char *msg, void *data)
+{
+	(void)msg;
+	(void)data;
+}
+
 static void warm_rehearse(struct warm *w, const struct cell_spec *s)
 {
 	char *const argv[] = { "true", NULL };
-	_cleanup_free_ char *run = job_exec_line(argv);
-	json_t *job = json_pack("{s:[{s:s,s:s}]}", "steps", "name", "main", "run", run);
-	_cleanup_free_ char *text = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_t *job = job_command_json(argv);
+	_cleanup_free_ char *text = job_json_text(job);
 	json_decref(job);
 	_cleanup_free_ char *file = xasprintf("%s/serve/%s.job.json", s->statedir, w->run_id);
 	json_t *req = json_pack("{s:s,s:s,s:s,s:[],s:[s]}", "job", file, "job_text", text, "work", w->a->work, "labels",
 				"command", "true");
 	struct warm r = { .fd = -1, .end_fd = -1, .a = w->a, .run_id = w->run_id, .db = w->db };
+	warn_set_handler(silent, NULL);
 	if (req && warm_load(&r, req))
 		(void)cell_spec_shape_diff(s, &r.s);
+	warn_set_handler(NULL, NULL);
 	json_decref(req);
 	if (r.loaded) {
 		cell_spec_free(&r.s);
@@ -288,8 +296,8 @@ static const struct job *warm_take(void *ctx, struct cell_spec *s, char ***direc
 		close(s->image_fd);
 	s->image_fd = 0;
 	tzset();  /* the clock shown of its steps: the zone read now, not when its run comes */
-	warm_say(w, json_pack("{s:b,s:o}", "ready", 1, "digest", s->image_digest ? json_string(s->image_digest) : json_null()));
 	warm_rehearse(w, s);
+	warm_say(w, json_pack("{s:b,s:o}", "ready", 1, "digest", s->image_digest ? json_string(s->image_digest) : json_null()));
 	char buf[65536];
 	ssize_t n = fd_recv(w->fd, 0, buf, sizeof buf, &w->end_fd);
 	if (n <= 0)

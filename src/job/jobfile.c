@@ -755,6 +755,19 @@ char *job_exec_line(char *const *argv)
 	return line;
 }
 
+json_t *job_command_json(char *const *argv)
+{
+	char *run = job_exec_line(argv);
+	json_t *job = json_pack("{s:[{s:s,s:s}]}", "steps", "name", "main", "run", run);
+	free(run);
+	return job;
+}
+
+char *job_json_text(json_t *job)
+{
+	return json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+}
+
 bool job_is_command(const struct job *job, char *const *argv)
 {
 	if (!argv || !*argv || job->n_steps != 1 || job->n_services || job->shell)

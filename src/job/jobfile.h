@@ -3,6 +3,7 @@
 #ifndef WARREN_JOB_JOBFILE_H
 #define WARREN_JOB_JOBFILE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,11 @@ bool job_workdir_inside(const char *workdir, const char *worktree);
 /* The step script that execs argv as it is, each word quoted for the shell: exec 'a' 'b'
  * (heap): what the server makes a plain command's one step of. */
 char *job_exec_line(char *const *argv);
+/* The job of a plain command, as the server makes it: one step "main" running job_exec_line(argv)
+ * (the request's env, limits, ... are added to it); job_json_text: a job's text as the server
+ * writes it, or gives it to a warm cell (heap). */
+json_t *job_command_json(char *const *argv);
+char *job_json_text(json_t *job);
 /* Whether job is the one step job_exec_line made of argv, run as the server makes it (no
  * shell: of the job's or the step's, no step env, workdir, time limit or if:, no services): then
  * argv may be started as the cell's job itself, without the executor and its shell. */

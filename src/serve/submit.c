@@ -94,8 +94,7 @@ static int check_fields(json_t *req, json_t **out)
 static json_t *command_job(json_t *req)
 {
 	_cleanup_strv_ char **argv = strv_from_json(json_object_get(req, "command"), false);
-	_cleanup_free_ char *run = job_exec_line(argv);
-	json_t *job = json_pack("{s:[{s:s,s:s}]}", "steps", "name", "main", "run", run);
+	json_t *job = job_command_json(argv);
 	json_t *v;
 	if ((v = json_object_get(req, "name")))
 		json_object_set(job, "name", v);
@@ -131,7 +130,7 @@ static int make_job(struct server *s, const char *id, json_t *req, json_t **out,
 		text = xstrdup(json_string_value(jt));
 	} else {
 		json_t *job = command_job(req);
-		text = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		text = job_json_text(job);
 		json_decref(job);
 	}
 	*path = server_file(s, id, ".job.json");

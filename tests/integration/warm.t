@@ -154,9 +154,10 @@ printf 'pids = 16\n' >"$STATE/defaults"
 start_warm_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
 ok $? "[root] a warm cell with a pids limit of 16 (the state's defaults)" || diag "$(cat "$SRV_ERR")"
-FORKS='i=0; while [ $i -lt 40 ]; do sleep 5 & i=$((i+1)); done 2>/dev/null; exit 0'
+# (the forks in a shell of their own: dash ends at its first refused fork, with status 2)
+FORKS="sh -c 'i=0; while [ \$i -lt 40 ]; do sleep 5 & i=\$((i+1)); done' 2>/dev/null; exit 0"
 run_wait "{\"command\":[\"sh\",\"-c\",$(jstr "$FORKS")],\"worktree\":\"$WORK\"}"
-is "$(jbody '[d["start"], d["state"]]')" '["warm", "limit"]' "[root] a warm run whose forks hit its pids limit and that exits 0 at once: its answer says limit" || diag "$BODY"
+is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "limit", 123]' "[root] a warm run whose forks hit its pids limit and that exits 0 at once: its answer says limit (exit 123)" || diag "$BODY"
 is "$(row "$ID" cause | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["limit"])')" pids "[root] ... its cause names the limit (pids)"
 stop_server 60
 rm -f "$STATE/defaults"
