@@ -14,20 +14,22 @@
 #   make check-v2   deps, the sanitizer build, then the cgroup, limits and job tests in a qemu guest
 #                   that is a pure cgroup v2 host (tests/v2/check; TESTS= picks the scripts)
 CC      ?= cc
-PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0 sqlite3 liblzma libzstd
+PKGS    := jansson libseccomp libcap yaml-0.1 libnl-route-3.0 sqlite3
+# headers only: loaded with dlopen where they are used (src/util/dl.h), by no other command
+DL_PKGS := liblzma libzstd libarchive nettle
 CFLAGS  ?= -O2 -g
-override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+override CFLAGS += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 # The version: debian/changelog's first entry is its one source (warren --version, the package).
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
-# the libraries are linked statically: each shared library costs every run its loading.
-# libarchive (image import) with only the parts warren calls, its tar reader and the gzip, xz,
-# zstd and bzip2 filters: its pkg-config --static list also names libacl and libxml2 (disk
-# writer, xar), which Debian ships without .a files and no reader here needs. nettle: sha256.
-ARCHIVE_LIBS := -larchive -lnettle -lzstd -llzma -lbz2 -lz
+# the libraries are linked statically: each shared library costs every run its loading. Those
+# of images (libarchive, nettle's SHA-256) and of the vm driver's kernel files (liblzma,
+# libzstd) are loaded with dlopen when an image or a VM's files are made instead: linked in,
+# nettle's and liblzma's start-up code probed the CPU (a VM exit a probe) at each exec of
+# warren, 65-110 us of every `warren run` (src/image/libs.h).
 # SQLite's SQL math functions name libm's, and a static libm does not link beside a dynamic
 # libc: src/util/lazymath.c looks them up in libm.so.6 if they are ever called, so no libm is
 # mapped at each exec (warren itself uses nothing of it).
-override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(ARCHIVE_LIBS) -Wl,-Bdynamic
+override LDLIBS += -Wl,-Bstatic $(shell pkg-config --libs $(PKGS) 2>/dev/null) -Wl,-Bdynamic
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 # BUILD is where objects and binaries go: build (optimised) or build/san (sanitizers)

@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #include "cell/contract.h"
+#include "util/dl.h"
 #include "util/fs.h"
 
 /* The modules the guest loads (with what they need), unless the kernel has them built in. */
@@ -41,6 +42,36 @@ static void buf_grow(struct buf *b, size_t want)
 		b->cap = b->cap ? b->cap * 2 : 1 << 20;
 	b->p = xrealloc(b->p, b->cap);
 }
+
+/* liblzma and libzstd, loaded when a VM's files are made (util/dl.h): linked in, liblzma's
+ * start-up code (a CPU probe) ran at every exec of warren */
+#define DECOMP_LZMA(X) X(lzma_stream_decoder) X(lzma_code) X(lzma_end)
+#define DECOMP_ZSTD(X) X(ZSTD_createDStream) X(ZSTD_decompressStream) X(ZSTD_isError) X(ZSTD_freeDStream)
+static struct {
+	void *lzma, *zstd;
+#define X(f) __typeof__(f) *f;
+	DECOMP_LZMA(X)
+	DECOMP_ZSTD(X)
+#undef X
+} dz;
+
+static int decomp_load(struct error *err)
+{
+#define X(f) { #f, (void **)&dz.f },
+	const struct dl_sym lzma[] = { DECOMP_LZMA(X) }, zstd[] = { DECOMP_ZSTD(X) };
+#undef X
+	if (dl_load(&dz.lzma, "liblzma.so.5", lzma, sizeof lzma / sizeof lzma[0], "the vm driver", "liblzma5", err) < 0 ||
+	    dl_load(&dz.zstd, "libzstd.so.1", zstd, sizeof zstd / sizeof zstd[0], "the vm driver", "libzstd1", err) < 0)
+		return -ENOENT;
+	return 0;
+}
+#define lzma_stream_decoder (*dz.lzma_stream_decoder)
+#define lzma_code (*dz.lzma_code)
+#define lzma_end (*dz.lzma_end)
+#define ZSTD_createDStream (*dz.ZSTD_createDStream)
+#define ZSTD_decompressStream (*dz.ZSTD_decompressStream)
+#define ZSTD_isError (*dz.ZSTD_isError)
+#define ZSTD_freeDStream (*dz.ZSTD_freeDStream)
 
 /* One xz stream at in (what follows it is ignored). 0, or -EINVAL when it is not one. */
 static int unxz(const unsigned char *in, size_t len, struct buf *out)
@@ -132,6 +163,8 @@ static int make_vmlinux(const struct vm_kernel *k, struct buf *out, struct error
 	_cleanup_free_ unsigned char *img = (unsigned char *)read_file(k->image, &len);
 	if (!img)
 		return error_set(err, errno, "cannot read the kernel %s", k->image);
+	if (decomp_load(err) < 0)
+		return -ENOENT;
 	if (extract_vmlinux(img, len, out) < 0)
 		return error_set(err, ENOEXEC, "no xz or zstd stream with an ELF vmlinux in the kernel %s; give a Debian kernel (WARREN_VM_KERNEL)", k->image);
 	return 0;
@@ -242,6 +275,9 @@ static int add_module_path(struct modctx *m, const char *path, int depth, struct
 	struct buf plain = { 0 };
 	int r = 0;
 	size_t pl = strlen(path);
+	bool packed = (pl > 3 && !strcmp(path + pl - 3, ".xz")) || (pl > 4 && !strcmp(path + pl - 4, ".zst"));
+	if (packed && decomp_load(err) < 0)
+		return -ENOENT;
 	if (pl > 3 && !strcmp(path + pl - 3, ".xz"))
 		r = unxz(raw, len, &plain);
 	else if (pl > 4 && !strcmp(path + pl - 4, ".zst"))

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "image/entry.h"
+#include "image/libs.h"
 #include "util/fs.h"
 
 struct dirfix {

@@ -5,8 +5,6 @@
  * blob whose digest differs is refused. */
 #include "image/source.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -16,6 +14,7 @@
 #include <unistd.h>
 
 #include "image/entry.h"
+#include "image/libs.h"
 #include "util/fs.h"
 #include "util/sys.h"
 
@@ -485,6 +484,8 @@ static const char *tar_kind(const char *path)
 
 int image_source_apply(const char *source, struct apply *a, struct image_source_info *info, struct error *err)
 {
+	if (image_libs_load(err) < 0)
+		return -ENOENT;
 	_cleanup_close_ int fd = open(source, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)

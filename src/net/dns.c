@@ -30,6 +30,7 @@
 
 #include "net/dnsname.h"
 #include "net/internal.h"
+#include "util/dl.h"
 #include "util/fs.h"
 
 /* libldns is loaded when the run's first DNS question arrives (it brings libcrypto: ~6 ms of
@@ -75,16 +76,10 @@ static struct {
 
 static bool ldns_load(void)
 {
-	if (L.h)
-		return true;
-	void *h = dlopen("libldns.so.3", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return false;
-#define X(f) if (!(*(void **)&L.f = dlsym(h, #f))) { dlclose(h); return false; }
-	LDNS_FUNCS(X)
+#define X(f) { #f, (void **)&L.f },
+	const struct dl_sym syms[] = { LDNS_FUNCS(X) };
 #undef X
-	L.h = h;
-	return true;
+	return dl_load(&L.h, "libldns.so.3", syms, sizeof syms / sizeof syms[0], NULL, NULL, NULL) == 0;
 }
 
 #define MAX_PENDING 64     /* queries in flight; each holds a socket per upstream */

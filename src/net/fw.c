@@ -9,7 +9,6 @@
  * (and the base, idempotently) are added in one transaction and removed in another; nothing
  * is listed first and nothing is matched by rule handle. */
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include <nftables/libnftables.h>
 
 #include "net/internal.h"
+#include "util/dl.h"
 
 /* libnftables has no static library: it is loaded when a run asks for a network, so that
  * runs without one (the default) never pay for loading it and its dependencies. */
@@ -34,22 +34,13 @@ static struct {
 
 static bool lib_load(void)
 {
-	if (lib.h)
-		return true;
-	void *h = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return false;
-#define SYM(f, name) (*(void **)&lib.f = dlsym(h, name))
-	if (!SYM(ctx_new, "nft_ctx_new") || !SYM(ctx_free, "nft_ctx_free") ||
-	    !SYM(buffer_output, "nft_ctx_buffer_output") || !SYM(buffer_error, "nft_ctx_buffer_error") ||
-	    !SYM(get_output, "nft_ctx_get_output_buffer") || !SYM(get_error, "nft_ctx_get_error_buffer") ||
-	    !SYM(set_flags, "nft_ctx_output_set_flags") || !SYM(run, "nft_run_cmd_from_buffer")) {
-		dlclose(h);
-		return false;
-	}
-#undef SYM
-	lib.h = h;
-	return true;
+	const struct dl_sym syms[] = {
+		{ "nft_ctx_new", (void **)&lib.ctx_new }, { "nft_ctx_free", (void **)&lib.ctx_free },
+		{ "nft_ctx_buffer_output", (void **)&lib.buffer_output }, { "nft_ctx_buffer_error", (void **)&lib.buffer_error },
+		{ "nft_ctx_get_output_buffer", (void **)&lib.get_output }, { "nft_ctx_get_error_buffer", (void **)&lib.get_error },
+		{ "nft_ctx_output_set_flags", (void **)&lib.set_flags }, { "nft_run_cmd_from_buffer", (void **)&lib.run },
+	};
+	return dl_load(&lib.h, "libnftables.so.1", syms, sizeof syms / sizeof syms[0], NULL, NULL, NULL) == 0;
 }
 #define nft_ctx_new lib.ctx_new
 #define nft_ctx_free lib.ctx_free

@@ -1,0 +1,35 @@
+/* dl.c - see dl.h. */
+#include "util/dl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+static pthread_mutex_t dl_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int dl_load(void **h, const char *lib, const struct dl_sym *syms, size_t n, const char *what, const char *pkg,
+	    struct error *err)
+{
+	if (__atomic_load_n(h, __ATOMIC_ACQUIRE))
+		return 0;
+	int r = 0;
+	pthread_mutex_lock(&dl_mu);
+	if (!*h) {
+		void *lh = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		size_t i = 0;
+		while (lh && i < n && (*syms[i].slot = dlsym(lh, syms[i].name)))
+			i++;
+		if (!lh) {
+			r = err ? error_set(err, 0, "%s needs %s: %s; install the Debian package %s", what, lib, dlerror(), pkg)
+				: -ENOENT;
+		} else if (i < n) {
+			r = err ? error_set(err, 0, "%s has no %s; install a newer %s", lib, syms[i].name, pkg) : -ENOENT;
+			for (size_t j = 0; j < n; j++)
+				*syms[j].slot = NULL;
+			dlclose(lh);
+		} else {
+			__atomic_store_n(h, lh, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&dl_mu);
+	return r < 0 ? -ENOENT : 0;
+}
