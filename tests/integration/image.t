@@ -10,7 +10,7 @@
 # interrupted import, and that nothing goes to the host's /tmp. As root and rootless.
 . "$(dirname "$0")/../lib.sh"
 
-plan 138
+plan 141
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 command -v podman >/dev/null || bail_out "podman is not installed (scripts/install-deps installs it)"
@@ -221,8 +221,26 @@ with tarfile.open(sys.argv[1], "w:gz") as tf:
 	rm -rf "$STATE/images/.import.live.999998"
 done
 
-# ---- warren killed in the middle of an import: nothing visible, gc removes what it left
+# ---- libarchive is loaded when an image is read: a host without it runs, and an import says
+# what to install (the library hidden under /dev/null in a mount namespace of the test's own)
 use_mode root
+LIBARCHIVE=$(ldconfig -p | awk '$1 == "libarchive.so.13" { print $NF; exit }')
+if [ -n "$LIBARCHIVE" ] && command -v unshare >/dev/null; then
+	out=$(unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@" 2>&1; echo "rc=$?"' \
+		sh "$LIBARCHIVE" "$WARREN" image import --state "$STATE" nolib "$SC/bb.tar")
+	like "$out" "^warren: image import nolib: reading an image needs libarchive.so.13: .*; install the Debian package libarchive13
+rc=125$" "without libarchive an import fails with one line naming the package to install (125)"
+	out=$(unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@" 2>&1; echo "rc=$?"' \
+		sh "$LIBARCHIVE" "$WARREN" run --state "$STATE" --work "$SC" -- echo ran)
+	like "$out" "^ran
+rc=0$" "... and a run does not need it"
+	wr image ls
+	unlike "$OUT" "nolib" "... and leaves no image"
+else
+	skip 3 "no libarchive.so.13 in ldconfig's cache, or no unshare"
+fi
+
+# ---- warren killed in the middle of an import: nothing visible, gc removes what it left
 "$PY" -c '
 import sys, tarfile
 with tarfile.open(sys.argv[1], "w:gz", compresslevel=1) as tf:
