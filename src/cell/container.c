@@ -756,6 +756,29 @@ static void __attribute__((noreturn)) exec_job(const struct cell_spec *s)
 	die_status(status, 0, "%s", why);
 }
 
+/* Every signal the job's process ignores or catches (what init, the supervisor and warren's
+ * caller set: nohup, a shell's background job) back to its default action: those that
+ * /proc/self/status lists (SigIgn, SigCgt), not one call for each of the 64 (62 system calls
+ * of a cold run's job); all of them when it cannot be read. */
+static void signals_default(void)
+{
+	uint64_t set = ~0ULL;
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		const char *ign = strstr(buf, "\nSigIgn:\t"), *cgt = strstr(buf, "\nSigCgt:\t");
+		if (ign && cgt)
+			set = strtoull(ign + 9, NULL, 16) | strtoull(cgt + 9, NULL, 16);
+	}
+	for (int sig = 1; sig < NSIG; sig++)
+		if (set & (1ULL << (sig - 1)))
+			signal(sig, SIG_DFL);
+}
+
 static void drop_bounding_caps(void)
 {
 	for (int cap = 0; cap <= 63; cap++)
@@ -772,8 +795,7 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	closep(&warm_take_w);
 	sigset_t none;
 	sigemptyset(&none);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
+	signals_default();
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (setsid() < 0)
 		die(errno, "setsid");

@@ -4,7 +4,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((71 + 25))
+plan $((73 + 25))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -28,6 +28,11 @@ for mode in root user; do
 	is "$RC/$OUT/$ERR" "0//" "$M a job that succeeds: exit 0, and warren prints nothing"
 	wrun -- sh -c 'kill -TERM $$'
 	is "$RC" 143 "$M a job killed by SIGTERM: exit 128+15"
+	# the job starts with every signal's default action, whatever warren's caller ignored
+	# (nohup, a shell's background job) or warren set for itself
+	bounded "${RUNNER[@]}" bash -c 'trap "" HUP INT QUIT PIPE USR1 TERM; exec "$@"' bash \
+		"$WARREN" run --state "$STATE" --work "$WORK" -- grep '^SigIgn:' /proc/self/status
+	is "$RC:$OUT" "0:SigIgn:	0000000000000000" "$M a caller that ignores HUP, INT, QUIT, PIPE, USR1 and TERM: the job ignores none" || diag "$ERR"
 
 	# warren's own refusals: 125 and exactly one line "warren: ..."
 	# "--" is optional, as with bubblewrap: the first word that is not an option is the command
