@@ -759,7 +759,14 @@ static void __attribute__((noreturn)) exec_job(const struct cell_spec *s)
 /* Every signal the job's process ignores or catches (what init, the supervisor and warren's
  * caller set: nohup, a shell's background job) back to its default action: those that
  * /proc/self/status lists (SigIgn, SigCgt), not one call for each of the 64 (62 system calls
- * of a cold run's job); all of them when it cannot be read. */
+ * of a cold run's job); all of them when it cannot be read. Through the system call, not
+ * signal(): glibc refuses its own two (32 and 33), which a job of another C library may use. */
+static void signal_default(int sig)
+{
+	struct { void (*handler)(int); unsigned long flags; void (*restorer)(void); uint64_t mask; } ka = { SIG_DFL, 0, NULL, 0 };
+	syscall(SYS_rt_sigaction, sig, &ka, NULL, sizeof ka.mask);
+}
+
 static void signals_default(void)
 {
 	uint64_t set = ~0ULL;
@@ -775,8 +782,8 @@ static void signals_default(void)
 			set = strtoull(ign + 9, NULL, 16) | strtoull(cgt + 9, NULL, 16);
 	}
 	for (int sig = 1; sig < NSIG; sig++)
-		if (set & (1ULL << (sig - 1)))
-			signal(sig, SIG_DFL);
+		if ((set & (1ULL << (sig - 1))) && sig != SIGKILL && sig != SIGSTOP)
+			signal_default(sig);
 }
 
 static void drop_bounding_caps(void)
