@@ -275,12 +275,12 @@ static int add_module_path(struct modctx *m, const char *path, int depth, struct
 	struct buf plain = { 0 };
 	int r = 0;
 	size_t pl = strlen(path);
-	bool packed = (pl > 3 && !strcmp(path + pl - 3, ".xz")) || (pl > 4 && !strcmp(path + pl - 4, ".zst"));
-	if (packed && decomp_load(err) < 0)
+	bool xz = pl > 3 && !strcmp(path + pl - 3, ".xz"), zst = pl > 4 && !strcmp(path + pl - 4, ".zst");
+	if ((xz || zst) && decomp_load(err) < 0)
 		return -ENOENT;
-	if (pl > 3 && !strcmp(path + pl - 3, ".xz"))
+	if (xz)
 		r = unxz(raw, len, &plain);
-	else if (pl > 4 && !strcmp(path + pl - 4, ".zst"))
+	else if (zst)
 		r = unzstd(raw, len, &plain);
 	if (r < 0) {
 		free(plain.p);

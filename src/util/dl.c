@@ -18,18 +18,20 @@ int dl_load(void **h, const char *lib, const struct dl_sym *syms, size_t n, cons
 		size_t i = 0;
 		while (lh && i < n && (*syms[i].slot = dlsym(lh, syms[i].name)))
 			i++;
-		if (!lh) {
-			r = err ? error_set(err, 0, "%s needs %s: %s; install the Debian package %s", what, lib, dlerror(), pkg)
-				: -ENOENT;
-		} else if (i < n) {
-			r = err ? error_set(err, 0, "%s has no %s; install a newer %s", lib, syms[i].name, pkg) : -ENOENT;
-			for (size_t j = 0; j < n; j++)
-				*syms[j].slot = NULL;
-			dlclose(lh);
-		} else {
+		if (lh && i == n) {
 			__atomic_store_n(h, lh, __ATOMIC_RELEASE);
+		} else {
+			r = -ENOENT;
+			if (err && !lh)
+				error_set(err, 0, "%s needs %s: %s; install the Debian package %s", what, lib, dlerror(), pkg);
+			else if (err)
+				error_set(err, 0, "%s has no %s; install a newer %s", lib, syms[i].name, pkg);
+			for (size_t j = 0; lh && j < n; j++)
+				*syms[j].slot = NULL;
+			if (lh)
+				dlclose(lh);
 		}
 	}
 	pthread_mutex_unlock(&dl_mu);
-	return r < 0 ? -ENOENT : 0;
+	return r;
 }

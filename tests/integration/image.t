@@ -225,13 +225,13 @@ done
 # what to install (the library hidden under /dev/null in a mount namespace of the test's own)
 use_mode root
 LIBARCHIVE=$(ldconfig -p | awk '$1 == "libarchive.so.13" { print $NF; exit }')
+# without_libarchive CMD...: its output and "rc=N", the library under /dev/null for it alone
+without_libarchive() { unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@" 2>&1; echo "rc=$?"' sh "$LIBARCHIVE" "$@"; }
 if [ -n "$LIBARCHIVE" ] && command -v unshare >/dev/null; then
-	out=$(unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@" 2>&1; echo "rc=$?"' \
-		sh "$LIBARCHIVE" "$WARREN" image import --state "$STATE" nolib "$SC/bb.tar")
+	out=$(without_libarchive "$WARREN" image import --state "$STATE" nolib "$SC/bb.tar")
 	like "$out" "^warren: image import nolib: reading an image needs libarchive.so.13: .*; install the Debian package libarchive13
 rc=125$" "without libarchive an import fails with one line naming the package to install (125)"
-	out=$(unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@" 2>&1; echo "rc=$?"' \
-		sh "$LIBARCHIVE" "$WARREN" run --state "$STATE" --work "$SC" -- echo ran)
+	out=$(without_libarchive "$WARREN" run --state "$STATE" --work "$SC" -- echo ran)
 	like "$out" "^ran
 rc=0$" "... and a run does not need it"
 	wr image ls
