@@ -19,8 +19,11 @@
  *
  * Several commands separated by ":::" are measured interleaved, round-robin (run 1 of
  * each, then run 2 of each, ...), so a change of load on the machine during the
- * measurement falls on every command alike and their ratios stay fair. With -j K > 1
- * the commands are measured one after the other instead.
+ * measurement falls on every command alike and their ratios stay fair. Each round starts
+ * one command further on (A B C, B C A, C A B, ...): what a run leaves the machine to do
+ * after it has exited (a namespace's teardown on a workqueue, a runc container's cgroup,
+ * a warm pool's refill) falls on each of the others alike, not always on the one after
+ * it. With -j K > 1 the commands are measured one after the other instead.
  *
  * Any "{}" inside an argument is replaced by "<timeit pid>-<run index>", so that each run
  * can get a unique name (a runc container id). The children's stdin and stdout are
@@ -312,7 +315,8 @@ int main(int argc, char **argv)
 
 	if (j == 1 && ncmd > 1) {
 		for (long r = 0; r < warm + n; r++)
-			for (int i = 0; i < ncmd; i++) {
+			for (int k = 0; k < ncmd; k++) {
+				int i = (int)((r + k) % ncmd);
 				if (pause_ms) {
 					struct timespec p = { .tv_sec = pause_ms / 1000, .tv_nsec = (pause_ms % 1000) * 1000000 };
 					while (nanosleep(&p, &p) < 0 && errno == EINTR) {

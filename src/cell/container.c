@@ -315,8 +315,9 @@ static int idmapped_tree(int dfd, const char *path, int ns)
 }
 
 static int idmap_ns_work = -1, idmap_ns_image = -1;
-/* init: -1, or the network namespace made for the cell before its clone (container_prepare) */
-static int cell_netns = -1;
+/* init: -1, or its end of the socket over which the network namespace made for the cell on
+ * the supervisor's thread comes (container_prepare; enter_netns) */
+static int cell_netns_sock = -1;
 
 /* A new slot (-1) in c's list of helper processes (idmaps; a VM's relay). */
 struct cell_helper *cell_helper_slot(struct cell *c)
@@ -817,13 +818,13 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 			die(errno, "cannot set up the job's standard streams");
 		}
 	}
-	if (setgroups(0, NULL) < 0 && errno != EPERM)
+	if (sys_setgroups(0, NULL) < 0 && errno != EPERM)
 		die(errno, "setgroups");
-	if (setresgid(s->gid, s->gid, s->gid) < 0)
+	if (sys_setresgid(s->gid, s->gid, s->gid) < 0)
 		die(errno, "cannot become gid %u in the cell", (unsigned)s->gid);
 	if (s->uid != 0)
 		drop_bounding_caps();
-	if (setresuid(s->uid, s->uid, s->uid) < 0)
+	if (sys_setresuid(s->uid, s->uid, s->uid) < 0)
 		die(errno, "cannot become uid %u in the cell", (unsigned)s->uid);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(errno, "cannot set no_new_privs");
@@ -1075,6 +1076,29 @@ static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
 	}
 }
 
+/* Into the network namespace the supervisor's thread made (its loopback up), once the root is
+ * built: it was being made meanwhile. Before the job's process is made, which stays in it. If
+ * the thread could not make it, init makes one itself (as a clone with CLONE_NEWNET would). */
+static void enter_netns(void)
+{
+	if (cell_netns_sock < 0)
+		return;
+	char made;
+	int ns = -1;
+	ssize_t n = fd_recv(cell_netns_sock, 0, &made, 1, &ns);
+	closep(&cell_netns_sock);
+	if (n == 1 && ns >= 0) {
+		if (setns(ns, CLONE_NEWNET) < 0)
+			die(errno, "cannot enter the cell's network namespace");
+		close(ns);
+		return;
+	}
+	closep(&ns);
+	if (unshare(CLONE_NEWNET) < 0)
+		die(errno, "cannot create the cell's network namespace");
+	loopback_up();
+}
+
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* Close every descriptor but those in keep (negative entries are ignored). */
@@ -1102,15 +1126,12 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR))
 		_exit(125);
 
-	/* the network namespace made for it (its loopback up), before anything else */
-	if (cell_netns >= 0 && (setns(cell_netns, CLONE_NEWNET) < 0 || close(cell_netns) < 0))
-		die(errno, "cannot enter the cell's network namespace");
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	/* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll,
 	 * other pipes' ends, nor what warren's caller left open) */
-	int fixed[] = { 0, 1, 2, report_fd, go, warm_take_r, warm_take_w, io->in, io->out, io->err, io->console, io->control, io->watch,
+	int fixed[] = { 0, 1, 2, report_fd, go, cell_netns_sock, warm_take_r, warm_take_w, io->in, io->out, io->err, io->console, io->control, io->watch,
 			idmap_ns_work, idmap_ns_image, s->worktree_fd,
 			cg ? cg->tasks_fd[0] : -1, cg ? cg->tasks_fd[1] : -1, cg ? cg->tasks_fd[2] : -1 };
 	size_t nfixed = sizeof fixed / sizeof fixed[0], nkeep = nfixed + 2 * s->n_mounts;
@@ -1148,9 +1169,10 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	}
 	if (sethostname(spec_hostname(s), strlen(spec_hostname(s))) < 0)
 		die(errno, "cannot set the cell's hostname");
-	if (cell_netns < 0)
+	if (cell_netns_sock < 0)
 		loopback_up();
 	build_root(s);
+	enter_netns();
 
 	/* the terminal's master goes out before the job may run (an OCI runtime's caller waits
 	 * for it between create and start) */
@@ -1231,10 +1253,14 @@ static int make_netns(void)
 	return open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 }
 
+/* The thread: the namespace made, its descriptor sent to init (or word that there is none,
+ * so that init makes one itself); init may be building its root already. */
 static void *prepare_main(void *arg)
 {
 	struct cell *c = arg;
-	c->netns_fd = make_netns();
+	int ns = make_netns();
+	fd_send(c->netns_sock[0], ns, ns >= 0 ? "n" : "x", 1);
+	closep(&ns);
 	return NULL;
 }
 
@@ -1242,7 +1268,7 @@ void container_prepare(const struct cell_spec *s, struct cell *c)
 {
 	c->helpers = NULL;
 	c->n_helpers = 0;
-	c->netns_fd = -1;
+	c->netns_sock[0] = c->netns_sock[1] = -1;
 	c->preparing = false;
 	/* rootless, the network is owned by the cell's own user namespace; --net's link is moved
 	 * into init's namespace by its pid */
@@ -1255,25 +1281,29 @@ void container_prepare(const struct cell_spec *s, struct cell *c)
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 64 * 1024);
-	c->preparing = pthread_create(&c->prep, &at, prepare_main, c) == 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, c->netns_sock) == 0) {
+		c->preparing = pthread_create(&c->prep, &at, prepare_main, c) == 0;
+		if (!c->preparing) {
+			closep(&c->netns_sock[0]);
+			closep(&c->netns_sock[1]);
+		}
+	}
 	pthread_attr_destroy(&at);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* What container_prepare began is done; the idmaps are made. */
+/* The idmaps made (what container_prepare began goes on: init takes its network namespace when
+ * it needs it, enter_netns). */
 static void prepare_finish(const struct cell_spec *s, struct cell *c)
 {
 	if (!s->rootless)
 		make_idmaps(s, c);
-	if (c->preparing)
-		pthread_join(c->prep, NULL);
-	c->preparing = false;
 }
 
 /* The supervisor's copies of what was prepared, once init has its own (or on failure). */
 static void drop_prepared(struct cell *c)
 {
-	closep(&c->netns_fd);
+	closep(&c->netns_sock[1]);
 	closep(&idmap_ns_work);
 	closep(&idmap_ns_image);
 	close_idmap_mounts();
@@ -1297,9 +1327,9 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		return error_set(err, e, "cannot create pipes for the cell");
 	}
 	int pidfd = -1;
-	cell_netns = c->netns_fd;
+	cell_netns_sock = c->netns_sock[1];
 	struct clone_args a = {
-		.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (cell_netns >= 0 ? 0 : CLONE_NEWNET) |
+		.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (cell_netns_sock >= 0 ? 0 : CLONE_NEWNET) |
 			 CLONE_NEWCGROUP | CLONE_PIDFD | (s->rootless ? CLONE_NEWUSER : 0),
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
@@ -1412,11 +1442,12 @@ void cell_reap_helpers(struct cell *c)
 
 void cell_close(struct cell *c)
 {
-	if (c->preparing) {  /* the supervisor failed before the cell was started */
+	if (c->preparing) {  /* long done, unless the supervisor failed before the cell was started */
 		pthread_join(c->prep, NULL);
 		c->preparing = false;
 	}
-	closep(&c->netns_fd);
+	closep(&c->netns_sock[0]);
+	closep(&c->netns_sock[1]);
 	cell_reap_helpers(c);
 	closep(&c->pidfd);
 	closep(&c->report_fd);

@@ -45,8 +45,9 @@ struct cell {
 	                        (a VM's: its relay, forked, no stack):
 	                        told to exit at the start, reaped once init is gone (cell_reap_helpers) */
 	size_t n_helpers;
-	int netns_fd;        /* -1, or the network namespace made for init (container_prepare) */
-	pthread_t prep;      /* the thread of container_prepare, while preparing */
+	int netns_sock[2];   /* -1, or a socket pair: the thread of container_prepare sends the
+	                        network namespace it made for init over [0], init takes it from [1] */
+	pthread_t prep;      /* the thread of container_prepare, until joined (cell_close) */
 	bool preparing;
 };
 
@@ -70,9 +71,11 @@ struct cell_report {
 };
 
 /* Begin making the cell's network namespace (root mode, --net none) on a thread of its own,
- * while the supervisor makes the run directory and the cgroup: the kernel takes the better
- * part of a millisecond over a new one. container_start waits for it (cell_close after a
- * failure); init enters it. */
+ * while the supervisor makes the run directory and the cgroup and init builds the cell's
+ * root: the kernel takes the better part of a millisecond over a new one. Nobody waits for
+ * it but init, once its root is built (the thread sends it over netns_sock); cell_close joins
+ * the thread. Init is cloned while the thread may run: nothing in init or the job may count
+ * on the C library's list of threads (util/sys.h, sys_setresuid). */
 void container_prepare(const struct cell_spec *s, struct cell *c);
 /* Start the cell's init; it sets up the cell and waits for cell_release(). */
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);

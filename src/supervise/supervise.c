@@ -1083,7 +1083,8 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
 			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
 	u->cell.pid = -1;
-	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.netns_fd = u->cell.take_fd = -1;
+	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.take_fd = -1;
+	u->cell.netns_sock[0] = u->cell.netns_sock[1] = -1;
 	cgroup_init(&u->cg);
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
