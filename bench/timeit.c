@@ -13,17 +13,18 @@
  *   -e FILE     append the children's stderr to FILE (default /dev/null)
  *   -s PREFIX   write each measured run's wall time (ms), one a line, to PREFIX.<i>
  *               for the i-th command (from 0)
- *   -p MS       pause MS milliseconds before each run of several commands interleaved
- *               (-j 1; ignored otherwise): so that what one run leaves to do in the
- *               background (a warm pool's refill) is over before the next starts (default 0)
+ *   -p MS       pause MS milliseconds before each run (-j 1; ignored otherwise): so that
+ *               what one run leaves to do in the background (a warm pool's refill) is over
+ *               before the next starts (default 0)
  *
  * Several commands separated by ":::" are measured interleaved, round-robin (run 1 of
  * each, then run 2 of each, ...), so a change of load on the machine during the
- * measurement falls on every command alike and their ratios stay fair. Each round starts
- * one command further on (A B C, B C A, C A B, ...): what a run leaves the machine to do
- * after it has exited (a namespace's teardown on a workqueue, a runc container's cgroup,
- * a warm pool's refill) falls on each of the others alike, not always on the one after
- * it. With -j K > 1 the commands are measured one after the other instead.
+ * measurement falls on every command alike and their ratios stay fair. Each round runs
+ * them in an order of its own (a shuffle from a fixed seed: the same orders each time):
+ * what a run leaves the machine to do after it has exited (a namespace's teardown on a
+ * workqueue, a runc container's cgroup, a warm pool's refill) falls on each of the others
+ * alike, not always on the one after it in the list. With -j K > 1 the commands are
+ * measured one after the other instead.
  *
  * Any "{}" inside an argument is replaced by "<timeit pid>-<run index>", so that each run
  * can get a unique name (a runc container id). The children's stdin and stdout are
@@ -40,6 +41,7 @@
  * 1 when some run failed (counted in fail=), 2 on a usage or system error.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -313,10 +315,20 @@ int main(int argc, char **argv)
 			die(errfile);
 	}
 
-	if (j == 1 && ncmd > 1) {
-		for (long r = 0; r < warm + n; r++)
+	if (j == 1 && (ncmd > 1 || pause_ms)) {
+		int *order = xcalloc((size_t)ncmd, sizeof *order);
+		uint64_t seed = 0x9e3779b97f4a7c15ULL;
+		for (long r = 0; r < warm + n; r++) {
+			/* this round's order: Fisher-Yates over xorshift64 */
+			for (int k = 0; k < ncmd; k++)
+				order[k] = k;
+			for (int k = ncmd - 1; k > 0; k--) {
+				seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+				int x = (int)(seed % (uint64_t)(k + 1)), t = order[k];
+				order[k] = order[x], order[x] = t;
+			}
 			for (int k = 0; k < ncmd; k++) {
-				int i = (int)((r + k) % ncmd);
+				int i = order[k];
 				if (pause_ms) {
 					struct timespec p = { .tv_sec = pause_ms / 1000, .tv_nsec = (pause_ms % 1000) * 1000000 };
 					while (nanosleep(&p, &p) < 0 && errno == EINTR) {
@@ -326,6 +338,8 @@ int main(int argc, char **argv)
 				if (r >= warm)
 					cmds[i].wall += w;
 			}
+		}
+		free(order);
 	} else {
 		for (int i = 0; i < ncmd; i++) {
 			if (warm)

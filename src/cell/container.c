@@ -16,7 +16,6 @@
 #include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -315,8 +314,8 @@ static int idmapped_tree(int dfd, const char *path, int ns)
 }
 
 static int idmap_ns_work = -1, idmap_ns_image = -1;
-/* init: -1, or its end of the socket over which the network namespace made for the cell on
- * the supervisor's thread comes (container_prepare; enter_netns) */
+/* init: -1, or its end of the socket over which the network namespace made for the cell by
+ * the supervisor's helper comes (container_prepare; enter_netns) */
 static int cell_netns_sock = -1;
 
 /* A new slot (-1) in c's list of helper processes (idmaps; a VM's relay). */
@@ -818,13 +817,13 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 			die(errno, "cannot set up the job's standard streams");
 		}
 	}
-	if (sys_setgroups(0, NULL) < 0 && errno != EPERM)
+	if (setgroups(0, NULL) < 0 && errno != EPERM)
 		die(errno, "setgroups");
-	if (sys_setresgid(s->gid, s->gid, s->gid) < 0)
+	if (setresgid(s->gid, s->gid, s->gid) < 0)
 		die(errno, "cannot become gid %u in the cell", (unsigned)s->gid);
 	if (s->uid != 0)
 		drop_bounding_caps();
-	if (sys_setresuid(s->uid, s->uid, s->uid) < 0)
+	if (setresuid(s->uid, s->uid, s->uid) < 0)
 		die(errno, "cannot become uid %u in the cell", (unsigned)s->uid);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(errno, "cannot set no_new_privs");
@@ -1076,9 +1075,10 @@ static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
 	}
 }
 
-/* Into the network namespace the supervisor's thread made (its loopback up), once the root is
+/* Into the network namespace the supervisor's helper made (its loopback up), once the root is
  * built: it was being made meanwhile. Before the job's process is made, which stays in it. If
- * the thread could not make it, init makes one itself (as a clone with CLONE_NEWNET would). */
+ * the helper could not make it (or ended without a word), init makes one itself, as a clone
+ * with CLONE_NEWNET would have. */
 static void enter_netns(void)
 {
 	if (cell_netns_sock < 0)
@@ -1244,66 +1244,73 @@ static void make_idmaps(const struct cell_spec *s, struct cell *c)
 		idmap_ns_mounts[i] = owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly, c);
 }
 
-/* A new network namespace with its loopback up, made by the calling thread (which stays in
- * it): a descriptor of it for init's setns, or -1 (init then makes one as it is cloned). */
-static int make_netns(void)
+/* The network namespace's helper: a process in the supervisor's memory (CLONE_VM), on a
+ * stack of its own, that makes a new network namespace (moving itself into it), brings its
+ * loopback up and sends it to init over sock; then word of its end (shutdown), so that init
+ * never waits for more than that. System calls through syscall() only: no C library (nor a
+ * sanitizer's) lock or state is taken, since init is cloned from the supervisor meanwhile
+ * (a thread, as before, put its C library's and its sanitizer's state into init's copy). */
+static int netns_helper_main(void *arg)
 {
-	if (unshare(CLONE_NEWNET) < 0 || lo_up() < 0)
-		return -1;
-	return open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-}
-
-/* The thread: the namespace made, its descriptor sent to init (or word that there is none,
- * so that init makes one itself); init may be building its root already. */
-static void *prepare_main(void *arg)
-{
-	struct cell *c = arg;
-	int ns = make_netns();
-	fd_send(c->netns_sock[0], ns, ns >= 0 ? "n" : "x", 1);
-	closep(&ns);
-	return NULL;
+	long sock = (long)(intptr_t)arg, ns = -1, fd;
+	if (syscall(SYS_unshare, CLONE_NEWNET) == 0 &&
+	    (fd = syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0) {
+		struct ifreq ifr;
+		memset(&ifr, 0, sizeof ifr);
+		memcpy(ifr.ifr_name, "lo", 3);
+		if (syscall(SYS_ioctl, fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags |= IFF_UP, syscall(SYS_ioctl, fd, SIOCSIFFLAGS, &ifr) == 0))
+			ns = syscall(SYS_openat, AT_FDCWD, "/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		syscall(SYS_close, fd);
+	}
+	union fd_cmsg c;
+	struct iovec iov;
+	struct msghdr mh;
+	fd_msg(&mh, &iov, &c, (int)ns, ns >= 0 ? "n" : "x", 1);
+	syscall(SYS_sendmsg, sock, &mh, MSG_NOSIGNAL);
+	syscall(SYS_shutdown, sock, SHUT_WR);
+	syscall(SYS_exit, 0);
+	return 0;
 }
 
 void container_prepare(const struct cell_spec *s, struct cell *c)
 {
 	c->helpers = NULL;
 	c->n_helpers = 0;
-	c->netns_sock[0] = c->netns_sock[1] = -1;
-	c->preparing = false;
+	c->netns_sock = -1;
+	/* the idmaps' helpers first, before any descriptor of the run exists: each gets a copy of
+	 * the supervisor's table and closes it only once it is scheduled, which on a busy host can
+	 * be after the job has ended; made after the job's output pipes, a helper not yet run held
+	 * them open, and the run's end took that for a process outside the cell holding its output
+	 * (4 runs in 100 while a test suite ran beside) */
+	if (!s->rootless)
+		make_idmaps(s, c);
 	/* rootless, the network is owned by the cell's own user namespace; --net's link is moved
 	 * into init's namespace by its pid */
 	if (s->rootless || s->net.mode != NET_NONE)
 		return;
-	/* the thread takes no signal: they are the supervisor's (signalfd) */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 64 * 1024);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, c->netns_sock) == 0) {
-		c->preparing = pthread_create(&c->prep, &at, prepare_main, c) == 0;
-		if (!c->preparing) {
-			closep(&c->netns_sock[0]);
-			closep(&c->netns_sock[1]);
-		}
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return;
+	struct cell_helper *h = cell_helper_slot(c);
+	void *stack = mmap(NULL, IDMAP_HELPER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	pid_t pid = stack == MAP_FAILED ? -1
+		: clone(netns_helper_main, (char *)stack + IDMAP_HELPER_STACK, CLONE_VM | SIGCHLD, (void *)(intptr_t)sp[0]);
+	/* the helper holds the sending end alone: its end, however it comes, is init's EOF */
+	close(sp[0]);
+	if (pid < 0) {
+		if (stack != MAP_FAILED)
+			munmap(stack, IDMAP_HELPER_STACK);
+		close(sp[1]);
+		return;
 	}
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-/* The idmaps made (what container_prepare began goes on: init takes its network namespace when
- * it needs it, enter_netns). */
-static void prepare_finish(const struct cell_spec *s, struct cell *c)
-{
-	if (!s->rootless)
-		make_idmaps(s, c);
+	*h = (struct cell_helper){ pid, stack };
+	c->netns_sock = sp[1];
 }
 
 /* The supervisor's copies of what was prepared, once init has its own (or on failure). */
 static void drop_prepared(struct cell *c)
 {
-	closep(&c->netns_sock[1]);
+	closep(&c->netns_sock);
 	closep(&idmap_ns_work);
 	closep(&idmap_ns_image);
 	close_idmap_mounts();
@@ -1314,7 +1321,6 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	int rep[2] = { -1, -1 }, go[2] = { -1, -1 }, take[2] = { -1, -1 };
 	c->pid = -1;
 	c->pidfd = c->report_fd = c->go_fd = c->take_fd = -1;
-	prepare_finish(s, c);
 	/* a warm cell's job waits on the take pipe: init writes it after sizing the scratch anew,
 	 * or the supervisor does itself (container_take) */
 	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 || (s->warm && pipe2(take, O_CLOEXEC) < 0)) {
@@ -1327,7 +1333,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		return error_set(err, e, "cannot create pipes for the cell");
 	}
 	int pidfd = -1;
-	cell_netns_sock = c->netns_sock[1];
+	cell_netns_sock = c->netns_sock;
 	struct clone_args a = {
 		.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (cell_netns_sock >= 0 ? 0 : CLONE_NEWNET) |
 			 CLONE_NEWCGROUP | CLONE_PIDFD | (s->rootless ? CLONE_NEWUSER : 0),
@@ -1442,12 +1448,7 @@ void cell_reap_helpers(struct cell *c)
 
 void cell_close(struct cell *c)
 {
-	if (c->preparing) {  /* long done, unless the supervisor failed before the cell was started */
-		pthread_join(c->prep, NULL);
-		c->preparing = false;
-	}
-	closep(&c->netns_sock[0]);
-	closep(&c->netns_sock[1]);
+	drop_prepared(c); /* (the supervisor failed before init's clone) */
 	cell_reap_helpers(c);
 	closep(&c->pidfd);
 	closep(&c->report_fd);

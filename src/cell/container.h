@@ -4,7 +4,6 @@
 #ifndef WARREN_CELL_CONTAINER_H
 #define WARREN_CELL_CONTAINER_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,14 +40,13 @@ struct cell {
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */
 	struct vm_state *vm; /* the vm driver's (cell/vm.h): NULL for a container */
 	struct cell_helper { pid_t pid; void *stack; } *helpers; /* the processes of the idmapped
-	                        mounts' user namespaces (pid -1: none), each on a stack of its own
+	                        mounts' user namespaces and of the network namespace (pid -1:
+	                        none), each on a stack of its own
 	                        (a VM's: its relay, forked, no stack):
 	                        told to exit at the start, reaped once init is gone (cell_reap_helpers) */
 	size_t n_helpers;
-	int netns_sock[2];   /* -1, or a socket pair: the thread of container_prepare sends the
-	                        network namespace it made for init over [0], init takes it from [1] */
-	pthread_t prep;      /* the thread of container_prepare, until joined (cell_close) */
-	bool preparing;
+	int netns_sock;      /* -1, or the socket over which init takes the network namespace the
+	                        helper of container_prepare made (the helper holds the other end) */
 };
 
 enum cell_report_type {
@@ -70,12 +68,13 @@ struct cell_report {
 	uint32_t len;        /* bytes of message that follow */
 };
 
-/* Begin making the cell's network namespace (root mode, --net none) on a thread of its own,
- * while the supervisor makes the run directory and the cgroup and init builds the cell's
- * root: the kernel takes the better part of a millisecond over a new one. Nobody waits for
- * it but init, once its root is built (the thread sends it over netns_sock); cell_close joins
- * the thread. Init is cloned while the thread may run: nothing in init or the job may count
- * on the C library's list of threads (util/sys.h, sys_setresuid). */
+/* Root mode: make the idmapped mounts' user namespaces (their helpers are cloned before any
+ * descriptor of the run exists). Root mode, --net none: begin making the cell's network
+ * namespace in a helper process of its own (CLONE_VM, raw system calls), while the supervisor
+ * makes the run directory and the cgroup and init builds the cell's root: the kernel takes
+ * the better part of a millisecond over a new one. Nobody waits for it but init, once its
+ * root is built (the helper sends it over netns_sock, then shuts its end); the helper is
+ * reaped with the idmaps' (cell_reap_helpers). */
 void container_prepare(const struct cell_spec *s, struct cell *c);
 /* Start the cell's init; it sets up the cell and waits for cell_release(). */
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);

@@ -1084,7 +1084,7 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
 	u->cell.pid = -1;
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.take_fd = -1;
-	u->cell.netns_sock[0] = u->cell.netns_sock[1] = -1;
+	u->cell.netns_sock = -1;
 	cgroup_init(&u->cg);
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -395,24 +394,30 @@ char *abs_path(const char *path)
 
 /* ---- one descriptor over a unix socket ---- */
 
-int fd_send(int sock, int fd, const void *data, size_t len)
+void fd_msg(struct msghdr *mh, struct iovec *iov, union fd_cmsg *c, int fd, const void *data, size_t len)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} c;
-	memset(&c, 0, sizeof c);
-	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	memset(c, 0, sizeof *c);
+	memset(mh, 0, sizeof *mh);
+	*iov = (struct iovec){ .iov_base = (void *)data, .iov_len = len };
+	mh->msg_iov = iov;
+	mh->msg_iovlen = 1;
 	if (fd >= 0) {
-		mh.msg_control = c.buf;
-		mh.msg_controllen = sizeof c.buf;
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		mh->msg_control = c->buf;
+		mh->msg_controllen = sizeof c->buf;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	}
+}
+
+int fd_send(int sock, int fd, const void *data, size_t len)
+{
+	union fd_cmsg c;
+	struct iovec iov;
+	struct msghdr mh;
+	fd_msg(&mh, &iov, &c, fd, data, len);
 	ssize_t n;
 	do
 		n = sendmsg(sock, &mh, MSG_NOSIGNAL);

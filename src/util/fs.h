@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include "util/error.h"
 
@@ -19,6 +20,13 @@ char *read_file_in_root(const char *root, const char *rel, size_t *len);
 /* Send len bytes of data over the unix socket sock with the descriptor fd attached (none when
  * fd < 0). 0 or -errno. */
 int fd_send(int sock, int fd, const void *data, size_t len);
+/* fd_send's message, made in *mh over the caller's iov and c, with no call of the C library's
+ * but memset and memcpy: for a process that must send it with syscall() (a CLONE_VM helper). */
+union fd_cmsg {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+void fd_msg(struct msghdr *mh, struct iovec *iov, union fd_cmsg *c, int fd, const void *data, size_t len);
 /* Receive one message of at most len bytes from sock (flags: MSG_DONTWAIT...; EINTR is
  * retried) and the one descriptor it carries into *fd (-1 when none; close-on-exec; a
  * malformed control message is closed, not kept). The byte count (0: end), or -errno. */

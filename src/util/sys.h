@@ -159,23 +159,6 @@ static inline int sys_capset(struct __user_cap_header_struct *h, const struct __
 	return (int)syscall(SYS_capset, h, d);
 }
 
-/* A process's ids, for itself alone. The C library's setresuid(), setresgid() and setgroups()
- * set every thread of the process it knows of (its "setxid" signal to each, then a wait): a
- * process cloned by clone3() while the supervisor had a thread inherits that list, not the
- * thread, and would wait for ever (the cell's job: its clone's parent init was cloned while
- * the network namespace's thread ran, container_prepare). */
-static inline int sys_setresuid(uid_t r, uid_t e, uid_t s)
-{
-	return (int)syscall(SYS_setresuid, r, e, s);
-}
-static inline int sys_setresgid(gid_t r, gid_t e, gid_t s)
-{
-	return (int)syscall(SYS_setresgid, r, e, s);
-}
-static inline int sys_setgroups(size_t n, const gid_t *groups)
-{
-	return (int)syscall(SYS_setgroups, n, groups);
-}
 static inline long sys_keyctl(int op, unsigned long a2, unsigned long a3)
 {
 	return syscall(SYS_keyctl, op, a2, a3);
