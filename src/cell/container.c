@@ -1369,6 +1369,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		closep(&take[0]);
 		closep(&take[1]);
 		drop_prepared(c);
+		cell_netns_sock = -1;
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
 			return error_set(err, e, "cannot create the cell's namespaces (are user namespaces enabled? see 'warren selfcheck')");
 		return error_set(err, e, "cannot create the cell");
@@ -1385,6 +1386,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	close(go[0]);
 	closep(&take[0]);
 	drop_prepared(c);
+	cell_netns_sock = -1; /* init's: the supervisor's copy is closed */
 	c->pid = pid;
 	c->pidfd = pidfd;
 	c->report_fd = rep[0];

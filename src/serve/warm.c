@@ -272,6 +272,11 @@ bool warm_reaped(struct server *s, pid_t pid)
 			fprintf(stderr, "warren serve: three warm cells in a row failed; no more are made (runs start cold)\n");
 			s->warm_n = 0;
 		}
+		/* what its supervisor left (killed: its run directory, its cgroup) is reclaimed now:
+		 * with its console forgotten, the next server would not know it for a warm cell */
+		_cleanup_close_ int dir = rundir_open(&s->sd, w->id, NULL);
+		if (dir >= 0 && rundir_is_warm(dir))
+			server_gc(s, (char *[]){ w->id, NULL });
 	}
 	server_forget_files(s, w->id);
 	free(w);

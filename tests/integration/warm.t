@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 86
+plan 88
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -167,7 +167,9 @@ start_warm_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
 ok $? "[root] a server with a warm cell" || diag "$(cat "$SRV_ERR")"
 # the warm cell's supervisor killed with the server, first (alone, the supervisor may still see
-# the server's socket close before its PR_SET_PDEATHSIG and give its cell up cleanly)
+# the server's socket close before its PR_SET_PDEATHSIG and give its cell up cleanly), the
+# server stopped before (else it may reap the supervisor first, and reclaim its cell itself)
+kill -STOP "$SRV"
 kill -KILL $(procs_matching "$STATE/serve/warm.job.json") "$SRV"
 wait "$SRV" 2>/dev/null
 left() { no_procs_matching "$STATE/serve/warm.job.json" && [ -z "$(mounts_under "$STATE")" ]; }
@@ -182,6 +184,7 @@ is "$(state_clean)" "" "[root] ... and its cgroup: nothing of any cell is left"
 
 start_warm_server --warm 1 --warm-work "$WORK"
 wait_for 30 ready_is 1
+kill -STOP "$SRV"
 kill -KILL $(procs_matching "$STATE/serve/warm.job.json") "$SRV"
 wait "$SRV" 2>/dev/null
 wait_for 10 left
@@ -189,5 +192,18 @@ isnt "$(warm_dirs)" "" "[root] (again a warm cell's directory left)"
 start_warm_server
 ok $? "[root] a server started after a kill -9 ..." || diag "$(cat "$SRV_ERR")"
 is "$(warm_dirs)" "" "[root] ... reclaims the warm cells the last one left"
+stop_server 60
+
+# ---- kill -9 of a warm cell's supervisor alone: the server reclaims that cell itself
+start_warm_server --warm 1 --warm-work "$WORK"
+wait_for 30 ready_is 1
+dead=$(basename "$(dirname "$(warm_dirs | head -n 1)")")
+kill -KILL $(procs_matching "$STATE/serve/warm.job.json")
+gone() { [ ! -e "$STATE/runs/$dead" ] && ! find /sys/fs/cgroup -maxdepth 4 -type d -name "$dead.*" 2>/dev/null | grep -q .; }
+wait_for 20 gone
+ok $? "[root] a warm cell whose supervisor was killed: the server reclaims its directory and cgroup" ||
+	diag "$dead" "$(ls -la "$STATE/runs/$dead" 2>&1)" "$(cat "$SRV_ERR")"
+wait_for 30 ready_is 1
+ok $? "[root] ... and makes a new one" || diag "$(cat "$SRV_ERR")"
 stop_server 60
 is "$(state_clean)" "" "[root] nothing is left at the end"
