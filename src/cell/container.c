@@ -243,16 +243,18 @@ static void write_map(const char *proc, pid_t pid, const char *file, const char 
 
 /* The idmap helper's life: hold nothing of the supervisor's (the job's output pipes above all),
  * then wait for the end of its pipe. It shares the supervisor's memory (CLONE_VM): only raw
- * calls here, on a stack of its own. */
-static int idmap_helper_main(void *arg)
+ * calls here (sys_raw: not even errno is written), on a stack of its own, not instrumented by
+ * the sanitizers (their state is the supervisor's thread's). */
+static int __attribute__((no_sanitize("address", "undefined"))) idmap_helper_main(void *arg)
 {
 	int p = (int)(intptr_t)arg;
 	if (p > 0)
-		close_range(0, (unsigned)p - 1, 0);
-	close_range((unsigned)p + 1, ~0U, 0);
+		sys_raw(SYS_close_range, 0, (unsigned)p - 1, 0);
+	sys_raw(SYS_close_range, (unsigned)p + 1, ~0U, 0);
 	char c;
-	ssize_t r = read(p, &c, 1);
-	_exit(r < 0);
+	long r = sys_raw(SYS_read, p, &c, 1);
+	sys_raw(SYS_exit, r < 0, 0, 0);
+	return 0;
 }
 
 #define IDMAP_HELPER_STACK (64 * 1024)
@@ -1262,28 +1264,28 @@ static void make_idmaps(const struct cell_spec *s, struct cell *c)
 /* The network namespace's helper: a process in the supervisor's memory (CLONE_VM), on a
  * stack of its own, that makes a new network namespace (moving itself into it), brings its
  * loopback up and sends it to init over sock; then word of its end (shutdown), so that init
- * never waits for more than that. System calls through syscall() only: no C library (nor a
- * sanitizer's) lock or state is taken, since init is cloned from the supervisor meanwhile
- * (a thread, as before, put its C library's and its sanitizer's state into init's copy). */
-static int netns_helper_main(void *arg)
+ * never waits for more than that. Raw system calls only (sys_raw: not even errno, which is
+ * the supervisor's thread's), not instrumented by the sanitizers: no C library or sanitizer
+ * lock or state is taken, since init is cloned from the supervisor meanwhile (a thread, as
+ * first tried, put its C library's and its sanitizer's state into init's copy). */
+static int __attribute__((no_sanitize("address", "undefined"))) netns_helper_main(void *arg)
 {
 	long sock = (long)(intptr_t)arg, ns = -1, fd;
-	if (syscall(SYS_unshare, CLONE_NEWNET) == 0 &&
-	    (fd = syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0) {
+	if (sys_raw(SYS_unshare, CLONE_NEWNET, 0, 0) == 0 && (fd = sys_raw(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0) {
 		struct ifreq ifr;
 		memset(&ifr, 0, sizeof ifr);
 		memcpy(ifr.ifr_name, "lo", 3);
-		if (syscall(SYS_ioctl, fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags |= IFF_UP, syscall(SYS_ioctl, fd, SIOCSIFFLAGS, &ifr) == 0))
-			ns = syscall(SYS_openat, AT_FDCWD, "/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		syscall(SYS_close, fd);
+		if (sys_raw(SYS_ioctl, fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags |= IFF_UP, sys_raw(SYS_ioctl, fd, SIOCSIFFLAGS, &ifr) == 0))
+			ns = sys_raw6(SYS_openat, AT_FDCWD, (long)"/proc/self/ns/net", O_RDONLY | O_CLOEXEC, 0, 0, 0);
+		sys_raw(SYS_close, fd, 0, 0);
 	}
 	union fd_cmsg c;
 	struct iovec iov;
 	struct msghdr mh;
-	fd_msg(&mh, &iov, &c, (int)ns, ns >= 0 ? "n" : "x", 1);
-	syscall(SYS_sendmsg, sock, &mh, MSG_NOSIGNAL);
-	syscall(SYS_shutdown, sock, SHUT_WR);
-	syscall(SYS_exit, 0);
+	fd_msg(&mh, &iov, &c, ns >= 0 ? (int)ns : -1, ns >= 0 ? "n" : "x", 1);
+	sys_raw(SYS_sendmsg, sock, &mh, MSG_NOSIGNAL);
+	sys_raw(SYS_shutdown, sock, SHUT_WR, 0);
+	sys_raw(SYS_exit, 0, 0, 0);
 	return 0;
 }
 

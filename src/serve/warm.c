@@ -253,6 +253,23 @@ bool warm_read(struct server *s, int fd)
 	return true;
 }
 
+/* What the supervisor of a failed cell left (killed: its run directory, its cgroup, its cell's
+ * processes still dying) is reclaimed now by `warren gc --state S ID`, not waited for (the
+ * loop reaps it as a child no cell has): with its console forgotten, the next server would
+ * not know it for a warm cell. */
+static void warm_gc(struct server *s, const char *id)
+{
+	_cleanup_close_ int dir = rundir_open(&s->sd, id, NULL);
+	if (dir < 0 || !rundir_is_warm(dir))
+		return;
+	char *argv[] = { (char *)"warren", (char *)"gc", (char *)"--state", s->sd.path, (char *)id, NULL };
+	sigset_t all;
+	sigfillset(&all);
+	if (server_spawn(argv, STDERR_FILENO, -1, getpid(), &all) < 0)
+		fprintf(stderr, "warren serve: cannot start 'warren gc --state %s %s' for a failed warm cell: %s; run it by hand\n",
+			s->sd.path, id, strerror(errno));
+}
+
 bool warm_reaped(struct server *s, pid_t pid)
 {
 	struct warm_cell *w = s->pool;
@@ -272,11 +289,7 @@ bool warm_reaped(struct server *s, pid_t pid)
 			fprintf(stderr, "warren serve: three warm cells in a row failed; no more are made (runs start cold)\n");
 			s->warm_n = 0;
 		}
-		/* what its supervisor left (killed: its run directory, its cgroup) is reclaimed now:
-		 * with its console forgotten, the next server would not know it for a warm cell */
-		_cleanup_close_ int dir = rundir_open(&s->sd, w->id, NULL);
-		if (dir >= 0 && rundir_is_warm(dir))
-			server_gc(s, (char *[]){ w->id, NULL });
+		warm_gc(s, w->id);
 	}
 	server_forget_files(s, w->id);
 	free(w);

@@ -159,6 +159,32 @@ static inline int sys_capset(struct __user_cap_header_struct *h, const struct __
 	return (int)syscall(SYS_capset, h, d);
 }
 
+/* A system call that leaves errno alone: -errno on failure. For a helper process in another
+ * process's memory (CLONE_VM, no TLS of its own), whose errno is that process's main
+ * thread's: syscall() would write it under that thread's feet. x86_64 and aarch64; elsewhere
+ * syscall(), and the hazard is back (only when a call of the helper fails). */
+static inline long sys_raw6(long n, long a, long b, long c, long d, long e, long f)
+{
+#if defined(__x86_64__)
+	long ret;
+	register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b, x2 __asm__("x2") = c,
+		      x3 __asm__("x3") = d, x4 __asm__("x4") = e, x5 __asm__("x5") = f;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+	return x0;
+#else
+	long r = syscall(n, a, b, c, d, e, f);
+	return r < 0 ? -errno : r;
+#endif
+}
+#define sys_raw(n, a, b, c) sys_raw6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
 static inline long sys_keyctl(int op, unsigned long a2, unsigned long a3)
 {
 	return syscall(SYS_keyctl, op, a2, a3);
