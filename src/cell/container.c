@@ -271,6 +271,22 @@ static void helper_stack_free(void *stack)
 	munmap(stack, IDMAP_HELPER_STACK);
 }
 
+/* A helper process (idmaps, the network namespace): fn(arg) cloned with flags and the
+ * supervisor's memory (CLONE_VM) on a stack of its own, written to *helper; its pid, or -1
+ * (nothing made). */
+static pid_t helper_clone(int (*fn)(void *), void *arg, int flags, struct cell_helper *helper)
+{
+	void *stack = mmap(NULL, IDMAP_HELPER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	pid_t pid = clone(fn, (char *)stack + IDMAP_HELPER_STACK, CLONE_VM | SIGCHLD | flags, arg);
+	if (pid < 0)
+		munmap(stack, IDMAP_HELPER_STACK);
+	else
+		*helper = (struct cell_helper){ pid, stack };
+	return pid;
+}
+
 /* A user namespace that maps on-disk ids [from, from+n) to host ids [to, to+n): the idmap of
  * an idmapped mount. Made by the supervisor (host pid namespace, host /proc) before the cell.
  * Its process need only exist while the maps are written and the namespace opened: it is told
@@ -283,19 +299,12 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	void *stack = mmap(NULL, IDMAP_HELPER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	pid_t pid = stack == MAP_FAILED ? -1
-		: clone(idmap_helper_main, (char *)stack + IDMAP_HELPER_STACK, CLONE_VM | CLONE_NEWUSER | SIGCHLD,
-			(void *)(intptr_t)p[0]);
+	pid_t pid = helper_clone(idmap_helper_main, (void *)(intptr_t)p[0], CLONE_NEWUSER, helper);
+	close(p[0]);
 	if (pid < 0) {
-		if (stack != MAP_FAILED)
-			munmap(stack, IDMAP_HELPER_STACK);
-		close(p[0]);
 		close(p[1]);
 		return -1;
 	}
-	*helper = (struct cell_helper){ pid, stack };
-	close(p[0]);
 	char line[64], path[128];
 	int fd = -1;
 	snprintf(line, sizeof line, "%u %u %u\n", from_u, to_u, n);
@@ -1308,26 +1317,20 @@ void container_prepare(const struct cell_spec *s, struct cell *c)
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return;
-	struct cell_helper *h = cell_helper_slot(c);
-	void *stack = mmap(NULL, IDMAP_HELPER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	pid_t pid = stack == MAP_FAILED ? -1
-		: clone(netns_helper_main, (char *)stack + IDMAP_HELPER_STACK, CLONE_VM | SIGCHLD, (void *)(intptr_t)sp[0]);
+	pid_t pid = helper_clone(netns_helper_main, (void *)(intptr_t)sp[0], 0, cell_helper_slot(c));
 	/* the helper holds the sending end alone: its end, however it comes, is init's EOF */
 	close(sp[0]);
-	if (pid < 0) {
-		if (stack != MAP_FAILED)
-			munmap(stack, IDMAP_HELPER_STACK);
+	if (pid < 0)
 		close(sp[1]);
-		return;
-	}
-	*h = (struct cell_helper){ pid, stack };
-	c->netns_sock = sp[1];
+	else
+		c->netns_sock = sp[1];
 }
 
 /* The supervisor's copies of what was prepared, once init has its own (or on failure). */
 static void drop_prepared(struct cell *c)
 {
 	closep(&c->netns_sock);
+	cell_netns_sock = -1; /* (init's copy of that number, in the supervisor) */
 	closep(&idmap_ns_work);
 	closep(&idmap_ns_image);
 	close_idmap_mounts();
@@ -1371,7 +1374,6 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		closep(&take[0]);
 		closep(&take[1]);
 		drop_prepared(c);
-		cell_netns_sock = -1;
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
 			return error_set(err, e, "cannot create the cell's namespaces (are user namespaces enabled? see 'warren selfcheck')");
 		return error_set(err, e, "cannot create the cell");
@@ -1388,7 +1390,6 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	close(go[0]);
 	closep(&take[0]);
 	drop_prepared(c);
-	cell_netns_sock = -1; /* init's: the supervisor's copy is closed */
 	c->pid = pid;
 	c->pidfd = pidfd;
 	c->report_fd = rep[0];
