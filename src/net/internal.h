@@ -24,6 +24,10 @@ int link_tap_attach(const char *host_if, struct error *err);
 void link_remove(const char *ifname);
 bool link_exists(const char *ifname);
 
+/* Delete the kernel's connection tracking entries of addr (its own connections and those to
+ * it): 0 or -errno (ct.c). */
+int ct_forget(uint32_t addr);
+
 struct nft_ctx *fw_open(void);
 void fw_close(struct nft_ctx *nft);
 /* Run nft commands (one transaction); 0, or -EIO with the message of nft in err. */

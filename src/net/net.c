@@ -98,6 +98,8 @@ static void lease_reclaim(struct nft_ctx *nft, const char *path, const struct le
 	if (nft)
 		fw_run_remove(nft, l->id, addr, l->pub, l->npub, ifn);
 	link_remove(ifn);
+	if (addr)
+		ct_forget(addr);
 	unlink(path);
 }
 
@@ -473,8 +475,17 @@ void net_teardown(struct net_state *n)
 	if (n->nft && n->nft_made)
 		fw_run_remove(n->nft, n->id, n->addr, n->publish, n->npublish, n->tap ? n->host_if : NULL);
 	link_remove(n->host_if);
-	if (n->lease)
+	if (n->lease) {
+		/* the next run at the address must not inherit the flows of this one (ct.c) */
+		int r = ct_forget(n->addr);
+		if (r < 0) {
+			char a[INET_ADDRSTRLEN];
+			warn_line("cannot clear the connection tracking of %s (%s): the next run at that address may have a "
+				  "packet taken for one of %s's; load the kernel module nf_conntrack_netlink",
+				  inet_ntop(AF_INET, &n->addr, a, sizeof a), strerror(-r), n->id);
+		}
 		unlink(n->lease);
+	}
 	/* the bridge and the base tables stay for the next run (making them again costs more than
 	 * the run itself); warren gc removes them when no run holds a lease */
 	closep(&lock);

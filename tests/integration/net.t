@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan $((95 + 7))
+plan $((95 + 14))
 
 use_mode root
 CURL="curl -s -m 3"
@@ -106,11 +106,11 @@ line_like "$ERR" 'past --dns-max-names 3' "--dns-max-names: named on stderr"
 # dnstool.py asks crafted questions (in the cell) and plays a fake upstream (in the internet)
 DNSTOOL=$W/dnstool.py
 cat >"$DNSTOOL" <<'EOF'
-# dnstool.py ask SERVER [--port N] [--id N] [--opcode N] [--option DATA] [--more] NAME...: one
+# dnstool.py ask SERVER [--port N] [--sport N] [--id N] [--opcode N] [--option DATA] [--more] NAME...: one
 #   message of a question (type A) per NAME ('\.' is a dot inside a label), EDNS with an option
 #   of DATA if given; prints the answer's header and records: "rcode=R qd=N an=N ns=N ar=N
 #   answers=A:1.2.3.4,CNAME" (--more: then " tc=T q=NAME", the question as the answer spells it)
-#   or "timeout".
+#   or "timeout". --sport: asks from that port.
 # dnstool.py serve ADDR LOG: a fake upstream on ADDR:53 that logs each query it gets (header,
 #   questions, the size of its EDNS options, its bytes, the port it came from) and answers from
 #   a table, with extra records that do not answer the question.
@@ -147,6 +147,8 @@ def ask(args):
         opt = b'\0' + struct.pack('>HHIH', 41, 1232, 0, 4 + len(data)) + struct.pack('>HH', 65001, len(data)) + data
     m = struct.pack('>HHHHHH', args.id, args.opcode << 11 | 0x100, len(args.names), 0, 0, 1 if opt else 0) + qs + opt
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if args.sport:
+        s.bind(('', args.sport))
     s.settimeout(4)  # a loaded machine's resolver and upstream (both in python here) may need more than 1.5 s
     s.sendto(m, (args.server, args.port))
     try:
@@ -229,6 +231,7 @@ pa.add_argument('--id', type=int, default=4660)
 pa.add_argument('--opcode', type=int, default=0)
 pa.add_argument('--option')
 pa.add_argument('--port', type=int, default=53)
+pa.add_argument('--sport', type=int, default=0)
 pa.add_argument('--more', action='store_true')
 pa.add_argument('names', nargs='+')
 ps = sub.add_parser('serve')
@@ -302,6 +305,25 @@ is "$(jget "$RD/result.json" '[d["network"]["dns"]["names"], d["network"]["dns"]
 is "$(grep -oE 'from=[0-9]+$' "$W/upstream.log" | sort -u | wc -l)" 6 "resolver: each query came from a port of its own"
 line_like "$OUT" '^rcode=0 id=same qd=1 an=0 ns=0 ar=0 answers= tc=1 q=tc\.test$' "resolver: a truncated upstream answer reaches the cell truncated, without records"
 line_like "$OUT" '^tc-addr=7$' "resolver: and its address is not allowed"
+
+# the host's conntrack table outlives a run, and the next run gets the same address: the
+# entries a run made are deleted with it (else the next run's question from a port the last
+# one used would follow the old entry to the old run's resolver port, and be lost); an entry
+# of another address (127.0.0.1:40999 -> :9, the test's own) stays
+ct_of() { grep -E "^ipv4 .* udp .* src=$1 dst=$2 sport=$3 dport=$4 " /proc/net/nf_conntrack; }
+ct_addr() { grep -cE "src=$1 |dst=$1 " /proc/net/nf_conntrack; }
+"$PY" -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 40999)); s.sendto(b"x", ("127.0.0.1", 9))'
+CT_ASK='python3 "$DNSTOOL" ask --sport 40053 10.88.0.1 y.web1.test'
+wrun --net 'allow=y.web1.test' --env DNSTOOL="$DNSTOOL" -- sh -c "$CT_ASK"'; python3 "$DNSTOOL" ask --sport 40054 10.88.0.1 y.web1.test
+	python3 -c "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"\", 40055)); s.sendto(b\"x\", (\"203.0.113.10\", 8080))"'
+A1=$(jget "$(last_rundir)/result.json" 'd["network"]["address"]')
+is "$(grep -c '^rcode=0 id=same qd=1 an=1 ns=0 ar=0 answers=A:203\.0\.113\.10$' <<<"$OUT")" 2 "conntrack: the first run's questions are answered"
+is "$(ct_addr "$A1")" 0 "conntrack: the run's end leaves no entry of its address (its questions, its flow to web1)"
+is "$(ct_of 127.0.0.1 127.0.0.1 40999 9 | wc -l)" 1 "conntrack: an entry of another address stays"
+wrun --net 'allow=y.web1.test' --env DNSTOOL="$DNSTOOL" -- sh -c "$CT_ASK"
+is "$(jget "$(last_rundir)/result.json" 'd["network"]["address"]')" "$A1" "conntrack: the next run gets the same address (the test's premise)"
+like "$OUT" '^rcode=0 id=same qd=1 an=1 ns=0 ar=0 answers=A:203\.0\.113\.10$' \
+	"conntrack: its question from the port the last run asked from is answered (not sent to the last run's resolver)"
 
 # what enters the allow set, for how long; and nobody but the cell asks the resolver
 cat >"$W/cell-ttl.sh" <<'EOF2'
@@ -384,16 +406,21 @@ wrun --publish 18094:80 --net none -- true
 ok $? "--publish with --net none: one line, exit 125, no run started" || diag "rc $RC: $ERR"
 
 # ---------------------------------------------------------------- kill -9 and gc
-start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net allow=web1.test --publish 18090:80 -- sleep 30
+rm -f "$WORK/asked"
+start_bg "$WARREN" run --state "$STATE" --work "$WORK" --net allow=web1.test --publish 18090:80 --env DNSTOOL="$DNSTOOL" -- \
+	sh -c 'python3 "$DNSTOOL" ask --sport 40060 10.88.0.1 web1.test; touch asked; sleep 30'
 K_PID=$BG_PID
-wait_for 15 sh -c 'ip -br link | grep -q "^wv"'
+wait_for 15 test -e "$WORK/asked"
 RD=$(last_rundir); ID=$(basename "$RD")
 isnt "$(net_left "$ID")" "" "a live run has its veth, rules and lease"
+K_ADDR=$(ls /run/warren/net/leases)
+isnt "$(ct_addr "$K_ADDR")" 0 "a live run has conntrack entries of its address (its question)"
 kill -KILL "$K_PID"; wait "$K_PID" 2>/dev/null
 wait_for 10 sh -c '! ip -br link | grep -q "^wv"'
 wr gc
 is "$RC" 0 "gc after kill -9 of warren"
 is "$(net_left "$ID")" "" "gc: no veth, rule, set or lease of the run is left"
+is "$(ct_addr "$K_ADDR")" 0 "gc: nor a conntrack entry of its address"
 is "$(world_clean)" "" "gc: the bridge and the table are gone with the last run"
 # runs that ended normally keep the bridge and tables for the next one; gc removes them
 wrun --net nat -- true
