@@ -572,7 +572,7 @@ static void mount_root(const struct cell_spec *s, const char *root)
 	}
 	/* the host's / through overlays, so that its unix sockets refuse the cell (hostroot.c);
 	 * nothing of the host is placed where the cell has its own */
-	const char *const skip[] = { "/proc", "/dev", "/run", CELL_TMP_PATH, CELL_VARTMP_PATH, CELL_HOME_PARENT,
+	const char *const skip[] = { "/proc", "/dev", "/sys", "/run", CELL_TMP_PATH, CELL_VARTMP_PATH, CELL_HOME_PARENT,
 				     s->home, s->statedir, s->worktree, NULL };
 	struct error err = { 0 };
 	struct hostroot_point *points = xcalloc(s->n_mounts + 1, sizeof *points);
@@ -588,6 +588,36 @@ static void mount_root(const struct cell_spec *s, const char *root)
 }
 
 static void keep_worktree(const struct cell_spec *s, const char *target);
+static void enter_netns(void);
+
+/* The cell's /sys: a sysfs of its own, read-only, made once init is in the cell's network
+ * namespace, so that what it shows of the network (class/net, devices/virtual/net) is the
+ * cell's: the host's /sys would list the host's interfaces, their addresses and counters
+ * (and the host's eth0 where the cell has its own). The kernel's files are masked and the
+ * run's cgroup placed on it later (policy). Rootless, the kernel gives a new sysfs only when
+ * the host's /sys is fully visible in the cell's mount namespace (no mount of the host's
+ * hides a part of it); else the host's /sys is bound, as before (its class/net is the
+ * host's). With --no-sys there is none: the mask hides the mount point. */
+static void mount_sys(const struct cell_spec *s, const char *root)
+{
+	if (s->policy.no_sys)
+		return;
+	_cleanup_free_ char *sys = at(root, "/sys");
+	int fd = ensure_mountpoint(sys, false);
+	char p[64];
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	if (mount("sysfs", p, "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		if (!s->rootless || (errno != EPERM && errno != EACCES))
+			die(errno, "cannot mount a sysfs on the cell's /sys");
+		/* with what is mounted in it (locked in: the kernel will not part them), read-only */
+		_cleanup_close_ int t = sys_open_tree(AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+		if (t < 0 || sys_mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &a) < 0 ||
+		    sys_move_mount(t, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			die(errno, "cannot bind the host's /sys on the cell's /sys (the kernel refused a sysfs of the cell's own)");
+	}
+	close(fd);
+}
 
 /* Build the whole file system of the cell under <rundir>/root and pivot into it. */
 static void build_root(const struct cell_spec *s)
@@ -674,6 +704,9 @@ static void build_root(const struct cell_spec *s)
 		tmpfs(state, "mode=0755,size=4k", MS_RDONLY | MS_NOEXEC);
 	}
 	mount_extra(s, root);
+	/* the network namespace, made meanwhile by the supervisor's helper, before /sys */
+	enter_netns();
+	mount_sys(s, root);
 
 	/* kernel files masked, /proc/sys read-only, .git/hooks and --protect read-only; the
 	 * Landlock ruleset the job enters */
@@ -1102,7 +1135,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
 }
 
 /* Into the network namespace the supervisor's helper made (its loopback up), once the root is
- * built: it was being made meanwhile. Before the job's process is made, which stays in it. If
+ * built but for /sys (mount_sys): it was being made meanwhile. Before the job's process is made, which stays in it. If
  * the helper could not make it (or ended without a word), init makes one itself, as a clone
  * with CLONE_NEWNET would have. */
 static void enter_netns(void)
@@ -1198,7 +1231,6 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	if (cell_netns_sock < 0)
 		loopback_up();
 	build_root(s);
-	enter_netns();
 
 	/* the terminal's master goes out before the job may run (an OCI runtime's caller waits
 	 * for it between create and start) */

@@ -12,9 +12,9 @@
  * shadowed by another on its path is left out). An overlay without an upper layer needs two
  * lower ones: the host's directory and an empty tmpfs (one for all, mounted on the target
  * first, under the host's /: unreachable there, and not torn down before the cell is).
- * Kernel file systems (sysfs, cgroup...) have no socket files and are bound as they are, with
- * all their submounts (what lies inside /sys is the kernel's: cgroup v1's tmpfs at
- * /sys/fs/cgroup comes along, and mask.c hides it); so are file systems that cannot hold a
+ * Kernel file systems (cgroup, debugfs...) have no socket files and are bound as they are, with
+ * all their submounts (the cell's /sys is a sysfs of its own, not the host's: the caller
+ * skips it, see mount_sys in container.c); so are file systems that cannot hold a
  * listening socket (FAT: no socket files; squashfs, erofs, iso9660: never writable), whose
  * submounts are placed as any other. A file mounted on a file is bound, a socket mounted on a
  * file left out. Nothing is placed at or below what the cell replaces (/proc, /dev, /run,

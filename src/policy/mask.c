@@ -218,27 +218,19 @@ static int apply_masks(int dir, const char *what, long magic, const struct mask 
 	return 0;
 }
 
-/* The host's cgroup trees name every run (warren/run_...) and show their memory. Where init
- * may (root mode) they leave the cell's root, so that the view of the run's own cgroup made
- * later (policy_show_cgroup) is the only one a runtime reading mountinfo finds: moved onto
- * the old root's /sys/fs/cgroup, they go with it when init detaches it after pivot_root (an
- * umount of their own would cost a millisecond). Where they are locked in (rootless), an
- * empty tmpfs hides them (also when v1's tmpfs there is seen through an overlay of the host's
- * root, cell/hostroot.c). */
+/* The host's cgroup trees name every run (warren/run_...) and show their memory. The cell's
+ * /sys is a sysfs of its own, whose fs/cgroup is an empty mount point; only the host's /sys,
+ * bound where the kernel refuses a rootless cell a new sysfs (cell/container.c mount_sys),
+ * brings the host's trees along, locked in: an empty tmpfs hides them. */
 static int hide_host_cgroups(int sys, struct error *err)
 {
-	for (;;) {
-		_cleanup_close_ int cg = policy_open_checked(sys, "fs/cgroup", O_PATH | O_DIRECTORY, 0);
-		struct statfs fs;
-		if (cg < 0 || fstatfs(cg, &fs) < 0 ||
-		    (fs.f_type != TMPFS_MAGIC && fs.f_type != CGROUP2_SUPER_MAGIC && fs.f_type != OVERLAYFS_SUPER_MAGIC))
-			return 0;
-		_cleanup_close_ int old = sys_openat2(AT_FDCWD, "/sys/fs/cgroup", O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
-		if (old >= 0 && sys_move_mount_fd(cg, old) == 0)
-			continue;
-		int r = empty_dir_on(cg);
-		return r < 0 ? error_set(err, -r, "cannot hide /sys/fs/cgroup in the cell") : 0;
-	}
+	_cleanup_close_ int cg = policy_open_checked(sys, "fs/cgroup", O_PATH | O_DIRECTORY, 0);
+	struct statfs fs;
+	if (cg < 0 || fstatfs(cg, &fs) < 0 ||
+	    (fs.f_type != TMPFS_MAGIC && fs.f_type != CGROUP2_SUPER_MAGIC && fs.f_type != OVERLAYFS_SUPER_MAGIC))
+		return 0;
+	int r = empty_dir_on(cg);
+	return r < 0 ? error_set(err, -r, "cannot hide /sys/fs/cgroup in the cell") : 0;
 }
 
 /* The policy's own masks (an OCI bundle's) below top ("/proc" or "/sys"), applied as warren's. */

@@ -16,7 +16,7 @@
 command -v gcc >/dev/null || skip_all "gcc is needed to build the probe"
 
 # Tests: 98 per mode, 6 checks of options, 10 per mode on an image.
-plan 222
+plan 228
 
 # The host's cgroup layout picks the files the cell's view of its cgroup shows.
 if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
@@ -310,6 +310,22 @@ for mode in root user; do
 	is "$(tr '\n' ' ' <<<"$OUT")" "0 0 " "$M /sys/firmware and /proc/acpi are empty"
 	wrun --user 0 -- sh -c 'touch /sys/x; touch /sys/kernel/x'
 	like "$ERR" 'Read-only file system.*Read-only file system' "$M /sys is read-only"
+	# /sys is a sysfs of the cell's own network namespace: the host's interfaces are not in it
+	HOST_IFS=$(ls /sys/class/net | grep -vx lo | tr '\n' ' ')
+	[ -n "$HOST_IFS" ]; ok $? "$M the host has interfaces besides lo ($HOST_IFS: the premise of the next test)"
+	wrun -- sh -c 'stat -fc %T /sys; { ls /sys/class/net; ls /sys/devices/virtual/net; } | sort -u | tr "\n" " "'
+	is "$OUT" $'sysfs\nlo ' "$M /sys is a sysfs of the cell's network namespace: class/net and devices/virtual/net list lo alone"
+	if [ "$mode" = user ]; then
+		# where the kernel refuses a rootless cell a sysfs of its own (a mount of the host's
+		# hides a part of /sys: a tmpfs on /sys/kernel, in a mount namespace of the test's), the
+		# host's /sys is bound instead: read-only, its cgroup trees and firmware hidden
+		bounded unshare -m --propagation private sh -c 'mount -t tmpfs none /sys/kernel && exec "$@"' sh "${RUNNER[@]}" \
+			"$WARREN" run --state "$STATE" --work "$WORK" -- sh -c 'ls /sys/class/net | grep -vxc lo; ls -A /sys/fs/cgroup /sys/firmware | grep -c .; touch /sys/x'
+		is "$(head -2 <<<"$OUT" | tr '\n' ' ')/$(grep -c 'Read-only file system' <<<"$ERR")" "$(ls /sys/class/net | grep -vxc lo) 2 /1" \
+			"$M a host /sys the kernel will not give a rootless cell a sysfs of its own beside: the host's, read-only, cgroups and firmware hidden"
+	else
+		skip 1 "root: init may always mount a sysfs"
+	fi
 	wrun --no-sys -- sh -c 'ls -A /sys | wc -l; test -e /sys/fs/cgroup && echo cgroups-visible'
 	is "$OUT" 0 "$M --no-sys: /sys is empty (nothing of the kernel's below it)"
 
@@ -334,7 +350,7 @@ for mode in root user; do
 	else
 		wrun -- sh -c 'ls -A /sys/fs/cgroup | wc -l; mkdir /sys/fs/cgroup/x'
 		is "$OUT" 0 "$M rootless: /sys/fs/cgroup is empty (the run has no cgroup of its own; nothing of the host's)"
-		like "$ERR" 'Read-only file system' "$M rootless: nothing can be created in /sys/fs/cgroup"
+		like "$ERR" 'Read-only file system|No such file or directory' "$M rootless: nothing can be created in /sys/fs/cgroup (a read-only sysfs's empty mount point)"
 		skip 3 "rootless: the run has no cgroup of its own on this host to show"
 	fi
 

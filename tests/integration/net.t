@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan $((95 + 14))
+plan $((95 + 16))
 
 use_mode root
 CURL="curl -s -m 3"
@@ -49,6 +49,12 @@ is "$(world_idle)" "" "nat: no run's rule, set, map entry, veth or lease is left
 is "$(nft list tables | tr '\n' ' '; ip -br link | grep -c '^warren0')" "table inet warren table bridge warren 1" \
 	"nat: the bridge and the base tables stay for the next run"
 nothing_left "$RD" "nat: no scratch, mount, process or cgroup left"
+
+# the cell's /sys is of its own network namespace: its eth0 there is the cell's (the host's
+# eth0 has another address), the host's other interfaces are not there
+wrun --net nat -- sh -c 'ls /sys/class/net | tr "\n" " "; echo; cat /sys/class/net/eth0/address; ip -o link show eth0'
+is "$(head -1 <<<"$OUT")" "eth0 lo " "nat: /sys/class/net lists the cell's eth0 and lo only"
+is "$(sed -n 2p <<<"$OUT")" "$(sed -n 3p <<<"$OUT" | grep -oE 'link/ether [0-9a-f:]+' | cut -d' ' -f2)" "nat: /sys/class/net/eth0/address is the cell's eth0's"
 
 # the job holds no CAP_NET_ADMIN over its network, even as --user 0
 wrun --net nat --user 0 -- sh -c 'ip addr add 10.88.0.200/24 dev eth0 2>&1; ip link set eth0 down 2>&1; echo done'

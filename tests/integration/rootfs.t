@@ -6,7 +6,7 @@
 # (built once, cached in build/cache/images). As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 24
+plan 26
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 BB_BEFORE=$(image_manifest "$BB")
@@ -36,6 +36,17 @@ for mode in root user; do
 		"$M busybox image: /tmp 1777 and empty, TMPDIR=/tmp, whoami, the worktree as cwd"
 	[ "$RC" = 0 ] && [[ $OUT != *host-tmp-visible* ]]
 	ok $? "$M busybox image: the host's /tmp is not visible"
+	# the image's /sys is the cell's own sysfs (programs read CPUs, limits and links there)
+	lim=(); [ "$mode" = user ] || lim=(--memory 64m)  # (rootless: no cgroup on this host)
+	wrun --rootfs "$BB" "${lim[@]}" -- sh -c 'stat -fc %T /sys; ls /sys/class/net; test -s /sys/devices/system/cpu/online && echo cpus
+		grep -c " /sys/fs/cgroup" /proc/self/mountinfo; true'
+	if [ "$mode" = root ]; then
+		[ "$RC" = 0 ] && [ "$(head -3 <<<"$OUT" | tr '\n' ' ')" = "sysfs lo cpus " ] && [ "$(tail -1 <<<"$OUT")" -ge 2 ]
+		ok $? "$M busybox image: /sys is a sysfs of the cell's own (class/net: lo; the CPUs), the run's cgroup at /sys/fs/cgroup" || diag "$OUT"
+	else
+		[ "$RC" = 0 ] && [ "$(head -3 <<<"$OUT" | tr '\n' ' ')" = "sysfs lo cpus " ]
+		ok $? "$M busybox image: /sys is a sysfs of the cell's own (class/net: lo; the CPUs)" || diag "$OUT"
+	fi
 
 	if [ "$mode" = root ]; then
 		wrun --rootfs "$BB" --user 0 -- sh -c 'touch /etc/x /bin/y && rm -rf /usr /sbin && mkdir /newdir && echo changed > /etc/hostname && chmod 700 /bin && test -e /etc/x && echo wrote'
