@@ -481,8 +481,8 @@ void net_teardown(struct net_state *n)
 		if (r < 0) {
 			char a[INET_ADDRSTRLEN];
 			warn_line("cannot clear the connection tracking of %s (%s): the next run at that address may have a "
-				  "packet taken for one of %s's; load the kernel module nf_conntrack_netlink",
-				  inet_ntop(AF_INET, &n->addr, a, sizeof a), strerror(-r), n->id);
+				  "packet taken for one of %s's%s", inet_ntop(AF_INET, &n->addr, a, sizeof a), strerror(-r), n->id,
+				  r == -EOPNOTSUPP || r == -EPROTONOSUPPORT ? "; load the kernel module nf_conntrack_netlink" : "");
 		}
 		unlink(n->lease);
 	}

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan $((95 + 16))
+plan $((95 + 18))
 
 use_mode root
 CURL="curl -s -m 3"
@@ -389,8 +389,12 @@ wrun --net nat -- sh -c "curl -s -m 2 http://$A_ADDR:8000/index.html; echo rc=\$
 like "$OUT" '^rc=(7|28)$' "nat: another run's cell is refused"
 wrun --net allow=web1.test -- sh -c "curl -s -m 2 http://$A_ADDR:8000/index.html; echo rc=\$?"
 like "$OUT" '^rc=(7|28)$' "allow: another run's cell is refused"
+grep -qE "^ipv4 .* tcp .* dport=18089 .*src=$A_ADDR " /proc/net/nf_conntrack
+ok $? "conntrack: the published port's connections are tracked with the cell as their reply source" ||
+	diag "$(grep -E 'dport=180(89|91) ' /proc/net/nf_conntrack)"
 kill -TERM "$A_PID"; wait_bg "$A_PID" 20
 is "$(world_idle)" "" "after the published run: nothing of a run left"
+is "$(ct_addr "$A_ADDR")" 0 "conntrack: nor an entry of its address (its published port's connections included)"
 is "$(jget "$A_RD/result.json" '[(p["host_addr"], p["host_port"], p["cell_port"]) for p in d["published"]]')" \
 	'[["127.0.0.1", 18089, 8000], ["198.51.100.1", 18091, 8000]]' "result.json: published ports"
 
