@@ -136,11 +136,19 @@ static int recv_batch(int fd, uint8_t *buf, int (*fn)(const struct nlmsghdr *m, 
 	while (got < 0 && errno == EINTR);
 	if (got < 0)
 		return -errno;
-	int left = (int)got;
-	for (const struct nlmsghdr *m = (const struct nlmsghdr *)buf; NLMSG_OK(m, left); m = NLMSG_NEXT(m, left)) {
+	size_t left = (size_t)got;
+	for (const uint8_t *p = buf; left >= NLMSG_HDRLEN;) {
+		const struct nlmsghdr *m = (const struct nlmsghdr *)p;
+		if (m->nlmsg_len < NLMSG_HDRLEN || m->nlmsg_len > left)
+			break;
 		int r = fn(m, arg);
 		if (r)
 			return r;
+		size_t step = NLMSG_ALIGN(m->nlmsg_len);
+		if (step >= left)
+			break;
+		p += step;
+		left -= step;
 	}
 	return 0;
 }
