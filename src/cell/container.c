@@ -77,7 +77,8 @@ static void report(uint32_t type, int status, int errnum, const char *msg)
 	(void)w;
 }
 
-/* Setup failed inside the cell: tell the supervisor and end init. */
+/* Setup failed inside the cell: tell the supervisor (the message with the system's reason,
+ * as error_set words it) and end init. */
 static void __attribute__((noreturn)) die_status(int status, int errnum, const char *fmt, ...)
 {
 	va_list ap;
@@ -86,6 +87,9 @@ static void __attribute__((noreturn)) die_status(int status, int errnum, const c
 	if (vasprintf(&m, fmt, ap) < 0)
 		m = NULL;
 	va_end(ap);
+	char *full = NULL;
+	if (m && errnum > 0 && asprintf(&full, "%s: %s", m, strerror(errnum)) >= 0)
+		m = full;
 	report(CELL_REPORT_ERROR, status, errnum, m);
 	_exit(status);
 }
@@ -598,12 +602,21 @@ static void enter_netns(void);
  * the host's /sys is fully visible in the cell's mount namespace (no mount of the host's
  * hides a part of it); else the host's /sys is bound, as before (its class/net is the
  * host's). With --no-sys there is none: the mask hides the mount point. */
-static void mount_sys(const struct cell_spec *s, const char *root)
+static void mount_sys(const struct cell_spec *s)
 {
 	if (s->policy.no_sys)
 		return;
-	_cleanup_free_ char *sys = at(root, "/sys");
-	int fd = ensure_mountpoint(sys, false);
+	/* the root's own sys directory, made where missing: not through an image's symlink (the
+	 * masks below open /sys without following one: they would find none, and the sysfs
+	 * where it led would be unmasked) */
+	int fd = sys_openat2(cell_root_fd, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+	if (fd < 0 && errno == ENOENT && (mkdirat(cell_root_fd, "sys", 0555) == 0 || errno == EEXIST))
+		fd = sys_openat2(cell_root_fd, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		die(0, "the image's /sys is not a directory (a symlink or a file): the cell's own sysfs is mounted there; "
+		       "make it an empty directory in the image");
+	if (fd < 0)
+		die(errno, "cannot open the cell's /sys");
 	char p[64];
 	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
 	if (mount("sysfs", p, "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
@@ -706,7 +719,7 @@ static void build_root(const struct cell_spec *s)
 	mount_extra(s, root);
 	/* the network namespace, made meanwhile by the supervisor's helper, before /sys */
 	enter_netns();
-	mount_sys(s, root);
+	mount_sys(s);
 
 	/* kernel files masked, /proc/sys read-only, .git/hooks and --protect read-only; the
 	 * Landlock ruleset the job enters */

@@ -259,16 +259,16 @@ static int mask_kernel_all(const struct policy_ctx *s, int rootfd, struct error 
 	    apply_extra_masks(s->policy, proc, "/proc", PROC_SUPER_MAGIC, devnull, err) < 0)
 		return -EINVAL;
 	_cleanup_close_ int sys = policy_open_checked(rootfd, "sys", O_PATH | O_DIRECTORY, 0);
-	if (sys < 0)
-		return 0;  /* no /sys in this root */
 	if (s->policy->no_sys) {
-		int r = empty_dir_on(sys);
+		int r = sys < 0 ? 0 : empty_dir_on(sys);
 		return r < 0 ? error_set(err, -r, "--no-sys: cannot hide /sys in the cell") : 0;
 	}
+	/* every cell has a sysfs there (cell/container.c mount_sys): anything else, and the masks
+	 * would be applied to nothing */
 	struct statfs fs;
-	if (fstatfs(sys, &fs) < 0 || fs.f_type != SYSFS_MAGIC)
-		return 0;  /* an image's empty /sys: nothing of the kernel's there */
-	/* the host's /sys came in with the read-only root; make sure of it */
+	if (sys < 0 || fstatfs(sys, &fs) < 0 || fs.f_type != SYSFS_MAGIC)
+		return error_set(err, sys < 0 ? -sys : 0, "the cell's /sys is not a sysfs; refusing to go on");
+	/* read-only (the host's, where a rootless cell has it, too); make sure of it */
 	if (!(fs.f_flags & ST_RDONLY)) {
 		int r = bind_fd(sys, sys, RO_ATTRS);
 		if (r < 0)

@@ -6,7 +6,7 @@
 # (built once, cached in build/cache/images). As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 26
+plan 30
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 BB_BEFORE=$(image_manifest "$BB")
@@ -24,6 +24,13 @@ unchanged() {
 	return 1
 }
 
+# an image whose /sys is a symlink (the sysfs would land where it leads, unmasked): refused;
+# one without /sys: the cell's is made
+IMGS=$TEST_SCRATCH/imgs
+mkdir -p "$IMGS" && chmod 755 "$IMGS"
+cp -a "$BB" "$IMGS/symsys" && rm -rf "$IMGS/symsys/sys" && mkdir "$IMGS/symsys/sysx" && ln -s /sysx "$IMGS/symsys/sys"
+cp -a "$BB" "$IMGS/nosys" && rm -rf "$IMGS/nosys/sys"
+
 for mode in root user; do
 	use_mode "$mode"
 	M="[$mode]"
@@ -36,6 +43,11 @@ for mode in root user; do
 		"$M busybox image: /tmp 1777 and empty, TMPDIR=/tmp, whoami, the worktree as cwd"
 	[ "$RC" = 0 ] && [[ $OUT != *host-tmp-visible* ]]
 	ok $? "$M busybox image: the host's /tmp is not visible"
+	wrun --rootfs "$IMGS/symsys" -- ls /sys/firmware
+	is "$RC:$ERR" "125:warren: the image's /sys is not a directory (a symlink or a file): the cell's own sysfs is mounted there; make it an empty directory in the image" \
+		"$M an image whose /sys is a symlink: refused in one line, exit 125 (its sysfs would be where the link leads, unmasked)"
+	wrun --rootfs "$IMGS/nosys" -- sh -c 'stat -fc %T /sys; ls -A /sys/firmware | wc -l'
+	is "$RC:$(tr '\n' ' ' <<<"$OUT")" "0:sysfs 0 " "$M an image without /sys: the cell's sysfs is mounted (on a directory made in the overlay), masked"
 	# the image's /sys is the cell's own sysfs (programs read CPUs, limits and links there)
 	lim=(); [ "$mode" = user ] || lim=(--memory 64m)  # (rootless: no cgroup on this host)
 	wrun --rootfs "$BB" "${lim[@]}" -- sh -c 'stat -fc %T /sys; ls /sys/class/net; test -s /sys/devices/system/cpu/online && echo cpus
