@@ -411,7 +411,9 @@ static const char GC_HELP[] =
 	"Reclaim the scratch, mounts and cgroups that runs whose supervisor is gone left behind\n"
 	"(after a crash or kill -9 of warren), and the scratch of runs kept with --keep. Live\n"
 	"runs are never touched. With --older-than D (e.g. 7d, 12h), also delete the records of\n"
-	"runs that ended more than D ago. With RUN ids or prefixes, only those.\n"
+	"runs that ended more than D ago. With RUN ids or prefixes, only those (without them, also\n"
+	"what interrupted image imports left, the vm driver's stale cache, and the network's bridge\n"
+	"and tables when no run holds an address).\n"
 	"--keep-runs N / --keep-for D: retention by the history (<state>/history.db), as warren\n"
 	"serve does it: delete the records of all but the newest N ended runs / of runs that\n"
 	"ended more than D ago; their history rows stay, marked pruned.\n"
@@ -622,6 +624,8 @@ int cmd_gc(int argc, char **argv)
 		return cli_usage_error("gc", "--orphans works on the whole host: give it alone (no RUN, --state, --older-than or --keep-*)");
 	if (gc_orphans)
 		return gc_orphan_cgroups();
+	if (i < argc && (gc_keep_runs || gc_keep_for))
+		return cli_usage_error("gc", "--keep-runs and --keep-for work on the whole history: give them without RUN");
 	uint64_t older_ms = 0;
 	if (older && (parse_duration_ms(older, &older_ms) < 0 || !older_ms))
 		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d)", older);
@@ -635,7 +639,8 @@ int cmd_gc(int argc, char **argv)
 	if (rc)
 		return rc;
 	char **ids;
-	if (i < argc) {
+	bool only = i < argc;
+	if (only) {
 		size_t n = (size_t)(argc - i);
 		ids = xcalloc(n + 1, sizeof *ids);
 		for (size_t k = 0; k < n; k++) {
@@ -667,20 +672,21 @@ int cmd_gc(int argc, char **argv)
 			reclaimed++;
 	}
 	runs_list_free(ids);
-	int half = image_gc(sd.fd); /* what interrupted image imports and removals left */
+	/* with RUN ids, only those: the store's and the host's housekeeping is a plain gc's */
+	int half = only ? 0 : image_gc(sd.fd); /* what interrupted image imports and removals left */
 	if (half)
 		printf("gc: removed %d half-made image import%s or removal%s\n", half, half == 1 ? "" : "s", half == 1 ? "" : "s");
 	if ((keep || keep_ms) && gc_retain(&sd, keep, keep_ms, &pruned_n) < 0)
 		failed++;
 	int stale = 0; /* the vm driver's cache: kernels removed, guest inits rebuilt */
-	int pr = vm_cache_prune(sd.path, &stale);
+	int pr = only ? 0 : vm_cache_prune(sd.path, &stale);
 	if (pr < 0 && ++failed)
 		warn_line("cannot prune %s/vm-cache: %s", sd.path, strerror(-pr));
 	if (stale)
 		printf("gc: removed %d old file%s of the vm driver's cache\n", stale, stale == 1 ? "" : "s");
 	statedir_close(&sd);
 	/* the bridge and base tables runs keep for the next one, when none is left to use them */
-	if (geteuid() == 0)
+	if (!only && geteuid() == 0)
 		net_gc_idle();
 	printf("gc: reclaimed the scratch of %d run%s, deleted %d record%s, left %d live run%s alone%s\n", reclaimed,
 	       reclaimed == 1 ? "" : "s", pruned_n, pruned_n == 1 ? "" : "s", live, live == 1 ? "" : "s",

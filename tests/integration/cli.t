@@ -4,7 +4,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((73 + 25))
+plan $((73 + 26))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -136,6 +136,9 @@ wr show "$id" --json
 is "$RC/$("$PY" -c 'import json, sys; print(json.load(sys.stdin)["id"])' <<<"$OUT" 2>&1)" "0/$id" "$M show RUN --json: an option after the run id is taken"
 wr gc "$id" --older-than 1d
 is "$RC" 0 "$M gc RUN --older-than 1d: so is gc's" || diag "$ERR"
+wr gc "$id" --keep-runs 2
+is "$RC:$ERR" "125:warren: --keep-runs and --keep-for work on the whole history: give them without RUN (see 'warren gc --help')" \
+	"$M gc RUN --keep-runs: refused in one line (retention is the whole history's)"
 wr logs --folow
 [ "$RC" = 125 ] && [[ $ERR == *"did you mean --follow?"* ]]
 ok $? "$M logs --folow: did you mean --follow?" || diag "rc $RC: $ERR"

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan $((95 + 18))
+plan $((95 + 19))
 
 use_mode root
 CURL="curl -s -m 3"
@@ -427,10 +427,13 @@ K_ADDR=$(ls /run/warren/net/leases)
 isnt "$(ct_addr "$K_ADDR")" 0 "a live run has conntrack entries of its address (its question)"
 kill -KILL "$K_PID"; wait "$K_PID" 2>/dev/null
 wait_for 10 sh -c '! ip -br link | grep -q "^wv"'
+wr gc "$ID"
+is "$RC" 0 "gc RUN after kill -9 of warren"
+is "$(net_left "$ID")" "" "gc RUN: no veth, rule, set or lease of the run is left"
+is "$(ct_addr "$K_ADDR")" 0 "gc RUN: nor a conntrack entry of its address"
+[ -n "$(world_clean)" ]
+ok $? "gc RUN: that run only: the bridge and the base tables stay (a plain gc's to remove)"
 wr gc
-is "$RC" 0 "gc after kill -9 of warren"
-is "$(net_left "$ID")" "" "gc: no veth, rule, set or lease of the run is left"
-is "$(ct_addr "$K_ADDR")" 0 "gc: nor a conntrack entry of its address"
 is "$(world_clean)" "" "gc: the bridge and the table are gone with the last run"
 # runs that ended normally keep the bridge and tables for the next one; gc removes them
 wrun --net nat -- true
