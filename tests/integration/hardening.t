@@ -312,7 +312,11 @@ for mode in root user; do
 	like "$ERR" 'Read-only file system.*Read-only file system' "$M /sys is read-only"
 	# /sys is a sysfs of the cell's own network namespace: the host's interfaces are not in it
 	HOST_IFS=$(ls /sys/class/net | grep -vx lo | tr '\n' ' ')
-	[ -n "$HOST_IFS" ]; ok $? "$M the host has interfaces besides lo ($HOST_IFS: the premise of the next test)"
+	if [ -n "$HOST_IFS" ]; then
+		ok 0 "$M the host has interfaces besides lo ($HOST_IFS: the premise of the next test)"
+	else
+		skip 1 "the host has no interface besides lo (check-v2's guest): the next test cannot tell the cell's sysfs from the host's here"
+	fi
 	wrun -- sh -c 'stat -fc %T /sys; { ls /sys/class/net; ls /sys/devices/virtual/net; } | sort -u | tr "\n" " "'
 	is "$OUT" $'sysfs\nlo ' "$M /sys is a sysfs of the cell's network namespace: class/net and devices/virtual/net list lo alone"
 	if [ "$mode" = user ]; then
