@@ -609,9 +609,12 @@ static void mount_sys(const struct cell_spec *s)
 	/* the root's own sys directory, made where missing: not through an image's symlink (the
 	 * masks below open /sys without following one: they would find none, and the sysfs
 	 * where it led would be unmasked) */
-	int fd = sys_openat2(cell_root_fd, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
-	if (fd < 0 && errno == ENOENT && (mkdirat(cell_root_fd, "sys", 0555) == 0 || errno == EEXIST))
+	int fd = -1;
+	for (int tries = 0; fd < 0 && tries < 2; tries++) {
 		fd = sys_openat2(cell_root_fd, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+		if (fd >= 0 || errno != ENOENT || (mkdirat(cell_root_fd, "sys", 0555) < 0 && errno != EEXIST))
+			break;
+	}
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
 		die(0, "the image's /sys is not a directory (a symlink or a file): the cell's own sysfs is mounted there; "
 		       "make it an empty directory in the image");
@@ -1148,9 +1151,9 @@ static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
 }
 
 /* Into the network namespace the supervisor's helper made (its loopback up), once the root is
- * built but for /sys (mount_sys): it was being made meanwhile. Before the job's process is made, which stays in it. If
- * the helper could not make it (or ended without a word), init makes one itself, as a clone
- * with CLONE_NEWNET would have. */
+ * built but for /sys (mount_sys): it was being made meanwhile. Before the job's process is
+ * made, which stays in it. If the helper could not make it (or ended without a word), init
+ * makes one itself, as a clone with CLONE_NEWNET would have. */
 static void enter_netns(void)
 {
 	if (cell_netns_sock < 0)
