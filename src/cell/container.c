@@ -1501,6 +1501,19 @@ static void reap_helper(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+void cell_reap_ended_helpers(struct cell *c)
+{
+	for (size_t i = 0; i < c->n_helpers; i++) {
+		siginfo_t si = { 0 };
+		if (c->helpers[i].pid <= 0 ||
+		    waitid(P_PID, (id_t)c->helpers[i].pid, &si, WEXITED | WNOHANG) < 0 || si.si_pid != c->helpers[i].pid)
+			continue;
+		if (c->helpers[i].stack)
+			helper_stack_free(c->helpers[i].stack);
+		c->helpers[i] = (struct cell_helper){ -1, NULL };
+	}
+}
+
 void cell_reap_helpers(struct cell *c)
 {
 	for (size_t i = 0; i < c->n_helpers; i++)

@@ -93,6 +93,10 @@ struct cell_helper *cell_helper_slot(struct cell *c);
  * before telling whether anything outside the cell still holds what the cell had; one that
  * has not ended 2 s after is killed. */
 void cell_reap_helpers(struct cell *c);
+/* Reap the helpers that have ended already (the idmaps' and the network namespace's end as
+ * soon as their work is done, before the job runs), without waiting for any: what is left
+ * for the run's end is only what still runs then. */
+void cell_reap_ended_helpers(struct cell *c);
 void cell_close(struct cell *c);
 
 #endif

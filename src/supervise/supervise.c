@@ -548,6 +548,8 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 		break;
 	case EV_REPORT:
 		read_reports(u);
+		if (u->have_exit)  /* (while init's exit tears the cell down) */
+			cell_reap_ended_helpers(&u->cell);
 		if (ev->events & (EPOLLHUP | EPOLLERR))
 			epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.report_fd, NULL);
 		break;
@@ -1171,6 +1173,9 @@ int sup_go(struct sup *u, struct error *err)
 		return sup_fail(u, true, err);
 	if (s->warm)
 		rundir_taken(s->rundir_fd);
+	/* the helpers that made the cell's namespaces are done by now: reaped while the job
+	 * runs, not on the way from its end to the caller */
+	cell_reap_ended_helpers(&u->cell);
 	if (u->console_sock >= 0) {
 		recv_console(u, u->console_sock);
 		closep(&u->console_sock);
