@@ -68,6 +68,9 @@ static void report_put(char *buf, size_t *n, uint32_t type, int status, int errn
 	*n += sizeof r + r.len;
 }
 
+/* init's steps, for the record's timings (CELL_REPORT_TIMES, with the job's reaping) */
+static int64_t root_built_ns, job_go_ns;
+
 static void report(uint32_t type, int status, int errnum, const char *msg)
 {
 	char buf[sizeof(struct cell_report) + REPORT_MSG_MAX];
@@ -952,6 +955,7 @@ static pid_t start_job(const struct cell_spec *s, const struct cell_io *io)
 	/* from here on the job runs code of its own: init must not be ptrace-able or readable
 	 * through /proc by it (earlier would break the rootless id maps) */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	job_go_ns = mono_ns();
 	if (write(go[1], "g", 1) != 1)
 		die(errno, "cannot start the job");
 	close(go[1]);
@@ -1093,11 +1097,13 @@ static bool report_scratch_full(void)
 /* The job ended with status: its scratch's use and its end, in one message. */
 static void report_end(int status)
 {
-	char buf[2 * sizeof(struct cell_report) + 64], m[64];
+	char buf[3 * sizeof(struct cell_report) + 64 + 72], m[64], t[72];
 	size_t n = 0;
 	bool full;
+	snprintf(t, sizeof t, "%lld %lld %lld", (long long)root_built_ns, (long long)job_go_ns, (long long)mono_ns());
 	if (scratch_use(m, sizeof m, &full))
 		report_put(buf, &n, CELL_REPORT_SCRATCH, 0, 0, m);
+	report_put(buf, &n, CELL_REPORT_TIMES, 0, 0, t);
 	report_put(buf, &n, CELL_REPORT_EXIT, status, 0, NULL);
 	ssize_t w = write(report_fd, buf, n);
 	(void)w;
@@ -1247,6 +1253,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	if (cell_netns_sock < 0)
 		loopback_up();
 	build_root(s);
+	root_built_ns = mono_ns();
 
 	/* the terminal's master goes out before the job may run (an OCI runtime's caller waits
 	 * for it between create and start) */

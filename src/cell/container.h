@@ -59,6 +59,7 @@ enum cell_report_type {
 	CELL_REPORT_OOM_KILLS = 7, /* the vm driver: status processes the guest's OOM killer killed */
 	CELL_REPORT_PIDS_PEAK = 8, /* the vm driver: status is the most processes the job had at once */
 	CELL_REPORT_REFUSED = 9, /* the vm driver: status writes the guest refused; message [[path, count, protected]...] */
+	CELL_REPORT_TIMES = 10, /* before EXIT: "<root built> <job let go> <job reaped>", CLOCK_MONOTONIC ns */
 };
 
 struct cell_report {

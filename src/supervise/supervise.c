@@ -167,6 +167,25 @@ static void drain_close(struct sup *u, int *fd, int out, uint64_t *count, const 
 
 /* ---- reports from init ---- */
 
+/* "timings" of the record: when the run reached each step, in ms after the supervisor's start
+ * (a warm run: after its take). From init's own clock reads where it is init's step (a
+ * container's), null where there is none: a warm cell's root was built and its job made
+ * before its run came; a VM's guest reports none. */
+static void timings_record(struct sup *u, json_t **extra)
+{
+	int64_t t0 = (int64_t)u->t0.tv_sec * 1000000000 + u->t0.tv_nsec;
+	bool warm = u->s->warm;
+	int64_t at[5] = { warm ? 0 : u->init_ns[0], warm ? 0 : u->init_ns[1], u->init_ns[2] ? u->init_ns[2] : u->exit_ns,
+			  u->gone_ns, mono_ns() };
+	static const char *const names[] = { "cell_ready_ms", "job_started_ms", "job_ended_ms", "cell_gone_ms", "recorded_ms" };
+	json_t *t = json_object();
+	for (int i = 0; i < 5; i++)
+		json_object_set_new(t, names[i], at[i] > 0 ? json_real((double)((at[i] - t0 + 5000) / 10000) / 100) : json_null());
+	if (!*extra)
+		*extra = json_object();
+	json_object_set_new(*extra, "timings", t);
+}
+
 /* The next report of the cell's init (a VM's guest reports in JSON: vm.h): true and *msg. */
 static bool next_report(struct sup *u, struct cell_report *r, char **msg)
 {
@@ -191,6 +210,8 @@ static void read_reports(struct sup *u)
 		if (!next_report(u, &r, &msg))
 			return;
 		if (r.type == CELL_REPORT_EXIT) {
+			if (!u->exit_ns)
+				u->exit_ns = mono_ns();
 			u->have_exit = true;
 			u->job_status = r.status;
 			free(msg);
@@ -208,6 +229,14 @@ static void read_reports(struct sup *u)
 				sup_stop(u, RUN_LIMIT, "scratch", v, SIGTERM,
 					  xasprintf("scratch limit %s reached (writes to /tmp, /dev/shm, $HOME and the root fail with ENOSPC)", v));
 			}
+		} else if (r.type == CELL_REPORT_TIMES) {
+			long long a, b, c;
+			if (sscanf(msg, "%lld %lld %lld", &a, &b, &c) == 3) {
+				u->init_ns[0] = a;
+				u->init_ns[1] = b;
+				u->init_ns[2] = c;
+			}
+			free(msg);
 		} else if (r.type == CELL_REPORT_PIDS_MAX) {
 			free(msg);
 			u->guest_pids_hits = (uint64_t)r.status; /* counted with the host cgroup's */
@@ -534,6 +563,7 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	uint64_t exp;
 	switch (ev->data.u32) {
 	case EV_PIDFD:
+		u->gone_ns = mono_ns();
 		read_reports(u);
 		u->init_gone = true;
 		epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.pidfd, NULL);
@@ -1243,6 +1273,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	if (u->released_at.tv_sec)
 		worktree_git_check(s->worktree_fd, s->id, s->rundir, &u->released_at, &extra, o->quiet);
 
+	timings_record(u, &extra);
 	char *json = record_result_json(s, &res, extra);
 	json_decref(extra);
 	struct error e2 = { 0 };

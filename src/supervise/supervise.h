@@ -38,6 +38,8 @@ struct sup {
 	bool tty_raw;
 	struct termios saved_tio;
 	struct timespec t0;        /* CLOCK_MONOTONIC at start */
+	int64_t init_ns[3];        /* init's steps (CELL_REPORT_TIMES): root built, job let go, job reaped */
+	int64_t exit_ns, gone_ns;  /* the job's end reported, init gone (0: not yet) */
 	double job_start_s;        /* when the job's wall clock started, after t0 (a VM's boot, a container's making) */
 	uint64_t job_start_cpu_ns; /* the cgroup's CPU time then (a VM's boot is not the job's) */
 	uint64_t guest_pids_hits;  /* forks a VM's guest refused for the process limit */

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- constants newer than some headers (the same on every architecture) ---- */
@@ -193,6 +194,15 @@ static inline long sys_keyctl(int op, unsigned long a2, unsigned long a3)
 static inline int sys_finit_module(int fd, const char *params, int flags)
 {
 	return (int)syscall(SYS_finit_module, fd, params, flags);
+}
+
+/* CLOCK_MONOTONIC in ns: one clock for every process of the host (no time namespace is made),
+ * so that init's steps and the supervisor's can be set side by side (the record's timings) */
+static inline int64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 #endif

@@ -4,7 +4,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((73 + 26))
+plan $((77 + 26))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -26,6 +26,15 @@ for mode in root user; do
 	works=$?
 	wrun -- true
 	is "$RC/$OUT/$ERR" "0//" "$M a job that succeeds: exit 0, and warren prints nothing"
+	# the record's timings: when the run reached each of its steps, in the order they come
+	RJ=$(last_rundir)/result.json
+	t=$(jget "$RJ" '" ".join(str(d["timings"][k]) for k in ("cell_ready_ms", "job_started_ms", "job_ended_ms", "cell_gone_ms", "recorded_ms"))')
+	# shellcheck disable=SC2086 # the five numbers as five words
+	"$PY" -c 'import sys; v = [float(x) for x in sys.argv[1:]]; sys.exit(not (len(v) == 5 and 0 < v[0] < v[1] < v[2] <= v[3] <= v[4] < 60000))' $t 2>/dev/null
+	ok $? "$M result.json's timings: cell ready < job let go < job ended <= cell gone <= recorded (ms: $t)"
+	wr show "$(basename "$(dirname "$RJ")")"
+	like "$OUT" "timings +cell ready [0-9.]+ ms, job [0-9.]+ to [0-9.]+ ms, cell gone [0-9.]+ ms, record [0-9.]+ ms" \
+		"$M warren show: a timings row"
 	wrun -- sh -c 'kill -TERM $$'
 	is "$RC" 143 "$M a job killed by SIGTERM: exit 128+15"
 	# the job starts with every signal's default action, whatever warren's caller ignored

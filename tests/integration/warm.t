@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 88
+plan 90
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -38,7 +38,7 @@ for mode in root user; do
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 30 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 31 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -59,6 +59,10 @@ for mode in root user; do
 	ok $? "$M A's setsid'd process is gone once A ended" || diag "$(ps -ef | grep 4713)"
 	is "$(row "$A" start)" warm "$M A's history row says start warm"
 	is "$(jget "$STATE/runs/$A/result.json" 'd["start"]')" warm "$M A's result.json says start warm"
+	# a warm cell's root and job were made before its run came: its timings start at the take
+	t=$(jget "$STATE/runs/$A/result.json" '[d["timings"][k] for k in ("cell_ready_ms", "job_started_ms", "job_ended_ms", "cell_gone_ms", "recorded_ms")]')
+	"$PY" -c 'import json, sys; v = json.loads(sys.argv[1]); sys.exit(not (v[:2] == [None, None] and 0 < v[2] <= v[3] <= v[4] < 60000))' "$t" 2>/dev/null
+	ok $? "$M A's timings: no cell-ready nor job-start time (made before), then job ended <= cell gone <= recorded ($t)"
 	wr show "$A"
 	line_like "$OUT" "^start +warm$" "$M warren show A says start warm"
 	is "$(API_AS=root logs "$A")" a-ran "$M A's output is in its log"
