@@ -297,7 +297,8 @@ static pid_t helper_clone(int (*fn)(void *), void *arg, int flags, struct cell_h
 /* A user namespace that maps on-disk ids [from, from+n) to host ids [to, to+n): the idmap of
  * an idmapped mount. Made by the supervisor (host pid namespace, host /proc) before the cell.
  * Its process need only exist while the maps are written and the namespace opened: it is told
- * to exit then, and reaped later by cell_close (*helper), never waited for here: waiting for
+ * to exit then, and reaped later (cell_reap_ended_helpers, or at the end cell_reap_helpers:
+ * *helper), never waited for here: waiting for
  * another process to be scheduled cost each run 1-8 ms on a loaded machine. It is cloned with
  * the supervisor's memory (CLONE_VM): a copy of that (page tables, and then a copy-on-write
  * fault for each page the supervisor writes next) cost more than the rest of it. */

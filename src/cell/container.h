@@ -43,7 +43,9 @@ struct cell {
 	                        mounts' user namespaces and of the network namespace (pid -1:
 	                        none), each on a stack of its own
 	                        (a VM's: its relay, forked, no stack):
-	                        told to exit at the start, reaped once init is gone (cell_reap_helpers) */
+	                        told to exit at the start; reaped once ended (cell_reap_ended_helpers,
+	                        at the release and the job's end), the rest once init is gone
+	                        (cell_reap_helpers) */
 	size_t n_helpers;
 	int netns_sock;      /* -1, or the socket over which init takes the network namespace the
 	                        helper of container_prepare made (the helper holds the other end) */
@@ -75,7 +77,7 @@ struct cell_report {
  * makes the run directory and the cgroup and init builds the cell's root: the kernel takes
  * the better part of a millisecond over a new one. Nobody waits for it but init, once its
  * root is built (the helper sends it over netns_sock, then shuts its end); the helper is
- * reaped with the idmaps' (cell_reap_helpers). */
+ * reaped with the idmaps' (cell_reap_ended_helpers, cell_reap_helpers). */
 void container_prepare(const struct cell_spec *s, struct cell *c);
 /* Start the cell's init; it sets up the cell and waits for cell_release(). */
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);

@@ -309,23 +309,25 @@ static void rows_status(FILE *out, const char *id, json_t *r)
 		row(out, "error", json_string_value(json_object_get(r, "error")));
 }
 
-/* When the run reached its steps (result.json's timings, ms after its supervisor's start):
- * "cell ready 2.87 ms, job 3.08 to 4.51 ms, cell gone 5.20 ms, record 5.35 ms"; a step the
+/* When the run reached its steps (result.json's timings, us after its supervisor's start), in
+ * ms: "cell ready 2.87 ms, job 3.08 to 4.51 ms, cell gone 5.20 ms, record 5.35 ms"; a step the
  * record has no time for (a warm cell's making, a VM's guest) is left out. */
 static void row_timings(FILE *out, json_t *r)
 {
 	json_t *t = json_object_get(r, "timings");
 	if (!json_is_object(t))
 		return;
-	static const char *const keys[] = { "cell_ready_ms", "job_started_ms", "job_ended_ms", "cell_gone_ms", "recorded_ms" };
+	static const char *const keys[] = { "cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us" };
 	static const char *const says[] = { "cell ready %.2f ms", "job %.2f", " to %.2f ms", "cell gone %.2f ms", "record %.2f ms" };
 	char *line = xstrdup("");
 	for (int i = 0; i < 5; i++) {
 		json_t *v = json_object_get(t, keys[i]);
-		if (!json_is_number(v))
+		if (!json_is_integer(v))
 			continue;
-		bool joined = i == 2 && json_is_number(json_object_get(t, keys[1]));
-		char *part = xasprintf(i == 2 && !joined ? "job ended %.2f ms" : says[i], json_number_value(v));
+		bool started = json_is_integer(json_object_get(t, keys[1])), joined = i == 2 && started;
+		const char *say = i == 2 && !joined ? "job ended %.2f ms"
+				: i == 1 && !json_is_integer(json_object_get(t, keys[2])) ? "job started %.2f ms" : says[i];
+		char *part = xasprintf(say, (double)json_integer_value(v) / 1000);
 		char *more = xasprintf("%s%s%s", line, *line && !joined ? ", " : "", part);
 		free(part);
 		free(line);

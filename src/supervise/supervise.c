@@ -167,20 +167,26 @@ static void drain_close(struct sup *u, int *fd, int out, uint64_t *count, const 
 
 /* ---- reports from init ---- */
 
-/* "timings" of the record: when the run reached each step, in ms after the supervisor's start
- * (a warm run: after its take). From init's own clock reads where it is init's step (a
- * container's), null where there is none: a warm cell's root was built and its job made
- * before its run came; a VM's guest reports none. */
+/* "timings" of the record: when the run reached each step, in whole microseconds after the
+ * supervisor's start (a warm run: after its take; integers: a real keeps 6 digits in the
+ * record, too few past 10 s). From init's own clock reads where the step is init's (a
+ * container's), else the supervisor's (a VM guest's clock is not the host's); null where there
+ * is none: a warm cell's root was built and its job made before its run came, a VM's guest
+ * reports none, and an init killed before it reported the job's end (the grace's SIGKILL)
+ * sent none. */
 static void timings_record(struct sup *u, json_t **extra)
 {
 	int64_t t0 = (int64_t)u->t0.tv_sec * 1000000000 + u->t0.tv_nsec;
 	bool warm = u->s->warm;
-	int64_t at[5] = { warm ? 0 : u->init_ns[0], warm ? 0 : u->init_ns[1], u->init_ns[2] ? u->init_ns[2] : u->exit_ns,
-			  u->gone_ns, mono_ns() };
-	static const char *const names[] = { "cell_ready_ms", "job_started_ms", "job_ended_ms", "cell_gone_ms", "recorded_ms" };
+	/* without init's time, the job ended when its end was reported or init was gone, the
+	 * earlier (the report may be read only after init's pidfd) */
+	int64_t ended = u->init_ns[2] ? u->init_ns[2]
+		      : u->exit_ns && u->gone_ns && u->gone_ns < u->exit_ns ? u->gone_ns : u->exit_ns;
+	int64_t at[5] = { warm ? 0 : u->init_ns[0], warm ? 0 : u->init_ns[1], ended, u->gone_ns, mono_ns() };
+	static const char *const names[] = { "cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us" };
 	json_t *t = json_object();
 	for (int i = 0; i < 5; i++)
-		json_object_set_new(t, names[i], at[i] > 0 ? json_real((double)((at[i] - t0 + 5000) / 10000) / 100) : json_null());
+		json_object_set_new(t, names[i], at[i] > t0 ? json_integer((json_int_t)((at[i] - t0 + 500) / 1000)) : json_null());
 	if (!*extra)
 		*extra = json_object();
 	json_object_set_new(*extra, "timings", t);
@@ -525,7 +531,8 @@ static void helpers_check(struct sup *u, bool bound)
 		if (poll(&p, 1, 0) == 0) {
 			if (!bound)
 				continue;
-			kill(u->cell.helpers[i].pid, SIGKILL);
+			if (u->cell.helpers[i].pid > 0)  /* (-1: reaped meanwhile, cell_reap_ended_helpers) */
+				kill(u->cell.helpers[i].pid, SIGKILL);
 		}
 		epoll_ctl(u->ep, EPOLL_CTL_DEL, p.fd, NULL);
 		closep(&u->helper_pfds[i]);
@@ -1209,8 +1216,8 @@ int sup_go(struct sup *u, struct error *err)
 		return sup_fail(u, true, err);
 	if (s->warm)
 		rundir_taken(s->rundir_fd);
-	/* the helpers that made the cell's namespaces are done by now: reaped while the job
-	 * runs, not on the way from its end to the caller */
+	/* the helpers that made the cell's namespaces have ended by now as a rule: those that
+	 * have are reaped while the job runs, not on the way from its end to the caller */
 	cell_reap_ended_helpers(&u->cell);
 	if (u->console_sock >= 0) {
 		recv_console(u, u->console_sock);
@@ -1247,6 +1254,8 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	int init_status = 0;
 	if (wait4(u->cell.pid, &init_status, 0, &ru) < 0)
 		waitid(P_PIDFD, (id_t)u->cell.pidfd, &si, WEXITED);
+	if (!u->gone_ns)  /* (the loop ended without init's pidfd: an error, a kill before start) */
+		u->gone_ns = mono_ns();
 	read_reports(u);
 	/* a VM that ended without its guest's word failed, unless it was stopped */
 	if (u->cell.vm && !u->have_exit && !u->setup_error && !u->stopping) {

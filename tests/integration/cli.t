@@ -28,10 +28,10 @@ for mode in root user; do
 	is "$RC/$OUT/$ERR" "0//" "$M a job that succeeds: exit 0, and warren prints nothing"
 	# the record's timings: when the run reached each of its steps, in the order they come
 	RJ=$(last_rundir)/result.json
-	t=$(jget "$RJ" '" ".join(str(d["timings"][k]) for k in ("cell_ready_ms", "job_started_ms", "job_ended_ms", "cell_gone_ms", "recorded_ms"))')
+	t=$(jget "$RJ" '" ".join(str(d["timings"][k]) for k in ("cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us"))')
 	# shellcheck disable=SC2086 # the five numbers as five words
-	"$PY" -c 'import sys; v = [float(x) for x in sys.argv[1:]]; sys.exit(not (len(v) == 5 and 0 < v[0] < v[1] < v[2] <= v[3] <= v[4] < 60000))' $t 2>/dev/null
-	ok $? "$M result.json's timings: cell ready < job let go < job ended <= cell gone <= recorded (ms: $t)"
+	"$PY" -c 'import sys; v = [int(x) for x in sys.argv[1:]]; sys.exit(not (len(v) == 5 and 0 < v[0] < v[1] < v[2] <= v[3] <= v[4] < 60000000))' $t 2>/dev/null
+	ok $? "$M result.json's timings: cell ready < job let go < job ended <= cell gone <= recorded (us: $t)"
 	wr show "$(basename "$(dirname "$RJ")")"
 	like "$OUT" "timings +cell ready [0-9.]+ ms, job [0-9.]+ to [0-9.]+ ms, cell gone [0-9.]+ ms, record [0-9.]+ ms" \
 		"$M warren show: a timings row"

@@ -19,7 +19,7 @@
 # mode 16 (output limit 6, .times 2, if: 3, continue-on-error 2, a second cancel 3), and their
 # job file mistakes 1. Issue 16: warren show of a step, per mode 1; step names, logs, show and
 # job check 15.
-plan $((78 * 2 + 32 + 4 + 4 + 3 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1 + 1 * 2 + 15))
+plan $((79 * 2 + 32 + 4 + 4 + 3 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1 + 1 * 2 + 15))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -86,6 +86,9 @@ EOF
 	jrun "$JF"
 	after_job
 	is "$RC" 124 "$M a job whose middle step hits its 2s limit exits 124"
+	t=$(jget "$RJ" '[d["timings"][k] for k in ("cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us")]')
+	"$PY" -c 'import json, sys; v = json.loads(sys.argv[1]); sys.exit(not (all(type(x) is int for x in v) and 0 < v[0] < v[1] < v[2] <= v[3] <= v[4]))' "$t" 2>/dev/null
+	ok $? "$M a job's result.json has its timings, in order (the executor let go and reaped: $t)"
 	first=$(sed -n 1p <<<"$OUT")
 	like "$first" "$RUN_ID_RE" "$M the first line of the view names the run id"
 	like "$first" " $ID " "$M ... the id of the run directory"

@@ -15,7 +15,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 49
+plan 51
 
 host_tmp_marker
 
@@ -95,6 +95,10 @@ for mode in root user; do
 	rd=$(last_rundir)
 	like "$(jget "$rd/result.json" 'd["vm"]["accel"]')" '^(kvm|tcg)$' "$M result.json says which accelerator (vm.accel)"
 	like "$(jget "$rd/result.json" 'str(d["vm"]["memory"])')" '^[0-9]+$' "$M result.json has the guest's RAM (vm.memory)"
+	# the guest's clock is not the host's: only the supervisor's times, in order
+	t=$(jget "$rd/result.json" '[d["timings"][k] for k in ("cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us")]')
+	"$PY" -c 'import json, sys; v = json.loads(sys.argv[1]); sys.exit(not (v[:2] == [None, None] and all(type(x) is int for x in v[2:]) and 0 < v[2] <= v[3] <= v[4]))' "$t" 2>/dev/null
+	ok $? "$M result.json's timings: no guest steps; job ended <= cell gone <= recorded ($t)"
 	nothing_left "$rd" "$M nothing of the run is left (no qemu, scratch, cgroup)"
 	[ "$mode" = user ] && continue
 

@@ -60,8 +60,8 @@ for mode in root user; do
 	is "$(row "$A" start)" warm "$M A's history row says start warm"
 	is "$(jget "$STATE/runs/$A/result.json" 'd["start"]')" warm "$M A's result.json says start warm"
 	# a warm cell's root and job were made before its run came: its timings start at the take
-	t=$(jget "$STATE/runs/$A/result.json" '[d["timings"][k] for k in ("cell_ready_ms", "job_started_ms", "job_ended_ms", "cell_gone_ms", "recorded_ms")]')
-	"$PY" -c 'import json, sys; v = json.loads(sys.argv[1]); sys.exit(not (v[:2] == [None, None] and 0 < v[2] <= v[3] <= v[4] < 60000))' "$t" 2>/dev/null
+	t=$(jget "$STATE/runs/$A/result.json" '[d["timings"][k] for k in ("cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us")]')
+	"$PY" -c 'import json, sys; v = json.loads(sys.argv[1]); sys.exit(not (v[:2] == [None, None] and all(type(x) is int for x in v[2:]) and 0 < v[2] <= v[3] <= v[4] < 60000000))' "$t" 2>/dev/null
 	ok $? "$M A's timings: no cell-ready nor job-start time (made before), then job ended <= cell gone <= recorded ($t)"
 	wr show "$A"
 	line_like "$OUT" "^start +warm$" "$M warren show A says start warm"
