@@ -317,25 +317,32 @@ static void row_timings(FILE *out, json_t *r)
 	json_t *t = json_object_get(r, "timings");
 	if (!json_is_object(t))
 		return;
+	double ms[5];
+	bool has[5];
 	static const char *const keys[] = { "cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us" };
-	static const char *const says[] = { "cell ready %.2f ms", "job %.2f", " to %.2f ms", "cell gone %.2f ms", "record %.2f ms" };
-	char *line = xstrdup("");
 	for (int i = 0; i < 5; i++) {
 		json_t *v = json_object_get(t, keys[i]);
-		if (!json_is_integer(v))
-			continue;
-		bool started = json_is_integer(json_object_get(t, keys[1])), joined = i == 2 && started;
-		const char *say = i == 2 && !joined ? "job ended %.2f ms"
-				: i == 1 && !json_is_integer(json_object_get(t, keys[2])) ? "job started %.2f ms" : says[i];
-		char *part = xasprintf(say, (double)json_integer_value(v) / 1000);
-		char *more = xasprintf("%s%s%s", line, *line && !joined ? ", " : "", part);
-		free(part);
-		free(line);
-		line = more;
+		has[i] = json_is_integer(v);
+		ms[i] = has[i] ? (double)json_integer_value(v) / 1000 : 0;
 	}
-	if (*line)
-		row(out, "timings", line);
-	free(line);
+	char part[5][64];
+	int n = 0;
+	if (has[0])
+		snprintf(part[n++], sizeof part[0], "cell ready %.2f ms", ms[0]);
+	if (has[1] && has[2])
+		snprintf(part[n++], sizeof part[0], "job %.2f to %.2f ms", ms[1], ms[2]);
+	else if (has[1] || has[2])
+		snprintf(part[n++], sizeof part[0], "job %s %.2f ms", has[1] ? "started" : "ended", has[1] ? ms[1] : ms[2]);
+	if (has[3])
+		snprintf(part[n++], sizeof part[0], "cell gone %.2f ms", ms[3]);
+	if (has[4])
+		snprintf(part[n++], sizeof part[0], "record %.2f ms", ms[4]);
+	if (!n)
+		return;
+	char line[5 * sizeof part[0] + 16] = "";
+	for (int i = 0; i < n; i++)
+		snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s", i ? ", " : "", part[i]);
+	row(out, "timings", line);
 }
 
 /* What the run used: time, memory, processes, output, scratch; and what it was refused. */
@@ -617,6 +624,26 @@ static int gc_retain(const struct statedir *sd, uint64_t keep, uint64_t ms, int 
 	return err.msg ? -1 : 0;
 }
 
+/* A plain gc's housekeeping of the store and the host (a gc of RUN ids does none): what
+ * interrupted image imports and removals left, the vm driver's stale cache, and the bridge
+ * and base tables runs keep for the next one when none is left to use them. The failures. */
+static int gc_housekeeping(const struct statedir *sd)
+{
+	int failed = 0;
+	int half = image_gc(sd->fd);
+	if (half)
+		printf("gc: removed %d half-made image import%s or removal%s\n", half, half == 1 ? "" : "s", half == 1 ? "" : "s");
+	int stale = 0;
+	int pr = vm_cache_prune(sd->path, &stale);
+	if (pr < 0 && ++failed)
+		warn_line("cannot prune %s/vm-cache: %s", sd->path, strerror(-pr));
+	if (stale)
+		printf("gc: removed %d old file%s of the vm driver's cache\n", stale, stale == 1 ? "" : "s");
+	if (geteuid() == 0)
+		net_gc_idle();
+	return failed;
+}
+
 /* gc --orphans: the run cgroup name is warren's, its state directory gone (run/rundir.h);
  * counts the run cgroups that name no state directory (made before warren marked them). */
 static bool orphan_of_gone_state(const char *name, const char *owner, void *unmarked)
@@ -702,22 +729,11 @@ int cmd_gc(int argc, char **argv)
 			reclaimed++;
 	}
 	runs_list_free(ids);
-	/* with RUN ids, only those: the store's and the host's housekeeping is a plain gc's */
-	int half = only ? 0 : image_gc(sd.fd); /* what interrupted image imports and removals left */
-	if (half)
-		printf("gc: removed %d half-made image import%s or removal%s\n", half, half == 1 ? "" : "s", half == 1 ? "" : "s");
 	if ((keep || keep_ms) && gc_retain(&sd, keep, keep_ms, &pruned_n) < 0)
 		failed++;
-	int stale = 0; /* the vm driver's cache: kernels removed, guest inits rebuilt */
-	int pr = only ? 0 : vm_cache_prune(sd.path, &stale);
-	if (pr < 0 && ++failed)
-		warn_line("cannot prune %s/vm-cache: %s", sd.path, strerror(-pr));
-	if (stale)
-		printf("gc: removed %d old file%s of the vm driver's cache\n", stale, stale == 1 ? "" : "s");
+	if (!only)  /* with RUN ids, only those */
+		failed += gc_housekeeping(&sd);
 	statedir_close(&sd);
-	/* the bridge and base tables runs keep for the next one, when none is left to use them */
-	if (!only && geteuid() == 0)
-		net_gc_idle();
 	printf("gc: reclaimed the scratch of %d run%s, deleted %d record%s, left %d live run%s alone%s\n", reclaimed,
 	       reclaimed == 1 ? "" : "s", pruned_n, pruned_n == 1 ? "" : "s", live, live == 1 ? "" : "s",
 	       failed ? "; some failed (see above)" : "");
