@@ -162,7 +162,8 @@ static int job_cell_spec(const struct job_args *a, const struct job *job, struct
  * FILE is only its name: not written), "work": DIR, "labels": ["k=v"...], "name", "command"},
  * with a socket for the run's end (SCM_RIGHTS); we answer {"taken": true}, or {"cold": WHY} and
  * start it cold ourselves (same run id), then {"exit_code", "status", "start"} as soon as the
- * job's end is known, on that socket (the waiting connection's) and on the server's. */
+ * job's end is known on that socket (the waiting connection's), and on the server's once the
+ * cell is gone (at once when no connection took it). */
 struct warm {
 	int fd;
 	const struct job_args *a;
@@ -173,7 +174,7 @@ struct warm {
 	struct error err;         /* why its spec could not be made (the run fails with it) */
 	const char *why;          /* why it is cold */
 	char **command;           /* a plain command's argv (the server's "command"), or NULL */
-	bool ended;               /* its end was said (a plain command's: before the record) */
+	bool ended;               /* its end was said to the server's loop (before the record) */
 	int end_fd;               /* the socket of the connection waiting for the run's end, sent with
 	                             the run (-1: none): told first, without the server's loop between */
 };
@@ -332,22 +333,27 @@ static void warm_wait_for(struct warm *w, const char *key)
 	}
 }
 
-static void warm_ended(void *ctx, const struct run_result *r)
+static void warm_ended(void *ctx, const struct run_result *r, bool gone)
 {
 	struct warm *w = ctx;
 	if (w->ended)
 		return;
-	w->ended = true;
 	json_t *end = json_pack("{s:i,s:s,s:s}", "exit_code", r->exit_code, "status", run_status_name(r->status), "start",
 				w->why ? "cold" : "warm");
 	if (w->end_fd >= 0) {
-		/* the waiting connection first (it answers), then the server's loop (its books) */
+		/* the waiting connection first (it answers); the server's loop (its books) once the
+		 * cell is gone: told now, it would take the server's lock the answer needs while the
+		 * cell's teardown takes the CPUs */
 		_cleanup_free_ char *t = json_dumps(end, JSON_COMPACT);
-		if (t && send(w->end_fd, t, strlen(t), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-			/* no one waits (the request did not ask to), or the server is gone */
-		}
+		bool told = t && send(w->end_fd, t, strlen(t), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0;
 		closep(&w->end_fd);
+		if (told && !gone) {
+			json_decref(end);
+			return;
+		}
+		/* (else no one waits: the request did not ask to, or the server is gone) */
 	}
+	w->ended = true;
 	warm_say(w, end);
 	/* the server writes the run's row while it starts: its end is written once it says so */
 	warm_wait_for(w, "ack");

@@ -112,7 +112,7 @@ struct runner {
 	uint64_t progress_sig;      /* the states progress.json last showed */
 	char **direct;              /* a warm cell's plain command: its only step's argv, started by
 	                               init as the job itself (no executor, no shell) */
-	void (*ended)(void *ctx, const struct run_result *res); /* job_run_opts' */
+	void (*ended)(void *ctx, const struct run_result *res, bool gone); /* job_run_opts' */
 	void *ended_ctx;
 	bool end_told;              /* a plain command's end was looked at (direct_end) */
 	int direct_out;             /* its output pipe's read end, sent before the take, or -1 */
@@ -918,7 +918,7 @@ static void direct_end(struct runner *r)
 	if ((lim && r->u.output + left + (1 << 20) > lim) || !sup_end_known(&r->u, &code))
 		return;
 	struct run_result res = { .status = RUN_EXITED, .exit_code = code };
-	r->ended(r->ended_ctx, &res);
+	r->ended(r->ended_ctx, &res, false);
 }
 
 static int runner_loop(struct runner *r)

@@ -27,8 +27,10 @@ struct job_run_opts {
 	 * argv of its step, started as the cell's job as a warm cell's take does (*direct above);
 	 * a container without a terminal only, else the job path */
 	char **direct;
-	/* NULL, or told how the run ended as soon as it is known, before the record is written */
-	void (*ended)(void *ctx, const struct run_result *r);
+	/* NULL, or told how the run ended as soon as it is known (a plain command's end, reported by
+	 * init while the cell is still torn down: gone false), and again once the cell is gone
+	 * (gone true), before the record is written */
+	void (*ended)(void *ctx, const struct run_result *r, bool gone);
 	void *take_ctx;
 };
 

@@ -181,7 +181,11 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, const cha
 	s->busy++;
 	s->warm_taken++;
 	free(w);
-	server_wake(s);  /* the pool refills */
+	/* the pool refills once the run has ended, or REFILL_DEFER_MS after its take: the timer is
+	 * armed here, not by a wake of the server's loop, which would take a CPU from the
+	 * supervisor the take has just woken */
+	if (!refill_deferred(s))
+		server_wake(s);
 	return 0;
 }
 

@@ -1272,7 +1272,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	if (o->amend)
 		o->amend(o->amend_ctx, &res, &extra);
 	if (o->ended)
-		o->ended(o->ended_ctx, &res);
+		o->ended(o->ended_ctx, &res, true);
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
 	vm_record(&u->cell, &extra);           /* "vm": accel, kernel, memory; nothing for a container */
 	held_record(u, &extra, o->quiet);

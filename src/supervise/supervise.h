@@ -98,9 +98,9 @@ struct supervise_opts {
 	/* a job adds its steps and services to the record, and may set the status and cause */
 	void (*amend)(void *ctx, struct run_result *r, json_t **extra);
 	void *amend_ctx;
-	/* NULL, or told how the run ended as soon as that is known, before the record is written
-	 * (a warm run's server answers its client then) */
-	void (*ended)(void *ctx, const struct run_result *r);
+	/* NULL, or told how the run ended once the cell is gone (gone true), before the record is
+	 * written; a runner may have told it earlier (job_run_opts) */
+	void (*ended)(void *ctx, const struct run_result *r, bool gone);
 	void *ended_ctx;
 };
 
