@@ -160,8 +160,9 @@ static int job_cell_spec(const struct job_args *a, const struct job *job, struct
  * Over the server's socket (one JSON datagram each): we say {"ready": true, "digest"} once the
  * cell waits; the server sends the run that takes it {"job": FILE, "job_text": its text (then
  * FILE is only its name: not written), "work": DIR, "labels": ["k=v"...], "name", "command"},
- * with a socket for the run's end (SCM_RIGHTS); we answer {"taken": true}, or {"cold": WHY} and
- * start it cold ourselves (same run id), then {"exit_code", "status", "start"} as soon as the
+ * with a socket for the run's end (SCM_RIGHTS); we start it (nothing said: a word here woke
+ * the server's loop for nothing while the job was starting), or say {"cold": WHY} and start
+ * it cold ourselves (same run id); then {"exit_code", "status", "start"} as soon as the
  * job's end is known on that socket (the waiting connection's), and on the server's once the
  * cell is gone (at once when no connection took it). */
 struct warm {
@@ -313,7 +314,6 @@ static const struct job *warm_take(void *ctx, struct cell_spec *s, char ***direc
 	}
 	warm_fill(s, &w->s);
 	*direct = warm_direct(w);
-	warm_say(w, json_pack("{s:b}", "taken", 1));
 	return &w->job;
 }
 
