@@ -1,11 +1,13 @@
 /* rundir.c - run directories: <state>/runs/run_<ULID>/ holds the scratch (tmp, var-tmp, home,
- * upper, work, root, etc) and the record (spec.json, result.json, pid, lock). */
+ * upper, work, root, etc) and the record (spec.json, result.json, lock: the supervisor's lock, its pid inside). */
 #include "run/rundir.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -375,15 +377,22 @@ char *rundir_read(int rfd, const char *name)
 
 pid_t rundir_pid(int rfd)
 {
-	_cleanup_free_ char *s = rundir_read(rfd, "pid");
-	return s ? (pid_t)atoi(s) : 0;
+	_cleanup_free_ char *s = rundir_read(rfd, "lock");
+	if (!s || !*s) {  /* (an older warren's run directory: its own file) */
+		free(s);
+		s = rundir_read(rfd, "pid");
+	}
+	/* a whole line only: a reader that came in the middle of the write reads no pid */
+	char *end;
+	long pid = s ? strtol(s, &end, 10) : 0;
+	return s && end != s && *end == '\n' && pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
 }
 
-int rundir_write_pid(int rfd, pid_t pid)
+int rundir_write_pid(int lock, pid_t pid)
 {
 	char buf[32];
 	int n = snprintf(buf, sizeof buf, "%d\n", (int)pid);
-	return write_file_atomic_at(rfd, "pid", buf, (size_t)n, 0644);
+	return pwrite(lock, buf, (size_t)n, 0) == n ? 0 : -errno;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

@@ -56,9 +56,12 @@ int rundir_reclaim(int rfd, const char *rundir, struct error *err);
 bool rundir_is_live(int rfd);
 /* A file of the run directory (regular, not through a link), whole; NULL when none. */
 char *rundir_read(int rfd, const char *name);
-/* The supervisor's pid written at start (0 when unknown). */
+/* The supervisor's pid, which it writes into its run's lock file (lock, the fd rundir_create
+ * returned) once the cell is being made: one file of the run fewer to make (on ext4 without a
+ * journal each new inode of a run costs 30-120 us, see README); 0 when unknown (not written
+ * yet, or cut short). A run directory of an older warren has it in a file "pid". */
 pid_t rundir_pid(int rfd);
-int rundir_write_pid(int rfd, pid_t pid);
+int rundir_write_pid(int lock, pid_t pid);
 /* True when any scratch part of the run directory still exists. */
 /* A warm cell's directory (serve --warm) holds RUNDIR_WARM until a run takes the cell: one left
  * by a killed server was never a run (warren gc removes it whole, with no record). */

@@ -1108,7 +1108,7 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 		return r;
 	/* the supervisor's pid and spec.json while init makes the cell, not before its clone (a
 	 * warm cell's spec.json when it is taken: sup_go) */
-	rundir_write_pid(s->rundir_fd, getpid());
+	rundir_write_pid(u->lock, getpid());
 	if (!s->warm && record_write_spec(s, err) < 0)
 		return -EIO;
 	/* its row's start, a line for <state>/history.db (run/history.h), written while init makes

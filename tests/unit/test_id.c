@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "run/id.h"
@@ -287,6 +289,46 @@ static void test_cgroup_orphaned(void **state)
 	free(theirs);
 }
 
+/* The supervisor's pid, in its lock file (an older run directory: in "pid"); a line cut
+ * short, or no number, is no pid. */
+static void put(int dir, const char *name, const char *text)
+{
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void test_rundir_pid(void **state)
+{
+	(void)state;
+	const char *base = getenv("TEST_SCRATCH") && *getenv("TEST_SCRATCH") ? getenv("TEST_SCRATCH") : "build";
+	char tmpl[4096];
+	snprintf(tmpl, sizeof tmpl, "%s/test_id.XXXXXX", base);
+	assert_non_null(mkdtemp(tmpl));
+	int dir = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dir >= 0);
+	put(dir, "lock", "");
+	assert_int_equal(rundir_pid(dir), 0);           /* not written yet */
+	int lock = openat(dir, "lock", O_RDWR | O_CLOEXEC);
+	assert_int_equal(rundir_write_pid(lock, 4242), 0);
+	close(lock);
+	assert_int_equal(rundir_pid(dir), 4242);
+	put(dir, "lock", "42");                          /* cut short */
+	assert_int_equal(rundir_pid(dir), 0);
+	put(dir, "lock", "x\n");
+	assert_int_equal(rundir_pid(dir), 0);
+	put(dir, "lock", "-7\n");
+	assert_int_equal(rundir_pid(dir), 0);
+	put(dir, "lock", "");                            /* an older warren's layout */
+	put(dir, "pid", "314\n");
+	assert_int_equal(rundir_pid(dir), 314);
+	unlinkat(dir, "lock", 0);
+	unlinkat(dir, "pid", 0);
+	close(dir);
+	assert_int_equal(rmdir(tmpl), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_new),
 		cmocka_unit_test(test_cgroup_name_tag),
 		cmocka_unit_test(test_cgroup_orphaned),
+		cmocka_unit_test(test_rundir_pid),
 	};
 	return cmocka_run_group_tests_name("id", tests, NULL, NULL);
 }
