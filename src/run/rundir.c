@@ -3,6 +3,7 @@
 #include "run/rundir.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdint.h>
@@ -392,7 +393,8 @@ int rundir_write_pid(int lock, pid_t pid)
 {
 	char buf[32];
 	int n = snprintf(buf, sizeof buf, "%d\n", (int)pid);
-	return pwrite(lock, buf, (size_t)n, 0) == n ? 0 : -errno;
+	ssize_t w = pwrite(lock, buf, (size_t)n, 0);
+	return w == n ? 0 : w < 0 ? -errno : -EIO;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

@@ -310,7 +310,7 @@ void server_wait_end(struct server *s, json_t *out, int end_fd)
 			bool q;
 			struct srun *r = server_find(s, id, &q);
 			if (r && !q)
-				r->ended = true;
+				warm_ended(s, r);
 			pthread_mutex_unlock(&s->mu);
 			answer_end(out, json_string_value(json_object_get(m, "status")),
 				   (int)json_integer_value(json_object_get(m, "exit_code")),
@@ -758,9 +758,47 @@ static void server_close(struct server *s)
 	pthread_mutex_destroy(&s->rmu);
 }
 
+/* The loop's events (evs[0..n)): signals (true: one that stops the server), the retention's
+ * tick, wake-ups, the refill's timer, warm cells' supervisors. Under mu. */
+struct loop_fds {
+	int sfd, tick, refill;
+	unsigned ticks;
+};
+
+static bool on_events(struct server *s, struct loop_fds *l, const struct epoll_event *evs, int n)
+{
+	bool stop = false;
+	for (int i = 0; i < n; i++) {
+		uint64_t x;
+		struct signalfd_siginfo si;
+		if (evs[i].data.fd == l->sfd) {
+			while (read(l->sfd, &si, sizeof si) == sizeof si)
+				if (si.ssi_signo != SIGCHLD)
+					stop = true;
+			reap(s);
+		} else if (evs[i].data.fd == l->tick) {
+			if (read(l->tick, &x, sizeof x) > 0 && ++l->ticks % 5 == 0 && !s->stopping)
+				retention(s);
+		} else if (evs[i].data.fd == s->wake || evs[i].data.fd == l->refill) {
+			if (read(evs[i].data.fd, &x, sizeof x) < 0) {
+				/* the eventfd was read by an earlier event */
+			}
+		} else if (warm_read(s, evs[i].data.fd)) {
+			/* a warm cell's supervisor spoke */
+		}
+		/* else: the event of a warm cell's socket that an earlier event of this batch
+		 * closed (its supervisor reaped): its number may be another's by now (the
+		 * listener's threads accept without the lock: a client's connection), and is
+		 * not touched; before, a read(2) here took 8 bytes of a new request, which the
+		 * server then answered "400 Request malformed" */
+	}
+	return stop;
+}
+
 /* SIGTERM/SIGINT: runs stop as with `warren kill` and write their records; queued ones stay
- * queued for the next server. */
-static void drain(struct server *s, int sfd)
+ * queued for the next server. The warm cells' supervisors are still heard: a taken one whose
+ * run ended waits for the server's word before its record (else 30 s, for each). */
+static void drain(struct server *s, struct loop_fds *l)
 {
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;
@@ -777,11 +815,11 @@ static void drain(struct server *s, int sfd)
 		pthread_mutex_unlock(&s->mu);
 		if (!left)
 			break;
-		struct signalfd_siginfo si;
-		struct pollfd p = { .fd = sfd, .events = POLLIN };
-		if (poll(&p, 1, 200) > 0 && read(sfd, &si, sizeof si) < 0) {
-			/* nothing to read: poll again */
-		}
+		struct epoll_event evs[8];
+		int n = epoll_wait(s->ep, evs, 8, 200);
+		pthread_mutex_lock(&s->mu);
+		on_events(s, l, evs, n > 0 ? n : 0);
+		pthread_mutex_unlock(&s->mu);
 	}
 }
 
@@ -794,47 +832,24 @@ static void loop(struct server *s, int sfd, const sigset_t *mask)
 	timerfd_settime(tick, 0, &its, NULL);
 	_cleanup_close_ int refill = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->refill_tfd = refill;
+	struct loop_fds l = { .sfd = sfd, .tick = tick, .refill = refill };
 	int fds[4] = { sfd, s->wake, tick, refill };
 	for (int i = 0; i < 4; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
 		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
 	}
-	unsigned ticks = 0;
 	for (bool stop = false; !stop;) {
 		struct epoll_event evs[4];
 		int n = epoll_wait(ep, evs, 4, -1);
 		pthread_mutex_lock(&s->mu);
-		for (int i = 0; i < n; i++) {
-			uint64_t x;
-			struct signalfd_siginfo si;
-			if (evs[i].data.fd == sfd) {
-				while (read(sfd, &si, sizeof si) == sizeof si)
-					if (si.ssi_signo != SIGCHLD)
-						stop = true;
-				reap(s);
-			} else if (evs[i].data.fd == tick) {
-				if (read(tick, &x, sizeof x) > 0 && ++ticks % 5 == 0)
-					retention(s);
-			} else if (evs[i].data.fd == s->wake || evs[i].data.fd == refill) {
-				if (read(evs[i].data.fd, &x, sizeof x) < 0) {
-					/* the eventfd was read by an earlier event */
-				}
-			} else if (warm_read(s, evs[i].data.fd)) {
-				/* a warm cell's supervisor spoke */
-			}
-			/* else: the event of a warm cell's socket that an earlier event of this batch
-			 * closed (its supervisor reaped): its number may be another's by now (the
-			 * listener's threads accept without the lock: a client's connection), and is
-			 * not touched; before, a read(2) here took 8 bytes of a new request, which the
-			 * server then answered "400 Request malformed" */
-		}
+		stop = on_events(s, &l, evs, n > 0 ? n : 0);
 		if (!stop) {
 			start_queued(s, mask);
 			warm_fill(s, mask);
 		}
 		pthread_mutex_unlock(&s->mu);
 	}
-	drain(s, sfd);
+	drain(s, &l);
 	pthread_mutex_lock(&s->mu);
 	s->stopped = true;  /* waiters of runs that did not end (queued ones) are answered */
 	pthread_cond_broadcast(&s->ended);

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 90
+plan 92
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -197,6 +197,23 @@ start_warm_server
 ok $? "[root] a server started after a kill -9 ..." || diag "$(cat "$SRV_ERR")"
 is "$(warm_dirs)" "" "[root] ... reclaims the warm cells the last one left"
 stop_server 60
+
+# ---- SIGTERM while a warm run lives: the run is stopped and recorded, and the server is gone
+# at once (its draining loop still hears the taken cell's supervisor, which waits for its word
+# before the record: it did not, and each live warm run held the stop 30 s)
+start_warm_server --warm 1 --warm-work "$WORK"
+wait_for 30 ready_is 1
+submit "{\"command\":[\"sleep\",\"300\"],\"worktree\":\"$WORK\"}"
+live=$ID
+wait_for 20 run_state_is "$live" running
+t0=$(date +%s%N)
+stop_server 60
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" = 0 ] && [ "$ms" -lt 10000 ]
+ok $? "[root] SIGTERM with a warm run live: the server stops in under 10 s ($ms ms, exit $rc)" ||
+	diag "$(cat "$SRV_ERR")"
+is "$(jget "$STATE/runs/$live/result.json" 'd["start"]')" warm "[root] ... the run it stopped has its record (start warm)"
 
 # ---- kill -9 of a warm cell's supervisor alone: the server reclaims that cell itself
 start_warm_server --warm 1 --warm-work "$WORK"

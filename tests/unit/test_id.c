@@ -1,5 +1,6 @@
 /* test_id.c - run ids: ULID encoding, validation, timestamp decoding, sort order; the names
- * of runs' cgroups (id and state tag) and which of them gc --orphans takes for orphans. */
+ * of runs' cgroups (id and state tag) and which of them gc --orphans takes for orphans; the
+ * supervisor's pid in a run directory's lock. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -303,7 +305,7 @@ static void test_rundir_pid(void **state)
 {
 	(void)state;
 	const char *base = getenv("TEST_SCRATCH") && *getenv("TEST_SCRATCH") ? getenv("TEST_SCRATCH") : "build";
-	char tmpl[4096];
+	char tmpl[PATH_MAX];
 	snprintf(tmpl, sizeof tmpl, "%s/test_id.XXXXXX", base);
 	assert_non_null(mkdtemp(tmpl));
 	int dir = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
