@@ -110,6 +110,8 @@ struct runner {
 	double stop_t0;
 	int logdir_fd;     /* <rundir>/log, opened beneath the run directory's fd */
 	uint64_t progress_sig;      /* the states progress.json last showed */
+	bool progress_due;          /* the first tick (100 ms) has come: progress.json is kept */
+	bool progress_made;
 	char **direct;              /* a warm cell's plain command: its only step's argv, started by
 	                               init as the job itself (no executor, no shell) */
 	void (*ended)(void *ctx, const struct run_result *res, bool gone); /* job_run_opts' */
@@ -834,9 +836,13 @@ static json_t *tasks_json(struct runner *r)
 
 /* While the job runs, <rundir>/progress.json holds tasks_json(), rewritten when a step or a
  * service changes state: what the server's console shows of a live job (the clocks run from
- * each started_at; result.json replaces it at the end). */
+ * each started_at; result.json replaces it at the end). From the first tick on (100 ms): a run
+ * over before it (most of a warm pool's) makes and removes no file for it, which on ext4
+ * without a journal slows every file made after it (README, the tenth round). */
 static void progress_update(struct runner *r)
 {
+	if (!r->progress_due)
+		return;
 	uint64_t sig = 1469598103934665603ULL;  /* FNV-1a of the states */
 	for (size_t i = 0; i < r->job->n_steps; i++)
 		sig = (sig ^ (uint64_t)r->steps[i].state) * 1099511628211ULL;
@@ -848,8 +854,8 @@ static void progress_update(struct runner *r)
 	json_t *j = tasks_json(r);
 	_cleanup_free_ char *txt = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	if (txt)
-		write_file_atomic_at(r->s->rundir_fd, "progress.json", txt, strlen(txt), 0644);
+	if (txt && write_file_atomic_at(r->s->rundir_fd, "progress.json", txt, strlen(txt), 0644) == 0)
+		r->progress_made = true;
 }
 
 static void amend(void *ctx, struct run_result *res, json_t **extra)
@@ -947,6 +953,7 @@ static int runner_loop(struct runner *r)
 			} else if (tag == EV_TICK) {
 				if (read(r->tick_tfd, &x, sizeof x) < 0)
 					continue;
+				r->progress_due = true;  /* (written below, after advance) */
 				probe_services(r);
 				if (r->phase == P_STEPS && r->cur < r->job->n_steps && r->steps[r->cur].state == S_RUNNING)
 					display_tick(&r->d, r->job->steps[r->cur].name, now_s(r) - r->steps[r->cur].t0,
@@ -1060,7 +1067,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 				     .quiet = false, .amend = amend, .amend_ctx = &r, .ended = o->ended,
 				     .ended_ctx = o->take_ctx };
 	rc = sup_finish(&r.u, &so);
-	unlinkat(s->rundir_fd, "progress.json", 0);  /* result.json holds the steps now */
+	if (r.progress_made)
+		unlinkat(s->rundir_fd, "progress.json", 0);  /* result.json holds the steps now */
 	for (size_t i = 0; i < r.n_tasks; i++) {
 		closep(&r.tasks[i]->out_r);
 		closep(&r.tasks[i]->log_fd);
