@@ -1,5 +1,6 @@
 /* rundir.c - run directories: <state>/runs/run_<ULID>/ holds the scratch (tmp, var-tmp, home,
- * upper, work, root, etc) and the record (spec.json, result.json, lock: the supervisor's lock, its pid inside). */
+ * upper, work, root, etc) and the record (spec.json, result.json; lock: the supervisor's lock,
+ * its pid inside). */
 #include "run/rundir.h"
 
 #include <dirent.h>

@@ -758,13 +758,14 @@ static void server_close(struct server *s)
 	pthread_mutex_destroy(&s->rmu);
 }
 
-/* The loop's events (evs[0..n)): signals (true: one that stops the server), the retention's
- * tick, wake-ups, the refill's timer, warm cells' supervisors. Under mu. */
+/* What the server's loop waits on besides its warm cells' sockets (loop, drain). */
 struct loop_fds {
 	int sfd, tick, refill;
 	unsigned ticks;
 };
 
+/* The loop's events (evs[0..n)): signals (true: one that stops the server), the retention's
+ * tick, wake-ups, the refill's timer, warm cells' supervisors. Under mu. */
 static bool on_events(struct server *s, struct loop_fds *l, const struct epoll_event *evs, int n)
 {
 	bool stop = false;
