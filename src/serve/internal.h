@@ -163,7 +163,7 @@ int warm_give(struct server *s, struct warm_cell *w, const char *file, const cha
 void warm_row_written(struct server *s, const char *id);
 /* A warm run r has ended (its end said to the waiting connection, or to the loop): no refill
  * in this moment (its cell is being torn down, and the answer needs mu). */
-void warm_ended(struct server *s, struct srun *r);
+void warm_note_end(struct server *s, struct srun *r);
 /* A warm cell's supervisor's socket is readable (false: fd is not one). */
 bool warm_read(struct server *s, int fd);
 /* pid was a pool cell's supervisor (true): forget it. */

@@ -310,7 +310,7 @@ void server_wait_end(struct server *s, json_t *out, int end_fd)
 			bool q;
 			struct srun *r = server_find(s, id, &q);
 			if (r && !q)
-				warm_ended(s, r);
+				warm_note_end(s, r);
 			pthread_mutex_unlock(&s->mu);
 			answer_end(out, json_string_value(json_object_get(m, "status")),
 				   (int)json_integer_value(json_object_get(m, "exit_code")),

@@ -204,7 +204,7 @@ void warm_row_written(struct server *s, const char *id)
 		warm_say_to(r->warm_fd, "{\"row\":true}");
 }
 
-void warm_ended(struct server *s, struct srun *r)
+void warm_note_end(struct server *s, struct srun *r)
 {
 	r->ended = true;
 	s->refill_after_end_ms = history_now_ms() + REFILL_AFTER_END_MS;
@@ -225,7 +225,7 @@ static void warm_message(struct server *s, struct warm_cell *w, struct srun *r, 
 		warm_discard_all(s);
 	}
 	if (r && json_object_get(m, "exit_code")) {
-		warm_ended(s, r);
+		warm_note_end(s, r);
 		server_note_end(s, r->id, json_string_value(json_object_get(m, "status")),
 				(int)json_integer_value(json_object_get(m, "exit_code")), r->cold ? "cold" : "warm");
 		/* its row is written (submit.c, under mu): the supervisor may write its end */

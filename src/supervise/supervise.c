@@ -176,7 +176,7 @@ static void drain_close(struct sup *u, int *fd, int out, uint64_t *count, const 
  * sent none. */
 static void timings_record(struct sup *u, json_t **extra)
 {
-	int64_t t0 = (int64_t)u->t0.tv_sec * 1000000000 + u->t0.tv_nsec;
+	int64_t t0 = ts_ns(&u->t0);
 	bool warm = u->s->warm;
 	/* without init's time, the job ended when its end was reported or init was gone, the
 	 * earlier (the report may be read only after init's pidfd) */

@@ -199,11 +199,16 @@ static inline int sys_finit_module(int fd, const char *params, int flags)
 /* CLOCK_MONOTONIC in ns: one clock for every process of the host (no time namespace is made),
  * so that init's steps and the supervisor's can be set side by side (the record's timings). A
  * VM guest's clock is its own kernel's: never compared with the host's. */
+static inline int64_t ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
 static inline int64_t mono_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	return ts_ns(&t);
 }
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "run/id.h"
 #include "run/rundir.h"
+#include "util/fs.h"
 
 #define MAX_MS ((1ULL << 48) - 1)
 
@@ -295,10 +296,7 @@ static void test_cgroup_orphaned(void **state)
  * short, or no number, is no pid. */
 static void put(int dir, const char *name, const char *text)
 {
-	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	assert_int_equal(write_file_atomic_at(dir, name, text, strlen(text), 0644), 0);
 }
 
 static void test_rundir_pid(void **state)
