@@ -149,24 +149,34 @@ static int ensure_mountpoint(const char *target, bool file)
 	}
 	*slash = '\0';
 	const char *last = slash + 1;
-	int pfd = ensure_mountpoint(copy, false);
-	int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	close(pfd);
+	/* the parent as a directory to make the point in: opened at once where it is (most
+	 * often), else made first */
+	int dfd = in_root(copy, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0 && errno == ENOENT) {
+		int pfd = ensure_mountpoint(copy, false);
+		dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(pfd);
+	}
 	if (dfd < 0)
 		die(errno, "cannot open %s", copy);
+	bool made = false;
 	if (file) {
 		int f = openat(dfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (f < 0 && errno != EEXIST)
 			die(errno, "cannot create the mount point %s", target);
+		made = f >= 0;
 		closep(&f);
 	} else if (mkdirat(dfd, last, 0755) == 0) {
 		mountpoint_owner(dfd, last);
+		made = true;
 	} else if (errno != EEXIST) {
 		die(errno, "cannot create the mount point %s", target);
 	}
+	/* what was just made here is what the path leads to; what was there already (an
+	 * image's link to nowhere) is resolved once more, in the root */
+	fd = made ? openat(dfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC) : in_root(target, O_PATH);
 	close(dfd);
 	free(copy);
-	fd = in_root(target, O_PATH);
 out:
 	if (fd < 0)
 		die(errno, "cannot use the mount point %s (in an image: is it, or a directory on its way, a symlink to nowhere inside the image?)", target);
@@ -383,6 +393,8 @@ static int owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct 
  * The record beside them stays the supervisor's, unseen by the cell. */
 static char *scratch_base;
 static int scratch_fd = -1;
+/* the umask of warren's caller: init's is 0 (init_main), the job's this */
+static mode_t caller_umask = 022;
 
 /* A warm cell's scratch is made at its take, here inside the cell, bound on its places, and
  * this mount let go of before the job starts. */
@@ -411,16 +423,20 @@ static void make_scratch_parts(const struct cell_spec *s, int fd, const char *wh
 		{ RUN_TMP_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
 		{ RUN_VARTMP_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
 		{ RUN_SHM_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
-		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid, true }, { RUN_UPPER_DIR, 0755, root_uid, root_gid, false },
-		{ RUN_WORK_DIR, 0755, root_uid, root_gid, false },
+		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid, true },
 		/* mount points, init's own */
-		{ RUN_ROOT_DIR, 0755, (uid_t)-1, (gid_t)-1, false }, { RUN_LOWER_DIR, 0755, (uid_t)-1, (gid_t)-1, false },
+		{ RUN_ROOT_DIR, 0755, (uid_t)-1, (gid_t)-1, false },
+		/* an image's overlay: its upper and work directories, and where the image is idmapped */
+		{ RUN_UPPER_DIR, 0755, root_uid, root_gid, false }, { RUN_WORK_DIR, 0755, root_uid, root_gid, false },
+		{ RUN_LOWER_DIR, 0755, (uid_t)-1, (gid_t)-1, false },
 	};
-	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+	size_t n = sizeof parts / sizeof parts[0] - (s->rootfs ? 0 : 3);
+	/* init's umask is 0: mkdirat gives the mode as it is, the sticky bit too */
+	for (size_t i = 0; i < n; i++) {
 		if (parts[i].run ? !run : !base)
 			continue;
-		if (mkdirat(fd, parts[i].name, parts[i].mode) < 0 || fchmodat(fd, parts[i].name, parts[i].mode, 0) < 0 ||
-		    fchownat(fd, parts[i].name, parts[i].u, parts[i].g, 0) < 0)
+		if (mkdirat(fd, parts[i].name, parts[i].mode) < 0 ||
+		    (parts[i].u != (uid_t)-1 && fchownat(fd, parts[i].name, parts[i].u, parts[i].g, 0) < 0))
 			die(errno, "cannot prepare %s/%s", where, parts[i].name);
 	}
 }
@@ -533,26 +549,34 @@ static void mount_dev(const struct cell_spec *s, const char *root)
 {
 	_cleanup_free_ char *dev = at(root, "/dev");
 	tmpfs(dev, "mode=0755,size=512k", MS_NOEXEC);
+	/* the tmpfs just mounted is empty and init's own: its mount points are made in it
+	 * directly, no path of the image's on the way */
+	int dfd = dir_in_root(dev);
 	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		_cleanup_free_ char *host = xasprintf("/dev/%s", nodes[i]);
 		_cleanup_free_ char *t = xasprintf("%s/%s", dev, nodes[i]);
-		int fd = ensure_mountpoint(t, true);
+		int fd = openat(dfd, nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0)
+			die(errno, "cannot create the mount point %s", t);
 		do_mount_fd(host, fd, t, NULL, MS_BIND, NULL);
 		close(fd);
 	}
 	_cleanup_free_ char *pts = xasprintf("%s/pts", dev);
-	int pfd = ensure_mountpoint(pts, false);
+	int pfd = mkdirat(dfd, "pts", 0755) < 0 ? -1 : openat(dfd, "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		die(errno, "cannot create the mount point %s", pts);
 	do_mount_fd("devpts", pfd, pts, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620");
 	close(pfd);
 	/* /dev/shm is scratch like /tmp: within the scratch limit, reclaimed with it */
 	_cleanup_free_ char *shm = xasprintf("%s/shm", dev);
+	if (mkdirat(dfd, "shm", 0755) < 0)
+		die(errno, "cannot create the mount point %s", shm);
 	scratch_bind(s, RUN_SHM_DIR, shm);
 	static const char *const links[][2] = {
 		{ "pts/ptmx", "ptmx" }, { "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" },
 		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
 	};
-	int dfd = dir_in_root(dev);
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
 		if (symlinkat(links[i][0], dfd, links[i][1]) < 0)
 			die(errno, "cannot create %s/%s", dev, links[i][1]);
@@ -878,6 +902,7 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	if (read(go, &c, 1) != 1)
 		_exit(125);
 	close(go);
+	umask(caller_umask);
 	closep(&warm_take_w);
 	sigset_t none;
 	sigemptyset(&none);
@@ -1215,6 +1240,10 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
+	/* what init makes gets the modes it names: the caller's umask (077 on a hardened host)
+	 * made the cell's passwd and group unreadable by the job and the directories made on the
+	 * way to a --bind's destination closed to it. The job gets the caller's umask back. */
+	caller_umask = umask(0);
 	/* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll,
 	 * other pipes' ends, nor what warren's caller left open) */
 	int fixed[] = { 0, 1, 2, report_fd, go, cell_netns_sock, warm_take_r, warm_take_w, io->in, io->out, io->err, io->console, io->control, io->watch,

@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 113
+plan 117
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -67,6 +67,20 @@ for mode in root user; do
 	is "$OUT" done "$M --bind: the job writes to the bound directory"
 	is "$(cat "$D/out/w" 2>&1)" written "$M --bind: the write reached the host's directory"
 	test ! -e /data; ok $? "$M --bind: /data was made in the cell only"
+
+	# ---- the caller's umask (077 on a hardened host) is the job's, not that of what warren
+	# makes in the cell: passwd and group stay readable, the directories made on a bind's way
+	# open, the scratch's modes exact (before, the job could not read /etc/passwd)
+	old_umask=$(umask)
+	umask 077
+	UM_CHECK='id -un; umask; cat /opt/um/deep/f; stat -c %a /etc/passwd /etc/group /opt/um /tmp /var/tmp "$HOME"'
+	wrun --ro-bind "$D/cache:/opt/um/deep" -- sh -c "$UM_CHECK"
+	UM_RC=$RC UM_OUT=$OUT UM_ERR=$ERR
+	wrun --rootfs "$BB" --ro-bind "$D/cache:/opt/um/deep" -- sh -c "$UM_CHECK"
+	umask "$old_umask"
+	UM_WANT="$JOB_USER"$'\n'0077$'\n'cached$'\n'644$'\n'644$'\n'755$'\n'1777$'\n'1777$'\n'700
+	is "$UM_RC:$UM_OUT" "0:$UM_WANT" "$M umask 077: the job reads passwd and group and reaches a bind's made directory; its umask is 077" || diag "$UM_ERR"
+	is "$RC:$OUT" "0:$UM_WANT" "$M umask 077 with --rootfs: the same" || diag "$ERR"
 
 	# ---- --externals
 	wrun --externals "$D/cache" -- sh -c 'echo "$WARREN_EXTERNALS"; cat "$WARREN_EXTERNALS/f"; touch "$WARREN_EXTERNALS/x" 2>/dev/null || echo ro'
