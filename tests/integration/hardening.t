@@ -15,8 +15,8 @@
 
 command -v gcc >/dev/null || skip_all "gcc is needed to build the probe"
 
-# Tests: 98 per mode, 6 checks of options, 10 per mode on an image.
-plan 228
+# Tests: 103 per mode, 6 checks of options, 10 per mode on an image.
+plan 232
 
 # The host's cgroup layout picks the files the cell's view of its cgroup shows.
 if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
@@ -451,6 +451,18 @@ for mode in root user; do
 	mapfile -t fdl <<<"$OUT"
 	is "${fdl[0]:-}" "0 1 2 3 " "$M ls /proc/self/fd in the cell: 0 1 2 and its own 3 (the caller's 7 and 8 did not leak)"
 	is "${fdl[1]:-}" "['0', '1', '2', '3']" "$M python's listing of /proc/self/fd: 0 1 2 3"
+
+	# ---- the caller's stdin, stdout or stderr closed: /dev/null in their place, not the
+	# first file warren opens (the worktree's descriptor was the job's stdin, ".." from it the
+	# host's tree where Landlock is missing; the job's output went into that file)
+	bounded "${RUNNER[@]}" bash -c '"$@" <&-' sh "$WARREN" run --state "$STATE" --work "$WORK" -- \
+		sh -c 'readlink /proc/self/fd/0; cat; echo "cat=$?"'
+	is "$RC:$OUT" "0:/dev/null"$'\n'"cat=0" "$M stdin closed: the job's stdin is /dev/null, nothing of the host's" || diag "$ERR"
+	bounded "${RUNNER[@]}" bash -c '"$@" >&- 2>&-' sh "$WARREN" run --state "$STATE" --work "$WORK" -- \
+		sh -c 'echo out; echo err >&2'
+	rd=$(last_rundir)
+	is "$RC:$(jget "$rd/result.json" 'd["output_bytes"]'):$(jget "$rd/spec.json" 'd["id"]')" "0:8:$(basename "$rd")" \
+		"$M stdout and stderr closed: the run ends 0, its 8 bytes of output counted, its record whole" || diag "$ERR"
 
 	# the state is clean
 	x=$(state_clean); ok $? "$M nothing of the runs is left on the host" || diag "$x"
