@@ -37,49 +37,75 @@ static bool v1_has(const char *ctrl)
 	return access(p, F_OK) == 0;
 }
 
+/* The host's kind, found once a process (a run asks three times: its limits' defaults, its
+ * cgroup): the file system on /sys/fs/cgroup, and the controllers missing from it. */
+static enum cgroup_kind host_kind(const char **where, const char **missing)
+{
+	static enum cgroup_kind kind;
+	static char *w, *m;
+	static bool known;
+	if (known)
+		goto out;
+	struct statfs fs;
+	if (statfs(CG_ROOT, &fs) < 0) {
+		w = xstrdup("no cgroup file system at " CG_ROOT);
+		m = xstrdup("memory pids cpu");
+		kind = CGROUP_NONE;
+	} else {
+		bool v2 = fs.f_type == CGROUP2_SUPER_MAGIC;
+		const char *c[] = { "memory", "pids", v2 ? "cpu" : "cpuacct" };
+		m = xstrdup("");
+		for (int i = 0; i < 3; i++)
+			if (!(v2 ? v2_has(CG_ROOT, c[i]) : v1_has(c[i]))) {
+				char *t = xasprintf("%s%s%s", m, *m ? " " : "", c[i]);
+				free(m);
+				m = t;
+			}
+		w = xstrdup(v2 ? "v2 (unified) at " CG_ROOT : "v1 controllers (hybrid or legacy) at " CG_ROOT);
+		kind = v2 ? CGROUP_V2 : CGROUP_V1;
+	}
+	known = true;
+out:
+	*where = w;
+	*missing = m;
+	return kind;
+}
+
+/* Is ctrl among the controllers missing (a list of names split by spaces)? */
+static bool among_missing(const char *missing, const char *ctrl)
+{
+	size_t n = strlen(ctrl);
+	for (const char *t = missing; (t = strstr(t, ctrl)); t += n)
+		if ((t == missing || t[-1] == ' ') && (t[n] == ' ' || t[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* Does the host's cgroup file system offer ctrl? The three the kind was found with are in its
+ * list of missing ones; another is looked at. */
+static bool ctrl_present(const char *ctrl)
+{
+	const char *where, *missing;
+	enum cgroup_kind k = host_kind(&where, &missing);
+	const char *known[] = { "memory", "pids", k == CGROUP_V2 ? "cpu" : "cpuacct" };
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(ctrl, known[i]))
+			return k != CGROUP_NONE && !among_missing(missing, ctrl);
+	return k == CGROUP_V2 ? v2_has(CG_ROOT, ctrl) : k == CGROUP_V1 && v1_has(ctrl);
+}
+
 bool cgroup_can_limit(const char *ctrl, bool rootless)
 {
-	if (rootless)
-		return false;
-	char *where = NULL, *missing = NULL;
-	enum cgroup_kind k = cgroup_host_kind(&where, &missing);
-	free(where);
-	free(missing);
-	return k == CGROUP_V2 ? v2_has(CG_ROOT, ctrl) : k == CGROUP_V1 && v1_has(ctrl);
+	return !rootless && ctrl_present(ctrl);
 }
 
 enum cgroup_kind cgroup_host_kind(char **where, char **missing)
 {
-	struct statfs fs;
-	if (statfs(CG_ROOT, &fs) < 0) {
-		*where = xstrdup("no cgroup file system at " CG_ROOT);
-		*missing = xstrdup("memory pids cpu");
-		return CGROUP_NONE;
-	}
-	if (fs.f_type == CGROUP2_SUPER_MAGIC) {
-		const char *c[] = { "memory", "pids", "cpu" };
-		char *miss = xstrdup("");
-		for (int i = 0; i < 3; i++)
-			if (!v2_has(CG_ROOT, c[i])) {
-				char *m = xasprintf("%s%s%s", miss, *miss ? " " : "", c[i]);
-				free(miss);
-				miss = m;
-			}
-		*where = xstrdup("v2 (unified) at " CG_ROOT);
-		*missing = miss;
-		return CGROUP_V2;
-	}
-	const char *c[] = { "memory", "pids", "cpuacct" };
-	char *miss = xstrdup("");
-	for (int i = 0; i < 3; i++)
-		if (!v1_has(c[i])) {
-			char *m = xasprintf("%s%s%s", miss, *miss ? " " : "", c[i]);
-			free(miss);
-			miss = m;
-		}
-	*where = xstrdup("v1 controllers (hybrid or legacy) at " CG_ROOT);
-	*missing = miss;
-	return CGROUP_V1;
+	const char *w, *m;
+	enum cgroup_kind k = host_kind(&w, &m);
+	*where = xstrdup(w);
+	*missing = xstrdup(m);
+	return k;
 }
 
 static int write_str(const char *dir, const char *file, const char *val)
@@ -170,7 +196,7 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 		{ "cpuacct", &cg->cpuacct, l->cpu_ms != 0, "--cpu-time" },
 	};
 	for (int i = 0; i < 3; i++) {
-		if (!v1_has(c[i].ctrl)) {
+		if (!ctrl_present(c[i].ctrl)) {
 			if (c[i].needed)
 				return error_set(err, 0, "%s needs the cgroup '%s' controller, which this host does not mount (see 'warren selfcheck')",
 						 c[i].flag, c[i].ctrl);
@@ -221,7 +247,7 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 	} c[] = { { "memory", l->memory != 0, "--memory" }, { "pids", l->pids != 0, "--pids" },
 		  { "cpu", l->cpu_ms != 0, "--cpu-time" } };
 	for (int i = 0; i < 3; i++)
-		if (c[i].needed && !v2_has(CG_ROOT, c[i].ctrl))
+		if (c[i].needed && !ctrl_present(c[i].ctrl))
 			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
 					 c[i].flag, c[i].ctrl, CG_ROOT);
 	const char *parent = CG_ROOT "/warren";
@@ -231,7 +257,7 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 	/* delegate what the root offers to warren's subtree; ignore what is refused, a limit
 	 * that needs it fails below with a named reason */
 	for (int i = 0; i < 3; i++) {
-		if (!v2_has(CG_ROOT, c[i].ctrl))
+		if (!ctrl_present(c[i].ctrl))
 			continue;
 		_cleanup_free_ char *plus = xasprintf("+%s", c[i].ctrl);
 		write_str(CG_ROOT, "cgroup.subtree_control", plus);
