@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/fs.h"
 #include "oci/oci.h"
 
 static const char USAGE[] =
@@ -35,21 +36,17 @@ static const char USAGE[] =
 	"own, 128+N when signal N killed it, 124 when --time or --cpu-time stopped it, 125 when\n"
 	"warren itself failed, 126/127 when the command cannot be run or is not found.\n";
 
-/* A standard descriptor the caller left closed is /dev/null from here on: else the first file
- * warren opens takes its number, and whatever writes to it or reads it (the job's stdin, the
- * relay of its output, a warning) gets that file instead: a host directory's descriptor as the
- * job's stdin (with ".." from it out of the cell's view where Landlock is missing), the job's
- * output in a record of warren's. */
-static void std_fds_open(void)
-{
-	for (int fd = 0; fd <= 2; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
-			_exit(125);
-}
-
 int main(int argc, char **argv)
 {
-	std_fds_open();
+	/* a standard descriptor the caller left closed: /dev/null (util/fs.h), before anything
+	 * is opened (a host directory's descriptor became the job's stdin; with Landlock missing
+	 * ".." from it walked the host's tree) */
+	if (!std_fds_open()) {
+		static const char m[] = "warren: cannot open /dev/null for a standard descriptor the caller left closed\n";
+		if (fcntl(2, F_GETFD) >= 0)
+			(void)!write(2, m, sizeof m - 1);
+		return 125;
+	}
 	/* called as warren-runc: the OCI runtime face (oci/oci.h), runc's command line */
 	const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	if (argc > 0 && !strcmp(slash ? slash + 1 : argv[0], "warren-runc"))

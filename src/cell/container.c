@@ -127,11 +127,37 @@ static int in_root(const char *full, int flags)
 
 /* A mount point directory made in directory dfd belongs to that directory's owner: one made
  * in the run's home (a --bind on ~/.cache/pip) leaves ~/.cache the run user's. */
-static void mountpoint_owner(int dfd, const char *name)
+static void mountpoint_owner(int dfd, const struct statx *st, const char *name)
 {
-	struct stat st;
-	if (fstat(dfd, &st) == 0)
-		(void)!fchownat(dfd, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+	(void)!fchownat(dfd, name, st->stx_uid, st->stx_gid, AT_SYMLINK_NOFOLLOW);
+}
+
+/* The mounts of host directories in the cell (the worktree, each bind): no mount point is
+ * made in them, it would be made in the host's directory. */
+static uint64_t host_mnts[64];
+static size_t n_host_mnts;
+
+static void note_host_mount(int fd)
+{
+	struct statx st;
+	if (n_host_mnts < sizeof host_mnts / sizeof host_mnts[0] &&
+	    statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &st) == 0 && (st.stx_mask & STATX_MNT_ID))
+		host_mnts[n_host_mnts++] = st.stx_mnt_id;
+}
+
+static bool in_host_mount(const struct statx *st)
+{
+	for (size_t i = 0; (st->stx_mask & STATX_MNT_ID) && i < n_host_mnts; i++)
+		if (host_mnts[i] == st->stx_mnt_id)
+			return true;
+	return false;
+}
+
+/* full as the cell sees it (without the root's path) */
+static const char *in_cell(const char *full)
+{
+	size_t n = cell_root ? strlen(cell_root) : 0;
+	return n && !strncmp(full, cell_root, n) && full[n] == '/' ? full + n : full;
 }
 
 /* An O_PATH descriptor of target (a directory, or an empty file when file is set), created
@@ -159,15 +185,27 @@ static int ensure_mountpoint(const char *target, bool file)
 	}
 	if (dfd < 0)
 		die(errno, "cannot open %s", copy);
+	/* its mode: its parent's, never more than rwxr-xr-x (init's umask is 0: the caller's
+	 * 077 made them closed to the job; a point made on the host, in a bind of the caller's
+	 * directory, is no more open than that directory) */
+	struct statx pst;
+	if (statx(dfd, "", AT_EMPTY_PATH, STATX_MODE | STATX_UID | STATX_GID | STATX_MNT_ID, &pst) < 0)
+		die(errno, "cannot open %s", copy);
+	/* only in the cell's own file systems (its tmpfs, the overlays of the host's / or of an
+	 * image): in the worktree or a bind it would be made in the host's directory */
+	if (in_host_mount(&pst))
+		die(0, "cannot make the mount point %s: %s is the host's directory (the worktree or a bind), where warren makes "
+		       "nothing; make %s there first, or choose a destination that exists or lies outside it",
+		    in_cell(target), in_cell(copy), last);
 	bool made = false;
 	if (file) {
-		int f = openat(dfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		int f = openat(dfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, pst.stx_mode & 0644);
 		if (f < 0 && errno != EEXIST)
 			die(errno, "cannot create the mount point %s", target);
 		made = f >= 0;
 		closep(&f);
-	} else if (mkdirat(dfd, last, 0755) == 0) {
-		mountpoint_owner(dfd, last);
+	} else if (mkdirat(dfd, last, pst.stx_mode & 0755) == 0) {
+		mountpoint_owner(dfd, &pst, last);
 		made = true;
 	} else if (errno != EEXIST) {
 		die(errno, "cannot create the mount point %s", target);
@@ -478,10 +516,15 @@ static void mount_checked(const char *path, int checked_fd, const char *target, 
 	_cleanup_close_ int t = idmapped_tree(wfd, "", idmap);
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	if (t >= 0 && (!rdonly || sys_mount_setattr(t, "", AT_EMPTY_PATH, &ro) == 0) &&
-	    sys_move_mount_fd(t, fd) == 0)
+	    sys_move_mount_fd(t, fd) == 0) {
+		note_host_mount(t);
 		return;
+	}
 	_cleanup_free_ char *src = xasprintf("/proc/self/fd/%d", wfd);
 	bind_path(src, target, rdonly, !S_ISDIR(a.st_mode));
+	_cleanup_close_ int m = in_root(target, O_PATH);
+	if (m >= 0)
+		note_host_mount(m);
 }
 
 static void mount_worktree(const struct cell_spec *s, const char *target)
@@ -902,7 +945,7 @@ static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const 
 	if (read(go, &c, 1) != 1)
 		_exit(125);
 	close(go);
-	umask(caller_umask);
+	umask(s->has_umask ? s->job_umask : caller_umask);
 	closep(&warm_take_w);
 	sigset_t none;
 	sigemptyset(&none);

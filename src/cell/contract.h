@@ -72,6 +72,7 @@
 #define VM_KEY_SCRATCH     "scratch"      /* bytes: the size of each scratch tmpfs (0: half the RAM) */
 #define VM_KEY_PIDS        "pids"         /* the job's process limit, in a cgroup of the guest (0: none) */
 #define VM_KEY_CORE        "core"         /* "1": keep core dumps (RLIMIT_CORE) */
+#define VM_KEY_UMASK       "umask"        /* octal: the job's umask (the caller's; absent: 022) */
 #define VM_KEY_IMAGE       "image"        /* the root share is an image (--rootfs, --image; its name for
                                              messages): the lower layer of an overlay in the VM's memory */
 #define VM_KEY_WORK_RO     "work-ro"      /* "1": the worktree is read-only (--work-ro) */

@@ -23,6 +23,8 @@ struct cell_spec {
 	char **env;           /* final environment, TMPDIR last; NULL-terminated */
 	char *rootfs;         /* absolute, or NULL for the host's / read-only */
 	bool root_ro;         /* with rootfs: its overlay read-only too (an OCI bundle's root.readonly) */
+	bool has_umask;       /* the job's umask is job_umask (an OCI bundle's process.user.umask); */
+	mode_t job_umask;     /* else the caller's */
 	char *worktree;       /* absolute, symlink-free; NULL with --work none */
 	bool worktree_ro;     /* --work-ro: mounted read-only */
 	char *workdir;        /* --workdir: the job's working directory in the cell, or NULL (the

@@ -311,6 +311,14 @@ static void spec_records(FILE *f, const struct cell_spec *s, const struct cell_i
 		rec(f, VM_KEY_HOME, s->home);
 	rec(f, VM_KEY_MASK, s->statedir);
 	rec(f, VM_KEY_CORE, s->policy.core ? "1" : "0");
+	/* the job's umask is the caller's, as in a container */
+	mode_t um = umask(022);
+	umask(um);
+	if (s->has_umask)
+		um = s->job_umask;
+	char ums[8];
+	snprintf(ums, sizeof ums, "%03o", (unsigned)um);
+	rec(f, VM_KEY_UMASK, ums);
 	if (s->policy.no_refused_writes)
 		rec(f, VM_KEY_NO_REFUSED, "1"); /* the guest's audit costs its job time */
 	const struct { const char *key; unsigned long long v; } nums[] = {
@@ -328,7 +336,8 @@ static void spec_records(FILE *f, const struct cell_spec *s, const struct cell_i
  * seccomp program. */
 static int write_orders(const struct cell_spec *s, const struct cell_io *io, const struct vm_state *v, struct error *err)
 {
-	if (mkdirat(s->rundir_fd, RUN_VM_DIR, 0755) < 0 && errno != EEXIST)
+	/* 0755 whatever the caller's umask (qemu, the run user, opens it again by its path) */
+	if ((mkdirat(s->rundir_fd, RUN_VM_DIR, 0755) < 0 && errno != EEXIST) || fchmodat(s->rundir_fd, RUN_VM_DIR, 0755, 0) < 0)
 		return error_set(err, errno, "cannot make %s/%s", s->rundir, RUN_VM_DIR);
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;

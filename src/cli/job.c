@@ -423,7 +423,7 @@ static int job_run_cmd(int argc, char **argv)
 		case O_RESULT: o.result_file = optarg; break;
 		case O_RESULT_FD:
 			o.result_fd = atoi(optarg);
-			if (fcntl(o.result_fd, F_GETFD) < 0)
+			if (fcntl(o.result_fd, F_GETFD) < 0 || std_fd_was_closed(o.result_fd))
 				return cli_usage_error("job", "--result-fd: '%s' is not an open file descriptor", optarg);
 			break;
 		case O_WARM_FD: w.fd = atoi(optarg); break;   /* warren serve's, not a user's */

@@ -190,7 +190,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_RESULT: o->result = optarg; break;
 		case O_RESULT_FD: {
 			uint64_t fd;
-			if (parse_uint(optarg, &fd) < 0 || fd > 1 << 20 || fcntl((int)fd, F_GETFD) < 0)
+			if (parse_uint(optarg, &fd) < 0 || fd > 1 << 20 || fcntl((int)fd, F_GETFD) < 0 || std_fd_was_closed((int)fd))
 				r = error_set(err, 0, "--result-fd: '%s' is not an open file descriptor", optarg);
 			o->result_fd = (int)fd;
 			break;

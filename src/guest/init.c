@@ -368,6 +368,7 @@ struct orders {
 	gid_t gid;
 	unsigned long long scratch, pids;
 	bool core, work_ro, no_sys, executor, no_refused;
+	mode_t umask;                       /* the job's (the caller's) */
 	int tty;                            /* 1: stdin and stdout on VM_TTY_DEV, 2: stderr too */
 	unsigned short rows, cols;          /* its size at the start */
 };
@@ -388,7 +389,7 @@ static void read_orders(struct orders *o)
 	char *b = read_small(VM_RUN_MNT "/" VM_SPEC_FILE, &len);
 	if (!b)
 		die(errno, "cannot read the orders %s", VM_RUN_MNT "/" VM_SPEC_FILE);
-	*o = (struct orders){ .uid = CELL_DEFAULT_UID, .gid = CELL_DEFAULT_GID, .cwd = "/" };
+	*o = (struct orders){ .uid = CELL_DEFAULT_UID, .gid = CELL_DEFAULT_GID, .cwd = "/", .umask = 022 };
 	for (char *p = b, *next; p < b + len; p = next) {
 		next = p + strlen(p) + 1;
 		char *v = strchr(p, '=');
@@ -419,6 +420,7 @@ static void read_orders(struct orders *o)
 		else if (!strcmp(p, VM_KEY_SCRATCH)) o->scratch = strtoull(v, NULL, 10);
 		else if (!strcmp(p, VM_KEY_PIDS)) o->pids = strtoull(v, NULL, 10);
 		else if (!strcmp(p, VM_KEY_CORE)) o->core = !strcmp(v, "1");
+		else if (!strcmp(p, VM_KEY_UMASK)) o->umask = (mode_t)(strtoul(v, NULL, 8) & 0777);
 		else if (!strcmp(p, VM_KEY_EXECUTOR)) o->executor = !strcmp(v, "1");
 		else if (!strcmp(p, VM_KEY_TTY) && sscanf(v, "%d %hu %hu", &o->tty, &o->rows, &o->cols) < 1) o->tty = 0;
 	}
@@ -1207,6 +1209,7 @@ static void exec_job(const struct orders *o, const struct sock_fprog *seccomp, i
 		    o->workdir);
 	if (chdir(o->cwd) < 0)
 		die(errno, "cannot enter the working directory %s in the cell", o->cwd);
+	umask(o->umask);
 	environ = o->env;
 	if (landlock >= 0 && sys_landlock_restrict_self(landlock, 0) < 0)
 		die(errno, "cannot enter the Landlock domain");

@@ -254,6 +254,18 @@ static int take_hooks(json_t *h, struct error *err)
 
 /* ---- the whole ---- */
 
+/* As runc: the process's umask when given (an integer: 18 is 022), else 022, not the caller's
+ * (the runtime's caller is a shim, whose umask is not the container's). */
+static int take_umask(json_t *user, struct cell_spec *s, struct error *err)
+{
+	json_t *um = jget(user, "umask");
+	if (um && (!json_is_integer(um) || json_integer_value(um) < 0 || json_integer_value(um) > 0777))
+		return error_set(err, 0, "process.user.umask: give an integer from 0 to 511 (0777)");
+	s->has_umask = true;
+	s->job_umask = um ? (mode_t)json_integer_value(um) : 022;
+	return 0;
+}
+
 static int take_user(json_t *user, struct cell_spec *s, struct error *err)
 {
 	if (jstr(user, "username"))
@@ -264,7 +276,7 @@ static int take_user(json_t *user, struct cell_spec *s, struct error *err)
 		error_prefix(err, "process.user (uid %u, gid %u)", uid, gid);
 		return -EINVAL;
 	}
-	return 0;
+	return take_umask(user, s, err);
 }
 
 static int take_root(json_t *c, struct oci_bundle *b, struct cell_spec *s, struct error *err)
@@ -370,6 +382,8 @@ int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, stru
 				 (long long)uid, (long long)gid, (unsigned)s->uid, (unsigned)s->gid);
 	s->uid = (uid_t)uid;
 	s->gid = (gid_t)gid;
+	if (take_umask(user, s, err) < 0)
+		return -EINVAL;
 	const char *cwd = jstr(p, "cwd");
 	if (cwd && cwd[0] != '/')
 		return error_set(err, 0, "process.cwd '%s': not an absolute path", cwd);

@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cell/contract.h"
@@ -86,6 +87,7 @@ static void __attribute__((noreturn)) exec_child(struct cell_spec *s, const int 
 		_exit(125);
 	}
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	umask(s->has_umask ? s->job_umask : 022);
 	struct error perr = { 0 };
 	struct policy_ctx pc = spec_policy_ctx(s);
 	if (policy_apply_job(&pc, -1, &perr) < 0) {

@@ -366,7 +366,8 @@ static void create_hooks_dir(const struct policy_ctx *s)
 	struct stat st;
 	if (git < 0 || fstat(git, &st) < 0)
 		return;
-	if (mkdirat(git, "hooks", 0755) == 0 && fchownat(git, "hooks", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+	/* as open as .git, no more (init's umask is 0) */
+	if (mkdirat(git, "hooks", st.st_mode & 0775) == 0 && fchownat(git, "hooks", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 }
 

@@ -490,3 +490,22 @@ bool fd_writer_open(int fd)
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	return poll(&p, 1, 0) >= 0 && !(p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
+
+static unsigned std_fds_closed;
+
+bool std_fds_open(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		if (open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			return false;
+		std_fds_closed |= 1u << fd;
+	}
+	return true;
+}
+
+bool std_fd_was_closed(int fd)
+{
+	return fd >= 0 && fd <= 2 && (std_fds_closed & (1u << fd));
+}

@@ -72,4 +72,11 @@ char *abs_path(const char *path);
  * symlink-free, and the rest as given. */
 char *abs_path_would_be(const char *path);
 
+/* At a program's start: each of descriptors 0-2 the caller left closed opened on /dev/null
+ * (else the first file opened takes its number, and what reads or writes it gets that file);
+ * false when /dev/null cannot be opened. */
+bool std_fds_open(void);
+/* Is fd one of 0-2 that the caller had left closed (std_fds_open: /dev/null now)? */
+bool std_fd_was_closed(int fd);
+
 #endif

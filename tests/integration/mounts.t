@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 117
+plan 123
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -81,6 +81,15 @@ for mode in root user; do
 	UM_WANT="$JOB_USER"$'\n'0077$'\n'cached$'\n'644$'\n'644$'\n'755$'\n'1777$'\n'1777$'\n'700
 	is "$UM_RC:$UM_OUT" "0:$UM_WANT" "$M umask 077: the job reads passwd and group and reaches a bind's made directory; its umask is 077" || diag "$UM_ERR"
 	is "$RC:$OUT" "0:$UM_WANT" "$M umask 077 with --rootfs: the same" || diag "$ERR"
+
+	# ---- a bind's destination inside another bind: warren makes no mount point in the host's
+	# directory (as root the idmapped bind refused it with EOVERFLOW; rootless it was made)
+	mkdir_for_mode "$D/outer"
+	wrun --bind "$D/outer:/opt/outer" --ro-bind "$D/cache:/opt/outer/sub/inner" -- true
+	{ [ "$RC" = 125 ] && [[ $ERR == *"cannot make the mount point /opt/outer/sub: /opt/outer is the host's directory"* ]]; }
+	ok $? "$M a bind inside a bind whose mount point is missing: refused, naming it" || diag "$ERR"
+	one_warren_line "$M ... in one line"
+	test -z "$(ls -A "$D/outer")"; ok $? "$M ... and nothing was made in the host's directory"
 
 	# ---- --externals
 	wrun --externals "$D/cache" -- sh -c 'echo "$WARREN_EXTERNALS"; cat "$WARREN_EXTERNALS/f"; touch "$WARREN_EXTERNALS/x" 2>/dev/null || echo ro'

@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 203
+plan 209
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -114,8 +114,8 @@ s.connect("/proc/self/fd/%d/ctl" % d); time.sleep(20)' "$ROOT/c-hold" &
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-exec
 	xu=$JOB_UID
 	[ "$mode" = user ] && xu=0   # rootless, the cell maps its job's user alone (the bundle's uid 0)
-	"$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", "echo exec-$(id -u) X=$X cwd=$(pwd); ps -o comm | grep -c sleep; grep -E \"^(NoNewPrivs|Seccomp):\" /proc/self/status | tr -s \"\t\" \" \"; exit 6"],
-		"env": ["X=42", "PATH=/bin"], "cwd": "/tmp", "user": {"uid": int(sys.argv[2]), "gid": int(sys.argv[2])}}, open(sys.argv[1], "w"))' "$D/p.json" "$xu"
+	"$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", "echo exec-$(id -u) X=$X cwd=$(pwd) umask=$(umask); ps -o comm | grep -c sleep; grep -E \"^(NoNewPrivs|Seccomp):\" /proc/self/status | tr -s \"\t\" \" \"; exit 6"],
+		"env": ["X=42", "PATH=/bin"], "cwd": "/tmp", "user": {"uid": int(sys.argv[2]), "gid": int(sys.argv[2]), "umask": 7}}, open(sys.argv[1], "w"))' "$D/p.json" "$xu"
 	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/p.json"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" ps --format json c-exec
 	sleeps=$(for p in $("$PY" -c 'import json,sys; print(" ".join(map(str, json.loads(sys.stdin.read()))))' <<<"$OUT"); do
@@ -123,7 +123,7 @@ s.connect("/proc/self/fd/%d/ctl" % d); time.sleep(20)' "$ROOT/c-hold" &
 	is "$RC:$sleeps" "0:1" "$M ps --format json: the host pids of the cell's processes, the job's among them"
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/p.json" c-exec
 	is "$RC" 6 "$M exec: the exit code of the process"
-	line_like "$OUT" "^exec-$xu X=42 cwd=/tmp$" "$M exec: the process's user, environment and working directory"
+	line_like "$OUT" "^exec-$xu X=42 cwd=/tmp umask=0007$" "$M exec: the process's user, environment, working directory and umask"
 	line_like "$OUT" '^1$' "$M exec: it sees the job's processes (the cell's pid namespace)"
 	line_like "$OUT" '^NoNewPrivs: 1$' "$M exec: no_new_privs"
 	line_like "$OUT" '^Seccomp: 2$' "$M exec: a seccomp filter"
@@ -195,6 +195,23 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	line_like "$OUT" "can't create directory '/tmp/y': Operation not permitted" "$M linux.seccomp: the call the bundle denies fails with its errno"
 	no_line_like "$OUT" '^mkdir-ok$' "$M linux.seccomp: mkdir never succeeded"
 	line_like "$OUT" '^CapEff:[[:space:]]+00000000000000a0$' "$M process.capabilities: root keeps only what bounding and effective both name (KILL, SETUID)"
+
+	# ---- process.user.umask: the job's, 022 when none is given (as runc), not the runtime's
+	# caller's; exec's process has its own
+	bundle "$D/b-um" '["sh", "-c", "umask"]' 'c["process"]["user"]["umask"] = 23'
+	bundle "$D/b-um0" '["sh", "-c", "umask"]' 'c["process"]["user"].pop("umask", None)'
+	bundle "$D/b-umbad" '["sh", "-c", "umask"]' 'c["process"]["user"]["umask"] = "022"'
+	old_umask=$(umask)
+	umask 077
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-um" c-um
+	um1="$RC:$OUT"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-um0" c-um0
+	um2="$RC:$OUT"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-umbad" c-umbad
+	umask "$old_umask"
+	is "$um1" "0:0027" "$M process.user.umask 23 (027): the job's umask"
+	is "$um2" "0:0022" "$M no process.user.umask: 022, not the caller's 077"
+	like "$RC:$ERR" '^1:warren: process.user.umask: give an integer' "$M process.user.umask not an integer: refused in one line"
 
 	# ---- process.rlimits and oomScoreAdj take away, never give: as root they could raise a hard
 	# limit (RLIMIT_RTPRIO: SCHED_FIFO for any job) or make the cell unkillable by the OOM killer

@@ -15,7 +15,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 51
+plan 53
 
 host_tmp_marker
 
@@ -82,16 +82,20 @@ for mode in root user; do
 
 	# ---- one boot: what the VM adds to the contract (tests/contract.sh has the contract
 	# itself, for both drivers): the record, the policy inside the guest, --no-sys and
-	# --require-landlock (the guest's kernel has Landlock)
+	# --require-landlock (the guest's kernel has Landlock); the caller's umask is the job's
+	old_umask=$(umask)
+	umask 027
 	wrun --driver vm --no-sys --require-landlock -- sh -c 'grep -c "^CapEff:.*0000000000000000" /proc/self/status
 		unshare -U true 2>/dev/null || echo userns-refused; echo "sys $(ls -A /sys | wc -l)"
-		cat /etc/shadow >/dev/null 2>&1 || echo shadow-refused; exit 3'
+		cat /etc/shadow >/dev/null 2>&1 || echo shadow-refused; umask; exit 3'
+	umask "$old_umask"
 	is "$RC" 3 "$M the job's exit code 3 passes through"
 	mapfile -t L <<<"$OUT"
 	is "${L[0]:-}" 1 "$M the job has no effective capabilities"
 	is "${L[1]:-}" userns-refused "$M the seccomp profile is loaded in the guest (unshare -U is refused)"
 	is "${L[2]:-}" "sys 0" "$M --no-sys: /sys is empty (not the guest's, nor the host's through the root share)"
 	is "${L[3]:-}" shadow-refused "$M the host's /etc/shadow is not readable by the job"
+	is "${L[4]:-}" 0027 "$M the job's umask is the caller's (027), as in a container"
 	rd=$(last_rundir)
 	like "$(jget "$rd/result.json" 'd["vm"]["accel"]')" '^(kvm|tcg)$' "$M result.json says which accelerator (vm.accel)"
 	like "$(jget "$rd/result.json" 'str(d["vm"]["memory"])')" '^[0-9]+$' "$M result.json has the guest's RAM (vm.memory)"
