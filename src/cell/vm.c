@@ -93,7 +93,9 @@ static char **qemu_base_argv(const char *vmlinux, const char *initramfs, const c
 {
 	struct strv a = { 0 };
 	bool kvm = !strcmp(accel, "kvm");
-	add(&a, xstrdup(VM_QEMU));
+	/* from the system's directories, never the caller's $PATH (util/fs.h) */
+	char *qemu = host_tool_find(VM_QEMU);
+	add(&a, qemu ? qemu : xstrdup(VM_QEMU));
 	add(&a, xstrdup("-M"));
 	/* TCG has no kvmclock: the RTC (and the TSC rate on the command line) keep its time */
 	add(&a, xstrdup("microvm,x-option-roms=off,isa-serial=off,pit=off,pic=off,rtc=on"));
@@ -429,8 +431,8 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 	if (read(QFD_GO, &byte, 1) != 1)
 		_exit(125); /* the supervisor gave up before the VM could start */
 	close(QFD_GO);
-	execvp(argv[0], argv);
-	dprintf(2, "warren: cannot execute %s: %s; install qemu-system-x86\n", argv[0], strerror(errno));
+	execv(argv[0], argv);
+	dprintf(2, "warren: cannot execute %s: %s; install qemu-system-x86 (warren looks in " HOST_TOOL_DIRS ")\n", argv[0], strerror(errno));
 	_exit(127);
 }
 
@@ -762,7 +764,7 @@ static void __attribute__((noreturn)) probe_child(const struct cell_spec *s, int
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of ids, which clears it */
 	if (getppid() != parent)
 		_exit(125);
-	execvp(argv[0], argv);
+	execv(argv[0], argv);
 	_exit(127);
 }
 

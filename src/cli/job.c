@@ -23,6 +23,7 @@
 #include "run/rundir.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
+#include "util/units.h"
 #include "util/words.h"
 #include "util/strv.h"
 
@@ -421,11 +422,13 @@ static int job_run_cmd(int argc, char **argv)
 		case O_PREFIX: o.prefix = true; break;
 		case O_USER: a.user = optarg; break;
 		case O_RESULT: o.result_file = optarg; break;
-		case O_RESULT_FD:
-			o.result_fd = atoi(optarg);
-			if (fcntl(o.result_fd, F_GETFD) < 0 || std_fd_was_closed(o.result_fd))
+		case O_RESULT_FD: {
+			uint64_t fd;
+			if (parse_uint(optarg, &fd) < 0 || fd > 1 << 20 || fcntl((int)fd, F_GETFD) < 0 || std_fd_was_closed((int)fd))
 				return cli_usage_error("job", "--result-fd: '%s' is not an open file descriptor", optarg);
+			o.result_fd = (int)fd;
 			break;
+		}
 		case O_WARM_FD: w.fd = atoi(optarg); break;   /* warren serve's, not a user's */
 		case O_START: cold_why = optarg; break;       /* warren serve's: why its run is cold */
 		case O_COMMAND:                               /* warren serve's: the run's plain command */

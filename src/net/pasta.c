@@ -38,23 +38,9 @@
 #define PASST_FD 3
 #define PASST_FD_TEXT "3"
 
-/* The path of the program name (pasta, passt) on $PATH (heap), or NULL. */
-static char *tool_find(const char *name)
-{
-	const char *path = getenv("PATH");
-	_cleanup_free_ char *dirs = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
-	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char *p = xasprintf("%s/%s", d, name);
-		if (access(p, X_OK) == 0)
-			return p;
-		free(p);
-	}
-	return NULL;
-}
-
 char *pasta_find(void)
 {
-	return tool_find("pasta");
+	return host_tool_find("pasta");
 }
 
 static long now_ms(void)
@@ -274,7 +260,7 @@ static const char **passt_argv(const struct net_state *n, const char *passt, cha
 
 int passt_start(struct net_state *n, struct error *err)
 {
-	_cleanup_free_ char *passt = tool_find("passt");
+	_cleanup_free_ char *passt = host_tool_find("passt");
 	if (!passt)
 		return error_set(err, ENOENT, "--net nat for a rootless VM needs passt; install the Debian package passt");
 	n->passt_pidfile = xasprintf("%s/passt.pid", n->rundir);

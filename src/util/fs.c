@@ -509,3 +509,15 @@ bool std_fd_was_closed(int fd)
 {
 	return fd >= 0 && fd <= 2 && (std_fds_closed & (1u << fd));
 }
+
+char *host_tool_find(const char *name)
+{
+	_cleanup_free_ char *dirs = xstrdup(HOST_TOOL_DIRS);
+	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char *p = xasprintf("%s/%s", d, name);
+		if (access(p, X_OK) == 0)
+			return p;
+		free(p);
+	}
+	return NULL;
+}

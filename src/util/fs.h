@@ -72,6 +72,13 @@ char *abs_path(const char *path);
  * symlink-free, and the rest as given. */
 char *abs_path_would_be(const char *path);
 
+/* The host program name in the system's directories (HOST_TOOL_DIRS), its path (heap), or NULL.
+ * Never on the caller's $PATH: a run's caller may have the worktree's bin/ on it (direnv's
+ * PATH_add), where a job can plant a "pasta" or a "qemu-system-x86_64" that warren would run on
+ * the host, outside the cell. */
+#define HOST_TOOL_DIRS "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+char *host_tool_find(const char *name);
+
 /* At a program's start: each of descriptors 0-2 the caller left closed opened on /dev/null
  * (else the first file opened takes its number, and what reads or writes it gets that file);
  * false when /dev/null cannot be opened. */

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan $((95 + 19))
+plan $((95 + 20))
 
 use_mode root
 CURL="curl -s -m 3"
@@ -454,7 +454,7 @@ wrun --net allow=web1.test -- true
 is "$RC" 125 "rootless --net allow=: refused"
 like "$ERR" "allow= needs root: .*pasta" "rootless allow=: the refusal names why"
 if ! command -v pasta >/dev/null; then
-	skip 13 "pasta is not installed (Debian package passt)"
+	skip 14 "pasta is not installed (Debian package passt)"
 else
 	net_world_rootless
 	wrun --net nat -- sh -c "ip -br addr show eth0 | tr -s ' '; ip route | head -1; $CURL http://203.0.113.10:8080/; $CURL http://web1.test:8080/; \
@@ -473,6 +473,13 @@ else
 	is "$(jget "$RD/result.json" '[d["network"]["mode"], d["network"]["via"]]')" '["nat", "pasta"]' "rootless nat: recorded as nat via pasta"
 	# pasta's process name is passt.avx2 (Debian), so it is found by its command line
 	is "$(pgrep -u "$TEST_USER_UID" -f "$PASTA_CMD")" "" "rootless nat: pasta ended with the run"
+	# a job's "pasta" in the worktree, on the caller's PATH (direnv's PATH_add bin): warren
+	# runs the system's, never one of the caller's PATH (it ran the job's on the host before)
+	wrun -- sh -c 'mkdir -p bin && printf "#!/bin/sh\ntouch \"\$(dirname \"\$0\")/../planted-ran\"\nexec /usr/bin/pasta \"\$@\"\n" >bin/pasta && chmod +x bin/pasta'
+	wr_env PATH="$WORK/bin:$PATH" -- run --work "$WORK" --net nat -- true
+	{ [ "$RC" = 0 ] && [ -x "$WORK/bin/pasta" ] && [ ! -e "$WORK/planted-ran" ]; }
+	ok $? "rootless nat: a pasta the job put on the caller's PATH is not run (the system's is)" || diag "rc $RC: $ERR"
+	rm -rf "$WORK/bin" "$WORK/planted-ran"
 	# kill -9 of warren: pasta has a parent-death signal
 	wr_bg run --work "$WORK" --net nat -- sleep 30
 	K_PID=$BG_PID
