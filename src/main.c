@@ -1,5 +1,6 @@
 /* main.c - dispatch of subcommands only. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +42,9 @@ int main(int argc, char **argv)
 	/* a standard descriptor the caller left closed: /dev/null (util/fs.h), before anything
 	 * is opened (a host directory's descriptor became the job's stdin; with Landlock missing
 	 * ".." from it walked the host's tree) */
+	/* a write past the caller's RLIMIT_FSIZE fails (EFBIG) and is said, instead of killing
+	 * warren silently between the job's end and its record (the job gets SIGXFSZ back) */
+	signal(SIGXFSZ, SIG_IGN);
 	if (!std_fds_open()) {
 		static const char m[] = "warren: cannot open /dev/null for a standard descriptor the caller left closed\n";
 		if (fcntl(2, F_GETFD) >= 0)

@@ -173,10 +173,16 @@ static bool has_file(const char *dir, const char *file)
  * job reads them in its cell's view of the group). */
 static int mk(const char *path, mode_t mode, gid_t reader, struct error *err)
 {
-	if (mkdir(path, mode) < 0 && errno != EEXIST)
+	bool made = mkdir(path, mode) == 0;
+	if (!made && errno != EEXIST)
 		return error_set(err, errno, "cannot create the cgroup %s", path);
-	if (reader != (gid_t)-1 && chown(path, (uid_t)-1, reader) < 0)
-		return error_set(err, errno, "cannot give the cgroup %s to the run's group", path);
+	if (reader != (gid_t)-1 && chown(path, (uid_t)-1, reader) < 0) {
+		/* (without CAP_CHOWN): what was made here goes, the caller knows of no cgroup yet */
+		int e = errno;
+		if (made)
+			rmdir(path);
+		return error_set(err, e, "cannot give the cgroup %s to the run's group (as root warren needs CAP_CHOWN)", path);
+	}
 	struct stat st;
 	if (stat(path, &st) == 0 && (st.st_mode & 07777) != mode)
 		chmod(path, mode);

@@ -403,6 +403,10 @@ static int open_pending(const char *path, int flags, struct stat *st)
 		close(fd);
 		return -EPERM;
 	}
+	/* made under a caller's umask that takes the owner's write (0222): the next run could
+	 * not append */
+	if ((flags & O_CREAT) && st->st_uid == geteuid() && (st->st_mode & 0600) != 0600)
+		(void)fchmod(fd, (st->st_mode & 07777) | 0600);
 	return fd;
 }
 

@@ -91,7 +91,10 @@ static int open_step(int dfd, const char *name, bool create, int flags)
 {
 	int fd = openat(dfd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && create) {
-		if (mkdirat(dfd, name, 0700) < 0 && errno != EEXIST)
+		/* 0700 whatever the caller's umask (0222 made it 0500: no state directory below) */
+		if (mkdirat(dfd, name, 0700) == 0)
+			(void)fchmodat(dfd, name, 0700, 0);
+		else if (errno != EEXIST)
 			return -1;
 		fd = openat(dfd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
@@ -238,6 +241,9 @@ int rundir_create(struct cell_spec *s, struct error *err)
 	if (mkdirat(s->runs_fd, s->id, 0700) < 0)
 		return error_set(err, errno, "cannot create the run directory %s", s->rundir);
 	int dfd = openat(s->runs_fd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* 0700 whatever the caller's umask (mkdir takes it off) */
+	if (dfd >= 0)
+		(void)fchmod(dfd, 0700);
 	int lock = -1;
 	int r = 0;
 	const char *what = s->rundir;

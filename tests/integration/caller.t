@@ -1,0 +1,63 @@
+#!/bin/bash
+# caller.t - what the caller's own process state does to a run: a job gets the contract
+# whatever its caller's scheduling, personality, file size limit, capabilities or umask, and
+# warren says what it cannot do in one line and leaves nothing. (The caller's umask 077 and
+# the cell's files: mounts.t; closed standard descriptors: hardening.t; a helper the job put
+# on the caller's PATH: net.t.)
+. "$(dirname "$0")/../lib.sh"
+
+plan 13
+
+use_mode root
+M="[root]"
+
+# ---- a real-time policy, a negative nice and a weakened personality are not the job's
+bounded chrt -f 10 "$WARREN" run --state "$STATE" --work "$WORK" -- sh -c 'chrt -p $$ | head -1'
+like "$RC:$OUT" "^0:.*SCHED_OTHER" "$M the caller's SCHED_FIFO: the job runs SCHED_OTHER" || diag "$ERR"
+bounded nice -n -20 "$WARREN" run --state "$STATE" --work "$WORK" -- nice
+is "$RC:$OUT" "0:0" "$M the caller's nice -20: the job's nice is 0" || diag "$ERR"
+bounded nice -n 5 "$WARREN" run --state "$STATE" --work "$WORK" -- nice
+is "$RC:$OUT" "0:5" "$M the caller's nice 5 stays the job's"
+bounded setarch -R "$WARREN" run --state "$STATE" --work "$WORK" -- cat /proc/self/personality
+is "$RC:$OUT" "0:00000000" "$M setarch -R (no ASLR): the job's address space is randomised"
+if setarch linux32 true 2>/dev/null; then
+	bounded setarch linux32 -R "$WARREN" run --state "$STATE" --work "$WORK" -- sh -c 'uname -m; cat /proc/self/personality'
+	is "$RC:$OUT" "0:i686"$'\n'"00000008" "$M linux32 -R: the personality stays (i686), its ASLR comes back"
+else
+	skip 1 "this kernel has no 32-bit personality"
+fi
+
+# ---- without CAP_CHOWN (root with a narrowed bounding set): one line, no cgroup left
+bounded setpriv --bounding-set -chown "$WARREN" run --state "$STATE" --work "$WORK" -- id
+{ [ "$RC" = 125 ] && [[ $ERR == *"as root warren needs CAP_CHOWN"* ]]; }
+ok $? "$M without CAP_CHOWN: refused, naming it" || diag "rc $RC: $ERR"
+one_warren_line "$M ... in one line"
+cg=$(sed -n 's/.*the cgroup \(\/sys\/fs\/cgroup\/[^ ]*\) to the run.*/\1/p' <<<"$ERR")
+{ [ -n "$cg" ] && [ ! -e "$cg" ]; }
+ok $? "$M ... and the cgroup it had made is gone ($cg)"
+
+# ---- a file size limit (RLIMIT_FSIZE) below what warren writes: said, never a silent
+# SIGXFSZ between the job's end and its record; the job keeps the limit
+S2=$TEST_SCRATCH/fsize-state
+# (a run adds ~350 bytes to the history's pending file: the sixth crosses 2000)
+errs=
+for i in 1 2 3 4 5 6; do
+	bounded prlimit --fsize=2000 -- "$WARREN" run --state "$S2" --work "$WORK" -- sh -c 'head -c 5000 /dev/zero >/tmp/big; echo "dd=$?"'
+	rcs[$i]=$RC
+	outs[$i]=$OUT
+	errs+=$ERR$'\n'
+done
+is "${rcs[*]}" "0 0 0 0 0 0" "$M RLIMIT_FSIZE 2000: six runs end with the job's code (not 153, SIGXFSZ)" || diag "$errs"
+is "${outs[1]}" "dd=153" "$M ... the job's own write past the limit gets SIGXFSZ"
+like "$errs" "cannot write to the history" "$M ... the history's file past the limit: said" || diag "$errs"
+x=$(STATE=$S2 state_clean); ok $? "$M ... nothing of the runs is left" || diag "$x"
+
+# ---- rootless, a umask that takes the owner's write (0222): the default state directory is
+# made usable (0700), not left unwritable under ~/.local for every later run and tool
+use_mode user
+M="[user]"
+H=$TEST_SCRATCH/home
+mkdir_for_mode "$H"
+bounded "${RUNNER[@]}" bash -c 'umask 0222; cd "$1" && env -u XDG_STATE_HOME -u WARREN_STATE HOME="$2" "$3" run -- true' sh "$WORK" "$H" "$WARREN"
+is "$RC:$(stat -c %a "$H/.local" "$H/.local/state" "$H/.local/state/warren" 2>&1 | tr '\n' ' ')" "0:700 700 700 " \
+	"$M umask 0222 and a new default state directory: the run ends well, its directories 0700" || diag "$ERR"
