@@ -25,7 +25,21 @@ void display_init(struct display *d, int fd, bool tty, bool quiet, bool prefix)
 	d->prefix = prefix;
 }
 
-static void put(struct display *d, const char *s, size_t n) { write_all(d->out, s, n); }
+static void put(struct display *d, const char *s, size_t n)
+{
+	if (!d->sink) {
+		write_all(d->out, s, n);
+		return;
+	}
+	sup_sink_put(d->sink, s, n);
+	if (d->wait)
+		sup_sink_flush(d->sink, true);
+}
+
+bool display_blocked(const struct display *d)
+{
+	return d->sink && d->sink->len;
+}
 static void puts_(struct display *d, const char *s) { put(d, s, strlen(s)); }
 
 static void clear_live(struct display *d)
@@ -142,8 +156,8 @@ void display_output(struct display *d, const char *name, const char *buf, size_t
 
 void display_tick(struct display *d, const char *name, double elapsed_s, uint64_t limit_ms)
 {
-	if (!d->tty)
-		return;
+	if (!d->tty || display_blocked(d))
+		return;  /* (a live line no one sees yet is not queued) */
 	char e[32], l[32] = "";
 	format_seconds(e, sizeof e, elapsed_s);
 	if (limit_ms) {

@@ -10,11 +10,16 @@
 
 enum step_mark { MARK_WAITING, MARK_RUNNING, MARK_OK, MARK_FAILED, MARK_SKIPPED, MARK_STOPPED };
 
+struct sup_sink;
+
 struct display {
 	bool tty;        /* redraw the live line in place */
 	bool quiet;      /* no step output */
 	bool prefix;     /* plain mode: prefix output lines with "name | " */
 	int out;         /* fd to draw on */
+	struct sup_sink *sink; /* the supervisor's writer of out (a caller who does not read does not
+	                          hold the runner: supervise.c), or NULL: out is written as it is */
+	bool wait;       /* the cell is gone: each write waits until the caller takes it */
 	bool live;       /* the live line is on screen */
 	bool midline;    /* output ended without a newline */
 	char *pending;   /* tty: a partial output line held back */
@@ -22,6 +27,8 @@ struct display {
 };
 
 void display_init(struct display *d, int fd, bool tty, bool quiet, bool prefix);
+/* Is output waiting for the caller to take it (its sink)? */
+bool display_blocked(const struct display *d);
 void display_line(struct display *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void display_start(struct display *d, const char *kind, const char *name, uint64_t limit_ms);
 void display_output(struct display *d, const char *name, const char *buf, size_t len);

@@ -117,6 +117,8 @@ struct runner {
 	void (*ended)(void *ctx, const struct run_result *res, bool gone); /* job_run_opts' */
 	void *ended_ctx;
 	bool end_told;              /* a plain command's end was looked at (direct_end) */
+	bool steps_paused;          /* the caller has yet to take what was shown: the steps' output is
+	                               not read meanwhile (display_settle) */
 	int direct_out;             /* its output pipe's read end, sent before the take, or -1 */
 };
 
@@ -339,6 +341,8 @@ static void times_add(struct runner *r, struct task *t, size_t n)
  * against the job's output limit, and only what passes it reaches the log and the view. */
 static void task_output(struct runner *r, struct task *t)
 {
+	if (t->kind == T_STEP && r->steps_paused && !r->d.wait)
+		return;  /* read once the caller has taken what was shown (display_settle) */
 	char buf[65536];
 	for (size_t queued = fd_queued(t->out_r), got = 0;;) {
 		ssize_t n = read(t->out_r, buf, sizeof buf);
@@ -369,6 +373,10 @@ static void task_output(struct runner *r, struct task *t)
  * process outside the cell holds is named in the record; nothing waits for its end. */
 static void tasks_drain(struct runner *r)
 {
+	/* the cell is gone: each write of the view waits for the caller now */
+	r->d.wait = true;
+	if (r->d.sink)
+		sup_sink_flush(r->d.sink, true);
 	for (size_t i = 0; i < r->n_tasks; i++) {
 		struct task *t = r->tasks[i];
 		if (t->out_r < 0)
@@ -677,9 +685,16 @@ static void on_ctl(struct runner *r)
 		} else if (h.type == EXEC_FAILED || h.type == EXEC_EXITED) {
 			t->exited = true;
 			t->status = h.type == EXEC_EXITED ? h.a : (125 << 8);
-			/* the output of a task that ended is drained before its end is shown */
-			if (t->out_r >= 0)
+			/* the output of a task that ended is drained before its end is shown (waiting
+			 * for a caller who has yet to take what was shown: the order stays) */
+			if (t->out_r >= 0) {
+				bool w = r->d.wait;
+				r->d.wait = r->d.wait || (t->kind == T_STEP && r->steps_paused);
+				if (r->d.wait)
+					sup_sink_flush(r->d.sink, true);
 				task_output(r, t);
+				r->d.wait = w;
+			}
 			if (t->kind == T_STEP && r->steps[t->index].state == S_RUNNING)
 				step_exited(r, t->index, t->status);
 			else if (t->kind == T_SERVICE)
@@ -927,6 +942,25 @@ static void direct_end(struct runner *r)
 	r->ended(r->ended_ctx, &res, false);
 }
 
+/* While the caller has yet to take what was shown (a pipe no one reads, ^S on a terminal), the
+ * steps' output is not read (their pipes fill and they wait, as in any pipeline) and the
+ * caller's descriptor is watched; the loop goes on, with every time limit and signal. */
+static void display_settle(struct runner *r)
+{
+	bool blocked = display_blocked(&r->d);
+	if (blocked == r->steps_paused)
+		return;
+	r->steps_paused = blocked;
+	sup_sink_check(&r->u, r->d.out == STDERR_FILENO);
+	for (size_t i = 0; i < r->n_tasks; i++) {
+		struct task *t = r->tasks[i];
+		if (t->kind != T_STEP || t->out_r < 0)
+			continue;
+		struct epoll_event ev = { .events = blocked ? 0 : EPOLLIN, .data.u32 = EV_TASK + (uint32_t)i };
+		epoll_ctl(r->u.ep, EPOLL_CTL_MOD, t->out_r, &ev);
+	}
+}
+
 static int runner_loop(struct runner *r)
 {
 	struct epoll_event evs[16];
@@ -968,6 +1002,7 @@ static int runner_loop(struct runner *r)
 				task_output(r, r->tasks[tag - EV_TASK]);
 			}
 		}
+		display_settle(r);
 		if (r->direct && !r->end_told && r->u.have_exit)
 			direct_end(r);
 		if (r->u.init_gone)
@@ -1018,6 +1053,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	r.svcs = xcalloc(job->n_services + 1, sizeof *r.svcs);
 	int out = o->json ? STDERR_FILENO : STDOUT_FILENO;
 	display_init(&r.d, out, isatty(out), o->quiet, o->prefix);
+	r.d.sink = &r.u.sink[out == STDERR_FILENO];
 	mkdirat(s->rundir_fd, "log", 0755);
 	sup_on_interrupt(&r.u, runner_interrupt, &r);
 	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -123,11 +124,159 @@ size_t sup_output_pass(struct sup *u, size_t n)
 	return pass;
 }
 
-/* Read what the job wrote on fd, count it in *count and pass it on to out, within the output
- * limit. The bytes read; 0 at the end (EOF, or EIO on a pty whose slave is gone); -1 when
- * nothing is there now. */
-static ssize_t relay(struct sup *u, int fd, int out, uint64_t *count)
+/* The caller's stdout or stderr (fd) as the relay writes it. Where a write could wait for a
+ * reader (a pipe, a terminal) the relay writes a descriptor of its own, opened non-blocking
+ * (the caller's own is not made so: its open file is shared with the caller's shell); a socket
+ * is sent to without waiting; a file or /dev/null is written as it is. A caller who does not
+ * read (`| less` not scrolled, ^S on a terminal) held the supervisor in write(2) before, where
+ * it kept no time limit, no signal and no `warren kill`; now what the caller has not taken
+ * waits here, the job's stream is not read meanwhile (the job waits on its full pipe, as in
+ * any pipeline) and the loop goes on. */
+static void sink_open(struct sup_sink *k, int fd)
 {
+	*k = (struct sup_sink){ .fd = fd };
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(fd, &st) < 0)
+		return;
+	if (S_ISSOCK(st.st_mode)) {
+		k->nb = k->sock = true;
+		return;
+	}
+	if (!S_ISFIFO(st.st_mode) && (!S_ISCHR(st.st_mode) || st.st_rdev == makedev(1, 3)))
+		return;  /* a file, /dev/null: nothing to wait for */
+	char p[32];
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	int n = open(p, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (fl & O_APPEND));
+	if (n >= 0)
+		k->fd = n, k->own = k->nb = true;
+}
+
+static void sink_close(struct sup_sink *k)
+{
+	if (k->own)
+		closep(&k->fd);
+	free(k->pend);
+	k->pend = NULL;
+	k->len = 0;
+}
+
+/* Write b (n bytes) to k, or as much as it takes now; the rest waits in k->pend (empty before). */
+static void sink_write(struct sup_sink *k, const char *b, size_t n)
+{
+	if (k->broken)
+		return;
+	if (!k->nb) {
+		if (write_all(k->fd, b, n) == -EPIPE)
+			k->broken = true;
+		return;
+	}
+	while (n) {
+		ssize_t w = k->sock ? send(k->fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL) : write(k->fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (w < 0) {
+			k->broken = errno == EPIPE;  /* (another error: this part is lost, as before) */
+			return;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	if (n) {
+		k->pend = xrealloc(k->pend, n);
+		memmove(k->pend, b, n);
+		k->len = n;
+	}
+}
+
+void sup_sink_put(struct sup_sink *k, const char *b, size_t n)
+{
+	if (k->broken || !n)
+		return;
+	if (!k->len) {
+		sink_write(k, b, n);
+		return;
+	}
+	/* after what waits, in order */
+	k->pend = xrealloc(k->pend, k->len + n);
+	memcpy(k->pend + k->len, b, n);
+	k->len += n;
+}
+
+/* Write what waits in k; with wait, until all is taken (or the reader is gone). */
+static void sink_flush(struct sup_sink *k, bool wait)
+{
+	while (k->len && !k->broken) {
+		size_t n = k->len;
+		k->len = 0;
+		_cleanup_free_ char *b = k->pend;
+		k->pend = NULL;
+		sink_write(k, b, n);
+		if (!wait || !k->len)
+			continue;
+		struct pollfd p = { .fd = k->fd, .events = POLLOUT };
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+	}
+	if (k->broken)
+		k->len = 0;
+}
+
+/* The job's stream that sink i relays: stdout (or the terminal) for 0, stderr for 1. */
+static int *sink_source(struct sup *u, int i, uint32_t *tag)
+{
+	*tag = i ? EV_ERR : u->out_r >= 0 ? EV_OUT : EV_PTY;
+	return i ? &u->err_r : u->out_r >= 0 ? &u->out_r : &u->pty;
+}
+
+/* After a write to sink i: while something waits for the caller, the job's stream is not read
+ * and the caller's descriptor is watched until it takes more; a caller who went away (EPIPE)
+ * closes the job's stream, whose next write gets SIGPIPE, as in a pipeline. */
+void sup_sink_flush(struct sup_sink *k, bool wait)
+{
+	sink_flush(k, wait);
+}
+
+static void sink_check(struct sup *u, int i)
+{
+	struct sup_sink *k = &u->sink[i];
+	uint32_t tag;
+	int *src = sink_source(u, i, &tag);
+	if (k->broken) {
+		epoll_ctl(u->ep, EPOLL_CTL_DEL, k->fd, NULL);
+		sup_unwatch_close(u, src);
+		return;
+	}
+	bool waiting = k->len != 0;
+	if (*src >= 0) {
+		uint32_t in = waiting ? 0 : EPOLLIN;
+		if (tag == EV_PTY)
+			in |= u->in_len ? EPOLLOUT : 0;
+		struct epoll_event ev = { .events = in, .data.u32 = tag };
+		epoll_ctl(u->ep, EPOLL_CTL_MOD, *src, &ev);
+	}
+	struct epoll_event out = { .events = EPOLLOUT, .data.u32 = i ? EV_SINK_ERR : EV_SINK_OUT };
+	if (waiting && epoll_ctl(u->ep, EPOLL_CTL_ADD, k->fd, &out) < 0 && errno == EEXIST)
+		epoll_ctl(u->ep, EPOLL_CTL_MOD, k->fd, &out);
+	else if (!waiting)
+		epoll_ctl(u->ep, EPOLL_CTL_DEL, k->fd, NULL);
+}
+
+void sup_sink_check(struct sup *u, int i)
+{
+	sink_check(u, i);
+}
+
+/* Read what the job wrote on fd, count it in *count and pass it on to sink i, within the
+ * output limit. The bytes read; 0 at the end (EOF, or EIO on a pty whose slave is gone); -1
+ * when nothing is there now (or the caller has yet to take what was read before). */
+static ssize_t relay(struct sup *u, int fd, int i, uint64_t *count)
+{
+	struct sup_sink *k = &u->sink[i];
+	if (k->len)
+		return -1;
 	char buf[65536];
 	ssize_t n = read(fd, buf, sizeof buf);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -137,7 +286,7 @@ static ssize_t relay(struct sup *u, int fd, int out, uint64_t *count)
 	size_t pass = sup_output_pass(u, (size_t)n);
 	*count += (uint64_t)n;
 	if (pass)
-		write_all(out, buf, pass);
+		sink_write(k, buf, pass);
 	return n;
 }
 
@@ -151,15 +300,20 @@ void sup_output_held(struct sup *u, const char *stream, uint64_t bytes)
 /* Once the cell is gone nothing in it writes to fd any more: pass on what fd holds and close
  * it. A write end still open is held by a process outside the cell (passed out over a socket,
  * or to another run): then only what is queued now is taken, never waiting for more. */
-static void drain_close(struct sup *u, int *fd, int out, uint64_t *count, const char *stream)
+static void drain_close(struct sup *u, int *fd, int i, uint64_t *count, const char *stream)
 {
 	if (*fd < 0)
 		return;
 	bool held = fd_writer_open(*fd);
 	uint64_t queued = held ? fd_queued(*fd) : UINT64_MAX, got = 0;
 	ssize_t n;
-	while (got < queued && (n = relay(u, *fd, out, count)) > 0)
+	/* the job is gone: what the caller has not taken is waited for here */
+	sink_flush(&u->sink[i], true);
+	while (got < queued && (n = relay(u, *fd, i, count)) > 0) {
 		got += (uint64_t)n;
+		sink_flush(&u->sink[i], true);
+	}
+	epoll_ctl(u->ep, EPOLL_CTL_DEL, u->sink[i].fd, NULL);
 	if (held)
 		sup_output_held(u, stream, *count);
 	sup_unwatch_close(u, fd);
@@ -512,7 +666,7 @@ static void pty_input(struct sup *u)
 		u->in_len -= (size_t)w;
 	}
 	bool waiting = u->in_len != 0;
-	struct epoll_event pe = { .events = EPOLLIN | (waiting ? EPOLLOUT : 0), .data.u32 = EV_PTY };
+	struct epoll_event pe = { .events = (u->sink[0].len ? 0 : EPOLLIN) | (waiting ? EPOLLOUT : 0), .data.u32 = EV_PTY };
 	epoll_ctl(u->ep, EPOLL_CTL_MOD, u->pty, &pe);
 	if (u->in_open) {
 		struct epoll_event ie = { .events = EPOLLIN, .data.u32 = EV_IN };
@@ -635,19 +789,34 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			sup_kill(u);
 		break;
 	case EV_OUT:
-		if (relay(u, u->out_r, STDOUT_FILENO, &u->out_bytes) == 0)
+		if (relay(u, u->out_r, 0, &u->out_bytes) == 0)
 			sup_unwatch_close(u, &u->out_r);
+		else
+			sink_check(u, 0);
 		break;
 	case EV_ERR:
-		if (relay(u, u->err_r, STDERR_FILENO, &u->err_bytes) == 0)
+		if (relay(u, u->err_r, 1, &u->err_bytes) == 0)
 			sup_unwatch_close(u, &u->err_r);
+		else
+			sink_check(u, 1);
 		break;
 	case EV_PTY:
 		if ((ev->events & EPOLLOUT) && u->pty >= 0)
 			pty_input(u);
-		if ((ev->events & ~(uint32_t)EPOLLOUT) && relay(u, u->pty, STDOUT_FILENO, &u->out_bytes) == 0)
-			sup_unwatch_close(u, &u->pty);
+		if ((ev->events & ~(uint32_t)EPOLLOUT) && u->pty >= 0) {
+			if (relay(u, u->pty, 0, &u->out_bytes) == 0)
+				sup_unwatch_close(u, &u->pty);
+			else
+				sink_check(u, 0);
+		}
 		break;
+	case EV_SINK_OUT:
+	case EV_SINK_ERR: {
+		int i = ev->data.u32 == EV_SINK_ERR;
+		sink_flush(&u->sink[i], false);
+		sink_check(u, i);
+		break;
+	}
 	case EV_IN: {
 		ssize_t r = read(STDIN_FILENO, in_room(u, 4096), 4096);
 		if (r <= 0 || u->pty < 0) {
@@ -666,9 +835,9 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	/* every process of the cell is gone once init is (pid 1 of its pid namespace): what is
 	 * left in the output is taken now, whoever else holds a write end */
 	if (u->init_gone) {
-		drain_close(u, &u->out_r, STDOUT_FILENO, &u->out_bytes, "stdout");
-		drain_close(u, &u->err_r, STDERR_FILENO, &u->err_bytes, "stderr");
-		drain_close(u, &u->pty, STDOUT_FILENO, &u->out_bytes, "terminal");
+		drain_close(u, &u->out_r, 0, &u->out_bytes, "stdout");
+		drain_close(u, &u->err_r, 1, &u->err_bytes, "stderr");
+		drain_close(u, &u->pty, 0, &u->out_bytes, "terminal");
 	}
 	return true;
 }
@@ -914,6 +1083,8 @@ static void sup_close(struct sup *u)
 	free(u->helper_pfds);
 	closep(&u->out_r);
 	closep(&u->err_r);
+	sink_close(&u->sink[0]);
+	sink_close(&u->sink[1]);
 	closep(&u->pty);
 	vm_close(&u->cell);
 	cell_close(&u->cell);
@@ -1134,6 +1305,8 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	refused_init(&u->refused);
+	sink_open(&u->sink[0], STDOUT_FILENO);
+	sink_open(&u->sink[1], STDERR_FILENO);
 	bool vm = s->driver == CELL_DRIVER_VM;
 	if (vm && vm_check_spec(s, control >= 0, err) < 0)
 		return -EINVAL;
@@ -1264,7 +1437,8 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	}
 	restore_tty(u);
 	clock_gettime(CLOCK_REALTIME, &res.ended);
-	res.wall_s = sup_elapsed(u);
+	/* the cell's life, not the time the caller then took to read its output */
+	res.wall_s = (double)(u->gone_ns - ts_ns(&u->t0)) / 1e9;
 	build_result(u, &res);
 	rusage_fallback(&res, &ru);
 	res.scratch_bytes = u->have_scratch ? u->scratch_used : scratch_bytes(s);
@@ -1315,6 +1489,9 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	}
 	int rc = res.exit_code;
 	run_result_free(&res);
+	/* the record is written: what the caller has yet to take of the output is waited for */
+	sink_flush(&u->sink[0], true);
+	sink_flush(&u->sink[1], true);
 	sup_close(u);
 	closep(&u->lock);
 	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);

@@ -21,7 +21,28 @@
 
 enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY,
        EV_NET /* the run's DNS resolver (net/net.h) */, EV_WATCH_SOCK, EV_WATCH_WRITES,
-       EV_HELPER /* a helper of the cell ended */, EV_HELPER_BOUND };
+       EV_HELPER /* a helper of the cell ended */, EV_HELPER_BOUND,
+       EV_SINK_OUT, EV_SINK_ERR /* the caller's stdout, stderr can take what waits for it */ };
+
+/* The caller's stdout or stderr as the relay of the job's output writes it (supervise.c). */
+struct sup_sink {
+	int fd;                    /* the caller's descriptor, or a non-blocking one of its own */
+	bool own;                  /* fd is ours (to close) */
+	bool nb;                   /* writes do not wait: what is not taken waits in pend */
+	bool sock;                 /* a socket: sent to with MSG_DONTWAIT */
+	bool broken;               /* its reader is gone (EPIPE): the job's stream is closed */
+	char *pend;                /* what the caller has not taken yet (at most one read's) */
+	size_t len;
+};
+
+/* n more bytes for the caller's stream k, after what waits there (written now when nothing
+ * does, as much as it takes); sup_sink_check then watches the caller's descriptor while
+ * something waits, and stops reading the job's stream i (0 stdout or terminal, 1 stderr)
+ * meanwhile; sup_sink_flush writes what waits (with wait, all of it). */
+struct sup;
+void sup_sink_put(struct sup_sink *k, const char *b, size_t n);
+void sup_sink_check(struct sup *u, int i);
+void sup_sink_flush(struct sup_sink *k, bool wait);
 
 /* One live run as the supervisor sees it. */
 /* sigqueue value that tells a supervisor its SIGTERM came from `warren kill` */
@@ -49,6 +70,7 @@ struct sup {
 	uint64_t out_bytes, err_bytes; /* of them, read from stdout (or the pty) and stderr */
 	json_t *held;              /* [{stream, bytes_read}] held open outside the cell at its end */
 	bool output_capped;
+	struct sup_sink sink[2];   /* the caller's stdout and stderr */
 
 	bool init_gone;
 	int helper_tfd;            /* once init is gone: the bound of the wait for the cell's helpers */

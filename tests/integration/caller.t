@@ -6,7 +6,7 @@
 # on the caller's PATH: net.t.)
 . "$(dirname "$0")/../lib.sh"
 
-plan 13
+plan 17
 
 use_mode root
 M="[root]"
@@ -51,6 +51,24 @@ is "${rcs[*]}" "0 0 0 0 0 0" "$M RLIMIT_FSIZE 2000: six runs end with the job's 
 is "${outs[1]}" "dd=153" "$M ... the job's own write past the limit gets SIGXFSZ"
 like "$errs" "cannot write to the history" "$M ... the history's file past the limit: said" || diag "$errs"
 x=$(STATE=$S2 state_clean); ok $? "$M ... nothing of the runs is left" || diag "$x"
+
+# ---- a caller who does not read the output (`| less` not scrolled, ^S): the limits, the
+# signals and warren kill still hold (the supervisor waited in write(2) before: a 2 s limit
+# fired when the reader came back); a reader who goes away ends the job as in a pipeline
+bounded bash -c '"$1" run --state "$2" --work "$3" --time 2s --grace 1s -- sh -c "head -c 300000 /dev/zero; sleep 30" | (sleep 5; cat >/dev/null)' \
+	sh "$WARREN" "$STATE" "$WORK"
+rj=$(last_rundir)/result.json
+like "$(jget "$rj" 'd["cause"]["message"]')" "wall-clock limit 2s reached at 2\.[0-9]+s" "$M a caller who reads nothing for 5 s: the 2 s limit fires at 2 s" || diag "$ERR"
+"$PY" -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["wall_s"] < 4)' "$rj"
+ok $? "$M ... and the run's wall is the cell's life, not the reader's delay ($(jget "$rj" 'd["wall_s"]') s)"
+bounded bash -c '"$1" run --state "$2" --work "$3" -- yes | head -1' sh "$WARREN" "$STATE" "$WORK"
+is "$RC:$OUT:$(jget "$(last_rundir)/result.json" '[d["status"], d["exit_code"]]')" '0:y:["signaled", 141]' \
+	"$M warren run -- yes | head -1: the job ends with SIGPIPE, as in a pipeline (it ran to the output limit before)"
+printf '%s\n' 'name: stall' 'steps:' '  - name: spin' '    run: |' '      head -c 300000 /dev/zero' '      sleep 30' '    timeout: 2s' >"$WORK/stall.yaml"
+bounded bash -c '"$1" job run "$4" --state "$2" --work "$3" | (sleep 5; cat >/dev/null)' sh "$WARREN" "$STATE" "$WORK" "$WORK/stall.yaml"
+like "$(jget "$(last_rundir)/result.json" 'd["cause"]["message"]')" "step spin: time limit 2s reached at 2\.[0-9]+s" \
+	"$M a job's step: its 2 s limit fires at 2 s while the caller reads nothing" || diag "$ERR"
+rm -f "$WORK/stall.yaml"
 
 # ---- rootless, a umask that takes the owner's write (0222): the default state directory is
 # made usable (0700), not left unwritable under ~/.local for every later run and tool
