@@ -42,6 +42,59 @@ static uint32_t host_n(uint32_t net, uint32_t i)
 	return htonl(ntohl(net) + i);
 }
 
+/* Do the networks a/pa and b/pb (network byte order) share an address? */
+static bool nets_meet(uint32_t a, int pa, uint32_t b, int pb)
+{
+	int p = pa < pb ? pa : pb;
+	uint32_t m = p ? htonl(~0u << (32 - p)) : 0;
+	return (a & m) == (b & m);
+}
+
+static int mask_len(uint32_t mask)
+{
+	return __builtin_popcount(mask);
+}
+
+/* A root run's subnet goes on the host (the bridge, its route): one that meets a network an
+ * interface of the host's is on, or holds a route of the host's, would take those addresses
+ * from the host (a gateway of the host's with them). A wider route that holds the subnet (a
+ * VPN's 10.0.0.0/8) is shadowed for the subnet alone, as docker's bridge does. The first such
+ * network, written in why; false when there is none. */
+static bool subnet_taken(uint32_t net, int prefix, char *why, size_t len)
+{
+	char a[INET_ADDRSTRLEN];
+	struct ifaddrs *ifa = NULL;
+	bool taken = false;
+	if (getifaddrs(&ifa) == 0) {
+		for (struct ifaddrs *i = ifa; i && !taken; i = i->ifa_next) {
+			if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask || !strcmp(i->ifa_name, NET_BRIDGE))
+				continue;
+			uint32_t ad = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+			int p = mask_len(((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr);
+			if (ad == htonl(INADDR_LOOPBACK) || (ntohl(ad) >> 24) == 127 || !nets_meet(ad, p, net, prefix))
+				continue;
+			inet_ntop(AF_INET, &ad, a, sizeof a);
+			snprintf(why, len, "%s/%d on %s", a, p, i->ifa_name);
+			taken = true;
+		}
+		freeifaddrs(ifa);
+	}
+	FILE *f = taken ? NULL : fopen("/proc/net/route", "re");
+	char line[256], ifn[IFNAMSIZ + 1];
+	unsigned dst, gw, flags, mask;
+	while (f && !taken && fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%16s %x %x %x %*d %*d %*d %x", ifn, &dst, &gw, &flags, &mask) != 5 || !mask ||
+		    mask_len(mask) < prefix || !strcmp(ifn, NET_BRIDGE) || !nets_meet(dst, mask_len(mask), net, prefix))
+			continue;
+		inet_ntop(AF_INET, &dst, a, sizeof a);
+		snprintf(why, len, "the route to %s/%d on %s", a, mask_len(mask), ifn);
+		taken = true;
+	}
+	if (f)
+		fclose(f);
+	return taken;
+}
+
 /* ---- leases: <NET_RUNDIR>/leases/<addr> = "<id>\n<rundir>\n<published host ports>\n" ---- */
 
 struct lease {
@@ -263,6 +316,13 @@ int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, c
 	if (!n->nft)
 		return error_set(err, ENOENT, "cannot load libnftables.so.1 (%s); install the Debian package libnftables1",
 				 dlerror() ? dlerror() : "no such library");
+	char why[96];
+	if (subnet_taken(n->subnet, n->prefix, why, sizeof why)) {
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &n->subnet, a, sizeof a);
+		return error_set(err, 0, "the runs' network %s/%d (WARREN_NET_SUBNET, default 10.88.0.0/24) meets the host's own "
+				 "network (%s); set WARREN_NET_SUBNET to a range the host does not use", a, n->prefix, why);
+	}
 	_cleanup_close_ int lock = lock_net(err);
 	if (lock < 0)
 		return lock;

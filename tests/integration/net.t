@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan $((95 + 20))
+plan $((98 + 20))
 
 use_mode root
 CURL="curl -s -m 3"
@@ -30,6 +30,18 @@ wrun -- sh -c "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; $CURL http://
 is "$RC" 0 "none: the run ends well"
 like "$OUT" $'^lo\nrc=7$' "none: only lo, and web1 is unreachable (curl: could not connect)"
 is "$(world_clean)" "" "none: no bridge, table or lease is made"
+
+# ---- a subnet that meets the host's own network is refused before the bridge is made: it took
+# the host's addresses (the uplink's 198.51.100.0/24 here: its gateway with them) until gc
+wr_env WARREN_NET_SUBNET=198.51.100.128/28 -- run --work "$WORK" --net nat -- true
+{ [ "$RC" = 125 ] && [[ $ERR == *"meets the host's own network (198.51.100.1/24 on up0)"* ]]; }
+ok $? "WARREN_NET_SUBNET meeting an interface's network: refused, naming it" || diag "$ERR"
+is "$(ip -o route get 198.51.100.130 | grep -o 'dev [^ ]*')" "dev up0" "... and the host's route to it is as it was"
+ip route add 10.99.7.0/24 via 198.51.100.2
+wr_env WARREN_NET_SUBNET=10.99.0.0/16 -- run --work "$WORK" --net nat -- true
+ip route del 10.99.7.0/24 via 198.51.100.2
+{ [ "$RC" = 125 ] && [[ $ERR == *"(the route to 10.99.7.0/24 on up0)"* ]]; }
+ok $? "WARREN_NET_SUBNET holding a route of the host's: refused, naming it" || diag "$ERR"
 
 # ---------------------------------------------------------------- nat
 wrun --net nat -- sh -c "$CURL http://203.0.113.10:8080/; $CURL http://web1.test:8080/; cat /etc/resolv.conf; \
