@@ -19,6 +19,7 @@
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "util/fs.h"
+#include "util/words.h"
 #include "util/units.h"
 
 void envb_free(struct envb *e)
@@ -387,6 +388,10 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 			return error_set(err, errno, "--rootfs %s: cannot use it as the image (give a directory holding a root file system)", rootfs);
 		if (!is_dir(s->rootfs))
 			return error_set(err, 0, "--rootfs %s: not a directory; give the directory of an unpacked image (a root file system: bin/, etc/, usr/ ...)", rootfs);
+		if (!json_text_ok(s->rootfs)) {
+			_cleanup_free_ char *pn = printable_name(s->rootfs);
+			return error_set(err, 0, "--rootfs %s: its path is not UTF-8, which the run's record (JSON) cannot hold; rename it", pn);
+		}
 		if (!strcmp(s->rootfs, "/"))
 			return error_set(err, 0, "--rootfs /: the host's / is the default (read-only); leave out --rootfs");
 		if (rootfs_refused(s->rootfs))
@@ -404,10 +409,16 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 	}
 	const char *w = work ? work : ".";
 	struct stat cwd;
+	if (!work && stat(".", &cwd) < 0 && errno != ENOENT)
+		return error_set(err, errno, "the current directory (the default worktree) cannot be looked at; cd into a directory of yours, or pass --work DIR");
 	if (!work && (stat(".", &cwd) < 0 || cwd.st_nlink == 0))
 		return error_set(err, 0, "the current directory (the default worktree) was deleted; cd into a directory that exists, or pass --work DIR");
 	if (open_checked(w, "--work", "the worktree", false, &s->worktree_fd, &s->worktree, err) < 0)
 		return -EINVAL;
+	if (!json_text_ok(s->worktree)) {
+		_cleanup_free_ char *pn = printable_name(s->worktree);
+		return error_set(err, 0, "the worktree %s: its path is not UTF-8, which the run's record (JSON) cannot hold; rename it, or pass --work DIR with a UTF-8 path", pn);
+	}
 	if (!is_dir(s->worktree))
 		return error_set(err, ENOTDIR, "--work %s", w);
 	if (path_is_system_tree(s->worktree))
@@ -463,6 +474,10 @@ static int bind_source_check(const struct cell_spec *s, const char *opt, const c
 
 int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, const char *dst, bool ro, struct error *err)
 {
+	if (!json_text_ok(src) || !json_text_ok(dst)) {
+		_cleanup_free_ char *ps = printable_name(src), *pd = printable_name(dst);
+		return error_set(err, 0, "%s %s:%s: a path that is not UTF-8, which the run's record (JSON) cannot hold; rename it", opt, ps, pd);
+	}
 	const char *why = NULL;
 	_cleanup_free_ char *d = mount_dst_normalise(dst, &why);
 	if (!d)

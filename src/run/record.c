@@ -11,6 +11,7 @@
 
 #include "policy/policy.h"
 #include "util/fs.h"
+#include "util/words.h"
 
 const char *run_status_name(enum run_status s)
 {
@@ -32,7 +33,7 @@ static json_t *strv_json(char **v)
 {
 	json_t *a = json_array();
 	for (char **p = v; p && *p; p++)
-		json_array_append_new(a, json_string(*p));
+		json_array_append_new(a, json_string_lossy(*p));
 	return a;
 }
 

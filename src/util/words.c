@@ -87,3 +87,21 @@ char *printable_name(const char *p)
 	json_decref(valid);
 	return s;
 }
+
+json_t *json_string_lossy(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j || !s)
+		return j;
+	char *p = printable_name(s);
+	j = json_string(p);
+	free(p);
+	return j;
+}
+
+bool json_text_ok(const char *s)
+{
+	json_t *j = json_string(s);
+	json_decref(j);
+	return j != NULL;
+}

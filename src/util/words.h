@@ -3,6 +3,9 @@
 #ifndef WARREN_UTIL_WORDS_H
 #define WARREN_UTIL_WORDS_H
 
+#include <jansson.h>
+#include <stdbool.h>
+
 /* The closest of the NULL-terminated names to word by edit distance (case-insensitive), or
  * NULL when none is close enough to be a likely typo. */
 const char *closest_word(const char *word, const char *const *names);
@@ -12,5 +15,13 @@ const char *closest_word(const char *word, const char *const *names);
  * the result is always a valid JSON string (all non-ASCII escaped when jansson's stricter
  * UTF-8 check would refuse it). */
 char *printable_name(const char *p);
+
+/* A JSON string of s: s itself when it is valid UTF-8, else its printable_name (a record
+ * keeps a command's argument or a variable that is not UTF-8 in escaped form, rather than
+ * losing it or failing). */
+json_t *json_string_lossy(const char *s);
+
+/* Is s a string JSON can hold (valid UTF-8, by jansson's strict check)? */
+bool json_text_ok(const char *s);
 
 #endif

@@ -6,7 +6,7 @@
 # on the caller's PATH: net.t.)
 . "$(dirname "$0")/../lib.sh"
 
-plan 17
+plan 19
 
 use_mode root
 M="[root]"
@@ -69,6 +69,18 @@ bounded bash -c '"$1" job run "$4" --state "$2" --work "$3" | (sleep 5; cat >/de
 like "$(jget "$(last_rundir)/result.json" 'd["cause"]["message"]')" "step spin: time limit 2s reached at 2\.[0-9]+s" \
 	"$M a job's step: its 2 s limit fires at 2 s while the caller reads nothing" || diag "$ERR"
 rm -f "$WORK/stall.yaml"
+
+# ---- a worktree whose path is not UTF-8 (the record is JSON): refused naming it, not
+# "cannot build spec.json: Cannot allocate memory"; an argument that is not UTF-8 is kept in
+# the record, escaped (it was dropped)
+NU=$TEST_SCRATCH/$'nu\xffd'
+mkdir -p "$NU"
+bounded bash -c 'cd "$1" && "$2" run --state "$3" -- true' sh "$NU" "$WARREN" "$STATE"
+{ [ "$RC" = 125 ] && [[ $ERR == *'nu\xffd: its path is not UTF-8'* ]]; }
+ok $? "$M a worktree path that is not UTF-8: refused in one line naming it" || diag "$ERR"
+rmdir "$NU"
+wrun -- echo $'a\xffb'
+is "$RC:$(jget "$(last_rundir)/spec.json" 'd["command"][1]')" '0:a\xffb' "$M an argument that is not UTF-8: the run goes, its record keeps it escaped"
 
 # ---- rootless, a umask that takes the owner's write (0222): the default state directory is
 # made usable (0700), not left unwritable under ~/.local for every later run and tool
