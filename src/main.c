@@ -39,6 +39,7 @@ static const char USAGE[] =
 
 int main(int argc, char **argv)
 {
+	proc_args_save(argc, argv);
 	/* a standard descriptor the caller left closed: /dev/null (util/fs.h), before anything
 	 * is opened (a host directory's descriptor became the job's stdin; with Landlock missing
 	 * ".." from it walked the host's tree) */

@@ -1384,6 +1384,9 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 			close(devnull);
 	}
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* the job has its copy: warren's command line (host paths, options) is not shown to it as
+	 * pid 1's (/proc/1/cmdline is readable by all who see the pid) */
+	proc_args_wipe("warren-init");
 	init_loop(job, s->warm ? take.scratch != 0 : s->limits.scratch != 0);
 }
 

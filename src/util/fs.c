@@ -521,3 +521,25 @@ char *host_tool_find(const char *name)
 	}
 	return NULL;
 }
+
+static char *args_start;
+static size_t args_len;
+
+void proc_args_save(int argc, char **argv)
+{
+	if (argc < 1 || !argv[0] || !argv[argc - 1])
+		return;
+	args_start = argv[0];
+	args_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - args_start);
+}
+
+void proc_args_wipe(const char *title)
+{
+	if (!args_start || !args_len)
+		return;
+	size_t n = strlen(title);
+	if (n >= args_len)
+		n = args_len - 1;
+	memset(args_start, 0, args_len);
+	memcpy(args_start, title, n);
+}

@@ -79,6 +79,12 @@ char *abs_path_would_be(const char *path);
 #define HOST_TOOL_DIRS "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 char *host_tool_find(const char *name);
 
+/* The process's arguments as the kernel laid them out (main's argv, at its start); wiped
+ * later for title alone: /proc/PID/cmdline is readable by every process that sees the pid
+ * (the cell's init is pid 1 of the job's /proc, and warren's command line names host paths). */
+void proc_args_save(int argc, char **argv);
+void proc_args_wipe(const char *title);
+
 /* At a program's start: each of descriptors 0-2 the caller left closed opened on /dev/null
  * (else the first file opened takes its number, and what reads or writes it gets that file);
  * false when /dev/null cannot be opened. */

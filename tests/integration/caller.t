@@ -6,7 +6,7 @@
 # on the caller's PATH: net.t.)
 . "$(dirname "$0")/../lib.sh"
 
-plan 19
+plan 20
 
 use_mode root
 M="[root]"
@@ -81,6 +81,10 @@ ok $? "$M a worktree path that is not UTF-8: refused in one line naming it" || d
 rmdir "$NU"
 wrun -- echo $'a\xffb'
 is "$RC:$(jget "$(last_rundir)/spec.json" 'd["command"][1]')" '0:a\xffb' "$M an argument that is not UTF-8: the run goes, its record keeps it escaped"
+
+# ---- pid 1's command line, which the job can read, is not warren's (host paths, options)
+wrun -- sh -c 'tr "\0" " " </proc/1/cmdline | sed "s/ *$//"'
+is "$RC:$OUT" "0:warren-init" "$M /proc/1/cmdline in the cell: warren-init, not the caller's command line (it named $STATE)"
 
 # ---- rootless, a umask that takes the owner's write (0222): the default state directory is
 # made usable (0700), not left unwritable under ~/.local for every later run and tool
