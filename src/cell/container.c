@@ -293,7 +293,7 @@ static void write_map(const char *proc, pid_t pid, const char *file, const char 
 		snprintf(path, sizeof path, "%s/self/%s", proc, file);
 	int r = write_file(path, line, strlen(line));
 	if (r < 0 && strcmp(file, "setgroups") != 0)
-		die(-r, "cannot write %s (%s)", path, line);
+		die(-r, "cannot write %s (%.*s)", path, (int)strcspn(line, "\n"), line);
 }
 
 /* The idmap helper's life: hold nothing of the supervisor's (the job's output pipes above all),
@@ -1509,6 +1509,11 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		closep(&take[0]);
 		closep(&take[1]);
 		drop_prepared(c);
+		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[2] = { 0 };
+		if (e == EPERM && !s->rootless && sys_capget(&h, d) == 0 && !(d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))))
+			return error_set(err, e, "cannot create the cell's namespaces: warren runs as root without CAP_SYS_ADMIN "
+						 "(a narrowed bounding set, a container's default capabilities?); give it the capability, or run it as a user (rootless)");
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
 			return error_set(err, e, "cannot create the cell's namespaces (are user namespaces enabled? see 'warren selfcheck')");
 		return error_set(err, e, "cannot create the cell");
