@@ -390,6 +390,9 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 						  char **argv)
 {
 	setsid();
+	/* a guest's vCPU at the caller's SCHED_FIFO would hold a CPU of the host */
+	(void)proc_reset_inherited();
+	signal(SIGXFSZ, SIG_DFL);
 	int nfd = QFD_END - QFD_OUT + (int)s->n_mounts; /* at most VM_MAX_BINDS (vm_check_spec) */
 	int high[QFD_END - QFD_OUT + VM_MAX_BINDS];
 	for (int i = 0; i < nfd; i++) {
@@ -744,6 +747,7 @@ void vm_record(const struct cell *c, json_t **extra)
 static void __attribute__((noreturn)) probe_child(const struct cell_spec *s, int kernel, int initrd, pid_t parent, char **argv)
 {
 	setsid();
+	(void)proc_reset_inherited();
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int hk = fcntl(kernel, F_DUPFD_CLOEXEC, 100), hi = fcntl(initrd, F_DUPFD_CLOEXEC, 100);
 	if (null < 0 || hk < 0 || hi < 0)

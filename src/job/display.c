@@ -32,8 +32,6 @@ static void put(struct display *d, const char *s, size_t n)
 		return;
 	}
 	sup_sink_put(d->sink, s, n);
-	if (d->wait)
-		sup_sink_flush(d->sink, true);
 }
 
 bool display_blocked(const struct display *d)

@@ -19,7 +19,6 @@ struct display {
 	int out;         /* fd to draw on */
 	struct sup_sink *sink; /* the supervisor's writer of out (a caller who does not read does not
 	                          hold the runner: supervise.c), or NULL: out is written as it is */
-	bool wait;       /* the cell is gone: each write waits until the caller takes it */
 	bool live;       /* the live line is on screen */
 	bool midline;    /* output ended without a newline */
 	char *pending;   /* tty: a partial output line held back */

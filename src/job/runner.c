@@ -118,7 +118,9 @@ struct runner {
 	void *ended_ctx;
 	bool end_told;              /* a plain command's end was looked at (direct_end) */
 	bool steps_paused;          /* the caller has yet to take what was shown: the steps' output is
-	                               not read meanwhile (display_settle) */
+	                               out of the loop meanwhile (display_settle) */
+	bool draining;              /* a step's or the cell's end: its output is read all the same,
+	                               queued behind what is shown (bounded by its pipe) */
 	int direct_out;             /* its output pipe's read end, sent before the take, or -1 */
 };
 
@@ -286,7 +288,8 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 	}
 	r->tasks = xrealloc(r->tasks, (r->n_tasks + 1) * sizeof *r->tasks);
 	r->tasks[r->n_tasks] = t;
-	sup_watch_fd(&r->u, t->out_r, EV_TASK + (uint32_t)r->n_tasks);
+	if (kind != T_STEP || !r->steps_paused)  /* (else display_settle adds it) */
+		sup_watch_fd(&r->u, t->out_r, EV_TASK + (uint32_t)r->n_tasks);
 	r->n_tasks++;
 	return t;
 }
@@ -341,7 +344,7 @@ static void times_add(struct runner *r, struct task *t, size_t n)
  * against the job's output limit, and only what passes it reaches the log and the view. */
 static void task_output(struct runner *r, struct task *t)
 {
-	if (t->kind == T_STEP && r->steps_paused && !r->d.wait)
+	if (t->kind == T_STEP && r->steps_paused && !r->draining)
 		return;  /* read once the caller has taken what was shown (display_settle) */
 	char buf[65536];
 	for (size_t queued = fd_queued(t->out_r), got = 0;;) {
@@ -373,10 +376,9 @@ static void task_output(struct runner *r, struct task *t)
  * process outside the cell holds is named in the record; nothing waits for its end. */
 static void tasks_drain(struct runner *r)
 {
-	/* the cell is gone: each write of the view waits for the caller now */
-	r->d.wait = true;
-	if (r->d.sink)
-		sup_sink_flush(r->d.sink, true);
+	/* the cell is gone: what its tasks wrote is read all the same, queued behind what is shown
+	 * (written once the record is: sup_finish) */
+	r->draining = true;
 	for (size_t i = 0; i < r->n_tasks; i++) {
 		struct task *t = r->tasks[i];
 		if (t->out_r < 0)
@@ -688,12 +690,10 @@ static void on_ctl(struct runner *r)
 			/* the output of a task that ended is drained before its end is shown (waiting
 			 * for a caller who has yet to take what was shown: the order stays) */
 			if (t->out_r >= 0) {
-				bool w = r->d.wait;
-				r->d.wait = r->d.wait || (t->kind == T_STEP && r->steps_paused);
-				if (r->d.wait)
-					sup_sink_flush(r->d.sink, true);
+				bool w = r->draining;
+				r->draining = true;  /* (what its pipe holds, queued behind what is shown) */
 				task_output(r, t);
-				r->d.wait = w;
+				r->draining = w;
 			}
 			if (t->kind == T_STEP && r->steps[t->index].state == S_RUNNING)
 				step_exited(r, t->index, t->status);
@@ -952,12 +952,14 @@ static void display_settle(struct runner *r)
 		return;
 	r->steps_paused = blocked;
 	sup_sink_check(&r->u, r->d.out == STDERR_FILENO);
+	/* out of the loop, not only unwatched: epoll reports a hangup even for a descriptor
+	 * watched for nothing, and a step that closed its output would wake the loop without end */
 	for (size_t i = 0; i < r->n_tasks; i++) {
 		struct task *t = r->tasks[i];
 		if (t->kind != T_STEP || t->out_r < 0)
 			continue;
-		struct epoll_event ev = { .events = blocked ? 0 : EPOLLIN, .data.u32 = EV_TASK + (uint32_t)i };
-		epoll_ctl(r->u.ep, EPOLL_CTL_MOD, t->out_r, &ev);
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EV_TASK + (uint32_t)i };
+		epoll_ctl(r->u.ep, blocked ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, t->out_r, blocked ? NULL : &ev);
 	}
 }
 
@@ -1053,7 +1055,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	r.svcs = xcalloc(job->n_services + 1, sizeof *r.svcs);
 	int out = o->json ? STDERR_FILENO : STDOUT_FILENO;
 	display_init(&r.d, out, isatty(out), o->quiet, o->prefix);
-	r.d.sink = &r.u.sink[out == STDERR_FILENO];
+	r.d.sink = sup_sink(&r.u, out == STDERR_FILENO);
 	mkdirat(s->rundir_fd, "log", 0755);
 	sup_on_interrupt(&r.u, runner_interrupt, &r);
 	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

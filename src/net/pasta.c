@@ -144,6 +144,8 @@ static bool helper_child(pid_t parent)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL); /* pasta takes an ignored SIGPIPE for a failure */
+	signal(SIGXFSZ, SIG_DFL);
+	(void)proc_reset_inherited(); /* the caller's real-time scheduling, negative nice, no ASLR */
 	int nul = open("/dev/null", O_RDWR);
 	if (nul >= 0) {
 		dup2(nul, STDIN_FILENO);

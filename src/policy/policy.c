@@ -5,9 +5,6 @@
 
 #include <fcntl.h>
 #include <jansson.h>
-#include <sched.h>
-#include <sys/personality.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -64,33 +61,11 @@ int policy_add_protect(struct policy_opts *p, const char *path, struct error *er
 	return 0;
 }
 
-/* What the job would inherit from warren's caller and must not have: a real-time scheduling
- * policy (an untrusted job at SCHED_FIFO can hold a CPU of the host), a nice below 0 (more of
- * the CPUs than an ordinary process), and the personality flags that weaken its memory layout
- * (setarch -R: no ASLR; READ_IMPLIES_EXEC: every readable mapping executable). Each only
- * lowers what the job has: no capability needed. A nice of 0 or more stays the caller's, and
- * so does the personality itself (linux32 for a 32-bit build). */
-static int reset_inherited(struct error *err)
-{
-	int pol = sched_getscheduler(0);
-	if (pol >= 0 && (pol & ~SCHED_RESET_ON_FORK) != SCHED_OTHER && (pol & ~SCHED_RESET_ON_FORK) != SCHED_BATCH &&
-	    (pol & ~SCHED_RESET_ON_FORK) != SCHED_IDLE && sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 }) < 0)
-		return error_set(err, errno, "cannot leave the caller's real-time scheduling for the job");
-	errno = 0;
-	int nice = getpriority(PRIO_PROCESS, 0);
-	if (errno == 0 && nice < 0 && setpriority(PRIO_PROCESS, 0, 0) < 0)
-		return error_set(err, errno, "cannot leave the caller's nice %d for the job", nice);
-	const unsigned long weak = ADDR_NO_RANDOMIZE | READ_IMPLIES_EXEC | MMAP_PAGE_ZERO | ADDR_COMPAT_LAYOUT;
-	int per = personality(0xffffffff);
-	if (per >= 0 && ((unsigned long)per & weak) && personality((unsigned long)per & ~weak) < 0)
-		return error_set(err, errno, "cannot clear the caller's personality flags for the job");
-	return 0;
-}
-
 int policy_apply_job(const struct policy_ctx *s, int watch_sock, struct error *err)
 {
-	if (reset_inherited(err) < 0)
-		return -EINVAL;
+	const char *what = proc_reset_inherited();
+	if (what)
+		return error_set(err, errno, "cannot leave the caller's %s for the job", what);
 	/* set by the driver already; Landlock and seccomp need it */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_set(err, errno, "cannot set no_new_privs");

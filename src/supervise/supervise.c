@@ -130,8 +130,9 @@ size_t sup_output_pass(struct sup *u, size_t n)
  * is sent to without waiting; a file or /dev/null is written as it is. A caller who does not
  * read (`| less` not scrolled, ^S on a terminal) held the supervisor in write(2) before, where
  * it kept no time limit, no signal and no `warren kill`; now what the caller has not taken
- * waits here, the job's stream is not read meanwhile (the job waits on its full pipe, as in
- * any pipeline) and the loop goes on. */
+ * waits here, the job's stream is out of the loop meanwhile (the job waits on its full pipe,
+ * as in any pipeline) and the loop goes on. Where the descriptor cannot be opened again (a
+ * terminal of another user's, one opened exclusively) it is written as it is, waiting. */
 static void sink_open(struct sup_sink *k, int fd)
 {
 	*k = (struct sup_sink){ .fd = fd };
@@ -150,6 +151,26 @@ static void sink_open(struct sup_sink *k, int fd)
 	int n = open(p, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (fl & O_APPEND));
 	if (n >= 0)
 		k->fd = n, k->own = k->nb = true;
+}
+
+/* Both of the caller's streams: when stdout and stderr are one file (2>&1), one queue for both,
+ * so that what one writes never lands inside a line of the other's. */
+static void sinks_open(struct sup *u)
+{
+	sink_open(&u->sink[0], STDOUT_FILENO);
+	sink_open(&u->sink[1], STDERR_FILENO);
+	struct stat a, b;
+	if (u->sink[0].nb && u->sink[1].nb && fstat(STDOUT_FILENO, &a) == 0 && fstat(STDERR_FILENO, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		if (u->sink[1].own)
+			closep(&u->sink[1].fd);
+		u->sink[1] = (struct sup_sink){ .fd = -1, .alias = true };
+	}
+}
+
+struct sup_sink *sup_sink(struct sup *u, int i)
+{
+	return i && u->sink[1].alias ? &u->sink[0] : &u->sink[i];
 }
 
 static void sink_close(struct sup_sink *k)
@@ -205,21 +226,18 @@ void sup_sink_put(struct sup_sink *k, const char *b, size_t n)
 	k->len += n;
 }
 
-/* Write what waits in k; with wait, until all is taken (or the reader is gone). */
-static void sink_flush(struct sup_sink *k, bool wait)
+/* Write what waits in k, as much as the caller takes now. */
+static void sink_flush(struct sup_sink *k)
 {
-	while (k->len && !k->broken) {
-		size_t n = k->len;
-		k->len = 0;
-		_cleanup_free_ char *b = k->pend;
-		k->pend = NULL;
-		sink_write(k, b, n);
-		if (!wait || !k->len)
-			continue;
-		struct pollfd p = { .fd = k->fd, .events = POLLOUT };
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
-			break;
+	if (!k->len || k->broken) {
+		k->len = k->broken ? 0 : k->len;
+		return;
 	}
+	size_t n = k->len;
+	k->len = 0;
+	_cleanup_free_ char *b = k->pend;
+	k->pend = NULL;
+	sink_write(k, b, n);
 	if (k->broken)
 		k->len = 0;
 }
@@ -231,33 +249,47 @@ static int *sink_source(struct sup *u, int i, uint32_t *tag)
 	return i ? &u->err_r : u->out_r >= 0 ? &u->out_r : &u->pty;
 }
 
-/* After a write to sink i: while something waits for the caller, the job's stream is not read
- * and the caller's descriptor is watched until it takes more; a caller who went away (EPIPE)
- * closes the job's stream, whose next write gets SIGPIPE, as in a pipeline. */
-void sup_sink_flush(struct sup_sink *k, bool wait)
+/* The job's stream i out of the loop (pause) or back in it. Out of it, not only unwatched for
+ * input: epoll reports a hangup even for a descriptor watched for nothing, and a stream the
+ * job closed while paused would wake the loop without end. */
+static void source_pause(struct sup *u, int i, bool pause)
 {
-	sink_flush(k, wait);
-}
-
-static void sink_check(struct sup *u, int i)
-{
-	struct sup_sink *k = &u->sink[i];
 	uint32_t tag;
 	int *src = sink_source(u, i, &tag);
+	if (*src < 0 || pause == u->src_paused[i]) {
+		u->src_paused[i] = *src >= 0 && pause;
+		return;
+	}
+	u->src_paused[i] = pause;
+	struct epoll_event ev = { .events = EPOLLIN | (tag == EV_PTY && u->in_len ? EPOLLOUT : 0), .data.u32 = tag };
+	epoll_ctl(u->ep, pause ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, *src, pause ? NULL : &ev);
+}
+
+/* After a write to sink i: while something waits for the caller, the job's streams that feed it
+ * are out of the loop and the caller's descriptor is watched until it takes more; a caller who
+ * went away (EPIPE) closes them, and the job's next write gets SIGPIPE, as in a pipeline. */
+static void sink_check(struct sup *u, int i)
+{
+	struct sup_sink *k = sup_sink(u, i);
+	bool both = k == &u->sink[0] && u->sink[1].alias;
+	int first = both ? 0 : i, last = both ? 1 : i;
 	if (k->broken) {
 		epoll_ctl(u->ep, EPOLL_CTL_DEL, k->fd, NULL);
-		sup_unwatch_close(u, src);
+		for (int j = first; j <= last; j++) {
+			uint32_t tag;
+			int *src = sink_source(u, j, &tag);
+			if (u->src_paused[j])
+				closep(src);
+			else
+				sup_unwatch_close(u, src);
+			u->src_paused[j] = false;
+		}
 		return;
 	}
 	bool waiting = k->len != 0;
-	if (*src >= 0) {
-		uint32_t in = waiting ? 0 : EPOLLIN;
-		if (tag == EV_PTY)
-			in |= u->in_len ? EPOLLOUT : 0;
-		struct epoll_event ev = { .events = in, .data.u32 = tag };
-		epoll_ctl(u->ep, EPOLL_CTL_MOD, *src, &ev);
-	}
-	struct epoll_event out = { .events = EPOLLOUT, .data.u32 = i ? EV_SINK_ERR : EV_SINK_OUT };
+	for (int j = first; j <= last; j++)
+		source_pause(u, j, waiting);
+	struct epoll_event out = { .events = EPOLLOUT, .data.u32 = k == &u->sink[1] ? EV_SINK_ERR : EV_SINK_OUT };
 	if (waiting && epoll_ctl(u->ep, EPOLL_CTL_ADD, k->fd, &out) < 0 && errno == EEXIST)
 		epoll_ctl(u->ep, EPOLL_CTL_MOD, k->fd, &out);
 	else if (!waiting)
@@ -269,13 +301,37 @@ void sup_sink_check(struct sup *u, int i)
 	sink_check(u, i);
 }
 
+/* The record is written and the cell gone: what the caller has yet to take is waited for, as
+ * long as no SIGINT, SIGTERM or SIGHUP says to give it up. */
+static void sinks_flush_final(struct sup *u)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sup_sink *k = &u->sink[i];
+		if (k->alias || k->fd < 0)
+			continue;
+		epoll_ctl(u->ep, EPOLL_CTL_DEL, k->fd, NULL);
+		for (sink_flush(k); k->len && !k->broken; sink_flush(k)) {
+			struct pollfd p[2] = { { .fd = k->fd, .events = POLLOUT }, { .fd = u->sfd, .events = POLLIN } };
+			if (poll(p, u->sfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+				break;
+			struct signalfd_siginfo si;
+			if ((p[1].revents & POLLIN) && read(u->sfd, &si, sizeof si) == (ssize_t)sizeof si &&
+			    (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)) {
+				k->len = 0;
+				break;
+			}
+		}
+	}
+}
+
 /* Read what the job wrote on fd, count it in *count and pass it on to sink i, within the
  * output limit. The bytes read; 0 at the end (EOF, or EIO on a pty whose slave is gone); -1
- * when nothing is there now (or the caller has yet to take what was read before). */
-static ssize_t relay(struct sup *u, int fd, int i, uint64_t *count)
+ * when nothing is there now (or, unless drain, the caller has yet to take what was read
+ * before; a drain queues what it reads behind that). */
+static ssize_t relay(struct sup *u, int fd, int i, uint64_t *count, bool drain)
 {
-	struct sup_sink *k = &u->sink[i];
-	if (k->len)
+	struct sup_sink *k = sup_sink(u, i);
+	if (k->len && !drain)
 		return -1;
 	char buf[65536];
 	ssize_t n = read(fd, buf, sizeof buf);
@@ -286,7 +342,7 @@ static ssize_t relay(struct sup *u, int fd, int i, uint64_t *count)
 	size_t pass = sup_output_pass(u, (size_t)n);
 	*count += (uint64_t)n;
 	if (pass)
-		sink_write(k, buf, pass);
+		sup_sink_put(k, buf, pass);
 	return n;
 }
 
@@ -307,16 +363,17 @@ static void drain_close(struct sup *u, int *fd, int i, uint64_t *count, const ch
 	bool held = fd_writer_open(*fd);
 	uint64_t queued = held ? fd_queued(*fd) : UINT64_MAX, got = 0;
 	ssize_t n;
-	/* the job is gone: what the caller has not taken is waited for here */
-	sink_flush(&u->sink[i], true);
-	while (got < queued && (n = relay(u, *fd, i, count)) > 0) {
+	/* queued behind what the caller has yet to take (bounded by the pipe's size): the record
+	 * does not wait for the caller, the end does (sinks_flush_final) */
+	while (got < queued && (n = relay(u, *fd, i, count, true)) > 0)
 		got += (uint64_t)n;
-		sink_flush(&u->sink[i], true);
-	}
-	epoll_ctl(u->ep, EPOLL_CTL_DEL, u->sink[i].fd, NULL);
 	if (held)
 		sup_output_held(u, stream, *count);
-	sup_unwatch_close(u, fd);
+	if (u->src_paused[i])
+		closep(fd);
+	else
+		sup_unwatch_close(u, fd);
+	u->src_paused[i] = false;
 }
 
 /* ---- reports from init ---- */
@@ -666,8 +723,9 @@ static void pty_input(struct sup *u)
 		u->in_len -= (size_t)w;
 	}
 	bool waiting = u->in_len != 0;
-	struct epoll_event pe = { .events = (u->sink[0].len ? 0 : EPOLLIN) | (waiting ? EPOLLOUT : 0), .data.u32 = EV_PTY };
-	epoll_ctl(u->ep, EPOLL_CTL_MOD, u->pty, &pe);
+	struct epoll_event pe = { .events = EPOLLIN | (waiting ? EPOLLOUT : 0), .data.u32 = EV_PTY };
+	if (!u->src_paused[0])  /* (out of the loop while the caller has output to take) */
+		epoll_ctl(u->ep, EPOLL_CTL_MOD, u->pty, &pe);
 	if (u->in_open) {
 		struct epoll_event ie = { .events = EPOLLIN, .data.u32 = EV_IN };
 		epoll_ctl(u->ep, waiting ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, STDIN_FILENO, &ie);
@@ -789,13 +847,13 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			sup_kill(u);
 		break;
 	case EV_OUT:
-		if (relay(u, u->out_r, 0, &u->out_bytes) == 0)
+		if (relay(u, u->out_r, 0, &u->out_bytes, false) == 0)
 			sup_unwatch_close(u, &u->out_r);
 		else
 			sink_check(u, 0);
 		break;
 	case EV_ERR:
-		if (relay(u, u->err_r, 1, &u->err_bytes) == 0)
+		if (relay(u, u->err_r, 1, &u->err_bytes, false) == 0)
 			sup_unwatch_close(u, &u->err_r);
 		else
 			sink_check(u, 1);
@@ -804,7 +862,7 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 		if ((ev->events & EPOLLOUT) && u->pty >= 0)
 			pty_input(u);
 		if ((ev->events & ~(uint32_t)EPOLLOUT) && u->pty >= 0) {
-			if (relay(u, u->pty, 0, &u->out_bytes) == 0)
+			if (relay(u, u->pty, 0, &u->out_bytes, false) == 0)
 				sup_unwatch_close(u, &u->pty);
 			else
 				sink_check(u, 0);
@@ -813,7 +871,7 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	case EV_SINK_OUT:
 	case EV_SINK_ERR: {
 		int i = ev->data.u32 == EV_SINK_ERR;
-		sink_flush(&u->sink[i], false);
+		sink_flush(&u->sink[i]);
 		sink_check(u, i);
 		break;
 	}
@@ -1305,8 +1363,7 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	refused_init(&u->refused);
-	sink_open(&u->sink[0], STDOUT_FILENO);
-	sink_open(&u->sink[1], STDERR_FILENO);
+	sinks_open(u);
 	bool vm = s->driver == CELL_DRIVER_VM;
 	if (vm && vm_check_spec(s, control >= 0, err) < 0)
 		return -EINVAL;
@@ -1464,15 +1521,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 		warn_line("%s", e2.msg);
 		error_clear(&e2);
 	}
-	if (json)
-		emit_result(o, json);
-	free(json);
 	history_note_end(s, &res, NULL);
-
-	if (res.error)
-		warn_line("%s", res.error);
-	else if (res.cause_message && !o->quiet)
-		warn_line("%s stopped: %s", s->id, res.cause_message);
 
 	net_teardown(&u->net);
 	if (cgroup_destroy(&u->cg) < 0)
@@ -1487,11 +1536,18 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 		warn_line("%s", e2.msg);
 		error_clear(&e2);
 	}
+	/* the record written, nothing of the cell left: what the caller has yet to take of the
+	 * job's output, then the result and the run's last line, in that order */
+	sinks_flush_final(u);
+	if (json)
+		emit_result(o, json);
+	free(json);
+	if (res.error)
+		warn_line("%s", res.error);
+	else if (res.cause_message && !o->quiet)
+		warn_line("%s stopped: %s", s->id, res.cause_message);
 	int rc = res.exit_code;
 	run_result_free(&res);
-	/* the record is written: what the caller has yet to take of the output is waited for */
-	sink_flush(&u->sink[0], true);
-	sink_flush(&u->sink[1], true);
 	sup_close(u);
 	closep(&u->lock);
 	sigprocmask(SIG_SETMASK, &u->old_mask, NULL);

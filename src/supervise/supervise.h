@@ -31,18 +31,20 @@ struct sup_sink {
 	bool nb;                   /* writes do not wait: what is not taken waits in pend */
 	bool sock;                 /* a socket: sent to with MSG_DONTWAIT */
 	bool broken;               /* its reader is gone (EPIPE): the job's stream is closed */
+	bool alias;                /* (stderr) one file with stdout: sink[0]'s queue is used */
 	char *pend;                /* what the caller has not taken yet (at most one read's) */
 	size_t len;
 };
 
 /* n more bytes for the caller's stream k, after what waits there (written now when nothing
  * does, as much as it takes); sup_sink_check then watches the caller's descriptor while
- * something waits, and stops reading the job's stream i (0 stdout or terminal, 1 stderr)
- * meanwhile; sup_sink_flush writes what waits (with wait, all of it). */
+ * something waits, and takes the job's streams that feed it (0 stdout or terminal, 1
+ * stderr) out of the loop meanwhile. What waits at the end is written once the record is. */
 struct sup;
 void sup_sink_put(struct sup_sink *k, const char *b, size_t n);
 void sup_sink_check(struct sup *u, int i);
-void sup_sink_flush(struct sup_sink *k, bool wait);
+/* The writer of the caller's stream i (stderr's is stdout's when they are one file). */
+struct sup_sink *sup_sink(struct sup *u, int i);
 
 /* One live run as the supervisor sees it. */
 /* sigqueue value that tells a supervisor its SIGTERM came from `warren kill` */
@@ -71,6 +73,7 @@ struct sup {
 	json_t *held;              /* [{stream, bytes_read}] held open outside the cell at its end */
 	bool output_capped;
 	struct sup_sink sink[2];   /* the caller's stdout and stderr */
+	bool src_paused[2];        /* the job's stream for sink[i] is out of the loop (sink_check) */
 
 	bool init_gone;
 	int helper_tfd;            /* once init is gone: the bound of the wait for the cell's helpers */

@@ -2,6 +2,10 @@
 #include "util/fs.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/personality.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -542,4 +546,21 @@ void proc_args_wipe(const char *title)
 		n = args_len - 1;
 	memset(args_start, 0, args_len);
 	memcpy(args_start, title, n);
+}
+
+const char *proc_reset_inherited(void)
+{
+	int pol = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+	if (pol >= 0 && pol != SCHED_OTHER && pol != SCHED_BATCH && pol != SCHED_IDLE &&
+	    sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 }) < 0)
+		return "real-time scheduling";
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && nice < 0 && setpriority(PRIO_PROCESS, 0, 0) < 0)
+		return "negative nice";
+	const unsigned long weak = ADDR_NO_RANDOMIZE | READ_IMPLIES_EXEC | MMAP_PAGE_ZERO | ADDR_COMPAT_LAYOUT;
+	int per = personality(0xffffffff);
+	if (per >= 0 && ((unsigned long)per & weak) && personality((unsigned long)per & ~weak) < 0)
+		return "personality flags";
+	return NULL;
 }

@@ -85,6 +85,14 @@ char *host_tool_find(const char *name);
 void proc_args_save(int argc, char **argv);
 void proc_args_wipe(const char *title);
 
+/* What a process warren starts for a run (the job, qemu, pasta) must not inherit from warren's
+ * caller: a real-time scheduling policy (at SCHED_FIFO an untrusted job, or a guest's vCPU,
+ * can hold a CPU of the host), a nice below 0, and the personality flags that weaken its
+ * memory layout (setarch -R: no ASLR; READ_IMPLIES_EXEC: every readable mapping executable).
+ * Each only lowers what the process has: no capability needed. A nice of 0 or more stays, and
+ * so does the personality itself (linux32). NULL, or what could not be left (errno set). */
+const char *proc_reset_inherited(void);
+
 /* At a program's start: each of descriptors 0-2 the caller left closed opened on /dev/null
  * (else the first file opened takes its number, and what reads or writes it gets that file);
  * false when /dev/null cannot be opened. */

@@ -6,7 +6,7 @@
 # on the caller's PATH: net.t.)
 . "$(dirname "$0")/../lib.sh"
 
-plan 20
+plan 23
 
 use_mode root
 M="[root]"
@@ -69,6 +69,38 @@ bounded bash -c '"$1" job run "$4" --state "$2" --work "$3" | (sleep 5; cat >/de
 like "$(jget "$(last_rundir)/result.json" 'd["cause"]["message"]')" "step spin: time limit 2s reached at 2\.[0-9]+s" \
 	"$M a job's step: its 2 s limit fires at 2 s while the caller reads nothing" || diag "$ERR"
 rm -f "$WORK/stall.yaml"
+# a step that ended while the caller read nothing: the job's other limits still hold (its end
+# waited for the reader before)
+printf '%s\n' 'name: stall2' 'timeout: 3s' 'services:' '  spin:' '    run: |' "      sh -c 'while :; do :; done'" \
+	'steps:' '  - name: big' '    run: head -c 100000 /dev/zero' '  - name: wait' '    run: sleep 30' >"$WORK/stall2.yaml"
+bounded bash -c '"$1" job run "$4" --state "$2" --work "$3" | (sleep 6; cat >/dev/null)' sh "$WARREN" "$STATE" "$WORK" "$WORK/stall2.yaml"
+like "$(jget "$(last_rundir)/result.json" 'd["cause"]["message"]')" "wall-clock limit 3s reached at 3\.[0-9]+s" \
+	"$M a job whose step ended while the caller read nothing: its 3 s limit fires at 3 s" || diag "$ERR"
+rm -f "$WORK/stall2.yaml"
+# a job that closes its output while the caller reads nothing: warren waits without spinning
+# (a closed stream watched for nothing still woke the loop: 6 s of CPU in 6 s)
+bounded "$PY" -c '
+import resource, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "run", "--state", sys.argv[2], "--work", sys.argv[3], "--", "sh", "-c",
+                      "head -c 180000 /dev/zero; exec >&- 2>&-; sleep 3"], stdout=subprocess.PIPE)
+import time; time.sleep(4); p.stdout.read(); p.wait()
+r = resource.getrusage(resource.RUSAGE_CHILDREN); print("%.2f" % (r.ru_utime + r.ru_stime))' "$WARREN" "$STATE" "$WORK"
+"$PY" -c 'import sys; sys.exit(not float(sys.argv[1]) < 1.0)' "${OUT:-9}"
+ok $? "$M ... and uses no CPU while it waits (${OUT:-?} s of CPU in 4 s)"
+# stdout and stderr one pipe (2>&1) and a slow reader: no line of one inside a line of the other
+bounded bash -c '"$1" run --state "$2" --work "$3" -- "$4" -c "
+import os
+for i in range(30000):
+    os.write(1, b\"out %07d %s\\n\" % (i, b\"o\" * 50))
+    os.write(2, b\"err %07d %s\\n\" % (i, b\"e\" * 50))" 2>&1 | "$4" -c "
+import sys, time
+bad = n = 0
+for i, l in enumerate(sys.stdin.buffer):
+    if i % 2000 == 0: time.sleep(0.01)
+    n += 1
+    bad += not (len(l) == 63 and (l[:4], l[-2:]) in ((b\"out \", b\"o\\n\"), (b\"err \", b\"e\\n\")))
+print(n, bad)"' sh "$WARREN" "$STATE" "$WORK" "$PY"
+is "$OUT" "60000 0" "$M 2>&1 and a slow reader: 60000 lines, none of them mixed" || diag "$ERR"
 
 # ---- a worktree whose path is not UTF-8 (the record is JSON): refused naming it, not
 # "cannot build spec.json: Cannot allocate memory"; an argument that is not UTF-8 is kept in
