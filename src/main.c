@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "util/fs.h"
+#include "util/proc.h"
 #include "oci/oci.h"
 
 static const char USAGE[] =
@@ -40,12 +41,12 @@ static const char USAGE[] =
 int main(int argc, char **argv)
 {
 	proc_args_save(argc, argv);
-	/* a standard descriptor the caller left closed: /dev/null (util/fs.h), before anything
-	 * is opened (a host directory's descriptor became the job's stdin; with Landlock missing
-	 * ".." from it walked the host's tree) */
 	/* a write past the caller's RLIMIT_FSIZE fails (EFBIG) and is said, instead of killing
 	 * warren silently between the job's end and its record (the job gets SIGXFSZ back) */
 	signal(SIGXFSZ, SIG_IGN);
+	/* a standard descriptor the caller left closed: /dev/null (util/proc.h), before anything
+	 * is opened (a host directory's descriptor became the job's stdin; with Landlock missing
+	 * ".." from it walked the host's tree) */
 	if (!std_fds_open()) {
 		static const char m[] = "warren: cannot open /dev/null for a standard descriptor the caller left closed\n";
 		if (fcntl(2, F_GETFD) >= 0)

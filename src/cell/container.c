@@ -45,6 +45,7 @@
 #include "net/net.h"
 #include "policy/policy.h"
 #include "util/fs.h"
+#include "util/proc.h"
 #include "util/sys.h"
 
 /* ---- what init tells the supervisor ---- */
@@ -457,21 +458,20 @@ static void make_scratch_parts(const struct cell_spec *s, int fd, const char *wh
 		run_uid = spec_host_uid(s);
 		run_gid = spec_host_gid(s);
 	}
-	struct { const char *name; mode_t mode; uid_t u; gid_t g; bool run; } parts[] = {
-		{ RUN_TMP_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
-		{ RUN_VARTMP_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
-		{ RUN_SHM_DIR, CELL_TMP_MODE, root_uid, root_gid, true },
-		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid, true },
+	struct { const char *name; mode_t mode; uid_t u; gid_t g; bool run, image; } parts[] = {
+		{ RUN_TMP_DIR, CELL_TMP_MODE, root_uid, root_gid, true, false },
+		{ RUN_VARTMP_DIR, CELL_TMP_MODE, root_uid, root_gid, true, false },
+		{ RUN_SHM_DIR, CELL_TMP_MODE, root_uid, root_gid, true, false },
+		{ RUN_HOME_DIR, CELL_HOME_MODE, run_uid, run_gid, true, false },
 		/* mount points, init's own */
-		{ RUN_ROOT_DIR, 0755, (uid_t)-1, (gid_t)-1, false },
+		{ RUN_ROOT_DIR, 0755, (uid_t)-1, (gid_t)-1, false, false },
 		/* an image's overlay: its upper and work directories, and where the image is idmapped */
-		{ RUN_UPPER_DIR, 0755, root_uid, root_gid, false }, { RUN_WORK_DIR, 0755, root_uid, root_gid, false },
-		{ RUN_LOWER_DIR, 0755, (uid_t)-1, (gid_t)-1, false },
+		{ RUN_UPPER_DIR, 0755, root_uid, root_gid, false, true }, { RUN_WORK_DIR, 0755, root_uid, root_gid, false, true },
+		{ RUN_LOWER_DIR, 0755, (uid_t)-1, (gid_t)-1, false, true },
 	};
-	size_t n = sizeof parts / sizeof parts[0] - (s->rootfs ? 0 : 3);
 	/* init's umask is 0: mkdirat gives the mode as it is, the sticky bit too */
-	for (size_t i = 0; i < n; i++) {
-		if (parts[i].run ? !run : !base)
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		if ((parts[i].run ? !run : !base) || (parts[i].image && !s->rootfs))
 			continue;
 		if (mkdirat(fd, parts[i].name, parts[i].mode) < 0 ||
 		    (parts[i].u != (uid_t)-1 && fchownat(fd, parts[i].name, parts[i].u, parts[i].g, 0) < 0))

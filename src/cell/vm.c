@@ -24,6 +24,7 @@
 #include "net/net.h"
 #include "policy/policy.h"
 #include "util/fs.h"
+#include "util/proc.h"
 #include "util/words.h"
 #include "util/sys.h"
 #include "util/strv.h"

@@ -37,6 +37,10 @@ static bool v1_has(const char *ctrl)
 	return access(p, F_OK) == 0;
 }
 
+/* The controllers a run's cgroup uses, on v2 and on v1 */
+static const char *const CTRLS_V2[] = { "memory", "pids", "cpu" };
+static const char *const CTRLS_V1[] = { "memory", "pids", "cpuacct" };
+
 /* The host's kind, found once a process (a run asks three times: its limits' defaults, its
  * cgroup): the file system on /sys/fs/cgroup, and the controllers missing from it. */
 static enum cgroup_kind host_kind(const char **where, const char **missing)
@@ -53,7 +57,7 @@ static enum cgroup_kind host_kind(const char **where, const char **missing)
 		kind = CGROUP_NONE;
 	} else {
 		bool v2 = fs.f_type == CGROUP2_SUPER_MAGIC;
-		const char *c[] = { "memory", "pids", v2 ? "cpu" : "cpuacct" };
+		const char *const *c = v2 ? CTRLS_V2 : CTRLS_V1;
 		m = xstrdup("");
 		for (int i = 0; i < 3; i++)
 			if (!(v2 ? v2_has(CG_ROOT, c[i]) : v1_has(c[i]))) {
@@ -87,7 +91,7 @@ static bool ctrl_present(const char *ctrl)
 {
 	const char *where, *missing;
 	enum cgroup_kind k = host_kind(&where, &missing);
-	const char *known[] = { "memory", "pids", k == CGROUP_V2 ? "cpu" : "cpuacct" };
+	const char *const *known = k == CGROUP_V2 ? CTRLS_V2 : CTRLS_V1;
 	for (int i = 0; i < 3; i++)
 		if (!strcmp(ctrl, known[i]))
 			return k != CGROUP_NONE && !among_missing(missing, ctrl);

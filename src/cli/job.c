@@ -23,6 +23,7 @@
 #include "run/rundir.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
+#include "util/proc.h"
 #include "util/units.h"
 #include "util/words.h"
 #include "util/strv.h"

@@ -17,6 +17,7 @@
 #include "run/rundir.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
+#include "util/proc.h"
 #include "util/units.h"
 #include "util/words.h"
 

@@ -32,6 +32,7 @@
 
 #include "net/internal.h"
 #include "util/fs.h"
+#include "util/proc.h"
 
 #define PASTA_READY_MS 5000
 /* passt's end of the socket qemu's NIC is on */

@@ -11,6 +11,7 @@
 
 #include "policy/gitguard.h"
 #include "util/fs.h"
+#include "util/proc.h"
 
 void policy_opts_free(struct policy_opts *p)
 {

@@ -229,10 +229,10 @@ void sup_sink_put(struct sup_sink *k, const char *b, size_t n)
 /* Write what waits in k, as much as the caller takes now. */
 static void sink_flush(struct sup_sink *k)
 {
-	if (!k->len || k->broken) {
-		k->len = k->broken ? 0 : k->len;
+	if (k->broken)
+		k->len = 0;
+	if (!k->len)
 		return;
-	}
 	size_t n = k->len;
 	k->len = 0;
 	_cleanup_free_ char *b = k->pend;
@@ -344,6 +344,15 @@ static ssize_t relay(struct sup *u, int fd, int i, uint64_t *count, bool drain)
 	if (pass)
 		sup_sink_put(k, buf, pass);
 	return n;
+}
+
+/* The job's stream *fd has something (or its end): relayed to sink i, closed at its end. */
+static void relay_event(struct sup *u, int *fd, int i, uint64_t *count)
+{
+	if (relay(u, *fd, i, count, false) == 0)
+		sup_unwatch_close(u, fd);
+	else
+		sink_check(u, i);
 }
 
 void sup_output_held(struct sup *u, const char *stream, uint64_t bytes)
@@ -847,26 +856,16 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			sup_kill(u);
 		break;
 	case EV_OUT:
-		if (relay(u, u->out_r, 0, &u->out_bytes, false) == 0)
-			sup_unwatch_close(u, &u->out_r);
-		else
-			sink_check(u, 0);
+		relay_event(u, &u->out_r, 0, &u->out_bytes);
 		break;
 	case EV_ERR:
-		if (relay(u, u->err_r, 1, &u->err_bytes, false) == 0)
-			sup_unwatch_close(u, &u->err_r);
-		else
-			sink_check(u, 1);
+		relay_event(u, &u->err_r, 1, &u->err_bytes);
 		break;
 	case EV_PTY:
 		if ((ev->events & EPOLLOUT) && u->pty >= 0)
 			pty_input(u);
-		if ((ev->events & ~(uint32_t)EPOLLOUT) && u->pty >= 0) {
-			if (relay(u, u->pty, 0, &u->out_bytes, false) == 0)
-				sup_unwatch_close(u, &u->pty);
-			else
-				sink_check(u, 0);
-		}
+		if ((ev->events & ~(uint32_t)EPOLLOUT) && u->pty >= 0)
+			relay_event(u, &u->pty, 0, &u->out_bytes);
 		break;
 	case EV_SINK_OUT:
 	case EV_SINK_ERR: {
