@@ -16,6 +16,13 @@
  *   -p MS       pause MS milliseconds before each run (-j 1; ignored otherwise): so that
  *               what one run leaves to do in the background (a warm pool's refill) is over
  *               before the next starts (default 0)
+ *   -g          also time each run until every process it made is gone (-j 1): timeit is a
+ *               child subreaper (PR_SET_CHILD_SUBREAPER), so what a command leaves running
+ *               after its own exit is reparented to it, and it waits for that too. A sandbox
+ *               whose first process returns while the cell's pid 1 still tears its
+ *               namespaces down (bubblewrap) finishes later here than by its exit; one that
+ *               returns when its cell is gone (warren) the same. With -j K > 1 the adopted
+ *               processes are reaped and not timed.
  *
  * Several commands separated by ":::" are measured interleaved, round-robin (run 1 of
  * each, then run 2 of each, ...), so a change of load on the machine during the
@@ -36,6 +43,8 @@
  *
  * Output: one line per command on stdout, key=value:
  *   cmd=0 n=200 j=1 fail=0 median_ms=.. p90_ms=.. p99_ms=.. mean_ms=.. min_ms=.. max_ms=.. wall_s=.. runs_per_s=..
+ * and with -g (and -j 1) after them: gone_median_ms=.. gone_p90_ms=.. gone_p99_ms=..
+ *   left_after_ms=..  (the median of the time from the command's exit to its last process gone)
  * p90 and p99 are nearest-rank percentiles; wall_s is the time the measured runs took (with
  * interleaving, the sum of this command's runs). Exit status 0 when every run exited 0,
  * 1 when some run failed (counted in fail=), 2 on a usage or system error.
@@ -47,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +64,7 @@
 struct cmd {
 	char **argv;  /* NULL-terminated, points into main's argv */
 	double *ms;   /* measured wall times */
+	double *gone; /* -g: until the last process of the run was gone */
 	long done;    /* measured runs so far */
 	long fail;
 	double wall;  /* seconds the measured runs took */
@@ -64,7 +75,7 @@ struct slot {
 	double start;
 };
 
-static int null_fd = -1, err_fd = -1, use_fork;
+static int null_fd = -1, err_fd = -1, use_fork, until_gone;
 static long timeout_s;
 
 /* With -t, SIGALRM every second interrupts waitpid() so overdue runs can be killed. */
@@ -181,6 +192,32 @@ static pid_t spawn(char **argv, long idx, double *start)
 
 /* Run c total times, j at a time, numbering runs from first. When record is set, store
  * each wall time in c->ms and count failures. Returns the seconds the batch took. */
+/* -g: the processes a run left, reparented to timeit, reaped; returns when none is left. Those
+ * still there past the -t limit (counted from the run's start) are killed. */
+static void reap_left(double start)
+{
+	for (;;) {
+		pid_t p = waitpid(-1, NULL, 0);
+		if (p > 0)
+			continue;
+		if (errno == ECHILD)
+			return;
+		if (errno != EINTR)
+			die("waitpid");
+		if (timeout_s && now_s() - start > (double)timeout_s) {
+			char path[64];
+			snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+			FILE *f = fopen(path, "r");
+			if (!f)
+				continue;
+			long pid;
+			while (fscanf(f, "%ld", &pid) == 1)
+				kill((pid_t)pid, SIGKILL);
+			fclose(f);
+		}
+	}
+}
+
 static double run_batch(struct cmd *c, long first, long total, int j, int record)
 {
 	struct slot *slots = xcalloc((size_t)j, sizeof *slots);
@@ -216,6 +253,11 @@ static double run_batch(struct cmd *c, long first, long total, int j, int record
 		slots[k].pid = 0;
 		live--;
 		done++;
+		if (until_gone && j == 1) {
+			reap_left(slots[k].start);
+			if (record)
+				c->gone[c->done] = (now_s() - slots[k].start) * 1e3;
+		}
 		if (record) {
 			c->ms[c->done++] = (t - slots[k].start) * 1e3;
 			if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
@@ -224,6 +266,11 @@ static double run_batch(struct cmd *c, long first, long total, int j, int record
 	}
 	free(slots);
 	return now_s() - t_begin;
+}
+
+static double median_of(const double *v, long m)
+{
+	return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 }
 
 static void report(int i, struct cmd *c, int j, const char *prefix)
@@ -245,18 +292,31 @@ static void report(int i, struct cmd *c, int j, const char *prefix)
 	}
 	for (long k = 0; k < m; k++)
 		sum += c->ms[k];
+	/* -g: the time each run's processes outlived its command, before the sorts */
+	double *after = NULL;
+	if (until_gone && j == 1) {
+		after = xcalloc((size_t)m, sizeof *after);
+		for (long k = 0; k < m; k++)
+			after[k] = c->gone[k] - c->ms[k];
+		qsort(after, (size_t)m, sizeof *after, cmp_double);
+		qsort(c->gone, (size_t)m, sizeof *c->gone, cmp_double);
+	}
 	qsort(c->ms, (size_t)m, sizeof *c->ms, cmp_double);
-	double median = m % 2 ? c->ms[m / 2] : (c->ms[m / 2 - 1] + c->ms[m / 2]) / 2;
 	long r90 = (90 * m + 99) / 100 - 1, r99 = (99 * m + 99) / 100 - 1; /* nearest rank: ceil(p m) - 1 */
 	printf("cmd=%d n=%ld j=%d fail=%ld median_ms=%.3f p90_ms=%.3f p99_ms=%.3f mean_ms=%.3f "
-	       "min_ms=%.3f max_ms=%.3f wall_s=%.3f runs_per_s=%.1f\n",
-	       i, m, j, c->fail, median, c->ms[r90], c->ms[r99], sum / (double)m, c->ms[0],
+	       "min_ms=%.3f max_ms=%.3f wall_s=%.3f runs_per_s=%.1f",
+	       i, m, j, c->fail, median_of(c->ms, m), c->ms[r90], c->ms[r99], sum / (double)m, c->ms[0],
 	       c->ms[m - 1], c->wall, (double)m / c->wall);
+	if (after)
+		printf(" gone_median_ms=%.3f gone_p90_ms=%.3f gone_p99_ms=%.3f left_after_ms=%.3f", median_of(c->gone, m),
+		       c->gone[r90], c->gone[r99], median_of(after, m));
+	printf("\n");
+	free(after);
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: timeit [-n N] [-w W] [-j K] [-t SEC] [-F] [-p MS] [-e ERRFILE] [-s PREFIX] "
+	fprintf(stderr, "usage: timeit [-n N] [-w W] [-j K] [-t SEC] [-F] [-g] [-p MS] [-e ERRFILE] [-s PREFIX] "
 			"-- CMD [ARG...] [::: CMD [ARG...]]...\n");
 	exit(2);
 }
@@ -267,13 +327,14 @@ int main(int argc, char **argv)
 	int j = 1, opt, ncmd = 0;
 	const char *errfile = NULL, *prefix = NULL;
 
-	while ((opt = getopt(argc, argv, "+n:w:j:t:Fe:s:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:w:j:t:Fge:s:p:")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'w': warm = atol(optarg); break;
 		case 'j': j = atoi(optarg); break;
 		case 't': timeout_s = atol(optarg); break;
 		case 'F': use_fork = 1; break;
+		case 'g': until_gone = 1; break;
 		case 'e': errfile = optarg; break;
 		case 's': prefix = optarg; break;
 		case 'p': pause_ms = atol(optarg); break;
@@ -300,12 +361,15 @@ int main(int argc, char **argv)
 		if (i == optind || argv[i - 1] == NULL) {
 			cmds[ncmd].argv = &argv[i];
 			cmds[ncmd].ms = xcalloc((size_t)n, sizeof(double));
+			cmds[ncmd].gone = xcalloc((size_t)n, sizeof(double));
 			ncmd++;
 		}
 	}
 	if (ncmd == 0)
 		usage();
 
+	if (until_gone && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		die("prctl(PR_SET_CHILD_SUBREAPER)");
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null_fd < 0)
 		die("/dev/null");
@@ -353,6 +417,7 @@ int main(int argc, char **argv)
 		report(i, &cmds[i], j, prefix);
 		failed |= cmds[i].fail > 0;
 		free(cmds[i].ms);
+		free(cmds[i].gone);
 	}
 	free(cmds);
 	return failed ? 1 : 0;

@@ -499,12 +499,17 @@ static void mount_scratch(const struct cell_spec *s)
 		scratch_fd = fd;
 }
 
-/* Mount the host's path (opened and checked before as checked_fd) on target, read-only when
+/* The host's path (opened and checked before as checked_fd) mounted on the mount point fd
+ * (resolved and checked once by the caller: never looked up again by its path, which a process
+ * writing into a host directory on the way could have changed meanwhile), read-only when
  * rdonly; in root mode through an idmapped mount (userns fd idmap, or -1) so that its owner is
- * the run user inside the cell. Falls back to a plain bind where idmapping is not supported.
- * The worktree and every --bind go through here. */
-static void mount_checked(const char *path, int checked_fd, const char *target, bool rdonly, int idmap,
-			  const char *what)
+ * the run user inside the cell, else (rootless, or a file system that cannot be idmapped) a
+ * copy of the mount with what is mounted below it, as a recursive bind. The tree is made
+ * detached, restricted, then put in place: no moment on the mount point without its
+ * restrictions. The worktree and every --bind go through here. Returns the mount put in place
+ * (an O_PATH descriptor of its root). */
+static int mount_checked(const char *path, int checked_fd, int fd, const char *target, bool rdonly, int idmap,
+			 const char *what)
 {
 	/* the directory that was checked, not whatever its path names now: open it again in
 	 * this mount namespace without following links, and it must be the same inode */
@@ -512,24 +517,28 @@ static void mount_checked(const char *path, int checked_fd, const char *target, 
 	struct stat a, b;
 	if (wfd < 0 || fstat(wfd, &a) < 0 || fstat(checked_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		die(wfd < 0 ? errno : 0, "%s %s changed while the cell was being made (a directory on its way was replaced); run again", what, path);
-	_cleanup_close_ int fd = ensure_mountpoint(target, !S_ISDIR(a.st_mode));
-	_cleanup_close_ int t = idmapped_tree(wfd, "", idmap);
-	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
-	if (t >= 0 && (!rdonly || sys_mount_setattr(t, "", AT_EMPTY_PATH, &ro) == 0) &&
-	    sys_move_mount_fd(t, fd) == 0) {
-		note_host_mount(t);
-		return;
+	int t = idmapped_tree(wfd, "", idmap);
+	if (t < 0) {
+		t = sys_open_tree(wfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+		if (t < 0 || sys_mount_setattr_fd(t, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, AT_RECURSIVE) < 0)
+			die(errno, "cannot bind %s on %s", path, target);
 	}
-	_cleanup_free_ char *src = xasprintf("/proc/self/fd/%d", wfd);
-	bind_path(src, target, rdonly, !S_ISDIR(a.st_mode));
-	_cleanup_close_ int m = in_root(target, O_PATH);
-	if (m >= 0)
-		note_host_mount(m);
+	if (rdonly && sys_mount_setattr_fd(t, MOUNT_ATTR_RDONLY, AT_RECURSIVE) < 0)
+		die(errno, "cannot make the bind of %s on %s read-only", path, target);
+	if (sys_move_mount_fd(t, fd) < 0)
+		die(errno, "cannot bind %s on %s", path, target);
+	note_host_mount(t);
+	return t;
 }
 
-static void mount_worktree(const struct cell_spec *s, const char *target)
+/* The worktree on target; returns its mount (see mount_checked). */
+static int mount_worktree(const struct cell_spec *s, const char *target)
 {
-	mount_checked(s->worktree, s->worktree_fd, target, s->worktree_ro, idmap_ns_work, "the worktree");
+	struct stat st;
+	if (fstat(s->worktree_fd, &st) < 0)
+		die(errno, "cannot stat the worktree %s", s->worktree);
+	_cleanup_close_ int fd = ensure_mountpoint(target, !S_ISDIR(st.st_mode));
+	return mount_checked(s->worktree, s->worktree_fd, fd, target, s->worktree_ro, idmap_ns_work, "the worktree");
 }
 
 static int *idmap_ns_mounts;   /* per entry of s->mounts: -1 or the userns of its idmap */
@@ -569,8 +578,8 @@ static void mount_extra(const struct cell_spec *s, const char *root)
 			die(0, "the bind of %s on %s lands on %s in the cell: %s", m->source, m->destination, inside, why);
 		switch (m->kind) {
 		case CELL_MOUNT_BIND:
-			mount_checked(m->source, m->fd, target, m->readonly, idmap_ns_mounts ? idmap_ns_mounts[i] : -1,
-				      "the bind source");
+			close(mount_checked(m->source, m->fd, fd, target, m->readonly, idmap_ns_mounts ? idmap_ns_mounts[i] : -1,
+					    "the bind source"));
 			break;
 		}
 	}
@@ -662,7 +671,7 @@ static void mount_root(const struct cell_spec *s, const char *root)
 		die(0, "%s", err.msg);
 }
 
-static void keep_worktree(const struct cell_spec *s, const char *target);
+static void keep_worktree(const struct cell_spec *s, int mnt);
 static void enter_netns(void);
 
 /* The cell's /sys: a sysfs of its own, read-only, made once init is in the cell's network
@@ -778,8 +787,8 @@ static void build_root(const struct cell_spec *s)
 
 	if (s->worktree) {
 		_cleanup_free_ char *work = at(root, s->worktree);
-		mount_worktree(s, work);
-		keep_worktree(s, work);
+		_cleanup_close_ int mnt = mount_worktree(s, work);
+		keep_worktree(s, mnt);
 	}
 
 	/* the state directory (other runs' scratch and records) is hidden, also when it lies
@@ -1066,11 +1075,11 @@ static bool below(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && path[n] == '/';
 }
 
-static void keep_worktree(const struct cell_spec *s, const char *target)
+static void keep_worktree(const struct cell_spec *s, int mnt)
 {
 	if (!s->warm || !(below(s->worktree, CELL_TMP_PATH) || below(s->worktree, CELL_VARTMP_PATH)))
 		return;
-	kept_worktree = sys_open_tree(AT_FDCWD, target, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	kept_worktree = sys_open_tree(mnt, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (kept_worktree < 0)
 		die(errno, "cannot keep the worktree's mount for the warm cell's take");
 }
