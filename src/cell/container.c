@@ -378,22 +378,31 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 	return fd;
 }
 
-/* Clone the tree at path as a detached mount, idmapped through userns fd ns. -1 when the
- * kernel or the file system cannot. */
+/* Clone the tree at path as a detached mount, idmapped through userns fd ns, with what is
+ * mounted below it (a bind without its submounts would show, and let the job write, what the
+ * host hides under them): every mount of it idmapped, else the top one alone when a submount's
+ * file system cannot be (its files keep their ids there). -1 when the kernel or the top's file
+ * system cannot. */
 static int idmapped_tree(int dfd, const char *path, int ns)
 {
 	if (ns < 0)
 		return -1;
-	int t = sys_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (*path ? 0 : AT_EMPTY_PATH));
-	if (t < 0)
-		return -1;
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 				.userns_fd = (uint64_t)ns };
-	if (sys_mount_setattr(t, "", AT_EMPTY_PATH, &a) < 0) {
+	for (int whole = 1; whole >= 0; whole--) {
+		int t = sys_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (*path ? 0 : AT_EMPTY_PATH));
+		if (t < 0)
+			return -1;
+		if (sys_mount_setattr(t, "", AT_EMPTY_PATH | (whole ? AT_RECURSIVE : 0), &a) == 0) {
+			if (!whole && sys_mount_setattr_fd(t, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, AT_RECURSIVE) < 0) {
+				close(t);
+				return -1;
+			}
+			return t;
+		}
 		close(t);
-		return -1;
 	}
-	return t;
+	return -1;
 }
 
 static int idmap_ns_work = -1, idmap_ns_image = -1;
@@ -785,10 +794,10 @@ static void build_root(const struct cell_spec *s)
 	}
 	close(dbfd);
 
+	_cleanup_close_ int work_mnt = -1;
 	if (s->worktree) {
 		_cleanup_free_ char *work = at(root, s->worktree);
-		_cleanup_close_ int mnt = mount_worktree(s, work);
-		keep_worktree(s, mnt);
+		work_mnt = mount_worktree(s, work);
 	}
 
 	/* the state directory (other runs' scratch and records) is hidden, also when it lies
@@ -810,6 +819,9 @@ static void build_root(const struct cell_spec *s)
 	struct policy_ctx pc = spec_policy_ctx(s);
 	if (policy_build_root(&pc, root, &perr) < 0)
 		die(0, "%s", perr.msg);
+	/* a warm cell's worktree below /tmp: its mount kept for the take, with what was mounted
+	 * on it since (.git's guards, a hidden state directory) */
+	keep_worktree(s, work_mnt);
 	/* an OCI bundle's root.readonly: the image's overlay read-only, the cell's own parts
 	 * mounted on it (/tmp, home, /dev, /proc, /run, binds) as they are */
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
@@ -1187,7 +1199,25 @@ static void report_end(int status)
 	(void)w;
 }
 
-static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
+/* The cell's end: every other process of the cell SIGKILLed and reaped here, by pid 1, before
+ * it ends (their CPU time is then in init's rusage, which the supervisor reads when it reaps
+ * init: the kernel's own sweep after pid 1 is gone accounts them to no one). The job's end is
+ * reported when it is reaped here, unless it was already. */
+static void __attribute__((noreturn)) end_cell(pid_t job, bool reported)
+{
+	kill(-1, SIGKILL);  /* (pid 1 itself is spared) */
+	int status;
+	pid_t p;
+	while ((p = waitpid(-1, &status, __WALL)) > 0 || (p < 0 && errno == EINTR))
+		if (p == job && !reported) {
+			report_end(status);
+			reported = true;
+		}
+	_exit(0);
+}
+
+/* go: the pipe from the supervisor, whose CELL_KILL_BYTE ends the cell (end_cell) */
+static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full, int go)
 {
 	sigset_t all;
 	sigfillset(&all);
@@ -1201,15 +1231,22 @@ static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
 		struct itimerspec it = { .it_value = { 0, 100000000 }, .it_interval = { 0, 100000000 } };
 		timerfd_settime(tfd, 0, &it, NULL);
 	}
-	struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
+	struct pollfd pf[3] = { { .fd = sfd, .events = POLLIN }, { .fd = go, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
 	for (;;) {
-		if (poll(pf, tfd >= 0 ? 2 : 1, -1) < 0)
+		if (poll(pf, tfd >= 0 ? 3 : 2, -1) < 0)
 			continue;
-		if (tfd >= 0 && (pf[1].revents & POLLIN)) {
+		if (tfd >= 0 && (pf[2].revents & POLLIN)) {
 			uint64_t n;
 			if (read(tfd, &n, sizeof n) > 0 && report_scratch_full()) {
 				closep(&tfd);
 			}
+		}
+		if (pf[1].revents) {
+			char c = 0;
+			if (read(go, &c, 1) == 1 && c == CELL_KILL_BYTE)
+				end_cell(job, false);  /* the supervisor's SIGKILL */
+			if (pf[1].revents & (POLLHUP | POLLERR))
+				pf[1].fd = -1;  /* the supervisor is gone (its death signal follows) */
 		}
 		if (!(pf[0].revents & POLLIN))
 			continue;
@@ -1231,8 +1268,9 @@ static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
 				 * answer is sent then): woken on this CPU, it waited behind all of
 				 * init's exit up to its first sleep (0.1 ms), the other CPU idle */
 				sched_yield();
-				/* pid 1 leaving takes every other process of the cell with it */
-				_exit(0);
+				/* pid 1 leaving takes every other process of the cell with it: killed
+				 * and reaped here, so that their CPU time is counted */
+				end_cell(job, true);
 			}
 		}
 	}
@@ -1357,12 +1395,12 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 		job = start_job(s, &jio);
 		closep(&warm_take_r);
 	}
-	/* wait for the supervisor (the network, from outside; a warm cell: its take) */
+	/* wait for the supervisor (the network, from outside; a warm cell: its take), its message
+	 * alone: what follows on the pipe is its kill (init_loop) */
 	struct take_msg take = { 0 };
-	ssize_t got = read(go, &take, sizeof take);
-	if (got != 1 && got != (ssize_t)sizeof take)
+	ssize_t want = s->warm ? (ssize_t)sizeof take : 1;
+	if (read(go, &take, (size_t)want) != want)
 		_exit(125);
-	close(go);
 	if (s->warm) {
 		/* a run whose scratch is of another size than the cell's: sized first, then started;
 		 * else the supervisor started it already */
@@ -1396,7 +1434,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	/* the job has its copy: warren's command line (host paths, options) is not shown to it as
 	 * pid 1's (/proc/1/cmdline is readable by all who see the pid) */
 	proc_args_wipe("warren-init");
-	init_loop(job, s->warm ? take.scratch != 0 : s->limits.scratch != 0);
+	init_loop(job, s->warm ? take.scratch != 0 : s->limits.scratch != 0, go);
 }
 
 /* ---- made before the clone: the idmaps' user namespaces; the network, on a thread ---- */

@@ -39,6 +39,16 @@
 #define CELL_ROOT_ID_BASE  1000000000u
 #define CELL_ID_RANGE      65536u
 
+/* A container cell's end by force, once its job runs: instead of SIGKILLing the cell's init,
+ * the supervisor writes this byte on the pipe that let the job go (its write end is the
+ * supervisor's alone; a signal could be forged from inside the cell: with pid 1's
+ * RLIMIT_SIGPENDING used up, a kill() from the job arrives as SI_USER from pid 0). Init then
+ * SIGKILLs every other process of the cell and reaps them before it ends, so that their CPU
+ * time reaches the record (processes the kernel reaps after pid 1 is gone are accounted to
+ * no one). The supervisor SIGKILLs init itself if it is not gone CELL_KILL_BACKSTOP_MS later. */
+#define CELL_KILL_BYTE         'k'
+#define CELL_KILL_BACKSTOP_MS  2000
+
 /* Names of the run directory's parts (see run/rundir.h). */
 #define RUN_TMP_DIR        "tmp"
 #define RUN_VARTMP_DIR     "var-tmp"

@@ -17,7 +17,7 @@ uid_t spec_host_root_uid(const struct cell_spec *s) { return s->rootless ? s->ho
 struct policy_ctx spec_policy_ctx(const struct cell_spec *s)
 {
 	return (struct policy_ctx){
-		.id = s->id, .worktree = s->worktree, .home = s->home, .rootfs = s->rootfs,
+		.id = s->id, .worktree = s->worktree, .worktree_fd = s->worktree_fd, .home = s->home, .rootfs = s->rootfs,
 		.rundir = s->rundir, .statedir = s->statedir, .uid = s->uid,
 		.scratch_tmpfs = s->limits.scratch != 0 || s->warm, .policy = &s->policy,
 		.worktree_ro = s->worktree_ro, .cwd = spec_cwd(s), .mounts = s->policy_mounts, .n_mounts = s->n_mounts,

@@ -356,13 +356,15 @@ static char *fd_path(int fd)
 }
 
 /* .git/hooks is created (empty, owned like .git) when .git exists without it, so that a job
- * cannot create it with a hook inside. */
+ * cannot create it with a hook inside. In the worktree's directory as it was opened and
+ * checked (its descriptor), never its host path looked up again: a link put on that path
+ * meanwhile would have had root make the directory wherever it led. (Not through the cell's
+ * idmapped mount of it: host root is no id of that mount, EOVERFLOW.) */
 static void create_hooks_dir(const struct policy_ctx *s)
 {
-	_cleanup_close_ int w = sys_openat2(AT_FDCWD, s->worktree, O_PATH | O_DIRECTORY, RESOLVE_NO_MAGICLINKS);
-	if (w < 0)
+	if (s->worktree_fd <= 0)
 		return;
-	_cleanup_close_ int git = sys_openat2(w, ".git", O_RDONLY | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	_cleanup_close_ int git = sys_openat2(s->worktree_fd, ".git", O_RDONLY | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
 	struct stat st;
 	if (git < 0 || fstat(git, &st) < 0)
 		return;

@@ -66,6 +66,7 @@ struct policy_mount {
 struct policy_ctx {
 	const char *id;         /* the run id, for messages */
 	const char *worktree;   /* absolute: the same path in the cell as on the host (NULL: --work none) */
+	int worktree_fd;        /* its O_PATH descriptor on the host, opened and checked once (-1, or 0: none) */
 	bool worktree_ro;       /* --work-ro */
 	const char *cwd;        /* the job's working directory in the cell */
 	const struct policy_mount *mounts;  /* --bind, --ro-bind, --externals */

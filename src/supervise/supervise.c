@@ -63,8 +63,33 @@ static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
 	timerfd_settime(tfd, 0, &it, NULL);
 }
 
+/* SIGKILL for every process of the cell. Once the job was let go (init then waits for it, or
+ * soon will, in the loop that reads the go pipe), a container's init is asked to kill and
+ * reap them itself (CELL_KILL_BYTE: their CPU time then reaches the record) and is SIGKILLed
+ * when the backstop (grace_tfd, armed here and watched from then on) fires first; before that
+ * (a cell being made, or a warm one waiting for its run) and when hard, init is SIGKILLed. */
+static int kill_cell(struct sup *u, bool hard)
+{
+	if (u->init_gone || u->cell.pidfd < 0)
+		return 0;
+	if (u->cell.vm)
+		return vm_signal(&u->cell, SIGKILL);
+	if (hard || !u->released_at.tv_sec)
+		return sys_pidfd_send_signal(u->cell.pidfd, SIGKILL, NULL, 0);
+	if (u->kill_asked)
+		return 0;
+	u->kill_asked = true;
+	arm(u->grace_tfd, CELL_KILL_BACKSTOP_MS, 0);
+	char k = CELL_KILL_BYTE;
+	if (u->cell.go_fd >= 0 && write(u->cell.go_fd, &k, 1) == 1)
+		return 0;
+	return sys_pidfd_send_signal(u->cell.pidfd, SIGKILL, NULL, 0);
+}
+
 static int signal_cell(struct sup *u, int sig)
 {
+	if (sig == SIGKILL)
+		return kill_cell(u, false);
 	if (u->init_gone || u->cell.pidfd < 0)
 		return 0;
 	if (u->cell.vm)
@@ -90,7 +115,8 @@ void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *
 	u->stop_signal = sig;
 	u->stop_at_s = sup_elapsed(u);
 	signal_cell(u, sig);
-	arm(u->grace_tfd, u->s->limits.grace_ms, 0);
+	if (sig != SIGKILL)  /* (a SIGKILL's backstop is armed instead) */
+		arm(u->grace_tfd, u->s->limits.grace_ms, 0);
 }
 
 void sup_kill(struct sup *u)
@@ -98,7 +124,7 @@ void sup_kill(struct sup *u)
 	if (u->killed)
 		return;
 	u->killed = true;
-	signal_cell(u, SIGKILL);
+	kill_cell(u, false);
 }
 
 /* ---- output relay ---- */
@@ -561,8 +587,10 @@ static void watch_limits(struct sup *u)
 	char v[32];
 	if (l->memory && cu.oom_kills) {
 		char *text = memory_cause(l, cu.oom_kills, u->s, v, sizeof v);
+		bool first = !u->stopping;
 		sup_stop(u, RUN_LIMIT, "memory", v, SIGKILL, text);
-		u->stop_signal = 0;
+		if (first)  /* (a cause set before keeps the signal it named) */
+			u->stop_signal = 0;
 		sup_kill(u);
 	} else if (l->pids && cu.pids_max_hits) {
 		sup_stop(u, RUN_LIMIT, "pids", NULL, SIGTERM, pids_cause(l, cu.pids_max_hits));
@@ -696,8 +724,11 @@ static void on_signal(struct sup *u)
 		if (sig == SIGCHLD || u->init_gone)
 			continue; /* the run is over: it ended as it did, not by this signal */
 		if (u->stopping) {
-			/* asked twice: no more grace */
-			sup_kill(u);
+			/* asked twice: no more grace; three times: init is not waited for */
+			if (u->killed)
+				kill_cell(u, true);
+			else
+				sup_kill(u);
 			continue;
 		}
 		bool by_kill = si.ssi_code == SI_QUEUE && si.ssi_int == WARREN_KILL_MAGIC;
@@ -852,8 +883,13 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 			epoll_ctl(u->ep, EPOLL_CTL_DEL, u->refused.listener, NULL);
 		break;
 	case EV_GRACE:
-		if (read(u->grace_tfd, &exp, sizeof exp) >= 0)
-			sup_kill(u);
+		/* the grace after the polite signal, or the backstop after init was asked to kill */
+		if (read(u->grace_tfd, &exp, sizeof exp) >= 0) {
+			if (u->kill_asked)
+				kill_cell(u, true);
+			else
+				sup_kill(u);
+		}
 		break;
 	case EV_OUT:
 		relay_event(u, &u->out_r, 0, &u->out_bytes);
@@ -1273,7 +1309,7 @@ static int sup_fail(struct sup *u, bool made_rundir, struct error *err)
 {
 	struct cell_spec *s = u->s;
 	if (u->cell.pid > 0 && !u->init_gone) {
-		signal_cell(u, SIGKILL);
+		kill_cell(u, true);  /* (no loop here to watch a backstop) */
 		waitpid(u->cell.pid, NULL, 0);
 	}
 	sup_close(u);

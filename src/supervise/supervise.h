@@ -90,6 +90,8 @@ struct sup {
 
 	bool stopping;             /* a cause was set and signals sent */
 	bool killed;               /* SIGKILL sent after the grace */
+	bool kill_asked;           /* init asked to SIGKILL and reap the cell (CELL_KILL_BYTE): it
+	                              is SIGKILLed itself when grace_tfd fires then */
 	int stop_signal;
 	double stop_at_s;
 	char *cause_limit, *cause_value, *cause_text;

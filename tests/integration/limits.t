@@ -6,7 +6,7 @@
 # Limits by cgroups are tested as root; the wall clock and signals also as the user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 98
+plan 105
 
 use_mode root
 
@@ -81,6 +81,25 @@ like "$LINE" "stopped: wall-clock limit 1s reached at 1\\.[0-9]{2}s; sent SIGTER
 	"... the cause names SIGTERM, then SIGKILL after 1s"
 [ "$RC" = 124 ] && within_ms 10000
 ok $? "... stopped within 10s (took ${ELAPSED_MS}ms)"
+
+# The CPU time a job spent before its SIGKILL is in the record: init kills and reaps the cell
+# itself (the kernel's sweep after pid 1 is gone accounted it to no one: 0.002 s here, for 2 s
+# of a busy loop), and so is that of a process the job left running when it ended.
+cpu_at_least() { # DESC MIN: result.json's cpu_user_s + cpu_sys_s >= MIN
+	local c
+	c=$(jget "$RJ" 'd["cpu_user_s"] + d["cpu_sys_s"]')
+	"$PY" -c 'import sys; sys.exit(not float(sys.argv[1]) >= float(sys.argv[2]))' "$c" "$2" 2>/dev/null
+	ok $? "$1 (got $c s)"
+}
+wrun --time 1s --grace 1s -- env --ignore-signal=TERM sh -c 'while :; do :; done'
+after_stop
+is "$RC" 124 "a busy loop ignoring SIGTERM, --time 1s --grace 1s: exit 124"
+cpu_at_least "... its CPU time until the SIGKILL is in result.json (at least 0.5 s)" 0.5
+wrun -- sh -c '(while :; do :; done) & sleep 1; exit 3'
+after_stop
+is "$RC" 3 "a job that leaves a busy process behind and exits 3: exit 3"
+cpu_at_least "... the CPU time of the process it left is in result.json (at least 0.5 s)" 0.5
+nothing_left "$RUNDIR" "... and the process it left is gone"
 
 # ---------------------------------------------------------------- --cpu-time
 wrun --cpu-time 1s -- sh -c 'while :; do :; done'
@@ -256,6 +275,11 @@ after_stop
 is "$RC" 124 "[user] --time 1s on sleep 30: exit 124"
 like "$LINE" "^warren: $ID stopped: wall-clock limit 1s reached" "[user] --time: the cause line"
 nothing_left "$RUNDIR" "[user] --time: nothing left"
+# rootless there is no cgroup: the record's CPU time is init's account of the cell
+wrun --time 1s --grace 1s -- env --ignore-signal=TERM sh -c 'while :; do :; done'
+after_stop
+is "$RC" 124 "[user] a busy loop ignoring SIGTERM, --time 1s --grace 1s: exit 124"
+cpu_at_least "[user] ... its CPU time until the SIGKILL is in result.json" 0.5
 # Where the host cannot give an unprivileged user a memory cgroup, warren refuses the
 # limit (125, naming it); it never runs the job with the limit silently ignored.
 wrun --memory 64M -- python3 -c "$HOG"

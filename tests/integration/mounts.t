@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 123
+plan 129
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -67,6 +67,26 @@ for mode in root user; do
 	is "$OUT" done "$M --bind: the job writes to the bound directory"
 	is "$(cat "$D/out/w" 2>&1)" written "$M --bind: the write reached the host's directory"
 	test ! -e /data; ok $? "$M --bind: /data was made in the cell only"
+
+	# ---- a bound directory with a file system mounted inside it: the cell sees what is mounted
+	# there, never what that mount hides on the host (as root the idmapped bind left the mount
+	# out: the job read, and could write, the directory under it)
+	mkdir_for_mode "$D/withsub"
+	mkdir_for_mode "$D/withsub/sub"
+	echo hidden >"$D/withsub/sub/under"
+	mount -t tmpfs -o mode=0777 warren-test-sub "$D/withsub/sub"
+	echo mounted >"$D/withsub/sub/f"
+	chmod 666 "$D/withsub/sub/f"
+	wrun --bind "$D/withsub:/data/ws" -- sh -c 'ls /data/ws/sub; cat /data/ws/sub/f'
+	WS_RC=$RC WS_OUT=$OUT
+	wrun --ro-bind "$D/withsub:/data/ws" -- sh -c 'echo x > /data/ws/sub/f'
+	WS_RO=$RC
+	ws_now=$(cat "$D/withsub/sub/f")
+	umount "$D/withsub/sub"
+	is "$WS_RC:$WS_OUT" "0:f"$'\n'mounted "$M --bind of a directory with a mount inside it: the cell sees the mount, not what it hides"
+	[ "$WS_RO" != 0 ] && [ "$ws_now" = mounted ]
+	ok $? "$M --ro-bind of it: the mount inside is read-only too"
+	is "$(cat "$D/withsub/sub/under")" hidden "$M ... and the file under the mount was not touched"
 
 	# ---- the caller's umask (077 on a hardened host) is the job's, not that of what warren
 	# makes in the cell: passwd and group stay readable, the directories made on a bind's way

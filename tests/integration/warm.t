@@ -11,12 +11,21 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 92
+plan 94
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
 # start_warm_server ARGS...: warren serve on $SOCK with 4 slots and ARGS, answering within 20s.
 start_warm_server() { start_server 20 --listen "unix:$SOCK" --slots 4 "$@"; }
+# one_warm_cell DESC ARGS...: a server of one warm cell (ARGS: its --warm-work and more), and
+# the test DESC that it made it.
+one_warm_cell() {
+	local desc=$1
+	shift
+	start_warm_server --warm 1 "$@"
+	wait_for 30 ready_is 1
+	ok $? "$desc" || diag "$(cat "$SRV_ERR")"
+}
 # warm_dirs: run directories of warm cells no run took
 warm_dirs() { find "$STATE/runs" -mindepth 2 -maxdepth 2 -name warm 2>/dev/null; }
 
@@ -125,9 +134,7 @@ wr image import wbb "$BB"
 is "$RC" 0 "[root] image import wbb" || diag "$ERR"
 IMGJOB=$(printf '{"steps":[{"name":"main","run":"cat /etc/stamp 2>/dev/null || echo no-stamp"}],"image":"wbb"}')
 job_req() { "$PY" -c 'import json,sys; print(json.dumps({"job": sys.argv[1], "worktree": sys.argv[2]}))' "$IMGJOB" "$WORK"; }
-start_warm_server --warm 1 --warm-work "$WORK" --warm-image wbb
-wait_for 30 ready_is 1
-ok $? "[root] a warm cell of the image wbb is made" || diag "$(cat "$SRV_ERR")"
+one_warm_cell "[root] a warm cell of the image wbb is made" --warm-work "$WORK" --warm-image wbb
 run_wait "$(job_req)"
 is "$(jbody '[d["start"], d["state"]]')" '["warm", "exited"]' "[root] a job of image wbb takes it"
 wait_for 30 ready_is 1
@@ -155,9 +162,7 @@ stop_server 60
 # cell's limit hits are read from files opened before its run came (cgroup_open_hits): read
 # again from their start at its end, they count what the run did
 printf 'pids = 16\n' >"$STATE/defaults"
-start_warm_server --warm 1 --warm-work "$WORK"
-wait_for 30 ready_is 1
-ok $? "[root] a warm cell with a pids limit of 16 (the state's defaults)" || diag "$(cat "$SRV_ERR")"
+one_warm_cell "[root] a warm cell with a pids limit of 16 (the state's defaults)" --warm-work "$WORK"
 # (the forks in a shell of their own: dash ends at its first refused fork, with status 2)
 FORKS="sh -c 'i=0; while [ \$i -lt 40 ]; do sleep 5 & i=\$((i+1)); done' 2>/dev/null; exit 0"
 run_wait "{\"command\":[\"sh\",\"-c\",$(jstr "$FORKS")],\"worktree\":\"$WORK\"}"
@@ -167,9 +172,7 @@ stop_server 60
 rm -f "$STATE/defaults"
 
 # ---- kill -9 of the server: no process or mount of a warm cell; gc and the next server reclaim
-start_warm_server --warm 1 --warm-work "$WORK"
-wait_for 30 ready_is 1
-ok $? "[root] a server with a warm cell" || diag "$(cat "$SRV_ERR")"
+one_warm_cell "[root] a server with a warm cell" --warm-work "$WORK"
 # the warm cell's supervisor killed with the server, first (alone, the supervisor may still see
 # the server's socket close before its PR_SET_PDEATHSIG and give its cell up cleanly), the
 # server stopped before (else it may reap the supervisor first, and reclaim its cell itself)
@@ -228,5 +231,21 @@ ok $? "[root] a warm cell whose supervisor was killed: the server reclaims its d
 	diag "$dead" "$(ls -la "$STATE/runs/$dead" 2>&1)" "$(cat "$SRV_ERR")"
 wait_for 30 ready_is 1
 ok $? "[root] ... and makes a new one" || diag "$(cat "$SRV_ERR")"
+stop_server 60
+
+# ---- a warm cell whose worktree lies below /var/tmp (the take's scratch covers it there, and
+# its mount is put back on top): .git/hooks and .git/config are read-only as in any run (the
+# mount put back was a copy taken before .git's guards were mounted on it: the job wrote both)
+VT=$(mktemp -d -p /var/tmp warren-test-warmwt.XXXXXXXX)
+_cleanup_files+=("$VT")
+chmod 755 "$VT"
+mkdir -p "$VT/.git/hooks"
+printf '[core]\n' >"$VT/.git/config"
+one_warm_cell "[root] a warm cell whose worktree is below /var/tmp" --warm-work "$VT"
+GIT_TRY='echo x > .git/hooks/pre-commit && echo hook-written; echo x >> .git/config && echo config-written; echo tried'
+run_wait "{\"command\":[\"sh\",\"-c\",$(jstr "$GIT_TRY")],\"worktree\":\"$VT\"}"
+vlog=$(logs "$ID")
+is "$(jbody 'd["start"]'):$(printf '%s\n' "$vlog" | grep -c -e -written -e tried)" warm:1 \
+	"[root] ... its run cannot write .git/hooks or .git/config there (both read-only)" || diag "$BODY" "$vlog"
 stop_server 60
 is "$(state_clean)" "" "[root] nothing is left at the end"
