@@ -380,16 +380,16 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 
 /* Clone the tree at path as a detached mount, idmapped through userns fd ns, with what is
  * mounted below it (a bind without its submounts would show, and let the job write, what the
- * host hides under them): every mount of it idmapped, else the top one alone when a submount's
- * file system cannot be (its files keep their ids there). -1 when the kernel or the top's file
- * system cannot. */
-static int idmapped_tree(int dfd, const char *path, int ns)
+ * host hides under them). With whole, every mount of it idmapped (else, or when a submount's
+ * file system cannot be, the top one alone: the submounts' files keep their ids). -1 when the
+ * kernel or the top's file system cannot. */
+static int idmapped_tree(int dfd, const char *path, int ns, bool whole_ok)
 {
 	if (ns < 0)
 		return -1;
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 				.userns_fd = (uint64_t)ns };
-	for (int whole = 1; whole >= 0; whole--) {
+	for (int whole = whole_ok; whole >= 0; whole--) {
 		int t = sys_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (*path ? 0 : AT_EMPTY_PATH));
 		if (t < 0)
 			return -1;
@@ -526,7 +526,16 @@ static int mount_checked(const char *path, int checked_fd, int fd, const char *t
 	struct stat a, b;
 	if (wfd < 0 || fstat(wfd, &a) < 0 || fstat(checked_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		die(wfd < 0 ? errno : 0, "%s %s changed while the cell was being made (a directory on its way was replaced); run again", what, path);
-	int t = idmapped_tree(wfd, "", idmap);
+	/* a file system mounted below the source that is the kernel's (a chroot's /proc in a
+	 * worktree) would show the host's processes or devices in the cell: refused */
+	_cleanup_free_ char *kmp = NULL, *ktype = NULL;
+	if (S_ISDIR(a.st_mode) && hostroot_kernel_fs_below(path, &kmp, &ktype))
+		die(0, "%s %s has a %s file system mounted at %s, which would show the host's in the cell; unmount it, "
+		       "or give a directory without it", what, path, ktype, kmp);
+	/* the owner's files are the run user's in every mount below the source, unless the owner
+	 * is root: then in the source's own file system only (a root-owned worktree holding a
+	 * bind of a system directory does not give the job that directory) */
+	int t = idmapped_tree(wfd, "", idmap, a.st_uid != 0);
 	if (t < 0) {
 		t = sys_open_tree(wfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 		if (t < 0 || sys_mount_setattr_fd(t, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, AT_RECURSIVE) < 0)
@@ -653,7 +662,7 @@ static void mount_root(const struct cell_spec *s, const char *root)
 		/* root mode: the image's own ids are the cell's (its root files belong to cell root) */
 		const char *lower = s->rootfs;
 		_cleanup_free_ char *idmapped = xasprintf("%s/" RUN_LOWER_DIR, s->rundir);
-		_cleanup_close_ int t = idmapped_tree(AT_FDCWD, s->rootfs, idmap_ns_image);
+		_cleanup_close_ int t = idmapped_tree(AT_FDCWD, s->rootfs, idmap_ns_image, false);
 		if (t >= 0 && sys_move_mount(t, "", AT_FDCWD, idmapped, MOVE_MOUNT_F_EMPTY_PATH) == 0)
 			lower = idmapped;
 		_cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s/" RUN_UPPER_DIR ",workdir=%s/" RUN_WORK_DIR "%s",
@@ -883,6 +892,9 @@ static void show_cgroup(const struct cgroup *cg)
 /* A warm cell's job is made before its run comes and waits, set up to its last step, for
  * init to tell it its take over this pipe: 'x' the executor, 'd' a plain command. */
 static int warm_take_r = -1, warm_take_w = -1;
+/* init's end of the supervisor's go pipe, on which its kill comes (init_loop): not the job's,
+ * which closes it first thing (the executor never execs: CLOEXEC alone would leave it there) */
+static int init_go = -1;
 
 /* A plain command's job (a warm cell's take said 'd', or a cold start's spec says direct): its
  * EXEC_START is on the control socket, and it is started here as the job itself, with the
@@ -962,6 +974,7 @@ static void drop_bounding_caps(void)
 
 static void __attribute__((noreturn)) job_main(const struct cell_spec *s, const struct cell_io *io, int go)
 {
+	closep(&init_go);
 	char c;
 	if (read(go, &c, 1) != 1)
 		_exit(125);
@@ -1320,6 +1333,7 @@ static void close_all_but(int *keep, size_t n)
 static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const struct cell_io *io,
 						 const struct cgroup *cg, int go)
 {
+	init_go = go;
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* the supervisor may have died before PDEATHSIG was armed (even after letting us go):
 	 * the report pipe has no reader then */

@@ -116,12 +116,23 @@ static int by_depth(const void *a, const void *b)
 	return x->id - y->id;
 }
 
-/* Read init's mounts (a copy of the host's), parents before children. */
-static int read_mounts(struct view *v)
+/* The mount table as read_mounts read it last in this process (the host's mounts, copied into
+ * init's namespace when it was cloned, do not change after): hostroot_kernel_fs_below reads it
+ * again from here, not from the kernel (on a host of hundreds of mounts each read and parse
+ * is a noticeable part of a cold start). */
+static char *last_mountinfo;
+
+/* Read init's mounts (a copy of the host's), parents before children; with reuse, those read
+ * last (last_mountinfo) when there are. */
+static int read_mounts(struct view *v, bool reuse)
 {
-	_cleanup_free_ char *txt = read_file("/proc/self/mountinfo", NULL);
+	_cleanup_free_ char *txt = reuse && last_mountinfo ? xstrdup(last_mountinfo) : read_file("/proc/self/mountinfo", NULL);
 	if (!txt)
 		return error_set(v->err, errno, "cannot read /proc/self/mountinfo");
+	if (!reuse || !last_mountinfo) {
+		free(last_mountinfo);
+		last_mountinfo = xstrdup(txt);
+	}
 	char *save = NULL;
 	for (char *line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* ID PARENT MAJ:MIN ROOT MOUNT-POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER-OPTIONS */
@@ -143,6 +154,29 @@ static int read_mounts(struct view *v)
 	}
 	qsort(v->m, v->n, sizeof *v->m, by_depth);
 	return 0;
+}
+
+bool hostroot_kernel_fs_below(const char *dir, char **mountpoint, char **type)
+{
+	struct error err = { 0 };
+	struct view v = { .err = &err };
+	bool found = false;
+	if (read_mounts(&v, true) == 0)
+		for (size_t i = 0; i < v.n && !found; i++) {
+			const struct mnt *m = &v.m[i];
+			if (path_beneath(m->path, dir) && strcmp(m->path, dir) != 0 && among(m->type, KERNEL_TYPES)) {
+				*mountpoint = xstrdup(m->path);
+				*type = xstrdup(m->type);
+				found = true;
+			}
+		}
+	for (size_t i = 0; i < v.n; i++) {
+		free(v.m[i].path);
+		free(v.m[i].type);
+	}
+	free(v.m);
+	error_clear(&err);
+	return found;
 }
 
 static bool skipped(const struct view *v, const char *p)
@@ -468,7 +502,7 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 		e = move_onto(v.skel, t);
 	else if (e == 0 && npoints)
 		e = v.skel;
-	int r = e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", target) : read_mounts(&v);
+	int r = e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", target) : read_mounts(&v, false);
 	for (size_t i = 0; r == 0 && i < v.n; i++)
 		r = place(&v, &v.m[i]);
 	if (r == 0 && v.root < 0)

@@ -25,4 +25,8 @@ struct hostroot_point {
 int hostroot_mount(const char *target, bool rootless, const char *const *skip, const struct hostroot_point *points,
 		   size_t npoints, struct error *err);
 
+/* Whether a kernel file system (proc, sysfs, cgroup...) is mounted below the directory dir (an
+ * absolute, normalised path of this mount namespace): its mount point and type (heap) then. */
+bool hostroot_kernel_fs_below(const char *dir, char **mountpoint, char **type);
+
 #endif

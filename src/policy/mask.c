@@ -70,13 +70,14 @@ static int open_devnull(struct error *err)
 	return fd;
 }
 
-/* Mount a clone of src (a file or a tree) on target; with attrs, make the clone so first. */
+/* Mount a clone of src (a file or a tree, with what is mounted below it: a copy without would
+ * show what those mounts hide) on target; with attrs, make the clone so first, all of it. */
 static int bind_fd(int src, int target, uint64_t attrs)
 {
-	_cleanup_close_ int t = sys_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	_cleanup_close_ int t = sys_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (t < 0)
 		return -errno;
-	if (attrs && sys_mount_setattr_fd(t, attrs, 0) < 0)
+	if (attrs && sys_mount_setattr_fd(t, attrs, AT_RECURSIVE) < 0)
 		return -errno;
 	return sys_move_mount_fd(t, target) < 0 ? -errno : 0;
 }

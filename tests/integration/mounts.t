@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 129
+plan 135
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -87,6 +87,17 @@ for mode in root user; do
 	[ "$WS_RO" != 0 ] && [ "$ws_now" = mounted ]
 	ok $? "$M --ro-bind of it: the mount inside is read-only too"
 	is "$(cat "$D/withsub/sub/under")" hidden "$M ... and the file under the mount was not touched"
+	# a kernel's file system below a bind's source (a chroot's /proc): refused, naming it
+	mkdir_for_mode "$D/withproc"
+	mkdir_for_mode "$D/withproc/chroot"
+	mkdir_for_mode "$D/withproc/chroot/proc"
+	mount -t proc proc "$D/withproc/chroot/proc"
+	wrun --ro-bind "$D/withproc:/data/wp" -- true
+	WP_RC=$RC WP_ERR=$ERR
+	umount "$D/withproc/chroot/proc"
+	{ [ "$WP_RC" = 125 ] && [[ $WP_ERR == *"has a proc file system mounted at $D/withproc/chroot/proc"* ]] &&
+		[ "$(printf '%s\n' "$WP_ERR" | wc -l)" = 1 ]; }
+	ok $? "$M a bind whose source has /proc mounted below it: refused in one line naming it (the host's processes stay unseen)" || diag "$WP_ERR"
 
 	# ---- the caller's umask (077 on a hardened host) is the job's, not that of what warren
 	# makes in the cell: passwd and group stay readable, the directories made on a bind's way
@@ -232,6 +243,32 @@ EOF
 	ok $? "$M an image's absolute symlink to a host path resolves inside the image (to nowhere there: refused)" || diag "$ERR"
 	test -z "$(ls -A "$D/hostdir")"; ok $? "$M ... and nothing was made on the host"
 done
+
+# ---- root only: a root-owned worktree's owner is the run user in its own file system, not in
+# what is mounted inside it (a bind of a system directory there stays root's)
+use_mode root
+RW=$TEST_SCRATCH/rootwork
+mkdir -p "$RW/etc" "$TEST_SCRATCH/rootsys"
+echo sys >"$TEST_SCRATCH/rootsys/conf"
+mount --bind "$TEST_SCRATCH/rootsys" "$RW/etc"
+wrun --work "$RW" -- sh -c 'echo own > mine && echo mine-written; echo x >> etc/conf && echo conf-written; cat etc/conf'
+RWO=$OUT
+umount "$RW/etc"
+is "$RWO" mine-written$'\n'sys "[root] a root-owned worktree: the job writes its files, reads a root-owned mount inside it but cannot write it"
+is "$(cat "$TEST_SCRATCH/rootsys/conf")" sys "[root] ... the mounted directory on the host is unchanged"
+
+# ---- a worktree with a file system mounted in .git (the objects on a tmpfs): the cell sees
+# that mount, .git/hooks stays read-only, and what the mount hides on the host stays hidden
+GW=$TEST_SCRATCH/gitmnt
+mkdir -p "$GW/.git/objects"
+printf '[core]\n' >"$GW/.git/config"
+echo hidden >"$GW/.git/objects/under"
+mount -t tmpfs -o mode=0777 warren-test-objs "$GW/.git/objects"
+wrun --work "$GW" -- sh -c 'cat .git/objects/under 2>/dev/null || echo unseen; echo x > .git/objects/obj && echo obj-written; echo x > .git/hooks/pre-commit 2>/dev/null || echo hooks-ro'
+GWO=$OUT
+umount "$GW/.git/objects"
+is "$GWO" unseen$'\n'obj-written$'\n'hooks-ro "[root] a worktree with a tmpfs on .git/objects: that tmpfs is seen and written, .git/hooks read-only"
+is "$(ls "$GW/.git/objects")" under "[root] ... and the directory under that tmpfs on the host was not touched"
 
 # ---- root only: a symlink on the source's way owned by another user
 use_mode root
