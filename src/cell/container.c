@@ -1218,7 +1218,11 @@ static void report_end(int status)
  * reported when it is reaped here, unless it was already. */
 static void __attribute__((noreturn)) end_cell(pid_t job, bool reported)
 {
-	kill(-1, SIGKILL);  /* (pid 1 itself is spared) */
+	/* kill(-1) walks every process of the host: only when init has a child left (every other
+	 * process of the cell is one's descendant, or init's when its parent is gone) */
+	siginfo_t si = { 0 };
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0)
+		kill(-1, SIGKILL);  /* (pid 1 itself is spared) */
 	int status;
 	pid_t p;
 	while ((p = waitpid(-1, &status, __WALL)) > 0 || (p < 0 && errno == EINTR))

@@ -369,8 +369,12 @@ static void create_hooks_dir(const struct policy_ctx *s)
 	struct stat st;
 	if (git < 0 || fstat(git, &st) < 0)
 		return;
-	/* as open as .git, no more (init's umask is 0) */
-	if (mkdirat(git, "hooks", st.st_mode & 0775) == 0 && fchownat(git, "hooks", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+	/* as open as .git, no more (init's umask is 0); given .git's owner through the directory
+	 * just made, opened as one (a name changed in between is not followed to a file) */
+	if (mkdirat(git, "hooks", st.st_mode & 0775) < 0)
+		return;
+	_cleanup_close_ int h = openat(git, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (h >= 0 && fchown(h, st.st_uid, st.st_gid) < 0)
 		return;
 }
 
