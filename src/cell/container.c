@@ -47,6 +47,7 @@
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/sys.h"
+#include "util/words.h"
 
 /* ---- what init tells the supervisor ---- */
 
@@ -528,10 +529,15 @@ static int mount_checked(const char *path, int checked_fd, int fd, const char *t
 		die(wfd < 0 ? errno : 0, "%s %s changed while the cell was being made (a directory on its way was replaced); run again", what, path);
 	/* a file system mounted below the source that is the kernel's (a chroot's /proc in a
 	 * worktree) would show the host's processes or devices in the cell: refused */
+	if (fs_is_kernel(wfd))
+		die(0, "%s %s is on a kernel's file system (the host's processes, devices or settings); give a directory of files",
+		    what, path);
 	_cleanup_free_ char *kmp = NULL, *ktype = NULL;
-	if (S_ISDIR(a.st_mode) && hostroot_kernel_fs_below(path, &kmp, &ktype))
+	if (S_ISDIR(a.st_mode) && hostroot_kernel_fs_below(path, &kmp, &ktype)) {
+		_cleanup_free_ char *shown = printable_name(kmp);
 		die(0, "%s %s has a %s file system mounted at %s, which would show the host's in the cell; unmount it, "
-		       "or give a directory without it", what, path, ktype, kmp);
+		       "or give a directory without it", what, path, ktype, shown);
+	}
 	/* the owner's files are the run user's in every mount below the source, unless the owner
 	 * is root: then in the source's own file system only (a root-owned worktree holding a
 	 * bind of a system directory does not give the job that directory) */

@@ -12,11 +12,12 @@
  * shadowed by another on its path is left out). An overlay without an upper layer needs two
  * lower ones: the host's directory and an empty tmpfs (one for all, mounted on the target
  * first, under the host's /: unreachable there, and not torn down before the cell is).
- * Kernel file systems (cgroup, debugfs...) have no socket files and are bound as they are, with
- * all their submounts (the cell's /sys is a sysfs of its own, not the host's: the caller
- * skips it, see mount_sys in container.c); so are file systems that cannot hold a
- * listening socket (FAT: no socket files; squashfs, erofs, iso9660: never writable), whose
- * submounts are placed as any other. A file mounted on a file is bound, a socket mounted on a
+ * Kernel file systems (proc, sysfs, cgroup, debugfs...) outside the places the cell has its own
+ * (a chroot's /proc, a build tree's /sys) are covered with an empty directory: they would show
+ * the host's processes and devices (the cell's /proc and /sys are its own, not the host's: the
+ * caller skips them, see mount_sys in container.c). File systems that cannot hold a
+ * listening socket (FAT: no socket files; squashfs, erofs, iso9660: never writable) are bound
+ * as they are, their submounts placed as any other. A file mounted on a file is bound, a socket mounted on a
  * file left out. Nothing is placed at or below what the cell replaces (/proc, /dev, /run,
  * /tmp, /home, the state directory...).
  *
@@ -77,7 +78,8 @@ struct view {
 /* Kernel file systems: no socket files. */
 static const char *const KERNEL_TYPES[] = {
 	"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs", "tracefs", "securityfs", "pstore",
-	"bpf", "configfs", "fusectl", "efivarfs", "binfmt_misc", "selinuxfs", "autofs", "nsfs", "rpc_pipefs", "nfsd", NULL,
+	"bpf", "configfs", "fusectl", "efivarfs", "binfmt_misc", "selinuxfs", "autofs", "nsfs", "rpc_pipefs", "nfsd",
+	"devtmpfs", "hugetlbfs", NULL,
 };
 /* File systems that cannot hold a listening socket: no socket files, or never writable. */
 static const char *const NO_SOCKET_TYPES[] = { "vfat", "msdos", "exfat", "squashfs", "erofs", "iso9660", "cramfs", NULL };
@@ -468,7 +470,14 @@ static int place(struct view *v, struct mnt *m)
 	int r;
 	if (S_ISSOCK(stx.stx_mode))
 		r = 0;   /* a socket mounted on a file: what lies under it is seen */
-	else if (!S_ISDIR(stx.stx_mode))
+	else if (kernel && S_ISDIR(stx.stx_mode)) {
+		/* a kernel's file system where the cell has none of its own (the standard places
+		 * are the cell's: skipped above), e.g. a chroot's /proc or /sys: the host's processes
+		 * and devices. An empty directory there instead; nothing below it is placed */
+		r = bind_on(v->empty, target, false, m->path, v->err);
+		m->rbound = m->whole = r == 0;
+		goto placed;
+	} else if (!S_ISDIR(stx.stx_mode))
 		r = bind_on(host, target, false, m->path, v->err);
 	else if (bound)
 		r = bind_on(host, target, true, m->path, v->err);
@@ -478,6 +487,7 @@ static int place(struct view *v, struct mnt *m)
 		r = overlay_on(v, host, target, m->path, m->type);
 	m->rbound = r == 0 && bound && S_ISDIR(stx.stx_mode);
 	m->whole = m->rbound && kernel;
+placed:
 	if (r == 0 && v->root < 0) {
 		v->root = open(v->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (v->root < 0)

@@ -26,8 +26,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -402,22 +400,6 @@ static void check_dotgit(struct walker *w, int fd, const char *rel, bool top, in
 		add(w, grel, NULL, "a repository the run created or changed: git there obeys it", GIT_REPORTED, 0);
 }
 
-/* A kernel's file system (a chroot's /proc mounted in the worktree): no git file a job could
- * have left is there, and walking it only lists what warren may not open. */
-static bool kernel_fs(int fd)
-{
-	static const long types[] = { PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,
-				      TRACEFS_MAGIC, SECURITYFS_MAGIC, BPF_FS_MAGIC, DEVPTS_SUPER_MAGIC, 0x19800202 /* mqueue */,
-				      PSTOREFS_MAGIC, NSFS_MAGIC };
-	struct statfs fs;
-	if (fstatfs(fd, &fs) < 0)
-		return false;
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-		if ((long)fs.f_type == types[i])
-			return true;
-	return false;
-}
-
 static void walk(struct walker *w, int fd, const char *rel, int depth)
 {
 	w->out->dirs++;
@@ -448,7 +430,9 @@ static void walk(struct walker *w, int fd, const char *rel, int depth)
 				add(w, sub, NULL, "a directory warren could not open", GIT_UNCHECKED, errno);
 			continue;
 		}
-		if (kernel_fs(s))
+		/* a kernel's file system (one is refused at the start, but may be mounted later by
+		 * the host): no git file a job could have left is there */
+		if (fs_is_kernel(s))
 			continue;
 		walk(w, s, sub, depth + 1);
 	}

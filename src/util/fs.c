@@ -10,6 +10,8 @@
 #include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "util/sys.h"
@@ -501,4 +503,19 @@ char *host_tool_find(const char *name)
 		free(p);
 	}
 	return NULL;
+}
+
+bool fs_is_kernel(int fd)
+{
+	static const long types[] = { PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,
+				      TRACEFS_MAGIC, SECURITYFS_MAGIC, BPF_FS_MAGIC, DEVPTS_SUPER_MAGIC, 0x19800202 /* mqueue */,
+				      PSTOREFS_MAGIC, NSFS_MAGIC, EFIVARFS_MAGIC, BINFMTFS_MAGIC, 0x62656570 /* configfs */,
+				      0x65735543 /* fusectl */, 0x1373 /* devtmpfs */, HUGETLBFS_MAGIC, AUTOFS_SUPER_MAGIC };
+	struct statfs fs;
+	if (fstatfs(fd, &fs) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		if ((long)fs.f_type == types[i])
+			return true;
+	return false;
 }

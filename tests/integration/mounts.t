@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 135
+plan 139
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -98,6 +98,21 @@ for mode in root user; do
 	{ [ "$WP_RC" = 125 ] && [[ $WP_ERR == *"has a proc file system mounted at $D/withproc/chroot/proc"* ]] &&
 		[ "$(printf '%s\n' "$WP_ERR" | wc -l)" = 1 ]; }
 	ok $? "$M a bind whose source has /proc mounted below it: refused in one line naming it (the host's processes stay unseen)" || diag "$WP_ERR"
+	# ... a source on a kernel's file system (that /proc itself, a directory of a sysfs):
+	# refused; and where the cell sees the host's tree, such a mount shows an empty directory
+	mkdir_for_mode "$D/withproc/chroot/sys"
+	mount -t proc proc "$D/withproc/chroot/proc"
+	mount -t sysfs sysfs "$D/withproc/chroot/sys"
+	wrun --ro-bind "$D/withproc/chroot/proc:/hp" -- true
+	KP_RC=$RC KP_ERR=$ERR
+	wrun --ro-bind "$D/withproc/chroot/sys/class/net:/n" -- true
+	KS_RC=$RC KS_ERR=$ERR
+	wrun -- sh -c "ls -A $D/withproc/chroot/proc $D/withproc/chroot/sys | grep -cv -e : -e '^\$'"
+	KV_OUT=$OUT
+	umount "$D/withproc/chroot/proc" "$D/withproc/chroot/sys"
+	{ [ "$KP_RC:$KS_RC" = 125:125 ] && [[ $KP_ERR == *"is on a kernel's file system"* ]] && [[ $KS_ERR == *"is on a kernel's file system"* ]]; }
+	ok $? "$M a bind of a /proc or of a directory of a sysfs mounted elsewhere: refused, naming it" || diag "$KP_ERR" "$KS_ERR"
+	is "$KV_OUT" 0 "$M a /proc and a sysfs mounted elsewhere on the host show as empty directories in the cell"
 
 	# ---- the caller's umask (077 on a hardened host) is the job's, not that of what warren
 	# makes in the cell: passwd and group stay readable, the directories made on a bind's way
