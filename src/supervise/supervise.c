@@ -725,10 +725,12 @@ static void on_signal(struct sup *u)
 			continue; /* the run is over: it ended as it did, not by this signal */
 		if (u->stopping) {
 			/* asked twice: no more grace; three times: init is not waited for */
-			if (u->killed)
+			if (u->killed) {
 				kill_cell(u, true);
-			else
+			} else {
+				u->killed_early = u->stop_signal != 0;
 				sup_kill(u);
+			}
 			continue;
 		}
 		bool by_kill = si.ssi_code == SI_QUEUE && si.ssi_int == WARREN_KILL_MAGIC;
@@ -1057,6 +1059,9 @@ static void build_result(struct sup *u, struct run_result *r)
 			r->cause_message = xasprintf("%s; the job exited with %d", u->cause_text, WEXITSTATUS(u->job_status));
 		} else if (!u->stop_signal) {
 			r->cause_message = xstrdup(u->cause_text);
+		} else if (u->killed && u->killed_early) {
+			r->cause_message = xasprintf("%s; sent %s, then SIGKILL when interrupted again", u->cause_text,
+						     signal_name(u->stop_signal, sig, sizeof sig));
 		} else if (u->killed) {
 			char g[32];
 			format_duration_ms(g, sizeof g, l->grace_ms);

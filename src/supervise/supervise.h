@@ -94,6 +94,7 @@ struct sup {
 	                              is SIGKILLed itself when grace_tfd fires then */
 	int stop_signal;
 	double stop_at_s;
+	bool killed_early;         /* the SIGKILL came before the grace was over (asked again) */
 	char *cause_limit, *cause_value, *cause_text;
 	enum run_status cause_status;
 

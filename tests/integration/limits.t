@@ -6,7 +6,7 @@
 # Limits by cgroups are tested as root; the wall clock and signals also as the user.
 . "$(dirname "$0")/../lib.sh"
 
-plan 105
+plan 107
 
 use_mode root
 
@@ -227,6 +227,23 @@ for sig in INT TERM; do
 	cause_recorded "SIG$sig: result.json status interrupted and the cause" interrupted
 	nothing_left "$RUNDIR" "SIG$sig: no process of the cell, nothing left"
 done
+
+# Asked twice: the second interrupt SIGKILLs the cell at once, and the cause says so (it said
+# "then SIGKILL after <the grace>", which had not passed)
+s=$(uniq_arg)
+wr_bg run --work "$WORK" -- env --ignore-signal=INT sleep "$s"
+wp=$BG_PID
+wait_for 15 job_alive "$s"
+kill -INT "$wp" 2>/dev/null
+sleep 0.3
+kill -INT "$wp" 2>/dev/null
+wait_bg "$wp" 20
+rc=$RC
+ERR=$(cat "$BG_ERR")
+after_stop
+like "$rc:$LINE" "^130:warren: $ID stopped: interrupted by SIGINT; sent SIGINT, then SIGKILL when interrupted again\$" \
+	"SIGINT twice to warren, the job ignoring it: killed at once, exit 130, the cause saying so"
+nothing_left "$RUNDIR" "... nothing left"
 
 # SIGTERM while a process outside the cell holds the job's output open (the job handed its
 # stdout and stderr out over a socket in the worktree): the cell is stopped and warren ends at
