@@ -527,8 +527,8 @@ static int mount_checked(const char *path, int checked_fd, int fd, const char *t
 	struct stat a, b;
 	if (wfd < 0 || fstat(wfd, &a) < 0 || fstat(checked_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		die(wfd < 0 ? errno : 0, "%s %s changed while the cell was being made (a directory on its way was replaced); run again", what, path);
-	/* a file system mounted below the source that is the kernel's (a chroot's /proc in a
-	 * worktree) would show the host's processes or devices in the cell: refused */
+	/* a source that is on a kernel's file system, or has one mounted below it (a chroot's
+	 * /proc in a worktree), would show the host's processes or devices in the cell: refused */
 	if (fs_is_kernel(wfd))
 		die(0, "%s %s is on a kernel's file system (the host's processes, devices or settings); give a directory of files",
 		    what, path);
@@ -1239,8 +1239,9 @@ static void __attribute__((noreturn)) end_cell(pid_t job, bool reported)
 	_exit(0);
 }
 
-/* go: the pipe from the supervisor, whose CELL_KILL_BYTE ends the cell (end_cell) */
-static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full, int go)
+/* The job's life: its end reported, the supervisor's signals passed on, its kill taken from the
+ * go pipe (init_go: CELL_KILL_BYTE ends the cell, end_cell). */
+static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full)
 {
 	sigset_t all;
 	sigfillset(&all);
@@ -1254,7 +1255,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full, int 
 		struct itimerspec it = { .it_value = { 0, 100000000 }, .it_interval = { 0, 100000000 } };
 		timerfd_settime(tfd, 0, &it, NULL);
 	}
-	struct pollfd pf[3] = { { .fd = sfd, .events = POLLIN }, { .fd = go, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
+	struct pollfd pf[3] = { { .fd = sfd, .events = POLLIN }, { .fd = init_go, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
 	for (;;) {
 		if (poll(pf, tfd >= 0 ? 3 : 2, -1) < 0)
 			continue;
@@ -1266,7 +1267,7 @@ static void __attribute__((noreturn)) init_loop(pid_t job, bool watch_full, int 
 		}
 		if (pf[1].revents) {
 			char c = 0;
-			if (read(go, &c, 1) == 1 && c == CELL_KILL_BYTE)
+			if (read(init_go, &c, 1) == 1 && c == CELL_KILL_BYTE)
 				end_cell(job, false);  /* the supervisor's SIGKILL */
 			if (pf[1].revents & (POLLHUP | POLLERR))
 				pf[1].fd = -1;  /* the supervisor is gone (its death signal follows) */
@@ -1458,7 +1459,7 @@ static void __attribute__((noreturn)) init_main(const struct cell_spec *s, const
 	/* the job has its copy: warren's command line (host paths, options) is not shown to it as
 	 * pid 1's (/proc/1/cmdline is readable by all who see the pid) */
 	proc_args_wipe("warren-init");
-	init_loop(job, s->warm ? take.scratch != 0 : s->limits.scratch != 0, go);
+	init_loop(job, s->warm ? take.scratch != 0 : s->limits.scratch != 0);
 }
 
 /* ---- made before the clone: the idmaps' user namespaces; the network, on a thread ---- */

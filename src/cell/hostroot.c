@@ -75,7 +75,7 @@ struct view {
 	struct error *err;
 };
 
-/* Kernel file systems: no socket files. */
+/* Kernel file systems: no socket files (util/fs.c fs_is_kernel knows them by their magic). */
 static const char *const KERNEL_TYPES[] = {
 	"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs", "tracefs", "securityfs", "pstore",
 	"bpf", "configfs", "fusectl", "efivarfs", "binfmt_misc", "selinuxfs", "autofs", "nsfs", "rpc_pipefs", "nfsd",
@@ -118,23 +118,33 @@ static int by_depth(const void *a, const void *b)
 	return x->id - y->id;
 }
 
-/* The mount table as read_mounts read it last in this process (the host's mounts, copied into
- * init's namespace when it was cloned, do not change after): hostroot_kernel_fs_below reads it
- * again from here, not from the kernel (on a host of hundreds of mounts each read and parse
- * is a noticeable part of a cold start). */
-static char *last_mountinfo;
+/* The kernel file systems among the mounts read_mounts read last in this process (the host's,
+ * copied into init's namespace when it was cloned, do not change after): what
+ * hostroot_kernel_fs_below looks at, not a new read and parse of the whole table (on a host of
+ * hundreds of mounts a noticeable part of a cold start). */
+static struct mnt *kernel_mnts;
+static size_t n_kernel_mnts;
+static bool kernel_mnts_known;
 
-/* Read init's mounts (a copy of the host's), parents before children; with reuse, those read
- * last (last_mountinfo) when there are. */
-static int read_mounts(struct view *v, bool reuse)
+static void note_kernel_mnt(const struct mnt *m)
 {
-	_cleanup_free_ char *txt = reuse && last_mountinfo ? xstrdup(last_mountinfo) : read_file("/proc/self/mountinfo", NULL);
+	kernel_mnts = xrealloc(kernel_mnts, (n_kernel_mnts + 1) * sizeof *kernel_mnts);
+	kernel_mnts[n_kernel_mnts++] = (struct mnt){ .path = xstrdup(m->path), .type = xstrdup(m->type) };
+}
+
+/* Read init's mounts (a copy of the host's), parents before children; the kernel's file
+ * systems among them noted (kernel_mnts). */
+static int read_mounts(struct view *v)
+{
+	_cleanup_free_ char *txt = read_file("/proc/self/mountinfo", NULL);
 	if (!txt)
 		return error_set(v->err, errno, "cannot read /proc/self/mountinfo");
-	if (!reuse || !last_mountinfo) {
-		free(last_mountinfo);
-		last_mountinfo = xstrdup(txt);
+	for (size_t i = 0; i < n_kernel_mnts; i++) {
+		free(kernel_mnts[i].path);
+		free(kernel_mnts[i].type);
 	}
+	n_kernel_mnts = 0;
+	kernel_mnts_known = true;
 	char *save = NULL;
 	for (char *line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* ID PARENT MAJ:MIN ROOT MOUNT-POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER-OPTIONS */
@@ -153,32 +163,38 @@ static int read_mounts(struct view *v, bool reuse)
 		*m = (struct mnt){ .id = atoi(f[0]), .parent = atoi(f[1]), .path = unescape(f[4]), .type = unescape(type) };
 		for (const char *p = m->path; *p; p++)
 			m->depth += *p == '/' && p[1];
+		if (among(m->type, KERNEL_TYPES))
+			note_kernel_mnt(m);
 	}
 	qsort(v->m, v->n, sizeof *v->m, by_depth);
 	return 0;
 }
 
+static void free_view_mnts(struct view *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		free(v->m[i].path);
+		free(v->m[i].type);
+	}
+	free(v->m);
+}
+
 bool hostroot_kernel_fs_below(const char *dir, char **mountpoint, char **type)
 {
-	struct error err = { 0 };
-	struct view v = { .err = &err };
-	bool found = false;
-	if (read_mounts(&v, true) == 0)
-		for (size_t i = 0; i < v.n && !found; i++) {
-			const struct mnt *m = &v.m[i];
-			if (path_beneath(m->path, dir) && strcmp(m->path, dir) != 0 && among(m->type, KERNEL_TYPES)) {
-				*mountpoint = xstrdup(m->path);
-				*type = xstrdup(m->type);
-				found = true;
-			}
-		}
-	for (size_t i = 0; i < v.n; i++) {
-		free(v.m[i].path);
-		free(v.m[i].type);
+	if (!kernel_mnts_known) {  /* (a --rootfs run: the host's / was not placed) */
+		struct error err = { 0 };
+		struct view v = { .err = &err };
+		read_mounts(&v);
+		free_view_mnts(&v);
+		error_clear(&err);
 	}
-	free(v.m);
-	error_clear(&err);
-	return found;
+	for (size_t i = 0; i < n_kernel_mnts; i++)
+		if (path_beneath(kernel_mnts[i].path, dir) && strcmp(kernel_mnts[i].path, dir) != 0) {
+			*mountpoint = xstrdup(kernel_mnts[i].path);
+			*type = xstrdup(kernel_mnts[i].type);
+			return true;
+		}
+	return false;
 }
 
 static bool skipped(const struct view *v, const char *p)
@@ -512,16 +528,12 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 		e = move_onto(v.skel, t);
 	else if (e == 0 && npoints)
 		e = v.skel;
-	int r = e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", target) : read_mounts(&v, false);
+	int r = e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", target) : read_mounts(&v);
 	for (size_t i = 0; r == 0 && i < v.n; i++)
 		r = place(&v, &v.m[i]);
 	if (r == 0 && v.root < 0)
 		r = error_set(err, 0, "the host's / is not among the mounts of /proc/self/mountinfo; cannot show it to the cell");
-	for (size_t i = 0; i < v.n; i++) {
-		free(v.m[i].path);
-		free(v.m[i].type);
-	}
-	free(v.m);
+	free_view_mnts(&v);
 	closep(&v.root);
 	closep(&v.empty);
 	closep(&v.skel);

@@ -505,12 +505,14 @@ char *host_tool_find(const char *name)
 	return NULL;
 }
 
+/* (the same file systems as cell/hostroot.c's KERNEL_TYPES, which names them as mountinfo does) */
 bool fs_is_kernel(int fd)
 {
 	static const long types[] = { PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,
 				      TRACEFS_MAGIC, SECURITYFS_MAGIC, BPF_FS_MAGIC, DEVPTS_SUPER_MAGIC, 0x19800202 /* mqueue */,
 				      PSTOREFS_MAGIC, NSFS_MAGIC, EFIVARFS_MAGIC, BINFMTFS_MAGIC, 0x62656570 /* configfs */,
-				      0x65735543 /* fusectl */, 0x1373 /* devtmpfs */, HUGETLBFS_MAGIC, AUTOFS_SUPER_MAGIC };
+				      0x65735543 /* fusectl */, 0x1373 /* devtmpfs */, HUGETLBFS_MAGIC, AUTOFS_SUPER_MAGIC,
+				      SELINUX_MAGIC, 0x67596969 /* rpc_pipefs */, 0x6e667364 /* nfsd */ };
 	struct statfs fs;
 	if (fstatfs(fd, &fs) < 0)
 		return false;

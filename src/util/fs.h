@@ -70,6 +70,7 @@ bool path_beneath(const char *path, const char *dir);
 /* Whether fd is on a kernel's file system (proc, sysfs, cgroup, debugfs, devpts, devtmpfs...):
  * one that shows the host's processes, devices or settings rather than files. */
 bool fs_is_kernel(int fd);
+
 /* Absolute, symlink-free form of path (realpath), or NULL. */
 char *abs_path(const char *path);
 /* The same for a path that may not exist yet: its deepest existing ancestor made absolute and
