@@ -37,6 +37,7 @@ void cell_spec_free(struct cell_spec *s)
 	strv_free(s->argv);
 	strv_free(s->env);
 	free(s->rootfs);
+	free(s->anchor);
 	free(s->image);
 	free(s->image_digest);
 	if (s->image_fd > 0)

@@ -9,6 +9,7 @@
 
 #include "cell/cellmount.h"
 #include "cell/contract.h"   /* RUN_ID_LEN */
+#include "cell/gate.h"       /* enum gate_face */
 #include "net/opts.h"    /* struct net_opts (--net, --publish) */
 #include "policy/policy.h"
 #include "util/limits.h"
@@ -72,6 +73,10 @@ struct cell_spec {
 	char *name;           /* --name, or NULL */
 	char **labels;        /* --label k=v, NULL-terminated (or NULL) */
 	char *history_db;     /* --db (run/history.h): NULL for <state>/history.db, "none" for none */
+	/* which face named the root and the worktree (cell/gate.h; 0: the command line), and the
+	 * directory a job file's or a bundle's own paths must stay below (canonical, or NULL) */
+	enum gate_face root_face, work_face;
+	char *anchor;
 };
 
 /* The host uid/gid the run user's files carry. */

@@ -29,7 +29,7 @@
 #include "util/strv.h"
 
 static const char JOB_HELP[] =
-	"usage: warren job run FILE [--work DIR] [--keep] [--json] [--quiet] [--prefix] [--user UID[:GID]] [--state DIR]\n"
+	"usage: warren job run FILE [--work DIR] [--rootfs DIR | --image NAME] [--keep] [--json] [--quiet] [--prefix] [--user UID[:GID]] [--state DIR]\n"
 	"       warren job check FILE [--work DIR] [--json]\n"
 	"\n"
 	"Run a job file: its services, then its steps in order, in one fresh cell (files, /tmp and\n"
@@ -38,6 +38,8 @@ static const char JOB_HELP[] =
 	"\n"
 	"  --work DIR  the worktree, instead of the job file's work: (a job file may only name\n"
 	"              directories below its own, and steps may not leave the worktree)\n"
+	"  --rootfs DIR, --image NAME   the cell's root, instead of the job file's rootfs: or\n"
+	"              image: (a job file's rootfs: may only name a directory below its own)\n"
 	"  --work none, --work-ro, --workdir PATH, --hostname NAME, --externals DIR,\n"
 	"  --bind SRC[:DST], --ro-bind SRC[:DST]   as for 'warren run' (they win over the job\n"
 	"              file's keys; its binds: and ro-binds: come first, and may only name\n"
@@ -75,7 +77,7 @@ static int cmp_lines(const void *a, const void *b)
 
 /* Load the job file (its text when given, already read: a warm cell's run from the server),
  * saying each mistake on a line of its own. */
-static int load_text(const char *file, const char *text, const char *work, struct job *job)
+static int load_text(const char *file, const char *text, const char *work, bool api, struct job *job)
 {
 	char *errors = NULL;
 	_cleanup_free_ char *work_abs = work && !strcmp(work, CELLSPEC_WORK_NONE) ? xstrdup(work) : work ? abs_path(work) : NULL;
@@ -83,7 +85,10 @@ static int load_text(const char *file, const char *text, const char *work, struc
 		warn_line("--work %s: %s; name an existing directory", work, strerror(errno));
 		return -1;
 	}
-	if ((text ? job_parse(file, text, strlen(text), work_abs, job, &errors) : job_load(file, work_abs, job, &errors)) < 0) {
+	/* a job sent to the server: its own paths resolve in, and stay below, the request's worktree */
+	const char *api_work = api ? (work_abs && strcmp(work_abs, CELLSPEC_WORK_NONE) ? work_abs : "/nonexistent") : NULL;
+	if ((text ? job_parse(file, text, strlen(text), work_abs, api_work, job, &errors)
+		  : job_load(file, work_abs, api_work, job, &errors)) < 0) {
 		/* every mistake on a line of its own, in the file's order, prefixed like every
 		 * warren error */
 		char **lines = NULL;
@@ -104,16 +109,18 @@ static int load_text(const char *file, const char *text, const char *work, struc
 	return 0;
 }
 
-static int load(const char *file, const char *work, struct job *job)
+static int load(const char *file, const char *work, bool api, struct job *job)
 {
-	return load_text(file, NULL, work, job);
+	return load_text(file, NULL, work, api, job);
 }
 
 /* What `job run` takes from its command line to make a job's cell spec. */
 struct job_args {
 	struct cell_opts co;
 	bool work_ro, keep;
+	bool api;                 /* --api (warren serve's): the job was sent to the server (cell/gate.h) */
 	const char *state, *user, *work;
+	const char *rootfs, *image;   /* --rootfs, --image: the command line's root wins over the file's */
 };
 
 static void job_args_free(struct job_args *a)
@@ -141,11 +148,19 @@ static int job_cell_spec(const struct job_args *a, const struct job *job, struct
 		cell_opts_take(&jo, job->binds[i].ro ? "ro-bind" : "bind", job->binds[i].arg);
 	for (size_t i = 0; i < a->co.n_binds; i++)
 		cell_opts_take(&jo, a->co.binds[i].ro ? "ro-bind" : "bind", a->co.binds[i].arg);
+	for (size_t i = 0; i < job->n_binds; i++)
+		jo.binds[i].face = job->face;   /* the job file's own binds, put to the gate as its */
 	jo.externals = a->co.externals ? a->co.externals : job->externals;
+	jo.externals_face = a->co.externals ? GATE_CLI : job->face;
+	s->root_face = a->rootfs || a->image ? GATE_CLI : job->face;
+	const char *rootfs = a->rootfs ? a->rootfs : a->image ? NULL : job->rootfs;
+	const char *image = a->image ? a->image : a->rootfs ? NULL : job->image;
+	s->work_face = a->work ? GATE_CLI : job->face;
+	s->anchor = job->anchor ? xstrdup(job->anchor) : NULL;
 	jo.workdir = a->co.workdir ? a->co.workdir : job->workdir;
 	jo.hostname = a->co.hostname ? a->co.hostname : job->hostname;
-	if (cellspec_user(s, a->user, err) < 0 || cellspec_paths(s, job->rootfs, job->work, err) < 0 ||
-	    cellspec_cell_opts(s, &jo, err) < 0 || cellspec_finish(s, err) < 0 || cellspec_image(s, job->image, err) < 0)
+	if (cellspec_user(s, a->user, err) < 0 || cellspec_paths(s, rootfs, job->work, err) < 0 ||
+	    cellspec_cell_opts(s, &jo, err) < 0 || cellspec_finish(s, err) < 0 || cellspec_image(s, image, err) < 0)
 		return -EINVAL;
 	s->argv = xcalloc(3, sizeof *s->argv);
 	s->argv[0] = xstrdup("warren-job");
@@ -200,7 +215,7 @@ static bool warm_load(struct warm *w, json_t *req)
 	/* the job's text comes in the message (a file of that name is not written) unless it
 	 * is too large for one */
 	const char *text = json_string_value(json_object_get(req, "job_text"));
-	if (!file || load_text(file, text, work, &w->job) < 0)
+	if (!file || load_text(file, text, work, true, &w->job) < 0)
 		return false;
 	w->loaded = true;
 	_cleanup_(hist_opts_free) struct hist_opts h = { .run_id = w->run_id, .db = w->db };
@@ -385,8 +400,8 @@ static int warm_cold(struct warm *w, struct job_run_opts *o, struct error *err)
 static int job_run_cmd(int argc, char **argv)
 {
 	enum { O_STATE = 256, O_KEEP, O_JSON, O_QUIET, O_PREFIX, O_USER, O_RESULT, O_RESULT_FD, O_HELP, O_WORK,
-	       O_WORK_RO, O_CELL_OPT, O_WARM_FD, O_START,
-	       O_COMMAND, O_LABEL, O_NAME, O_DB, O_RUN_ID };
+	       O_WORK_RO, O_CELL_OPT, O_WARM_FD, O_START, O_ROOTFS, O_IMAGE,
+	       O_COMMAND, O_LABEL, O_NAME, O_DB, O_RUN_ID, O_API };
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, O_STATE }, { "keep", no_argument, NULL, O_KEEP },
 		{ "work", required_argument, NULL, O_WORK },
@@ -394,11 +409,12 @@ static int job_run_cmd(int argc, char **argv)
 		{ "prefix", no_argument, NULL, O_PREFIX }, { "user", required_argument, NULL, O_USER },
 		{ "result", required_argument, NULL, O_RESULT }, { "result-fd", required_argument, NULL, O_RESULT_FD },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "rootfs", required_argument, NULL, O_ROOTFS }, { "image", required_argument, NULL, O_IMAGE },
 		{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
 		{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 		{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
 		{ "warm-fd", required_argument, NULL, O_WARM_FD }, { "start-cold", required_argument, NULL, O_START },
-		{ "command-json", required_argument, NULL, O_COMMAND },
+		{ "command-json", required_argument, NULL, O_COMMAND }, { "api", no_argument, NULL, O_API },
 		HIST_OPTIONS(O_LABEL), { NULL, 0, NULL, 0 },
 	};
 	_cleanup_(job_args_free) struct job_args a = { 0 };
@@ -414,6 +430,8 @@ static int job_run_cmd(int argc, char **argv)
 	while ((c = cli_getopt(argc, argv, "", opts, "job run", &perr)) != -1) {
 		switch (c) {
 		case O_WORK_RO: a.work_ro = true; break;
+		case O_ROOTFS: a.rootfs = optarg; break;
+		case O_IMAGE: a.image = optarg; break;
 		case O_CELL_OPT: cell_opts_take(&a.co, opts[cli_longindex].name, optarg); break;
 		case O_STATE: a.state = optarg; break;
 		case O_WORK: a.work = optarg; break;
@@ -431,6 +449,7 @@ static int job_run_cmd(int argc, char **argv)
 			break;
 		}
 		case O_WARM_FD: w.fd = atoi(optarg); break;   /* warren serve's, not a user's */
+		case O_API: a.api = true; break;              /* warren serve's: narrows, never widens */
 		case O_START: cold_why = optarg; break;       /* warren serve's: why its run is cold */
 		case O_COMMAND:                               /* warren serve's: the run's plain command */
 			strv_free(command);
@@ -450,7 +469,7 @@ static int job_run_cmd(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("job", "job run takes one job file");
 	struct job job;
-	if (load(argv[optind], a.work, &job) < 0)
+	if (load(argv[optind], a.work, a.api, &job) < 0)
 		return 125;
 	_cleanup_error_ struct error err = { 0 };
 	struct cell_spec s = { 0 };
@@ -539,12 +558,12 @@ static int job_check_cmd(int argc, char **argv)
 	const char *file = argv[optind];
 	struct job job = { 0 };
 	if (!as_json) {
-		if (load(file, work, &job) < 0)
+		if (load(file, work, false, &job) < 0)
 			return 125;
 	} else {
 		char *errors = NULL;
 		_cleanup_free_ char *work_abs = work ? abs_path(work) : NULL;
-		int r = work && !work_abs ? -1 : job_load(file, work_abs, &job, &errors);
+		int r = work && !work_abs ? -1 : job_load(file, work_abs, NULL, &job, &errors);
 		if (work && !work_abs)
 			errors = xasprintf("--work %s: %s; name an existing directory\n", work, strerror(errno));
 		json_t *o = json_pack("{s:s,s:b}", "file", file, "ok", r == 0);

@@ -19,6 +19,7 @@
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "util/fs.h"
+#include "util/strv.h"
 #include "util/words.h"
 #include "util/units.h"
 
@@ -364,40 +365,41 @@ static int open_checked(const char *w, const char *opt, const char *noun, bool f
 	return 0;
 }
 
-/* path (a worktree or a bind's source, canonical) and the state directory: neither may hold
- * the other. A message naming both and what to do, or 0. */
-static int state_check(const struct cell_spec *s, const char *path, const char *noun, const char *opt, struct error *err)
+/* The gate's answer (cell/gate.h) for the path open at fd, canonical canon, named by face for
+ * use u; opt names it in the message. */
+static int gate(const struct cell_spec *s, enum gate_face face, int fd, const char *canon, const char *name, enum gate_use u,
+		const char *opt, struct error *err)
 {
-	/* the state directory as it is, or will be once made (it is made after this check) */
-	_cleanup_free_ char *state = abs_path_would_be(s->statedir);
-	size_t sl = strlen(state);
-	if (!strncmp(path, state, sl) && (path[sl] == '/' || !path[sl] || sl == 1))
-		return error_set(err, 0, "%s %s is inside warren's state directory %s; pass %s elsewhere", noun, path, state, opt);
-	size_t wl = strlen(path);
-	if (!strncmp(state, path, wl) && (state[wl] == '/' || wl == 1))
-		return error_set(err, 0, "warren's state directory %s is inside %s %s, where the job could change the record and the run directory; pass --state DIR outside it",
-				 state, noun, path);
-	return 0;
+	const struct gate_ask a = { .face = face, .uid = geteuid(), .anchor = face == GATE_CLI ? NULL : s->anchor };
+	_cleanup_strv_ char **states = statedir_known(s->statedir);
+	return gate_check(fd, canon, name, &a, u, (const char *const *)states, opt, err);
+}
+
+/* The root file system rootfs, opened once and put to the gate. */
+static int cellspec_rootfs(struct cell_spec *s, const char *rootfs, struct error *err)
+{
+	const char *opt = s->root_face == GATE_CLI ? "--rootfs" : s->root_face == GATE_BUNDLE ? "root.path" : "rootfs";
+	_cleanup_free_ char *abs = abs_path(rootfs);
+	if (!abs)
+		return error_set(err, errno, "%s %s: cannot use it as the image (give a directory holding a root file system)", opt, rootfs);
+	if (!is_dir(abs))
+		return error_set(err, 0, "%s %s: not a directory; give the directory of an unpacked image (a root file system: bin/, etc/, usr/ ...)", opt, rootfs);
+	if (!json_text_ok(abs)) {
+		_cleanup_free_ char *pn = printable_name(abs);
+		return error_set(err, 0, "%s %s: its path is not UTF-8, which the run's record (JSON) cannot hold; rename it", opt, pn);
+	}
+	if (!strcmp(abs, "/"))
+		return error_set(err, 0, "%s /: the host's / is the default (read-only); leave out --rootfs", opt);
+	_cleanup_close_ int fd = -1;
+	if (open_checked(abs, opt, "the image", false, &fd, &s->rootfs, err) < 0)
+		return -EINVAL;
+	return gate(s, s->root_face, fd, s->rootfs, NULL, GATE_ROOT, opt, err);
 }
 
 int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, struct error *err)
 {
-	if (rootfs) {
-		s->rootfs = abs_path(rootfs);
-		if (!s->rootfs)
-			return error_set(err, errno, "--rootfs %s: cannot use it as the image (give a directory holding a root file system)", rootfs);
-		if (!is_dir(s->rootfs))
-			return error_set(err, 0, "--rootfs %s: not a directory; give the directory of an unpacked image (a root file system: bin/, etc/, usr/ ...)", rootfs);
-		if (!json_text_ok(s->rootfs)) {
-			_cleanup_free_ char *pn = printable_name(s->rootfs);
-			return error_set(err, 0, "--rootfs %s: its path is not UTF-8, which the run's record (JSON) cannot hold; rename it", pn);
-		}
-		if (!strcmp(s->rootfs, "/"))
-			return error_set(err, 0, "--rootfs /: the host's / is the default (read-only); leave out --rootfs");
-		if (rootfs_refused(s->rootfs))
-			return error_set(err, 0, "--rootfs %s: a directory of the host's own, whose root-owned files (/etc/shadow, keys) would be the cell root's to read; give the directory of an unpacked image",
-					 s->rootfs);
-	}
+	if (rootfs && cellspec_rootfs(s, rootfs, err) < 0)
+		return -EINVAL;
 	if (work && !strcmp(work, CELLSPEC_WORK_NONE)) {
 		s->worktree_fd = -1;   /* no worktree: the job starts in its home (or --workdir) */
 		if (s->policy.nprotect)
@@ -421,10 +423,11 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
 	}
 	if (!is_dir(s->worktree))
 		return error_set(err, ENOTDIR, "--work %s", w);
-	if (path_is_system_tree(s->worktree))
-		return error_set(err, 0, "the worktree would be %s%s, a system directory a job may not have read-write; cd into a project directory or pass --work DIR",
-				 s->worktree, work ? "" : " (the current directory)");
-	if (home_check(s->worktree, work, err) < 0 || state_check(s, s->worktree, "the worktree", "--work DIR", err) < 0)
+	if (!work && path_is_system_tree(s->worktree))
+		return error_set(err, 0, "the worktree would be %s (the current directory), a system directory a job may not have read-write; cd into a project directory or pass --work DIR",
+				 s->worktree);
+	const char *opt = s->work_face == GATE_CLI ? "--work" : "work";
+	if (gate(s, s->work_face, s->worktree_fd, s->worktree, NULL, GATE_WORKTREE, opt, err) < 0 || home_check(s->worktree, work, err) < 0)
 		return -EINVAL;
 	/* what the worktree's git runs from the worktree is read-only in the cell */
 	policy_add_git_protect(&s->policy, s->worktree_fd, s->worktree);
@@ -441,38 +444,22 @@ bool run_plain_file(const char *src, int fd)
 	       S_ISREG(st.st_mode) && st.st_nlink == 1;
 }
 
-static int bind_source_check(const struct cell_spec *s, const char *opt, const char *given, const char *src, int fd,
-			     bool ro, struct error *err)
+static int bind_source_check(const struct cell_spec *s, enum gate_face face, const char *opt, const char *given, const char *src,
+			     int fd, bool ro, struct error *err)
 {
 	/* the path as given, and where it led when a symlink was on the way */
 	_cleanup_free_ char *name = strcmp(given, src) ? xasprintf("%s (that is %s)", given, src) : xstrdup(src);
-	const char *why = mount_source_refused(src);
-	struct stat st;
-	/* a single regular file of /run read-only (a container runtime's hosts, hostname and
-	 * resolv.conf: the OCI face) holds no socket and changes nothing of the host's */
-	if (why && ro && run_plain_file(src, fd))
-		why = NULL;
-	if (why)
-		return error_set(err, 0, "%s %s: %s; bind a directory of your own below it", opt, name, why);
-	if (!ro && path_is_system_tree(src))
-		return error_set(err, 0, "%s %s: a system directory a job may not have read-write; use --ro-bind, or bind a directory of your own",
-				 opt, name);
-	/* a file with other names: one of them may be a file the caller never meant (a hard link
-	 * someone made in their directory to a file of root's) */
-	if (!ro && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
-		return error_set(err, 0, "%s %s: the file has %ju other hard links, which a write would change too; copy it, or use --ro-bind",
-				 opt, name, (uintmax_t)st.st_nlink - 1);
-	_cleanup_free_ char *other = xasprintf("%s with a source", opt);
-	if (state_check(s, src, "the bind source", other, err) < 0)
+	if (gate(s, face, fd, src, name, ro ? GATE_BIND_RO : GATE_BIND, opt, err) < 0)
 		return -EINVAL;
 	const char *home = home_within(src);
 	if (home)
-		warn_line("note: %s %s is %s: the job can %s your dotfiles and ~/.ssh", opt, src,
+		warn_line("note: %s %s is %s: the job can %s your dotfiles and ~/.ssh", opt, name,
 			!strcmp(home, src) ? "your home directory" : "a directory holding your home directory", ro ? "read" : "change and read");
 	return 0;
 }
 
-int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, const char *dst, bool ro, struct error *err)
+int cellspec_add_bind(struct cell_spec *s, enum gate_face face, const char *opt, const char *src, const char *dst, bool ro,
+		      struct error *err)
 {
 	if (!json_text_ok(src) || !json_text_ok(dst)) {
 		_cleanup_free_ char *ps = printable_name(src), *pd = printable_name(dst);
@@ -488,7 +475,7 @@ int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, con
 	struct cell_mount m = { .readonly = ro, .kind = CELL_MOUNT_BIND, .fd = -1 };
 	if (open_checked(src, opt, "a bind source", true, &m.fd, &m.source, err) < 0)
 		return -EINVAL;
-	if (bind_source_check(s, opt, src, m.source, m.fd, ro, err) < 0) {
+	if (bind_source_check(s, face, opt, src, m.source, m.fd, ro, err) < 0) {
 		close(m.fd);
 		free(m.source);
 		return -EINVAL;
@@ -499,7 +486,7 @@ int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, con
 	return 0;
 }
 
-int cellspec_add_bind_arg(struct cell_spec *s, const char *opt, const char *arg, bool ro, struct error *err)
+int cellspec_add_bind_arg(struct cell_spec *s, enum gate_face face, const char *opt, const char *arg, bool ro, struct error *err)
 {
 	_cleanup_free_ char *src = NULL, *dst = NULL;
 	mount_arg_split(arg, &src, &dst);
@@ -510,7 +497,7 @@ int cellspec_add_bind_arg(struct cell_spec *s, const char *opt, const char *arg,
 		free(dst);
 		dst = abs_path_would_be(src);
 	}
-	return cellspec_add_bind(s, opt, src, dst, ro, err);
+	return cellspec_add_bind(s, face, opt, src, dst, ro, err);
 }
 
 static int cellspec_cell_names(struct cell_spec *s, const char *workdir, const char *hostname, struct error *err)
@@ -534,7 +521,7 @@ bool cell_opts_take(struct cell_opts *o, const char *name, const char *value)
 {
 	if (!strcmp(name, "bind") || !strcmp(name, "ro-bind")) {
 		o->binds = xrealloc(o->binds, (o->n_binds + 1) * sizeof *o->binds);
-		o->binds[o->n_binds++] = (struct cell_opts_bind){ value, name[0] == 'r' ? "--ro-bind" : "--bind", name[0] == 'r' };
+		o->binds[o->n_binds++] = (struct cell_opts_bind){ value, name[0] == 'r' ? "--ro-bind" : "--bind", name[0] == 'r', GATE_CLI };
 	} else if (!strcmp(name, "externals")) {
 		o->externals = value;
 	} else if (!strcmp(name, "workdir")) {
@@ -550,9 +537,10 @@ bool cell_opts_take(struct cell_opts *o, const char *name, const char *value)
 int cellspec_cell_opts(struct cell_spec *s, const struct cell_opts *o, struct error *err)
 {
 	for (size_t i = 0; i < o->n_binds; i++)
-		if (cellspec_add_bind_arg(s, o->binds[i].opt, o->binds[i].arg, o->binds[i].ro, err) < 0)
+		if (cellspec_add_bind_arg(s, o->binds[i].face, o->binds[i].opt, o->binds[i].arg, o->binds[i].ro, err) < 0)
 			return -EINVAL;
-	if (o->externals && cellspec_add_bind(s, "--externals", o->externals, CELL_EXTERNALS_PATH, true, err) < 0)
+	if (o->externals && cellspec_add_bind(s, o->externals_face, o->externals_face == GATE_CLI ? "--externals" : "externals",
+					      o->externals, CELL_EXTERNALS_PATH, true, err) < 0)
 		return -EINVAL;
 	return cellspec_cell_names(s, o->workdir, o->hostname, err);
 }

@@ -45,18 +45,20 @@ int cellspec_paths(struct cell_spec *s, const char *rootfs, const char *work, st
  * messages), read-only when ro: dst checked (cell/mounts.h), src opened once and checked as
  * the worktree is (symlinks owned by others refused; system trees refused read-write; never
  * /proc, /run...). Needs the worktree, home and state directory in s (after cellspec_paths). */
-int cellspec_add_bind(struct cell_spec *s, const char *opt, const char *src, const char *dst, bool ro, struct error *err);
+int cellspec_add_bind(struct cell_spec *s, enum gate_face face, const char *opt, const char *src, const char *dst, bool ro,
+		      struct error *err);
 /* A regular file with one name under /run or /var/run (src; fd its O_PATH): what a --ro-bind
  * may show of those trees, which hold no socket then. */
 bool run_plain_file(const char *src, int fd);
 /* The same from "SRC[:DST]" (DST defaults to SRC). */
-int cellspec_add_bind_arg(struct cell_spec *s, const char *opt, const char *arg, bool ro, struct error *err);
+int cellspec_add_bind_arg(struct cell_spec *s, enum gate_face face, const char *opt, const char *arg, bool ro, struct error *err);
 /* The cell options of `warren run` and `warren job run` beyond the worktree: --bind and
  * --ro-bind in the order given, --externals, --workdir, --hostname. */
 struct cell_opts {
-	struct cell_opts_bind { const char *arg; const char *opt; bool ro; } *binds;
+	struct cell_opts_bind { const char *arg; const char *opt; bool ro; enum gate_face face; } *binds;
 	size_t n_binds;
 	const char *externals, *workdir, *hostname;
+	enum gate_face externals_face;   /* who named the externals (cell/gate.h; 0: the command line) */
 };
 /* Take one of the options above (name without "--", value); false when it is not one. */
 bool cell_opts_take(struct cell_opts *o, const char *name, const char *value);

@@ -16,6 +16,7 @@
 #include "cell/mounts.h"
 #include "image/entry.h"
 #include "run/limits.h"
+#include "run/rundir.h"
 #include "util/error.h"
 #include "util/strv.h"
 #include "util/fs.h"
@@ -24,6 +25,9 @@
 
 struct ctx {
 	const char *path;
+	char *anchor;             /* canonical: where relative paths resolve and the job's own paths
+	                             stay (the job file's directory, or an API job's worktree) */
+	enum gate_face face;      /* GATE_JOBFILE, or GATE_API for a job sent to the server */
 	const char *work_cli;     /* --work on the command line: the job file's work: is not used */
 	char *worktree;           /* the worktree, symlinks resolved, for working-directory */
 	yaml_document_t *doc;
@@ -161,22 +165,25 @@ static char **get_env(struct ctx *c, yaml_node_t *map, const char *where)
 	return env;
 }
 
-/* A path relative to the job file's directory, made absolute. */
-static char *job_relative(const char *jobpath, const char *p)
+/* A path relative to the job's anchor (its file's directory), made absolute. */
+static char *job_relative(const struct ctx *c, const char *p)
 {
-	if (p[0] == '/')
+	if (p[0] == '/' || !c->anchor)
 		return xstrdup(p);
-	_cleanup_free_ char *copy = xstrdup(jobpath);
-	return xasprintf("%s/%s", dirname(copy), p);
+	return xasprintf("%s/%s", c->anchor, p);
 }
 
-/* Is path (which exists) inside the directory of the job file (both symlinks resolved)? */
-static bool job_dir_holds(const char *jobpath, const char *path)
+/* The gate (cell/gate.h) on the job's own path abs for use u, reported at n; opt is the
+ * command line's option for it. */
+static bool job_gate(struct ctx *c, yaml_node_t *n, const char *where, const char *abs, enum gate_use u)
 {
-	_cleanup_free_ char *copy = xstrdup(jobpath);
-	_cleanup_free_ char *dir = abs_path(dirname(copy));
-	_cleanup_free_ char *real = abs_path(path);
-	return dir && real && path_beneath(real, dir);
+	const struct gate_ask a = { .face = c->face, .uid = geteuid(), .anchor = c->anchor };
+	_cleanup_strv_ char **states = statedir_known(NULL);
+	_cleanup_error_ struct error err = { 0 };
+	if (gate_check_path(abs, &a, u, (const char *const *)states, "", &err) == 0)
+		return true;
+	bad(c, n, where, "%s", err.msg);
+	return false;
 }
 
 /* Does a step's working-directory stay inside the worktree (relative without climbing out,
@@ -364,15 +371,12 @@ static void parse_step(struct ctx *c, size_t i, yaml_node_t *m, struct job_step 
  * directory: a job file is part of what it builds, and may not show the cell a cache or a key
  * of its user's elsewhere; the command line may (warren job run --ro-bind ...). The absolute
  * path, or NULL after reporting. */
-static char *job_source(struct ctx *c, yaml_node_t *n, const char *where, const char *src, const char *opt)
+static char *job_source(struct ctx *c, yaml_node_t *n, const char *where, const char *src, bool ro)
 {
-	char *abs = job_relative(c->path, src);
+	char *abs = job_relative(c, src);
 	if (access(abs, F_OK) < 0)
 		bad(c, n, where, "%s does not exist; create it, or leave it out", abs);
-	else if (!job_dir_holds(c->path, abs))
-		bad(c, n, where, "%s is outside the job file's directory: a job file may not show the cell a directory elsewhere; pass %s %s on the command line of warren job run",
-		    abs, opt, abs);
-	else
+	else if (job_gate(c, n, where, abs, ro ? GATE_BIND_RO : GATE_BIND))
 		return abs;
 	free(abs);
 	return NULL;
@@ -400,7 +404,7 @@ static void parse_binds(struct ctx *c, yaml_node_t *root, const char *key, bool 
 		_cleanup_free_ char *src = NULL, *dst = NULL;
 		mount_arg_split(v, &src, &dst);
 		const char *why = NULL;
-		_cleanup_free_ char *abs = job_source(c, n, w, src, ro ? "--ro-bind" : "--bind");
+		_cleanup_free_ char *abs = job_source(c, n, w, src, ro);
 		_cleanup_free_ char *d = abs && strchr(v, ':') ? mount_dst_normalise(dst, &why) : NULL;
 		if (abs && strchr(v, ':') && !d)
 			bad(c, n, w, "the destination %s: %s", dst, why);
@@ -418,7 +422,7 @@ static void parse_cell(struct ctx *c, yaml_node_t *root, struct job *job)
 	parse_binds(c, root, "ro-binds", true, job);
 	_cleanup_free_ char *ext = get_string(c, root, "externals", "");
 	if (ext)
-		job->externals = job_source(c, get(c, root, "externals"), "externals", ext, "--externals");
+		job->externals = job_source(c, get(c, root, "externals"), "externals", ext, true);
 	if (get(c, root, "work-ro"))
 		job->work_ro = get_bool(c, root, "work-ro", "");
 	job->workdir = get_string(c, root, "workdir", "");
@@ -444,9 +448,11 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 	job->name = get_string(c, root, "name", "");
 	char *rootfs = get_string(c, root, "rootfs", "");
 	if (rootfs) {
-		job->rootfs = job_relative(c->path, rootfs);
+		job->rootfs = job_relative(c, rootfs);
 		if (!is_dir(job->rootfs))
 			bad(c, get(c, root, "rootfs"), "rootfs", "%s is not a directory (build the image first, or leave out rootfs for the host's /)", job->rootfs);
+		else
+			job_gate(c, get(c, root, "rootfs"), "rootfs", job->rootfs, GATE_ROOT);
 		free(rootfs);
 	}
 	job->image = get_string(c, root, "image", ""); /* a stored image's name: warren image ls */
@@ -460,15 +466,11 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 	} else if (c->work_cli) {
 		job->work = xstrdup(c->work_cli);
 	} else {
-		job->work = job_relative(c->path, work ? work : ".");
+		job->work = job_relative(c, work ? work : ".");
 		if (work && !is_dir(job->work))
 			bad(c, get(c, root, "work"), "work", "%s is not a directory", job->work);
-		else if (work && !job_dir_holds(c->path, job->work)) {
-			_cleanup_free_ char *real = abs_path(job->work);
-			bad(c, get(c, root, "work"), "work",
-			    "%s is outside the job file's directory: a job file (part of what it builds) may not choose a worktree elsewhere; pass --work %s on the command line if you mean it",
-			    real ? real : job->work, real ? real : job->work);
-		}
+		else if (work)
+			job_gate(c, get(c, root, "work"), "work", job->work, GATE_WORKTREE);
 	}
 	free(work);
 	c->worktree = strcmp(job->work, "none") ? abs_path(job->work) : NULL;
@@ -622,7 +624,8 @@ static void load_document(struct ctx *c, const char *text, size_t len, struct jo
 	yaml_parser_delete(&parser);
 }
 
-int job_parse(const char *path, const char *text, size_t len, const char *work_cli, struct job *job, char **errors)
+int job_parse(const char *path, const char *text, size_t len, const char *work_cli, const char *api_work, struct job *job,
+	      char **errors)
 {
 	memset(job, 0, sizeof *job);
 	*errors = NULL;
@@ -630,7 +633,10 @@ int job_parse(const char *path, const char *text, size_t len, const char *work_c
 	job->path = real ? real : xstrdup(path);
 	char *buf = NULL;
 	size_t blen = 0;
-	struct ctx c = { .path = path, .work_cli = work_cli, .errs = open_memstream(&buf, &blen) };
+	struct ctx c = { .path = path, .work_cli = work_cli, .errs = open_memstream(&buf, &blen),
+			 .face = api_work ? GATE_API : GATE_JOBFILE };
+	_cleanup_free_ char *dir = xstrdup(job->path);
+	c.anchor = abs_path(api_work ? api_work : dirname(dir));
 	if (len > JOB_FILE_MAX) {
 		char max[32];
 		fprintf(c.errs, "%s: the job file is larger than %s, the most a job file may be; split it into smaller jobs\n",
@@ -640,6 +646,8 @@ int job_parse(const char *path, const char *text, size_t len, const char *work_c
 		load_document(&c, text, len, job);
 	}
 	free(c.worktree);
+	job->face = c.face;
+	job->anchor = c.anchor;
 	fclose(c.errs);
 	if (c.n_errs) {
 		*errors = buf;
@@ -685,7 +693,7 @@ static char *read_job_file(const char *path, size_t *len)
 	return text;
 }
 
-int job_load(const char *path, const char *work_cli, struct job *job, char **errors)
+int job_load(const char *path, const char *work_cli, const char *api_work, struct job *job, char **errors)
 {
 	size_t len = 0;
 	_cleanup_free_ char *text = read_job_file(path, &len);
@@ -695,7 +703,7 @@ int job_load(const char *path, const char *work_cli, struct job *job, char **err
 					  : xasprintf("%s: cannot read the job file: %s\n", path, strerror(errno));
 		return -EINVAL;
 	}
-	return job_parse(path, text, len, work_cli, job, errors);
+	return job_parse(path, text, len, work_cli, api_work, job, errors);
 }
 
 void job_free(struct job *job)
@@ -721,6 +729,7 @@ void job_free(struct job *job)
 	free(job->path);
 	free(job->name);
 	free(job->rootfs);
+	free(job->anchor);
 	free(job->image);
 	free(job->work);
 	free(job->shell);

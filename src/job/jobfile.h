@@ -65,6 +65,10 @@ struct job {
 	size_t n_services;
 	struct job_step *steps;
 	size_t n_steps;
+	enum gate_face face;      /* who wrote it (cell/gate.h): GATE_JOBFILE, or GATE_API for a job
+	                             sent to the server */
+	char *anchor;             /* canonical: where its own paths stay (its directory, or an API
+	                             job's worktree) */
 };
 
 /* Read and check path. On mistakes returns -EINVAL and sets *errors to a heap string of lines
@@ -72,11 +76,14 @@ struct job {
  * repository it builds): its work: must stay inside the job file's directory and each step's
  * working-directory inside the worktree, unless work_cli (--work on the command line, an
  * absolute path) names the worktree instead. */
-int job_load(const char *path, const char *work_cli, struct job *job, char **errors);
+int job_load(const char *path, const char *work_cli, const char *api_work, struct job *job, char **errors);
 /* The same for text (len bytes) already read: path names it in messages and anchors its
- * relative paths. More than JOB_FILE_MAX bytes, JOB_DEPTH_MAX levels or JOB_ENTRIES_MAX entries
- * in a mapping or list are refused, and so are aliases (*name). */
-int job_parse(const char *path, const char *text, size_t len, const char *work_cli, struct job *job, char **errors);
+ * relative paths, or, for a job sent to the server (api_work: the request's worktree), that
+ * worktree does: its own paths stay below it (cell/gate.h, GATE_API). More than JOB_FILE_MAX
+ * bytes, JOB_DEPTH_MAX levels or JOB_ENTRIES_MAX entries in a mapping or list are refused, and
+ * so are aliases (*name). */
+int job_parse(const char *path, const char *text, size_t len, const char *work_cli, const char *api_work, struct job *job,
+	      char **errors);
 /* Does working-directory workdir stay inside worktree (lexically; absolute or relative)? */
 bool job_workdir_inside(const char *workdir, const char *worktree);
 /* The step script that execs argv as it is, each word quoted for the shell: exec 'a' 'b'

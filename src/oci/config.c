@@ -140,7 +140,7 @@ static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spe
 	 * are bound read-only: no bind of /run may be written from a cell */
 	_cleanup_close_ int fd = open(abs, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	bool ro = opt_has(opts, "ro") || (fd >= 0 && run_plain_file(abs, fd));
-	return cellspec_add_bind(s, what, abs, dst, ro, err);
+	return cellspec_add_bind(s, GATE_BUNDLE, what, abs, dst, ro, err);
 }
 
 /* ---- linux ---- */
@@ -288,6 +288,10 @@ static int take_root(json_t *c, struct oci_bundle *b, struct cell_spec *s, struc
 	if (!is_dir(abs))
 		return error_set(err, 0, "root.path %s: not a directory", abs);
 	s->root_ro = json_is_true(jget(jget(c, "root"), "readonly"));
+	/* the bundle's root: below the bundle's directory, or an image elsewhere (cell/gate.h) */
+	s->root_face = GATE_BUNDLE;
+	free(s->anchor);
+	s->anchor = abs_path(b->path);
 	return cellspec_paths(s, abs, CELLSPEC_WORK_NONE, err);
 }
 
@@ -351,7 +355,14 @@ int oci_bundle_load(const char *bundle, int kept, const char *id, struct oci_bun
 	/* warren's state directory (the runs' records): the bundle's annotation warren.state
 	 * (podman --annotation: conmon passes no environment), $WARREN_STATE (containerd passes its
 	 * own environment to the shim), else the default */
-	s->statedir = statedir_default(jstr(jget(b->config, "annotations"), OCI_STATE_ANNOTATION));
+	const char *ann = jstr(jget(b->config, "annotations"), OCI_STATE_ANNOTATION);
+	if (ann && *ann) {   /* a bundle chooses among its caller's state directories, never makes one */
+		const struct gate_ask a = { .face = GATE_BUNDLE, .uid = geteuid() };
+		_cleanup_free_ char *opt = xasprintf("annotations.%s", OCI_STATE_ANNOTATION);
+		if (gate_check_path(ann, &a, GATE_STATE, NULL, opt, err) < 0)
+			return -EINVAL;
+	}
+	s->statedir = statedir_default(ann);
 	s->name = xstrdup(id);
 	if (take_cell(b->config, b, s, err) < 0 || cellspec_finish(s, err) < 0 || policy_prepare(&s->policy, err) < 0 ||
 	    oci_seccomp(jget(jget(b->config, "linux"), "seccomp"), &s->policy, err) < 0 ||

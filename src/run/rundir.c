@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cell/gate.h"
 #include "run/id.h"
 #include "util/fs.h"
 #include "util/sys.h"
@@ -44,6 +45,21 @@ char *statedir_default(const char *opt)
 		home = pw ? pw->pw_dir : "/";
 	}
 	return xasprintf("%s/.local/state/warren", home);
+}
+
+char **statedir_known(const char *given)
+{
+	char **v = xcalloc(6, sizeof *v);
+	size_t n = 0;
+	if (given && *given)
+		v[n++] = xstrdup(given);
+	const char *e = getenv("WARREN_STATE");
+	if (e && *e)
+		v[n++] = xstrdup(e);
+	v[n++] = statedir_default(NULL);
+	v[n++] = xstrdup("/var/lib/warren");
+	v[n++] = xstrdup("/run/warren-oci");
+	return v;
 }
 
 /* An access ACL on fd: its named entries may grant write to others, whatever the mode says
@@ -157,6 +173,11 @@ int statedir_open(struct statedir *sd, const char *path, bool create, struct err
 		r = error_set(err, errno, "cannot write the state directory %s/runs (pass --state DIR)", sd->path);
 	} else if ((rst.st_mode & 077) && rst.st_uid == geteuid() && fchmod(sd->runs, 0700) < 0) {
 		r = error_set(err, errno, "cannot make %s/runs private (chmod 0700)", sd->path);
+	} else if (create && sd->owner == geteuid()) {
+		/* the mark the gate knows a state directory by (cell/gate.h), made once */
+		int m = openat(sd->fd, GATE_STATE_MARK, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (m >= 0)
+			close(m);
 	}
 	if (r < 0)
 		statedir_close(sd);

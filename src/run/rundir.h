@@ -13,6 +13,10 @@
 /* --state, else $WARREN_STATE, else /var/lib/warren (root) or $XDG_STATE_HOME/warren or
  * ~/.local/state/warren. Returns a heap string. */
 char *statedir_default(const char *opt);
+/* The state directories a path given to a cell must not hold (cell/gate.h): the run's (given,
+ * may be NULL), $WARREN_STATE's, the caller's default, root's and the OCI face's defaults;
+ * NULL-terminated, heap (strv_free). */
+char **statedir_known(const char *given);
 /* A state directory opened once: every later step works below these descriptors with *at()
  * calls that follow no symlink, whatever happens to the path. */
 struct statedir {

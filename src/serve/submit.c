@@ -69,6 +69,9 @@ static int check_fields(json_t *req, json_t **out)
 	json_t *wt = json_object_get(req, "worktree");
 	if (!json_is_string(wt) || json_string_value(wt)[0] != '/')
 		return bad(out, "worktree: required, the absolute path of the directory the run works on (read-write)");
+	json_t *rf = json_object_get(req, "rootfs");
+	if (rf && (!json_is_string(rf) || json_string_value(rf)[0] != '/'))
+		return bad(out, "rootfs: the absolute path of the image directory (a job's text names its root itself)");
 	static const char *const strs[] = { "rootfs", "net", "name", "timeout", NULL };
 	for (const char *const *f = strs; *f; f++)
 		if ((v = json_object_get(req, *f)) && !json_is_string(v))
@@ -100,8 +103,6 @@ static json_t *command_job(json_t *req)
 		json_object_set(job, "name", v);
 	if ((v = json_object_get(req, "env")))
 		json_object_set(job, "env", v);
-	if ((v = json_object_get(req, "rootfs")))
-		json_object_set(job, "rootfs", v);
 	if ((v = json_object_get(req, "net")))
 		json_object_set(job, "network", v);
 	json_t *lim = json_deep_copy(json_object_get(req, "limits"));
@@ -136,7 +137,8 @@ static int make_job(struct server *s, const char *id, json_t *req, json_t **out,
 	*path = server_file(s, id, ".job.json");
 	struct job job;
 	char *errors = NULL;
-	if (job_parse(*path, text, strlen(text), json_string_value(json_object_get(req, "worktree")), &job, &errors) < 0) {
+	const char *wt = json_string_value(json_object_get(req, "worktree"));
+	if (job_parse(*path, text, strlen(text), wt, wt, &job, &errors) < 0) {
 		free(text);
 		char *nl = errors ? strchr(errors, '\n') : NULL;
 		if (nl)
@@ -158,11 +160,11 @@ static int make_job(struct server *s, const char *id, json_t *req, json_t **out,
 static char **child_argv(struct server *s, json_t *req, const char *id, const char *file, const char *cold_why)
 {
 	const char *fixed[] = { "warren", "job", "run", file, "--state", s->sd.path, "--db", s->db, "--run-id", id,
-				"--quiet", "--work", json_string_value(json_object_get(req, "worktree")) };
+				"--quiet", "--api", "--work", json_string_value(json_object_get(req, "worktree")) };
 	size_t n_fixed = sizeof fixed / sizeof fixed[0], n = 0;
 	/* the fixed words; --name, --start-cold and --command-json with their values; two words a
 	 * label; the NULL */
-	char **a = xcalloc(n_fixed + 6 + 2 * json_object_size(json_object_get(req, "labels")) + 1, sizeof *a);
+	char **a = xcalloc(n_fixed + 8 + 2 * json_object_size(json_object_get(req, "labels")) + 1, sizeof *a);
 	for (size_t i = 0; i < n_fixed; i++)
 		a[n++] = xstrdup(fixed[i]);
 	const char *k;
@@ -170,6 +172,12 @@ static char **child_argv(struct server *s, json_t *req, const char *id, const ch
 	json_object_foreach(json_object_get(req, "labels"), k, v) {
 		a[n++] = xstrdup("--label");
 		a[n++] = xasprintf("%s=%s", k, json_string_value(v));
+	}
+	/* a command's rootfs is the request's own word (its caller's, as on a command line), not
+	 * the job's text: the job's own paths stay below the worktree (cell/gate.h) */
+	if ((v = json_object_get(req, "rootfs")) && !json_object_get(req, "job")) {
+		a[n++] = xstrdup("--rootfs");
+		a[n++] = xstrdup(json_string_value(v));
 	}
 	if ((v = json_object_get(req, "name"))) {
 		a[n++] = xstrdup("--name");

@@ -8,7 +8,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct job job;
 	char *errors = NULL;
-	job_parse("build/fuzz/job.yaml", (const char *)data, size, NULL, &job, &errors);
+	job_parse("build/fuzz/job.yaml", (const char *)data, size, NULL, NULL, &job, &errors);
 	free(errors);
 	job_free(&job);
 	return 0;

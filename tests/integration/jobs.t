@@ -538,12 +538,12 @@ n_before=$(rundir_count)
 jrun "$JF"
 [ "$RC" = 125 ] && [ "$(rundir_count)" = "$n_before" ]
 ok $? "work: outside the job file's directory: exit 125, nothing started" || diag "rc $RC" "$ERR"
-line_like "$ERR" "^warren: $JF:1:7: work: $WORK is outside the job file's directory: .*pass --work $WORK on the command line" \
+line_like "$ERR" "^warren: $JF:1:7: work: $WORK: it is outside the job file's directory: .*pass --work $WORK on the command line" \
 	"... one line naming the directory and --work"
 line_like "$ERR" "^warren: $JF:5:24: steps\\[0\\]\\.working-directory: /etc leaves the worktree $WORK: " \
 	"a working-directory that leaves the worktree: one line"
 bounded "$WARREN" job check "$JF"
-[ "$RC" = 125 ] && [[ $ERR == *"work: $WORK is outside"* ]] && [[ $ERR == *"working-directory"* ]]
+[ "$RC" = 125 ] && [[ $ERR == *"work: $WORK: it is outside"* ]] && [[ $ERR == *"working-directory"* ]]
 ok $? "job check reports both" || diag "rc $RC" "$ERR"
 jrun "$JF" --work "$WORK/jobdir/sub"
 [ "$RC" = 0 ] && [[ $OUT == */etc* ]]
@@ -561,7 +561,7 @@ ok $? "work: below the job file and a working-directory inside the worktree run"
 ln -sfn /etc "$WORK/jobdir/link"
 printf 'work: link\nsteps:\n  - run: pwd\n' >"$JF"
 bounded "$WARREN" job check "$JF"
-[ "$RC" = 125 ] && [[ $ERR == *"/etc is outside the job file's directory"* ]]
+[ "$RC" = 125 ] && [[ $ERR == *"/etc: it is outside the job file's directory"* ]]
 ok $? "work: through a symlink out of the job file's directory is refused" || diag "rc $RC" "$ERR"
 rm -rf "$WORK/jobdir"
 

@@ -228,7 +228,7 @@ steps:
 EOF
 	[ "$mode" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$J/bad.yml"
 	jrun "$J/bad.yml"
-	{ [ "$RC" = 125 ] && [[ $ERR == *"ro-binds[0]: $D/cache is outside the job file's directory"*"--ro-bind $D/cache"* ]]; }
+	{ [ "$RC" = 125 ] && [[ $ERR == *"ro-binds[0]: $D/cache: it is outside the job file's directory"*"--ro-bind $D/cache"* ]]; }
 	ok $? "$M job file: a bind outside its directory is refused, naming --ro-bind" || diag "$ERR"
 	line_like "$ERR" "hostname: 'no_underscores' is not a host name" "$M job file: a bad hostname is refused"
 	jrun "$J/bad.yml" --ro-bind "$D/cache:/x" --hostname ok

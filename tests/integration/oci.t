@@ -23,6 +23,8 @@ ln -s "$WARREN" "$RUNC"
 bundle() {
 	local d=$1 args=$2 extra=${3:-pass}
 	mkdir_for_mode "$d"
+	# the state directory the bundle's annotation names is one its caller made (cell/gate.h)
+	[ -e "$STATE/runs" ] || "${RUNNER[@]}" "$WARREN" run --state "$STATE" --work none -- true >/dev/null || return 1
 	ln -s "$BB" "$d/rootfs"
 	(cd "$d" && "${RUNNER[@]}" "$RUNC" spec) || return 1
 	"$PY" - "$d/config.json" "$args" "$STATE" <<PYEOF
@@ -328,7 +330,7 @@ c["process"]["oomScoreAdj"] = -1000'
 	# root.path at a tree of the host's own: its root's files would be the cell root's (idmapped)
 	bundle "$D/b-etc" '["cat", "/shadow"]' 'c["root"]["path"] = "/etc"; c["process"]["user"] = {"uid": 0, "gid": 0}'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-etc" c-etc
-	like "$RC:$ERR" "^1:warren: --rootfs /etc: a directory of the host's own" "$M root.path /etc: refused in one line (its shadow would be the cell root's to read)"
+	like "$RC:$ERR" "^1:warren: root.path /etc: a directory of the host's own" "$M root.path /etc: refused in one line (its shadow would be the cell root's to read)"
 	no_line_like "$OUT" '^root:' "$M root.path /etc: nothing of /etc/shadow is shown"
 	bundle "$D/b-ns" '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-ns" c-ns

@@ -27,7 +27,7 @@ static char path[PATH_MAX + 16];   /* DIR/job.yaml (never written: the text is g
 static void parse_ok(const char *text, struct job *job)
 {
 	char *errors = NULL;
-	if (job_parse(path, text, strlen(text), NULL, job, &errors) < 0)
+	if (job_parse(path, text, strlen(text), NULL, NULL, job, &errors) < 0)
 		fail_msg("refused a good file:\n%s", errors ? errors : "(no message)");
 	assert_null(errors);
 }
@@ -47,7 +47,7 @@ static void parse_bad(const char *text, const char *want, int n)
 {
 	struct job job;
 	char *errors = NULL;
-	if (job_parse(path, text, strlen(text), NULL, &job, &errors) != -EINVAL)
+	if (job_parse(path, text, strlen(text), NULL, NULL, &job, &errors) != -EINVAL)
 		fail_msg("accepted:\n%s", text);
 	char *line = NULL;
 	if (asprintf(&line, "%s:%s", path, want) < 0)
@@ -300,19 +300,25 @@ static void cell_keys(void **state)
 	parse_bad("image: a/b\nsteps: [ { run: x } ]\n", "1:8: image: an image name has only letters, digits, '.', '_' and '-'", 1);
 	parse_bad("image: a\nrootfs: cache\nsteps: [ { run: x } ]\n", "1:8: image: give image or rootfs, not both", 1);
 	parse_bad("rootfs: nothere\nsteps: [ { run: x } ]\n", "1:9: rootfs: ", 1);
+	/* a job file's root stays below its directory (cell/gate.h): .. or / is its caller's to give */
+	parse_bad("rootfs: ..\nsteps: [ { run: x } ]\n", "1:9: rootfs: ", 1);
+	parse_bad("rootfs: /usr\nsteps: [ { run: x } ]\n",
+		  "1:9: rootfs: /usr: it is outside the job file's directory: a job file may only name paths below its own; "
+		  "import the image (warren image import) and give image: NAME, or pass --rootfs /usr on the command line of warren job run",
+		  1);
 	parse_bad("binds: cache\nsteps: [ { run: x } ]\n", "1:8: binds: must be a list of SRC[:DST]", 1);
 	parse_bad("binds: [ \":/opt\" ]\nsteps: [ { run: x } ]\n", "1:10: binds[0]: must be SRC[:DST], e.g. cache:/opt/cache", 1);
 	parse_bad("ro-binds: [ nothere ]\nsteps: [ { run: x } ]\n", "1:13: ro-binds[0]: ", 1);
 	parse_bad("binds: [ /etc ]\nsteps: [ { run: x } ]\n",
-		  "1:10: binds[0]: /etc is outside the job file's directory: a job file may not show the cell a directory elsewhere; "
-		  "pass --bind /etc on the command line of warren job run",
+		  "1:10: binds[0]: /etc: it is outside the job file's directory: a job file may only name paths below its own; "
+		  "pass --bind /etc on the command line of warren job run if you mean it",
 		  1);
 	parse_bad("binds: [ \"cache:opt\" ]\nsteps: [ { run: x } ]\n", "1:10: binds[0]: the destination opt: ", 1);
-	parse_bad("externals: /usr\nsteps: [ { run: x } ]\n", "1:12: externals: /usr is outside the job file's directory", 1);
+	parse_bad("externals: /usr\nsteps: [ { run: x } ]\n", "1:12: externals: /usr: it is outside the job file's directory", 1);
 	parse_bad("workdir: src\nsteps: [ { run: x } ]\n", "1:10: workdir: src is not an absolute path in the cell", 1);
 	parse_bad("hostname: -x\nsteps: [ { run: x } ]\n",
 		  "1:11: hostname: '-x' is not a host name (1-63 letters, digits and '-', not starting or ending with '-')", 1);
-	parse_bad("work: /\nsteps: [ { run: x } ]\n", "1:7: work: / is outside the job file's directory", 1);
+	parse_bad("work: /\nsteps: [ { run: x } ]\n", "1:7: work: /: it is outside the job file's directory", 1);
 	parse_bad("work: nothere\nsteps: [ { run: x } ]\n", "1:7: work: ", 1);
 }
 
@@ -342,7 +348,7 @@ static void size_limits(void **state)
 	strcpy(p, "\n");
 	struct job j;
 	char *errors = NULL;
-	assert_int_equal(job_parse(path, deep, strlen(deep), NULL, &j, &errors), -EINVAL);   /* a name must be a string */
+	assert_int_equal(job_parse(path, deep, strlen(deep), NULL, NULL, &j, &errors), -EINVAL);   /* a name must be a string */
 	assert_null(strstr(errors, "nested"));
 	free(errors);
 	job_free(&j);
@@ -374,7 +380,7 @@ static void size_limits(void **state)
 	memset(big, '#', JOB_FILE_MAX + 1);
 	big[JOB_FILE_MAX + 1] = '\0';
 	errors = NULL;
-	assert_int_equal(job_parse(path, big, JOB_FILE_MAX + 1, NULL, &j, &errors), -EINVAL);
+	assert_int_equal(job_parse(path, big, JOB_FILE_MAX + 1, NULL, NULL, &j, &errors), -EINVAL);
 	char want[PATH_MAX + 128];
 	snprintf(want, sizeof want, "%s: the job file is larger than 1 MiB, the most a job file may be; split it into smaller jobs\n", path);
 	assert_string_equal(errors, want);
@@ -389,12 +395,12 @@ static void load(void **state)
 	(void)state;
 	struct job j;
 	char *errors = NULL;
-	assert_int_equal(job_load(dir, NULL, &j, &errors), -EINVAL);
+	assert_int_equal(job_load(dir, NULL, NULL, &j, &errors), -EINVAL);
 	char want[PATH_MAX + 128];
 	snprintf(want, sizeof want, "%s: is a directory, not a job file; give the path of a job file (YAML)\n", dir);
 	assert_string_equal(errors, want);
 	free(errors);
-	assert_int_equal(job_load(path, NULL, &j, &errors), -EINVAL);
+	assert_int_equal(job_load(path, NULL, NULL, &j, &errors), -EINVAL);
 	snprintf(want, sizeof want, "%s: cannot read the job file: No such file or directory\n", path);
 	assert_string_equal(errors, want);
 	free(errors);
