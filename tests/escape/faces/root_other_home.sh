@@ -10,7 +10,9 @@ CLASS=root_other_home
 face_setup root vm
 SECRET=other-home-secret-$$-$RANDOM
 U=wtalice$$
-uid=$(awk -F: 'BEGIN { u = 61000 } $3 >= u && $3 < 62000 { used[$3] = 1 } END { while (used[u]) u++; print u }' /etc/passwd)
+# uid 1000 when it is free: the run user's id in the cell, so the idmap shows her files as the job's
+uid=1000
+getent passwd 1000 >/dev/null && uid=$(awk -F: 'BEGIN { u = 61000 } $3 >= u && $3 < 62000 { used[$3] = 1 } END { while (used[u]) u++; print u }' /etc/passwd)
 useradd --no-create-home --home-dir "$D/alice" --uid "$uid" --user-group --shell /usr/sbin/nologin "$U" 2>/dev/null ||
 	verdict "untested: cannot create the user $U"
 FACE_USERS+=("$U")
