@@ -74,7 +74,7 @@ _warren() {
 			return
 		fi
 		case $action in
-		run) opts="--work --keep --json --quiet --prefix --user --result --result-fd --state --work-ro
+		run) opts="--work --rootfs --image --keep --json --quiet --prefix --user --result --result-fd --state --work-ro
 			   --workdir --hostname --bind --ro-bind --externals --label --name --db --help" ;;
 		check) opts="--work --json --help" ;;
 		esac
