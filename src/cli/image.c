@@ -22,8 +22,9 @@ static const char IMAGE_HELP[] =
 	"podman save archive; layers are applied in order with their whiteouts. Entries with\n"
 	"absolute names, '..', control characters, or ways through symlinks are refused; device\n"
 	"nodes left out; setuid/setgid bits and file capabilities dropped. --max-size (default 32G)\n"
-	"and --max-entries (default 2000000) stop an archive that would fill the disk. See\n"
-	"docs/images.md.\n";
+	"and --max-entries (default 2000000) stop an archive that would fill the disk; the size\n"
+	"limit is at most the free space of the state directory's file system less a reserve (5%\n"
+	"of it, at most 1G). See docs/images.md.\n";
 
 struct image_args {
 	const char *state;
@@ -52,6 +53,7 @@ static int parse(int argc, char **argv, struct image_args *a)
 		case O_MAX_SIZE:
 			if (parse_size(optarg, &a->limits.max_bytes) < 0 || !a->limits.max_bytes)
 				return cli_usage_error("image", "--max-size: '%s' is not a size (e.g. 2G, 500M)", optarg), -1;
+			a->limits.max_bytes_given = true;
 			break;
 		case O_MAX_ENTRIES:
 			if (parse_uint(optarg, &a->limits.max_entries) < 0 || !a->limits.max_entries)

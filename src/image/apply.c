@@ -138,6 +138,8 @@ static int clear_at(struct apply *a, int pfd, const char *base)
 
 static int too_big(struct apply *a, const char *path, struct error *err)
 {
+	if (a->over_bytes)
+		return entry_error(err, 0, path, a->over_bytes);
 	_cleanup_free_ char *what = xasprintf("the image would exceed %llu bytes (the limit; give --max-size to raise it)",
 					      (unsigned long long)a->max_bytes);
 	return entry_error(err, EFBIG, path, what);

@@ -32,6 +32,7 @@ struct apply {
 	int root;                 /* the tree (O_RDONLY | O_DIRECTORY) */
 	bool keep_owners;         /* root: the archive's uids/gids; rootless: all the caller's */
 	uint64_t max_bytes, max_entries;
+	const char *over_bytes;   /* what stops an image at max_bytes, when not --max-size (not owned) */
 	uint64_t bytes, entries;  /* so far */
 	uint64_t skipped;         /* device nodes and sockets left out */
 	char *first_skipped;      /* the first of them, for the note */

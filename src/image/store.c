@@ -1,5 +1,6 @@
-/* store.c - the image store (store.h): import into a hidden directory then rename, list,
- * remove, open for a run under a shared lock, and gc of what interrupted imports left. */
+/* store.c - the image store (store.h): import into a hidden directory then rename, within the
+ * room of the store's file system (its free space less a reserve); list, remove, open for a
+ * run under a shared lock, and gc of what interrupted imports left. */
 #include "image/store.h"
 
 #include <dirent.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,12 +17,26 @@
 #include "image/entry.h"
 #include "image/source.h"
 #include "util/fs.h"
+#include "util/units.h"
 
 #define IMAGES_DIR "images"
 #define IMAGE_ROOTFS "rootfs"
 #define IMAGE_RECORD "image.json"
 #define IMPORT_PREFIX ".import."
 #define REMOVE_PREFIX ".rm."
+/* what to do when the store's file system is what stops an import */
+#define SPACE_REMEDY "free space there, or import into a state directory on a larger file system (--state DIR)"
+
+void image_budget(uint64_t max_bytes, bool given, uint64_t fs_free, uint64_t fs_size, struct image_budget *b)
+{
+	uint64_t reserve = fs_size / 100 * IMAGE_RESERVE_PERCENT + fs_size % 100 * IMAGE_RESERVE_PERCENT / 100;
+	if (reserve > IMAGE_RESERVE_MAX)
+		reserve = IMAGE_RESERVE_MAX;
+	uint64_t room = fs_free > reserve ? fs_free - reserve : 0;
+	*b = (struct image_budget){ .limit = max_bytes < room ? max_bytes : room, .reserve = reserve, .room = room,
+				    .by_space = room < max_bytes };
+	b->warn = given && b->by_space && room > 0;
+}
 
 /* <state>/images, made (the caller's alone) when create; it must be the caller's. */
 static int images_open(int statefd, bool create, struct error *err)
@@ -64,8 +80,46 @@ static json_t *record_json(const char *name, const char *source, const struct ap
 			 "skipped_devices", (json_int_t)a->skipped);
 }
 
+/* The store's room on its file system: the budget b for limits o, in *space a description
+ * ("N free on its file system, less R kept in reserve") and in *over what stops an image at
+ * the room when the room is its limit (else NULL). A store without room is refused up front;
+ * a --max-size above the room is noted. */
+static int store_room(int images, const char *state, const char *name, const struct image_import_opts *o,
+		      struct image_budget *b, char **space, char **over, struct error *err)
+{
+	struct statvfs vfs;
+	if (fstatvfs(images, &vfs) < 0)
+		return error_set(err, errno, "image import %s: cannot read the free space of the image store %s/" IMAGES_DIR, name, state);
+	image_budget(o->max_bytes, o->max_bytes_given, (uint64_t)vfs.f_bavail * vfs.f_frsize,
+		     (uint64_t)vfs.f_blocks * vfs.f_frsize, b);
+	char fr[32], res[32], room[32], asked[32];
+	format_size(fr, sizeof fr, (uint64_t)vfs.f_bavail * vfs.f_frsize);
+	format_size(res, sizeof res, b->reserve);
+	*space = xasprintf("%s free on its file system, less %s kept in reserve", fr, res);
+	if (b->room == 0)
+		return error_set(err, 0, "image import %s: the image store %s/" IMAGES_DIR " has no room for an image (%s); " SPACE_REMEDY,
+				 name, state, *space);
+	format_size(room, sizeof room, b->room);
+	if (b->warn)
+		warn_line("note: image import %s: --max-size %s is above the room in the image store %s/" IMAGES_DIR " (%s): the import stops at %s",
+			  name, format_size(asked, sizeof asked, o->max_bytes), state, *space, room);
+	if (b->by_space)
+		*over = xasprintf("the image would exceed %llu bytes (%s), the room in the image store %s/" IMAGES_DIR " (%s); " SPACE_REMEDY,
+				  (unsigned long long)b->limit, room, state, *space);
+	return 0;
+}
+
+/* An import that ran out of space or quota anyway: the store named as when its room stops it. */
+static void store_full(struct error *err, const char *state, const char *space)
+{
+	_cleanup_free_ char *why = steal_pointer(&err->msg);
+	error_clear(err);
+	error_set(err, 0, "the image store %s/" IMAGES_DIR " ran out of room (%s; it had %s); " SPACE_REMEDY, state, why, space);
+}
+
 /* Fill tfd/rootfs from source and write tfd/image.json. */
-static int import_into(int tfd, const char *name, const char *source, const struct image_import_opts *o, json_t **info, struct error *err)
+static int import_into(int tfd, const char *name, const char *source, const struct image_import_opts *o,
+		       const char *over_bytes, json_t **info, struct error *err)
 {
 	if (mkdirat(tfd, IMAGE_ROOTFS, 0755) < 0)
 		return error_set(err, errno, "cannot create the image's root");
@@ -75,6 +129,7 @@ static int import_into(int tfd, const char *name, const char *source, const stru
 	struct apply a;
 	struct image_source_info si = { .format = "?" };
 	apply_init(&a, rfd, geteuid() == 0, o->max_bytes, o->max_entries);
+	a.over_bytes = over_bytes;
 	int r = image_source_apply(source, &a, &si, err);
 	if (r < 0) {
 		apply_free(&a);
@@ -112,11 +167,21 @@ int image_import(int statefd, const char *state, const char *name, const char *s
 		return error_set(err, EEXIST, "image %s exists in %s (remove it first: warren image rm %s)", name, state, name);
 	_cleanup_free_ char *tmp = xasprintf(IMPORT_PREFIX "%s.%d", name, (int)getpid());
 	rm_tree_at(images, tmp); /* a dead importer's, with our pid */
+	struct image_budget b;
+	_cleanup_free_ char *space = NULL, *over = NULL;
+	if (store_room(images, state, name, o, &b, &space, &over, err) < 0)
+		return -ENOSPC;
+	struct image_import_opts lim = *o;
+	lim.max_bytes = b.limit;
 	_cleanup_close_ int tfd = -1;
 	if (mkdirat(images, tmp, 0700) < 0 || (tfd = openat(images, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    flock(tfd, LOCK_EX) < 0)
 		return error_set(err, errno, "cannot create a directory for the import in %s/" IMAGES_DIR, state);
-	int r = import_into(tfd, name, source, o, info, err);
+	int r = import_into(tfd, name, source, &lim, over, info, err);
+	/* the room is reckoned in bytes of content: blocks, inodes, a quota or another writer can
+	 * end it sooner */
+	if (r < 0 && (err->errnum == ENOSPC || err->errnum == EDQUOT))
+		store_full(err, state, space);
 	if (r == 0 && fchmod(tfd, 0555) < 0)
 		r = error_set(err, errno, "cannot make the image read-only");
 	if (r == 0 && renameat2(images, tmp, images, name, RENAME_NOREPLACE) < 0)

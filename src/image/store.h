@@ -7,6 +7,7 @@
 #define WARREN_IMAGE_STORE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/error.h"
@@ -16,10 +17,31 @@
 
 struct image_import_opts {
 	uint64_t max_bytes, max_entries;
+	bool max_bytes_given;     /* --max-size was given (not the default) */
 };
 
+/* The room an import has on the store's file system: its free space (statvfs f_bavail) less a
+ * reserve kept for the runs and the records that share it, 5% of the file system's size but
+ * at most IMAGE_RESERVE_MAX. */
+#define IMAGE_RESERVE_PERCENT 5
+#define IMAGE_RESERVE_MAX (1ULL << 30)
+struct image_budget {
+	uint64_t limit;           /* the import's byte limit: the one asked, or the room when less */
+	uint64_t reserve;         /* kept free */
+	uint64_t room;            /* fs_free less the reserve (0: none) */
+	bool by_space;            /* the room is the limit (it is below the one asked) */
+	bool warn;                /* a --max-size given above the room: say the import stops sooner */
+};
+/* A pure decision: the limit of an import asked max_bytes (given: by --max-size) on a file
+ * system of fs_size bytes with fs_free available. */
+void image_budget(uint64_t max_bytes, bool given, uint64_t fs_free, uint64_t fs_size, struct image_budget *b);
+
 /* Import source as the image name in the state directory statefd (its path: state). The new
- * image's record (image.json's content) in *info; warnings (skipped device nodes) on stderr. */
+ * image's record (image.json's content) in *info; warnings (skipped device nodes, a --max-size
+ * above the store's room) on stderr. The byte limit is at most the room of the store's file
+ * system (image_budget): an import stops there, or is refused up front when there is none,
+ * with one line naming the store, its free space and what to do; running out of space or
+ * inodes anyway says the same. Nothing of a failed import is left. */
 int image_import(int statefd, const char *state, const char *name, const char *source,
 		 const struct image_import_opts *o, json_t **info, struct error *err);
 

@@ -10,7 +10,7 @@
 # interrupted import, and that nothing goes to the host's /tmp. As root and rootless.
 . "$(dirname "$0")/../lib.sh"
 
-plan 141
+plan 167
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 command -v podman >/dev/null || bail_out "podman is not installed (scripts/install-deps installs it)"
@@ -157,7 +157,8 @@ for mode in root user; do
 	# ---- limits: a declared huge size, a gzip bomb, too many entries
 	wr image import huge "$SC/huge-size.tar"
 	one_line_refusal "$M an entry declaring 100 GiB is refused by the default size limit"
-	like "$ERR" "exceed 34359738368 bytes .*--max-size" "$M ... naming the limit and how to raise it"
+	# (the default 32 GiB, or the room in the store when its file system has less free)
+	like "$ERR" "exceed 34359738368 bytes .*--max-size|exceed [0-9]+ bytes .*the room in the image store $STATE/images" "$M ... naming the limit and how to raise it"
 	"$PY" -c '
 import sys, tarfile
 with tarfile.open(sys.argv[1], "w:gz") as tf:
@@ -170,6 +171,60 @@ with tarfile.open(sys.argv[1], "w:gz") as tf:
 	no_half_made "$M ... and leaves nothing half-made"
 	wr image import many --max-entries 10 "$SC/bb.tar"
 	[ "$RC" = 125 ] && [[ $ERR == *"more than 10 entries"* ]]; ok $? "$M --max-entries stops an archive with more entries" || diag "$ERR"
+
+	# ---- the store's file system: the byte limit is at most its free space less a reserve (5%
+	# of a 16 MiB tmpfs: 819.2 KiB); what would pass it is refused with the store, its free
+	# space and what to do, and nothing is left
+	SMALL=$SC/small-$mode
+	mkdir -p "$SMALL" && mount -t tmpfs -o size=16M,mode=755 tmpfs "$SMALL" || bail_out "cannot mount a tmpfs on $SMALL"
+	mkdir_for_mode "$SMALL/state" 700
+	ROOM="the room in the image store $SMALL/state/images \(16 MiB free on its file system, less 819.2 KiB kept in reserve\); free space there, or import into a state directory on a larger file system \(--state DIR\)$"
+	# small_empty DESC: the small store holds no image and no half-made one, and nothing takes its space
+	small_empty() {
+		local left used
+		left=$(find "$SMALL/state/images" -mindepth 1 2>&1)
+		used=$(df --output=used -k "$SMALL" | tail -1 | tr -d ' ')
+		[ -z "$left" ] && [ "$used" = 0 ]; ok $? "$1" || diag "left: $left" "used: $used KiB"
+	}
+	bounded "${RUNNER[@]}" "$WARREN" image --state "$SMALL/state" import big "$SC/bomb.tar.gz"
+	one_line_refusal "$M an image larger than the free space of the store's file system (64 MiB on 16 MiB) is refused"
+	like "$ERR" "^warren: image import big: archive entry 'zeros': the image would exceed 15938356 bytes \(15.2 MiB\), $ROOM" \
+		"$M ... before it is written, naming the store, its free space, the reserve and what to do"
+	small_empty "$M ... and nothing of it is left in the store"
+	"$PY" -c '
+import sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz") as tf:
+    for i in range(6):
+        ti = tarfile.TarInfo("part%d" % i); ti.size = 3 << 20
+        tf.addfile(ti, open("/dev/zero", "rb"))' "$SC/parts.tar.gz"
+	chmod 644 "$SC/parts.tar.gz"
+	bounded "${RUNNER[@]}" "$WARREN" image --state "$SMALL/state" import --max-size 1T parts "$SC/parts.tar.gz"
+	[ "$RC" = 125 ] && [ "$(wc -l <<<"$ERR")" = 2 ] &&
+		[[ $(sed -n 1p <<<"$ERR") == "warren: note: image import parts: --max-size 1 TiB is above the room in the image store $SMALL/state/images (16 MiB free on its file system, less 819.2 KiB kept in reserve): the import stops at 15.2 MiB" ]]
+	ok $? "$M --max-size above the free space: a note that the import stops at the room" || diag "exit $RC" "$ERR"
+	like "$(sed -n 2p <<<"$ERR")" "^warren: image import parts: archive entry 'part5': the image would exceed 15938356 bytes \(15.2 MiB\), $ROOM" \
+		"$M ... and an archive of files that together pass it (6 x 3 MiB) stops there, mid-way"
+	small_empty "$M ... and what it wrote is removed"
+	bounded "${RUNNER[@]}" "$WARREN" image --state "$SMALL/state" import --max-size 1T small "$SC/bb.tar"
+	[ "$RC" = 0 ] && [ -x "$SMALL/state/images/small/rootfs/bin/busybox" ] && [[ $ERR == *"note: image import small: --max-size 1 TiB is above the room"* ]]
+	ok $? "$M an image that fits the room is imported (with the note)" || diag "exit $RC" "$ERR"
+	bounded "${RUNNER[@]}" "$WARREN" image --state "$SMALL/state" rm small
+	# inodes run out before bytes (a tmpfs of 40 inodes; the busybox tree has 290 entries): the
+	# same kind of line, naming the store
+	mount -o remount,nr_inodes=40 "$SMALL" || bail_out "cannot remount $SMALL with nr_inodes=40"
+	bounded "${RUNNER[@]}" "$WARREN" image --state "$SMALL/state" import inodes "$SC/bb.tar"
+	one_line_refusal "$M an import that runs out of inodes is refused"
+	like "$ERR" "^warren: image import inodes: the image store $SMALL/state/images ran out of room \(archive entry '.*': .*: No space left on device; it had 16 MiB free on its file system, less 819.2 KiB kept in reserve\); free space there, or import into a state directory on a larger file system \(--state DIR\)$" \
+		"$M ... naming the store, what failed and what to do"
+	small_empty "$M ... and nothing of it is left in the store"
+	# no room at all: refused up front (a file fills the tmpfs but for 512 KiB, under the reserve)
+	mount -o remount,nr_inodes=1000 "$SMALL" && head -c $((15872 << 10)) /dev/zero >"$SMALL/fill" || bail_out "cannot fill $SMALL"
+	bounded "${RUNNER[@]}" "$WARREN" image --state "$SMALL/state" import full "$SC/bb.tar"
+	one_line_refusal "$M an import into a store with no more free space than the reserve is refused"
+	like "$ERR" "^warren: image import full: the image store $SMALL/state/images has no room for an image \(512 KiB free on its file system, less 819.2 KiB kept in reserve\); free space there" \
+		"$M ... up front, naming the store, its free space and what to do"
+	[ -z "$(find "$SMALL/state/images" -mindepth 1)" ]; ok $? "$M ... and it made nothing in the store"
+	umount "$SMALL" && rmdir "$SMALL"
 
 	# ---- names and mistakes
 	for bad in ../x 'a b' .hidden 'a:b'; do

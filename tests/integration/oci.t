@@ -9,7 +9,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 209
+plan 215
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 CALLER=$REPO/tests/oci-caller.py
@@ -197,6 +197,21 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	line_like "$OUT" "can't create directory '/tmp/y': Operation not permitted" "$M linux.seccomp: the call the bundle denies fails with its errno"
 	no_line_like "$OUT" '^mkdir-ok$' "$M linux.seccomp: mkdir never succeeded"
 	line_like "$OUT" '^CapEff:[[:space:]]+00000000000000a0$' "$M process.capabilities: root keeps only what bounding and effective both name (KILL, SETUID)"
+	# exec after the bundle's owner removed the profile from its config.json: the profile create
+	# read still holds (runc keeps its config in its state directory; warren keeps a copy, 0600)
+	bundle "$D/b-secx" '["sleep", "1000"]' \
+		'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+	"$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", "mkdir /tmp/m 2>&1 && echo mkdir-made"], "cwd": "/", "user": {"uid": 0, "gid": 0}}, open(sys.argv[1], "w"))' "$D/pm.json"
+	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/pm.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-secx" c-secx
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-secx
+	owner=root; [ "$mode" = user ] && owner=$TEST_USER
+	is "$(stat -c '%a %U' "$ROOT/c-secx/config.json")" "600 $owner" "$M create keeps the container's config.json in its state directory, mode 0600"
+	"$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); del c["linux"]["seccomp"]; json.dump(c, open(sys.argv[1], "w"))' "$D/b-secx/config.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/pm.json" c-secx
+	line_like "$OUT" "can't create directory '/tmp/m': Operation not permitted" "$M exec after the bundle's config.json lost its seccomp profile: the call the profile denies still fails"
+	no_line_like "$OUT" '^mkdir-made$' "$M ... mkdir never succeeded"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-secx
 
 	# ---- process.user.umask: the job's, 022 when none is given (as runc), not the runtime's
 	# caller's; exec's process has its own

@@ -1,6 +1,7 @@
 /* test_image.c - the decisions about image archive entries (image/entry.h), case by case: names
  * normalised or refused (absolute, "..", control characters, too long), whiteouts and opaque
- * directories, device nodes skipped, setuid/setgid stripped, hard link targets; image names. */
+ * directories, device nodes skipped, setuid/setgid stripped, hard link targets; image names;
+ * an import's byte limit against the free space of the store's file system. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "image/entry.h"
+#include "image/store.h"
 
 struct decide_case {
 	const char *name;
@@ -145,6 +147,57 @@ static void test_image_names(void **state)
 			fail_msg("'%s' accepted as an image name", *b);
 }
 
+#define G (1ULL << 30)
+#define M (1ULL << 20)
+
+/* image_budget: the limit is the smaller of the one asked and the free space less the reserve
+ * (5% of the file system, at most 1 GiB); a --max-size above that room is noted */
+static void test_budget_table(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t asked;
+		bool given;
+		uint64_t fs_free, fs_size;
+		uint64_t limit, reserve;
+		bool by_space, warn;
+	} cases[] = {
+		/* a large disk: the reserve is 1 GiB, the default 32 GiB limit stands */
+		{ 32 * G, false, 79 * G, 252 * G, 32 * G, G, false, false },
+		{ 32 * G, false, 20 * G, 252 * G, 19 * G, G, true, false },
+		{ 100 * G, true, 20 * G, 252 * G, 19 * G, G, true, true },
+		{ 2 * G, true, 20 * G, 252 * G, 2 * G, G, false, false },
+		/* the room exactly what is asked: not the space's limit */
+		{ 19 * G, true, 20 * G, 252 * G, 19 * G, G, false, false },
+		/* a small file system: 5% of it (16 MiB: 819.2 KiB) */
+		{ 32 * G, false, 16 * M, 16 * M, 16 * M - 838860, 838860, true, false },
+		{ 8 * M, true, 16 * M, 16 * M, 8 * M, 838860, false, false },
+		/* 5% of 20 GiB is exactly 1 GiB */
+		{ 32 * G, false, 10 * G, 20 * G, 9 * G, G, true, false },
+		/* no room: the free space is all reserve (no note: the import is refused) */
+		{ 32 * G, false, G, 252 * G, 0, G, true, false },
+		{ 100 * G, true, 512 * M, 252 * G, 0, G, true, false },
+		{ 32 * G, false, 0, 16 * M, 0, 838860, true, false },
+		/* an empty statvfs (a file system that reports nothing): no room */
+		{ 32 * G, false, 0, 0, 0, 0, true, false },
+		/* sizes near the top of uint64_t: no overflow */
+		{ UINT64_MAX, true, UINT64_MAX, UINT64_MAX, UINT64_MAX - G, G, true, true },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct image_budget b;
+		image_budget(cases[i].asked, cases[i].given, cases[i].fs_free, cases[i].fs_size, &b);
+		if (b.limit != cases[i].limit || b.reserve != cases[i].reserve || b.by_space != cases[i].by_space ||
+		    b.warn != cases[i].warn)
+			fail_msg("case %zu: limit %llu reserve %llu by_space %d warn %d; want %llu %llu %d %d", i,
+				 (unsigned long long)b.limit, (unsigned long long)b.reserve, b.by_space, b.warn,
+				 (unsigned long long)cases[i].limit, (unsigned long long)cases[i].reserve, cases[i].by_space,
+				 cases[i].warn);
+		if (b.room != (b.by_space ? b.limit : b.room) || (b.limit == 0) != (b.room == 0))
+			fail_msg("case %zu: room %llu does not agree with limit %llu", i, (unsigned long long)b.room,
+				 (unsigned long long)b.limit);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -152,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_hardlink_target_normalised),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_image_names),
+		cmocka_unit_test(test_budget_table),
 	};
 	return cmocka_run_group_tests_name("image", tests, NULL, NULL);
 }
