@@ -19,8 +19,9 @@
  * same file systems, its /proc, /sys and /dev too, in a copy of qemu's view
  * (hostroot_cover_kernel_fs, from vmjail.c). File systems that cannot hold a
  * listening socket (FAT: no socket files; squashfs, erofs, iso9660: never writable) are bound
- * as they are, their submounts placed as any other. A file mounted on a file is bound, a socket mounted on a
- * file left out. Nothing is placed at or below what the cell replaces (/proc, /dev, /run,
+ * as they are, their submounts placed as any other. A file mounted on a file is bound (a
+ * kernel's file, a process's /proc/PID/cmdline bound elsewhere, covered with an empty file),
+ * a socket mounted on a file left out. Nothing is placed at or below what the cell replaces (/proc, /dev, /run,
  * /tmp, /home, the state directory...).
  *
  * Rootless, init's mounts are locked (copied from the host's namespace into one the caller
@@ -72,6 +73,7 @@ struct view {
 	int empty;           /* the empty tmpfs, the second lower layer of every overlay */
 	const struct hostroot_point *points; /* mount points to make (see hostroot.h) */
 	size_t npoints;
+	int files;           /* -1, or a tmpfs of the empty files that cover kernel's files */
 	int skel;            /* -1, or a tmpfs of skeletons: directory N holds the points of the
 	                        Nth overlay that has some, its second lower layer instead of empty */
 	unsigned nskel;
@@ -309,6 +311,32 @@ static int cover(int empty, int target, const char *path, struct error *err)
 	return bind_on(empty, target, false, path, err);
 }
 
+/* A small tmpfs mounted on the directory at (where), open as *fs: it holds empty ones that
+ * cover, made as they are needed (cover_one). */
+static int cover_fs(int at, const char *where, int *fs, struct error *err)
+{
+	_cleanup_free_ char *why = NULL;
+	const char *const kv[] = { "source", "warren-empty", "size", "4k", "mode", "0755", NULL };
+	*fs = new_fs("tmpfs", kv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &why);
+	int e = *fs < 0 ? *fs : at < 0 ? -EBADF : move_onto(*fs, at);
+	return e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", where) : 0;
+}
+
+/* The kernel's file system m (at is where its path leads, of type mode) covered with an
+ * empty directory or file of its own, number n on the tmpfs fs: one shared by several places
+ * would be one inode at several paths to a 9p client, which keeps one dentry of a directory
+ * (a VM guest's /proc showed its /dev). */
+static int cover_one(int fs, size_t n, const struct mnt *m, int at, mode_t mode, struct error *err)
+{
+	char name[24];
+	snprintf(name, sizeof name, "%zu", n);
+	int made = S_ISDIR(mode) ? mkdirat(fs, name, 0555) : mknodat(fs, name, S_IFREG | 0444, 0);
+	_cleanup_close_ int empty = made < 0 ? -1 : openat2_(fs, name, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	if (empty < 0)
+		return error_set(err, errno, "cannot make an empty place to cover the %s at %s", m->type, m->path);
+	return cover(empty, at, m->path, err);
+}
+
 /* ---- mount points the cell needs where the host has none ---- */
 
 /* Make rel (below directory dfd) and the directories on its way; a file at the end when file. */
@@ -485,6 +513,21 @@ static int rebuild_on(struct view *v, int host, int target, const char *path)
 	return e < 0 ? error_set(v->err, -e, "cannot make the cell's copy of %s read-only", path) : 0;
 }
 
+/* When the cell would see a kernel's file mounted on a file, the tmpfs of the empty files
+ * that cover them, on the target (under the host's /, as the empty layer); else none. */
+static int file_covers(struct view *v, int t)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		struct statx stx;
+		if (skipped(v, v->m[i].path) || !among(v->m[i].type, KERNEL_TYPES))
+			continue;
+		_cleanup_close_ int k = open_reached(&v->m[i], &stx);
+		if (k >= 0 && !S_ISDIR(stx.stx_mode))
+			return cover_fs(t, v->target, &v->files, v->err);
+	}
+	return 0;
+}
+
 /* Place the host's mount m in the cell. */
 static int place(struct view *v, struct mnt *m)
 {
@@ -515,7 +558,9 @@ static int place(struct view *v, struct mnt *m)
 		r = cover(v->empty, target, m->path, v->err);
 		m->rbound = m->whole = r == 0;
 		goto placed;
-	} else if (!S_ISDIR(stx.stx_mode))
+	} else if (kernel) /* a kernel's file bound on a file (a process's /proc/PID/cmdline): an empty one */
+		r = cover_one(v->files, (size_t)(m - v->m), m, target, stx.stx_mode, v->err);
+	else if (!S_ISDIR(stx.stx_mode))
 		r = bind_on(host, target, false, m->path, v->err);
 	else if (bound)
 		r = bind_on(host, target, true, m->path, v->err);
@@ -538,7 +583,7 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 		   size_t npoints, struct error *err)
 {
 	struct view v = { .skip = skip, .rootless = rootless, .target = target, .root = -1, .err = err,
-			  .points = points, .npoints = npoints, .skel = -1 };
+			  .points = points, .npoints = npoints, .skel = -1, .files = -1 };
 	_cleanup_free_ char *why = NULL;
 	const char *const kv[] = { "source", "warren-empty", "size", "4k", "mode", "0755", NULL };
 	v.empty = new_fs("tmpfs", kv, VIEW_ATTRS | MOUNT_ATTR_NOEXEC, &why);
@@ -551,6 +596,8 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 	else if (e == 0 && npoints)
 		e = v.skel;
 	int r = e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", target) : read_mounts(&v);
+	if (r == 0)
+		r = file_covers(&v, t);
 	for (size_t i = 0; r == 0 && i < v.n; i++)
 		r = place(&v, &v.m[i]);
 	if (r == 0 && v.root < 0)
@@ -559,42 +606,17 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 	closep(&v.root);
 	closep(&v.empty);
 	closep(&v.skel);
+	closep(&v.files);
 	return r;
 }
 
 /* ---- what both drivers' views leave out ---- */
 
-/* A small tmpfs mounted on spot, open as *fs: it holds the empty ones that cover. */
-static int cover_fs(const char *spot, int *fs, struct error *err)
-{
-	_cleanup_free_ char *why = NULL;
-	const char *const kv[] = { "source", "warren-empty", "size", "4k", "mode", "0755", NULL };
-	*fs = new_fs("tmpfs", kv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &why);
-	_cleanup_close_ int at = open(spot, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int e = *fs < 0 ? *fs : at < 0 ? -errno : move_onto(*fs, at);
-	return e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", spot) : 0;
-}
-
-/* The kernel's file system m (at is where its path leads, of type mode) covered with an
- * empty directory or file of its own, number n on the tmpfs fs: one shared by several places
- * would be one inode at several paths to a 9p client, which keeps one dentry of a directory
- * (the guest's /proc showed its /dev). */
-static int cover_one(int fs, size_t n, const struct mnt *m, int at, mode_t mode, struct error *err)
-{
-	char name[24];
-	snprintf(name, sizeof name, "%zu", n);
-	int made = S_ISDIR(mode) ? mkdirat(fs, name, 0555) : mknodat(fs, name, S_IFREG | 0444, 0);
-	_cleanup_close_ int empty = made < 0 ? -1 : openat2_(fs, name, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
-	if (empty < 0)
-		return error_set(err, errno, "cannot make an empty place to cover the %s at %s", m->type, m->path);
-	return cover(empty, at, m->path, err);
-}
-
 int hostroot_cover_kernel_fs(const char *dir, const char *spot, struct error *err)
 {
 	struct view v = { .err = err, .root = -1, .empty = -1, .skel = -1 };
-	_cleanup_close_ int fs = -1;
-	int r = cover_fs(spot, &fs, err);
+	_cleanup_close_ int at = open(spot, O_PATH | O_DIRECTORY | O_CLOEXEC), fs = -1;
+	int r = cover_fs(at, spot, &fs, err);
 	if (r == 0)
 		r = read_mounts(&v);
 	/* parents first: what lies below a covered one is gone from its path (open_reached) */
@@ -602,9 +624,9 @@ int hostroot_cover_kernel_fs(const char *dir, const char *spot, struct error *er
 		struct statx stx;
 		if (!path_beneath(v.m[i].path, dir) || !among(v.m[i].type, KERNEL_TYPES))
 			continue;
-		_cleanup_close_ int at = open_reached(&v.m[i], &stx);
-		if (at >= 0)
-			r = cover_one(fs, i, &v.m[i], at, stx.stx_mode, err);
+		_cleanup_close_ int k = open_reached(&v.m[i], &stx);
+		if (k >= 0)
+			r = cover_one(fs, i, &v.m[i], k, stx.stx_mode, err);
 	}
 	free_view_mnts(&v);
 	int e = r == 0 ? set_attrs(fs, VIEW_ATTRS | MOUNT_ATTR_NOEXEC, 0) : 0;

@@ -1,10 +1,11 @@
 #!/bin/bash
 # vm_kernelfs.sh MODE - escape class vm_kernelfs (issue 31, class 6): a kernel's file system
 # the host mounted outside /proc (a chroot's or debootstrap tree's proc, a sysfs mounted
-# elsewhere) must not show the host's processes to a job. The host mounts a proc and a sysfs
-# under the scratch and starts a marker process; the job (unprivileged) lists them and reads
-# the marker's command line there (with O_DIRECT too: a VM's 9p cache would read a proc file
-# as empty). Then a worktree with a proc mounted below it: refused, or at least empty.
+# elsewhere, a proc file bound on a file) must not show the host's processes to a job. The
+# host mounts a proc and a sysfs under the scratch, starts a marker process and binds its
+# /proc/PID/cmdline on a file there; the job (unprivileged) lists them and reads the marker's
+# command line in both (with O_DIRECT too: a VM's 9p cache would read a proc file as empty).
+# Then a worktree with a proc mounted below it: refused, or at least empty.
 #
 # MODE: vm (--driver vm: qemu's 9p root share crosses mounts) | root | user (the container
 # driver's view of the host's /, warren run by root or by warren-test rootless) | image (a
@@ -67,9 +68,11 @@ unshare -n mount -t sysfs sysfs "$D/host/sys" || verdict "untested: cannot mount
 mount -t proc proc "$D/wt/chroot/proc" || verdict "untested: cannot mount a proc on $D/wt/chroot/proc"
 bash -c 'exec -a kfs-marker-vm-kernelfs sleep 300' &
 MARKER_PID=$!
+touch "$D/host/cmdline"
+mount --bind "/proc/$MARKER_PID/cmdline" "$D/host/cmdline" || verdict "untested: cannot bind a proc file on $D/host/cmdline"
 
 # where the job looks: the host's mounts, or for an image its own /mnt/p
-P=$D/host/proc S=$D/host/sys
+P=$D/host/proc S=$D/host/sys F=$D/host/cmdline
 ARGS=(--work "$D/work")
 case $MODE in
 vm) ARGS+=(--driver vm) ;;
@@ -81,21 +84,24 @@ image)
 	for a in sh ls wc dd cat grep echo; do ln -s busybox "$D/img/bin/$a"; done
 	mount -t proc proc "$D/img/mnt/p" || verdict "untested: cannot mount a proc on $D/img/mnt/p"
 	unshare -n mount -t sysfs sysfs "$D/img/mnt/s" || verdict "untested: cannot mount a sysfs on $D/img/mnt/s"
-	P=/mnt/p S=/mnt/s
+	touch "$D/img/mnt/f"
+	mount --bind "/proc/$MARKER_PID/cmdline" "$D/img/mnt/f" || verdict "untested: cannot bind a proc file on $D/img/mnt/f"
+	P=/mnt/p S=/mnt/s F=/mnt/f
 	ARGS+=(--rootfs "$D/img")
 	;;
 esac
 
 # shellcheck disable=SC2016 # (the job's shell expands it)
-look='echo "kfs $(ls -A '"$P"' 2>/dev/null | wc -l) $(ls -A '"$S"' 2>/dev/null | wc -l) $({ cat '"$P/$MARKER_PID"'/cmdline; dd if='"$P/$MARKER_PID"'/cmdline iflag=direct bs=4096 count=1; } 2>/dev/null | grep -ac kfs-marker)"'
+look='echo "kfs $(ls -A '"$P"' 2>/dev/null | wc -l) $(ls -A '"$S"' 2>/dev/null | wc -l) $({ cat '"$P/$MARKER_PID"'/cmdline; dd if='"$P/$MARKER_PID"'/cmdline iflag=direct bs=4096 count=1; } 2>/dev/null | grep -ac kfs-marker) $({ cat '"$F"'; dd if='"$F"' iflag=direct bs=4096 count=1; } 2>/dev/null | grep -ac kfs-marker)"'
 out=$("${RUN[@]}" timeout -k 5 120 "$WARREN" run --state "$D/state" "${ARGS[@]}" -- sh -c "$look" </dev/null 2>"$D/err")
 rc=$?
 [ "$rc" = 0 ] || verdict "untested: the run failed ($rc): $(tail -n 1 "$D/err")"
-read -r word np ns nm <<<"$out"
+read -r word np ns nm nf <<<"$out"
 [ "$word" = kfs ] || verdict "untested: the job said '$out'"
 [ "$np" = 0 ] || verdict "ESCAPED: the job listed $np entries of a proc the host mounted at $P (the host's processes)"
 [ "$ns" = 0 ] || verdict "ESCAPED: the job listed $ns entries of a sysfs the host mounted at $S"
 [ "$nm" = 0 ] || verdict "ESCAPED: the job read the command line of the host's marker process $MARKER_PID in $P"
+[ "$nf" = 0 ] || verdict "ESCAPED: the job read the host's marker process's command line bound on the file $F"
 
 # a worktree with a proc mounted below it: refused before the job runs, or shown empty
 WARGS=("${ARGS[@]}")
