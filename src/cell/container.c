@@ -528,16 +528,11 @@ static int mount_checked(const char *path, int checked_fd, int fd, const char *t
 	if (wfd < 0 || fstat(wfd, &a) < 0 || fstat(checked_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		die(wfd < 0 ? errno : 0, "%s %s changed while the cell was being made (a directory on its way was replaced); run again", what, path);
 	/* a source that is on a kernel's file system, or has one mounted below it (a chroot's
-	 * /proc in a worktree), would show the host's processes or devices in the cell: refused */
-	if (fs_is_kernel(wfd))
-		die(0, "%s %s is on a kernel's file system (the host's processes, devices or settings); give a directory of files",
-		    what, path);
-	_cleanup_free_ char *kmp = NULL, *ktype = NULL;
-	if (S_ISDIR(a.st_mode) && hostroot_kernel_fs_below(path, &kmp, &ktype)) {
-		_cleanup_free_ char *shown = printable_name(kmp);
-		die(0, "%s %s has a %s file system mounted at %s, which would show the host's in the cell; unmount it, "
-		       "or give a directory without it", what, path, ktype, shown);
-	}
+	 * /proc in a worktree), would show the host's processes or devices in the cell: refused
+	 * (from the mount table hostroot read) */
+	struct error kerr = { 0 };
+	if (hostroot_check_source(what, path, wfd, false, &kerr) < 0)
+		die(0, "%s", kerr.msg);
 	/* the owner's files are the run user's in every mount below the source, unless the owner
 	 * is root: then in the source's own file system only (a root-owned worktree holding a
 	 * bind of a system directory does not give the job that directory) */

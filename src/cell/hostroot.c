@@ -15,10 +15,13 @@
  * Kernel file systems (proc, sysfs, cgroup, debugfs...) outside the places the cell has its own
  * (a chroot's /proc, a build tree's /sys) are covered with an empty directory: they would show
  * the host's processes and devices (the cell's /proc and /sys are its own, not the host's: the
- * caller skips them, see mount_sys in container.c). File systems that cannot hold a
+ * caller skips them, see mount_sys in container.c). The vm driver's root share covers the
+ * same file systems, its /proc, /sys and /dev too, in a copy of qemu's view
+ * (hostroot_cover_kernel_fs, from vmjail.c). File systems that cannot hold a
  * listening socket (FAT: no socket files; squashfs, erofs, iso9660: never writable) are bound
- * as they are, their submounts placed as any other. A file mounted on a file is bound, a socket mounted on a
- * file left out. Nothing is placed at or below what the cell replaces (/proc, /dev, /run,
+ * as they are, their submounts placed as any other. A file mounted on a file is bound (a
+ * kernel's file, a process's /proc/PID/cmdline bound elsewhere, covered with an empty file),
+ * a socket mounted on a file left out. Nothing is placed at or below what the cell replaces (/proc, /dev, /run,
  * /tmp, /home, the state directory...).
  *
  * Rootless, init's mounts are locked (copied from the host's namespace into one the caller
@@ -47,6 +50,7 @@
 
 #include "util/fs.h"
 #include "util/sys.h"
+#include "util/words.h"
 
 #define VIEW_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
@@ -69,6 +73,7 @@ struct view {
 	int empty;           /* the empty tmpfs, the second lower layer of every overlay */
 	const struct hostroot_point *points; /* mount points to make (see hostroot.h) */
 	size_t npoints;
+	int files;           /* -1, or a tmpfs of the empty files that cover kernel's files */
 	int skel;            /* -1, or a tmpfs of skeletons: directory N holds the points of the
 	                        Nth overlay that has some, its second lower layer instead of empty */
 	unsigned nskel;
@@ -120,7 +125,7 @@ static int by_depth(const void *a, const void *b)
 
 /* The kernel file systems among the mounts read_mounts read last in this process (the host's,
  * copied into init's namespace when it was cloned, do not change after): what
- * hostroot_kernel_fs_below looks at, not a new read and parse of the whole table (on a host of
+ * kernel_fs_below looks at, not a new read and parse of the whole table (on a host of
  * hundreds of mounts a noticeable part of a cold start). */
 static struct mnt *kernel_mnts;
 static size_t n_kernel_mnts;
@@ -179,7 +184,9 @@ static void free_view_mnts(struct view *v)
 	free(v->m);
 }
 
-bool hostroot_kernel_fs_below(const char *dir, char **mountpoint, char **type)
+/* Whether a kernel file system (proc, sysfs, cgroup...) is mounted below the directory dir (an
+ * absolute, normalised path of this mount namespace): its mount point and type (heap) then. */
+static bool kernel_fs_below(const char *dir, char **mountpoint, char **type)
 {
 	if (!kernel_mnts_known) {  /* (a --rootfs run: the host's / was not placed) */
 		struct error err = { 0 };
@@ -235,6 +242,17 @@ static int host_open(const char *path, int flags)
 	return openat2_(AT_FDCWD, path, flags, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
+/* The mount m where its path leads (no symlink on the way: mount points have none), its type
+ * in *stx, or -1 when the path leads elsewhere (m is shadowed, or out of the caller's reach). */
+static int open_reached(const struct mnt *m, struct statx *stx)
+{
+	int fd = host_open(m->path, O_PATH);
+	if (fd >= 0 && (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, stx) < 0 ||
+			stx->stx_mnt_id != (uint64_t)m->id))
+		closep(&fd);
+	return fd;
+}
+
 /* Configure the new file system fs (key, value pairs, NULL-terminated), create it and make a
  * detached mount of it with attrs: its descriptor, or -errno with the kernel's reason (the
  * log of fs, "e overlayfs: ...") in *why. */
@@ -284,6 +302,39 @@ static int bind_on(int host, int target, bool rec, const char *path, struct erro
 	if (e == 0)
 		e = move_onto(t, target);
 	return e < 0 ? error_set(err, -e, "cannot bind the host's %s read-only in the cell", path) : 0;
+}
+
+/* A kernel's file system the view does not show (see place): the empty directory (or, for a
+ * kernel's file mounted on a file, the empty file) empty bound read-only on target instead. */
+static int cover(int empty, int target, const char *path, struct error *err)
+{
+	return bind_on(empty, target, false, path, err);
+}
+
+/* A small tmpfs mounted on the directory at (where), open as *fs: it holds empty ones that
+ * cover, made as they are needed (cover_one). */
+static int cover_fs(int at, const char *where, int *fs, struct error *err)
+{
+	_cleanup_free_ char *why = NULL;
+	const char *const kv[] = { "source", "warren-empty", "size", "4k", "mode", "0755", NULL };
+	*fs = new_fs("tmpfs", kv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &why);
+	int e = *fs < 0 ? *fs : at < 0 ? -EBADF : move_onto(*fs, at);
+	return e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", where) : 0;
+}
+
+/* The kernel's file system m (at is where its path leads, of type mode) covered with an
+ * empty directory or file of its own, number n on the tmpfs fs: one shared by several places
+ * would be one inode at several paths to a 9p client, which keeps one dentry of a directory
+ * (a VM guest's /proc showed its /dev). */
+static int cover_one(int fs, size_t n, const struct mnt *m, int at, mode_t mode, struct error *err)
+{
+	char name[24];
+	snprintf(name, sizeof name, "%zu", n);
+	int made = S_ISDIR(mode) ? mkdirat(fs, name, 0555) : mknodat(fs, name, S_IFREG | 0444, 0);
+	_cleanup_close_ int empty = made < 0 ? -1 : openat2_(fs, name, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	if (empty < 0)
+		return error_set(err, errno, "cannot make an empty place to cover the %s at %s", m->type, m->path);
+	return cover(empty, at, m->path, err);
 }
 
 /* ---- mount points the cell needs where the host has none ---- */
@@ -462,6 +513,21 @@ static int rebuild_on(struct view *v, int host, int target, const char *path)
 	return e < 0 ? error_set(v->err, -e, "cannot make the cell's copy of %s read-only", path) : 0;
 }
 
+/* When the cell would see a kernel's file mounted on a file, the tmpfs of the empty files
+ * that cover them, on the target (under the host's /, as the empty layer); else none. */
+static int file_covers(struct view *v, int t)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		struct statx stx;
+		if (skipped(v, v->m[i].path) || !among(v->m[i].type, KERNEL_TYPES))
+			continue;
+		_cleanup_close_ int k = open_reached(&v->m[i], &stx);
+		if (k >= 0 && !S_ISDIR(stx.stx_mode))
+			return cover_fs(t, v->target, &v->files, v->err);
+	}
+	return 0;
+}
+
 /* Place the host's mount m in the cell. */
 static int place(struct view *v, struct mnt *m)
 {
@@ -474,11 +540,10 @@ static int place(struct view *v, struct mnt *m)
 		m->whole = parent->whole || kernel;
 		return 0;
 	}
-	_cleanup_close_ int host = host_open(m->path, O_PATH);
 	struct statx stx;
-	if (host < 0 || statx(host, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &stx) < 0 ||
-	    stx.stx_mnt_id != (uint64_t)m->id)
-		return 0;   /* not what its path leads to (shadowed, or out of the caller's reach) */
+	_cleanup_close_ int host = open_reached(m, &stx);
+	if (host < 0)
+		return 0;
 	_cleanup_close_ int target = v->root < 0 ? open(v->target, O_PATH | O_DIRECTORY | O_CLOEXEC)
 						 : openat2_(v->root, m->path + 1, O_PATH, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
 	if (target < 0)
@@ -490,10 +555,12 @@ static int place(struct view *v, struct mnt *m)
 		/* a kernel's file system where the cell has none of its own (the standard places
 		 * are the cell's: skipped above), e.g. a chroot's /proc or /sys: the host's processes
 		 * and devices. An empty directory there instead; nothing below it is placed */
-		r = bind_on(v->empty, target, false, m->path, v->err);
+		r = cover(v->empty, target, m->path, v->err);
 		m->rbound = m->whole = r == 0;
 		goto placed;
-	} else if (!S_ISDIR(stx.stx_mode))
+	} else if (kernel) /* a kernel's file bound on a file (a process's /proc/PID/cmdline): an empty one */
+		r = cover_one(v->files, (size_t)(m - v->m), m, target, stx.stx_mode, v->err);
+	else if (!S_ISDIR(stx.stx_mode))
 		r = bind_on(host, target, false, m->path, v->err);
 	else if (bound)
 		r = bind_on(host, target, true, m->path, v->err);
@@ -516,7 +583,7 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 		   size_t npoints, struct error *err)
 {
 	struct view v = { .skip = skip, .rootless = rootless, .target = target, .root = -1, .err = err,
-			  .points = points, .npoints = npoints, .skel = -1 };
+			  .points = points, .npoints = npoints, .skel = -1, .files = -1 };
 	_cleanup_free_ char *why = NULL;
 	const char *const kv[] = { "source", "warren-empty", "size", "4k", "mode", "0755", NULL };
 	v.empty = new_fs("tmpfs", kv, VIEW_ATTRS | MOUNT_ATTR_NOEXEC, &why);
@@ -529,6 +596,8 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 	else if (e == 0 && npoints)
 		e = v.skel;
 	int r = e < 0 ? error_set(err, -e, "cannot mount an empty tmpfs on %s", target) : read_mounts(&v);
+	if (r == 0)
+		r = file_covers(&v, t);
 	for (size_t i = 0; r == 0 && i < v.n; i++)
 		r = place(&v, &v.m[i]);
 	if (r == 0 && v.root < 0)
@@ -537,5 +606,46 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 	closep(&v.root);
 	closep(&v.empty);
 	closep(&v.skel);
+	closep(&v.files);
 	return r;
+}
+
+/* ---- what both drivers' views leave out ---- */
+
+int hostroot_cover_kernel_fs(const char *dir, const char *spot, struct error *err)
+{
+	struct view v = { .err = err, .root = -1, .empty = -1, .skel = -1 };
+	_cleanup_close_ int at = open(spot, O_PATH | O_DIRECTORY | O_CLOEXEC), fs = -1;
+	int r = cover_fs(at, spot, &fs, err);
+	if (r == 0)
+		r = read_mounts(&v);
+	/* parents first: what lies below a covered one is gone from its path (open_reached) */
+	for (size_t i = 0; r == 0 && i < v.n; i++) {
+		struct statx stx;
+		if (!path_beneath(v.m[i].path, dir) || !among(v.m[i].type, KERNEL_TYPES))
+			continue;
+		_cleanup_close_ int k = open_reached(&v.m[i], &stx);
+		if (k >= 0)
+			r = cover_one(fs, i, &v.m[i], k, stx.stx_mode, err);
+	}
+	free_view_mnts(&v);
+	int e = r == 0 ? set_attrs(fs, VIEW_ATTRS | MOUNT_ATTR_NOEXEC, 0) : 0;
+	return e < 0 ? error_set(err, -e, "cannot make %s read-only", spot) : r;
+}
+
+int hostroot_check_source(const char *what, const char *path, int fd, bool fresh, struct error *err)
+{
+	struct stat st;
+	if (fs_is_kernel(fd))
+		return error_set(err, 0, "%s %s is on a kernel's file system (the host's processes, devices or settings); give a "
+				 "directory of files", what, path);
+	if (fresh)
+		kernel_mnts_known = false;
+	_cleanup_free_ char *kmp = NULL, *ktype = NULL;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && kernel_fs_below(path, &kmp, &ktype)) {
+		_cleanup_free_ char *shown = printable_name(kmp);
+		return error_set(err, 0, "%s %s has a %s file system mounted at %s, which would show the host's in the cell; "
+				 "unmount it, or give a directory without it", what, path, ktype, shown);
+	}
+	return 0;
 }

@@ -25,8 +25,18 @@ struct hostroot_point {
 int hostroot_mount(const char *target, bool rootless, const char *const *skip, const struct hostroot_point *points,
 		   size_t npoints, struct error *err);
 
-/* Whether a kernel file system (proc, sysfs, cgroup...) is mounted below the directory dir (an
- * absolute, normalised path of this mount namespace): its mount point and type (heap) then. */
-bool hostroot_kernel_fs_below(const char *dir, char **mountpoint, char **type);
+/* The VM's root share (vmjail.c): every kernel file system mounted at or below the directory
+ * dir of this mount namespace (a copy of the tree qemu shares: 9p crosses mounts) covered
+ * with an empty read-only directory, or an empty file where one is mounted on a file: the
+ * same file systems the container's view leaves out (KERNEL_TYPES), /proc, /sys and /dev
+ * too. The empty ones lie on a small tmpfs mounted on the directory spot (outside dir). */
+int hostroot_cover_kernel_fs(const char *dir, const char *spot, struct error *err);
+
+/* A source the cell gets whole with what is mounted below it (the worktree, a bind's source:
+ * open as fd, at path): refused (-EINVAL, the line in err naming what) when it is on a
+ * kernel's file system or has one mounted below it, which would show the host's processes,
+ * devices or settings in the cell. fresh: read the mount table now, else use the one read
+ * last in this process (a cell's init: the host view's). */
+int hostroot_check_source(const char *what, const char *path, int fd, bool fresh, struct error *err);
 
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cell/contract.h"
+#include "cell/hostroot.h"
 #include "cell/users.h"
 #include "cell/vmexec.h"
 #include "net/net.h"
@@ -202,13 +203,11 @@ static char **qemu_argv(const struct cell_spec *s, const struct cell_io *io, con
 		add_port(&a, "exec", xasprintf("socket,id=exec,fd=%d", QFD_EXEC), VM_PORT_EXEC);
 	if (v->tty) /* the job's terminal: the guest's second console, VM_TTY_DEV */
 		add_port(&a, "tty", xasprintf("socket,id=tty,fd=%d", QFD_TTY), NULL);
-	/* the root (the host's / as qemu's view shows it, or the image), the worktree and the binds'
-	 * sources by the descriptors opened and checked once (spec.h), not by their paths */
+	/* the root (a copy of the host's / as qemu's view shows it, or of the image, without the
+	 * kernel's file systems: vm_jail puts it at QFD_ROOT), the worktree and the binds' sources
+	 * by the descriptors opened and checked once (spec.h), not by their paths */
 	_cleanup_free_ char *orders = fd_path(QFD_ORDERS);
-	if (s->rootfs)
-		add_fd_share(&a, "root", QFD_ROOT, true, VM_TAG_ROOT);
-	else
-		add_share(&a, "root", "/", "security_model=none,readonly=on,multidevs=remap", VM_TAG_ROOT);
+	add_fd_share(&a, "root", QFD_ROOT, true, VM_TAG_ROOT);
 	if (s->worktree)
 		add_fd_share(&a, "work", QFD_WORK, s->worktree_ro, VM_TAG_WORK);
 	for (size_t i = 0; i < s->n_mounts; i++) {
@@ -417,7 +416,7 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 		if (q->fd[pipes[i] - QFD_OUT] >= 0 && fchown(pipes[i], spec_host_uid(s), spec_host_gid(s)) < 0)
 			_exit(125);
 	struct error err = { 0 };
-	if (vm_jail(s, kvm, QFD_END, &err) < 0) {
+	if (vm_jail(s, kvm, QFD_ROOT, QFD_END, &err) < 0) {
 		dprintf(2, "warren: %s\n", err.msg);
 		_exit(125);
 	}
@@ -482,6 +481,17 @@ static int job_ports(const struct cell_spec *s, const struct cell_io *io, struct
 	return 0;
 }
 
+/* The worktree and the binds' sources, checked as a container's init checks them (hostroot.c):
+ * one on a kernel's file system, or with one mounted below it (a chroot's /proc), is refused;
+ * 9p would show it (it crosses mounts), and qemu shares these by the host's descriptors. */
+static int check_sources(const struct cell_spec *s, struct error *err)
+{
+	int r = s->worktree ? hostroot_check_source("the worktree", s->worktree, s->worktree_fd, true, err) : 0;
+	for (size_t i = 0; r == 0 && i < s->n_mounts; i++)
+		r = hostroot_check_source("the bind source", s->mounts[i].source, s->mounts[i].fd, i == 0 && !s->worktree, err);
+	return r;
+}
+
 int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
 {
 	vm_cell_init(c);
@@ -489,7 +499,7 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 	v->tty = s->tty && io->control < 0;
 	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 }, go[2] = { -1, -1 };
 	_cleanup_close_ int kernel = -1, initrd = -1, orders = -1, con = -1, log = -1, root = -1, exec = -1, tty = -1;
-	if (vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, io, v, err) < 0 ||
+	if (check_sources(s, err) < 0 || vm_kernel_prepare(&v->k, s->statedir, err) < 0 || write_orders(s, io, v, err) < 0 ||
 	    open_inputs(s, v, &kernel, &initrd, &orders, err) < 0 || job_ports(s, io, c, &exec, &tty, err) < 0)
 		goto fail;
 	v->accel = vm_accel(&v->k, s);
@@ -764,7 +774,7 @@ static void __attribute__((noreturn)) probe_child(const struct cell_spec *s, int
 	probe.worktree = NULL;
 	probe.n_mounts = 0; /* no binds either (their fds are closed here) */
 	struct error err = { 0 };
-	if (vm_jail(&probe, true, QFD_END, &err) < 0)
+	if (vm_jail(&probe, true, -1, QFD_END, &err) < 0)
 		_exit(125);
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of ids, which clears it */
 	if (getppid() != parent)

@@ -8,7 +8,14 @@
  * set, and qemu adds its own seccomp sandbox (vm.c). What it needs beyond that view (the
  * kernel, the initramfs, the orders, the worktree, the console, the tap) it gets as open
  * descriptors. The console and qemu's own messages go through pipes to keepers that write
- * their logs bounded. See docs/vm.md, "The wall around qemu". */
+ * their logs bounded. See docs/vm.md, "The wall around qemu".
+ *
+ * The root share is not qemu's own view: 9p crosses every mount below the directory it
+ * shares, and qemu needs the host's /proc and /dev itself. It is a private copy of the view
+ * (or of the image) in which every kernel file system (the host's /proc, /sys, /dev, and a
+ * chroot's /proc or a sysfs mounted anywhere else) is covered with an empty directory
+ * (hostroot.c decides which, as for a container's view): the host enforces it, so a job that
+ * takes over the guest kernel does not reach them either. */
 #include "cell/vm.h"
 
 #include <fcntl.h>
@@ -23,6 +30,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cell/hostroot.h"
 #include "cell/vmexec.h"
 #include "policy/policy.h"
 #include "util/fs.h"
@@ -92,6 +100,10 @@ static int hide(const char *p, const char *worktree, struct error *err)
 
 /* Where qemu's view holds the binds of files: a directory each (under the hidden /tmp). */
 #define FILE_BINDS "/tmp/.warren-file-binds"
+/* ... the root share (the copy of the host's / or of the image), and the tmpfs of the empty
+ * directory and file that cover the kernel's file systems in it */
+#define ROOT_SHARE "/tmp/.warren-root"
+#define ROOT_COVERS "/tmp/.warren-covers"
 
 /* A bind of a file: a 9p share is a directory, so the share is a directory of qemu's view that
  * holds this file alone (at VM_BIND_FILE_NAME): a guest that takes over its kernel reaches the
@@ -126,12 +138,54 @@ static int file_bind_share(const struct cell_mount *m, int fd, size_t i, struct 
 	return 0;
 }
 
-/* The view: hidden paths under empty tmpfs, the binds of files placed, then everything
- * read-only. */
-static int read_only_view(const struct cell_spec *s, int bind_fd0, struct error *err)
+/* The image (--rootfs, open as root_fd: checked on the host) in this mount namespace, opened
+ * again by its path before the state directory that may hold it is hidden; it must be the
+ * directory that was checked. */
+static int image_again(const struct cell_spec *s, int root_fd, struct error *err)
+{
+	struct stat a, b;
+	int fd = sys_openat2(AT_FDCWD, s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_NO_SYMLINKS);
+	if (fd < 0 || fstat(fd, &a) < 0 || fstat(root_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		error_set(err, fd < 0 ? errno : ESTALE, "the root %s changed before qemu could share it", s->rootfs);
+		closep(&fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* The root share at root_fd (the number qemu's option names): a private copy of the view (its
+ * hidden places hidden), or of the image (open as image), at ROOT_SHARE, the kernel's file
+ * systems in it covered. Private: a proc the host mounts later does not show in it. */
+static int root_share(const struct cell_spec *s, int image, int root_fd, struct error *err)
+{
+	_cleanup_free_ char *src = image >= 0 ? xasprintf("/proc/self/fd/%d", image) : xstrdup("/");
+	const char *what = s->rootfs ? s->rootfs : "the host's /";
+	int r = mkdir_p(ROOT_SHARE, 0755);
+	if (r == 0)
+		r = mkdir_p(ROOT_COVERS, 0755);
+	if (r < 0)
+		return error_set(err, -r, "cannot make the places of qemu's root share");
+	if (mount(src, ROOT_SHARE, NULL, MS_BIND | MS_REC, NULL) < 0 || mount(NULL, ROOT_SHARE, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return error_set(err, errno, "cannot copy %s for qemu's root share", what);
+	if (hostroot_cover_kernel_fs(ROOT_SHARE, ROOT_COVERS, err) < 0) {
+		error_prefix(err, "cannot cover the kernel's file systems in qemu's share of %s", what);
+		return -EPERM;
+	}
+	_cleanup_close_ int fd = open(ROOT_SHARE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, root_fd) < 0)
+		return error_set(err, errno, "cannot share %s with qemu", what);
+	return 0;
+}
+
+/* The view: hidden paths under empty tmpfs, the binds of files placed, the root share made
+ * (root_fd; -1: none, the KVM probe), then everything read-only. */
+static int read_only_view(const struct cell_spec *s, int root_fd, int bind_fd0, struct error *err)
 {
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return error_set(err, errno, "cannot make qemu's mounts its own");
+	_cleanup_close_ int image = root_fd >= 0 && s->rootfs ? image_again(s, root_fd, err) : -1;
+	if (root_fd >= 0 && s->rootfs && image < 0)
+		return -EPERM;
 	for (size_t i = 0; hidden[i]; i++)
 		if (hide(hidden[i], s->worktree, err) < 0)
 			return -EPERM;
@@ -140,6 +194,8 @@ static int read_only_view(const struct cell_spec *s, int bind_fd0, struct error 
 	for (size_t i = 0; i < s->n_mounts; i++)
 		if (vm_fd_is_file(bind_fd0 + (int)i) && file_bind_place(&s->mounts[i], bind_fd0 + (int)i, i, err) < 0)
 			return -EPERM;
+	if (root_fd >= 0 && root_share(s, image, root_fd, err) < 0)
+		return -EPERM;
 	/* not nodev: qemu opens /dev/kvm (it cannot make device nodes: no capability) */
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
 	if (sys_mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &a) < 0)
@@ -156,11 +212,11 @@ bool vm_fd_is_file(int fd)
 	return fd >= 0 && fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-int vm_jail(const struct cell_spec *s, bool kvm, int bind_fd0, struct error *err)
+int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int bind_fd0, struct error *err)
 {
 	if (!s->rootless && become_run_user(s, kvm, err) < 0)
 		return -EPERM;
-	if (own_userns(s, err) < 0 || read_only_view(s, bind_fd0, err) < 0 || policy_drop_all_caps(err) < 0)
+	if (own_userns(s, err) < 0 || read_only_view(s, root_fd, bind_fd0, err) < 0 || policy_drop_all_caps(err) < 0)
 		return -EPERM;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_set(err, errno, "cannot set no_new_privs for qemu");

@@ -9,7 +9,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 139
+plan 143
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -113,6 +113,18 @@ for mode in root user; do
 	{ [ "$KP_RC:$KS_RC" = 125:125 ] && [[ $KP_ERR == *"is on a kernel's file system"* ]] && [[ $KS_ERR == *"is on a kernel's file system"* ]]; }
 	ok $? "$M a bind of a /proc or of a directory of a sysfs mounted elsewhere: refused, naming it" || diag "$KP_ERR" "$KS_ERR"
 	is "$KV_OUT" 0 "$M a /proc and a sysfs mounted elsewhere on the host show as empty directories in the cell"
+	# ... and a kernel's file bound on a file (a process's command line): an empty file
+	bash -c 'exec -a "kfs-marker-$1" sleep 300' _ "$TEST_SCRATCH" &
+	kmarker=$!
+	touch "$D/withproc/cmdline"
+	mount --bind "/proc/$kmarker/cmdline" "$D/withproc/cmdline"
+	wrun -- sh -c "wc -c <$D/withproc/cmdline; grep -ac kfs-marker $D/withproc/cmdline"
+	KF_RC=$RC KF_OUT=$OUT
+	umount "$D/withproc/cmdline"
+	kill "$kmarker"
+	wait "$kmarker" 2>/dev/null
+	is "$KF_RC" 1 "$M a cell reading a proc file bound on a file elsewhere on the host finds no marker (grep exits 1)"
+	is "$KF_OUT" $'0\n0' "$M ... the file is empty in the cell (not the host's process's command line)"
 
 	# ---- the caller's umask (077 on a hardened host) is the job's, not that of what warren
 	# makes in the cell: passwd and group stay readable, the directories made on a bind's way

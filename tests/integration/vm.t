@@ -6,7 +6,7 @@
 # host's /tmp), even when warren is killed with SIGKILL.
 #
 # Slow but real: each boot is a whole kernel under TCG (1.5 s on an idle machine, far more
-# under load), so one boot checks several things; 5 boots in all (4 as root, 1 rootless).
+# under load), so one boot checks several things; 6 boots in all (5 as root, 1 rootless).
 . "$(dirname "$0")/../lib.sh"
 
 T_TIMEOUT=180
@@ -15,7 +15,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 53
+plan 59
 
 host_tmp_marker
 
@@ -65,6 +65,20 @@ for i in $(seq 17); do mkdir "$d/b$i"; binds+=(--ro-bind "$d/b$i:/opt/b$i"); don
 wrun --driver vm "${binds[@]}" -- true
 like "$RC $ERR" "^125 warren: the vm driver: 17 binds \(--bind, --ro-bind, --externals\), at most 16" "17 binds are refused: each is a device of the VM"
 rm -rf "$d"
+# a worktree or bind source with a kernel's file system mounted below it (a chroot's /proc):
+# qemu shares them by the host's descriptors and 9p crosses mounts, so they are refused as a
+# container's are, before the guest boots
+d=$(mktemp -d -p "$TEST_SCRATCH")
+mkdir -p "$d/chroot/proc"
+chmod -R 755 "$d"
+mount -t proc proc "$d/chroot/proc"
+wr run --work "$d" --driver vm -- true
+like "$RC $ERR" "^125 warren: the worktree $d has a proc file system mounted at $d/chroot/proc" \
+	"a worktree with a proc mounted below it is refused in one line naming it (the host's processes stay unseen)"
+wrun --driver vm --ro-bind "$d:/data" -- true
+like "$RC $ERR" "^125 warren: the bind source $d has a proc file system mounted at $d/chroot/proc" "and so is such a bind's source"
+umount "$d/chroot/proc"
+rm -rf "$d"
 jobf=$WORK/vm-job.yml
 printf 'name: t\ndriver: vmx\nsteps:\n  - run: "true"\n' >"$jobf"
 bounded "$WARREN" job check "$jobf"
@@ -82,13 +96,29 @@ for mode in root user; do
 
 	# ---- one boot: what the VM adds to the contract (tests/contract.sh has the contract
 	# itself, for both drivers): the record, the policy inside the guest, --no-sys and
-	# --require-landlock (the guest's kernel has Landlock); the caller's umask is the job's
+	# --require-landlock (the guest's kernel has Landlock); the caller's umask is the job's;
+	# a proc and a sysfs mounted outside /proc on the host (a chroot's) are empty directories
+	# in the root share (9p crosses mounts: they showed the host's processes, and the command
+	# line of a process of the test's, kfs-marker, read past the guest's cache). The sysfs is
+	# a network namespace's own: the host's /sys superblock again would be one inode with the
+	# root share's /sys to the guest's 9p client, shown as --no-sys's empty /sys
+	kfs=$TEST_SCRATCH/kfs-$mode
+	mkdir -p "$kfs/proc" "$kfs/sys"
+	chmod -R 755 "$kfs"
+	mount -t proc proc "$kfs/proc"
+	unshare -n mount -t sysfs sysfs "$kfs/sys"
+	bash -c 'exec -a "kfs-marker-$1" sleep 300' _ "$TEST_SCRATCH" &
+	marker=$!
+	kline='echo "kfs $(ls -A '"$kfs"'/proc | wc -l) $(ls -A '"$kfs"'/sys | wc -l) $(dd if='"$kfs/proc/$marker"'/cmdline iflag=direct bs=4096 count=1 2>/dev/null | grep -ac kfs-marker)"'
 	old_umask=$(umask)
 	umask 027
 	wrun --driver vm --no-sys --require-landlock -- sh -c 'grep -c "^CapEff:.*0000000000000000" /proc/self/status
 		unshare -U true 2>/dev/null || echo userns-refused; echo "sys $(ls -A /sys | wc -l)"
-		cat /etc/shadow >/dev/null 2>&1 || echo shadow-refused; umask; exit 3'
+		cat /etc/shadow >/dev/null 2>&1 || echo shadow-refused; umask; '"$kline"'; exit 3'
 	umask "$old_umask"
+	kill "$marker"
+	wait "$marker" 2>/dev/null
+	umount "$kfs/proc" "$kfs/sys"
 	is "$RC" 3 "$M the job's exit code 3 passes through"
 	mapfile -t L <<<"$OUT"
 	is "${L[0]:-}" 1 "$M the job has no effective capabilities"
@@ -96,6 +126,7 @@ for mode in root user; do
 	is "${L[2]:-}" "sys 0" "$M --no-sys: /sys is empty (not the guest's, nor the host's through the root share)"
 	is "${L[3]:-}" shadow-refused "$M the host's /etc/shadow is not readable by the job"
 	is "${L[4]:-}" 0027 "$M the job's umask is the caller's (027), as in a container"
+	is "${L[5]:-}" "kfs 0 0 0" "$M a proc and a sysfs mounted outside /proc on the host are empty in the VM (no host process, no marker's command line)"
 	rd=$(last_rundir)
 	like "$(jget "$rd/result.json" 'd["vm"]["accel"]')" '^(kvm|tcg)$' "$M result.json says which accelerator (vm.accel)"
 	like "$(jget "$rd/result.json" 'str(d["vm"]["memory"])')" '^[0-9]+$' "$M result.json has the guest's RAM (vm.memory)"
@@ -125,6 +156,18 @@ refused
 console-refused" "$M guest root cannot read a root-only host file through 9p (qemu is not root), nor write the console"
 	rm -rf "$secret"
 
+	# ---- an image with a proc mounted inside it (a debootstrap tree's, at /mnt/p: not where
+	# the guest mounts its own): empty in the VM, as in a container (an overlay's layer does
+	# not cross mounts); 9p does, and showed the host's processes to the job
+	img=$TEST_SCRATCH/kfs-image
+	cp -a "$(image_busybox)" "$img"
+	mkdir -p "$img/mnt/p"
+	mount -t proc proc "$img/mnt/p"
+	wr run --work none --rootfs "$img" --driver vm -- sh -c 'ls -A /mnt/p | wc -l'
+	umount "$img/mnt/p"
+	is "$RC $OUT" "0 0" "$M a proc mounted inside an image (a debootstrap tree's) is empty in the VM"
+	rm -rf --one-file-system "$img"
+
 	# ---- a VM whose init cannot run (a dynamic /bin/true as init: the kernel panics)
 	wr_env WARREN_GUEST_INIT=/bin/true -- run --work "$WORK" --driver vm -- true
 	is "$RC" 125 "$M a VM that ends without a report gives 125"
@@ -147,6 +190,15 @@ console-refused" "$M guest root cannot read a root-only host file through 9p (qe
 	isnt "$(readlink "/proc/$qpid/ns/user")" "$(readlink /proc/self/ns/user)" "$M qemu is in a user namespace of its own"
 	like "$(awk '$5 == "/" { print $6; exit }' "/proc/$qpid/mountinfo")" '^ro' "$M qemu sees the host's / read-only"
 	is "$(awk -v s="$STATE" '$5 == s { print $9 }' "/proc/$qpid/mountinfo" | tail -n 1)" tmpfs "$M qemu sees the state directory hidden (an empty tmpfs)"
+	# what qemu serves as the root share (its -fsdev path, in its own view), as a guest kernel
+	# taken over would ask it for: the host's /proc, /sys and /dev are empty there
+	share=$(tr '\0' '\n' <"/proc/$qpid/cmdline" | sed -n 's/^local,id=root,path=\([^,]*\),.*/\1/p')
+	case $share in
+	/proc/self/*) share=/proc/$qpid/${share#/proc/self/} ;;
+	*) share=/proc/$qpid/root$share ;;
+	esac
+	is "$(ls -A "$share/proc" | wc -l) $(ls -A "$share/sys" | wc -l) $(ls -A "$share/dev" | wc -l)" "0 0 0" \
+		"$M qemu's root share has the host's /proc, /sys and /dev empty (a guest kernel taken over reaches none)"
 	kill -KILL "$BG_PID"
 	wait_for 10 no_procs_matching "$rd"
 	ok $? "$M after kill -9 of warren no qemu is left"
