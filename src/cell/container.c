@@ -660,10 +660,17 @@ static void mount_dev(const struct cell_spec *s, const char *root)
 static void mount_root(const struct cell_spec *s, const char *root)
 {
 	if (s->rootfs) {
+		/* the root the gate judged, and no other: opened without a link on the way and
+		 * compared, then used by its descriptor (a path component swapped for a symlink to /
+		 * since the check would otherwise give the cell the host's /) */
+		_cleanup_close_ int rfd = spec_root_open(s);
+		if (rfd < 0)
+			die(errno, "the root %s changed since it was checked (a path on the way was replaced); run again", s->rootfs);
+		_cleanup_free_ char *by_fd = xasprintf("/proc/self/fd/%d", rfd);
 		/* root mode: the image's own ids are the cell's (its root files belong to cell root) */
-		const char *lower = s->rootfs;
+		const char *lower = by_fd;
 		_cleanup_free_ char *idmapped = xasprintf("%s/" RUN_LOWER_DIR, s->rundir);
-		_cleanup_close_ int t = idmapped_tree(AT_FDCWD, s->rootfs, idmap_ns_image, false);
+		_cleanup_close_ int t = idmapped_tree(rfd, "", idmap_ns_image, false);
 		if (t >= 0 && sys_move_mount(t, "", AT_FDCWD, idmapped, MOVE_MOUNT_F_EMPTY_PATH) == 0)
 			lower = idmapped;
 		_cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s/" RUN_UPPER_DIR ",workdir=%s/" RUN_WORK_DIR "%s",

@@ -212,7 +212,7 @@ static bool image_shaped(int fd)
 	static const char *const dirs[] = { "etc", "bin", "usr" };
 	struct stat st;
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-		if (fstatat(fd, dirs[i], &st, 0) == 0 && S_ISDIR(st.st_mode))
+		if (fstatat(fd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
 			return true;
 	return false;
 }

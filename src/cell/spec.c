@@ -2,6 +2,8 @@
  * run fits a warm cell. */
 #include "cell/spec.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/strv.h"
+#include "util/sys.h"
 
 uid_t spec_host_uid(const struct cell_spec *s) { return s->rootless ? s->host_uid : s->id_base + s->uid; }
 gid_t spec_host_gid(const struct cell_spec *s) { return s->rootless ? s->host_gid : s->id_base + s->gid; }
@@ -131,4 +134,16 @@ const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_sp
 	if (!same_policy(&w->policy, &r->policy))
 		return "its policy options (seccomp, Landlock, --protect, ...) are not the warm cells'";
 	return NULL;
+}
+
+int spec_root_open(const struct cell_spec *s)
+{
+	int fd = sys_openat2(AT_FDCWD, s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	struct stat st;
+	if (fd >= 0 && s->rootfs_ino && (fstat(fd, &st) < 0 || st.st_dev != s->rootfs_dev || st.st_ino != s->rootfs_ino)) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
 }

@@ -77,6 +77,8 @@ struct cell_spec {
 	 * directory a job file's or a bundle's own paths must stay below (canonical, or NULL) */
 	enum gate_face root_face, work_face;
 	char *anchor;
+	dev_t rootfs_dev;     /* the root the gate judged (cli/spec.c): the one mounted, or none */
+	ino_t rootfs_ino;
 };
 
 /* The host uid/gid the run user's files carry. */
@@ -98,6 +100,9 @@ static inline const char *spec_cwd(const struct cell_spec *s)
 /* The cell's hostname: --hostname, else the run id. */
 static inline const char *spec_hostname(const struct cell_spec *s) { return s->hostname ? s->hostname : s->id; }
 void cell_spec_free(struct cell_spec *s);
+/* The root file system rootfs, opened with no symlink on the way and, when the gate judged
+ * it, the same (device and inode) as it judged; -1 with errno (ESTALE: another). */
+int spec_root_open(const struct cell_spec *s);
 /* Can run r (its spec built as for a cold start) take warm cell w? NULL when it can, else why
  * not, one phrase ("its image changed (re-imported) since the warm cell was made"). The run's
  * own command, environment, time, CPU-time, output and scratch limits are not the cell's. */

@@ -517,7 +517,7 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 		goto fail;
 	}
 	/* the image or --rootfs: qemu's view may hide where it lies (the state directory) */
-	if (s->rootfs && (root = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	if (s->rootfs && (root = spec_root_open(s)) < 0) {
 		error_set(err, errno, "cannot open the root %s for the VM", s->rootfs);
 		goto fail;
 	}

@@ -393,6 +393,11 @@ static int cellspec_rootfs(struct cell_spec *s, const char *rootfs, struct error
 	_cleanup_close_ int fd = -1;
 	if (open_checked(abs, opt, "the image", false, &fd, &s->rootfs, err) < 0)
 		return -EINVAL;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return error_set(err, errno, "%s %s", opt, rootfs);
+	s->rootfs_dev = st.st_dev;   /* what is mounted must be what was judged (cell/spec.h) */
+	s->rootfs_ino = st.st_ino;
 	return gate(s, s->root_face, fd, s->rootfs, NULL, GATE_ROOT, opt, err);
 }
 

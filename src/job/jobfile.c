@@ -19,6 +19,7 @@
 #include "run/rundir.h"
 #include "util/error.h"
 #include "util/strv.h"
+#include "util/sys.h"
 #include "util/fs.h"
 #include "util/units.h"
 #include "util/words.h"
@@ -624,12 +625,12 @@ static void load_document(struct ctx *c, const char *text, size_t len, struct jo
 	yaml_parser_delete(&parser);
 }
 
-int job_parse(const char *path, const char *text, size_t len, const char *work_cli, const char *api_work, struct job *job,
-	      char **errors)
+/* job_parse, with path's resolved name real (heap, taken; NULL: path as given). */
+static int parse_named(const char *path, char *real, const char *text, size_t len, const char *work_cli, const char *api_work,
+		       struct job *job, char **errors)
 {
 	memset(job, 0, sizeof *job);
 	*errors = NULL;
-	char *real = abs_path(path);
 	job->path = real ? real : xstrdup(path);
 	char *buf = NULL;
 	size_t blen = 0;
@@ -661,11 +662,19 @@ int job_parse(const char *path, const char *text, size_t len, const char *work_c
 	return 0;
 }
 
+int job_parse(const char *path, const char *text, size_t len, const char *work_cli, const char *api_work, struct job *job,
+	      char **errors)
+{
+	return parse_named(path, abs_path(path), text, len, work_cli, api_work, job, errors);
+}
+
 /* The bytes of the job file path, at most JOB_FILE_MAX and one more (for job_parse to refuse). */
 static char *read_job_file(const char *path, size_t *len)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = sys_openat2(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	struct stat st;
+	if (fd < 0 && errno == ELOOP)
+		errno = ESTALE;   /* a link appeared where the name resolved to a file */
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return NULL;
 	if (S_ISDIR(st.st_mode)) {
@@ -696,14 +705,18 @@ static char *read_job_file(const char *path, size_t *len)
 int job_load(const char *path, const char *work_cli, const char *api_work, struct job *job, char **errors)
 {
 	size_t len = 0;
-	_cleanup_free_ char *text = read_job_file(path, &len);
+	/* the name resolved once, then read there with no link on the way: the text and the
+	 * directory its paths stay below are one file's (a name swapped between a file and a
+	 * link, or through /proc/PID/root, gave one the text and another the directory) */
+	_cleanup_free_ char *real = abs_path(path);
+	_cleanup_free_ char *text = real ? read_job_file(real, &len) : NULL;
 	if (!text) {
 		memset(job, 0, sizeof *job);
 		*errors = errno == EISDIR ? xasprintf("%s: is a directory, not a job file; give the path of a job file (YAML)\n", path)
 					  : xasprintf("%s: cannot read the job file: %s\n", path, strerror(errno));
 		return -EINVAL;
 	}
-	return job_parse(path, text, len, work_cli, api_work, job, errors);
+	return parse_named(path, xstrdup(real), text, len, work_cli, api_work, job, errors);
 }
 
 void job_free(struct job *job)

@@ -356,13 +356,15 @@ int oci_bundle_load(const char *bundle, int kept, const char *id, struct oci_bun
 	 * (podman --annotation: conmon passes no environment), $WARREN_STATE (containerd passes its
 	 * own environment to the shim), else the default */
 	const char *ann = jstr(jget(b->config, "annotations"), OCI_STATE_ANNOTATION);
+	_cleanup_free_ char *state = ann && *ann ? abs_path(ann) : NULL;
 	if (ann && *ann) {   /* a bundle chooses among its caller's state directories, never makes one */
 		const struct gate_ask a = { .face = GATE_BUNDLE, .uid = geteuid() };
 		_cleanup_free_ char *opt = xasprintf("annotations.%s", OCI_STATE_ANNOTATION);
-		if (gate_check_path(ann, &a, GATE_STATE, NULL, opt, err) < 0)
+		if (gate_check_path(state ? state : ann, &a, GATE_STATE, NULL, opt, err) < 0)
 			return -EINVAL;
 	}
-	s->statedir = statedir_default(ann);
+	/* the checked path, resolved once: the state directory is opened by it, never through a link */
+	s->statedir = statedir_default(state);
 	s->name = xstrdup(id);
 	if (take_cell(b->config, b, s, err) < 0 || cellspec_finish(s, err) < 0 || policy_prepare(&s->policy, err) < 0 ||
 	    oci_seccomp(jget(jget(b->config, "linux"), "seccomp"), &s->policy, err) < 0 ||
