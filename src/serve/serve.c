@@ -214,7 +214,7 @@ static void start_queued(struct server *s, const sigset_t *mask)
 
 int server_write_job(struct server *s, const char *path, const char *text)
 {
-	return write_file_atomic_at(s->dir_fd, strrchr(path, '/') + 1, text, strlen(text), 0644);
+	return write_file_atomic_at(s->dir_fd, strrchr(path, '/') + 1, text, strlen(text), 0600);
 }
 
 /* The last line warren wrote to the run's console, for a run that ended without its row. */
@@ -682,9 +682,25 @@ static int warm_shape(struct server *s, const struct serve_opts *o, struct error
 		json_object_set_new(j, "image", json_string(s->warm_image));
 	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	if (write_file_atomic_at(s->dir_fd, "warm.job.json", t, strlen(t), 0644) < 0)
+	if (write_file_atomic_at(s->dir_fd, "warm.job.json", t, strlen(t), 0600) < 0)
 		return error_set(err, errno, "cannot write %s/warm.job.json", s->dir);
 	s->warm_job = server_file(s, "warm", ".job.json");
+	return 0;
+}
+
+/* <state>/serve holds the jobs' files, whose env: may carry a secret (a deploy token): the
+ * server's user's alone, the directory 0700 (also one an older warren or an admin made wider)
+ * and each file in it 0600. */
+static int serve_dir_private(struct server *s, struct error *err)
+{
+	struct stat st;
+	if (fstat(s->dir_fd, &st) < 0)
+		return error_set(err, errno, "cannot read %s", s->dir);
+	if (st.st_uid != geteuid())
+		return error_set(err, 0, "%s belongs to uid %u, not to the server's user %u; remove it or give --state",
+				 s->dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if ((st.st_mode & 077) && fchmod(s->dir_fd, 0700) < 0)
+		return error_set(err, errno, "cannot make %s private (chmod 0700)", s->dir);
 	return 0;
 }
 
@@ -699,6 +715,8 @@ static int server_open(struct server *s, const struct serve_opts *o, struct erro
 	s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dir_fd < 0)
 		return error_set(err, errno, "cannot open %s", s->dir);
+	if (serve_dir_private(s, err) < 0)
+		return -EPERM;
 	/* one server per state directory: the lock is held as long as it lives */
 	if (flock(s->dir_fd, LOCK_EX | LOCK_NB) < 0)
 		return error_set(err, 0, "another warren serve runs on the state directory %s; stop it, or give --state", s->sd.path);
