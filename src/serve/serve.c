@@ -570,7 +570,9 @@ static int listen_unix(const char *path, bool open_to_all, struct error *err)
 	mode_t old = umask(open_to_all ? 0 : 0077);
 	int r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
 	umask(old);
-	if (r < 0 || listen(fd, 128) < 0)
+	/* the longest queue the kernel allows (net.core.somaxconn): a burst of another user's
+	 * connections, refused one by one as they are taken (conns.c), leaves room for root's */
+	if (r < 0 || listen(fd, SOMAXCONN) < 0)
 		return error_set(err, errno, "--listen unix:%s: cannot listen there", path);
 	return steal_fd(&fd);
 }
@@ -598,7 +600,7 @@ static int listen_tcp(const char *spec, struct error *err)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	int r = fd < 0 ? -1 : bind(fd, ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(ai);
-	if (r < 0 || listen(fd, 128) < 0)
+	if (r < 0 || listen(fd, SOMAXCONN) < 0)
 		return error_set(err, errno, "--listen tcp:%s: cannot listen there", spec);
 	return steal_fd(&fd);
 }
@@ -624,11 +626,14 @@ static int start_listener(struct server *s, const char *spec, struct error *err)
 	}
 	if (fd < 0)
 		return fd;
+	/* a unix socket's connections are counted by user (conns.c); a TCP one's need the token.
+	 * The timeout is a request head's: conns_request_timeout lengthens it once the head is in */
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD;
 	s->daemons[s->ndaemons] = mhd.start_daemon(flags, 0, NULL, NULL, api_handle, l, MHD_OPTION_LISTEN_SOCKET, fd,
 						   MHD_OPTION_NOTIFY_COMPLETED, api_completed, l,
-						   MHD_OPTION_CONNECTION_LIMIT, 1000, MHD_OPTION_CONNECTION_TIMEOUT, 300,
-						   MHD_OPTION_END);
+						   MHD_OPTION_NOTIFY_CONNECTION, l->tcp ? NULL : conns_notify, l,
+						   MHD_OPTION_CONNECTION_LIMIT, (unsigned)(l->tcp ? CONN_MAX : CONN_LIB_MAX),
+						   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_HEAD_S, MHD_OPTION_END);
 	if (!s->daemons[s->ndaemons]) {
 		close(fd);
 		return error_set(err, 0, "--listen %s: libmicrohttpd could not start on it", spec);
@@ -743,6 +748,7 @@ static void server_close(struct server *s)
 {
 	for (int i = 0; i < s->ndaemons; i++)
 		mhd.stop_daemon(s->daemons[i]);
+	conns_free(s);
 	for (int i = 0; i < s->nsockets; i++) {
 		unlink(s->sockets[i]);
 		free(s->sockets[i]);
@@ -882,6 +888,7 @@ int serve_run(const struct serve_opts *o, struct error *err)
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.ended, NULL);
 	pthread_mutex_init(&s.rmu, NULL);
+	conns_init(&s);
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
