@@ -203,8 +203,11 @@ static int via_setup(struct via *v, const char *via, const char *state, const ch
 	if (via) {
 		v->spec = xstrdup(via);
 	} else {
+		/* root's own socket of a root server when we may reach it (root): no other user
+		 * can fill its queue (serve.c) */
 		_cleanup_free_ char *sd = statedir_default(state);
-		v->spec = xasprintf("unix:%s/serve.sock", sd);
+		_cleanup_free_ char *own = xasprintf("%s/serve/own.sock", sd);
+		v->spec = access(own, W_OK) == 0 ? xasprintf("unix:%s", own) : xasprintf("unix:%s/serve.sock", sd);
 	}
 	if (token_file) {
 		char *t = read_file(token_file, NULL);

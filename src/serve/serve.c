@@ -605,7 +605,9 @@ static int listen_tcp(const char *spec, struct error *err)
 	return steal_fd(&fd);
 }
 
-static int start_listener(struct server *s, const char *spec, struct error *err)
+/* Listen on spec (unix:PATH or tcp:ADDR:PORT); own: a unix socket of root's and the server's
+ * user's alone, even for a root server (whose other unix sockets are open to all). */
+static int start_listener(struct server *s, const char *spec, bool own, struct error *err)
 {
 	if (s->ndaemons >= 16)
 		return error_set(err, 0, "--listen: at most 16 listeners");
@@ -613,7 +615,7 @@ static int start_listener(struct server *s, const char *spec, struct error *err)
 	int fd;
 	l->s = s;
 	if (!strncmp(spec, "unix:", 5)) {
-		fd = listen_unix(spec + 5, s->uid == 0, err);
+		fd = listen_unix(spec + 5, s->uid == 0 && !own, err);
 		if (fd >= 0)
 			s->sockets[s->nsockets++] = xstrdup(spec + 5);
 	} else if (!strncmp(spec, "tcp:", 4)) {
@@ -640,6 +642,22 @@ static int start_listener(struct server *s, const char *spec, struct error *err)
 	}
 	s->ndaemons++;
 	return 0;
+}
+
+/* A root server's sockets are open to every user, whose connections the kernel queues before
+ * the server counts them (conns.c): a user who connects faster than the server refuses keeps a
+ * socket's queue full, and root's connect fails (EAGAIN). <state>/serve/own.sock, in the 0700
+ * serve/, is root's alone: no other user reaches its queue (warren submit, logs --via and kill
+ * --via take it when they may). Its spec, or NULL (a warning: the server goes on without). */
+static char *start_own_listener(struct server *s)
+{
+	char *spec = xasprintf("unix:%s/own.sock", s->dir);
+	_cleanup_error_ struct error err = { 0 };
+	if (start_listener(s, spec, true, &err) == 0)
+		return spec;
+	fprintf(stderr, "warren serve: no socket of root's own (%s); root's requests share the others' queue\n", err.msg);
+	free(spec);
+	return NULL;
 }
 
 static int read_token(struct server *s, const char *file, struct error *err)
@@ -909,7 +927,8 @@ int serve_run(const struct serve_opts *o, struct error *err)
 		warm_recover(&s);
 	_cleanup_free_ char *dflt = xasprintf("unix:%s/serve.sock", s.sd.path ? s.sd.path : ".");
 	for (size_t i = 0; r == 0 && i < (o->nlisten ? o->nlisten : 1); i++)
-		r = start_listener(&s, o->nlisten ? o->listen[i] : dflt, err);
+		r = start_listener(&s, o->nlisten ? o->listen[i] : dflt, false, err);
+	_cleanup_free_ char *own = r == 0 && s.uid == 0 ? start_own_listener(&s) : NULL;
 	_cleanup_close_ int sfd = r == 0 ? signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
 	if (r == 0 && sfd < 0)
 		r = error_set(err, errno, "cannot create a signalfd");
@@ -918,6 +937,8 @@ int serve_run(const struct serve_opts *o, struct error *err)
 			s.slots == 1 ? "" : "s", s.sd.path, s.db);
 		for (size_t i = 0; i < (o->nlisten ? o->nlisten : 1); i++)
 			fprintf(stderr, " %s", o->nlisten ? o->listen[i] : dflt);
+		if (own)
+			fprintf(stderr, " (root's own: %s)", own);
 		fputc('\n', stderr);
 		loop(&s, sfd, &mask);
 	}

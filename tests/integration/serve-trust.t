@@ -5,11 +5,12 @@
 # the served jobs' files (a job's env: may hold a secret) are the server's alone, also in a
 # serve/ left 0755; and a flood of 1 100 half-sent requests from the test user neither turns
 # root away nor holds the server: the user's connections beyond its cap are answered 503, the
-# rest time out in seconds, while a request whose head is in may stay quiet for longer.
+# rest time out in seconds, while a request whose head is in may stay quiet for longer; and a
+# storm of connections that fills the public socket's queue leaves root's own socket answering.
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 20
+plan 23
 
 use_mode root
 API_AS=root
@@ -104,6 +105,47 @@ wait_bg "$FLOOD" 30
 like "$(tail -1 "$BG_OUT")" "^held 0 told 10[0-9][0-9]$" "... 8 s on, the server holds none of the flood's (those over the cap told 503, the rest timed out)"
 out=$(as_user curl -s -w '%{http_code}' -o /dev/null --max-time 5 --unix-socket "$SOCK" http://warren/v1/runs)
 is "$out" 200 "... after it the test user is answered again"
+
+# a storm: two processes of the test user connect as fast as they can (each connection sent
+# half a request, closed a moment later), filling the public socket's queue in the kernel more
+# often than not; root's own socket, which no other user reaches, answers every time
+cat >"$TEST_SCRATCH/storm.py" <<'PY'
+import socket, sys, time
+path, secs = sys.argv[1], float(sys.argv[2])
+end, held = time.time() + secs, []
+while time.time() < end:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setblocking(False)
+    try:
+        s.connect(path)
+        s.send(b"GET / HTTP/1.1\r\n")
+        held.append(s)
+    except OSError:
+        s.close()
+    if len(held) > 300:
+        for x in held[:100]:
+            x.close()
+        del held[:100]
+PY
+chmod 644 "$TEST_SCRATCH/storm.py"
+OWN=$STATE/serve/own.sock
+is "$(stat -c '%F %a %U' "$OWN" 2>&1)" "socket 700 root" "root's own socket: $STATE/serve/own.sock (in the 0700 serve/)"
+storm=()
+for _ in 1 2; do
+	start_bg timeout -k 2 30 "${AS_USER[@]}" /usr/bin/python3 "$TEST_SCRATCH/storm.py" "$SOCK" 6
+	storm+=("$BG_PID")
+done
+sleep 1
+codes=
+for _ in $(seq 1 8); do
+	codes+="$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 --unix-socket "$OWN" http://warren/healthz) "
+	sleep 0.3
+done
+wr submit --work "$WORK" -- true
+sub=$RC
+for p in "${storm[@]}"; do wait_bg "$p" 30; done
+is "$codes" "200 200 200 200 200 200 200 200 " "under a storm of the test user's connections root's own socket answers every time"
+is "$sub" 0 "... warren submit (no --via) takes it"
 
 # the head's seconds are not a request's: a stream of logs quiet for 7 s stays open
 submit "{\"command\":[\"sh\",\"-c\",\"echo early; sleep 7; echo late\"],\"worktree\":\"$WORK\"}"
