@@ -32,7 +32,7 @@ uid=$(id -u "$user" 2>/dev/null) || say "untested: no user $user"
 gid=$(id -g "$user")
 D=$(mktemp -d -p "$base" serve_flood.XXXXXX) || say "untested: mktemp failed"
 chmod 755 "$D"
-srv= flood=
+srv='' flood=''
 cleanup() {
 	# shellcheck disable=SC2086 # one pid or more
 	[ -n "$flood" ] && kill -TERM $flood 2>/dev/null && wait $flood 2>/dev/null

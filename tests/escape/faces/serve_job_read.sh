@@ -14,7 +14,7 @@ say() { echo "$CLASS: $*"; exit 0; }
 note() { echo "# $*"; }
 case $MODE in
 root) ;;
-user) say "untested: a rootless server's state directory is its user's, made 0700 (see root)" ;;
+user) say "untested: a rootless server writes its jobs' files the same way (see root)" ;;
 image | vm) say "untested: the server's job files are the same whatever makes the cells (see root)" ;;
 *) say "untested: unknown mode '$MODE' (give root, user, image or vm)" ;;
 esac
