@@ -92,12 +92,11 @@ static void conn_started(struct server *s, struct MHD_Connection *c, void **ctx)
 		cn->counted = true;
 	}
 	pthread_mutex_unlock(&s->cmu);
+	/* (libmicrohttpd starts the connection's thread after this notice: it sees refused) */
+	cn->refused = v != CONN_TAKE;
 	*ctx = cn;
-	if (v != CONN_TAKE) {
-		cn->refused = true;
-		if (ci)
-			refuse(ci->connect_fd, v, cr.uid);
-	}
+	if (cn->refused && ci)
+		refuse(ci->connect_fd, v, cr.uid);
 }
 
 static void conn_closed(struct server *s, struct conn *cn)
