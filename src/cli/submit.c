@@ -1,6 +1,7 @@
 /* submit.c - the CLI against a running `warren serve`: `warren submit` (a command or a job file
  * to its queue), and `warren logs --via` / `warren kill --via`. A small HTTP/1.0 client over
  * the server's unix socket or TCP (one request per connection, read to its end). */
+#include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -57,6 +58,21 @@ static int via_connect(const struct via *v, struct error *err)
 	return fd;
 }
 
+/* All of len bytes of b to the socket fd, without SIGPIPE: 0 or -errno. */
+static int send_all(int fd, const char *b, size_t len)
+{
+	while (len) {
+		ssize_t w = send(fd, b, len, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		b += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 /* Send one request; the connection (to read the answer from), or -1 + err. */
 static int request(const struct via *v, const char *method, const char *path, const char *body, struct error *err)
 {
@@ -67,8 +83,10 @@ static int request(const struct via *v, const char *method, const char *path, co
 	_cleanup_free_ char *req = xasprintf("%s %s HTTP/1.0\r\nHost: warren\r\n%sContent-Type: application/json\r\n"
 					     "Content-Length: %zu\r\n\r\n%s", method, path, auth, body ? strlen(body) : 0,
 					     body ? body : "");
-	int r = write_all(fd, req, strlen(req));
-	if (r < 0) {
+	int r = send_all(fd, req, strlen(req));
+	/* a server that refuses the connection (too many of this user's: 503) answers and shuts it
+	 * before the request is read: its answer is read all the same */
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET) {
 		close(fd);
 		error_set(err, -r, "cannot send the request to %s", v->spec);
 		return -1;
@@ -185,8 +203,11 @@ static int via_setup(struct via *v, const char *via, const char *state, const ch
 	if (via) {
 		v->spec = xstrdup(via);
 	} else {
+		/* root's own socket of a root server when we may reach it (root): no other user
+		 * can fill its queue (serve.c) */
 		_cleanup_free_ char *sd = statedir_default(state);
-		v->spec = xasprintf("unix:%s/serve.sock", sd);
+		_cleanup_free_ char *own = xasprintf("%s/serve/own.sock", sd);
+		v->spec = access(own, W_OK) == 0 ? xasprintf("unix:%s", own) : xasprintf("unix:%s/serve.sock", sd);
 	}
 	if (token_file) {
 		char *t = read_file(token_file, NULL);

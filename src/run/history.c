@@ -162,11 +162,51 @@ static int migrate(struct history *h, struct error *err)
 	return exec(h, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 0", err);
 }
 
+static char *db_file(const char *db, const char *suffix)
+{
+	return xasprintf("%s%s", db, suffix);
+}
+
+/* Narrow path to its owner's alone if it is a regular file of ours (never a link, a FIFO or a
+ * device); with create, make it when missing, and give the owner read and write (a umask of
+ * 0222 took them: SQLite could not write it). */
+static void make_private(const char *path, bool create)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | (create ? O_CREAT : 0) | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		return;
+	mode_t want = (st.st_mode & 0700) | (create ? 0600 : 0);
+	if (want != (st.st_mode & 07777))
+		(void)fchmod(fd, want);
+}
+
+/* The history holds every run's command line, worktree and labels: its files are its owner's
+ * alone (0600), whatever the state directory's mode (0755 when others reach a server's socket
+ * in it). The database is made 0600 before SQLite opens it, which gives its -wal and -shm the
+ * database's mode; files of an older warren (0644) are narrowed. */
+static void history_private(const char *db)
+{
+	static const char *const sides[] = { "-wal", "-shm", PENDING, FOLDING, FOLD_LOCK };
+	make_private(db, true);
+	for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+		_cleanup_free_ char *p = db_file(db, sides[i]);
+		make_private(p, false);
+	}
+}
+
 int history_open(struct history **out, const char *path, struct error *err)
 {
 	struct history *h = xcalloc(1, sizeof *h);
 	h->path = xstrdup(path);
+	history_private(path);
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
+	struct stat st;
+	if (stat(path, &st) == 0 && st.st_uid != geteuid() && access(path, R_OK) < 0 && errno == EACCES) {
+		history_close(h);
+		return error_set(err, 0, "the history %s is uid %u's alone; ask its server (GET /v1/runs) for your runs, or give another --db",
+				 path, (unsigned)st.st_uid);
+	}
 	if (sqlite3_open_v2(path, &h->db, flags, NULL) != SQLITE_OK) {
 		int r = error_set(err, 0, "cannot open the history %s: %s; check the directory, or give another --db",
 				  path, h->db ? sqlite3_errmsg(h->db) : "out of memory");
@@ -359,11 +399,6 @@ static int end_row(struct history *h, const char *id, const struct history_end *
 
 /* ---- the pending lines ---- */
 
-static char *db_file(const char *db, const char *suffix)
-{
-	return xasprintf("%s%s", db, suffix);
-}
-
 bool history_exists(const char *path)
 {
 	_cleanup_free_ char *pending = db_file(path, PENDING), *folding = db_file(path, FOLDING);
@@ -391,7 +426,7 @@ static int lock_within(int fd, int op)
  * another user's but root's: fd, or -errno (-EPERM: not a regular file of ours). */
 static int open_pending(const char *path, int flags, struct stat *st)
 {
-	int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0644);
+	int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, st) < 0) {
@@ -403,10 +438,12 @@ static int open_pending(const char *path, int flags, struct stat *st)
 		close(fd);
 		return -EPERM;
 	}
-	/* made under a caller's umask that takes the owner's write (0222): the next run could
-	 * not append */
-	if ((flags & O_CREAT) && st->st_uid == geteuid() && (st->st_mode & 0600) != 0600)
-		(void)fchmod(fd, (st->st_mode & 07777) | 0600);
+	/* the owner's alone (history_private), also a file of an older warren's (0644); and made
+	 * under a caller's umask that takes the owner's write (0222), the next run could not
+	 * append */
+	mode_t want = (st->st_mode & 0700) | ((flags & O_CREAT) ? 0600 : 0);
+	if (st->st_uid == geteuid() && want != (st->st_mode & 07777))
+		(void)fchmod(fd, want);
 	return fd;
 }
 

@@ -370,6 +370,9 @@ enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
 	(void)version;
 	struct req *rq = *con_cls;
 	if (!rq) {
+		if (conns_refused(c))
+			return MHD_NO;  /* over its user's cap, told so and shut: its head read before */
+		conns_request_timeout(c, true);
 		*con_cls = xcalloc(1, sizeof *rq);
 		return MHD_YES;
 	}
@@ -391,12 +394,12 @@ enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
 void api_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
 {
 	(void)cls;
-	(void)c;
-	(void)t;
 	struct req *rq = *con_cls;
 	if (rq) {
 		free(rq->body);
 		free(rq);
+		if (t == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+			conns_request_timeout(c, false);  /* kept alive: the next head has seconds */
 	}
 	*con_cls = NULL;
 }

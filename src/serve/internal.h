@@ -12,6 +12,7 @@
 #include "run/history.h"
 #include "run/id.h"
 #include "run/rundir.h"
+#include "serve/conns.h"
 #include "serve/mhd.h"
 #include "serve/serve.h"
 
@@ -63,6 +64,19 @@ struct listener {
 	bool tcp;              /* the bearer token is required */
 };
 
+/* A connection of a unix socket (conns.c): its peer, counted or refused. */
+struct conn {
+	uid_t uid;
+	bool counted;
+	bool refused;          /* over its user's cap: shut, nothing it sent is answered */
+};
+
+/* A uid holding connections, and how many. */
+struct conn_user {
+	uid_t uid;
+	unsigned n;
+};
+
 #define LAT_BUCKETS 10
 extern const double LAT_BOUNDS[LAT_BUCKETS];
 
@@ -103,6 +117,11 @@ struct server {
 	unsigned warm_failed;  /* cells in a row that failed before they were ready */
 	uint64_t warm_taken, cold_started;
 	pthread_cond_t ended;  /* a run was reaped (server_settle) */
+	/* the connections of the unix sockets (conns.c) */
+	pthread_mutex_t cmu;
+	struct conn_user *conn_users;
+	size_t n_conn_users;
+	unsigned conn_total, conn_others;
 	struct run_end *ends;  /* the last few */
 	struct end_waiter *waiters;  /* each woken by its run's end (server_wait_end) */
 };
@@ -177,6 +196,16 @@ void warm_recover(struct server *s);
 /* submit.c: POST /v1/runs body -> a queued run; HTTP status and the JSON answer; *end_fd: a
  * warm run's end socket (server_wait_end), or -1 */
 int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out, int *end_fd);
+
+/* conns.c: the caps on connections of the unix sockets (conns.h); libmicrohttpd's
+ * MHD_OPTION_NOTIFY_CONNECTION (cls: the listener) */
+void conns_init(struct server *s);
+void conns_free(struct server *s);
+void conns_notify(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode toe);
+/* Was c refused (its requests are not answered)? */
+bool conns_refused(struct MHD_Connection *c);
+/* c's timeout: CONN_REQUEST_S once a request's head is in, CONN_HEAD_S before the next */
+void conns_request_timeout(struct MHD_Connection *c, bool head_in);
 
 /* api.c: the request handler and its completion; a comparison of secrets in constant time */
 bool same_secret(const char *a, size_t alen, const char *b, size_t blen);

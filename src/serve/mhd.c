@@ -20,6 +20,7 @@ int mhd_load(struct error *err)
 		{ "MHD_destroy_response", (void **)&mhd.destroy_response },
 		{ "MHD_lookup_connection_value", (void **)&mhd.lookup },
 		{ "MHD_get_connection_info", (void **)&mhd.connection_info },
+		{ "MHD_set_connection_option", (void **)&mhd.set_connection_option },
 	};
 	return dl_load(&lib, MHD_LIB, syms, sizeof syms / sizeof syms[0], "warren serve", "libmicrohttpd12", err);
 }

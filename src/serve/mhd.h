@@ -18,6 +18,7 @@ struct mhd_api {
 	__typeof__(MHD_destroy_response) *destroy_response;
 	__typeof__(MHD_lookup_connection_value) *lookup;
 	__typeof__(MHD_get_connection_info) *connection_info;
+	__typeof__(MHD_set_connection_option) *set_connection_option;
 };
 extern struct mhd_api mhd;
 

@@ -214,7 +214,7 @@ static void start_queued(struct server *s, const sigset_t *mask)
 
 int server_write_job(struct server *s, const char *path, const char *text)
 {
-	return write_file_atomic_at(s->dir_fd, strrchr(path, '/') + 1, text, strlen(text), 0644);
+	return write_file_atomic_at(s->dir_fd, strrchr(path, '/') + 1, text, strlen(text), 0600);
 }
 
 /* The last line warren wrote to the run's console, for a run that ended without its row. */
@@ -570,7 +570,9 @@ static int listen_unix(const char *path, bool open_to_all, struct error *err)
 	mode_t old = umask(open_to_all ? 0 : 0077);
 	int r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
 	umask(old);
-	if (r < 0 || listen(fd, 128) < 0)
+	/* the longest queue the kernel allows (net.core.somaxconn): a burst of another user's
+	 * connections, refused one by one as they are taken (conns.c), leaves room for root's */
+	if (r < 0 || listen(fd, SOMAXCONN) < 0)
 		return error_set(err, errno, "--listen unix:%s: cannot listen there", path);
 	return steal_fd(&fd);
 }
@@ -598,12 +600,14 @@ static int listen_tcp(const char *spec, struct error *err)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	int r = fd < 0 ? -1 : bind(fd, ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(ai);
-	if (r < 0 || listen(fd, 128) < 0)
+	if (r < 0 || listen(fd, SOMAXCONN) < 0)
 		return error_set(err, errno, "--listen tcp:%s: cannot listen there", spec);
 	return steal_fd(&fd);
 }
 
-static int start_listener(struct server *s, const char *spec, struct error *err)
+/* Listen on spec (unix:PATH or tcp:ADDR:PORT); own: a unix socket of root's and the server's
+ * user's alone, even for a root server (whose other unix sockets are open to all). */
+static int start_listener(struct server *s, const char *spec, bool own, struct error *err)
 {
 	if (s->ndaemons >= 16)
 		return error_set(err, 0, "--listen: at most 16 listeners");
@@ -611,7 +615,7 @@ static int start_listener(struct server *s, const char *spec, struct error *err)
 	int fd;
 	l->s = s;
 	if (!strncmp(spec, "unix:", 5)) {
-		fd = listen_unix(spec + 5, s->uid == 0, err);
+		fd = listen_unix(spec + 5, s->uid == 0 && !own, err);
 		if (fd >= 0)
 			s->sockets[s->nsockets++] = xstrdup(spec + 5);
 	} else if (!strncmp(spec, "tcp:", 4)) {
@@ -624,17 +628,36 @@ static int start_listener(struct server *s, const char *spec, struct error *err)
 	}
 	if (fd < 0)
 		return fd;
+	/* a unix socket's connections are counted by user (conns.c); a TCP one's need the token.
+	 * The timeout is a request head's: conns_request_timeout lengthens it once the head is in */
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD;
 	s->daemons[s->ndaemons] = mhd.start_daemon(flags, 0, NULL, NULL, api_handle, l, MHD_OPTION_LISTEN_SOCKET, fd,
 						   MHD_OPTION_NOTIFY_COMPLETED, api_completed, l,
-						   MHD_OPTION_CONNECTION_LIMIT, 1000, MHD_OPTION_CONNECTION_TIMEOUT, 300,
-						   MHD_OPTION_END);
+						   MHD_OPTION_NOTIFY_CONNECTION, l->tcp ? NULL : conns_notify, l,
+						   MHD_OPTION_CONNECTION_LIMIT, (unsigned)(l->tcp ? CONN_MAX : CONN_LIB_MAX),
+						   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_HEAD_S, MHD_OPTION_END);
 	if (!s->daemons[s->ndaemons]) {
 		close(fd);
 		return error_set(err, 0, "--listen %s: libmicrohttpd could not start on it", spec);
 	}
 	s->ndaemons++;
 	return 0;
+}
+
+/* A root server's sockets are open to every user, whose connections the kernel queues before
+ * the server counts them (conns.c): a user who connects faster than the server refuses keeps a
+ * socket's queue full, and root's connect fails (EAGAIN). <state>/serve/own.sock, in the 0700
+ * serve/, is root's alone: no other user reaches its queue (warren submit, logs --via and kill
+ * --via take it when they may). Its spec, or NULL (a warning: the server goes on without). */
+static char *start_own_listener(struct server *s)
+{
+	char *spec = xasprintf("unix:%s/own.sock", s->dir);
+	_cleanup_error_ struct error err = { 0 };
+	if (start_listener(s, spec, true, &err) == 0)
+		return spec;
+	fprintf(stderr, "warren serve: no socket of root's own (%s); root's requests share the others' queue\n", err.msg);
+	free(spec);
+	return NULL;
 }
 
 static int read_token(struct server *s, const char *file, struct error *err)
@@ -682,9 +705,25 @@ static int warm_shape(struct server *s, const struct serve_opts *o, struct error
 		json_object_set_new(j, "image", json_string(s->warm_image));
 	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	if (write_file_atomic_at(s->dir_fd, "warm.job.json", t, strlen(t), 0644) < 0)
+	if (write_file_atomic_at(s->dir_fd, "warm.job.json", t, strlen(t), 0600) < 0)
 		return error_set(err, errno, "cannot write %s/warm.job.json", s->dir);
 	s->warm_job = server_file(s, "warm", ".job.json");
+	return 0;
+}
+
+/* <state>/serve holds the jobs' files, whose env: may carry a secret (a deploy token): the
+ * server's user's alone, the directory 0700 (also one an older warren or an admin made wider)
+ * and each file in it 0600. */
+static int serve_dir_private(struct server *s, struct error *err)
+{
+	struct stat st;
+	if (fstat(s->dir_fd, &st) < 0)
+		return error_set(err, errno, "cannot read %s", s->dir);
+	if (st.st_uid != geteuid())
+		return error_set(err, 0, "%s belongs to uid %u, not to the server's user %u; remove it or give --state",
+				 s->dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if ((st.st_mode & 077) && fchmod(s->dir_fd, 0700) < 0)
+		return error_set(err, errno, "cannot make %s private (chmod 0700)", s->dir);
 	return 0;
 }
 
@@ -699,6 +738,8 @@ static int server_open(struct server *s, const struct serve_opts *o, struct erro
 	s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dir_fd < 0)
 		return error_set(err, errno, "cannot open %s", s->dir);
+	if (serve_dir_private(s, err) < 0)
+		return -EPERM;
 	/* one server per state directory: the lock is held as long as it lives */
 	if (flock(s->dir_fd, LOCK_EX | LOCK_NB) < 0)
 		return error_set(err, 0, "another warren serve runs on the state directory %s; stop it, or give --state", s->sd.path);
@@ -725,6 +766,7 @@ static void server_close(struct server *s)
 {
 	for (int i = 0; i < s->ndaemons; i++)
 		mhd.stop_daemon(s->daemons[i]);
+	conns_free(s);
 	for (int i = 0; i < s->nsockets; i++) {
 		unlink(s->sockets[i]);
 		free(s->sockets[i]);
@@ -864,6 +906,7 @@ int serve_run(const struct serve_opts *o, struct error *err)
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.ended, NULL);
 	pthread_mutex_init(&s.rmu, NULL);
+	conns_init(&s);
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -884,7 +927,8 @@ int serve_run(const struct serve_opts *o, struct error *err)
 		warm_recover(&s);
 	_cleanup_free_ char *dflt = xasprintf("unix:%s/serve.sock", s.sd.path ? s.sd.path : ".");
 	for (size_t i = 0; r == 0 && i < (o->nlisten ? o->nlisten : 1); i++)
-		r = start_listener(&s, o->nlisten ? o->listen[i] : dflt, err);
+		r = start_listener(&s, o->nlisten ? o->listen[i] : dflt, false, err);
+	_cleanup_free_ char *own = r == 0 && s.uid == 0 ? start_own_listener(&s) : NULL;
 	_cleanup_close_ int sfd = r == 0 ? signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
 	if (r == 0 && sfd < 0)
 		r = error_set(err, errno, "cannot create a signalfd");
@@ -893,6 +937,8 @@ int serve_run(const struct serve_opts *o, struct error *err)
 			s.slots == 1 ? "" : "s", s.sd.path, s.db);
 		for (size_t i = 0; i < (o->nlisten ? o->nlisten : 1); i++)
 			fprintf(stderr, " %s", o->nlisten ? o->listen[i] : dflt);
+		if (own)
+			fprintf(stderr, " (root's own: %s)", own);
 		fputc('\n', stderr);
 		loop(&s, sfd, &mask);
 	}
