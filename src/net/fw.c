@@ -6,7 +6,8 @@
  * apart, and without intervals, so that no element overlaps another) and a set of refused
  * destinations with counters x_<id>. The private ranges (net_private_ranges) are refused in f_<id> unless lan lifts them
  * or an allow= entry inside one names them. none+publish (NET_PUBLISHED): f_<id> and i_<id>
- * pass only established flows (its published ports' replies), p_<id> is empty (no resolver). Bridged traffic between cells is dropped by table bridge warren. A run's objects
+ * pass only established flows (its published ports' replies), p_<id> is empty (no resolver).
+ * Bridged traffic between cells is dropped by table bridge warren. A run's objects
  * (and the base, idempotently) are added in one transaction and removed in another; nothing
  * is listed first and nothing is matched by rule handle. */
 #include <arpa/inet.h>
