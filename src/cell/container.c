@@ -797,13 +797,13 @@ static void build_root(const struct cell_spec *s)
 			die(errno, "cannot chown %s", src);
 		bind_path(src, t, true, true);
 	}
-	/* --net nat|allow: resolv.conf names warren's resolver on the gateway; hosts has
-	 * localhost and the run's hostname (net/net.h) */
+	/* --net nat|allow: resolv.conf names warren's resolver on the gateway (none+publish: no
+	 * resolver); hosts has localhost and the run's hostname (net/net.h) */
 	for (int i = 0; s->net.mode != NET_NONE && i < 2; i++) {
 		const char *name = i ? "hosts" : "resolv.conf";
 		_cleanup_free_ char *t = xasprintf("%s/etc/%s", root, name);
 		_cleanup_free_ char *src = xasprintf("%s/%s", dbdir, name);
-		_cleanup_free_ char *txt = net_cell_file(spec_hostname(s), i);
+		_cleanup_free_ char *txt = net_cell_file(s->net.mode, spec_hostname(s), i);
 		if (!txt)
 			die(errno, "cannot build %s", src);
 		write_new_at(dbfd, name, txt, src);

@@ -93,7 +93,9 @@ static const char RUN_HELP[] =
 	"                      each with an optional :port, e.g. pypi.org:443,10.1.2.0/24;\n"
 	"                      lan,allow=LIST: names may also resolve to private addresses)\n"
 	"  --publish [ADDR:]HOSTPORT:CELLPORT  expose a TCP port of the cell on the host\n"
-	"                      (ADDR default 127.0.0.1; implies --net nat unless --net is given);\n"
+	"                      (ADDR default 127.0.0.1; implies --net nat unless --net is given;\n"
+	"                      with --net none the cell gets a link for its published ports only:\n"
+	"                      it answers on them and starts no connection of its own);\n"
 	"                      the service must listen on the cell's address (0.0.0.0), not only\n"
 	"                      on 127.0.0.1\n"
 	"  --dns-max-names N   distinct names the run may ask warren's resolver (default 1000)\n"
@@ -278,7 +280,7 @@ int cmd_run(int argc, char **argv)
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
 	hist_opts_apply(&o.hist, &s);
-	if (result_file_check(o.result, &err) < 0 || net_check_publish(&s.net, &err) < 0 ||
+	if (result_file_check(o.result, &err) < 0 || net_opts_finish(&s.net, &err) < 0 ||
 	    cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
 	    cellspec_cell_opts(&s, &o.cell, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0 || cellspec_image(&s, o.image, &err) < 0 || policy_prepare(&s.policy, &err) < 0)

@@ -5,7 +5,9 @@
  * addresses the resolver answered, with timeouts, n_<id> (any port) and d_<id> (addr . port;
  * apart, and without intervals, so that no element overlaps another) and a set of refused
  * destinations with counters x_<id>. The private ranges (net_private_ranges) are refused in f_<id> unless lan lifts them
- * or an allow= entry inside one names them. Bridged traffic between cells is dropped by table bridge warren. A run's objects
+ * or an allow= entry inside one names them. none+publish (NET_PUBLISHED): f_<id> and i_<id>
+ * pass only established flows (its published ports' replies), p_<id> is empty (no resolver).
+ * Bridged traffic between cells is dropped by table bridge warren. A run's objects
  * (and the base, idempotently) are added in one transaction and removed in another; nothing
  * is listed first and nothing is matched by rule handle. */
 #include <arpa/inet.h>
@@ -218,10 +220,12 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 		"add rule inet warren f_%1$s fib daddr type { local, broadcast, multicast } goto r_%1$s\n",
 		id, sn, n->prefix);
 	_cleanup_free_ char *fchain = xasprintf("f_%s", id), *rchain = xasprintf("r_%s", id);
-	fw_private_rules(f, fchain, rchain, n);
+	/* none+publish: the replies of its published ports (above) and nothing the cell starts */
+	if (n->mode != NET_PUBLISHED)
+		fw_private_rules(f, fchain, rchain, n);
 	if (n->mode == NET_NAT)
 		fprintf(f, "add rule inet warren f_%s accept\n", id);
-	else
+	else if (n->mode == NET_ALLOW)
 		fprintf(f, "add rule inet warren f_%1$s ip daddr . th dport @a_%1$s accept\n"
 			   "add rule inet warren f_%1$s ip daddr @n_%1$s accept\n"
 			   "add rule inet warren f_%1$s ip daddr . th dport @d_%1$s accept\n", id);
@@ -229,14 +233,16 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 		"add rule inet warren f_%1$s goto r_%1$s\n"
 		"add chain inet warren i_%1$s\n"
 		"add rule inet warren i_%1$s ct state established,related accept\n"
-		"add rule inet warren i_%1$s ip daddr %2$s udp dport %3$u accept\n"
+		"add chain inet warren p_%1$s\n", id);
+	if (dns_port) /* the run's resolver (none for none+publish) */
+		fprintf(f, "add rule inet warren i_%1$s ip daddr %2$s udp dport %3$u accept\n"
+			   "add rule inet warren p_%1$s ip daddr %2$s udp dport 53 redirect to :%3$u\n", id, gw, dns_port);
+	fprintf(f,
 		"add rule inet warren i_%1$s goto r_%1$s\n"
-		"add chain inet warren p_%1$s\n"
-		"add rule inet warren p_%1$s ip daddr %2$s udp dport 53 redirect to :%3$u\n"
-		"add element inet warren runs_fwd { %4$s : jump f_%1$s }\n"
-		"add element inet warren runs_in { %4$s : jump i_%1$s }\n"
-		"add element inet warren runs_pre { %4$s : jump p_%1$s }\n",
-		id, gw, dns_port, a);
+		"add element inet warren runs_fwd { %2$s : jump f_%1$s }\n"
+		"add element inet warren runs_in { %2$s : jump i_%1$s }\n"
+		"add element inet warren runs_pre { %2$s : jump p_%1$s }\n",
+		id, a);
 	if (n->npublish) {
 		fprintf(f, "add chain inet warren u_%s\n", id);
 		for (unsigned i = 0; i < n->npublish; i++) {

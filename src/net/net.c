@@ -254,11 +254,13 @@ static int lease_take(struct net_state *n, const char *rundir, struct error *err
 
 /* ---- the cell's /etc/resolv.conf and /etc/hosts ---- */
 
-char *net_cell_file(const char *hostname, int which)
+char *net_cell_file(enum net_mode mode, const char *hostname, int which)
 {
 	uint32_t net, gw;
 	int prefix;
 	struct error e = { 0 };
+	if (which == 0 && mode == NET_PUBLISHED) /* no resolver: a lookup fails at once (loopback) */
+		return xstrdup("# warren: --net none with --publish: no resolver, the cell starts no connection of its own\n");
 	if (subnet_get(&net, &prefix, &e) < 0) {
 		error_clear(&e);
 		return NULL;
@@ -277,21 +279,25 @@ char *net_cell_file(const char *hostname, int which)
  * address plan of a root run is reused as is; pasta carries the traffic and a firewall in the
  * cell's own namespace refuses what a root run refuses (pasta.c), private ranges included
  * (nat,lan and nat,allow=ADDR lift them as for root). allow=LIST would also need warren's
- * resolver and the allow set in that namespace: refused, not half-enforced. */
+ * resolver and the allow set in that namespace: refused, not half-enforced. Published ports
+ * go through pasta's -t for --net none only, whose firewall refuses all the cell starts. */
 static int rootless_prepare(struct net_state *n, const char *rundir, struct error *err)
 {
 	if (n->mode == NET_ALLOW)
 		return error_set(err, EPERM, "--net allow= needs root: a rootless run's traffic leaves through pasta, "
 				 "and warren does not enforce an allow list there yet; use --net nat (nat,allow=ADDR adds "
 				 "private addresses), or run warren as root");
-	if (n->npublish)
-		return error_set(err, EPERM, "--publish needs root: rootless runs do not publish ports yet");
+	if (n->npublish && n->mode != NET_PUBLISHED)
+		return error_set(err, EPERM, "--publish with --net %s needs root: a rootless run publishes ports only with "
+				 "--net none (the cell answers on them and reaches nothing); run warren as root for both",
+				 net_mode_name(n->mode));
+	const char *what = n->mode == NET_PUBLISHED ? "--publish" : "--net nat";
 	_cleanup_free_ char *pasta = pasta_find();
 	if (!pasta)
-		return error_set(err, ENOENT, "--net nat in a rootless run needs pasta; install the Debian package passt");
+		return error_set(err, ENOENT, "%s in a rootless run needs pasta; install the Debian package passt", what);
 	if (access("/dev/net/tun", R_OK | W_OK) < 0)
-		return error_set(err, errno, "--net nat in a rootless run needs /dev/net/tun open to you (pasta's tap); "
-				 "it is usually mode 0666 (udev's rule), check 'ls -l /dev/net/tun'");
+		return error_set(err, errno, "%s in a rootless run needs /dev/net/tun open to you (pasta's tap); "
+				 "it is usually mode 0666 (udev's rule), check 'ls -l /dev/net/tun'", what);
 	n->rootless = true;
 	n->addr = host_n(n->subnet, 2);
 	n->rundir = xstrdup(rundir);
@@ -396,14 +402,17 @@ static void allow_addr(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl)
 	e->until = now + timeout;
 }
 
-/* The resolver and the firewall of a run whose link is in place (veth or tap). */
+/* The resolver and the firewall of a run whose link is in place (veth or tap); none+publish
+ * has no resolver (its cell asks nothing of the outside). */
 static int attach_rules(struct net_state *n, const struct net_opts *o, struct error *err)
 {
-	n->dns = dns_open(n->gw, n->addr, n->mode, n->allow, n->nallow,
-			  o->dns_max_names ? o->dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
-	if (!n->dns)
-		return -EIO;
-	if (fw_run_add(n->nft, n, dns_port(n->dns), err) < 0)
+	if (n->mode != NET_PUBLISHED) {
+		n->dns = dns_open(n->gw, n->addr, n->mode, n->allow, n->nallow,
+				  o->dns_max_names ? o->dns_max_names : NET_DNS_MAX_NAMES_DEFAULT, allow_addr, n, err);
+		if (!n->dns)
+			return -EIO;
+	}
+	if (fw_run_add(n->nft, n, n->dns ? dns_port(n->dns) : 0, err) < 0)
 		return -EIO;
 	n->nft_made = true; /* all of it: the transaction is atomic */
 	return 0;
@@ -465,7 +474,7 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 	json_t *dns = n->dns ? dns_record(n->dns, &dns_line) : json_null();
 	if (n->dns)
 		json_object_set_new(dns, "allow_failed", json_integer(n->allow_failed));
-	json_t *net = json_pack("{s:s,s:b,s:s,s:o,s:o}", "mode", n->mode == NET_NAT ? "nat" : "allow", "lan", n->lan,
+	json_t *net = json_pack("{s:s,s:b,s:s,s:o,s:o}", "mode", net_mode_name(n->mode), "lan", n->lan,
 				"address", a, "refused", refused, "dns", dns);
 	if (n->rootless)
 		json_object_set_new(net, "via", json_string("pasta"));
@@ -493,6 +502,7 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 		warn_line("%s refused %lld connection%s to %s (%s)", n->id, (long long)total,
 			total == 1 ? "" : "s", list,
 			n->mode == NET_ALLOW ? "not in --net allow"
+			: n->mode == NET_PUBLISHED ? "--net none with --publish: the cell answers on its published ports and starts no connection"
 			: n->lan ? "the host, other runs, link-local, multicast and broadcast are refused"
 				 : "the host, other runs, private and link-local ranges, multicast and broadcast are refused; "
 				   "--net nat,lan reaches private ranges, nat,allow=ADDR one address");

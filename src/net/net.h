@@ -3,7 +3,8 @@
  * a default-deny nftables firewall per run (table inet warren), warren's own DNS resolver for
  * the allowlist by name, published ports, and the removal of all of it (also by warren gc);
  * for rootless runs, nat through pasta (pasta.c). `--net none` (the default) never reaches
- * any of this. See docs/network.md. */
+ * any of this, unless with --publish (NET_PUBLISHED: a link for the published ports only, no
+ * resolver, every connection of the cell's own refused). See docs/network.md. */
 #ifndef WARREN_NET_NET_H
 #define WARREN_NET_NET_H
 
@@ -89,9 +90,9 @@ struct net_state {
 	char *passt_pidfile;
 };
 
-/* The cell's /etc/resolv.conf (which 0: the gateway's resolver) or /etc/hosts (1: localhost
- * and the run's hostname), for init to bind over the image's. Heap string. */
-char *net_cell_file(const char *hostname, int which);
+/* The cell's /etc/resolv.conf (which 0: the gateway's resolver; none under mode NET_PUBLISHED)
+ * or /etc/hosts (1: localhost and the run's hostname), for init to bind over the image's. Heap string. */
+char *net_cell_file(enum net_mode mode, const char *hostname, int which);
 /* Before the cell of run id (run directory rundir): the bridge (created on demand) and the run's
  * address (under a host-wide lock); rootless runs: only the checks (nat only, pasta installed). */
 int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, const char *rundir, bool rootless,

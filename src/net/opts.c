@@ -1,5 +1,6 @@
 /* opts.c - the words of the network options: --net none|nat[,lan][,allow=LIST]|[lan,]allow=LIST,
- * --publish [ADDR:]HOSTPORT:CELLPORT, --dns-max-names N, the allow list's entries, the
+ * --publish [ADDR:]HOSTPORT:CELLPORT (and the mode it implies: nat by default, none+publish
+ * with an explicit --net none), --dns-max-names N, the allow list's entries, the
  * private ranges a cell does not reach unless asked (lan, or an allow= entry inside one), and
  * which answered addresses enter the allow set, for how long. */
 #include <arpa/inet.h>
@@ -196,6 +197,7 @@ static int parse_words(struct net_opts *o, const char *arg, struct error *err)
 
 int net_parse_mode(struct net_opts *o, const char *arg, struct error *err)
 {
+	o->mode_given = true;
 	o->mode = NET_NONE;
 	o->lan = false;
 	o->allow = NULL;
@@ -228,9 +230,7 @@ int net_parse_publish(struct net_opts *o, const char *arg, struct error *err)
 	for (unsigned i = 0; i < o->npublish; i++)
 		if (o->publish[i].host_port == p.host_port)
 			return error_set(err, 0, "--publish: host port %u is given twice", p.host_port);
-	o->publish[o->npublish++] = p;
-	if (o->mode == NET_NONE)
-		o->mode = NET_NAT; /* a published port needs a link; a later --net chooses another mode */
+	o->publish[o->npublish++] = p; /* the mode is settled after all the options: net_opts_finish */
 	return 0;
 }
 
@@ -256,10 +256,27 @@ static int publish_bindable(const struct net_publish *p, struct error *err)
 	return error_set(err, errno, "--publish %s:%u:%u: cannot check the host port", a, p->host_port, p->cell_port);
 }
 
-int net_check_publish(const struct net_opts *o, struct error *err)
+enum net_mode net_publish_mode(enum net_mode mode, bool given, unsigned npublish)
 {
-	if (o->npublish && o->mode == NET_NONE)
-		return error_set(err, 0, "--publish with --net none: a published port needs the cell's own link; leave out --net none (--publish alone means --net nat)");
+	if (!npublish || mode != NET_NONE)
+		return mode;
+	return given ? NET_PUBLISHED : NET_NAT;
+}
+
+const char *net_mode_name(enum net_mode mode)
+{
+	switch (mode) {
+	case NET_NONE: return "none";
+	case NET_NAT: return "nat";
+	case NET_ALLOW: return "allow";
+	case NET_PUBLISHED: return "none+publish";
+	}
+	return "?";
+}
+
+int net_opts_finish(struct net_opts *o, struct error *err)
+{
+	o->mode = net_publish_mode(o->mode, o->mode_given, o->npublish);
 	for (unsigned i = 0; i < o->npublish; i++)
 		if (publish_bindable(&o->publish[i], err) < 0)
 			return -EINVAL;

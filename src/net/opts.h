@@ -11,7 +11,9 @@
 #define NET_MAX_PUBLISH 16
 #define NET_DNS_MAX_NAMES_DEFAULT 1000
 
-enum net_mode { NET_NONE = 0, NET_NAT, NET_ALLOW };
+/* NET_PUBLISHED: --net none given with --publish: a link for the published ports only (they
+ * are reachable from the host; every connection the cell starts is refused, no resolver). */
+enum net_mode { NET_NONE = 0, NET_NAT, NET_ALLOW, NET_PUBLISHED };
 
 struct net_publish {
 	uint32_t host_addr;   /* network order; 127.0.0.1 by default */
@@ -21,6 +23,7 @@ struct net_publish {
 /* What the user asked for (part of the cell spec). Strings point into argv or the job. */
 struct net_opts {
 	enum net_mode mode;
+	bool mode_given;      /* --net (or a job's network:) was given: none is asked, not the default */
 	bool lan;             /* --net nat,lan / lan,allow=: the private ranges are reachable */
 	const char *allow;    /* LIST of --net [nat,]allow=LIST; NULL: none */
 	unsigned npublish;
@@ -33,8 +36,14 @@ struct net_opts {
 int net_parse_mode(struct net_opts *o, const char *arg, struct error *err);
 int net_parse_publish(struct net_opts *o, const char *arg, struct error *err);
 int net_parse_max_names(struct net_opts *o, const char *arg, struct error *err);
-/* After all the options: --publish with --net none, a host port in use or an address the
- * host does not have are refused (one line naming the port and what to do). */
-int net_check_publish(const struct net_opts *o, struct error *err);
+/* The mode of a run with npublish published ports: the default (no --net given) becomes nat,
+ * as --publish alone always meant; an explicit --net none becomes NET_PUBLISHED; others stay. */
+enum net_mode net_publish_mode(enum net_mode mode, bool given, unsigned npublish);
+/* After all the options, in whatever order they came: the mode settled (net_publish_mode), and
+ * a host port in use or an address the host does not have refused (one line naming the port
+ * and what to do). */
+int net_opts_finish(struct net_opts *o, struct error *err);
+/* The mode as the record writes it: "none", "nat", "allow", "none+publish". */
+const char *net_mode_name(enum net_mode mode);
 
 #endif

@@ -3,7 +3,9 @@
  * cell's start and its release. pasta is the supervisor's child with a parent-death signal, so
  * it dies with warren (also on kill -9), and it is killed at the end of the run. The cell gets
  * the same address plan as a root run (10.88.0.2 behind gateway 10.88.0.1, DNS forwarded from
- * the gateway to the host's resolver); no port of the host or of the cell is forwarded.
+ * the gateway to the host's resolver); no port of the host or of the cell is forwarded, but
+ * under --net none with --publish (NET_PUBLISHED) the published ones of the host, to a cell
+ * whose firewall refuses every connection it starts itself (and no DNS is forwarded).
  * pasta has no firewall of its own, so a firewall goes into the cell's own namespace (a helper
  * joins the run's first user namespace, which owns it; the job, in a child user namespace,
  * cannot change it): the host's own addresses, its loopback (127.0.0.0/8, 0.0.0.0/8), warren's
@@ -33,6 +35,7 @@
 #include "net/internal.h"
 #include "util/fs.h"
 #include "util/proc.h"
+#include "util/strv.h"
 
 #define PASTA_READY_MS 5000
 /* passt's end of the socket qemu's NIC is on */
@@ -51,9 +54,28 @@ static long now_ms(void)
 	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
 }
 
+/* none+publish: the cell's own namespace passes loopback and the replies of its published
+ * ports (whoever asked: the host, the LAN), and refuses every connection the cell starts. The
+ * loopback ranges go first: a socket bound to eth0 may send a reply of a loopback flow there. */
+static char *published_rules(void)
+{
+	return xstrdup("add table inet warren\n"
+		       "add chain inet warren output { type filter hook output priority 0; policy accept; }\n"
+		       "add chain inet warren refuse\n"
+		       "add rule inet warren refuse meta l4proto tcp reject with tcp reset\n"
+		       "add rule inet warren refuse reject with icmpx admin-prohibited\n"
+		       "add rule inet warren output oifname \"lo\" accept\n"
+		       "add rule inet warren output meta nfproto ipv6 drop\n"
+		       "add rule inet warren output ip daddr { 127.0.0.0/8, 0.0.0.0/8 } goto refuse\n"
+		       "add rule inet warren output ct state established,related accept\n"
+		       "add rule inet warren output goto refuse\n");
+}
+
 /* The rules of the cell's own namespace; the host's IPv4 addresses are read here, outside. */
 static char *cell_rules(const struct net_state *n)
 {
+	if (n->mode == NET_PUBLISHED)
+		return published_rules();
 	char g[INET_ADDRSTRLEN], sn[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &n->gw, g, sizeof g);
 	inet_ntop(AF_INET, &n->subnet, sn, sizeof sn);
@@ -177,6 +199,49 @@ static int wait_ready(pid_t *pid, const char *pidfile, const char *name, struct 
 	}
 }
 
+/* pasta's command line: the cell's address plan; no port of the cell reaches the host (-T, -U
+ * none), and none of the host the cell but the published ones (-t ADDR/HOSTPORT:CELLPORT,
+ * none+publish only; which also has no DNS forwarded). A NULL-ended heap vector. */
+static char **pasta_argv(const struct net_state *n, const char *pasta, const char *usarg, const char *nsarg)
+{
+	char a[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &n->addr, a, sizeof a);
+	inet_ntop(AF_INET, &n->gw, g, sizeof g);
+	const char *fixed[] = { pasta, "--config-net", "--foreground", "--quiet", "--ipv4-only", "--no-map-gw",
+				"--no-dhcp", "--no-ndp", "--no-dhcpv6", "--no-ra", "-I", NET_CELL_IF, "-a", a, "-g", g,
+				"-u", "none", "-T", "none", "-U", "none", "--pid", n->pasta_pidfile,
+				"--userns", usarg, "--netns", nsarg };
+	size_t nf = sizeof fixed / sizeof fixed[0], k = 0;
+	char **v = xcalloc(nf + 6 + 2 * NET_MAX_PUBLISH + 1, sizeof *v);
+	for (size_t i = 0; i < nf; i++)
+		v[k++] = xstrdup(fixed[i]);
+	v[k++] = xstrdup("-n");
+	v[k++] = xasprintf("%d", n->prefix);
+	if (n->mode != NET_PUBLISHED) {
+		v[k++] = xstrdup("--dns-forward");
+		v[k++] = xstrdup(g);
+	}
+	if (n->npublish) {
+		/* pasta sends inbound frames to the guest's MAC, which it learns from the first frame
+		 * the guest sends: a cell that sends nothing would never get them. Named, it is known. */
+		char mac[18];
+		net_guest_mac(n->addr, mac);
+		v[k++] = xstrdup("--ns-mac-addr");
+		v[k++] = xstrdup(mac);
+	}
+	for (unsigned i = 0; i < n->npublish; i++) {
+		char ha[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &n->publish[i].host_addr, ha, sizeof ha);
+		v[k++] = xstrdup("-t");
+		v[k++] = xasprintf("%s/%u:%u", ha, n->publish[i].host_port, n->publish[i].cell_port);
+	}
+	if (!n->npublish) {
+		v[k++] = xstrdup("-t");
+		v[k++] = xstrdup("none");
+	}
+	return v;
+}
+
 int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err)
 {
 	_cleanup_free_ char *pasta = pasta_find();
@@ -192,18 +257,10 @@ int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err)
 		return -EIO;
 	n->pasta_pidfile = xasprintf("%s/pasta.pid", n->rundir);
 	unlink(n->pasta_pidfile);
-	char a[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN], pfx[8], nsarg[32], usarg[32];
-	inet_ntop(AF_INET, &n->addr, a, sizeof a);
-	inet_ntop(AF_INET, &n->gw, g, sizeof g);
-	snprintf(pfx, sizeof pfx, "%d", n->prefix);
+	char nsarg[32], usarg[32];
 	snprintf(nsarg, sizeof nsarg, "/proc/self/fd/%d", netns);
 	snprintf(usarg, sizeof usarg, "/proc/self/fd/%d", userns);
-	const char *argv[] = { pasta, "--config-net", "--foreground", "--quiet", "--ipv4-only", "--no-map-gw",
-			       "--no-dhcp", "--no-ndp", "--no-dhcpv6", "--no-ra", "-I", NET_CELL_IF,
-			       "-a", a, "-n", pfx, "-g", g, "--dns-forward", g,
-			       /* no port of the host reaches the cell, and none of the cell the host */
-			       "-t", "none", "-u", "none", "-T", "none", "-U", "none",
-			       "--pid", n->pasta_pidfile, "--userns", usarg, "--netns", nsarg, NULL };
+	_cleanup_strv_ char **argv = pasta_argv(n, pasta, usarg, nsarg);
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0)
@@ -213,7 +270,7 @@ int pasta_start(struct net_state *n, pid_t cell_pid, struct error *err)
 			_exit(127);
 		fcntl(netns, F_SETFD, 0);
 		fcntl(userns, F_SETFD, 0);
-		execv(pasta, (char *const *)argv);
+		execv(pasta, argv);
 		_exit(127);
 	}
 	n->pasta_pid = pid;
@@ -263,6 +320,9 @@ static const char **passt_argv(const struct net_state *n, const char *passt, cha
 
 int passt_start(struct net_state *n, struct error *err)
 {
+	if (n->npublish)
+		return error_set(err, EPERM, "--publish in a rootless VM: warren does not forward ports to a rootless "
+				 "guest (pasta, then passt); use --driver container, or run warren as root");
 	_cleanup_free_ char *passt = host_tool_find("passt");
 	if (!passt)
 		return error_set(err, ENOENT, "--net nat for a rootless VM needs passt; install the Debian package passt");

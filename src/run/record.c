@@ -138,6 +138,8 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 	if (!j)
 		return error_set(err, ENOMEM, "cannot build spec.json");
 	json_object_set_new(j, "published", published_json(&s->net));
+	/* the network the cell was given: none, nat, allow or none+publish (net/opts.h) */
+	json_object_set_new(j, "network_mode", json_string(net_mode_name(s->net.mode)));
 	cell_json(s, j);
 	record_add_labels(s, j);
 	/* the defences asked for: `warren policy` answers from them */

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan $((98 + 20))
+plan $((97 + 20 + 2 * 11 + 2 + 2 * 11))
 
 use_mode root
 CURL="curl -s -m 3"
@@ -411,11 +411,10 @@ is "$(jget "$A_RD/result.json" '[(p["host_addr"], p["host_port"], p["cell_port"]
 	'[["127.0.0.1", 18089, 8000], ["198.51.100.1", 18091, 8000]]' "result.json: published ports"
 
 # --publish refused before the run starts: a host port in use, an address the host does not
-# have, --net none
+# have
 "$PY" -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 18092)); s.listen(); time.sleep(60)' &
 L_PID=$!
 wait_for 10 sh -c 'ss -Hltn "sport = :18092" | grep -q 18092'
-n=$(rundir_count)
 wrun --publish 18092:80 -- true
 [ "$RC" = 125 ] && [ "$ERR" = "warren: --publish 127.0.0.1:18092:80: host port 18092 is in use on 127.0.0.1 (a program of the host listens on it); choose another HOSTPORT" ]
 ok $? "--publish of a host port in use: one line, exit 125" || diag "rc $RC: $ERR"
@@ -423,9 +422,54 @@ kill "$L_PID"; wait "$L_PID" 2>/dev/null
 wrun --publish 192.0.2.77:18093:80 -- true
 [ "$RC" = 125 ] && [[ $ERR == "warren: --publish 192.0.2.77:18093:80: 192.0.2.77 is not an address of this host;"* ]]
 ok $? "--publish on an address the host does not have: one line, exit 125" || diag "rc $RC: $ERR"
-wrun --publish 18094:80 --net none -- true
-[ "$RC" = 125 ] && [[ $ERR == "warren: --publish with --net none: "* ]] && [ "$(rundir_count)" = "$n" ]
-ok $? "--publish with --net none: one line, exit 125, no run started" || diag "rc $RC: $ERR"
+
+# ---------------------------------------------------------------- --net none with --publish
+# An explicit --net none with --publish, in either order, gives the cell a link for its
+# published ports only: a server in it is reachable from the host and from the internet side,
+# and every connection the cell starts is refused: web1 (which nat reaches, above), names (no
+# resolver), direct DNS to the world's upstream, the host. It was taken for the default and
+# made nat (web1 reached, the record said nat); in the other order it was refused.
+# none_publish LABEL HOSTPORT1 HOSTPORT2 OPTIONS...: one such run (127.0.0.1:HOSTPORT1 and
+# 198.51.100.1:HOSTPORT2 to the cell's 8000) and its 11 tests.
+none_publish() {
+	local label=$1 p1=$2 p2=$3 pid rd id want_refused left
+	shift 3
+	echo "cell $label" >"$WORK/index.html"
+	rm -f "$WORK/ready" "$WORK/done"
+	wr_bg run --work "$WORK" --env DNSTOOL="$DNSTOOL" "$@" -- sh -c "python3 -m http.server --bind 0.0.0.0 8000 >/dev/null 2>&1 & \
+		$CURL http://203.0.113.10:8080/; echo web1=\$?; $CURL http://web1.test:8080/; echo name=\$?; \
+		python3 \"\$DNSTOOL\" ask 203.0.113.53 web1.test 2>&1 | sed \"s/^/dns: /\" | tail -1; $CURL http://198.51.100.1:8081/; echo host=\$?; \
+		touch ready; i=0; while [ ! -e done ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i+1)); done; kill \$!"
+	pid=$BG_PID
+	wait_for 30 test -e "$WORK/ready" && wait_for 10 _net_up "http://127.0.0.1:$p1/"
+	is "$($CURL "http://127.0.0.1:$p1/index.html")" "cell $label" "$label: a host program fetches a page served in the cell"
+	is "$(ip netns exec "$INET" $CURL "http://198.51.100.1:$p2/index.html")" "cell $label" \
+		"$label: the internet side fetches it too (198.51.100.1:$p2)"
+	touch "$WORK/done"
+	wait_bg "$pid" 30
+	rd=$(last_rundir); id=$(basename "$rd")
+	is "$RC" 0 "$label: the run ends well" || diag "$(cat "$BG_ERR")"
+	line_like "$(cat "$BG_OUT")" '^web1=7$' "$label: the cell cannot reach web1 (nat can)"
+	line_like "$(cat "$BG_OUT")" '^name=6$' "$label: names do not resolve (no resolver)"
+	# (a root run's refusal is an ICMP error the unconnected socket does not see; rootless, the
+	# cell's own firewall refuses the send)
+	line_like "$(cat "$BG_OUT")" '^dns: (timeout|PermissionError: .*Operation not permitted)$' \
+		"$label: DNS straight to the world's upstream gets no answer"
+	line_like "$(cat "$BG_OUT")" '^host=7$' "$label: the host's own address is refused"
+	is "$(jget "$rd/result.json" '[d["network"]["mode"], d["network"]["dns"]]')" '["none+publish", null]' \
+		"$label: result.json says none+publish, no resolver"
+	is "$(jget "$rd/spec.json" 'd["network_mode"]')" "none+publish" "$label: spec.json says none+publish"
+	# a rootless run's refusals are not counted (docs/network.md)
+	want_refused='["198.51.100.1:8081", "203.0.113.10:8080", "203.0.113.53:53"]'
+	[ "$MODE" = user ] && want_refused='[]'
+	is "$(jget "$rd/result.json" 'sorted(x["dest"] for x in d["network"]["refused"])')" "$want_refused" \
+		"$label: the refusals are recorded"
+	if [ "$MODE" = root ]; then left=$(net_left "$id"; world_idle); else left=$(pgrep -u "$TEST_USER_UID" -f "$PASTA_CMD"); fi
+	is "$left" "" "$label: nothing of the run's network is left"
+	rm -f "$WORK/index.html" "$WORK/ready" "$WORK/done"
+}
+none_publish "none+publish" 18097 18098 --net none --publish 18097:8000 --publish 198.51.100.1:18098:8000
+none_publish "none+publish (--net none last)" 18099 18100 --publish 18099:8000 --publish 198.51.100.1:18100:8000 --net none
 
 # ---------------------------------------------------------------- kill -9 and gc
 rm -f "$WORK/asked"
@@ -465,8 +509,11 @@ use_mode user
 wrun --net allow=web1.test -- true
 is "$RC" 125 "rootless --net allow=: refused"
 like "$ERR" "allow= needs root: .*pasta" "rootless allow=: the refusal names why"
+wrun --net nat --publish 18101:80 -- true
+is "$RC" 125 "rootless nat with --publish: refused"
+like "$ERR" "^warren: --publish with --net nat needs root: .*only with --net none" "rootless nat with --publish: the refusal names what to do"
 if ! command -v pasta >/dev/null; then
-	skip 14 "pasta is not installed (Debian package passt)"
+	skip $((14 + 2 * 11)) "pasta is not installed (Debian package passt)"
 else
 	net_world_rootless
 	wrun --net nat -- sh -c "ip -br addr show eth0 | tr -s ' '; ip route | head -1; $CURL http://203.0.113.10:8080/; $CURL http://web1.test:8080/; \
@@ -500,4 +547,8 @@ else
 	kill -KILL "$K_PID"; wait "$K_PID" 2>/dev/null
 	wait_for 10 sh -c "! pgrep -u $TEST_USER_UID -f '$PASTA_CMD' >/dev/null"
 	is "$(pgrep -u "$TEST_USER_UID" -f "$PASTA_CMD")" "" "rootless nat: kill -9 of warren ends pasta too"
+	# --net none with --publish, rootless: pasta forwards the published ports, the cell's own
+	# firewall passes their replies and refuses all it starts
+	none_publish "rootless none+publish" 18102 18103 --net none --publish 18102:8000 --publish 198.51.100.1:18103:8000
+	none_publish "rootless none+publish (--net none last)" 18104 18105 --publish 18104:8000 --publish 198.51.100.1:18105:8000 --net none
 fi

@@ -3,7 +3,7 @@
 # NIC is a tap on warren's bridge under the same firewall and resolver as a container cell's
 # veth. The whole script runs in the throwaway world of net.t (net_world_up in lib.sh: network
 # namespaces of its own, no route off the machine); nothing is sent beyond it. Boots are slow
-# (TCG): each checks several things; 4 boots as root, then 2 rootless (passt behind pasta and
+# (TCG): each checks several things; 5 boots as root, then 2 rootless (passt behind pasta and
 # the firewall of a rootless cell, as net.t's rootless part).
 # A VM's port held to its MAC and address is checked with a stand-in for its tap (no boot).
 [ -n "${WARREN_NET_WORLD:-}" ] || exec env WARREN_NET_WORLD=1 unshare --net --mount --propagation private bash "$0" "$@"
@@ -16,7 +16,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
 net_world_up
-plan 43
+plan $((43 + 5 + 2))
 
 CURL="curl -s -m 5"
 world_idle() {
@@ -114,6 +114,26 @@ wr gc
 is "$(net_left "$ID")" "" "kill: warren gc removed the run's rules, sets and lease (the tap went with qemu)"
 nothing_left "$RD" "kill: gc reclaimed the killed run" norecord
 
+# ---- --net none with --publish: a NIC for the published port only; the firewall passes its
+# replies and refuses all the guest starts (it was nat: docs/network.md)
+wr_bg run --work "$WORK" --driver vm --net none --publish 18088:8000 -- sh -c 'W=$PWD; cd /tmp && echo none-publish-vm >index.html &&
+	{ python3 -m http.server --bind 0.0.0.0 8000 >/dev/null 2>&1 & } && sleep 3; '"$CURL"' http://203.0.113.10:8080/; echo web1=$?;
+	echo started; i=0; while [ ! -e "$W/np-done" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done'
+NP_PID=$BG_PID
+wait_for 150 grep -q started "$BG_OUT"
+wait_for 30 _net_up http://127.0.0.1:18088/index.html
+is "$(curl -s -m 5 http://127.0.0.1:18088/index.html)" none-publish-vm "none+publish: a host program fetches a page served in the VM"
+touch "$WORK/np-done"
+wait_bg "$NP_PID" 60
+rm -f "$WORK/np-done"
+RD=$(last_rundir)
+is "$RC" 0 "none+publish: the run ends well"
+line_like "$(cat "$BG_OUT")" '^web1=(7|28)$' "none+publish: the guest cannot reach web1"
+# (the guest's DNS to the gateway is refused too: no resolver; http.server asks for its name)
+is "$(jget "$RD/result.json" '[d["network"]["mode"], "203.0.113.10:8080" in [x["dest"] for x in d["network"]["refused"]]]')" \
+	'["none+publish", true]' "none+publish: recorded, with the refusal"
+is "$(net_left "$(basename "$RD")")" "" "none+publish: nothing of the run is left"
+
 # ---- rootless: passt in a network namespace of its own, behind the firewall and pasta of a
 # rootless container cell: the same reach and refusals as that cell (not counted, as there)
 use_mode user
@@ -121,6 +141,9 @@ net_world_rootless
 wrun --driver vm --net allow=web1.test -- true
 is "$RC" 125 "[user] allow=: refused as for a rootless container"
 like "$ERR" "allow= needs root: .*pasta" "[user] allow=: the refusal names why"
+wrun --driver vm --net none --publish 18087:80 -- true
+is "$RC" 125 "[user] --net none --publish: refused (no port is forwarded to a rootless guest)"
+like "$ERR" "^warren: --publish in a rootless VM: .*--driver container" "[user] --net none --publish: the refusal names what to do"
 wrun --driver vm --net nat -- sh -c 'ls /sys/class/net | tr "\n" " "; echo; cat /etc/resolv.conf;
 	'"$CURL"' http://203.0.113.10:8080/; '"$CURL"' http://web1.test:8080/;
 	'"$CURL"' http://198.51.100.1:8081/; echo host=$?; '"$CURL"' http://169.254.169.254/; echo meta=$?;

@@ -1,7 +1,8 @@
 /* test_netopts.c - the network options of net/opts.c, every form good and bad with its
  * message: the entries of --net allow=LIST (addresses, CIDRs, ports, names), --publish
- * [ADDR:]HOSTPORT:CELLPORT, --dns-max-names N, and net_check_publish's refusals (--net none,
- * a host port in use, an address the host does not have). The words of --net themselves are
+ * [ADDR:]HOSTPORT:CELLPORT and the mode it implies (nat by default, none+publish with an
+ * explicit --net none, in either order), --dns-max-names N, and net_opts_finish's refusals (a
+ * host port in use, an address the host does not have). The words of --net themselves are
  * test_net.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -120,7 +121,7 @@ static void publish(void **state)
 	struct net_opts o = { 0 };
 	struct error e = { 0 };
 	assert_int_equal(net_parse_publish(&o, "8080:80", &e), 0);
-	assert_int_equal(o.mode, NET_NAT);   /* --publish alone means --net nat */
+	assert_int_equal(o.mode, NET_NONE);  /* settled after all the options: net_opts_finish */
 	assert_int_equal(o.publish[0].host_addr, htonl(INADDR_LOOPBACK));
 	assert_int_equal(o.publish[0].host_port, 8080);
 	assert_int_equal(o.publish[0].cell_port, 80);
@@ -172,15 +173,82 @@ static void publish_bad(void **state)
 	expect_msg("17th", &e, "--publish: at most 16 ports");
 }
 
-/* ---------- net_check_publish: before the run ---------- */
+/* ---------- the mode of a run with published ports ---------- */
+
+static void publish_mode(void **state)
+{
+	(void)state;
+	static const struct { enum net_mode mode; bool given; unsigned npublish; enum net_mode want; } t[] = {
+		{ NET_NONE, false, 0, NET_NONE },       /* nothing asked */
+		{ NET_NONE, true, 0, NET_NONE },        /* --net none */
+		{ NET_NONE, false, 1, NET_NAT },        /* --publish alone: nat, as always */
+		{ NET_NONE, true, 1, NET_PUBLISHED },   /* --net none --publish: never nat */
+		{ NET_NONE, true, 16, NET_PUBLISHED },
+		{ NET_NAT, true, 1, NET_NAT },
+		{ NET_ALLOW, true, 2, NET_ALLOW },
+		{ NET_NAT, true, 0, NET_NAT },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		if (net_publish_mode(t[i].mode, t[i].given, t[i].npublish) != t[i].want)
+			fail_msg("case %zu: mode %d given %d npublish %u: got %d, want %d", i, t[i].mode, t[i].given,
+				 t[i].npublish, net_publish_mode(t[i].mode, t[i].given, t[i].npublish), t[i].want);
+	assert_string_equal(net_mode_name(NET_NONE), "none");
+	assert_string_equal(net_mode_name(NET_NAT), "nat");
+	assert_string_equal(net_mode_name(NET_ALLOW), "allow");
+	assert_string_equal(net_mode_name(NET_PUBLISHED), "none+publish");
+}
+
+/* A TCP port of 127.0.0.1 that nothing listens on (the kernel's pick, let go). */
+static char *free_port_arg(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof sa;
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	close(fd);
+	return xasprintf("%u:80", ntohs(sa.sin_port));
+}
+
+/* The options in the order a command line gives them; the mode once all are read. */
+static enum net_mode mode_of(const char *const *args)
+{
+	struct net_opts o = { 0 };
+	struct error e = { 0 };
+	for (; *args; args += 2) {
+		_cleanup_free_ char *port = strcmp(args[0], "--publish") ? NULL : free_port_arg();
+		assert_int_equal(port ? net_parse_publish(&o, port, &e) : net_parse_mode(&o, args[1], &e), 0);
+	}
+	assert_int_equal(net_opts_finish(&o, &e), 0);
+	return o.mode;
+}
+
+static void publish_order(void **state)
+{
+	(void)state;
+	static const char *const none_first[] = { "--net", "none", "--publish", "", NULL };
+	static const char *const none_last[] = { "--publish", "", "--net", "none", NULL };
+	static const char *const alone[] = { "--publish", "", NULL };
+	static const char *const nat_last[] = { "--publish", "", "--net", "nat", NULL };
+	static const char *const none_then_nat[] = { "--net", "none", "--publish", "", "--net", "nat", NULL };
+	static const char *const nat_then_none[] = { "--net", "nat", "--publish", "", "--net", "none", NULL };
+	static const char *const allow_first[] = { "--net", "allow=web1.test", "--publish", "", NULL };
+	assert_int_equal(mode_of(none_first), NET_PUBLISHED);
+	assert_int_equal(mode_of(none_last), NET_PUBLISHED);
+	assert_int_equal(mode_of(alone), NET_NAT);
+	assert_int_equal(mode_of(nat_last), NET_NAT);
+	assert_int_equal(mode_of(none_then_nat), NET_NAT);    /* the last --net wins */
+	assert_int_equal(mode_of(nat_then_none), NET_PUBLISHED);
+	assert_int_equal(mode_of(allow_first), NET_ALLOW);
+}
+
+/* ---------- net_opts_finish: before the run ---------- */
 
 static void check_publish(void **state)
 {
 	(void)state;
 	struct error e = { 0 };
-	struct net_opts none = { .npublish = 1, .publish = { { htonl(INADDR_LOOPBACK), 8080, 80 } } };
-	assert_true(net_check_publish(&none, &e) < 0);
-	expect_msg("--net none", &e, "--publish with --net none: a published port needs the cell's own link; leave out --net none");
 	/* a port a program of the host listens on */
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
@@ -191,16 +259,16 @@ static void check_publish(void **state)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
 	unsigned port = ntohs(sa.sin_port);
 	struct net_opts used = { .mode = NET_NAT, .npublish = 1, .publish = { { htonl(INADDR_LOOPBACK), (uint16_t)port, 80 } } };
-	assert_true(net_check_publish(&used, &e) < 0);
+	assert_true(net_opts_finish(&used, &e) < 0);
 	char want[128];
 	snprintf(want, sizeof want, "--publish 127.0.0.1:%u:80: host port %u is in use on 127.0.0.1", port, port);
 	expect_msg("in use", &e, want);
 	close(fd);
 	/* the port is free again */
-	assert_int_equal(net_check_publish(&used, &e), 0);
+	assert_int_equal(net_opts_finish(&used, &e), 0);
 	/* an address the host does not have (TEST-NET-3) */
 	struct net_opts far = { .mode = NET_NAT, .npublish = 1, .publish = { { ip("203.0.113.77"), 8080, 80 } } };
-	assert_true(net_check_publish(&far, &e) < 0);
+	assert_true(net_opts_finish(&far, &e) < 0);
 	expect_msg("not an address", &e, "203.0.113.77 is not an address of this host");
 }
 
@@ -230,7 +298,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(allow_entries), cmocka_unit_test(allow_entries_bad), cmocka_unit_test(publish),
-		cmocka_unit_test(publish_bad),   cmocka_unit_test(check_publish),     cmocka_unit_test(max_names),
+		cmocka_unit_test(publish_bad),   cmocka_unit_test(publish_mode),      cmocka_unit_test(publish_order),
+		cmocka_unit_test(check_publish), cmocka_unit_test(max_names),
 	};
 	return cmocka_run_group_tests_name("netopts", tests, NULL, NULL);
 }
