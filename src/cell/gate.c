@@ -159,6 +159,13 @@ static bool state_shaped(int dfd)
 	return false;
 }
 
+/* Is path (a known state directory's name) a state directory still? */
+static bool still_state(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 && state_shaped(fd);
+}
+
 /* Walk from the directory dir up to / (through "..", by descriptor): is it, or a directory above
  * it, a state directory? *root: dir itself is one. */
 static bool in_state_dir(int dir, bool *root)
@@ -238,13 +245,17 @@ void gate_facts_at(int fd, const char *canon, const struct gate_ask *a, enum gat
 		bool r;
 		f->in_state = in_state_dir(dfd, &r);
 	}
-	/* the run's own state directory, made or not yet; another known one that is there, for
-	 * what the caller's command line does not choose read-write itself */
+	/* the run's own state directory, made or not yet; another known one (canonical) that is
+	 * there, for what the caller's command line does not choose read-write itself */
 	bool others = u == GATE_ROOT || a->face != GATE_CLI;
 	for (const char *const *s = states; s && *s && !f->holds_state; s++) {
-		_cleanup_free_ char *real = s == states ? abs_path_would_be(*s) : others ? abs_path(*s) : NULL;
-		if (real && path_beneath(real, canon) && strcmp(real, canon))
-			f->holds_state = xstrdup(real);
+		if (s == states) {
+			_cleanup_free_ char *own = **s ? abs_path_would_be(*s) : NULL;
+			if (own && path_beneath(own, canon) && strcmp(own, canon))
+				f->holds_state = xstrdup(own);
+		} else if (others && path_beneath(*s, canon) && strcmp(*s, canon) && still_state(*s)) {
+			f->holds_state = xstrdup(*s);
+		}
 	}
 	/* the homes (the password database) only where the decision reads them */
 	if (u == GATE_ROOT || (u != GATE_WORKTREE && a->face != GATE_CLI))

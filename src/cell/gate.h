@@ -99,8 +99,9 @@ char *gate_message(enum gate_reason r, const struct gate_ask *a, enum gate_use u
 		   const char *opt, const char *name);
 
 /* The facts of the path open at fd (any descriptor; canon its canonical path) that the decision
- * of use u for a reads. states (NULL-terminated) are the state directories the path may not
- * hold: the first is the run's own (made or not yet), the others count where they exist, for a
+ * of use u for a reads. states (NULL-terminated, run/rundir.c statedir_known) are the state
+ * directories the path may not hold: the first is the run's own (made or not yet; "" for
+ * none), the others canonical names that count where they are still state directories, for a
  * root file system or a path a job file, an API job or a bundle named (the command line's own
  * worktree or bind is the caller's choice). f->path is canon; gate_facts_free frees the rest. */
 void gate_facts_at(int fd, const char *canon, const struct gate_ask *a, enum gate_use u, const char *const *states,

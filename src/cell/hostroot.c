@@ -184,8 +184,9 @@ static void free_view_mnts(struct view *v)
 	free(v->m);
 }
 
-/* Whether a kernel file system (proc, sysfs, cgroup...) is mounted below the directory dir (an
- * absolute, normalised path of this mount namespace): its mount point and type (heap) then. */
+/* Whether a kernel file system (proc, sysfs, cgroup, devtmpfs...) is mounted below the directory
+ * dir (an absolute, normalised path of this mount namespace), at it or above it: its mount point
+ * and type (heap) then. */
 static bool kernel_fs_below(const char *dir, char **mountpoint, char **type)
 {
 	if (!kernel_mnts_known) {  /* (a --rootfs run: the host's / was not placed) */
@@ -195,8 +196,10 @@ static bool kernel_fs_below(const char *dir, char **mountpoint, char **type)
 		free_view_mnts(&v);
 		error_clear(&err);
 	}
+	/* below it, at it, or holding it: a bind of a bind of /dev is a devtmpfs mount, which
+	 * fstatfs reports as tmpfs (fs_is_kernel cannot tell) */
 	for (size_t i = 0; i < n_kernel_mnts; i++)
-		if (path_beneath(kernel_mnts[i].path, dir) && strcmp(kernel_mnts[i].path, dir) != 0) {
+		if (path_beneath(kernel_mnts[i].path, dir) || path_beneath(dir, kernel_mnts[i].path)) {
 			*mountpoint = xstrdup(kernel_mnts[i].path);
 			*type = xstrdup(kernel_mnts[i].type);
 			return true;
@@ -644,7 +647,7 @@ int hostroot_check_source(const char *what, const char *path, int fd, bool fresh
 	_cleanup_free_ char *kmp = NULL, *ktype = NULL;
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && kernel_fs_below(path, &kmp, &ktype)) {
 		_cleanup_free_ char *shown = printable_name(kmp);
-		return error_set(err, 0, "%s %s has a %s file system mounted at %s, which would show the host's in the cell; "
+		return error_set(err, 0, "%s %s is on or holds a %s file system (mounted at %s), which would show the host's in the cell; "
 				 "unmount it, or give a directory without it", what, path, ktype, shown);
 	}
 	return 0;

@@ -162,7 +162,7 @@ static int image_rm_cmd(int argc, char **argv, int i, struct image_args *a)
 
 int cmd_image(int argc, char **argv)
 {
-	struct image_args a = { .limits = { IMAGE_DEFAULT_MAX_BYTES, IMAGE_DEFAULT_MAX_ENTRIES } };
+	struct image_args a = { .limits = { .max_bytes = IMAGE_DEFAULT_MAX_BYTES, .max_entries = IMAGE_DEFAULT_MAX_ENTRIES } };
 	int i = parse(argc, argv, &a);
 	if (i < 0)
 		return i == -2 ? 0 : 125;

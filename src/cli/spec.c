@@ -371,7 +371,8 @@ static int gate(const struct cell_spec *s, enum gate_face face, int fd, const ch
 		const char *opt, struct error *err)
 {
 	const struct gate_ask a = { .face = face, .uid = geteuid(), .anchor = face == GATE_CLI ? NULL : s->anchor };
-	_cleanup_strv_ char **states = statedir_known(s->statedir);
+	/* the registry of the caller's state directories where the gate reads more than the run's */
+	_cleanup_strv_ char **states = statedir_known(s->statedir, u == GATE_ROOT || face != GATE_CLI);
 	return gate_check(fd, canon, name, &a, u, (const char *const *)states, opt, err);
 }
 

@@ -179,7 +179,7 @@ static char *job_relative(const struct ctx *c, const char *p)
 static bool job_gate(struct ctx *c, yaml_node_t *n, const char *where, const char *abs, enum gate_use u)
 {
 	const struct gate_ask a = { .face = c->face, .uid = geteuid(), .anchor = c->anchor };
-	_cleanup_strv_ char **states = statedir_known(NULL);
+	_cleanup_strv_ char **states = statedir_known(NULL, true);
 	_cleanup_error_ struct error err = { 0 };
 	if (gate_check_path(abs, &a, u, (const char *const *)states, "", &err) == 0)
 		return true;

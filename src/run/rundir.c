@@ -47,18 +47,68 @@ char *statedir_default(const char *opt)
 	return xasprintf("%s/.local/state/warren", home);
 }
 
-char **statedir_known(const char *given)
+char *statedir_registry(void)
 {
-	char **v = xcalloc(6, sizeof *v);
-	size_t n = 0;
-	if (given && *given)
-		v[n++] = xstrdup(given);
+	if (geteuid() == 0)
+		return xstrdup("/var/lib/warren.known");
+	const char *x = getenv("XDG_STATE_HOME");
+	if (x && *x == '/')
+		return xasprintf("%s/warren.known", x);
+	const char *home = getenv("HOME");
+	if (!home || *home != '/') {
+		struct passwd *pw = getpwuid(geteuid());
+		home = pw ? pw->pw_dir : "/";
+	}
+	return xasprintf("%s/.local/state/warren.known", home);
+}
+
+/* Add the state directory path (canonical) to the caller's registry: best effort (a registry
+ * that cannot be written leaves the gate the defaults and the marks it walks up to). */
+static void statedir_register(const char *path)
+{
+	_cleanup_free_ char *reg = statedir_registry();
+	_cleanup_close_ int fd = open(reg, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == ENOENT) {   /* ~/.local/state not made yet: as the default state's parent */
+		_cleanup_free_ char *dir = xstrdup(reg);
+		*strrchr(dir, '/') = '\0';
+		if (mkdir_p(dir, 0700) == 0)
+			fd = open(reg, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
+	if (fd < 0)
+		return;
+	_cleanup_free_ char *line = xasprintf("%s\n", path);
+	if (flock(fd, LOCK_EX) == 0 && write_all(fd, line, strlen(line)) == 0)
+		(void)fchmod(fd, 0600);
+}
+
+static void known_add(char ***v, size_t *n, size_t *cap, char *p)
+{
+	if (!p)
+		return;
+	if (*n + 2 > *cap)
+		*v = xrealloc(*v, (*cap = *cap ? *cap * 2 : 16) * sizeof **v);
+	(*v)[(*n)++] = p;
+	(*v)[*n] = NULL;
+}
+
+char **statedir_known(const char *given, bool registered)
+{
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	known_add(&v, &n, &cap, xstrdup(given ? given : ""));
 	const char *e = getenv("WARREN_STATE");
 	if (e && *e)
-		v[n++] = xstrdup(e);
-	v[n++] = statedir_default(NULL);
-	v[n++] = xstrdup("/var/lib/warren");
-	v[n++] = xstrdup("/run/warren-oci");
+		known_add(&v, &n, &cap, abs_path(e));
+	_cleanup_free_ char *def = statedir_default(NULL);
+	known_add(&v, &n, &cap, abs_path(def));
+	known_add(&v, &n, &cap, abs_path("/var/lib/warren"));
+	known_add(&v, &n, &cap, abs_path("/run/warren-oci"));
+	_cleanup_free_ char *reg = registered ? statedir_registry() : NULL;
+	_cleanup_free_ char *txt = reg ? read_file(reg, NULL) : NULL;
+	char *save = NULL;
+	for (char *l = txt ? strtok_r(txt, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
+		if (l[0] == '/')
+			known_add(&v, &n, &cap, xstrdup(l));
 	return v;
 }
 
@@ -176,8 +226,10 @@ int statedir_open(struct statedir *sd, const char *path, bool create, struct err
 	} else if (create && sd->owner == geteuid()) {
 		/* the mark the gate knows a state directory by (cell/gate.h), made once */
 		int m = openat(sd->fd, GATE_STATE_MARK, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (m >= 0)
+		if (m >= 0) {   /* new: known to the caller's registry too (a path may not hold it) */
 			close(m);
+			statedir_register(sd->path);
+		}
 	}
 	if (r < 0)
 		statedir_close(sd);

@@ -13,10 +13,15 @@
 /* --state, else $WARREN_STATE, else /var/lib/warren (root) or $XDG_STATE_HOME/warren or
  * ~/.local/state/warren. Returns a heap string. */
 char *statedir_default(const char *opt);
-/* The state directories a path given to a cell must not hold (cell/gate.h): the run's (given,
- * may be NULL), $WARREN_STATE's, the caller's default, root's and the OCI face's defaults;
- * NULL-terminated, heap (strv_free). */
-char **statedir_known(const char *given);
+/* The state directories a path given to a cell must not hold (cell/gate.h): [0] the run's
+ * (given, "" for none; made or not yet), then canonical and existing: $WARREN_STATE's, the
+ * caller's default, root's and the OCI face's defaults, and with registered every state
+ * directory the caller made (its registry, statedir_registry); NULL-terminated, heap. */
+char **statedir_known(const char *given, bool registered);
+/* The caller's registry of the state directories it made: one canonical path a line, appended
+ * when a state directory gets its mark (root: /var/lib/warren.known; others
+ * ~/.local/state/warren.known). */
+char *statedir_registry(void);
 /* A state directory opened once: every later step works below these descriptors with *at()
  * calls that follow no symlink, whatever happens to the path. */
 struct statedir {

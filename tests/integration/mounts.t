@@ -95,7 +95,7 @@ for mode in root user; do
 	wrun --ro-bind "$D/withproc:/data/wp" -- true
 	WP_RC=$RC WP_ERR=$ERR
 	umount "$D/withproc/chroot/proc"
-	{ [ "$WP_RC" = 125 ] && [[ $WP_ERR == *"has a proc file system mounted at $D/withproc/chroot/proc"* ]] &&
+	{ [ "$WP_RC" = 125 ] && [[ $WP_ERR == *"is on or holds a proc file system (mounted at $D/withproc/chroot/proc)"* ]] &&
 		[ "$(printf '%s\n' "$WP_ERR" | wc -l)" = 1 ]; }
 	ok $? "$M a bind whose source has /proc mounted below it: refused in one line naming it (the host's processes stay unseen)" || diag "$WP_ERR"
 	# ... a source on a kernel's file system (that /proc itself, a directory of a sysfs):

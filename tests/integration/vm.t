@@ -73,10 +73,10 @@ mkdir -p "$d/chroot/proc"
 chmod -R 755 "$d"
 mount -t proc proc "$d/chroot/proc"
 wr run --work "$d" --driver vm -- true
-like "$RC $ERR" "^125 warren: the worktree $d has a proc file system mounted at $d/chroot/proc" \
+like "$RC $ERR" "^125 warren: the worktree $d is on or holds a proc file system \\(mounted at $d/chroot/proc\\)" \
 	"a worktree with a proc mounted below it is refused in one line naming it (the host's processes stay unseen)"
 wrun --driver vm --ro-bind "$d:/data" -- true
-like "$RC $ERR" "^125 warren: the bind source $d has a proc file system mounted at $d/chroot/proc" "and so is such a bind's source"
+like "$RC $ERR" "^125 warren: the bind source $d is on or holds a proc file system \\(mounted at $d/chroot/proc\\)" "and so is such a bind's source"
 umount "$d/chroot/proc"
 rm -rf "$d"
 jobf=$WORK/vm-job.yml

@@ -217,6 +217,24 @@ static void facts(void **state)
 	gate_facts_free(&f);
 	close(fd);
 
+	/* another state directory, known (registered), below a path: counted for a root file system
+	 * and a job file's paths, not for the command line's own worktree */
+	const char *others[] = { "", st, NULL };
+	fd = open(scratch, O_PATH | O_CLOEXEC);
+	gate_facts_at(fd, scratch, &cli, GATE_ROOT, others, &f);
+	assert_string_equal(f.holds_state, st);
+	gate_facts_free(&f);
+	gate_facts_at(fd, scratch, &cli, GATE_WORKTREE, others, &f);
+	assert_null(f.holds_state);
+	gate_facts_free(&f);
+	mk("st2", 0755);   /* a name once registered that is no state directory now */
+	_cleanup_free_ char *st2 = at("st2");
+	const char *stale[] = { "", st2, NULL };
+	gate_facts_at(fd, scratch, &job, GATE_BIND_RO, stale, &f);
+	assert_null(f.holds_state);
+	gate_facts_free(&f);
+	close(fd);
+
 	fd = open(notst, O_PATH | O_CLOEXEC);
 	gate_facts_at(fd, notst, &cli, GATE_ROOT, states, &f);
 	assert_false(f.in_state);
