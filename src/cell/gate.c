@@ -159,8 +159,7 @@ static bool state_shaped(int dfd)
 	return false;
 }
 
-/* Is path (a known state directory's name) a state directory still? */
-static bool still_state(const char *path)
+bool gate_is_state_dir(const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return fd >= 0 && state_shaped(fd);
@@ -253,7 +252,7 @@ void gate_facts_at(int fd, const char *canon, const struct gate_ask *a, enum gat
 			_cleanup_free_ char *own = **s ? abs_path_would_be(*s) : NULL;
 			if (own && path_beneath(own, canon) && strcmp(own, canon))
 				f->holds_state = xstrdup(own);
-		} else if (others && path_beneath(*s, canon) && strcmp(*s, canon) && still_state(*s)) {
+		} else if (others && path_beneath(*s, canon) && strcmp(*s, canon) && gate_is_state_dir(*s)) {
 			f->holds_state = xstrdup(*s);
 		}
 	}

@@ -30,6 +30,9 @@
  * serve/. */
 #define GATE_STATE_MARK ".warren-state"
 
+/* Is path, by name with no link at its end, a warren state directory (its shape, above)? */
+bool gate_is_state_dir(const char *path);
+
 /* Which face named the path. */
 enum gate_face {
 	GATE_CLI,      /* the caller's own command line (or an API request's own fields) */

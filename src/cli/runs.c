@@ -641,6 +641,9 @@ static int gc_housekeeping(const struct statedir *sd)
 		printf("gc: removed %d old file%s of the vm driver's cache\n", stale, stale == 1 ? "" : "s");
 	if (geteuid() == 0)
 		net_gc_idle();
+	int gone = statedir_registry_prune();
+	if (gone < 0 && ++failed)
+		warn_line("cannot prune the registry of state directories: %s", strerror(-gone));
 	return failed;
 }
 

@@ -81,6 +81,46 @@ static void statedir_register(const char *path)
 		(void)fchmod(fd, 0600);
 }
 
+static int cmp_str(const void *a, const void *b);
+
+int statedir_registry_prune(void)
+{
+	_cleanup_free_ char *reg = statedir_registry();
+	_cleanup_close_ int fd = open(reg, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (flock(fd, LOCK_EX) < 0)   /* appenders wait (statedir_register) */
+		return -errno;
+	_cleanup_free_ char *txt = read_fd(fd, NULL);
+	if (!txt)
+		return -errno;
+	_cleanup_free_ char **lines = NULL;
+	size_t n = 0, cap = 0, gone = 0;
+	char *save = NULL;
+	for (char *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (n == cap)
+			lines = xrealloc(lines, (cap = cap ? cap * 2 : 64) * sizeof *lines);
+		lines[n++] = l;
+	}
+	if (n)
+		qsort(lines, n, sizeof *lines, cmp_str);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	for (size_t i = 0; i < n; i++) {
+		if (lines[i][0] == '/' && (i == 0 || strcmp(lines[i], lines[i - 1])) && gate_is_state_dir(lines[i]))
+			fprintf(out, "%s\n", lines[i]);   /* once, and a state directory still */
+		else
+			gone++;
+	}
+	fclose(out);
+	int r = 0;
+	if (gone && (ftruncate(fd, 0) < 0 || pwrite(fd, buf, len, 0) != (ssize_t)len))
+		r = -errno;
+	free(buf);
+	return r < 0 ? r : (int)gone;
+}
+
 static void known_add(char ***v, size_t *n, size_t *cap, char *p)
 {
 	if (!p)

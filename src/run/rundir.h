@@ -22,6 +22,9 @@ char **statedir_known(const char *given, bool registered);
  * when a state directory gets its mark (root: /var/lib/warren.known; others
  * ~/.local/state/warren.known). */
 char *statedir_registry(void);
+/* Drop from the caller's registry the names that are no state directory any more (and
+ * repeats): how many, or -errno (warren gc). */
+int statedir_registry_prune(void);
 /* A state directory opened once: every later step works below these descriptors with *at()
  * calls that follow no symlink, whatever happens to the path. */
 struct statedir {

@@ -5,7 +5,7 @@
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((54 + 2))
+plan $((54 + 2 + 3))
 
 ps_has() { wr ps; [[ $OUT == *"$1"* ]]; }
 
@@ -177,3 +177,18 @@ bounded "$WARREN" gc --state "$OTHER"
 job_alive "$s"
 ok $? "$M gc of a dead run with the same id in another state directory leaves the live run alone" || diag "$ERR"
 kill -TERM "$wpid" 2>/dev/null; wait_bg "$wpid" 20
+
+# the registry of the caller's state directories (cell/gate.h): a state directory made is
+# listed, and gc drops the ones that are gone (warren-test's own: HOME is its scratch home)
+use_mode user
+REG=$U_HOME/.local/state/warren.known
+mkdir_for_mode "$TEST_SCRATCH/reg"
+wr_env -- run --state "$TEST_SCRATCH/reg/s1" --work none -- true
+wr_env -- run --state "$TEST_SCRATCH/reg/s2" --work none -- true
+grep -qx "$TEST_SCRATCH/reg/s1" "$REG" && grep -qx "$TEST_SCRATCH/reg/s2" "$REG"
+ok $? "[user] each state directory made is in the caller's registry" || diag "$(cat "$REG" 2>&1)"
+rm -rf "$TEST_SCRATCH/reg/s2"
+wr gc
+grep -qx "$TEST_SCRATCH/reg/s1" "$REG" && ! grep -qx "$TEST_SCRATCH/reg/s2" "$REG"
+ok $? "[user] gc drops a state directory that is gone from the registry, keeps the others" || diag "$OUT $ERR" "$(cat "$REG" 2>&1)"
+is "$(stat -c %a "$REG")" 600 "[user] the registry is the caller's alone (0600)"
