@@ -107,8 +107,8 @@ static char *reason_text(enum gate_reason r, const struct gate_ask *a, enum gate
 		return xstrdup(u == GATE_ROOT ? "it lies in a warren state directory (runs' records and scratch, served jobs, the image store); give an image by its name (--image, image:) or a directory outside it"
 					      : "it lies in a warren state directory (runs' records and scratch, served jobs, the image store); give a directory outside it");
 	case GATE_HOLDS_STATE:
-		return xasprintf("warren's state directory %s is inside it, where the job could change the records and other runs' scratch; give another directory, or pass --state DIR outside it",
-				 f->holds_state);
+		return xasprintf("warren's state directory %s is inside the %s, where the job could change the records and other runs' scratch; give another directory, or pass --state DIR outside it",
+				 f->holds_state, u == GATE_ROOT ? "root file system" : u == GATE_WORKTREE ? "worktree" : "bind's source");
 	case GATE_OUTSIDE_ANCHOR: {
 		_cleanup_free_ char *remedy = outside_remedy(a, u, f->path);
 		return xasprintf("it is outside %s: %s may only name paths below %s; %s", anchor_name(a->face), face_name(a->face),

@@ -109,7 +109,7 @@ os.execvp(sys.argv[1], sys.argv[1:])'
 	# the state directory inside the worktree (issue 10): refused
 	bounded "${RUNNER[@]}" "$WARREN" run --state "$WORK/state-inside" --work "$WORK" -- true
 	is "$RC" 125 "$M a state directory inside the worktree exits 125"
-	line_like "$ERR" "^warren: --work $WORK: warren's state directory $WORK/state-inside is inside it.*pass --state DIR outside it" "$M ... with one line naming both"
+	line_like "$ERR" "^warren: --work $WORK: warren's state directory $WORK/state-inside is inside the worktree.*pass --state DIR outside it" "$M ... with one line naming both"
 	rm -rf "$WORK/state-inside"
 
 	x=$(state_clean) && [ "$works" = 0 ]

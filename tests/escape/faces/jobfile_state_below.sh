@@ -27,5 +27,5 @@ w job run "$D/proj/ci.yaml" --state "$D/state"
 echo "$CLASS: tried a job file binding its directory, which holds a state directory: exit $RC: ${ERR%%$'\n'*}"
 [ -e "$D/proj/st/runs/planted" ] && escaped "the job planted a file in the state directory's runs/"
 [[ $OUT == *run_* ]] && escaped "the job listed the state directory's runs"
-[ "$RC" = 125 ] && [[ $ERR == *"warren's state directory $D/proj/st is inside it"* ]] || escaped "not refused by the gate (exit $RC): $ERR"
+[ "$RC" = 125 ] && [[ $ERR == *"warren's state directory $D/proj/st is inside the bind's source"* ]] || escaped "not refused by the gate (exit $RC): $ERR"
 held
