@@ -139,6 +139,8 @@ const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_sp
 int spec_root_open(const struct cell_spec *s)
 {
 	int fd = sys_openat2(AT_FDCWD, s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0 && errno == ENOSYS)   /* no openat2 (warren in a cell): the comparison below decides */
+		fd = open(s->rootfs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	if (fd >= 0 && s->rootfs_ino && (fstat(fd, &st) < 0 || st.st_dev != s->rootfs_dev || st.st_ino != s->rootfs_ino)) {
 		close(fd);
