@@ -416,7 +416,7 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 		if (q->fd[pipes[i] - QFD_OUT] >= 0 && fchown(pipes[i], spec_host_uid(s), spec_host_gid(s)) < 0)
 			_exit(125);
 	struct error err = { 0 };
-	if (vm_jail(s, kvm, QFD_ROOT, QFD_END, &err) < 0) {
+	if (vm_jail(s, kvm, QFD_ROOT, QFD_WORK, QFD_END, &err) < 0) {
 		dprintf(2, "warren: %s\n", err.msg);
 		_exit(125);
 	}
@@ -774,7 +774,7 @@ static void __attribute__((noreturn)) probe_child(const struct cell_spec *s, int
 	probe.worktree = NULL;
 	probe.n_mounts = 0; /* no binds either (their fds are closed here) */
 	struct error err = { 0 };
-	if (vm_jail(&probe, true, -1, QFD_END, &err) < 0)
+	if (vm_jail(&probe, true, -1, -1, QFD_END, &err) < 0)
 		_exit(125);
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of ids, which clears it */
 	if (getppid() != parent)
