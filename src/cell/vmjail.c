@@ -6,16 +6,18 @@
  * user's) and a mount namespace where the host's / is read-only and the state directory, /tmp,
  * /var/tmp, /dev/shm, /run, /home and /root are empty; it keeps no capability, no_new_privs is
  * set, and qemu adds its own seccomp sandbox (vm.c). What it needs beyond that view (the
- * kernel, the initramfs, the orders, the worktree, the console, the tap) it gets as open
+ * kernel, the initramfs, the orders, the console, the tap) it gets as open
  * descriptors. The console and qemu's own messages go through pipes to keepers that write
  * their logs bounded. See docs/vm.md, "The wall around qemu".
  *
  * The root share is not qemu's own view: 9p crosses every mount below the directory it
  * shares, and qemu needs the host's /proc and /dev itself. It is a private copy of the view
- * (or of the image) in which every kernel file system (the host's /proc, /sys, /dev, and a
- * chroot's /proc or a sysfs mounted anywhere else) is covered with an empty directory
- * (hostroot.c decides which, as for a container's view): the host enforces it, so a job that
- * takes over the guest kernel does not reach them either. */
+ * (or of the image); the worktree and the binds' sources are private copies too (the host's
+ * descriptors would follow the supervisor's mount table as it changes: a proc mounted in the
+ * worktree while the VM ran reached the job). In all of them every kernel file system (the
+ * host's /proc, /sys, /dev, and a chroot's /proc or a sysfs mounted anywhere else) is covered
+ * with an empty directory (hostroot.c decides which, as for a container's view): the host
+ * enforces it, so a job that takes over the guest kernel does not reach them either. */
 #include "cell/vm.h"
 
 #include <fcntl.h>
