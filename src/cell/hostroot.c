@@ -15,9 +15,9 @@
  * Kernel file systems (proc, sysfs, cgroup, debugfs...) outside the places the cell has its own
  * (a chroot's /proc, a build tree's /sys) are covered with an empty directory: they would show
  * the host's processes and devices (the cell's /proc and /sys are its own, not the host's: the
- * caller skips them, see mount_sys in container.c). The vm driver's root share covers the
- * same file systems, its /proc, /sys and /dev too, in a copy of qemu's view
- * (hostroot_cover_kernel_fs, from vmjail.c). File systems that cannot hold a
+ * caller skips them, see mount_sys in container.c). The vm driver's shares cover the same
+ * file systems, the root share's /proc, /sys and /dev too, in qemu's copies of its view, the
+ * worktree and the binds (hostroot_cover_kernel_fs, from vmjail.c). File systems that cannot hold a
  * listening socket (FAT: no socket files; squashfs, erofs, iso9660: never writable) are bound
  * as they are, their submounts placed as any other. A file mounted on a file is bound (a
  * kernel's file, a process's /proc/PID/cmdline bound elsewhere, covered with an empty file),
@@ -615,6 +615,22 @@ int hostroot_mount(const char *target, bool rootless, const char *const *skip, c
 
 /* ---- what both drivers' views leave out ---- */
 
+/* Whether the kernel's file or directory open as k (O_PATH, of type mode), on which the kernel
+ * will not mount a cover (ENOENT: its dentry was dropped), is gone: opening or reading it fails
+ * as for what is not there (its process was reaped, its device removed). Nothing shows through
+ * it then, so it needs no cover: a bind of a process's /proc file made by a process that has
+ * ended must not stop every VM of the host. What can still be read (a sysfs directory renamed
+ * since it was bound) is not gone. */
+static bool kernel_file_gone(int k, mode_t mode)
+{
+	char path[32], buf[512];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", k);
+	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (S_ISDIR(mode) ? O_DIRECTORY : 0);
+	_cleanup_close_ int fd = open(path, flags);
+	ssize_t n = fd < 0 ? -1 : S_ISDIR(mode) ? getdents64(fd, buf, sizeof buf) : read(fd, buf, sizeof buf);
+	return n < 0 && (errno == ENOENT || errno == ESRCH || errno == ENODEV || errno == EINVAL);
+}
+
 int hostroot_cover_kernel_fs(const char *dir, const char *spot, struct error *err)
 {
 	struct view v = { .err = err, .root = -1, .empty = -1, .skel = -1 };
@@ -630,6 +646,10 @@ int hostroot_cover_kernel_fs(const char *dir, const char *spot, struct error *er
 		_cleanup_close_ int k = open_reached(&v.m[i], &stx);
 		if (k >= 0)
 			r = cover_one(fs, i, &v.m[i], k, stx.stx_mode, err);
+		if (r == -ENOENT && kernel_file_gone(k, stx.stx_mode)) {
+			error_clear(err);
+			r = 0;
+		}
 	}
 	free_view_mnts(&v);
 	int e = r == 0 ? set_attrs(fs, VIEW_ATTRS | MOUNT_ATTR_NOEXEC, 0) : 0;

@@ -25,11 +25,13 @@ struct hostroot_point {
 int hostroot_mount(const char *target, bool rootless, const char *const *skip, const struct hostroot_point *points,
 		   size_t npoints, struct error *err);
 
-/* The VM's root share (vmjail.c): every kernel file system mounted at or below the directory
- * dir of this mount namespace (a copy of the tree qemu shares: 9p crosses mounts) covered
- * with an empty read-only directory, or an empty file where one is mounted on a file: the
- * same file systems the container's view leaves out (KERNEL_TYPES), /proc, /sys and /dev
- * too. The empty ones lie on a small tmpfs mounted on the directory spot (outside dir). */
+/* The VM's shares (vmjail.c): every kernel file system mounted at or below the directory dir
+ * of this mount namespace (where the copies of the trees qemu shares lie: 9p crosses mounts)
+ * covered with an empty read-only directory, or an empty file where one is mounted on a file:
+ * the same file systems the container's view leaves out (KERNEL_TYPES), /proc, /sys and /dev
+ * too. The empty ones lie on a small tmpfs mounted on the directory spot (outside dir). One
+ * the kernel will not mount on and that cannot be read (a bind of a /proc file of a process
+ * that has ended) is gone: left as it is. */
 int hostroot_cover_kernel_fs(const char *dir, const char *spot, struct error *err);
 
 /* A source the cell gets whole with what is mounted below it (the worktree, a bind's source:

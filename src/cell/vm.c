@@ -203,9 +203,9 @@ static char **qemu_argv(const struct cell_spec *s, const struct cell_io *io, con
 		add_port(&a, "exec", xasprintf("socket,id=exec,fd=%d", QFD_EXEC), VM_PORT_EXEC);
 	if (v->tty) /* the job's terminal: the guest's second console, VM_TTY_DEV */
 		add_port(&a, "tty", xasprintf("socket,id=tty,fd=%d", QFD_TTY), NULL);
-	/* the root (a copy of the host's / as qemu's view shows it, or of the image, without the
-	 * kernel's file systems: vm_jail puts it at QFD_ROOT), the worktree and the binds' sources
-	 * by the descriptors opened and checked once (spec.h), not by their paths */
+	/* the root (a copy of the host's / as qemu's view shows it, or of the image), the worktree
+	 * and the binds' sources: private copies, made from the descriptors opened and checked
+	 * once (spec.h), without the kernel's file systems; vm_jail puts each at its descriptor */
 	_cleanup_free_ char *orders = fd_path(QFD_ORDERS);
 	add_fd_share(&a, "root", QFD_ROOT, true, VM_TAG_ROOT);
 	if (s->worktree)
@@ -416,7 +416,7 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 		if (q->fd[pipes[i] - QFD_OUT] >= 0 && fchown(pipes[i], spec_host_uid(s), spec_host_gid(s)) < 0)
 			_exit(125);
 	struct error err = { 0 };
-	if (vm_jail(s, kvm, QFD_ROOT, QFD_END, &err) < 0) {
+	if (vm_jail(s, kvm, QFD_ROOT, QFD_WORK, QFD_END, &err) < 0) {
 		dprintf(2, "warren: %s\n", err.msg);
 		_exit(125);
 	}
@@ -482,8 +482,9 @@ static int job_ports(const struct cell_spec *s, const struct cell_io *io, struct
 }
 
 /* The worktree and the binds' sources, checked as a container's init checks them (hostroot.c):
- * one on a kernel's file system, or with one mounted below it (a chroot's /proc), is refused;
- * 9p would show it (it crosses mounts), and qemu shares these by the host's descriptors. */
+ * one on a kernel's file system, or with one mounted below it (a chroot's /proc), is refused,
+ * as a container's is; 9p would show it (it crosses mounts). What the host mounts there later
+ * does not reach qemu's copies (vmjail.c), which cover what came between. */
 static int check_sources(const struct cell_spec *s, struct error *err)
 {
 	int r = s->worktree ? hostroot_check_source("the worktree", s->worktree, s->worktree_fd, true, err) : 0;
@@ -774,7 +775,7 @@ static void __attribute__((noreturn)) probe_child(const struct cell_spec *s, int
 	probe.worktree = NULL;
 	probe.n_mounts = 0; /* no binds either (their fds are closed here) */
 	struct error err = { 0 };
-	if (vm_jail(&probe, true, -1, QFD_END, &err) < 0)
+	if (vm_jail(&probe, true, -1, -1, QFD_END, &err) < 0)
 		_exit(125);
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of ids, which clears it */
 	if (getppid() != parent)

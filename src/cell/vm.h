@@ -98,11 +98,11 @@ void vm_close(struct cell *c);
  * the run user's host ids (the group of /dev/kvm kept when kvm); a user and mount namespace of
  * its own, where the run user is those ids and the host's / is read-only with the state
  * directory, /tmp, /var/tmp, /dev/shm, /run, /home and /root empty; no capability,
- * no_new_privs. The root share is put at fd root_fd (with --rootfs, the image's directory
- * open there is the one copied): the view, or the image, with every kernel file system in it
- * covered (-1: no root share). The binds' sources are open from fd bind_fd0 on (see
- * vm_fd_is_file). */
-int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int bind_fd0, struct error *err);
+ * no_new_privs. What qemu shares are private copies in its view, every kernel file system in
+ * them covered: the root share at fd root_fd (the view, or with --rootfs the image's directory
+ * open there; -1: no root share), the worktree at work_fd (open there; -1: none) and the
+ * binds' sources, open from fd bind_fd0 on (see vm_fd_is_file): each fd is the copy's then. */
+int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int work_fd, int bind_fd0, struct error *err);
 /* Is a bind's source (open as fd) a file, not a directory? A 9p share is a directory: vm_jail
  * gives qemu a directory of its view holding that file alone (VM_BIND_FILE_NAME) in place of
  * the bind's descriptor (bind i at bind_fd0 + i), and the guest binds the file from it. */

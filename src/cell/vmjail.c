@@ -6,16 +6,18 @@
  * user's) and a mount namespace where the host's / is read-only and the state directory, /tmp,
  * /var/tmp, /dev/shm, /run, /home and /root are empty; it keeps no capability, no_new_privs is
  * set, and qemu adds its own seccomp sandbox (vm.c). What it needs beyond that view (the
- * kernel, the initramfs, the orders, the worktree, the console, the tap) it gets as open
+ * kernel, the initramfs, the orders, the console, the tap) it gets as open
  * descriptors. The console and qemu's own messages go through pipes to keepers that write
  * their logs bounded. See docs/vm.md, "The wall around qemu".
  *
  * The root share is not qemu's own view: 9p crosses every mount below the directory it
  * shares, and qemu needs the host's /proc and /dev itself. It is a private copy of the view
- * (or of the image) in which every kernel file system (the host's /proc, /sys, /dev, and a
- * chroot's /proc or a sysfs mounted anywhere else) is covered with an empty directory
- * (hostroot.c decides which, as for a container's view): the host enforces it, so a job that
- * takes over the guest kernel does not reach them either. */
+ * (or of the image); the worktree and the binds' sources are private copies too (the host's
+ * descriptors would follow the supervisor's mount table as it changes: a proc mounted in the
+ * worktree while the VM ran reached the job). In all of them every kernel file system (the
+ * host's /proc, /sys, /dev, and a chroot's /proc or a sysfs mounted anywhere else) is covered
+ * with an empty directory (hostroot.c decides which, as for a container's view): the host
+ * enforces it, so a job that takes over the guest kernel does not reach them either. */
 #include "cell/vm.h"
 
 #include <fcntl.h>
@@ -98,111 +100,194 @@ static int hide(const char *p, const char *worktree, struct error *err)
 	return 0;
 }
 
-/* Where qemu's view holds the binds of files: a directory each (under the hidden /tmp). */
-#define FILE_BINDS "/tmp/.warren-file-binds"
-/* ... the root share (the copy of the host's / or of the image), and the tmpfs of the empty
- * directory and file that cover the kernel's file systems in it */
-#define ROOT_SHARE "/tmp/.warren-root"
-#define ROOT_COVERS "/tmp/.warren-covers"
+/* Where qemu's view holds what it shares (under the hidden /tmp): the root share (a copy of
+ * the host's / or of the image), the worktree's and each bind's private copy (a bind of a file:
+ * a directory of its own holding the file alone, VM_BIND_FILE_NAME: a guest that takes over its
+ * kernel reaches the file, not its siblings); and the tmpfs of the empty directories and files
+ * that cover the kernel's file systems in all of them */
+#define SHARES "/tmp/.warren-shares"
+#define ROOT_SHARE SHARES "/root"
+#define WORK_SHARE SHARES "/work"
+#define BIND_SHARE SHARES "/bind"
+#define COVERS "/tmp/.warren-covers"
 
-/* A bind of a file: a 9p share is a directory, so the share is a directory of qemu's view that
- * holds this file alone (at VM_BIND_FILE_NAME): a guest that takes over its kernel reaches the
- * file, not its siblings. The source is opened again here (this mount namespace's copy of it,
- * no symlink on the way) and must be the file that was checked (fd): it is bound there. */
-static int file_bind_place(const struct cell_mount *m, int fd, size_t i, struct error *err)
+/* The worktree or a bind's source, open as fd (the number qemu's option names), shared from
+ * place (a directory of qemu's view) once copied there. */
+struct share {
+	const char *what, *path; /* "the worktree", and its path on the host */
+	int fd;
+	bool ro, file;
+	char *place;
+};
+
+static size_t shares_of(const struct cell_spec *s, int work_fd, int bind_fd0, struct share *sh)
 {
-	struct stat a, b;
-	_cleanup_close_ int again = sys_openat2(AT_FDCWD, m->source, O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS);
-	if (again < 0 || fstat(again, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
-		return error_set(err, again < 0 ? errno : ESTALE, "the bind's file %s changed before qemu could share it", m->source);
-	_cleanup_free_ char *dir = xasprintf(FILE_BINDS "/%zu", i), *point = xasprintf("%s/" VM_BIND_FILE_NAME, dir);
-	_cleanup_free_ char *src = xasprintf("/proc/self/fd/%d", again);
-	_cleanup_close_ int pf = -1;
-	int r = mkdir_p(dir, 0755);
-	if (r < 0 || (pf = open(point, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0 || mount(src, point, NULL, MS_BIND, NULL) < 0)
-		return error_set(err, r < 0 ? -r : errno, "cannot share the file %s with qemu", m->source);
+	size_t n = 0;
+	if (s->worktree && work_fd >= 0)
+		sh[n++] = (struct share){ "the worktree", s->worktree, work_fd, s->worktree_ro, false, xstrdup(WORK_SHARE) };
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		int fd = bind_fd0 + (int)i;
+		sh[n++] = (struct share){ "the bind source", s->mounts[i].source, fd, s->mounts[i].readonly, vm_fd_is_file(fd),
+					  xasprintf(BIND_SHARE "%zu", i) };
+	}
+	return n;
+}
+
+static void shares_free(struct share *sh, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(sh[i].place);
+}
+
+/* What fd (a source open in this mount namespace) holds, with what is mounted below it, as a
+ * detached copy of its own put at sh->fd: private (a mount the host makes there later does not
+ * propagate into it), nosuid, nodev, read-only for a read-only share. qemu shares the copy: the
+ * host's descriptor would follow the mounts of the supervisor's namespace as they change. */
+static int copy_source(const struct share *sh, int fd, struct error *err)
+{
+	_cleanup_close_ int t = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (sh->ro ? MOUNT_ATTR_RDONLY : 0),
+				.propagation = MS_PRIVATE };
+	if (t < 0 || sys_mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &a) < 0 || dup2(t, sh->fd) < 0)
+		return error_set(err, errno, "cannot copy %s %s for qemu", sh->what, sh->path);
 	return 0;
 }
 
-/* Once the view is read-only: a read-write bind of a file writable again, and the share's
- * directory in place of the file's descriptor (fd, the number qemu's option names). */
-static int file_bind_share(const struct cell_mount *m, int fd, size_t i, struct error *err)
+/* A path of the host opened again in this mount namespace (no symlink on the way): it must
+ * be what was checked there (fd, open on the host). Its descriptor, or -errno. */
+static int open_again(const char *what, const char *path, int fd, unsigned flags, struct error *err)
 {
-	_cleanup_free_ char *dir = xasprintf(FILE_BINDS "/%zu", i), *point = xasprintf("%s/" VM_BIND_FILE_NAME, dir);
-	struct mount_attr rw = { .attr_clr = MOUNT_ATTR_RDONLY };
-	if (!m->readonly && sys_mount_setattr(AT_FDCWD, point, 0, &rw) < 0)
-		return error_set(err, errno, "cannot let qemu write the bind's file %s", m->source);
-	_cleanup_close_ int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat a, b;
+	int again = sys_openat2(AT_FDCWD, path, O_PATH | O_CLOEXEC | flags, RESOLVE_NO_SYMLINKS);
+	if (again < 0 || fstat(again, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		error_set(err, again < 0 ? errno : ESTALE, "%s %s changed before qemu could share it", what, path);
+		closep(&again);
+		return -EPERM;
+	}
+	return again;
+}
+
+/* The copies of the sources: root mode before leaving root, from the host's descriptors;
+ * rootless in qemu's mount namespace (a mount of the host's cannot be copied there), from the
+ * sources opened again by their paths (before their places may be hidden). */
+static int copy_sources(const struct share *sh, size_t n, bool again, struct error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_close_ int fd = again ? open_again(sh[i].what, sh[i].path, sh[i].fd, 0, err) : -1;
+		if ((again && fd < 0) || copy_source(&sh[i], again ? fd : sh[i].fd, err) < 0)
+			return -EPERM;
+	}
+	return 0;
+}
+
+/* The share's place in qemu's view (before the view is read-only): a directory, holding an
+ * empty file where a file is bound. */
+static int share_place(const struct share *sh, struct error *err)
+{
+	_cleanup_free_ char *file = xasprintf("%s/" VM_BIND_FILE_NAME, sh->place);
+	_cleanup_close_ int f = -1;
+	int r = mkdir_p(sh->place, 0755);
+	if (r == 0 && sh->file && (f = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		r = -errno;
+	return r < 0 ? error_set(err, -r, "cannot make the place of %s %s in qemu's view", sh->what, sh->path) : 0;
+}
+
+/* The copy (open at sh->fd) put in its place, once the view is read-only: it keeps its own
+ * attributes (the worktree and a --bind stay writable). */
+static int share_attach(const struct share *sh, struct error *err)
+{
+	_cleanup_free_ char *to = sh->file ? xasprintf("%s/" VM_BIND_FILE_NAME, sh->place) : xstrdup(sh->place);
+	if (sys_move_mount(sh->fd, "", AT_FDCWD, to, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return error_set(err, errno, "cannot share %s %s with qemu", sh->what, sh->path);
+	return 0;
+}
+
+/* A place, its kernel's file systems covered, open again at fd (the number qemu's option names). */
+static int share_fd(const char *place, int fd, const char *what, struct error *err)
+{
+	_cleanup_close_ int d = open(place, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (d < 0 || dup2(d, fd) < 0)
-		return error_set(err, errno, "cannot share the file %s with qemu", m->source);
-	return 0;
-}
-
-/* The image (--rootfs, open as root_fd: checked on the host) in this mount namespace, opened
- * again by its path before the state directory that may hold it is hidden; it must be the
- * directory that was checked. */
-static int image_again(const struct cell_spec *s, int root_fd, struct error *err)
-{
-	struct stat a, b;
-	int fd = sys_openat2(AT_FDCWD, s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_NO_SYMLINKS);
-	if (fd < 0 || fstat(fd, &a) < 0 || fstat(root_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-		error_set(err, fd < 0 ? errno : ESTALE, "the root %s changed before qemu could share it", s->rootfs);
-		closep(&fd);
-		return -EPERM;
-	}
-	return fd;
-}
-
-/* The root share at root_fd (the number qemu's option names): a private copy of the view (its
- * hidden places hidden), or of the image (open as image), at ROOT_SHARE, the kernel's file
- * systems in it covered. Private: a proc the host mounts later does not show in it. */
-static int root_share(const struct cell_spec *s, int image, int root_fd, struct error *err)
-{
-	_cleanup_free_ char *src = image >= 0 ? xasprintf("/proc/self/fd/%d", image) : xstrdup("/");
-	const char *what = s->rootfs ? s->rootfs : "the host's /";
-	int r = mkdir_p(ROOT_SHARE, 0755);
-	if (r == 0)
-		r = mkdir_p(ROOT_COVERS, 0755);
-	if (r < 0)
-		return error_set(err, -r, "cannot make the places of qemu's root share");
-	if (mount(src, ROOT_SHARE, NULL, MS_BIND | MS_REC, NULL) < 0 || mount(NULL, ROOT_SHARE, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return error_set(err, errno, "cannot copy %s for qemu's root share", what);
-	if (hostroot_cover_kernel_fs(ROOT_SHARE, ROOT_COVERS, err) < 0) {
-		error_prefix(err, "cannot cover the kernel's file systems in qemu's share of %s", what);
-		return -EPERM;
-	}
-	_cleanup_close_ int fd = open(ROOT_SHARE, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, root_fd) < 0)
 		return error_set(err, errno, "cannot share %s with qemu", what);
 	return 0;
 }
 
-/* The view: hidden paths under empty tmpfs, the binds of files placed, the root share made
- * (root_fd; -1: none, the KVM probe), then everything read-only. */
-static int read_only_view(const struct cell_spec *s, int root_fd, int bind_fd0, struct error *err)
+/* The root share: a private copy of the view (its hidden places hidden), or of the image
+ * (open as image), at ROOT_SHARE. Private: a proc the host mounts later does not show in it. */
+static int root_share(const struct cell_spec *s, int image, struct error *err)
+{
+	_cleanup_free_ char *src = image >= 0 ? xasprintf("/proc/self/fd/%d", image) : xstrdup("/");
+	if (mount(src, ROOT_SHARE, NULL, MS_BIND | MS_REC, NULL) < 0 || mount(NULL, ROOT_SHARE, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return error_set(err, errno, "cannot copy %s for qemu's root share", s->rootfs ? s->rootfs : "the host's /");
+	return 0;
+}
+
+/* The hidden paths under empty tmpfs, and the shares' places made in the hidden /tmp. */
+static int hide_all(const struct cell_spec *s, const struct share *sh, size_t n, struct error *err)
+{
+	for (size_t i = 0; hidden[i]; i++)
+		if (hide(hidden[i], s->worktree, err) < 0)
+			return -EPERM;
+	if (s->statedir && hide(s->statedir, s->worktree, err) < 0)
+		return -EPERM;
+	int r = mkdir_p(ROOT_SHARE, 0755);
+	if (r == 0)
+		r = mkdir_p(COVERS, 0755);
+	if (r < 0)
+		return error_set(err, -r, "cannot make the places of qemu's shares");
+	for (size_t i = 0; i < n; i++)
+		if (share_place(&sh[i], err) < 0)
+			return -EPERM;
+	return 0;
+}
+
+/* Every share in place with the kernel's file systems in it covered (hostroot.c, one list for
+ * all: the root share, the worktree, the binds), each at its descriptor (root_fd -1: no root
+ * share, the KVM probe). */
+static int shares_ready(const struct cell_spec *s, const struct share *sh, size_t n, int root_fd, struct error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (share_attach(&sh[i], err) < 0)
+			return -EPERM;
+	if ((root_fd >= 0 || n) && hostroot_cover_kernel_fs(SHARES, COVERS, err) < 0) {
+		error_prefix(err, "cannot cover the kernel's file systems in qemu's shares");
+		return -EPERM;
+	}
+	if (root_fd >= 0 && share_fd(ROOT_SHARE, root_fd, s->rootfs ? s->rootfs : "the host's /", err) < 0)
+		return -EPERM;
+	for (size_t i = 0; i < n; i++)
+		if (share_fd(sh[i].place, sh[i].fd, sh[i].path, err) < 0)
+			return -EPERM;
+	return 0;
+}
+
+/* The image (--rootfs, open as root_fd: checked on the host) in this mount namespace, opened
+ * again by its path before the state directory that may hold it is hidden. */
+static int image_again(const struct cell_spec *s, int root_fd, struct error *err)
+{
+	return open_again("the root", s->rootfs, root_fd, O_DIRECTORY, err);
+}
+
+/* The view: qemu's mounts its own, the sources copied (rootless: here), hidden paths under
+ * empty tmpfs, the root share made (root_fd; -1: none, the KVM probe), everything read-only,
+ * then the worktree's and binds' copies put in place with their own attributes, and the
+ * kernel's file systems in every share covered. */
+static int read_only_view(const struct cell_spec *s, int root_fd, const struct share *sh, size_t n, struct error *err)
 {
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return error_set(err, errno, "cannot make qemu's mounts its own");
 	_cleanup_close_ int image = root_fd >= 0 && s->rootfs ? image_again(s, root_fd, err) : -1;
 	if (root_fd >= 0 && s->rootfs && image < 0)
 		return -EPERM;
-	for (size_t i = 0; hidden[i]; i++)
-		if (hide(hidden[i], s->worktree, err) < 0)
-			return -EPERM;
-	if (s->statedir && hide(s->statedir, s->worktree, err) < 0)
+	if ((s->rootless && copy_sources(sh, n, true, err) < 0) || hide_all(s, sh, n, err) < 0)
 		return -EPERM;
-	for (size_t i = 0; i < s->n_mounts; i++)
-		if (vm_fd_is_file(bind_fd0 + (int)i) && file_bind_place(&s->mounts[i], bind_fd0 + (int)i, i, err) < 0)
-			return -EPERM;
-	if (root_fd >= 0 && root_share(s, image, root_fd, err) < 0)
+	if (root_fd >= 0 && root_share(s, image, err) < 0)
 		return -EPERM;
 	/* not nodev: qemu opens /dev/kvm (it cannot make device nodes: no capability) */
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
 	if (sys_mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &a) < 0)
 		return error_set(err, errno, "cannot make the host's / read-only for qemu");
-	for (size_t i = 0; i < s->n_mounts; i++)
-		if (vm_fd_is_file(bind_fd0 + (int)i) && file_bind_share(&s->mounts[i], bind_fd0 + (int)i, i, err) < 0)
-			return -EPERM;
+	if (shares_ready(s, sh, n, root_fd, err) < 0)
+		return -EPERM;
 	return chdir("/") < 0 ? error_set(err, errno, "cannot enter qemu's view") : 0;
 }
 
@@ -212,15 +297,19 @@ bool vm_fd_is_file(int fd)
 	return fd >= 0 && fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int bind_fd0, struct error *err)
+int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int work_fd, int bind_fd0, struct error *err)
 {
-	if (!s->rootless && become_run_user(s, kvm, err) < 0)
-		return -EPERM;
-	if (own_userns(s, err) < 0 || read_only_view(s, root_fd, bind_fd0, err) < 0 || policy_drop_all_caps(err) < 0)
-		return -EPERM;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return error_set(err, errno, "cannot set no_new_privs for qemu");
-	return 0;
+	struct share sh[1 + VM_MAX_BINDS];
+	size_t n = shares_of(s, work_fd, bind_fd0, sh);
+	int r = -EPERM;
+	if (!s->rootless && (copy_sources(sh, n, false, err) < 0 || become_run_user(s, kvm, err) < 0))
+		goto out;
+	if (own_userns(s, err) < 0 || read_only_view(s, root_fd, sh, n, err) < 0 || policy_drop_all_caps(err) < 0)
+		goto out;
+	r = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? error_set(err, errno, "cannot set no_new_privs for qemu") : 0;
+out:
+	shares_free(sh, n);
+	return r;
 }
 
 /* ---- the console, bounded ---- */

@@ -76,7 +76,11 @@ for mode in root user; do
 	wait_for 150 grep -qs '^ready$' "$BG_OUT"
 	rd=$(last_rundir)
 	q=$(procs_matching "$rd" | while read -r p; do [[ $(readlink "/proc/$p/exe") == *qemu-system* ]] && echo "$p"; done | head -n 1)
-	shares=$( { ls -A "/proc/$q/root/tmp/.warren-file-binds/0"; ls -A "/proc/$q/root/tmp/.warren-file-binds/1"; } 2>&1 | tr '\n' ' ')
+	# (qemu's -fsdev path of each: /proc/self/fd/N, its descriptor of the share)
+	shares=$(for b in bind0 bind1; do
+		fd=$(tr '\0' '\n' <"/proc/$q/cmdline" | sed -n "s|^local,id=$b,path=/proc/self/fd/\([0-9]*\),.*|\1|p")
+		ls -A "/proc/$q/fd/${fd:-none}/" 2>&1
+	done | tr '\n' ' ')
 	touch "$WORK/go"
 	wait_bg "$pid" 150
 	mapfile -t L <"$BG_OUT"

@@ -6,7 +6,7 @@
 # host's /tmp), even when warren is killed with SIGKILL.
 #
 # Slow but real: each boot is a whole kernel under TCG (1.5 s on an idle machine, far more
-# under load), so one boot checks several things; 6 boots in all (5 as root, 1 rootless).
+# under load), so one boot checks several things; 10 boots in all (7 as root, 3 rootless).
 . "$(dirname "$0")/../lib.sh"
 
 T_TIMEOUT=180
@@ -15,7 +15,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 59
+plan 63
 
 host_tmp_marker
 
@@ -135,6 +135,53 @@ for mode in root user; do
 	"$PY" -c 'import json, sys; v = json.loads(sys.argv[1]); sys.exit(not (v[:2] == [None, None] and all(type(x) is int for x in v[2:]) and 0 < v[2] <= v[3] <= v[4]))' "$t" 2>/dev/null
 	ok $? "$M result.json's timings: no guest steps; job ended <= cell gone <= recorded ($t)"
 	nothing_left "$rd" "$M nothing of the run is left (no qemu, scratch, cgroup)"
+
+	# ---- mounts the host makes while the VM runs, below the worktree, a --ro-bind's source
+	# and on a bound file: unseen by the job. qemu shared the worktree and the binds by the
+	# host's descriptors, which follow the supervisor's mount table as it changes (a proc
+	# mounted there showed the host's processes); and a bound file's copy in qemu's view
+	# received what the host later mounted on the source, when it lies on a shared mount (as
+	# systemd makes /: here a shared bind of the scratch). Now each is a private copy
+	lm=$TEST_SCRATCH/late-$mode
+	mkdir -p "$lm/ro/p" "$lm/sh" "$WORK/late-p"
+	echo orig >"$lm/sh/file"
+	chmod -R 755 "$lm" "$WORK/late-p"
+	chmod 644 "$lm/sh/file"
+	mount --bind "$lm/sh" "$lm/sh"
+	mount --make-shared "$lm/sh"
+	bash -c 'exec -a "late-marker-$1" sleep 300' _ "$TEST_SCRATCH" &
+	marker=$!
+	rm -f "$WORK/go"
+	wr_bg run --work "$WORK" --driver vm --ro-bind "$lm/ro:/opt/ro" --ro-bind "$lm/sh/file:/opt/f" -- sh -c '
+		echo ready; i=0; while ! test -e '"$WORK"'/go && [ $i -lt 1500 ]; do sleep 0.1; i=$((i + 1)); done
+		echo "late $(ls -A '"$WORK"'/late-p | wc -l) $(ls -A /opt/ro/p | wc -l) $(dd if=/opt/f iflag=direct bs=4096 count=1 2>/dev/null | grep -ac late-marker) $(cat /opt/f)"'
+	pid=$BG_PID
+	wait_for 150 grep -qs '^ready$' "$BG_OUT"
+	mount -t proc proc "$WORK/late-p"
+	mount -t proc proc "$lm/ro/p"
+	mount --bind "/proc/$marker/cmdline" "$lm/sh/file"
+	touch "$WORK/go"
+	wait_bg "$pid" 150
+	umount "$WORK/late-p" "$lm/ro/p" "$lm/sh/file" "$lm/sh"
+	kill "$marker"
+	wait "$marker" 2>/dev/null
+	is "$RC $(tail -n 1 "$BG_OUT")" "0 late 0 0 0 orig" \
+		"$M a proc the host mounts below the worktree or a --ro-bind's source while the VM runs, or a proc file on a bound file, is unseen" ||
+		diag "$(cat "$BG_ERR")"
+	rm -rf "$lm" "$WORK/late-p" "$WORK/go"
+
+	# ---- a bind of a /proc file made by a process that has ended (mount(8)'s own
+	# /proc/self/mountinfo), where the root share sees it: the kernel will not mount a cover
+	# on it (its dentry is dropped) and every VM run failed ("cannot cover ... No such file or
+	# directory"); nothing can be read through it, so the run starts, and the job reads nothing
+	stale=$TEST_SCRATCH/stale-$mode
+	touch "$stale"
+	mount --bind /proc/self/mountinfo "$stale"
+	wr run --work none --driver vm -- sh -c "cat $stale 2>/dev/null | wc -c"
+	umount "$stale"
+	rm -f "$stale"
+	is "$RC $OUT" "0 0" "$M a bind of an ended process's /proc file on the host does not stop a VM run, and shows nothing" ||
+		diag "$ERR"
 	[ "$mode" = user ] && continue
 
 	# ---- guest root reads through 9p only what qemu's uid may: a root-only host file is

@@ -5,7 +5,10 @@
 # host mounts a proc and a sysfs under the scratch, starts a marker process and binds its
 # /proc/PID/cmdline on a file there; the job (unprivileged) lists them and reads the marker's
 # command line in both (with O_DIRECT too: a VM's 9p cache would read a proc file as empty).
-# Then a worktree with a proc mounted below it: refused, or at least empty.
+# Then a proc the host mounts below the worktree and below a --ro-bind's source while the job
+# runs (the vm driver's qemu shared these by the host's descriptors, which follow the host's
+# mounts as they change): unseen. Then a worktree with a proc mounted below it: refused, or
+# at least empty.
 #
 # MODE: vm (--driver vm: qemu's 9p root share crosses mounts) | root | user (the container
 # driver's view of the host's /, warren run by root or by warren-test rootless) | image (a
@@ -54,8 +57,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$D/host/proc" "$D/host/sys" "$D/wt/chroot/proc" "$D/state" "$D/work"
-chmod -R 755 "$D/host" "$D/wt"
+mkdir -p "$D/host/proc" "$D/host/sys" "$D/wt/chroot/proc" "$D/state" "$D/work/late" "$D/late"
+chmod -R 755 "$D/host" "$D/wt" "$D/work" "$D/late"
 if [ "$MODE" = user ]; then
 	chown "$uid:$gid" "$D/state" "$D/work"
 elif [ "$MODE" = vm ]; then
@@ -77,11 +80,11 @@ ARGS=(--work "$D/work")
 case $MODE in
 vm) ARGS+=(--driver vm) ;;
 image)
-	mkdir -p "$D/img/bin" "$D/img/mnt/p" "$D/img/mnt/s" "$D/img/proc" "$D/img/dev" "$D/img/sys" "$D/img/tmp" "$D/img/etc"
+	mkdir -p "$D/img/bin" "$D/img/opt" "$D/img/mnt/p" "$D/img/mnt/s" "$D/img/proc" "$D/img/dev" "$D/img/sys" "$D/img/tmp" "$D/img/etc"
 	chmod -R 755 "$D/img"
 	chmod 1777 "$D/img/tmp"
 	cp "$BUSYBOX" "$D/img/bin/busybox"
-	for a in sh ls wc dd cat grep echo; do ln -s busybox "$D/img/bin/$a"; done
+	for a in sh ls wc dd cat grep echo sleep test; do ln -s busybox "$D/img/bin/$a"; done
 	mount -t proc proc "$D/img/mnt/p" || verdict "untested: cannot mount a proc on $D/img/mnt/p"
 	unshare -n mount -t sysfs sysfs "$D/img/mnt/s" || verdict "untested: cannot mount a sysfs on $D/img/mnt/s"
 	touch "$D/img/mnt/f"
@@ -103,6 +106,30 @@ read -r word np ns nm nf <<<"$out"
 [ "$nm" = 0 ] || verdict "ESCAPED: the job read the command line of the host's marker process $MARKER_PID in $P"
 [ "$nf" = 0 ] || verdict "ESCAPED: the job read the host's marker process's command line bound on the file $F"
 
+# a proc the host mounts below the worktree and below a --ro-bind's source once the job runs:
+# the job says it is ready, the host mounts, the job looks once the host says go
+# shellcheck disable=SC2016 # (the job's shell expands it)
+late='echo ready; i=0; while ! test -e '"$D/work/go"' && [ $i -lt 1500 ]; do sleep 0.1; i=$((i + 1)); done
+	echo "late $(ls -A '"$D/work/late"' 2>/dev/null | wc -l) $(ls -A /opt/late-bind 2>/dev/null | wc -l)"'
+"${RUN[@]}" timeout -k 5 120 "$WARREN" run --state "$D/state" "${ARGS[@]}" --ro-bind "$D/late:/opt/late-bind" -- sh -c "$late" \
+	</dev/null >"$D/late.out" 2>"$D/err" &
+bg=$!
+for _ in $(seq 1200); do
+	grep -qs '^ready$' "$D/late.out" || ! kill -0 "$bg" 2>/dev/null && break
+	sleep 0.1
+done
+mount -t proc proc "$D/work/late" || verdict "untested: cannot mount a proc on $D/work/late"
+mount -t proc proc "$D/late" || verdict "untested: cannot mount a proc on $D/late"
+touch "$D/work/go"
+wait "$bg"
+rc=$?
+umount "$D/work/late" "$D/late"
+[ "$rc" = 0 ] || verdict "untested: the run for the late mounts failed ($rc): $(tail -n 1 "$D/err")"
+read -r word nw nb <<<"$(tail -n 1 "$D/late.out")"
+[ "$word" = late ] || verdict "untested: the job said '$(tail -n 1 "$D/late.out")'"
+[ "$nw" = 0 ] || verdict "ESCAPED: the job listed $nw entries of a proc the host mounted below the worktree while it ran"
+[ "$nb" = 0 ] || verdict "ESCAPED: the job listed $nb entries of a proc the host mounted below a --ro-bind's source while it ran"
+
 # a worktree with a proc mounted below it: refused before the job runs, or shown empty
 WARGS=("${ARGS[@]}")
 WARGS[1]=$D/wt
@@ -112,7 +139,7 @@ out=$("${RUN[@]}" timeout -k 5 120 "$WARREN" run --state "$D/state" "${WARGS[@]}
 rc=$?
 if [ "$rc" = 0 ] && [ "$out" != 0 ]; then
 	verdict "ESCAPED: a worktree with a proc mounted below it showed $out entries of it (the host's processes)"
-elif [ "$rc" != 0 ] && ! grep -q "has a proc file system mounted at $D/wt/chroot/proc" "$D/err"; then
+elif [ "$rc" != 0 ] && ! grep -qF "holds a proc file system (mounted at $D/wt/chroot/proc)" "$D/err"; then
 	verdict "untested: the run with a proc below the worktree failed otherwise ($rc): $(tail -n 1 "$D/err")"
 fi
 verdict held
