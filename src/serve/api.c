@@ -1,5 +1,8 @@
 /* api.c - the HTTP API v1 (docs/api.md): who asks (SO_PEERCRED on a unix socket, the bearer
- * token on TCP, compared in constant time), the routes, JSON answers with one clear "error". */
+ * token on TCP, compared in constant time), decided as soon as a request's head is in, so that
+ * a request is answered at once and nothing of a body is read unless it is a submission by one
+ * who may submit (its bytes counted against BODIES_MAX); the routes, JSON answers with one clear
+ * "error". */
 #include "serve/internal.h"
 
 #include <dirent.h>
@@ -14,32 +17,55 @@
 #include "util/fs.h"
 #include "util/units.h"
 
-#define MAX_BODY (1 << 20)
-
 /* The state of one request between the calls libmicrohttpd makes. */
 struct req {
+	struct who w;          /* who asks: known from the first call on */
 	char *body;
 	size_t len;
-	bool too_big;
+	size_t held;           /* bytes of BODIES_MAX taken for it */
+	bool too_big;          /* more than BODY_MAX came (a body of unsaid length) */
+	bool too_many;         /* ... or more than BODIES_MAX would be held */
 };
 
-static enum MHD_Result send_text(struct MHD_Connection *c, int status, const char *type, char *text)
+/* Queue text (taken) with status; close: the connection ends after it (a client refused, or a
+ * body left unread). */
+static enum MHD_Result answer(struct MHD_Connection *c, int status, const char *type, char *text, bool close)
 {
 	struct MHD_Response *r = mhd.response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	mhd.add_header(r, "Content-Type", type);
+	if (close)
+		mhd.add_header(r, "Connection", "close");
 	enum MHD_Result ret = mhd.queue_response(c, (unsigned)status, r);
 	mhd.destroy_response(r);
 	return ret;
 }
 
-/* Answer j (stolen) as JSON with status. */
-static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
+static enum MHD_Result send_text(struct MHD_Connection *c, int status, const char *type, char *text)
+{
+	return answer(c, status, type, text, false);
+}
+
+static char *json_text(json_t *j)
 {
 	char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 	json_decref(j);
 	char *body = xasprintf("%s\n", t ? t : "{}");
 	free(t);
-	return send_text(c, status, "application/json", body);
+	return body;
+}
+
+/* Answer j (stolen) as JSON with status. */
+static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
+{
+	return send_text(c, status, "application/json", json_text(j));
+}
+
+static enum MHD_Result send_error_v(struct MHD_Connection *c, int status, bool close, const char *fmt, va_list ap)
+{
+	char *m = xvasprintf(fmt, ap);
+	enum MHD_Result r = answer(c, status, "application/json", json_text(json_pack("{s:s}", "error", m)), close);
+	free(m);
+	return r;
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *fmt, ...)
@@ -48,10 +74,20 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = xvasprintf(fmt, ap);
+	enum MHD_Result r = send_error_v(c, status, false, fmt, ap);
 	va_end(ap);
-	enum MHD_Result r = send_json(c, status, json_pack("{s:s}", "error", m));
-	free(m);
+	return r;
+}
+
+/* An error, and the connection closed after it. */
+static enum MHD_Result refuse(struct MHD_Connection *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static enum MHD_Result refuse(struct MHD_Connection *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	enum MHD_Result r = send_error_v(c, status, true, fmt, ap);
+	va_end(ap);
 	return r;
 }
 
@@ -73,17 +109,18 @@ static bool identify(struct listener *l, struct MHD_Connection *c, struct who *w
 		_cleanup_free_ char *cookie = h ? NULL : console_cookie_token(c);  /* the console's browser */
 		const char *t = h && !strncmp(h, "Bearer ", 7) ? h + 7 : cookie;
 		if (!t || !same_secret(t, strlen(t), s->token, s->token_len)) {
-			*ret = send_error(c, 401, "a valid 'Authorization: Bearer TOKEN' header is needed (the token of the server's --token-file; in a browser open /?token=TOKEN)");
+			*ret = refuse(c, 401, "a valid 'Authorization: Bearer TOKEN' header is needed (the token of the server's --token-file; in a browser open /?token=TOKEN)");
 			return false;
 		}
 		*w = (struct who){ .uid = s->uid, .all = true };
+		conns_authenticated(s, c);
 		return true;
 	}
 	const union MHD_ConnectionInfo *ci = mhd.connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct ucred cr;
 	socklen_t len = sizeof cr;
 	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
-		*ret = send_error(c, 403, "cannot tell who is asking (SO_PEERCRED)");
+		*ret = refuse(c, 403, "cannot tell who is asking (SO_PEERCRED)");
 		return false;
 	}
 	*w = (struct who){ .uid = cr.uid, .all = cr.uid == 0 || cr.uid == s->uid };
@@ -319,87 +356,157 @@ static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, con
 	return ret;
 }
 
-static enum MHD_Result route(struct listener *l, struct MHD_Connection *c, const char *url, const char *method,
-			     struct req *rq)
+static enum MHD_Result healthz(struct server *s, struct MHD_Connection *c)
+{
+	pthread_mutex_lock(&s->mu);
+	long q = 0;
+	for (struct srun *r = s->queue; r; r = r->next)
+		q++;
+	json_t *j = json_pack("{s:s,s:I,s:I,s:I}", "status", "ok", "slots", (json_int_t)s->slots, "busy",
+			      (json_int_t)s->busy, "queued", (json_int_t)q);
+	pthread_mutex_unlock(&s->mu);
+	return send_json(c, 200, j);
+}
+
+static bool is_submission(const char *url, const char *method)
+{
+	return (!strcmp(url, "/v1/runs") || !strcmp(url, "/v1/runs/")) && !strcmp(method, "POST");
+}
+
+/* POST /v1/runs, its body in: queue the run (and with ?wait=1, wait for its end). */
+static enum MHD_Result submission(struct server *s, struct MHD_Connection *c, struct req *rq)
+{
+	if (rq->too_big)
+		return send_error(c, 413, "the body is larger than %d bytes", BODY_MAX);
+	if (rq->too_many)
+		return send_error(c, 503, "warren serve holds %u bytes of request bodies, its most; ask again later", BODIES_MAX);
+	json_t *out = NULL;
+	int end_fd = -1;
+	int st = submit_run(s, &rq->w, rq->body ? rq->body : "", rq->len, &out, &end_fd);
+	const char *wait = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "wait");
+	if (st == 201 && wait && !strcmp(wait, "1"))
+		server_wait_end(s, out, end_fd);
+	else if (end_fd >= 0)
+		close(end_fd);
+	return send_json(c, st, out);
+}
+
+/* The request of rq->w (who is known), but for a submission: its answer. */
+static enum MHD_Result route(struct server *s, struct MHD_Connection *c, const char *url, const char *method,
+			     const struct who *w)
+{
+	enum MHD_Result ret;
+	if (console_route(c, url, method, &ret))
+		return ret;
+	if (!strcmp(url, "/metrics") && !strcmp(method, "GET"))
+		return w->all ? send_text(c, 200, "text/plain; version=0.0.4", metrics_text(s))
+			      : send_error(c, 403, "the metrics count every user's runs: ask as root, the server's user or with the token");
+	if (!strcmp(url, "/v1/runs") || !strcmp(url, "/v1/runs/"))
+		return !strcmp(method, "GET") ? list_runs(s, c, w) : send_error(c, 405, "%s /v1/runs: use GET or POST", method);
+	if (!strncmp(url, "/v1/runs/", 9))
+		return run_route(s, c, w, url, method);
+	return send_error(c, 404, "no such path %s; the API is under /v1/runs (see docs/api.md)", url);
+}
+
+/* A submission's head, by one who may submit: may its body be read? (false: *ret answered,
+ * the body left unread.) Its declared length is taken from BODIES_MAX at once. */
+static bool body_may_come(struct server *s, struct MHD_Connection *c, struct req *rq, enum MHD_Result *ret)
+{
+	const char *cl = mhd.lookup(c, MHD_HEADER_KIND, "Content-Length");
+	uint64_t n = 0;
+	if (cl && parse_uint(cl, &n) < 0) {
+		*ret = refuse(c, 400, "Content-Length: '%s' is not a number of bytes", cl);
+		return false;
+	}
+	if (n > BODY_MAX) {
+		*ret = refuse(c, 413, "the body is larger than %d bytes", BODY_MAX);
+		return false;
+	}
+	if (n && !conns_body_take(s, (size_t)n)) {
+		*ret = refuse(c, 503, "warren serve holds %u bytes of request bodies, its most; ask again later", BODIES_MAX);
+		return false;
+	}
+	rq->held = (size_t)n;
+	return true;
+}
+
+/* A request's head is in: who asks, decided now. True when its body is to be read (a
+ * submission by one who may submit); else its answer is queued in *ret at once, and nothing of
+ * a body is read (libmicrohttpd closes the connection after the answer if one was sent). */
+static bool head_in(struct listener *l, struct MHD_Connection *c, const char *url, const char *method, struct req *rq,
+		    enum MHD_Result *ret)
 {
 	struct server *s = l->s;
 	if (!strcmp(url, "/healthz") && !strcmp(method, "GET")) {
-		pthread_mutex_lock(&s->mu);
-		long q = 0;
-		for (struct srun *r = s->queue; r; r = r->next)
-			q++;
-		json_t *j = json_pack("{s:s,s:I,s:I,s:I}", "status", "ok", "slots", (json_int_t)s->slots, "busy",
-				      (json_int_t)s->busy, "queued", (json_int_t)q);
-		pthread_mutex_unlock(&s->mu);
-		return send_json(c, 200, j);
+		*ret = healthz(s, c);
+		return false;
 	}
-	enum MHD_Result ret;
-	struct who w;
-	if (console_login(l, c, url, method, &ret))
-		return ret;
-	if (!identify(l, c, &w, &ret) || !console_same_origin(l, c, method, &ret) || console_route(c, url, method, &ret))
-		return ret;
-	if (!strcmp(url, "/metrics") && !strcmp(method, "GET"))
-		return w.all ? send_text(c, 200, "text/plain; version=0.0.4", metrics_text(s))
-			     : send_error(c, 403, "the metrics count every user's runs: ask as root, the server's user or with the token");
-	if (!strcmp(url, "/v1/runs") || !strcmp(url, "/v1/runs/")) {
-		if (!strcmp(method, "GET"))
-			return list_runs(s, c, &w);
-		if (strcmp(method, "POST"))
-			return send_error(c, 405, "%s /v1/runs: use GET or POST", method);
-		if (rq->too_big)
-			return send_error(c, 413, "the body is larger than %d bytes", MAX_BODY);
-		json_t *out = NULL;
-		int end_fd = -1;
-		int st = submit_run(s, &w, rq->body ? rq->body : "", rq->len, &out, &end_fd);
-		const char *wait = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "wait");
-		if (st == 201 && wait && !strcmp(wait, "1"))
-			server_wait_end(s, out, end_fd);
-		else if (end_fd >= 0)
-			close(end_fd);
-		return send_json(c, st, out);
+	if (console_login(l, c, url, method, ret) || !identify(l, c, &rq->w, ret) || !console_same_origin(l, c, method, ret))
+		return false;
+	if (!is_submission(url, method)) {
+		*ret = route(s, c, url, method, &rq->w);
+		return false;
 	}
-	if (!strncmp(url, "/v1/runs/", 9))
-		return run_route(s, c, &w, url, method);
-	return send_error(c, 404, "no such path %s; the API is under /v1/runs (see docs/api.md)", url);
+	if (!rq->w.all) {
+		*ret = refuse(c, 403, "this server runs jobs as its own user; start your own 'warren serve' to submit runs");
+		return false;
+	}
+	return body_may_come(s, c, rq, ret);
+}
+
+/* A piece of a submission's body. */
+static void body_piece(struct server *s, struct req *rq, const char *data, size_t n)
+{
+	if (rq->too_big || rq->too_many)
+		return;
+	if (rq->len + n > BODY_MAX) {
+		rq->too_big = true;
+	} else if (rq->len + n > rq->held && !conns_body_take(s, rq->len + n - rq->held)) {
+		rq->too_many = true;  /* a body of unsaid length (chunked) */
+	} else {
+		rq->held = rq->len + n > rq->held ? rq->len + n : rq->held;
+		rq->body = xrealloc(rq->body, rq->len + n + 1);
+		memcpy(rq->body + rq->len, data, n);
+		rq->len += n;
+		rq->body[rq->len] = '\0';
+		return;
+	}
+	free(rq->body);
+	rq->body = NULL;
+	rq->len = 0;
 }
 
 enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
 	(void)version;
+	struct listener *l = cls;
 	struct req *rq = *con_cls;
 	if (!rq) {
-		if (conns_refused(c))
-			return MHD_NO;  /* over its user's cap, told so and shut: its head read before */
-		conns_request_timeout(c, true);
-		*con_cls = xcalloc(1, sizeof *rq);
-		return MHD_YES;
+		if (!conns_head_in(l->s, c))
+			return MHD_NO;  /* refused or out of time, told so and shut: its head read before */
+		rq = *con_cls = xcalloc(1, sizeof *rq);
+		enum MHD_Result ret = MHD_YES;
+		return head_in(l, c, url, method, rq, &ret) ? MHD_YES : ret;
 	}
 	if (*upload_size) {
-		if (rq->len + *upload_size > MAX_BODY) {
-			rq->too_big = true;
-		} else {
-			rq->body = xrealloc(rq->body, rq->len + *upload_size + 1);
-			memcpy(rq->body + rq->len, upload, *upload_size);
-			rq->len += *upload_size;
-			rq->body[rq->len] = '\0';
-		}
+		body_piece(l->s, rq, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	return route(cls, c, url, method, rq);
+	return submission(l->s, c, rq);
 }
 
 void api_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
 {
-	(void)cls;
+	struct listener *l = cls;
 	struct req *rq = *con_cls;
 	if (rq) {
+		conns_body_give(l->s, rq->held);
 		free(rq->body);
 		free(rq);
 		if (t == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-			conns_request_timeout(c, false);  /* kept alive: the next head has seconds */
+			conns_head_next(l->s, c);  /* kept alive: the next head has seconds */
 	}
 	*con_cls = NULL;
 }

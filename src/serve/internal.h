@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "run/history.h"
 #include "run/id.h"
@@ -64,17 +65,42 @@ struct listener {
 	bool tcp;              /* the bearer token is required */
 };
 
-/* A connection of a unix socket (conns.c): its peer, counted or refused. */
+/* A connection (conns.c): its peer, counted or refused, and since when its request's head is
+ * awaited. */
 struct conn {
-	uid_t uid;
+	struct conn *prev, *next;  /* the server's connections, oldest first */
+	int fd;
+	bool tcp;
+	uid_t uid;             /* unix: the peer's (SO_PEERCRED; -1: not known) */
+	uid_t owner;           /* ... whose cap it counts against (conn_owner) */
+	struct conn_source src;  /* TCP: the peer's source */
+	int64_t head_since_ms; /* a request's head is awaited since (CLOCK_MONOTONIC; 0: one is in) */
 	bool counted;
-	bool refused;          /* over its user's cap: shut, nothing it sent is answered */
+	bool pending;          /* TCP: no request of it brought the token (yet) */
+	bool refused;          /* over a cap, closed for another or out of time: shut, nothing
+	                          it sent is answered */
 };
 
 /* A uid holding connections, and how many. */
 struct conn_user {
 	uid_t uid;
 	unsigned n;
+};
+
+/* A TCP source holding connections without the token, and how many. */
+struct conn_src {
+	struct conn_source src;
+	unsigned n;
+};
+
+/* /etc/subuid as last read, and which file that was. */
+struct subids {
+	struct subid_range *r;
+	size_t n;
+	bool read;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
 };
 
 #define LAT_BUCKETS 10
@@ -117,11 +143,17 @@ struct server {
 	unsigned warm_failed;  /* cells in a row that failed before they were ready */
 	uint64_t warm_taken, cold_started;
 	pthread_cond_t ended;  /* a run was reaped (server_settle) */
-	/* the connections of the unix sockets (conns.c) */
+	/* the connections (conns.c) */
 	pthread_mutex_t cmu;
-	struct conn_user *conn_users;
+	struct conn *conns, *conns_last;
+	struct conn_user *conn_users;  /* the unix sockets' */
 	size_t n_conn_users;
 	unsigned conn_total, conn_others;
+	struct conn_src *conn_srcs;    /* TCP's */
+	size_t n_conn_srcs;
+	unsigned tcp_total, tcp_pending;
+	struct subids subids;
+	size_t body_held;      /* bytes of request bodies held (BODIES_MAX) */
 	struct run_end *ends;  /* the last few */
 	struct end_waiter *waiters;  /* each woken by its run's end (server_wait_end) */
 };
@@ -197,15 +229,23 @@ void warm_recover(struct server *s);
  * warm run's end socket (server_wait_end), or -1 */
 int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out, int *end_fd);
 
-/* conns.c: the caps on connections of the unix sockets (conns.h); libmicrohttpd's
- * MHD_OPTION_NOTIFY_CONNECTION (cls: the listener) */
+/* conns.c: the caps on connections (conns.h); libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION
+ * (cls: the listener) */
 void conns_init(struct server *s);
 void conns_free(struct server *s);
 void conns_notify(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode toe);
-/* Was c refused (its requests are not answered)? */
-bool conns_refused(struct MHD_Connection *c);
-/* c's timeout: CONN_REQUEST_S once a request's head is in, CONN_HEAD_S before the next */
-void conns_request_timeout(struct MHD_Connection *c, bool head_in);
+/* A request's head is in (false: c was refused, nothing of it is answered): no more deadline,
+ * CONN_REQUEST_S of silence. */
+bool conns_head_in(struct server *s, struct MHD_Connection *c);
+/* c's request was answered, it stays open: the next head has CONN_HEAD_S from now. */
+void conns_head_next(struct server *s, struct MHD_Connection *c);
+/* c's request brought the token (TCP): no longer one of its source's without it. */
+void conns_authenticated(struct server *s, struct MHD_Connection *c);
+/* Close the connections whose head is awaited for CONN_HEAD_S (408); each second. */
+void conns_sweep(struct server *s);
+/* Hold n bytes more of a body (false: BODIES_MAX would be passed), and give them back. */
+bool conns_body_take(struct server *s, size_t n);
+void conns_body_give(struct server *s, size_t n);
 
 /* api.c: the request handler and its completion; a comparison of secrets in constant time */
 bool same_secret(const char *a, size_t alen, const char *b, size_t blen);

@@ -628,13 +628,14 @@ static int start_listener(struct server *s, const char *spec, bool own, struct e
 	}
 	if (fd < 0)
 		return fd;
-	/* a unix socket's connections are counted by user (conns.c); a TCP one's need the token.
-	 * The timeout is a request head's: conns_request_timeout lengthens it once the head is in */
+	/* a unix socket's connections are counted by user, a TCP one's by source until the token
+	 * comes (conns.c). The timeout is of silence before a request's head (whose whole time
+	 * conns_sweep bounds): conns_head_in lengthens it once the head is in */
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD;
 	s->daemons[s->ndaemons] = mhd.start_daemon(flags, 0, NULL, NULL, api_handle, l, MHD_OPTION_LISTEN_SOCKET, fd,
 						   MHD_OPTION_NOTIFY_COMPLETED, api_completed, l,
-						   MHD_OPTION_NOTIFY_CONNECTION, l->tcp ? NULL : conns_notify, l,
-						   MHD_OPTION_CONNECTION_LIMIT, (unsigned)(l->tcp ? CONN_MAX : CONN_LIB_MAX),
+						   MHD_OPTION_NOTIFY_CONNECTION, conns_notify, l,
+						   MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIB_MAX,
 						   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_HEAD_S, MHD_OPTION_END);
 	if (!s->daemons[s->ndaemons]) {
 		close(fd);
@@ -820,7 +821,9 @@ static bool on_events(struct server *s, struct loop_fds *l, const struct epoll_e
 					stop = true;
 			reap(s);
 		} else if (evs[i].data.fd == l->tick) {
-			if (read(l->tick, &x, sizeof x) > 0 && ++l->ticks % 5 == 0 && !s->stopping)
+			if (read(l->tick, &x, sizeof x) > 0)
+				conns_sweep(s);  /* heads out of time */
+			if (++l->ticks % 5 == 0 && !s->stopping)
 				retention(s);
 		} else if (evs[i].data.fd == s->wake || evs[i].data.fd == l->refill) {
 			if (read(evs[i].data.fd, &x, sizeof x) < 0) {

@@ -7,10 +7,17 @@
 # root away nor holds the server: the user's connections beyond its cap are answered 503, the
 # rest time out in seconds, while a request whose head is in may stay quiet for longer; and a
 # storm of connections that fills the public socket's queue leaves root's own socket answering.
+# Round four: on TCP (--token-file) a flood of requests' heads sent a line every 2 s from 200
+# loopback addresses neither locks a token holder out nor stays open; bodies sent without the
+# token are answered 401 before they are read (the server does not grow); a body over 1 MiB, or
+# beyond 64 MiB held at once, is refused at once; on the unix socket another user's submission
+# is refused before its body, a head that trickles is closed after 5 s whatever it sends, and
+# the uids of the test user's /etc/subuid range count as its own: 14 of them hold 64
+# connections, not 800, and every other user is still answered.
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 23
+plan 36
 
 use_mode root
 API_AS=root
@@ -154,3 +161,222 @@ is "$got" "early late " "a stream of logs quiet for 7 s is not cut (the 5 s are 
 
 stop_server 60
 is "$RC" 0 "SIGTERM: the server stops cleanly"
+
+# ---- round four: a server on the unix socket and on TCP with a token
+TOKEN_FILE=$TEST_SCRATCH/token
+head -c 32 /dev/urandom | base64 >"$TOKEN_FILE"
+chmod 600 "$TOKEN_FILE"
+TOKEN=$(cat "$TOKEN_FILE")
+PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start_server 30 --listen "unix:$SOCK" --listen "tcp:127.0.0.1:$PORT" --token-file "$TOKEN_FILE"
+ok $? "a server on the unix socket and on TCP with a token" || diag "$(cat "$SRV_ERR")"
+tok_get() { curl -s -o /dev/null -w '%{http_code}' --max-time 4 -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/v1/runs"; }
+rss_mb() { awk '/^VmRSS/ { print int($2 / 1024) }' "/proc/$SRV/status"; }
+
+# the test user's TCP connections, from 200 addresses of loopback: "slow" sends a request's head
+# a line every 2 s; "body" sends heads of 1 MB bodies without the token, then (to those not
+# answered at once) 900 kB of each and a byte every 2 s. At the end: how many the server still
+# held, how many it answered
+cat >"$TEST_SCRATCH/tcp_flood.py" <<'PY'
+import resource, select, socket, sys, time
+mode, port, n, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 64), hard))
+head = (b"GET /v1/runs HTTP/1.1\r\nHost: warren\r\n" if mode == "slow" else
+        b"POST /v1/runs HTTP/1.1\r\nHost: warren\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+socks, answered = [], {}
+for i in range(n):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.%d" % (2 + i % 200), 0))
+        s.settimeout(3)
+        s.connect(("127.0.0.1", port))
+        s.sendall(head)
+        socks.append(s)
+    except OSError:
+        s.close()
+print("opened", len(socks), flush=True)
+def look(s):
+    s.setblocking(False)
+    try:
+        d = s.recv(4096)
+        if d.startswith(b"HTTP/1.1 "):
+            answered[s] = d
+        return "closed" if not d or s in answered else "held"
+    except BlockingIOError:
+        return "held"
+    except OSError:
+        return "closed"
+if mode == "body":
+    time.sleep(2)
+    body = b"x" * 900000
+    for s in socks:
+        if look(s) == "held":
+            s.setblocking(True); s.settimeout(2)
+            try: s.sendall(body)
+            except OSError: pass
+    print("sent", flush=True)
+end, k = time.time() + secs, 0
+while time.time() < end:
+    for s in socks:
+        if s not in answered:
+            try: s.send(b"X-%d: y\r\n" % k if mode == "slow" else b"x")
+            except OSError: pass
+    k += 1
+    time.sleep(2)
+held = sum(1 for s in socks if look(s) == "held")
+print("held", held, "answered", len(answered), flush=True)
+PY
+chmod 644 "$TEST_SCRATCH/tcp_flood.py"
+start_bg timeout -k 2 60 "${AS_USER[@]}" /usr/bin/python3 "$TEST_SCRATCH/tcp_flood.py" slow "$PORT" 1000 12
+FLOOD=$BG_PID
+wait_for 30 grep -qs '^opened' "$BG_OUT"
+codes=
+for _ in 1 2 3; do
+	sleep 2
+	codes+="$(tok_get) "
+done
+is "$codes" "200 200 200 " "TCP: a token holder is answered while the test user sends 1000 requests' heads a line every 2 s (from 200 loopback addresses)"
+wait_bg "$FLOOD" 40
+like "$(tail -1 "$BG_OUT")" "^held 0 " "... none of those connections is still open 12 s on (beyond 64 without the token its oldest closed; each head had 5 s)"
+diag "$(cat "$BG_OUT")"
+
+base=$(rss_mb)
+start_bg timeout -k 2 60 "${AS_USER[@]}" /usr/bin/python3 "$TEST_SCRATCH/tcp_flood.py" body "$PORT" 300 4
+FLOOD=$BG_PID
+wait_for 40 grep -qs '^sent' "$BG_OUT"
+sleep 1
+grown=$(($(rss_mb) - base))
+wait_bg "$FLOOD" 40
+like "$(tail -1 "$BG_OUT")" "^held 0 answered 300$" "TCP: 300 requests with 1 MB bodies and no token are answered before their bodies (401), none held"
+ok "$((grown < 100 ? 0 : 1))" "... the server did not take their bodies in (it grew ${grown} MB, less than 100)"
+
+# bodies of those who may send them: one over 1 MiB, or beyond 64 MiB held at once, is refused
+# at once (its head says its length), not read first
+cat >"$TEST_SCRATCH/bodies.py" <<'PY'
+import socket, sys
+port, token = int(sys.argv[1]), sys.argv[2]
+def post(length):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"POST /v1/runs HTTP/1.1\r\nHost: warren\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (token.encode(), length))
+    return s
+def answer(s):
+    s.settimeout(3)
+    try:
+        return s.recv(4096).split(b" ")[1].decode()
+    except (OSError, IndexError):
+        return "none"
+out = ["big", answer(post(5000000))]
+held = [post(1 << 20) for _ in range(64)]
+out += ["65th", answer(post(1 << 20))]
+print(" ".join(out))
+PY
+bounded /usr/bin/python3 "$TEST_SCRATCH/bodies.py" "$PORT" "$TOKEN"
+is "$OUT" "big 413 65th 503" "TCP with the token: a body over 1 MiB is refused at once (413); 64 of 1 MiB held, the 65th too (503)"
+api POST /v1/runs "{\"command\":[\"true\"],\"worktree\":\"$WORK\"}"
+is "$CODE" 201 "... once those connections closed, a submission is taken again"
+
+# the unix socket: another user's submission is refused before its body; a head that trickles
+# is closed after 5 s, whatever it sends
+cat >"$TEST_SCRATCH/unix_head.py" <<'PY'
+import socket, sys, time
+path, mode = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX)
+s.connect(path)
+if mode == "body":
+    s.sendall(b"POST /v1/runs HTTP/1.1\r\nHost: warren\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+    s.settimeout(3)
+    try:
+        print(s.recv(4096).split(b"\r\n")[0].decode())
+    except OSError:
+        print("no answer")
+    sys.exit(0)
+s.sendall(b"GET /v1/runs HTTP/1.1\r\n")
+t0 = time.time()
+s.setblocking(False)
+while time.time() - t0 < 10:
+    try:
+        d = s.recv(4096)
+        print("closed after %d s: %s" % (time.time() - t0, d.split(b"\r\n")[0].decode() or "nothing"))
+        sys.exit(0)
+    except BlockingIOError:
+        pass
+    except OSError:
+        print("closed after %d s: reset" % (time.time() - t0)); sys.exit(0)
+    try: s.send(b"X-Line: more\r\n")
+    except OSError: pass
+    time.sleep(1)
+print("open after 10 s")
+PY
+chmod 644 "$TEST_SCRATCH/unix_head.py"
+bounded "${AS_USER[@]}" /usr/bin/python3 "$TEST_SCRATCH/unix_head.py" "$SOCK" body
+is "$OUT" "HTTP/1.1 403 Forbidden" "unix socket: the test user's submission with a body of 1 MB is refused (403) before its body"
+bounded "${AS_USER[@]}" /usr/bin/python3 "$TEST_SCRATCH/unix_head.py" "$SOCK" trickle
+like "$OUT" "^closed after [5-7] s: HTTP/1.1 408 Request Timeout$" "... a head sent a line a second is closed after 5 s, told 408"
+
+# the test user's subordinate uids (/etc/subuid, newuidmap): 14 uids of its user namespace, 64
+# connections each, half-sent heads
+cat >"$TEST_SCRATCH/subuid_flood.py" <<'PY'
+import os, select, socket, sys, time
+path, nuids, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+kids = []
+for u in range(1, nuids + 1):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.close(r)
+        os.setgid(u); os.setuid(u)
+        socks = []
+        for i in range(per):
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(path); s.sendall(b"GET /v1/runs HTTP/1.1\r\nHost: warren\r\n"); socks.append(s)
+            except OSError:
+                pass
+        os.write(w, b"o")
+        # those answered within 2.5 s (503) and those held (a head has 5 s)
+        held, told, line, end = set(socks), 0, "", time.time() + 2.5
+        while held and time.time() < end:
+            for s in select.select(list(held), [], [], max(0, end - time.time()))[0]:
+                held.discard(s)
+                try:
+                    d = s.recv(4096)
+                except OSError:
+                    d = b""
+                if d.startswith(b"HTTP/1.1 503"):
+                    told += 1; line = d.split(b"\r\n\r\n", 1)[-1].decode().strip()
+        os.write(w, ("%d %d %s\n" % (len(held), told, line)).encode())
+        os._exit(0)
+    os.close(w)
+    kids.append(r)
+for r in kids:
+    os.read(r, 1)
+print("opened", flush=True)
+held = told = 0
+line = ""
+for r in kids:
+    h, t, l = os.read(r, 4096).decode().split(" ", 2)
+    held += int(h); told += int(t); line = l.strip() or line
+print("held", held, "told", told, flush=True)
+print(line, flush=True)
+for _ in kids:
+    os.wait()
+PY
+chmod 644 "$TEST_SCRATCH/subuid_flood.py"
+sub=$(awk -F: -v u="$TEST_USER" -v id="$TEST_USER_UID" '($1 == u || $1 == id) && $3 >= 100 { print $2 ":" $3; exit }' /etc/subuid 2>/dev/null)
+if [ -z "$sub" ] || [ ! -u "$(command -v newuidmap)" ] || ! unshare --help | grep -q -- --map-users; then
+	skip 3 "the host gives $TEST_USER no subordinate uids (/etc/subuid, a setuid newuidmap, unshare --map-users)"
+else
+	start_bg timeout -k 2 30 "${AS_USER[@]}" unshare -U --map-root-user --map-users="${sub%:*},1,$((${sub#*:} - 1))" \
+		--map-groups="${sub%:*},1,$((${sub#*:} - 1))" /usr/bin/python3 "$TEST_SCRATCH/subuid_flood.py" "$SOCK" 14 64
+	FLOOD=$BG_PID
+	wait_for 20 grep -qs '^opened' "$BG_OUT"
+	sleep 0.5
+	other=$(setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -o /dev/null -w '%{http_code}' --max-time 3 --unix-socket "$SOCK" http://warren/v1/runs)
+	wait_bg "$FLOOD" 30
+	is "$(sed -n 2p "$BG_OUT")" "held 64 told 832" "unix socket: 14 subordinate uids of the test user hold 64 connections between them (the rest told 503)"
+	like "$(sed -n 3p "$BG_OUT")" "\"uid 1[0-9]+ is uid $TEST_USER_UID's \(/etc/subuid\), whose uids hold 64 connections to warren serve, its most" "... each told its uid is the test user's"
+	is "$other" 200 "... meanwhile another user (uid 65534) is answered"
+fi
+
+stop_server 60
+is "$RC" 0 "... the server stops cleanly"

@@ -6,7 +6,10 @@
 # root asks /healthz and must be answered within 3 s; and 8 s later the server has refused
 # or timed out every one of the flood's connections. Then a storm of connections made as fast
 # as two processes can fills the public socket's queue in the kernel: root's requests on its
-# own socket (<state>/serve/own.sock) must all be answered.
+# own socket (<state>/serve/own.sock) must all be answered. Last, the test user's subordinate
+# uids (its /etc/subuid range, through the setuid newuidmap): 14 uids of its user namespace open
+# 64 half-sent requests each; they must count as the test user's (64 held between them, not the
+# 800 of all other users), and another user (uid 65534) must still be answered.
 # Environment: WARREN, SCRATCH (or TEST_SCRATCH), TEST_USER (default warren-test). Last line:
 # serve_flood: held | ESCAPED: WHAT | untested: WHY
 set -u
@@ -30,7 +33,8 @@ base=${SCRATCH:-${TEST_SCRATCH:-}}
 user=${TEST_USER:-warren-test}
 uid=$(id -u "$user" 2>/dev/null) || say "untested: no user $user"
 gid=$(id -g "$user")
-D=$(mktemp -d -p "$base" serve_flood.XXXXXX) || say "untested: mktemp failed"
+# short: <D>/state/serve/own.sock must fit a socket address (108 bytes)
+D=$(mktemp -d -p "$base" sf.XXXXXX) || say "untested: mktemp failed"
 chmod 755 "$D"
 srv='' flood=''
 cleanup() {
@@ -145,4 +149,71 @@ wait "${storm[@]}"
 flood=
 note "root's GET /healthz on ${OWN##*/} under a storm of connections: $((8 - bad)) of 8 answered"
 [ "$bad" = 0 ] || say "ESCAPED: under a storm of uid $uid's connections root's requests on ${OWN##*/} were turned away $bad of 8 times"
+
+# the test user's subordinate uids
+sub=$(awk -F: -v u="$user" -v id="$uid" '($1 == u || $1 == id) && $3 >= 100 { print $2 ":" $3; exit }' /etc/subuid 2>/dev/null)
+if [ -z "$sub" ] || [ ! -u "$(command -v newuidmap)" ] || ! unshare --help | grep -q -- --map-users; then
+	note "$user has no subordinate uids here (/etc/subuid, a setuid newuidmap, unshare --map-users): no uids of its own to flood with"
+	say held
+fi
+cat >"$D/subuid.py" <<'PY'
+import os, select, socket, sys, time
+path, nuids, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+kids = []
+for u in range(1, nuids + 1):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.close(r)
+        os.setgid(u); os.setuid(u)
+        socks = []
+        for i in range(per):
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(path); s.sendall(b"GET /v1/runs HTTP/1.1\r\nHost: warren\r\n"); socks.append(s)
+            except OSError:
+                pass
+        os.write(w, b"o")
+        # those answered within 2.5 s (503) and those held (a head has 5 s)
+        held, told, line, end = set(socks), 0, "", time.time() + 2.5
+        while held and time.time() < end:
+            for s in select.select(list(held), [], [], max(0, end - time.time()))[0]:
+                held.discard(s)
+                try:
+                    d = s.recv(4096)
+                except OSError:
+                    d = b""
+                if d.startswith(b"HTTP/1.1 503"):
+                    told += 1; line = d.split(b"\r\n\r\n", 1)[-1].decode().strip()
+        os.write(w, ("%d %d %s\n" % (len(held), told, line)).encode())
+        os._exit(0)
+    os.close(w)
+    kids.append(r)
+for r in kids:
+    os.read(r, 1)
+print("opened", flush=True)
+held = told = 0
+line = ""
+for r in kids:
+    h, t, l = os.read(r, 4096).decode().split(" ", 2)
+    held += int(h); told += int(t); line = l.strip() or line
+print("held", held, "told", told, flush=True)
+print(line, flush=True)
+for _ in kids:
+    os.wait()
+PY
+chmod 644 "$D/subuid.py"
+map="${sub%:*},1,$((${sub#*:} - 1))"
+timeout -k 2 30 setpriv --reuid="$uid" --regid="$gid" --clear-groups unshare -U --map-root-user --map-users="$map" --map-groups="$map" \
+	/usr/bin/python3 "$D/subuid.py" "$SOCK" 14 64 >"$D/subuid.out" 2>&1 &
+flood=$!
+for _ in $(seq 1 200); do grep -qs '^opened' "$D/subuid.out" && break; kill -0 "$flood" 2>/dev/null || break; sleep 0.1; done
+grep -q '^opened' "$D/subuid.out" || say "untested: the flood of subordinate uids did not start ($(tail -1 "$D/subuid.out"))"
+sleep 0.5
+code=$(setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -o /dev/null -w '%{http_code}' --max-time 3 --unix-socket "$SOCK" http://warren/v1/runs)
+wait "$flood"
+flood=
+held=$(sed -n 's/^held \([0-9]*\) .*/\1/p' "$D/subuid.out")
+note "14 subordinate uids of uid $uid (${sub%:*}...), 64 half-sent requests each: the server held $held; uid 65534's GET /v1/runs meanwhile: HTTP $code"
+[ "${held:-999}" -le 64 ] || say "ESCAPED: uid $uid's subordinate uids held $held connections, beyond its 64"
+[ "$code" = 200 ] || say "ESCAPED: another user (uid 65534) was turned away (HTTP ${code:-none}) while uid $uid's subordinate uids held $held connections"
 say held
