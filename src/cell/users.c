@@ -1,6 +1,7 @@
 /* users.c - passwd/group files for the cell: the image's own entries plus the run user. */
 #include "cell/users.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,7 +35,9 @@ char *users_db(const struct cell_spec *s, bool group)
 {
 	const char *file = group ? "group" : "passwd";
 	_cleanup_free_ char *rel = xasprintf("etc/%s", file);
-	_cleanup_free_ char *src = read_file_in_root(s->rootfs ? s->rootfs : "/", rel, NULL);
+	/* the image the gate judged (cell/spec.h spec_root_open), not whatever its path leads to now */
+	_cleanup_close_ int rfd = s->rootfs ? spec_root_open(s) : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *src = rfd >= 0 ? read_file_in_root_fd(rfd, rel, NULL) : NULL;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);

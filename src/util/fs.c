@@ -55,8 +55,11 @@ char *read_file(const char *path, size_t *len) { return read_file_at(AT_FDCWD, p
 char *read_file_in_root(const char *root, const char *rel, size_t *len)
 {
 	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0)
-		return NULL;
+	return rfd < 0 ? NULL : read_file_in_root_fd(rfd, rel, len);
+}
+
+char *read_file_in_root_fd(int rfd, const char *rel, size_t *len)
+{
 	while (*rel == '/')
 		rel++;
 	/* links stay inside root */

@@ -17,6 +17,8 @@ char *read_fd(int fd, size_t *len);
 /* Read rel inside the directory root, symlinks resolved as if root were / (an untrusted
  * image's links never reach the host's files). */
 char *read_file_in_root(const char *root, const char *rel, size_t *len);
+/* The same inside the root directory open at rfd. */
+char *read_file_in_root_fd(int rfd, const char *rel, size_t *len);
 /* Send len bytes of data over the unix socket sock with the descriptor fd attached (none when
  * fd < 0). 0 or -errno. */
 int fd_send(int sock, int fd, const void *data, size_t len);
