@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # warren - build, test, demo, bench. See README.md.
 #   make            build/warren (optimised) and the man pages (build/man, scdoc)
 #   make install    warren, its man pages, bash and zsh completion, the docs and the example

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refused-calls.c - bench/refused-writes: the cost of a watched call. Times 20000
  * open(O_CREAT|O_TRUNC)+close of one file in /tmp (each open is a write-side path call the
  * write watch looks at) and prints microseconds per iteration. */

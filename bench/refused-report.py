@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """refused-report.py - bench/refused-writes' summary: per-call cost, the build's overhead as
 the median of per-pair ratios, and the cross-check calls x per-call cost.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* timeit.c - the timer of bench/run: start a command N times by fork+exec (no shell) and
  * report the wall time of each run (CLOCK_MONOTONIC, from the fork to the reap): median,
  * p90, p99, mean; with -j K keep K runs in flight until N have finished and report runs/s.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* warm-client.c - the client bench/run times for warren serve's runs: one POST /v1/runs?wait=1
  * over the server's unix socket ({"command": [...], "worktree": DIR}), the answer read to its
  * end. Exit status: the run's exit code; 98 when it was not given a warm cell and

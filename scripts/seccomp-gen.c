@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seccomp-gen.c - run by the build: compile warren's default seccomp profile (as it is, and
  * with --allow-nested) with libseccomp and print the two programs as C (policy_prebuilt_filters,
  * build/gen/seccomp_prebuilt.c), so that a run loads them instead of compiling them again.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - dispatch of subcommands only. */
 #include <fcntl.h>
 #include <signal.h>

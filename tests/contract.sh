@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # contract.sh - the cell contract (DESIGN.md, "The contract of a cell") as one list of checks,
 # sourced by tests/integration/contract.t and run once per driver (`contract_checks container`,
 # `contract_checks vm`): what a job sees of /tmp, $TMPDIR, its user, the host and another

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # docker-archive.py ROOTFS OUT NAME - a `docker save` archive of one layer (the tree ROOTFS) named
 # NAME, for `ctr images import` in oci.t: no registry, no network.
 import hashlib, io, json, os, sys, tarfile

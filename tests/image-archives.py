@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # image-archives.py OUTDIR OUTSIDE - the archives tests/integration/image.t imports: hostile
 # tarballs (each tries one way out of the image's tree, or to smuggle in a device node, a
 # setuid bit, a newline or a huge size) and an OCI image layout of two layers with whiteouts

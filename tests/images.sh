@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # images.sh - root file system images for the integration tests, built once and cached.
 #
 # Source it (lib.sh does) or run it: `tests/images.sh busybox|debian|all`.

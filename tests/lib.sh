@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib.sh - sourced by every tests/integration/*.t: TAP output, a scratch directory per
 # script, the unprivileged test user, bounded runs of build/warren, and checks that a run
 # left nothing behind. Run the scripts as root from the top of the repository

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # oci-caller.py - the caller side of an OCI runtime, as containerd's runc shim and conmon are: a
 # subreaper that runs `create` (with a console socket when asked), reads the pid file, runs
 # `state` and `start`, waits for the pid it was given and reports how it ended. Used by oci.t.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # serve-lib.sh - sourced after lib.sh by the tests of `warren serve` and its HTTP API (serve.t,
 # warm.t, warm-direct.t): a server started in the background, requests to it over its unix
 # socket with curl, the JSON answers read with python.

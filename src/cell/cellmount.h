@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cellmount.h - one extra mount of a cell (--bind, --ro-bind, --externals; an OCI bundle's
  * mounts later) as plain data: a leaf header, read by the cell spec and by the policy layer
  * (Landlock rules and the refused-write answers). It includes nothing of the project. */

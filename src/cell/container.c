@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* container.c - the container driver: clone the cell's init into fresh namespaces, build
  * its root (an overlay of --rootfs, or the host's / read-only through overlays: hostroot.c),
  * /dev, /proc, /tmp, home and worktree, pivot_root, then start the job in a user namespace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* container.h - the container driver: a cell made of Linux namespaces, an overlay of an image
  * or the host's / seen read-only through overlays, a private /tmp, /dev and /proc, and a small
  * init (pid 1). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contract.h - the constants of the cell contract, shared by every driver and a future guest
  * side: modes, mount points, environment names, ids. Change a value here and every side
  * follows. See DESIGN.md, "The contract of a cell". */

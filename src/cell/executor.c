@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* executor.c - runs inside the cell as the run user (after the same setup as a single job:
  * ids, no capabilities, no_new_privs, the worktree as cwd). It starts each task the
  * supervisor asks for in a session of its own, signals whole sessions, probes TCP ports on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* executor.h - warren's executor: the process that starts a job's steps and services inside
  * the cell, as the run user, on the supervisor's request over a unix socket; and the protocol
  * they speak. Messages are one SOCK_SEQPACKET datagram each: a header, then for EXEC_START the

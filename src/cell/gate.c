@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gate.c - the one gate (see gate.h): the decision as a pure function of facts, the facts of a
  * path gathered from its descriptor, and the refusal as one line. */
 #include "cell/gate.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gate.h - the one gate: may the one who asked, through the face they used, have this host
  * path for this use in a cell? Every host path a spec names (the root file system, the
  * worktree, a bind or the externals, an OCI bundle's state directory) goes through it, whichever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hostroot.c - the cell's read-only view of the host's / (without --rootfs), made so that the
  * cell cannot connect to the host's pathname unix sockets.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mounts.c - the decisions about a cell's extra mounts and names (see mounts.h): pure
  * functions of paths and words, unit-tested in tests/unit/test_mounts.c. */
 #include "cell/mounts.h"

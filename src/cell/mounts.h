@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mounts.h - the decisions about a cell's extra mounts (--bind, --ro-bind, --externals) and
  * its other names (--workdir, --hostname), as pure functions of their text: which host trees
  * may be bound, where in the cell a mount may go, what a hostname may be. The CLI and the job

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* spec.c - small accessors of a cell spec that every driver needs the same way, and whether a
  * run fits a warm cell. */
 #include "cell/spec.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* spec.h - the driver-independent description of one cell: what to run, where, as whom, with
  * which limits. The CLI and the job layer fill it; the supervisor and a driver read it. */
 #ifndef WARREN_CELL_SPEC_H

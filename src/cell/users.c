@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* users.c - passwd/group files for the cell: the image's own entries plus the run user. */
 #include "cell/users.h"
 

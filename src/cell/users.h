@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* users.h - the passwd and group entries a cell's job sees, so that id, whoami, git and ssh
  * find the run user. */
 #ifndef WARREN_CELL_USERS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vm.c - the vm driver on the host: the guest's orders in <rundir>/vm, qemu started (held
  * before it executes until the supervisor has placed it in the run's cgroup), dying with
  * warren (parent-death signal), the job's signals sent over the control port, and the guest's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vm.h - the vm driver: a cell that is a qemu microVM with a kernel of its own (Debian's, booted
  * as an uncompressed vmlinux through PVH), an initramfs warren builds (the static guest init of
  * src/guest/ and the modules it needs), the host's / shared read-only and the worktree

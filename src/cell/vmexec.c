@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmexec.c - the two relays that carry a job's executor across the VM's wall (vmexec.h): the
  * host's keeps the runner's socket and the tasks' output pipes, the guest's the executor's
  * socket and a pipe per task; between them, frames on a virtio-serial port. The guest is as

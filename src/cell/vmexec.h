@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmexec.h - a job's executor (cell/executor.h) across the VM's wall. The runner speaks to the
  * executor over a SOCK_SEQPACKET socket and gives each task its output pipe as a descriptor,
  * which no virtio-serial port carries. So two relays speak frames over the port VM_PORT_EXEC:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmimage.c - what the vm driver boots, made by warren from the host's Debian kernel package
  * and cached in the state directory: the uncompressed ELF vmlinux (booted through PVH), cut
  * out of the bzImage as the kernel's scripts/extract-vmlinux does (the first xz or zstd stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmjail.c - qemu of the vm driver confined before it executes, and its console kept to a
  * bounded size. qemu serves the guest's 9p shares: a job that takes over the guest kernel asks
  * it for any file, so qemu holds no more than the run user: it becomes the run user's host

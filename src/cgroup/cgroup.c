@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup.c - per-run control groups. v2: <unified>/warren/<id> with memory, pids, cpu; v1 and
  * hybrid hosts: <mount>/<controller>/warren/<id> in memory, pids and cpuacct. Preparing one
  * costs a few mkdir and writes; nothing walks the tree. */

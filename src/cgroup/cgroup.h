@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup.h - the run's control group on v1, v2 and hybrid hosts: create it with its limits,
  * put the cell in it, read what the cell used and why the kernel stopped it, remove it. */
 #ifndef WARREN_CGROUP_CGROUP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* freezer.c - freezing the processes of a cell, apart from its limits (the OCI face's pause and
  * resume): on v1 and hybrid hosts a group of its own in the freezer hierarchy, which the cell's
  * init joins before its job starts (its children are born in it); on v2 the run's own group's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* freezer.h - freezing the processes of a cell (the OCI face's pause and resume). */
 #ifndef WARREN_CGROUP_FREEZER_H
 #define WARREN_CGROUP_FREEZER_H

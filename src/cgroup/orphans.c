@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* orphans.c - run groups left by a state directory that is gone: marking a group with its
  * state directory when the run makes it, and the sweep of `warren gc --orphans`, which removes
  * only empty groups that a test of the caller's calls orphans, never killing anything. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* orphans.h - the run groups whose state directory is gone: each run group carries the path
  * of its state directory (an extended attribute only root may set), and `warren gc --orphans`
  * removes the empty ones whose state directory is no more, in every hierarchy. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli.h - the subcommands and what they share: the state directory option, die-with-message. */
 #ifndef WARREN_CLI_CLI_H
 #define WARREN_CLI_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common.c - what the subcommands share: printing errors the one way warren does, opening the
  * state directory and a run in it. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* history.c - `warren history` (and `warren ps -a`): the runs of the history database, live
  * and past, with filters; and the history options of `warren run` and `warren job run`. */
 #include "cli/history.h"

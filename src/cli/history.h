@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* history.h - the options `warren run` and `warren job run` share for the history: --label,
  * --name, --db, and --run-id (the id warren serve gave a queued run). */
 #ifndef WARREN_CLI_HISTORY_H

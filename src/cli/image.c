@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* image.c - `warren image import|ls|rm`: the image store (image/store.h) from the command line. */
 #include <getopt.h>
 #include <stdio.h>

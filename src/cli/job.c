@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* job.c - `warren job run FILE`, `warren logs RUN [STEP]` and `warren kill RUN`. */
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* opts.c - the one option parser of every subcommand: getopt_long, after a check of every
  * option word that getopt_long would take too kindly (abbreviations, unknown short forms). */
 #include "cli/opts.h"

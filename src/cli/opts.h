@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* opts.h - the one option parser of every subcommand: getopt_long with warren's rules (whole
  * option names only, the documented short forms only, one clear line for a wrong option). */
 #ifndef WARREN_CLI_OPTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy.c - `warren policy RUN PATH [--write|--read|--exec]`: would the run be allowed to
  * do this? For an agent harness that asks before it acts. Prints "allowed" (exit 0) or
  * "denied: <why, and where the run may write instead>" (exit 1). The answer is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run.c - `warren run`: parse options into a cell spec, check them, hand it to the supervisor. */
 #include <ctype.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runs.c - `warren ps`, `warren show` and `warren gc`: the runs of a state directory, live
  * or recorded, and the reclaim of what dead ones left. */
 #include <getopt.h>

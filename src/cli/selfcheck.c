@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* selfcheck.c - `warren selfcheck [--rootfs DIR]`: is this host able to make cells, and is the
  * image clean (nothing in its /tmp, /tmp sticky, no root-owned directory where a job writes)? */
 #include <dirent.h>

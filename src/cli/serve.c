@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serve.c - `warren serve`: parse its options and hand them to the server (serve/serve.h). */
 #include <getopt.h>
 #include <stdio.h>

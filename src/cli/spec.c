@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* spec.c - building a cell spec from what a user gave (command line or job file): the run
  * user, the paths, the environment (TMPDIR last), the state directory and the run id. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* spec.h - building a cell spec from a user's words, shared by `warren run` and `warren job`. */
 #ifndef WARREN_CLI_SPEC_H
 #define WARREN_CLI_SPEC_H

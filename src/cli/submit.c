@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* submit.c - the CLI against a running `warren serve`: `warren submit` (a command or a job file
  * to its queue), and `warren logs --via` / `warren kill --via`. A small HTTP/1.0 client over
  * the server's unix socket or TCP (one request per connection, read to its end). */

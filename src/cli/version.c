@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* version.c - `warren --version`: the version (from debian/changelog, the one source the
  * Makefile reads) and what this build and this host offer a cell: the libraries built in, the
  * Landlock ABI, the cgroup mode, seccomp user notification (the write watch), user

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* init.c - pid 1 of the vm driver's guest (a static program in the initramfs warren builds;
  * see cell/vm.c). It loads the modules listed in the initramfs, mounts the run's orders (a 9p
  * share of <rundir>/vm), builds the cell's root from the host's / (9p, read-only, as the

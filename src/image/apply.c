@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply.c - applying archive entries to an image's tree (apply.h). Each directory on an
  * entry's way is opened one component at a time with O_NOFOLLOW, beneath the tree's
  * descriptor, and names are normalised first (entry.c refuses absolute names and ".."): no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply.h - applying the entries of an image's layers to a tree, beneath one directory
  * descriptor: every directory on the way is opened one component at a time without following
  * a symlink, so no entry (nor a whiteout) reaches outside the tree, whatever links earlier

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* entry.c - the decisions about one entry of an image archive (entry.h): pure functions, unit
  * tested case by case (tests/unit/test_image.c). The system calls that act on them are in
  * apply.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* entry.h - what to do with one entry of an image archive, decided as a pure function of its
  * name, type and link target: the path normalised (or the entry refused: absolute, "..",
  * control characters), whiteouts (.wh.NAME) and opaque directories (.wh..wh..opq) of layered

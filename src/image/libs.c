@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libs.c - see libs.h. */
 #define IMAGE_LIBS_NO_NAMES
 #include "image/libs.h"

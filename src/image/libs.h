@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libs.h - libarchive and nettle's SHA-256, loaded with dlopen when an image is read
  * (util/dl.h): linked into the binary, nettle's and liblzma's start-up code (CPU probes, a VM
  * exit each) ran at every exec of warren, 65-110 us of each `warren run` here. Included by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* source.c - reading an image (source.h): tarballs, directories, OCI image layouts (a
  * directory or a tar of one) and docker/podman save archives, through libarchive. A layer held
  * inside an archive is read in place: a second libarchive reader takes its bytes from the

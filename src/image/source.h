@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* source.h - reading an image from what a user has: a tarball (tar, tar.gz, tar.xz, tar.zst,
  * tar.bz2), a directory, an OCI image layout (a directory, or a tar of one as `podman save
  * --format oci-archive` writes), or a `docker save` / `podman save` archive; the layers are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.c - the image store (store.h): import into a hidden directory then rename, within the
  * room of the store's file system (its free space less a reserve); list, remove, open for a
  * run under a shared lock, and gc of what interrupted imports left. */

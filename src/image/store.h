@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.h - the image store: <state>/images/<name>/ holds rootfs/ (the tree, owners and modes
  * as the archive has them; never written after the import) and image.json (name, digest,
  * size, created, source). An import is made in a hidden temporary directory and renamed into

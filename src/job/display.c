@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* display.c - the live view of a job's steps (see display.h). */
 #include "job/display.h"
 

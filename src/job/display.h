@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* display.h - what a job shows while it runs: on a terminal, a live line for the running step
  * with its clock ("3m12s / 10m") under the step's output, finished steps with their marker and
  * duration; elsewhere (CI logs, pipes) plain timestamped lines. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jobfile.c - the job file parser: libyaml's document tree, checked key by key with line and
  * column for every mistake, unknown keys with a suggestion, durations and sizes in the units
  * people write. */

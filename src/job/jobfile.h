@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jobfile.h - a job file (YAML) read into a job: the cell, its services and its ordered steps.
  * Every mistake is reported with file:line:column before anything starts. */
 #ifndef WARREN_JOB_JOBFILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* logname.c - step and service names as safe file names in log/, and back (see logname.h). */
 #include "job/logname.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* logname.h - the file names of a job's logs in the record's log/: "<n>-<step>.log" and
  * "service-<name>.log", each name percent-encoded so that any step or service name (spaces,
  * slashes, dots, any byte) is one safe file name and comes back whole. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runner.c - the supervisor's side of a job: it asks the cell's executor to start services and
  * steps, streams each task's output to its log (log/<n>-<name>.log, with a .times side file)
  * and to the view within the job's output limit, times each step against its limit, probes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runner.h - running a job in one cell: services first (with readiness), then the steps in
  * order, each with its own time limit and log, then the services are stopped. */
 #ifndef WARREN_JOB_RUNNER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ct.c - forget the kernel's connection tracking of a run's address. The addresses of warren's
  * subnet are given to one run after another, and the host's conntrack table outlives a run: an
  * entry of an earlier run at the same address (a UDP flow lives 30-180 s, a TCP connection cut

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dns.c - warren's resolver for one run, in the supervisor's event loop. It listens on the
  * gateway, bound to the bridge (a port of its own; the run's DNS over UDP to <gateway>:53 is
  * redirected to it; TCP to the gateway is refused by the firewall), answers only the run's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dnsname.c - names of DNS in wire form: checked label by label, compared without ASCII case,
  * matched against the allow list's names, and written as text for the record. A name is
  * never turned into text to be compared: the label "x.web1" is one label, and it matches no

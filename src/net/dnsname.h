@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dnsname.h - names of DNS in wire form (length-prefixed labels, a zero at the end, no
  * compression): checked, compared and written as text for the resolver (dns.c) and for the
  * allow list's names (net_allow_name_matches in net.h). Pure functions. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fw.c - the firewall through libnftables. One table of warren's (inet warren) whose base
  * chains dispatch on the cell's source address through verdict maps to each run's own chains
  * (f_<id> forward, i_<id> to the host, p_<id> DNS redirect, u_<id> published ports, r_<id>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h - what the pieces of src/net share: links (link.c), the firewall (fw.c), the
  * resolver (dns.c) and the address leases (net.c). Not for use outside src/net. */
 #ifndef WARREN_NET_INTERNAL_H

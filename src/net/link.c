@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* link.c - links, addresses and routes through libnl-route-3: warren's bridge, a run's veth
  * pair (the cell's end created straight in the cell's network namespace), the cell's address
  * and default route set from outside the cell (a netlink socket opened inside its namespace);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* net.c - a run's network from start to end: the address lease (one address of warren's
  * subnet per run, chosen under a host-wide lock in /run/warren/net), the cell's resolv.conf
  * and hosts, the veth and firewall of the run, its resolver, the record of what was refused,

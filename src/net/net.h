@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* net.h - a run's network beyond loopback (opt-in with --net): a veth pair whose host end is
  * on warren's bridge warren0, the cell's address and default route set from outside the cell,
  * a default-deny nftables firewall per run (table inet warren), warren's own DNS resolver for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* opts.c - the words of the network options: --net none|nat[,lan][,allow=LIST]|[lan,]allow=LIST,
  * --publish [ADDR:]HOSTPORT:CELLPORT (and the mode it implies: nat by default, none+publish
  * with an explicit --net none), --dns-max-names N, the allow list's entries, the

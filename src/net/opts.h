@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* opts.h - what the user asked of a run's network (--net, --publish, --dns-max-names): the
  * plain types the cell spec holds, and their parsers (opts.c). See net.h for the rest. */
 #ifndef WARREN_NET_OPTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pasta.c - --net nat for rootless runs: pasta (Debian package passt) attached to the cell's
  * network namespace and its owning user namespace, started by the supervisor between the
  * cell's start and its release. pasta is the supervisor's child with a parent-death signal, so

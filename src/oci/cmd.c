@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd.c - runc's command line: the global options, then create, start, state, kill, delete,
  * run, features, spec and --version, as containerd's runc shim (go-runc) and podman's conmon
  * call them. Failures are one line on stderr and in --log, exit status 1, as runc's. */

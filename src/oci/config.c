@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.c - an OCI bundle's config.json as a warren cell spec. What warren's cell gives is
  * taken as given, what it can do as asked is done, what it cannot honour is refused with one
  * line naming the field; a bundle asking for less isolation than a cell has gets the cell's

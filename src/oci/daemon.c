@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon.c - create, and the detached supervisor it leaves: `warren oci create` forks a warren
  * supervisor that makes the run directory, cgroup and cell (its init waits), hands a terminal's
  * master to the console socket, writes the state and answers; create then writes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* exec.c - `exec --process JSON [--detach] [--pid-file F] [--console-socket S] ID`: a new
  * process in a running container's cell. A keeper process (its pid is what --pid-file names;
  * it ends as the process did, as the supervisor does for the job) joins the cell's

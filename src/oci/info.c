@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* info.c - what the runtime says of itself: `features` (runtime-spec features.md), `spec` (a
  * default config.json that warren runs as it is) and `--version` (runc's three lines, as
  * go-runc parses them). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h - what the files of the OCI runtime face share: the global options, the one way
  * to fail (stderr and --log, as runc writes them), the container's state directory, the
  * bundle's config.json as a cell spec, and the detached supervisor. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* oci.h - the OCI runtime face: `warren oci ...`, and warren called as warren-runc. */
 #ifndef WARREN_OCI_OCI_H
 #define WARREN_OCI_OCI_H

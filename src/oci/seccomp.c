@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seccomp.c - an OCI bundle's linux.seccomp (the JSON of the runtime spec) compiled with
  * libseccomp into a second filter the job loads after warren's own (policy/policy.h): both
  * run, the stricter action wins, so a bundle's profile can only take calls away; and

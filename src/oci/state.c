@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* state.c - the state of one OCI container under the runtime's root: <root>/<id>/ holds
  * state.json (what `state` prints, with the supervisor's pid and start time) and ctl, the
  * supervisor's control socket; flock on the directory serialises create, start and delete. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* access.c - may a run read, write or execute a path of its cell? The answer the kernel will
  * give (Landlock, the read-only mounts, the protected worktree paths), computed from the spec
  * alone, for `warren policy` and for the supervisor's explanation of a refused write: one

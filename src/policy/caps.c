@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* caps.c - the job's capabilities and resource limits, set by the job process just before it
  * executes the job: a non-root job holds no capability in any set, `--user 0` keeps a small
  * documented set inside its own user namespace; core dumps off unless --core; RLIMIT_NOFILE

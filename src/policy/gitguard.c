@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gitguard.c - after a run, what the job left in the worktree that git on the host would obey,
  * moved aside (see gitguard.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gitguard.h - after a run: what the job left in its worktree that git on the host would obey
  * (a configuration, hooks, a redirect to another git directory, a todo list with commands, a
  * new repository), found by one walk of the worktree and moved aside, so that the host user's

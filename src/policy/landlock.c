@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* landlock.c - the job's Landlock domain: it may write its worktree, its scratch (/tmp,
  * /var/tmp, $HOME), /dev/{null,zero,full,tty,pts,shm} (and with --rootfs the whole overlay
  * root), and read and execute what else is mounted. The ABI is detected at run time and used

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mask.c - what init hides and freezes in the cell's root before pivot_root: kernel files of
  * /proc and /sys masked as runc does (a file under /dev/null, a directory under an empty
  * read-only tmpfs), /proc/sys and friends read-only, /sys hidden with --no-sys, the host's

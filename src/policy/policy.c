@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy.c - the policy of a cell as a whole: the options, and the order in which the job
  * process takes on its defences just before it executes the job (rlimits, capabilities,
  * Landlock, seccomp last, so that nothing before it needs a call it refuses). */

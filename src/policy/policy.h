@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy.h - the defences a cell puts around its job: a seccomp profile, Landlock rules,
  * capabilities and rlimits (applied by the job process itself, just before it executes the
  * job), masked kernel files and read-only protected worktree paths (mounted by init while it

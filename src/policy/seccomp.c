@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seccomp.c - warren's seccomp profiles: the default profile, the simple text format they are
  * written in (parse, check, print), and their translation into a libseccomp filter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* watch.c - the write watch, job side: a second seccomp filter that hands the job's write-side
  * path calls (open/openat with a write flag or O_CREAT, creat, mkdir, unlink, rename, link,
  * symlink, truncate, chmod, chown, utimes, setxattr...) to the supervisor as user

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* history.c - the history of runs in SQLite: schema (versioned with PRAGMA user_version),
  * the row a run writes at its start and end, queries with filters and paging, retention. */
 #include "run/history.h"

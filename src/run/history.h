@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* history.h - the history of runs in SQLite (<state>/history.db): one row per run, inserted
  * when it starts (or is queued by `warren serve`), updated when it ends; labels and a name to
  * find runs by; retention. A run's own start and end wait as lines in <db>.pending until the

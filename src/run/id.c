@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* id.c - ULID-based run ids: 48 bits of milliseconds then 80 random bits, Crockford base32. */
 #include "run/id.h"
 

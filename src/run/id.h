@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* id.h - run ids: "run_" + a ULID (26 chars Crockford base32, sortable by start time). */
 #ifndef WARREN_RUN_ID_H
 #define WARREN_RUN_ID_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* limits.c - the words of a limit's value, the defaults a run gets, and where they come from
  * (see limits.h). The grace between SIGTERM and SIGKILL is not one of them (--grace, 5 s).
  * The defaults keep the host alive when a run names no limit: half the RAM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* limits.h - the limits of a run as people write them ("512M", "30s", "4096", "none"), and the
  * defaults a run gets for what it does not name: chosen from the host's size, then set by
  * /etc/warren/defaults and by <state>/defaults, lifted one by one with `--memory none`. */

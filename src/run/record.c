@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record.c - spec.json and result.json of a run, through jansson. */
 #include "run/record.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record.h - the run's record: spec.json (what was asked) and result.json (how it ended),
  * written atomically; the same JSON goes to --result FILE / --result-fd N. */
 #ifndef WARREN_RUN_RECORD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rundir.c - run directories: <state>/runs/run_<ULID>/ holds the scratch (tmp, var-tmp, home,
  * upper, work, root, etc) and the record (spec.json, result.json; lock: the supervisor's lock,
  * its pid inside). */

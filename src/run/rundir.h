@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rundir.h - the state directory and the run directories in it: layout, creation of the
  * scratch, the liveness lock, reclaim, lookup by id prefix. */
 #ifndef WARREN_RUN_RUNDIR_H

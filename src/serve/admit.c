@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* admit.c - the server's pure decisions about connections (conns.h): whether one more is taken
  * (by user on a unix socket, by source on TCP), whose cap a subordinate uid counts against, the
  * source of an address, whether a body may be held, and the line a refused connection is told.

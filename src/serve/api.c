@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api.c - the HTTP API v1 (docs/api.md): who asks (SO_PEERCRED on a unix socket, the bearer
  * token on TCP, compared in constant time), decided as soon as a request's head is in, so that
  * a request is answered at once and nothing of a body is read unless it is a submission by one

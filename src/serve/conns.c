@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conns.c - the server's connections as libmicrohttpd starts and closes them (conns.h): counted
  * by their peer's uid (SO_PEERCRED, a subordinate uid as its owner's) on a unix socket and by
  * their source address on TCP, one refused (or, on TCP, the source's oldest without the token

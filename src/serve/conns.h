@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conns.h - how many connections each client may hold, and for how long before its request is
  * in. A root server's unix socket is 0666 (others get their own view of the API), so any local
  * user could otherwise fill every connection with requests never finished and lock root out:

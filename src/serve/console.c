@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* console.c - the web console at / (docs/console.md): the embedded page and its files, sent
  * with headers that keep the browser strict (CSP: scripts from this server only, no inline
  * code; nosniff; no framing), the browser's login on TCP (/?token= once: the token goes into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* console.h - the web console of `warren serve`: its files (compiled into the binary from
  * src/serve/console/ by scripts/embed-assets), the browser's login and the CSRF check. */
 #ifndef WARREN_SERVE_CONSOLE_H

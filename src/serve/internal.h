@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h - what the pieces of the server share: the server, its queue and runs, the API's
  * entry points. */
 #ifndef WARREN_SERVE_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* logs.c - GET /v1/runs/{id}/logs: a step's log (log/<n>-<name>.log of the run's record) from
  * a byte offset, whole (text/plain) or followed as Server-Sent Events: one event per line,
  * its `id:` the byte offset just after that line, so that a client reconnecting with

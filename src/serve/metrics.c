@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.c - GET /metrics in the Prometheus text format: runs by state and cause (from the
  * history), the queue, the slots, the start latency (submission to the run's start). */
 #include "serve/internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mhd.c - load libmicrohttpd with dlopen (see mhd.h for why). */
 #include "serve/mhd.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mhd.h - libmicrohttpd, loaded with dlopen when `warren serve` starts: linked into the binary
  * it would load GnuTLS and its kin into every `warren run` (2-3 ms each). The functions the
  * server uses, as pointers of the library's own types. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serve.c - the server's life: the state directory and its lock, the listeners, the event loop
  * that starts queued runs in free slots (each this binary's `job run`, a child that dies with
  * the server), reaps them, applies retention; and, at start, what a killed server left. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serve.h - `warren serve`: runs queued to slots behind an HTTP API (v1, docs/api.md) on unix
  * sockets and TCP, each run an ordinary warren run (this binary, `job run`, as a child that
  * dies with the server), its row in the history. */

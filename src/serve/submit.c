@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* submit.c - POST /v1/runs: a command or a job (JSON), checked field by field with one clear
  * message for the first mistake, turned into a job (a command is a job of one step "main"):
  * given to a warm cell with its text, or written as a job file of the server's (<state>/serve/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* warm.c - the warm pool of `warren serve --warm N`: cells made in advance for one shape (each
  * this binary's `job run --warm-fd 3`, a supervisor whose cell is made and whose init waits),
  * taken once by a submitted run that fits, a new one started behind it. A cell that does not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refusal.c - the write watch's decision: was a call refused for the cell's rules? Pure
  * functions of the facts refused.c gathers (see refusal.h); the kernel's order of checks
  * (EEXIST, ENOENT, EXDEV and EISDIR before or instead of a refusal) is docs/hardening.md's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refusal.h - the write watch's decision (refused.c), as pure functions: from what the lookups
  * in the cell found of a path (plain facts: does its directory resolve, is it read-only, does
  * the name exist, what is it), whether the kernel refused the call for the cell's rules (a

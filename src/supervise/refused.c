@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refused.c - the write watch, supervisor side (see refused.h and policy/watch.c).
  *
  * A thread of its own, the taker, blocks in SECCOMP_IOCTL_NOTIF_RECV. For each call the job's

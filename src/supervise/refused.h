@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refused.h - the write watch, supervisor side: looks at each write-side path call the job's
  * filter (policy/watch.c) hands over, lets it go on, and counts the ones the cell refuses, by
  * path, for result.json ("refused_writes") and the line at the end of the run that says

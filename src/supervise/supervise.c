@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* supervise.c - the event loop of one run. epoll over: the cell init's pidfd (exit), its report
  * pipe (setup errors, the job's wait status), a signalfd (SIGINT/SIGTERM/SIGHUP from the user,
  * SIGWINCH), timerfds (wall clock, the limit watch, the grace period) and the job's output

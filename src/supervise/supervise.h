@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* supervise.h - one run from start to record: run directory, cgroup, cell, the event loop that
  * watches exit, limits and signals, the cause, result.json and the reclaim of the scratch. */
 #ifndef WARREN_SUPERVISE_SUPERVISE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* worktree.c - the worktree's git check after a run, and how it is recorded and said (see
  * worktree.h and policy/gitguard.c). */
 #include "supervise/worktree.h"

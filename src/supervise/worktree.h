@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* worktree.h - after the run, before the record: the worktree's git check (policy/gitguard.h),
  * its findings in result.json ("git_moved_aside") and one line each on stderr. */
 #ifndef WARREN_SUPERVISE_WORKTREE_H

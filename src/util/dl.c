@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dl.c - see dl.h. */
 #include "util/dl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dl.h - a shared library loaded with dlopen where warren uses it, not by each exec: what a
  * library does when it is loaded (its constructors, its relocations, its pages) is paid only
  * by the commands that need it. libmicrohttpd (warren serve), libnftables (--net), libldns

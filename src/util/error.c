@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* error.c - filling and printing struct error; allocation helpers that never return NULL. */
 #include "util/error.h"
 

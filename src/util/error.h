@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* error.h - the error value that carries errno and one clear message up to the user.
  *
  * Functions below cli/ return 0 or -errno (or NULL) and fill a struct error

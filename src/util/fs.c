@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fs.c - file and directory helpers used by the run directory, the record and the cell setup. */
 #include "util/fs.h"
 

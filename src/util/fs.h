@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fs.h - file helpers: read/write whole files, atomic replace, mkdir -p, and a tree removal
  * that survives read-only directories, deep trees, odd names, sockets and full disks. */
 #ifndef WARREN_UTIL_FS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lazymath.c - the libm functions SQLite's static archive names (its SQL math functions:
  * acos(), pow(), ...), looked up in libm.so.6 at their first call, so that warren is not linked
  * against libm: a shared library mapped and relocated by each exec of warren cost every run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* limits.h - the limits of one run as plain numbers, in the lowest layer: the cgroup layer
  * sets them, the cell spec, the supervisor and the record read them. */
 #ifndef WARREN_UTIL_LIMITS_H

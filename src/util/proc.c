@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proc.c - see proc.h. */
 #include "util/proc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proc.h - the process itself: its standard descriptors and arguments at its start, and what
  * a process warren starts for a run must not inherit from warren's caller. */
 #ifndef WARREN_UTIL_PROC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* strv.c - see strv.h. */
 #include "util/strv.h"
 

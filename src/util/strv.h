@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* strv.h - NULL-terminated arrays of strings (an argv, an env): copied, freed, made of a JSON
  * array. */
 #ifndef WARREN_UTIL_STRV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sys.h - the one home of raw system calls and of constants older C library and kernel
  * headers lack (as systemd's missing_syscall.h): openat2, the new mount API, pidfds, clone3,
  * Landlock, seccomp, capabilities, pivot_root, keyctl and finit_module, each wrapped once with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* units.c - durations and sizes as people write them, and back. */
 #include "util/units.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* units.h - parsing and printing of durations (30s, 10m, 1h30m) and sizes (512M, 2G). */
 #ifndef WARREN_UTIL_UNITS_H
 #define WARREN_UTIL_UNITS_H

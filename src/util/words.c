@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* words.c - suggestions for mistyped keys and options (edit distance), printable names. */
 #include "util/words.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* words.h - words for people: "did you mean ...?" (the closest of a list of names to a word a
  * user typed), and names made safe to print and to put in JSON. */
 #ifndef WARREN_UTIL_WORDS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // drive.mjs - the browser half of tests/integration/console.t: headless Debian chromium
 // (never a downloaded browser) driven by playwright-core against a running `warren serve`.
 // Prints one line per check: "RESULT <key> <1|0> <detail>"; console.t turns them into TAP.

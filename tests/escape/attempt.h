@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* attempt.h - shared by the escape attempts of tests/escape/ (see README there).
  *
  * Each attempt is a small static program run inside a cell as the job. It tries one way

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup_move: move the job into another cgroup (out of the run's, and its limits): write its
  * pid to every cgroup.procs it can find under /sys/fs/cgroup (depth 3), create a cgroup,
  * change subtree_control. The test compares /proc/self/cgroup. */

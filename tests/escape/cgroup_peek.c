@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup_peek: find other runs from inside the cell through the host's cgroup trees: any
  * directory named run_* under /sys/fs/cgroup (depth 4) other than this run's own (the
  * hostname is the run id), and its memory figures. The test keeps another run alive. */

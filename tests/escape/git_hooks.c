@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* git_hooks: plant code the host runs after the run: .git/hooks/pre-commit in the worktree
  * (the cwd, a git repository the test made), directly, by renaming .git or .git/hooks away
  * and making new ones, through a symlink, and by pointing core.hooksPath elsewhere in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* git_plant: leave something in the worktree that git on the host would obey after the run,
  * one class of issue 10 at a time (argv[1]). Each payload runs `touch <worktree>/PWNED-<key>`
  * when git executes it; the test (escape.t) runs git on the host afterwards (status, diff,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_socket STREAM DGRAM: reach a host service over the world-writable unix sockets the
  * test listens on (STREAM, SOCK_STREAM; DGRAM, SOCK_DGRAM) in a directory of the host's /
  * the cell can see: connect, then hand the host our stdout with SCM_RIGHTS (issue 10: a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* inherited_fd: the test opened fds 5..9 on host files (a marker in the host's /tmp, a file
  * open for appending, the host's /, /root, warren's binary) before starting warren. Any
  * descriptor above 2 the job starts with is the escape; through one, read or walk out. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kill_outside PID: PID is a host process (a sleep the test started, running as the job's
  * host uid). Signal it (SIGKILL), its process group, through a pidfd; the test checks that
  * it still lives. */

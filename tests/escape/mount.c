@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mount: mount a tmpfs, bind the root elsewhere, remount the root read-write, the new mount
  * API, a new mount namespace, a cgroup2 file system. */
 #include "attempt.h"

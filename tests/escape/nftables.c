@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nftables: set up an nftables table from inside (the nf_tables attack surface): a netlink
  * batch NEWTABLE on NETLINK_NETFILTER, and `nft add table` when nft is in the cell. */
 #include "attempt.h"

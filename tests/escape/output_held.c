@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* output_held: the job hands its own stdout and stderr (the write ends of the supervisor's
  * pipes, or its terminal) to a process outside the cell, over a unix socket the test placed in
  * the worktree (argv[1]), and exits 0. The way out is the supervisor's: if it waits for an end

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proc_kcore: read the kernel's memory: /proc/kcore, /dev/mem, /dev/kmem, /proc/kmem. */
 #include "attempt.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ptrace_outside PID: PID is a host process (a sleep the test started, running as the job's
  * host uid). Attach to it, read its memory, get a pidfd of it. */
 #include "attempt.h"

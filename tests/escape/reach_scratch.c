@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reach_scratch NAME SECRET MARKER DIR...: another run, started by the test, keeps a file
  * MARKER holding SECRET in its /tmp, /var/tmp and $HOME. Look for it: DIR/runs/<any>/{tmp,
  * var-tmp,home}/MARKER on the host paths (DIR: state directories), the other run's processes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* read_host_root SECRET HOSTPATH: read a marker file the test left in the host's /root,
  * and list /root for it. */
 #include "attempt.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reexec_exe [HOSTPATH]: get warren's own binary open for writing (CVE-2019-5736's class):
  * /proc/1/exe (warren's init) and /proc/<pid>/exe of every process the job sees, directly
  * and by reopening an O_PATH/O_RDONLY descriptor through /proc/self/fd; executing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rlimits: raise RLIMIT_NOFILE above its hard limit, RLIMIT_CORE (off in a cell) above 0,
  * other hard limits, and init's limits with prlimit. */
 #include "attempt.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seccomp_forbidden: calls the default profile refuses: the kernel keyring, bpf,
  * perf_event_open, userfaultfd, io_uring. (keyctl succeeds for any user on a bare host.) */
 #include "attempt.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sysrq_trigger: open /proc/sysrq-trigger for writing. Only its masked stand-in (/dev/null)
  * is ever written to ("h", the help key, harmless even on the real file); the real one
  * opened for writing is already the escape and is closed unwritten. Also /proc/sys/kernel/sysrq. */

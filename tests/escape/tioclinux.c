@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tioclinux: TIOCLINUX (console tricks: paste the selection, ...) on every terminal the job
  * reaches: fds 0-2, /dev/tty, /dev/tty0, /dev/console, a pty of its own. Only queries are
  * sent (subcode 7, get the mouse reporting mode). */

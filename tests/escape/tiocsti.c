@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tiocsti [need-tty]: push a keystroke into a terminal with TIOCSTI: the job's stdin, stdout,
  * stderr when they are terminals (the test runs warren under a pty with script(1)), /dev/tty,
  * and a pty the job opens itself. With need-tty, no terminal on 0-2 is "untested". */

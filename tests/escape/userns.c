@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* userns: create a user namespace (unshare, clone, clone3) and, in it, a network namespace. */
 #include "attempt.h"
 #include <linux/sched.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* worktree_symlink SECRET: the test planted symlinks in the worktree (the cwd) pointing at the
  * host: link-root -> /root, link-shadow -> /etc/shadow, link-tmp-marker -> a marker in the
  * host's /tmp, link-root-marker -> a marker in the host's /root, link-etc -> /etc,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* write_etc TAG: create /etc/warren-escape-TAG, open /etc/passwd and /etc/hostname for
  * writing (nothing is written), make a directory in /etc. */
 #include "attempt.h"

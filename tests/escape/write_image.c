@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* write_image TAG IMAGE|- [overlay]: write into the root file system (the host's /, or the
  * image under --rootfs): files in /usr/bin, /bin, /lib, /, and the image through its host
  * path IMAGE. With "overlay" (--rootfs) a write into the cell's own root is no escape: it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz.h - what the libFuzzer targets share: the input as a NUL-terminated string. */
 #ifndef WARREN_FUZZ_H
 #define WARREN_FUZZ_H

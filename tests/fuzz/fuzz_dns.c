@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_dns.c - warren's resolver (src/net/dns.c) on a client's message and on the upstream
  * answer to what it would forward: on_question (refuse, answer empty, or take the question)
  * and on_answer (match the pending query, select the records, fill the allow set, build the

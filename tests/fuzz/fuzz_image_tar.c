@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_image_tar.c - an archive of any bytes imported as an image (image_source_apply: the kind
  * found, the tar read, compressed or not, as a tarball or a save/OCI archive, the entries
  * applied): whatever it holds, nothing beside the tree is created, changed or removed (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_jobfile.c - the job file parser (job_parse) on any text: its YAML, its keys, the
  * durations, sizes and network words in it, and the bounds on its size and shape. The job
  * file is named as if under build/fuzz/, so its relative paths resolve there. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_net_opts.c - the words of the network options (--net, --publish on each line,
  * --dns-max-names, the allow list) on the text before the input's first NUL, and the names of
  * DNS in wire form (dnsname.c, net_allow_name_matches) on the bytes after it (or all of them). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_record.c - a run's record as `warren show` and `warren policy` read it: result.json or
  * spec.json text (json_loads, as they load it), the rows of show_record, and the policy's
  * answers for a few paths (record_policy_answer, as warren policy and the server ask it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_seccomp_profile.c - the seccomp profile text format (seccomp_profile_parse), and what
  * a profile it takes goes through next: --allow-nested, libseccomp's filter and the whole BPF
  * program, and --seccomp-print. */

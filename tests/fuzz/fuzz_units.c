@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_units.c - durations and sizes as people write them (parse_duration_ms, parse_size,
  * parse_uint), and the printing of what they parse to: a printed duration reads back as the
  * same number of milliseconds. */

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # caller.t - what the caller's own process state does to a run: a job gets the contract
 # whatever its caller's scheduling, personality, file size limit, capabilities or umask, and
 # warren says what it cannot do in one line and leaves nothing. (The caller's umask 077 and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cell.t - the contract of a cell, seen from inside, as root and as an unprivileged user:
 # /tmp 01777 and sticky, TMPDIR=/tmp whatever the caller says, temp files landing in the
 # run's scratch, an unprivileged job without capabilities, hostname = run id, id/whoami,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cli.t - exit codes and refusals of `warren run`, as root and as an unprivileged user:
 # the job's own code passes through, 128+N for a signal, 125 with one line "warren: ..."
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.

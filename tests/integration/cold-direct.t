@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cold-direct.t - issue 13: a plain command submitted to `warren serve` that starts cold (no
 # warm cell) is the cell's job itself, as a warm cell's is (warm-direct.t): the job's process
 # execs it, with no executor and no shell between (two execs less than a job's step). What it

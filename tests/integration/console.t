@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # console.t - issue 12, the console: a real `warren serve` on TCP 127.0.0.1 with a token and a
 # state of its own; a job with a colour step and a step its time limit stops, and a long run;
 # headless Debian chromium (driven by playwright-core from tests/console/, never a downloaded

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # contract.t - the cell contract checked against both drivers from one list (tests/contract.sh):
 # the same checks, run with --driver container and --driver vm, as root and rootless. The vm
 # half needs qemu-system-x86_64 and a Debian kernel (/boot/vmlinuz-*); without them it is

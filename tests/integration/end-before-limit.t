@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # end-before-limit.t - a job that ended before its limit ended as it did: a wall clock that
 # runs out while its cell is torn down (here a process of 8 GiB it left behind, whose memory
 # takes the kernel some 150-200 ms to free) is not the run's end. The job exits 100 ms before

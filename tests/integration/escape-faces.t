@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # escape-faces.t - the escape classes of the faces (issue 31, tests/escape/faces/): each a
 # script that attacks the boundary through a face (a job file, the server's API, an OCI bundle,
 # the command line, the VM driver) in one mode - root, user (rootless), image, vm - and says

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # escape.t - the escape suite of issue 6 (tests/escape/): each attempt, a small static C
 # program, runs as the job of a cell of its own and tries one way out; it prints its name and
 # `held` or `ESCAPED`. The whole suite runs as root and rootless, on the host's / and on the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # gc-orphans.t - `warren gc --orphans`: the run cgroups a state directory that is gone left
 # (no `warren gc --state` can name them any more). Each run's cgroups record its state
 # directory; gc --orphans removes the empty ones whose state directory is gone, and leaves

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hardening.t - the defences of issue 6, each exercised by a real program inside a cell, as
 # root and as an unprivileged user, on the host's / and on a --rootfs image:
 #   seccomp (a probe calling the refused system calls: keyring, bpf, perf, userfaultfd,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # image.t - `warren image import|ls|rm`, `run --image` and `image:` in a job file. Real archives
 # made here: tarballs (tar, gz, zst, xz) of the busybox tree, the tree itself, a `podman save`
 # archive of a two-layer image podman built from it, `podman save --format oci-archive` and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # install.t - warren installed like a tool: `make install DESTDIR=` lays the binary, a man
 # page per subcommand and the job file's, bash and zsh completion, the docs and the example
 # job, and the installed binary runs; `make uninstall` takes all of it back. A Debian package

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # isolation.t - two runs started together share nothing: neither sees the other's /tmp
 # files (not even through the state directory on the host's file system) nor its
 # processes. As root and as an unprivileged user.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # jobs.t - issue 4: jobs (services and steps in one cell). A step that hits its time limit
 # (its cause named on the view, in the record, with the clock; later steps skipped, the
 # `if: always` step run, exit 124); a service that opens a port and a step that talks to

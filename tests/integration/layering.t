@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # layering.t - scripts/check-layers (make layering): passes on this tree, and fails, naming
 # the file, the line and the header, on copies of it with an arrow back up planted: a layer
 # including a header above it, and a leaf header including one of the project.

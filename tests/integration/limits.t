@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # limits.t - issue 3: each limit stops a job that exceeds it, with one line
 # "warren: run_<id> stopped: <cause>" on stderr, the exit code, and result.json's
 # status/cause; a job within its limits is untouched; SIGINT to warren stops the cell

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # many.t - 200 runs in a row, and 8 at once, leave nothing behind: no scratch, mount,
 # process or cgroup; every run has its record. As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # mounts.t - the cell's extra mounts and names (issue 14): --ro-bind (a cache readable, a write
 # to it refused with EROFS and recorded as a refused write), --bind (writes reach the host's
 # directory), --externals at /opt/warren/externals, --work none, --work-ro (refused writes name

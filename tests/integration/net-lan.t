@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # net-lan.t - what --net nat reaches: the internet through the uplink, but neither the host's
 # own addresses nor the private and link-local ranges unless asked (nat,lan; nat,allow=ADDR;
 # an address of allow=LIST; lan,allow= for names that resolve to private addresses), as root

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # net.t - --net none|nat|allow=LIST and --publish, in a throwaway world: the whole script
 # (warren included) runs in a network namespace of its own with no route off the machine;
 # the "internet" is a further namespace behind it (web1, web2: HTTP servers; a dnsmasq that

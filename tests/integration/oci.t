@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # oci.t - the OCI runtime face (warren oci, warren-runc): the lifecycle straight as a shim or
 # conmon drives it (tests/oci-caller.py: a subreaper that creates, reads the pid file, starts
 # and waits for that pid): state created -> running -> stopped with the spec's fields, the

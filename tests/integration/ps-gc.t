@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # ps-gc.t - `warren ps` lists live runs (ID PID AGE COMMAND WORKTREE); `warren gc` never
 # touches a live run, and after warren itself was killed with SIGKILL the cell is gone
 # and gc reclaims the run's scratch, mounts and cgroups; `gc --older-than` prunes records.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # realwork.t - real work inside a cell with every defence on (seccomp, Landlock required,
 # capabilities, masks, protected .git paths), as root and rootless, on the host's /:
 # building warren from its own source (make BUILD=/tmp/b) and running its unit tests;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # reclaim.t - after a run nothing of its scratch is left, even when the job made it hard:
 # read-only trees, a tree deeper than PATH_MAX (300 levels of 20 characters), FIFOs, sockets, odd names, a directory
 # with mode 000, hard and symbolic links, in /tmp, /var/tmp and $HOME. Checked once with

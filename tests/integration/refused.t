@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # refused.t - refused writes recorded and explained (issue 6): a probe in the cell makes
 # writes of every watched kind, some the cell refuses (read-only host tree, Landlock-denied
 # tmpfs, /proc/sys, /sys, /dev, protected worktree paths; absolute, relative, through a

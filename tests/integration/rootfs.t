@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # rootfs.t - `warren run --rootfs DIR`: the image is the lower layer of an overlay, so a
 # job may write all over its root while the image stays byte-for-byte unchanged (a
 # manifest of paths, modes, owners, sizes, sha256, link targets, before and after), and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # selfcheck.t - `warren selfcheck [--rootfs DIR]`: one line per check ("ok   ..." or
 # "FAIL ...: how to fix"), exit 1 when any fails. It fails on an image whose /tmp holds a
 # root-owned `opencode` directory (left by an image build), whose /tmp is not 01777, or

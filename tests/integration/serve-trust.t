@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # serve-trust.t - issue 31 (trust, round three), the server's side, on a root state directory of
 # mode 0755 (as the socket <state>/serve.sock needs for other users to reach it): the history's
 # files (history.db, -wal, -shm, .pending) are root's alone, also one an older warren left 0644;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # serve.t - issue 12: the history (SQLite) and `warren serve` with its API v1. A real server on
 # a unix socket in the test's own state directory and on TCP 127.0.0.1 with a bearer token:
 # submit with curl, poll, logs as SSE resumed from an offset and from Last-Event-ID (nothing

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tty-input.t - the caller's input to a job's terminal never holds up the supervisor: a job
 # that does not read its terminal while more is typed (pasted) than the terminal takes is
 # still stopped by its wall clock, as root and rootless; a job that reads it gets all of it.

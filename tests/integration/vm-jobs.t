@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # vm-jobs.t - what the vm driver carries beyond a single command that the shared contract list
 # (tests/contract.sh, whose job case runs under both drivers) does not check: a terminal (the
 # job's controlling tty is the guest's console, sized as the caller's and resized with it, its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # vm-net.t - --net none|nat|allow=LIST with the vm driver (docs/vm.md, "Network"): the guest's
 # NIC is a tap on warren's bridge under the same firewall and resolver as a container cell's
 # veth. The whole script runs in the throwaway world of net.t (net_world_up in lib.sh: network

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # vm.t - the vm driver (warren run --driver vm, docs/vm.md) beyond the cell contract (which
 # tests/integration/contract.t checks for both drivers from one list): what the guest cannot
 # carry yet refused in one line, the policy inside the guest, the record's "vm", a VM that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # warm-direct.t - issue 13: a plain command given a warm cell of `warren serve --warm` is the
 # cell's job itself (its process, made with the cell, is started at the take: no executor, no
 # shell between; a cold start of a command is started so too: cold-direct.t). What it sees is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # warm.t - issue 13: `warren serve --warm N`, cells made before they are asked for. A real
 # server on a unix socket in the test's own state directory: a warm cell is used once (run A
 # leaves files in /tmp, /var/tmp, /dev/shm and $HOME and a setsid'd process; run B, on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli.c - the command line's pure parts: cli_getopt (whole names only, short forms,
  * options after operands), the "did you mean" of closest_word, an env file's lines, and the
  * file names of step logs. */

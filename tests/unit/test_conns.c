@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_conns.c - the caps on connections of the server's sockets: on a unix socket (conn_admit)
  * each other user's, all others' together, the share kept for root and the server's user; whose
  * cap a subordinate uid counts against (subid_parse_line, conn_owner); on TCP the source of an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_console.c - the console's decisions: the CSRF check (console_origin_ok), the cookie's
  * token (console_unhex), the embedded files and their types. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_dnsname.c - names of DNS in wire form (net/dnsname.h): well-formedness, the safe names,
  * comparison without case, the lower case asked upstream, the text of the record, and the
  * allow list's matching label by label (a label holding a dot matches no label of a pattern). */

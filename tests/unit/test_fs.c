@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fs.c - rm_tree on hostile trees, write_file_atomic, mkdir_p, descriptors over sockets
  * and what a pipe's read end tells.
  *

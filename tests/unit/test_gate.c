@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_gate.c - the one gate's decision (cell/gate.h) as a table: who asked, through which
  * face, for what, and what the path is -> allowed, or the reason it is refused; then the
  * facts gathered from a real descriptor (a state directory's shape, below an anchor, an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_gitguard.c - the git check's decisions (policy/gitguard.h): which entries of a git
  * directory git obeys, what makes a directory a bare repository, hooks that run, a linked
  * worktree's standard commondir, the worktree paths a repository's config names, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_history.c - the history (run/history.h): the checks of labels and names, --since, and a
  * real SQLite database: rows written at start and end, filters, paging, retention, pruning. */
 #include <setjmp.h>

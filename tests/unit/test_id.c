@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_id.c - run ids: ULID encoding, validation, timestamp decoding, sort order; the names
  * of runs' cgroups (id and state tag) and which of them gc --orphans takes for orphans; the
  * supervisor's pid in a run directory's lock. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_image.c - the decisions about image archive entries (image/entry.h), case by case: names
  * normalised or refused (absolute, "..", control characters, too long), whiteouts and opaque
  * directories, device nodes skipped, setuid/setgid stripped, hard link targets; image names;

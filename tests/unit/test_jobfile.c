@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_jobfile.c - the job-file parser (job/jobfile.h): a good file read into every field of
  * the job; each mistake reported as "FILE:LINE:COL: where: what" at its own place (tabs,
  * YAML syntax, unknown and repeated keys, types, durations, limits, env names, steps and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_mounts.c - the decisions about a cell's extra mounts and names (cell/mounts.h): which
  * host trees a bind may show, where in the cell it may go, SRC[:DST], hostnames; case by case;
  * and that the policy sees the mounts the spec holds. */

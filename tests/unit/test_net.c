@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_net.c - the words of --net (net_parse_mode), the private ranges a cell does not
  * reach unless asked (net_private_range), and which answered addresses enter the allow set for
  * how long (net_answer_allowable, net_dns_timeout), case by case. */

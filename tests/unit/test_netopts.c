@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_netopts.c - the network options of net/opts.c, every form good and bad with its
  * message: the entries of --net allow=LIST (addresses, CIDRs, ports, names), --publish
  * [ADDR:]HOSTPORT:CELLPORT and the mode it implies (nat by default, none+publish with an

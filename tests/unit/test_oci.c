@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_oci.c - the OCI runtime face's decisions: container ids, signal names, the liveness of
  * a supervisor by pid and start time, a bundle's linux.seccomp and process.capabilities. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_policy.c - the seccomp profile format (parse, errors, print), the filter libseccomp
  * builds from it (run through a small classic-BPF interpreter, so that every rule, the
  * 32-bit architecture and the 64-bit argument tricks are checked without loading anything),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_refusal.c - the write watch's decision (supervise/refusal.h), case by case: from the
  * facts the lookups find of a path (read-only mount or not, what the name is) and the cell's
  * rules (worktree, /tmp, home, a read-only root, system trees, binds, --work-ro, --rootfs,

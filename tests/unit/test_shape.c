@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_shape.c - whether a run fits a warm cell (cell_spec_shape_diff, cell/spec.h): the same
  * spec fits; each thing a cell is made with (root, image digest, worktree and its inode, user,
  * binds, memory and process limits, network, policy) makes it not fit, with its reason; what a

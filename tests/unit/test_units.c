@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_units.c - parse_duration_ms, parse_size, parse_uint and the format_* helpers. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_util.c - write_all (short writes, a full non-blocking pipe), warn_line's one path (the
  * handler gets every line; stderr again without it) and closep (close and reset). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_vm.c - the vm driver's decisions on plain inputs: the guest's report lines (split
  * across reads, in any order, hostile ones bounded and made printable), the guest's RAM from
  * the memory limit, the host cgroup's limits, and what the driver refuses (what the guest's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* app.js - the warren console: the runs list and a run's page, from the API v1 of this server
  * (docs/api.md). Everything a run wrote (names, labels, causes, logs) is untrusted: it reaches
  * the page only as text nodes (textContent), never as markup; a log's ANSI colours become

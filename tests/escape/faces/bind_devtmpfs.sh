@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bind_devtmpfs.sh MODE - escape class bind_devtmpfs (issue 31, the gate's review): a bind of the
 # host's /dev mounted elsewhere (a chroot's /dev) is a devtmpfs, which fstatfs reports as tmpfs:
 # a --ro-bind of it, or of a directory in it, showed the cell the host's device nodes. The

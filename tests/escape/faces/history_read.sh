@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # history_read.sh MODE - issue 31, class 8: the history of runs (history.db, its -wal and -shm,
 # the lines pending for it) is its owner's alone, also in a state directory of mode 0755 (as a
 # server's socket in it needs: others reach it). Runs are made (root: by root, read by the test

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # jobfile_rootfs.sh MODE - escape class jobfile_rootfs (issue 31, class 1): a repository's job
 # file names `rootfs: ..`, the caller's home, and brings a static busybox in through a
 # confined ro-binds:; its step reads ~/.ssh/id_rsa. A job file may only name paths below its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # jobfile_state_below.sh MODE - escape class jobfile_state_below (issue 31, the gate's review): a
 # warren state directory made earlier inside a project (runs/, records, the history) is held by
 # the job file's own bind of its directory (binds: [".:/mnt/p"]) while the run keeps its state

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib.sh - sourced by the escape faces of this directory that share it: the mode, the run
 # prefix, a directory of the attempt's own (removed at the end, mounts undone), the verdict.
 # Each face: `CLASS=name; . "$(dirname "$0")/lib.sh"` then face_setup MODES..., its attempt,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # net_none_publish.sh MODE - issue 31, class 9: `--net none --publish H:C` gave the cell the
 # internet (an explicit --net none was taken for the default, which --publish turns into nat).
 # What was asked must hold: the published port answers, and nothing the cell starts goes out.

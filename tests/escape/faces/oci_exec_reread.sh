@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # oci_exec_reread.sh MODE - escape class oci_exec_reread (issue 31, 10a): the owner of an OCI
 # bundle rewrites its config.json after `warren-runc create`, widening it (no seccomp profile,
 # more capabilities), then asks for an exec. What create decided must hold for every exec of

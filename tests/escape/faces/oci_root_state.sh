@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # oci_root_state.sh MODE - escape class oci_root_state (issue 31, class 4): an OCI bundle's
 # root.path named warren's state directory (or /var/log, /var/lib/kubelet, another user's
 # home: any tree of the host's), where the container's uid 0 reads every run's records. A

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # oci_state_annotation.sh MODE - escape class oci_state_annotation (issue 31, class 5): an OCI
 # bundle's annotation warren.state chose where the runtime's caller (root) writes: it made
 # runs/ and the history in a directory of the bundle's choosing. A bundle may select among its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # root_other_home.sh MODE - escape class root_other_home (issue 31, class 2): root runs a job
 # whose root file system is another user's home (the image's idmap shows her uid 1000 as the
 # cell's run user): from a job file beside it (rootfs: ..), and from root's own command line

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # serve_flood.sh MODE - issue 31, class 7: a root `warren serve` keeps answering root under a
 # flood of half-sent requests from another local user (its unix socket is open to all: every
 # user reaches it). The test user opens 1 100 connections and sends each a request's first line and

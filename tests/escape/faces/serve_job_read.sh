@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # serve_job_read.sh MODE - issue 31, class 3b: the files a root `warren serve` writes for its
 # jobs (<state>/serve/<id>.job.json, whose env: may carry a secret such as a deploy token, and
 # warm.job.json, the warm cells' job) are the server's user's alone. The state directory is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # serve_rootfs_state.sh MODE - escape class serve_rootfs_state (issue 31, class 3): a job sent
 # to `warren serve` resolved its relative paths in the server's private <state>/serve, so
 # `rootfs: .` made that directory, which holds every served job's file and its env (a deploy

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # serve_tcp_flood.sh MODE - issue 31, round four: `warren serve --listen tcp:127.0.0.1:PORT
 # --token-file FILE` keeps answering a token holder under a flood from another local user who
 # has no token (every local user reaches a TCP port on loopback). The flooder opens 1 000

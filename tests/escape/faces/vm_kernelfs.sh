@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # vm_kernelfs.sh MODE - escape class vm_kernelfs (issue 31, class 6): a kernel's file system
 # the host mounted outside /proc (a chroot's or debootstrap tree's proc, a sysfs mounted
 # elsewhere, a proc file bound on a file) must not show the host's processes to a job. The
