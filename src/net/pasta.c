@@ -55,18 +55,23 @@ static long now_ms(void)
 	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
 }
 
+/* The start of every rule set of the cell's own namespace: its table, an output chain, how a
+ * refusal is answered, loopback passed, IPv6 dropped. */
+#define CELL_RULES_HEAD                                                                          \
+	"add table inet warren\n"                                                                \
+	"add chain inet warren output { type filter hook output priority 0; policy accept; }\n"  \
+	"add chain inet warren refuse\n"                                                         \
+	"add rule inet warren refuse meta l4proto tcp reject with tcp reset\n"                    \
+	"add rule inet warren refuse reject with icmpx admin-prohibited\n"                       \
+	"add rule inet warren output oifname \"lo\" accept\n"                                    \
+	"add rule inet warren output meta nfproto ipv6 drop\n"
+
 /* none+publish: the cell's own namespace passes loopback and the replies of its published
  * ports (whoever asked: the host, the LAN), and refuses every connection the cell starts. The
  * loopback ranges go first: a socket bound to eth0 may send a reply of a loopback flow there. */
 static char *published_rules(void)
 {
-	return xstrdup("add table inet warren\n"
-		       "add chain inet warren output { type filter hook output priority 0; policy accept; }\n"
-		       "add chain inet warren refuse\n"
-		       "add rule inet warren refuse meta l4proto tcp reject with tcp reset\n"
-		       "add rule inet warren refuse reject with icmpx admin-prohibited\n"
-		       "add rule inet warren output oifname \"lo\" accept\n"
-		       "add rule inet warren output meta nfproto ipv6 drop\n"
+	return xstrdup(CELL_RULES_HEAD
 		       "add rule inet warren output ip daddr { 127.0.0.0/8, 0.0.0.0/8 } goto refuse\n"
 		       "add rule inet warren output ct state established,related accept\n"
 		       "add rule inet warren output goto refuse\n");
@@ -83,13 +88,7 @@ static char *cell_rules(const struct net_state *n)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	fprintf(f, "add table inet warren\n"
-		   "add chain inet warren output { type filter hook output priority 0; policy accept; }\n"
-		   "add chain inet warren refuse\n"
-		   "add rule inet warren refuse meta l4proto tcp reject with tcp reset\n"
-		   "add rule inet warren refuse reject with icmpx admin-prohibited\n"
-		   "add rule inet warren output oifname \"lo\" accept\n"
-		   "add rule inet warren output meta nfproto ipv6 drop\n"
+	fprintf(f, CELL_RULES_HEAD
 		   "add rule inet warren output ip daddr %1$s udp dport 53 accept\n"
 		   "add set inet warren refused { type ipv4_addr; flags interval; auto-merge; }\n"
 		   /* loopback and "this network" leave by eth0 too when a socket is bound to it
