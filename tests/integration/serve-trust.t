@@ -255,7 +255,7 @@ ok "$((grown < 100 ? 0 : 1))" "... the server did not take their bodies in (it g
 # bodies of those who may send them: one over 1 MiB, or beyond 64 MiB held at once, is refused
 # at once (its head says its length), not read first
 cat >"$TEST_SCRATCH/bodies.py" <<'PY'
-import socket, sys
+import select, socket, sys, time
 port, token = int(sys.argv[1]), sys.argv[2]
 def post(length):
     s = socket.create_connection(("127.0.0.1", port))
@@ -268,12 +268,24 @@ def answer(s):
     except (OSError, IndexError):
         return "none"
 out = ["big", answer(post(5000000))]
-held = [post(1 << 20) for _ in range(64)]
-out += ["65th", answer(post(1 << 20))]
+# the server reads heads in the order it sees them, not the order sent: which of the 65 is
+# refused may vary, so every answer that comes within 3 s is counted
+socks = [post(1 << 20) for _ in range(65)]
+codes, end = [], time.time() + 3
+pending = list(socks)
+while pending and time.time() < end:
+    ready, _, _ = select.select(pending, [], [], max(0.0, end - time.time()))
+    for s in ready:
+        pending.remove(s)
+        try:
+            codes.append(s.recv(4096).split(b" ")[1].decode())
+        except (OSError, IndexError):
+            codes.append("closed")
+out += ["of65", ",".join(sorted(codes)) or "none"]
 print(" ".join(out))
 PY
 bounded /usr/bin/python3 "$TEST_SCRATCH/bodies.py" "$PORT" "$TOKEN"
-is "$OUT" "big 413 65th 503" "TCP with the token: a body over 1 MiB is refused at once (413); 64 of 1 MiB held, the 65th too (503)"
+is "$OUT" "big 413 of65 503" "TCP with the token: a body over 1 MiB is refused at once (413); of 65 of 1 MiB sent at once, 64 are held and one is refused (503)"
 api POST /v1/runs "{\"command\":[\"true\"],\"worktree\":\"$WORK\"}"
 is "$CODE" 201 "... once those connections closed, a submission is taken again"
 
