@@ -56,7 +56,7 @@ DOCDIR  ?= $(PREFIX)/share/doc/warren
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 MANS    := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
-DOCS    := README.md docs/hardening.md docs/network.md docs/images.md docs/vm.md docs/api.md docs/openapi.yaml docs/oci.md docs/kubernetes.md
+DOCS    := README.md $(sort $(wildcard docs/*.md)) docs/openapi.yaml
 
 .PHONY: all man deps check check-v2 unit demo bench bench-vm soak clean fuzz fuzz-smoke layering install uninstall
 

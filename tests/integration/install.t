@@ -47,7 +47,8 @@ missing=
 for m in $MAN1; do [ -s "$P/share/man/man1/$m.1" ] || missing="$missing $m.1"; done
 for f in bin/warren share/man/man5/warren-job.5 share/bash-completion/completions/warren \
 	share/zsh/site-functions/_warren share/doc/warren/README.md share/doc/warren/hardening.md \
-	share/doc/warren/network.md share/doc/warren/examples/demo.yaml; do
+	share/doc/warren/network.md share/doc/warren/guide.md share/doc/warren/architecture.md \
+	share/doc/warren/console.md share/doc/warren/examples/demo.yaml; do
 	[ -s "$P/$f" ] || missing="$missing $f"
 done
 is "$missing" "" "make install lays the binary, the man pages of warren and of each subcommand ($(wc -w <<<"$SUBS")), warren-job(5), the completions and the docs"
