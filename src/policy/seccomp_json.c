@@ -122,14 +122,62 @@ static bool rule_applies(json_t *rule)
 	return true;
 }
 
+/* The rules with comparisons added so far, each's comparisons in the order of the arguments:
+ * libseccomp 2.5.4 never returns from adding a rule whose comparisons begin as those of an
+ * earlier one for the same call, one of them other than == and &==, and then differ (see
+ * never_returns_with in seccomp.c; a bundle is untrusted input, its create must not hang). */
+struct added {
+	int nr;
+	unsigned n;
+	struct scmp_arg_cmp c[6];
+};
+struct added_list {
+	struct added *a;
+	size_t n, cap;
+};
+
+static bool same_cmp(const struct scmp_arg_cmp *a, const struct scmp_arg_cmp *b)
+{
+	return a->arg == b->arg && a->op == b->op && a->datum_a == b->datum_a &&
+	       (a->op != SCMP_CMP_MASKED_EQ || a->datum_b == b->datum_b);
+}
+
+/* Note the rule (nr, c[n], n <= 6, one comparison per argument); false if libseccomp would hang
+ * on it after one noted before. */
+static bool note_rule(struct added_list *l, int nr, const struct scmp_arg_cmp *c, unsigned n)
+{
+	struct added r = { .nr = nr };
+	for (unsigned arg = 0; arg < 6; arg++)
+		for (unsigned k = 0; k < n; k++)
+			if (c[k].arg == arg)
+				r.c[r.n++] = c[k];
+	for (size_t i = 0; i < l->n; i++) {
+		const struct added *e = &l->a[i];
+		unsigned k = 0;
+		bool inexact = false;
+		for (; e->nr == nr && k < r.n && k < e->n && same_cmp(&r.c[k], &e->c[k]); k++)
+			inexact |= r.c[k].op != SCMP_CMP_EQ && r.c[k].op != SCMP_CMP_MASKED_EQ;
+		if (inexact && k < r.n && k < e->n)
+			return false;
+	}
+	if (l->n == l->cap)
+		l->a = xrealloc(l->a, (l->cap = l->cap ? 2 * l->cap : 32) * sizeof *l->a);
+	l->a[l->n++] = r;
+	return true;
+}
+
 /* One name of a rule: one libseccomp rule, or one per condition when two compare an argument. */
-static int add_name(scmp_filter_ctx ctx, uint32_t act, int nr, const struct scmp_arg_cmp *c, size_t n,
-		    const char *where, const char *name, struct error *err)
+static int add_name(scmp_filter_ctx ctx, struct added_list *l, uint32_t act, int nr, const struct scmp_arg_cmp *c,
+		    size_t n, const char *where, const char *name, struct error *err)
 {
 	unsigned count[6] = { 0 };
 	bool split = false;
 	for (size_t k = 0; k < n; k++)
 		split |= ++count[c[k].arg] > 1;
+	if (n && !split && !note_rule(l, nr, c, (unsigned)n))
+		return error_set(err, 0, "%s: the comparisons of a rule for %s begin as those of an earlier rule for it, not "
+				 "all of them SCMP_CMP_EQ or SCMP_CMP_MASKED_EQ, and then differ; libseccomp 2.5 hangs on "
+				 "such a pair: make their first comparisons differ", where, name);
 	int r = 0;
 	if (!split)
 		r = seccomp_rule_add_array(ctx, act, nr, (unsigned)n, c);
@@ -141,7 +189,8 @@ static int add_name(scmp_filter_ctx ctx, uint32_t act, int nr, const struct scmp
 	return 0;
 }
 
-static int add_rule(scmp_filter_ctx ctx, uint32_t def, json_t *rule, size_t at, const char *where, struct error *err)
+static int add_rule(scmp_filter_ctx ctx, struct added_list *l, uint32_t def, json_t *rule, size_t at, const char *where,
+		    struct error *err)
 {
 	uint32_t act;
 	if (action(where, json_string_value(json_object_get(rule, "action")), json_object_get(rule, "errnoRet"), &act, err) < 0)
@@ -165,7 +214,7 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t def, json_t *rule, size_t at, 
 		int nr = seccomp_syscall_resolve_name(s ? s : "");
 		if (nr == __NR_SCMP_ERROR)
 			continue; /* a call this kernel's architecture does not have, as runc skips it */
-		if ((rc = add_name(ctx, act, nr, cmp, n, where, s, err)) < 0)
+		if ((rc = add_name(ctx, l, act, nr, cmp, n, where, s, err)) < 0)
 			break;
 	}
 	json_decref(names);
@@ -200,7 +249,9 @@ int seccomp_json_bpf(struct json_t *prof, const char *where, struct sock_filter 
 		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2); /* a binary tree, as runc past 32 rules */
 	size_t i;
 	json_t *rule;
-	json_array_foreach(calls, i, rule) if ((rc = add_rule(ctx, def, rule, i, where, err)) < 0) break;
+	struct added_list added = { 0 };
+	json_array_foreach(calls, i, rule) if ((rc = add_rule(ctx, &added, def, rule, i, where, err)) < 0) break;
+	free(added.a);
 	if (rc == 0 && seccomp_ctx_bpf(ctx, out, len, err) < 0) {
 		error_prefix(err, "%s", where);
 		rc = -EINVAL;

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 command -v gcc >/dev/null || skip_all "gcc is needed to build the probe"
-plan 32
+plan 34
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 T=$(mktemp -d -p "$TEST_SCRATCH")
@@ -231,5 +231,12 @@ for mode in root user; do
 		/bin/probe audit_socket route_socket
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-and" c-and
 	is "$RC:$(results)" "0:audit_socket=EINVAL route_socket=ok" "$M linux.seccomp: conditions on two arguments of one rule must both hold"
+	# a pair of rules libseccomp 2.5 never returns from: refused in one line, not a hung create
+	bundle "$D/b-hang" '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+		{"names": ["mkdirat"], "action": "SCMP_ACT_ERRNO", "args": [{"index": 2, "value": 5, "op": "SCMP_CMP_GT"}, {"index": 0, "value": 3, "op": "SCMP_CMP_NE"}]},
+		{"names": ["mkdirat"], "action": "SCMP_ACT_ERRNO", "args": [{"index": 3, "value": 5, "op": "SCMP_CMP_GT"}, {"index": 0, "value": 3, "op": "SCMP_CMP_NE"}]}]}' true
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-hang" c-hang
+	like "$RC:$ERR" "^1:warren: linux.seccomp: the comparisons of a rule for mkdirat begin as those of an earlier rule" \
+		"$M linux.seccomp with a pair of rules libseccomp 2.5 hangs on: refused in one line"
 	is "$(ls "$ROOT" | grep -v -e '\.out$' -e '\.pid$' -e '^log.json$')" "" "$M nothing of the containers is left under --root"
 done

@@ -674,6 +674,11 @@ static void json_profile_as_runc(void **state)
 		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": [\"SECCOMP_FILTER_FLAG_LOG\"]}",
 		"{\"syscalls\": []}",
 		"{\"defaultAction\": ",
+		/* libseccomp 2.5 would never return (profile_libseccomp_hang): refused instead */
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdirat\"], \"action\": \"SCMP_ACT_ERRNO\","
+		" \"args\": [{\"index\": 2, \"value\": 5, \"op\": \"SCMP_CMP_GT\"}, {\"index\": 0, \"value\": 3, \"op\": \"SCMP_CMP_NE\"}]},"
+		"{\"names\": [\"mkdirat\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\": [{\"index\": 3, \"value\": 5, \"op\": \"SCMP_CMP_GT\"},"
+		" {\"index\": 0, \"value\": 3, \"op\": \"SCMP_CMP_NE\"}]}]}",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct policy_opts q = { .seccomp_file = (char *)"bad.json", .seccomp_text = (char *)bad[i] };
