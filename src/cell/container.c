@@ -870,10 +870,12 @@ static int lo_up(void)
 	return 0;
 }
 
+/* In the cell's new network namespace: lo up, and the ports below 1024 the job's (net/ports.c). */
 static void loopback_up(void)
 {
 	if (lo_up() < 0)
 		die(errno, "cannot bring up the loopback interface");
+	net_open_low_ports();
 }
 
 /* The run's cgroup, alone and read-only, at /sys/fs/cgroup, in a cgroup namespace rooted at
@@ -1494,8 +1496,10 @@ static int __attribute__((no_sanitize("address", "undefined"))) netns_helper_mai
 		struct ifreq ifr;
 		memset(&ifr, 0, sizeof ifr);
 		memcpy(ifr.ifr_name, "lo", 3);
-		if (sys_raw(SYS_ioctl, fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags |= IFF_UP, sys_raw(SYS_ioctl, fd, SIOCSIFFLAGS, &ifr) == 0))
+		if (sys_raw(SYS_ioctl, fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags |= IFF_UP, sys_raw(SYS_ioctl, fd, SIOCSIFFLAGS, &ifr) == 0)) {
+			net_open_low_ports(); /* the ports below 1024 the job's (net/ports.c) */
 			ns = sys_raw6(SYS_openat, AT_FDCWD, (long)"/proc/self/ns/net", O_RDONLY | O_CLOEXEC, 0, 0, 0);
+		}
 		sys_raw(SYS_close, fd, 0, 0);
 	}
 	union fd_cmsg c;

@@ -119,6 +119,10 @@ void net_record(struct net_state *n, struct json_t **extra, bool quiet);
 /* Remove everything the run added. Safe to call twice and on a state never made. */
 void net_teardown(struct net_state *n);
 /* The path of pasta (passt), which rootless --net nat needs, on $PATH (heap), or NULL. */
+/* In a cell's own, new network namespace (never the host's): net.ipv4.ip_unprivileged_port_start
+ * 0, so the job binds ports below 1024 as runc's and containerd's containers do (ports.c). 0 or
+ * -errno (a kernel without the sysctl); raw system calls only, for the netns helper. */
+int net_open_low_ports(void);
 char *pasta_find(void);
 /* warren gc: remove what a dead run (its supervisor killed) left: only leases of that run id
  * whose record names the same run directory. 1 when something was removed. */

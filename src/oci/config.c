@@ -234,9 +234,16 @@ static int take_linux(json_t *l, struct cell_spec *s, struct error *err)
 	json_t *v;
 	json_object_foreach(sysctl, k, v) {
 		/* ping_group_range (podman's default "0 0"): left at the namespace's default (no
-		 * unprivileged ICMP sockets), which takes away, never adds */
-		if (strcmp(k, "net.ipv4.ping_group_range"))
+		 * unprivileged ICMP sockets), which takes away, never adds; ip_unprivileged_port_start
+		 * (containerd's CRI): 0 in every cell's own namespace already (net/ports.c) */
+		if (!strcmp(k, "net.ipv4.ip_unprivileged_port_start")) {
+			const char *val = json_string_value(v);
+			if (!val || strcmp(val, "0"))
+				return error_set(err, 0, "linux.sysctl '%s' = '%s': a cell's own network namespace has it 0 (ports "
+						 "below 1024 are the job's); give \"0\" or leave it out", k, val ? val : "");
+		} else if (strcmp(k, "net.ipv4.ping_group_range")) {
 			return error_set(err, 0, "linux.sysctl '%s': warren sets no sysctl in a cell; leave it out", k);
+		}
 	}
 	if (jnonempty(jget(l, "timeOffsets")) || jnonempty(jget(l, "intelRdt")) || jnonempty(jget(l, "personality")))
 		return error_set(err, 0, "linux.%s: not supported by warren; leave it out",

@@ -29,7 +29,8 @@ struct sock_filter;
 /* The user's choices; zero is the default (every defence on). */
 struct policy_opts {
 	char *seccomp_file;     /* --seccomp FILE, or NULL: the default profile */
-	char *seccomp_text;     /* its text, read (and checked) by the CLI on the host */
+	char *seccomp_text;     /* its text, read (and checked) by the CLI on the host: warren's
+	                           format or JSON (seccomp_text_is_json) */
 	bool allow_nested;      /* --allow-nested: user namespaces may be created inside */
 	bool require_landlock;  /* --require-landlock: refuse to start without Landlock */
 	bool core;              /* --core: keep RLIMIT_CORE as the caller had it */
@@ -111,7 +112,8 @@ struct policy_filter {
 
 /* ---- the command line (host side) ---- */
 
-/* --seccomp FILE: read and check the profile (syntax, names, values) into p. */
+/* --seccomp FILE: read and check the profile (syntax, names, values) into p: warren's format,
+ * or a JSON profile (OCI linux.seccomp, docker's, podman's, containerd's). */
 int policy_set_seccomp_file(struct policy_opts *p, const char *file, struct error *err);
 /* --protect PATH: a relative path inside the worktree, without '..'. */
 int policy_add_protect(struct policy_opts *p, const char *path, struct error *err);
@@ -170,6 +172,13 @@ void *seccomp_profile_compile(const struct seccomp_profile *prof, struct error *
 /* The program of a libseccomp filter (a scmp_filter_ctx as void *), ready for seccomp(2); *out
  * is the caller's to free. */
 int seccomp_ctx_bpf(void *ctx, struct sock_filter **out, unsigned short *len, struct error *err);
+/* A profile in JSON (the OCI spec's linux.seccomp, or a docker/podman/containerd profile file),
+ * compiled with libseccomp as runc does (seccomp_json.c) into a program ready for seccomp(2);
+ * *out is the caller's to free. where names it in messages ("linux.seccomp"). */
+int seccomp_json_bpf(struct json_t *prof, const char *where, struct sock_filter **out, unsigned short *len,
+		     struct error *err);
+/* Is text a JSON profile (its first character not a space is '{') rather than warren's format? */
+bool seccomp_text_is_json(const char *text);
 /* The whole program of prof, ready for seccomp(2): libseccomp's filter with the 'unless'
  * rules before it (see seccomp.c). *out is the caller's to free. */
 int seccomp_profile_bpf(const struct seccomp_profile *prof, struct sock_filter **out, unsigned short *len,

@@ -16,6 +16,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <errno.h>
+#include <jansson.h>
 #include <seccomp.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -650,25 +651,48 @@ static int load_profile(const struct policy_opts *p, struct seccomp_profile *pro
 	return 0;
 }
 
+bool seccomp_text_is_json(const char *text)
+{
+	return text && text[strspn(text, " \t\r\n")] == '{';
+}
+
+/* A JSON profile (text): its program into *out, or an error naming where it came from. */
+static int json_profile_bpf(const char *text, const char *where, struct sock_filter **out, unsigned short *len,
+			    struct error *err)
+{
+	json_error_t je;
+	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		return error_set(err, 0, "%s: not valid JSON (line %d: %s)", where, je.line, je.text);
+	int rc = seccomp_json_bpf(j, where, out, len, err);
+	json_decref(j);
+	return rc;
+}
+
 int policy_set_seccomp_file(struct policy_opts *p, const char *file, struct error *err)
 {
 	_cleanup_free_ char *text = read_file(file, NULL);
 	if (!text)
 		return error_set(err, errno, "--seccomp %s: cannot read the profile", file);
-	struct seccomp_profile prof;
 	_cleanup_free_ char *where = xasprintf("--seccomp %s", file);
-	if (seccomp_profile_parse(&prof, text, where, err) < 0)
-		return -EINVAL;
 	/* compile it too: libseccomp's own objections are known before the cell is made */
 	struct sock_filter *f = NULL;
 	unsigned short len;
-	int rc = seccomp_profile_bpf(&prof, &f, &len, err);
-	seccomp_profile_free(&prof);
-	free(f);
-	if (rc < 0) {
-		error_prefix(err, "--seccomp %s", file);
-		return -EINVAL;
+	int rc;
+	if (seccomp_text_is_json(text)) {
+		rc = json_profile_bpf(text, where, &f, &len, err);
+	} else {
+		struct seccomp_profile prof;
+		if (seccomp_profile_parse(&prof, text, where, err) < 0)
+			return -EINVAL;
+		rc = seccomp_profile_bpf(&prof, &f, &len, err);
+		seccomp_profile_free(&prof);
+		if (rc < 0)
+			error_prefix(err, "--seccomp %s", file);
 	}
+	free(f);
+	if (rc < 0)
+		return -EINVAL;
 	free(p->seccomp_file);
 	free(p->seccomp_text);
 	p->seccomp_file = xstrdup(file);
@@ -678,6 +702,10 @@ int policy_set_seccomp_file(struct policy_opts *p, const char *file, struct erro
 
 int policy_seccomp_print(FILE *out, const struct policy_opts *p, struct error *err)
 {
+	if (seccomp_text_is_json(p->seccomp_text)) {
+		fputs(p->seccomp_text, out); /* as it is: --allow-nested does not change it */
+		return 0;
+	}
 	struct seccomp_profile prof;
 	if (load_profile(p, &prof, err) < 0)
 		return -EINVAL;
@@ -721,6 +749,10 @@ int policy_compile(struct policy_opts *p, struct error *err)
 {
 	free(steal_pointer(&p->bpf));
 	p->bpf_len = 0;
+	if (seccomp_text_is_json(p->seccomp_text)) {
+		_cleanup_free_ char *where = xasprintf("--seccomp %s", p->seccomp_file ? p->seccomp_file : "");
+		return json_profile_bpf(p->seccomp_text, where, &p->bpf, &p->bpf_len, err);
+	}
 	struct seccomp_profile prof;
 	if (load_profile(p, &prof, err) < 0)
 		return -EINVAL;

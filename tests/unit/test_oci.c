@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_oci.c - the OCI runtime face's decisions: container ids, signal names, the liveness of
- * a supervisor by pid and start time, a bundle's linux.seccomp and process.capabilities. */
+ * a supervisor by pid and start time, a bundle's linux.seccomp (personality's three values in
+ * one rule, as oci-runtime-tool writes them) and process.capabilities. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,7 +75,9 @@ static void test_seccomp(void **state)
 	struct error err = { 0 };
 	assert_int_equal(seccomp_of("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdir\", \"no_such_call\"], "
 				    "\"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}, {\"names\": [\"personality\"], \"action\": "
-				    "\"SCMP_ACT_ALLOW\", \"args\": [{\"index\": 0, \"value\": 8, \"op\": \"SCMP_CMP_EQ\"}]}]}",
+				    "\"SCMP_ACT_ALLOW\", \"args\": [{\"index\": 0, \"value\": 0, \"op\": \"SCMP_CMP_EQ\"}, "
+				    "{\"index\": 0, \"value\": 8, \"op\": \"SCMP_CMP_EQ\"}, {\"index\": 0, \"value\": 4294967295, "
+				    "\"op\": \"SCMP_CMP_EQ\"}]}]}",
 				    &p, &err), 0);
 	assert_non_null(p.extra_bpf);
 	assert_true(p.extra_len > 4);

@@ -625,6 +625,71 @@ static void prebuilt_filters_are_the_compiled_ones(void **state)
 	free(d.bpf);
 }
 
+/* A JSON profile (--seccomp FILE.json; an OCI bundle's linux.seccomp) as runc reads it:
+ * conditions on one argument are alternatives, on different arguments all must hold; docker's
+ * includes/excludes for a job without capabilities on this architecture; "name" for "names". */
+static void json_profile_as_runc(void **state)
+{
+	(void)state;
+	struct policy_opts o = { .seccomp_file = (char *)"p.json", .seccomp_text = (char *)
+		"  {\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 1, \"syscalls\": ["
+		"{\"names\": [\"personality\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
+		"{\"index\": 0, \"value\": 0, \"op\": \"SCMP_CMP_EQ\"}, {\"index\": 0, \"value\": 8, \"op\": \"SCMP_CMP_EQ\"},"
+		"{\"index\": 0, \"value\": 4294967295, \"op\": \"SCMP_CMP_EQ\"}]},"
+		"{\"names\": [\"socket\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 22, \"args\": ["
+		"{\"index\": 0, \"value\": 16, \"op\": \"SCMP_CMP_EQ\"}, {\"index\": 1, \"value\": 3, \"op\": \"SCMP_CMP_EQ\"}]},"
+		"{\"names\": [\"chroot\"], \"action\": \"SCMP_ACT_ALLOW\", \"includes\": {\"caps\": [\"CAP_SYS_CHROOT\"]}},"
+		"{\"names\": [\"acct\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 13, \"excludes\": {\"caps\": [\"CAP_SYS_PACCT\"]}},"
+		"{\"names\": [\"getpid\"], \"action\": \"SCMP_ACT_ALLOW\", \"includes\": {\"arches\": [\"s390x\"]}},"
+		"{\"names\": [\"gettid\"], \"action\": \"SCMP_ACT_ALLOW\", \"includes\": {\"arches\": [\"amd64\"]}},"
+		"{\"names\": [\"getppid\"], \"action\": \"SCMP_ACT_ALLOW\", \"excludes\": {\"arches\": [\"amd64\"]}},"
+		"{\"name\": \"getuid\", \"action\": \"SCMP_ACT_ALLOW\"},"
+		"{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}]}" };
+	struct error err = { 0 };
+	assert_true(seccomp_text_is_json(o.seccomp_text));
+	assert_false(seccomp_text_is_json("default allow\n# {\n"));
+	if (policy_prepare(&o, &err) < 0)
+		fail_msg("%s", err.msg);
+	struct prog p = { .f = o.bpf, .n = o.bpf_len };
+	assert_int_equal(x64(&p, SYS_personality, 0, 0), ALLOW);
+	assert_int_equal(x64(&p, SYS_personality, 8, 0), ALLOW);
+	assert_int_equal(x64(&p, SYS_personality, 0xffffffff, 0), ALLOW);
+	assert_int_equal(x64(&p, SYS_personality, 0x1234, 0), ERR(1));
+	assert_int_equal(x64(&p, SYS_socket, 16, 3), ERR(22));
+	assert_int_equal(x64(&p, SYS_socket, 16, 0), ERR(1)); /* one condition of two: the default */
+	assert_int_equal(x64(&p, SYS_chroot, 0, 0), ERR(1));  /* includes a capability: left out */
+	assert_int_equal(x64(&p, SYS_acct, 0, 0), ERR(13));   /* excludes one: kept */
+	assert_int_equal(x64(&p, SYS_getpid, 0, 0), ERR(1));
+	assert_int_equal(x64(&p, SYS_gettid, 0, 0), ALLOW);
+	assert_int_equal(x64(&p, SYS_getppid, 0, 0), ERR(1));
+	assert_int_equal(x64(&p, SYS_getuid, 0, 0), ALLOW);
+	assert_int_equal(x64(&p, SYS_read, 0, 0), ERR(1));   /* the default's action: skipped, as runc */
+	assert_int_equal(call(&p, AUDIT_ARCH_I386, 20, 0, 0), ERR(EPERM));
+	free(o.bpf);
+	static const char *const bad[] = {
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"read\"], \"action\": \"SCMP_ACT_NOPE\"}]}",
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\","
+		" \"args\": [{\"index\": 7, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}]}",
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": {}}",
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": [\"SECCOMP_FILTER_FLAG_LOG\"]}",
+		"{\"syscalls\": []}",
+		"{\"defaultAction\": ",
+		/* libseccomp 2.5 would never return (profile_libseccomp_hang): refused instead */
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdirat\"], \"action\": \"SCMP_ACT_ERRNO\","
+		" \"args\": [{\"index\": 2, \"value\": 5, \"op\": \"SCMP_CMP_GT\"}, {\"index\": 0, \"value\": 3, \"op\": \"SCMP_CMP_NE\"}]},"
+		"{\"names\": [\"mkdirat\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\": [{\"index\": 3, \"value\": 5, \"op\": \"SCMP_CMP_GT\"},"
+		" {\"index\": 0, \"value\": 3, \"op\": \"SCMP_CMP_NE\"}]}]}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct policy_opts q = { .seccomp_file = (char *)"bad.json", .seccomp_text = (char *)bad[i] };
+		assert_true(policy_compile(&q, &err) < 0);
+		assert_non_null(strstr(err.msg, "--seccomp bad.json: "));
+		assert_null(strchr(err.msg, '\n'));
+		error_clear(&err);
+		assert_null(q.bpf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -638,6 +703,7 @@ int main(void)
 		cmocka_unit_test(profile_errors),
 		cmocka_unit_test(profile_libseccomp_hang),
 		cmocka_unit_test(print_round_trips),
+		cmocka_unit_test(json_profile_as_runc),
 		cmocka_unit_test(unless_filter_is_exact),
 		cmocka_unit_test(protect_paths),
 		cmocka_unit_test(landlock_rights),
