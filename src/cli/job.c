@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* job.c - `warren job run FILE`, `warren logs RUN [STEP]` and `warren kill RUN`. */
+/* job.c - `warren job run FILE` (a warm cell's half: cli/warm.c; the job's cell spec:
+ * cli/spec.c), `warren job check FILE`, `warren logs RUN [STEP]` and `warren kill RUN`. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,15 +10,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/history.h"
 #include "cli/spec.h"
+#include "cli/warm.h"
 #include "job/jobfile.h"
 #include "job/logname.h"
 #include "job/runner.h"
@@ -57,346 +57,6 @@ static const char JOB_HELP[] =
 	"message}]} on stdout.\n"
 	"Exit status: the failing step's (124 when a time limit stopped it), 0 when all passed,\n"
 	"125 when the job file is wrong or warren failed.\n";
-
-/* "file:LINE:COL: ..." lines in the order of the file */
-static long line_key(const char *l)
-{
-	const char *p = strchr(l, ':');
-	if (!p)
-		return 0;
-	char *end;
-	long line = strtol(p + 1, &end, 10);
-	long col = *end == ':' ? strtol(end + 1, NULL, 10) : 0;
-	return line * 100000 + col;
-}
-
-static int cmp_lines(const void *a, const void *b)
-{
-	long x = line_key(*(char *const *)a), y = line_key(*(char *const *)b);
-	return x < y ? -1 : x > y;
-}
-
-/* Load the job file (its text when given, already read: a warm cell's run from the server),
- * saying each mistake on a line of its own. */
-static int load_text(const char *file, const char *text, const char *work, bool api, struct job *job)
-{
-	char *errors = NULL;
-	_cleanup_free_ char *work_abs = work && !strcmp(work, CELLSPEC_WORK_NONE) ? xstrdup(work) : work ? abs_path(work) : NULL;
-	if (work && !work_abs) {
-		warn_line("--work %s: %s; name an existing directory", work, strerror(errno));
-		return -1;
-	}
-	/* a job sent to the server: its own paths resolve in, and stay below, the request's worktree */
-	const char *api_work = api ? (work_abs && strcmp(work_abs, CELLSPEC_WORK_NONE) ? work_abs : "/nonexistent") : NULL;
-	if ((text ? job_parse(file, text, strlen(text), work_abs, api_work, job, &errors)
-		  : job_load(file, work_abs, api_work, job, &errors)) < 0) {
-		/* every mistake on a line of its own, in the file's order, prefixed like every
-		 * warren error */
-		char **lines = NULL;
-		size_t n = 0;
-		for (char *save = NULL, *l = strtok_r(errors, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-			lines = xrealloc(lines, (n + 1) * sizeof *lines);
-			lines[n++] = l;
-		}
-		if (n)
-			qsort(lines, n, sizeof *lines, cmp_lines);
-		for (size_t i = 0; i < n; i++)
-			warn_line("%s", lines[i]);
-		free(lines);
-		free(errors);
-		job_free(job);
-		return -1;
-	}
-	return 0;
-}
-
-static int load(const char *file, const char *work, bool api, struct job *job)
-{
-	return load_text(file, NULL, work, api, job);
-}
-
-/* What `job run` takes from its command line to make a job's cell spec. */
-struct job_args {
-	struct cell_opts co;
-	bool work_ro, keep;
-	bool api;                 /* --api (warren serve's): the job was sent to the server (cell/gate.h) */
-	const char *state, *user, *work;
-	const char *rootfs, *image;   /* --rootfs, --image: the command line's root wins over the file's */
-};
-
-static void job_args_free(struct job_args *a)
-{
-	cell_opts_free(&a->co);
-}
-
-/* The cell spec of job, as `job run` makes it (the command line's options over the job file's);
- * hist is moved into it. */
-static int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_opts *hist, struct cell_spec *s,
-			 struct error *err)
-{
-	s->limits = job->limits;
-	s->limits.time_ms = job->timeout_ms;
-	s->net = job->net;
-	s->keep = a->keep;
-	s->statedir = statedir_default(a->state);
-	hist_opts_apply(hist, s);
-	s->driver = job->driver;
-	s->worktree_ro = a->work_ro || job->work_ro;
-	/* the job file's binds, then the command line's; --externals, --workdir and --hostname
-	 * of the command line win */
-	__attribute__((cleanup(cell_opts_free))) struct cell_opts jo = { 0 };
-	for (size_t i = 0; i < job->n_binds; i++)
-		cell_opts_take(&jo, job->binds[i].ro ? "ro-bind" : "bind", job->binds[i].arg);
-	for (size_t i = 0; i < a->co.n_binds; i++)
-		cell_opts_take(&jo, a->co.binds[i].ro ? "ro-bind" : "bind", a->co.binds[i].arg);
-	for (size_t i = 0; i < job->n_binds; i++)
-		jo.binds[i].face = job->face;   /* the job file's own binds, put to the gate as its */
-	jo.externals = a->co.externals ? a->co.externals : job->externals;
-	jo.externals_face = a->co.externals ? GATE_CLI : job->face;
-	s->root_face = a->rootfs || a->image ? GATE_CLI : job->face;
-	const char *rootfs = a->rootfs ? a->rootfs : a->image ? NULL : job->rootfs;
-	const char *image = a->image ? a->image : a->rootfs ? NULL : job->image;
-	s->work_face = a->work ? GATE_CLI : job->face;
-	s->anchor = job->anchor ? xstrdup(job->anchor) : NULL;
-	jo.workdir = a->co.workdir ? a->co.workdir : job->workdir;
-	jo.hostname = a->co.hostname ? a->co.hostname : job->hostname;
-	if (cellspec_user(s, a->user, err) < 0 || cellspec_paths(s, rootfs, job->work, err) < 0 ||
-	    cellspec_cell_opts(s, &jo, err) < 0 || cellspec_finish(s, err) < 0 || cellspec_image(s, image, err) < 0)
-		return -EINVAL;
-	s->argv = xcalloc(3, sizeof *s->argv);
-	s->argv[0] = xstrdup("warren-job");
-	s->argv[1] = xstrdup(job->path);
-	struct envb late = { 0 };
-	for (char **e = job->env; e && *e; e++)
-		env_set(&late, *e);
-	cellspec_env(s, &late);
-	envb_free(&late);
-	return 0;
-}
-
-/* ---- a warm cell (`job run --warm-fd N`, started by `warren serve --warm`) ----
- * Over the server's socket (one JSON datagram each): we say {"ready": true, "digest"} once the
- * cell waits; the server sends the run that takes it {"job": FILE, "job_text": its text (then
- * FILE is only its name: not written), "work": DIR, "labels": ["k=v"...], "name", "command"},
- * with a socket for the run's end (SCM_RIGHTS); we start it (nothing said: a word here woke
- * the server's loop for nothing while the job was starting), or say {"cold": WHY} and start
- * it cold ourselves (same run id); then {"exit_code", "status", "start"} as soon as the
- * job's end is known on that socket (the waiting connection's), and on the server's once the
- * cell is gone (at once when no connection took it). */
-struct warm {
-	int fd;
-	const struct job_args *a;
-	const char *run_id, *db;
-	struct job job;
-	struct cell_spec s;       /* the run's, built as for a cold start */
-	bool loaded;
-	struct error err;         /* why its spec could not be made (the run fails with it) */
-	const char *why;          /* why it is cold */
-	char **command;           /* a plain command's argv (the server's "command"), or NULL */
-	bool ended;               /* its end was said to the server's loop (before the record) */
-	int end_fd;               /* the socket of the connection waiting for the run's end, sent with
-	                             the run (-1: none): told first, without the server's loop between */
-};
-
-static void warm_say(struct warm *w, json_t *j)
-{
-	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (t && send(w->fd, t, strlen(t), MSG_NOSIGNAL) < 0) {
-		/* the server is gone: we die with it (PR_SET_PDEATHSIG) */
-	}
-}
-
-/* The run the server sent, loaded and its spec made; false when it cannot be (the cold start
- * then says why, as a plain `job run` would). */
-static bool warm_load(struct warm *w, json_t *req)
-{
-	const char *file = json_string_value(json_object_get(req, "job"));
-	const char *work = json_string_value(json_object_get(req, "work"));
-	/* the job's text comes in the message (a file of that name is not written) unless it
-	 * is too large for one */
-	const char *text = json_string_value(json_object_get(req, "job_text"));
-	if (!file || load_text(file, text, work, true, &w->job) < 0)
-		return false;
-	w->loaded = true;
-	_cleanup_(hist_opts_free) struct hist_opts h = { .run_id = w->run_id, .db = w->db };
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(req, "labels"), i, v)
-		if (hist_opt_parse(&h, 0, json_string_value(v), &w->err) < 0)
-			return false;
-	h.name = json_string_value(json_object_get(req, "name"));
-	w->command = strv_from_json(json_object_get(req, "command"), true);
-	return job_cell_spec(w->a, &w->job, &h, &w->s, &w->err) == 0;
-}
-
-/* command, to start as the cell's job itself (no executor, no shell), when job is the one
- * step the server made of it (job_is_command); else NULL. */
-static char **plain_command(const struct job *j, char **command)
-{
-	return job_is_command(j, command) ? command : NULL;
-}
-
-static char **warm_direct(struct warm *w)
-{
-	return plain_command(&w->job, w->command);
-}
-
-/* The server's --command-json: its run's plain command, a JSON array of strings; NULL when it
- * is not one. */
-static char **command_argv(const char *text)
-{
-	json_t *a = json_loads(text, 0, NULL);
-	char **argv = strv_from_json(a, true);
-	json_decref(a);
-	return argv;
-}
-
-#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
-
-/* The run's own fields into the warm cell's spec s: what the cell was not made with. */
-static void warm_fill(struct cell_spec *s, struct cell_spec *r)
-{
-	SWAP(s->argv, r->argv);
-	SWAP(s->env, r->env);
-	SWAP(s->name, r->name);
-	SWAP(s->labels, r->labels);
-	SWAP(s->image_fd, r->image_fd);  /* the run holds its image's lock */
-	s->limits.time_ms = r->limits.time_ms;
-	s->limits.cpu_ms = r->limits.cpu_ms;
-	s->limits.output = r->limits.output;
-	s->limits.grace_ms = r->limits.grace_ms;
-	s->limits.scratch = r->limits.scratch;
-	s->keep = r->keep;
-	s->start = "warm";
-}
-
-/* The take of a plain command rehearsed before the cell says it waits, and undone: its run's
- * spec made from the job the server makes of a command, compared with the cell's, freed. What
- * a process does the first time costs it several times more (its lazy symbol bindings, code
- * and heap pages touched for the first time: the load and spec of a take 61 and ~80 us the
- * first time, 17 and ~25 the second); rehearsed, the run's own take is a second time. Nothing
- * is written: the state directory and the worktree are only looked at, as a take does; what it
- * would say (notes on the worktree) is not said, they are the run's to say. */
-static void silent(const char *msg, void *data)
-{
-	(void)msg;
-	(void)data;
-}
-
-static void warm_rehearse(struct warm *w, const struct cell_spec *s)
-{
-	char *const argv[] = { "true", NULL };
-	json_t *job = job_command_json(argv);
-	_cleanup_free_ char *text = job_json_text(job);
-	json_decref(job);
-	_cleanup_free_ char *file = xasprintf("%s/serve/%s.job.json", s->statedir, w->run_id);
-	json_t *req = json_pack("{s:s,s:s,s:s,s:[],s:[s]}", "job", file, "job_text", text, "work", w->a->work, "labels",
-				"command", "true");
-	struct warm r = { .fd = -1, .end_fd = -1, .a = w->a, .run_id = w->run_id, .db = w->db };
-	warn_set_handler(silent, NULL);
-	if (req && warm_load(&r, req))
-		(void)cell_spec_shape_diff(s, &r.s);
-	warn_set_handler(NULL, NULL);
-	json_decref(req);
-	if (r.loaded) {
-		cell_spec_free(&r.s);
-		job_free(&r.job);
-	}
-	strv_free(r.command);
-	error_clear(&r.err);
-}
-
-static const struct job *warm_take(void *ctx, struct cell_spec *s, char ***direct)
-{
-	struct warm *w = ctx;
-	/* the cell holds no lock on its image while it waits ('warren image rm' is not refused
-	 * for it): a run checks at its take that the image is still the one the cell has */
-	if (s->image_fd > 0)
-		close(s->image_fd);
-	s->image_fd = 0;
-	tzset();  /* the clock shown of its steps: the zone read now, not when its run comes */
-	warm_rehearse(w, s);
-	warm_say(w, json_pack("{s:b,s:o}", "ready", 1, "digest", s->image_digest ? json_string(s->image_digest) : json_null()));
-	char buf[65536];
-	ssize_t n = fd_recv(w->fd, 0, buf, sizeof buf, &w->end_fd);
-	if (n <= 0)
-		return NULL;  /* discarded, or the server is gone */
-	json_t *req = json_loadb(buf, (size_t)n, 0, NULL);
-	bool ok = req && warm_load(w, req);
-	json_decref(req);
-	w->why = !ok ? "its job could not be made ready" : cell_spec_shape_diff(s, &w->s);
-	if (w->why) {
-		warm_say(w, json_pack("{s:s}", "cold", w->why));
-		return NULL;
-	}
-	warm_fill(s, &w->s);
-	*direct = warm_direct(w);
-	return &w->job;
-}
-
-/* Wait (at most 30 s) for the server's message naming key ("row": the run's row is written;
- * "ack": it took the run's end); at once when the server is gone. */
-static void warm_wait_for(struct warm *w, const char *key)
-{
-	char buf[256];
-	struct pollfd p = { .fd = w->fd, .events = POLLIN };
-	while (poll(&p, 1, 30000) == 1) {
-		ssize_t n = recv(w->fd, buf, sizeof buf - 1, 0);
-		if (n <= 0)
-			return;
-		buf[n] = '\0';
-		if (strstr(buf, key))
-			return;
-	}
-}
-
-static void warm_ended(void *ctx, const struct run_result *r, bool gone)
-{
-	struct warm *w = ctx;
-	if (w->ended)
-		return;
-	json_t *end = json_pack("{s:i,s:s,s:s}", "exit_code", r->exit_code, "status", run_status_name(r->status), "start",
-				w->why ? "cold" : "warm");
-	if (w->end_fd >= 0) {
-		/* the waiting connection first (it answers); the server's loop (its books) once the
-		 * cell is gone: told now, it would take the server's lock the answer needs while the
-		 * cell's teardown takes the CPUs */
-		_cleanup_free_ char *t = json_dumps(end, JSON_COMPACT);
-		bool told = t && send(w->end_fd, t, strlen(t), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0;
-		closep(&w->end_fd);
-		if (told && !gone) {
-			json_decref(end);
-			return;
-		}
-		/* (else no one waits: the request did not ask to, or the server is gone) */
-	}
-	w->ended = true;
-	warm_say(w, end);
-	/* the server writes the run's row while it starts: its end is written once it says so */
-	warm_wait_for(w, "ack");
-}
-
-/* A warm cell that was given up: its run (if one came) starts cold, under the same id. */
-static int warm_cold(struct warm *w, struct job_run_opts *o, struct error *err)
-{
-	if (!w->loaded)
-		return 0;
-	warm_wait_for(w, "row");  /* the server's row first: the cold start updates it */
-	if (w->err.msg) {
-		/* as its cold start would have: e.g. its image is gone */
-		*err = w->err;
-		w->err = (struct error){ 0 };
-		return -EINVAL;
-	}
-	w->s.start = "cold";
-	w->s.start_why = xasprintf("the warm cell did not fit: %s", w->why);
-	o->take = NULL;
-	o->direct = warm_direct(w);
-	if (policy_prepare(&w->s.policy, err) < 0)
-		return -EINVAL;
-	return job_run(&w->job, &w->s, o, err);
-}
 
 static int job_run_cmd(int argc, char **argv)
 {
@@ -454,7 +114,7 @@ static int job_run_cmd(int argc, char **argv)
 		case O_START: cold_why = optarg; break;       /* warren serve's: why its run is cold */
 		case O_COMMAND:                               /* warren serve's: the run's plain command */
 			strv_free(command);
-			command = command_argv(optarg);
+			command = command_json_argv(optarg);
 			if (!command)
 				return cli_usage_error("job", "--command-json: '%.60s%s' is not a JSON array of strings (it is warren serve's option)",
 						       optarg, strlen(optarg) > 60 ? "..." : "");
@@ -470,7 +130,7 @@ static int job_run_cmd(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("job", "job run takes one job file");
 	struct job job;
-	if (load(argv[optind], a.work, a.api, &job) < 0)
+	if (cli_job_load(argv[optind], a.work, a.api, &job) < 0)
 		return 125;
 	_cleanup_error_ struct error err = { 0 };
 	struct cell_spec s = { 0 };
@@ -489,7 +149,7 @@ static int job_run_cmd(int argc, char **argv)
 		o.ended = warm_ended;
 		o.take_ctx = &w;
 	} else {
-		o.direct = plain_command(&job, command);
+		o.direct = job_plain_command(&job, command);
 	}
 	/* the seccomp profile is compiled here, once, not in the cell */
 	if (policy_prepare(&s.policy, &err) < 0)
@@ -505,13 +165,7 @@ fail:
 out:
 	cell_spec_free(&s);
 	job_free(&job);
-	if (w.loaded) {
-		cell_spec_free(&w.s);
-		job_free(&w.job);
-	}
-	strv_free(w.command);
-	error_clear(&w.err);
-	closep(&w.end_fd);
+	warm_free(&w);
 	return rc;
 }
 
@@ -559,7 +213,7 @@ static int job_check_cmd(int argc, char **argv)
 	const char *file = argv[optind];
 	struct job job = { 0 };
 	if (!as_json) {
-		if (load(file, work, false, &job) < 0)
+		if (cli_job_load(file, work, false, &job) < 0)
 			return 125;
 	} else {
 		char *errors = NULL;

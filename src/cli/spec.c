@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* spec.c - building a cell spec from what a user gave (command line or job file): the run
- * user, the paths, the environment (TMPDIR last), the state directory and the run id. */
+ * user, the paths, the environment (TMPDIR last), the state directory and the run id; a job
+ * file loaded with its mistakes said, and its cell spec as `warren job run` makes it. */
 #include <ctype.h>
 #include <libgen.h>
 #include <pwd.h>
@@ -14,8 +15,10 @@
 
 #include "cell/contract.h"
 #include "cell/mounts.h"
+#include "cli/history.h"
 #include "cli/spec.h"
 #include "image/store.h"
+#include "job/jobfile.h"
 #include "run/id.h"
 #include "run/limits.h"
 #include "run/rundir.h"
@@ -645,4 +648,122 @@ int cellspec_limit_option(const char *name, const char *v, struct limits *l, str
 	const struct limit_desc *d = limit_find(name);
 	_cleanup_free_ char *what = xasprintf("--%s", name);
 	return limit_parse(d, what, v, limit_field(l, d), err);
+}
+
+/* ---- a job's cell spec (`warren job run`, a warm cell's run: cli/warm.c) ---- */
+
+/* "file:LINE:COL: ..." lines in the order of the file */
+static long line_key(const char *l)
+{
+	const char *p = strchr(l, ':');
+	if (!p)
+		return 0;
+	char *end;
+	long line = strtol(p + 1, &end, 10);
+	long col = *end == ':' ? strtol(end + 1, NULL, 10) : 0;
+	return line * 100000 + col;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	long x = line_key(*(char *const *)a), y = line_key(*(char *const *)b);
+	return x < y ? -1 : x > y;
+}
+
+int cli_job_load_text(const char *file, const char *text, const char *work, bool api, struct job *job)
+{
+	char *errors = NULL;
+	_cleanup_free_ char *work_abs = work && !strcmp(work, CELLSPEC_WORK_NONE) ? xstrdup(work) : work ? abs_path(work) : NULL;
+	if (work && !work_abs) {
+		warn_line("--work %s: %s; name an existing directory", work, strerror(errno));
+		return -1;
+	}
+	/* a job sent to the server: its own paths resolve in, and stay below, the request's worktree */
+	const char *api_work = api ? (work_abs && strcmp(work_abs, CELLSPEC_WORK_NONE) ? work_abs : "/nonexistent") : NULL;
+	if ((text ? job_parse(file, text, strlen(text), work_abs, api_work, job, &errors)
+		  : job_load(file, work_abs, api_work, job, &errors)) < 0) {
+		/* every mistake on a line of its own, in the file's order, prefixed like every
+		 * warren error */
+		char **lines = NULL;
+		size_t n = 0;
+		for (char *save = NULL, *l = strtok_r(errors, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			lines = xrealloc(lines, (n + 1) * sizeof *lines);
+			lines[n++] = l;
+		}
+		if (n)
+			qsort(lines, n, sizeof *lines, cmp_lines);
+		for (size_t i = 0; i < n; i++)
+			warn_line("%s", lines[i]);
+		free(lines);
+		free(errors);
+		job_free(job);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_job_load(const char *file, const char *work, bool api, struct job *job)
+{
+	return cli_job_load_text(file, NULL, work, api, job);
+}
+
+void job_args_free(struct job_args *a)
+{
+	cell_opts_free(&a->co);
+}
+
+int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_opts *hist, struct cell_spec *s,
+		  struct error *err)
+{
+	s->limits = job->limits;
+	s->limits.time_ms = job->timeout_ms;
+	s->net = job->net;
+	s->keep = a->keep;
+	s->statedir = statedir_default(a->state);
+	hist_opts_apply(hist, s);
+	s->driver = job->driver;
+	s->worktree_ro = a->work_ro || job->work_ro;
+	/* the job file's binds, then the command line's; --externals, --workdir and --hostname
+	 * of the command line win */
+	__attribute__((cleanup(cell_opts_free))) struct cell_opts jo = { 0 };
+	for (size_t i = 0; i < job->n_binds; i++)
+		cell_opts_take(&jo, job->binds[i].ro ? "ro-bind" : "bind", job->binds[i].arg);
+	for (size_t i = 0; i < a->co.n_binds; i++)
+		cell_opts_take(&jo, a->co.binds[i].ro ? "ro-bind" : "bind", a->co.binds[i].arg);
+	for (size_t i = 0; i < job->n_binds; i++)
+		jo.binds[i].face = job->face;   /* the job file's own binds, put to the gate as its */
+	jo.externals = a->co.externals ? a->co.externals : job->externals;
+	jo.externals_face = a->co.externals ? GATE_CLI : job->face;
+	s->root_face = a->rootfs || a->image ? GATE_CLI : job->face;
+	const char *rootfs = a->rootfs ? a->rootfs : a->image ? NULL : job->rootfs;
+	const char *image = a->image ? a->image : a->rootfs ? NULL : job->image;
+	s->work_face = a->work ? GATE_CLI : job->face;
+	s->anchor = job->anchor ? xstrdup(job->anchor) : NULL;
+	jo.workdir = a->co.workdir ? a->co.workdir : job->workdir;
+	jo.hostname = a->co.hostname ? a->co.hostname : job->hostname;
+	if (cellspec_user(s, a->user, err) < 0 || cellspec_paths(s, rootfs, job->work, err) < 0 ||
+	    cellspec_cell_opts(s, &jo, err) < 0 || cellspec_finish(s, err) < 0 || cellspec_image(s, image, err) < 0)
+		return -EINVAL;
+	s->argv = xcalloc(3, sizeof *s->argv);
+	s->argv[0] = xstrdup("warren-job");
+	s->argv[1] = xstrdup(job->path);
+	struct envb late = { 0 };
+	for (char **e = job->env; e && *e; e++)
+		env_set(&late, *e);
+	cellspec_env(s, &late);
+	envb_free(&late);
+	return 0;
+}
+
+char **job_plain_command(const struct job *j, char **command)
+{
+	return job_is_command(j, command) ? command : NULL;
+}
+
+char **command_json_argv(const char *text)
+{
+	json_t *a = json_loads(text, 0, NULL);
+	char **argv = strv_from_json(a, true);
+	json_decref(a);
+	return argv;
 }

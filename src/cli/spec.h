@@ -86,4 +86,32 @@ int cellspec_driver(enum cell_driver *d, const char *name, struct error *err);
 /* --NAME V of LIMIT_OPTIONS into l: a limit's value (or none), or the grace's duration. */
 int cellspec_limit_option(const char *name, const char *v, struct limits *l, struct error *err);
 
+/* ---- a job's cell spec: `warren job run` (cli/job.c) and a warm cell's run (cli/warm.c) ---- */
+struct job;
+struct hist_opts;
+/* Load the job file (its text when given, already read: a warm cell's run from the server;
+ * work: --work or NULL; api: sent to a server, its paths below work), saying each mistake on a
+ * line of its own in the file's order. 0, or -1 after those lines. */
+int cli_job_load_text(const char *file, const char *text, const char *work, bool api, struct job *job);
+int cli_job_load(const char *file, const char *work, bool api, struct job *job);
+/* What `job run` takes from its command line to make a job's cell spec. */
+struct job_args {
+	struct cell_opts co;
+	bool work_ro, keep;
+	bool api;                 /* --api (warren serve's): the job was sent to the server (cell/gate.h) */
+	const char *state, *user, *work;
+	const char *rootfs, *image;   /* --rootfs, --image: the command line's root wins over the file's */
+};
+void job_args_free(struct job_args *a);
+/* The cell spec of job, as `job run` makes it (the command line's options over the job file's);
+ * hist is moved into it. */
+int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_opts *hist, struct cell_spec *s,
+		  struct error *err);
+/* command, to start as the cell's job itself (no executor, no shell), when job is the one
+ * step the server made of it (job_is_command); else NULL. */
+char **job_plain_command(const struct job *j, char **command);
+/* The server's --command-json: its run's plain command, a JSON array of strings; NULL when it
+ * is not one. */
+char **command_json_argv(const char *text);
+
 #endif
