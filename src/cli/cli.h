@@ -25,9 +25,10 @@ int cmd_serve(int argc, char **argv);    /* cli/serve.c */
 /* cli/submit.c: against a running warren serve (--via unix:PATH|tcp:HOST:PORT) */
 int cmd_submit(int argc, char **argv);
 int cmd_vm_image(int argc, char **argv); /* hidden: the vm driver's boot products for the project's tools */
-int cmd_logs_via(int argc, char **argv);
+/* (help: the command's own --help text, printed for --help or -h) */
+int cmd_logs_via(int argc, char **argv, const char *help);
 int cmd_run_via(int argc, char **argv);
-int cmd_kill_via(int argc, char **argv);
+int cmd_kill_via(int argc, char **argv, const char *help);
 bool cli_has_via(int argc, char **argv);
 
 struct statedir;

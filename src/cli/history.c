@@ -101,7 +101,7 @@ static int history_parse(int argc, char **argv, struct hist_query *q, struct err
 	optind = 1;
 	int c;
 	uint64_t n;
-	while ((c = getopt_long(argc, argv, "a", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': case O_ALL: break;
 		case O_STATUS: {
@@ -131,6 +131,7 @@ static int history_parse(int argc, char **argv, struct hist_query *q, struct err
 		case O_JSON: q->json = true; break;
 		case O_STATE: q->state_dir = optarg; break;
 		case O_DB: q->db = optarg; break;
+		case 'h':
 		case O_HELP: fputs(HISTORY_HELP, stdout); return 1;
 		default: return error_set(err, 0, "history: unknown option or missing value '%s' (see 'warren history --help')", argv[optind - 1]);
 		}

@@ -47,7 +47,7 @@ static int parse(int argc, char **argv, struct image_args *a)
 	int c;
 	/* options anywhere (warren image --state DIR ls, warren image ls --json): GNU getopt
 	 * moves the operands, the subcommand first, to the end */
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case O_STATE: a->state = optarg; break;
 		case O_JSON: a->json = true; break;
@@ -60,6 +60,7 @@ static int parse(int argc, char **argv, struct image_args *a)
 			if (parse_uint(optarg, &a->limits.max_entries) < 0 || !a->limits.max_entries)
 				return cli_usage_error("image", "--max-entries: '%s' is not a positive number", optarg), -1;
 			break;
+		case 'h':
 		case O_HELP: fputs(IMAGE_HELP, stdout); return -2;
 		default: return cli_usage_error("image", "image: unknown option or missing value '%s'", argv[optind - 1]), -1;
 		}

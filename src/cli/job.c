@@ -434,7 +434,7 @@ static const char LOGS_HELP[] =
 int cmd_logs(int argc, char **argv)
 {
 	if (cli_has_via(argc, argv))
-		return cmd_logs_via(argc, argv); /* from a warren serve (cli/submit.c) */
+		return cmd_logs_via(argc, argv, LOGS_HELP); /* from a warren serve (cli/submit.c) */
 	enum { O_STATE = 256, O_FOLLOW, O_HELP };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
 					      { "follow", no_argument, NULL, O_FOLLOW },
@@ -489,10 +489,15 @@ int cmd_logs(int argc, char **argv)
 
 /* ---- kill ---- */
 
+static const char KILL_HELP[] =
+	"usage: warren kill RUN [--state DIR]\n\n"
+	"Stop a live run: SIGTERM to every process of its cell, SIGKILL after its grace.\n"
+	"The record names the cause: killed by warren kill (uid N).\n";
+
 int cmd_kill(int argc, char **argv)
 {
 	if (cli_has_via(argc, argv))
-		return cmd_kill_via(argc, argv); /* through a warren serve (cli/submit.c) */
+		return cmd_kill_via(argc, argv, KILL_HELP); /* through a warren serve (cli/submit.c) */
 	enum { O_STATE = 256, O_HELP };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
 					      { "help", no_argument, NULL, O_HELP },
@@ -505,7 +510,7 @@ int cmd_kill(int argc, char **argv)
 		if (c == O_STATE) {
 			state_opt = optarg;
 		} else if (c == O_HELP) {
-			puts("usage: warren kill RUN [--state DIR]\n\nStop a live run: SIGTERM to every process of its cell, SIGKILL after its grace.\nThe record names the cause: killed by warren kill (uid N).");
+			fputs(KILL_HELP, stdout);
 			return 0;
 		} else {
 			return cli_fail(&perr);

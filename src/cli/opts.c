@@ -77,11 +77,27 @@ static int check_word(int argc, char **argv, int *i, const char *shortopts, cons
 
 int cli_longindex = -1;
 
+/* The index in opts of --help, or -1 */
+static int help_index(const struct option *opts)
+{
+	for (int i = 0; opts[i].name; i++)
+		if (!strcmp(opts[i].name, "help"))
+			return i;
+	return -1;
+}
+
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts, const char *cmd,
 	       struct error *err)
 {
 	/* getopt_long leaves optind at 1 inside a cluster of short options in argv[1] ("-it") */
 	static char **in_cluster;
+	/* -h is --help, as for `warren -h` (no command has a -h of its own) */
+	static char with_h[16];
+	int help = help_index(opts);
+	if (help >= 0 && !strchr(shortopts, 'h') && strlen(shortopts) + 2 <= sizeof with_h) {
+		snprintf(with_h, sizeof with_h, "%sh", shortopts);
+		shortopts = with_h;
+	}
 	if (optind <= 1 && in_cluster != argv) {
 		/* the first call: every option word before getopt_long sees one */
 		for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
@@ -99,6 +115,10 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 	cli_longindex = -1;
 	int c = getopt_long(argc, argv, shortopts, opts, &cli_longindex);
 	in_cluster = c != -1 && optind <= 1 ? argv : NULL;
+	if (c == 'h' && shortopts == with_h) {
+		cli_longindex = help;
+		return opts[help].val;   /* (no command's --help sets a flag) */
+	}
 	if (c == '?' || c == ':') {
 		/* not expected after the check; the word getopt_long stopped at, all the same */
 		error_set(err, 0, "%s: cannot parse option '%s' (see 'warren %s --help')", cmd, argv[optind - 1], cmd);

@@ -15,7 +15,8 @@
  * -1 after the last option, or '?' with err set to one line naming the word, a close name
  * when there is one, and the command's help. A leading '+' in shortopts stops at the first
  * operand (what follows is a command's own); without it options may come after operands
- * (`warren show RUN --json`), as with git and docker. Set optind = 1 before the first call. */
+ * (`warren show RUN --json`), as with git and docker. -h is --help when opts has a "help" and
+ * shortopts no 'h'. Set optind = 1 before the first call. */
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts, const char *cmd,
 	       struct error *err);
 /* After cli_getopt returned a long option: its index in opts (getopt_long's longindex), for

@@ -54,7 +54,7 @@ int cmd_serve(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case O_LISTEN: listen[o.nlisten++] = optarg; break;
 		case O_SLOTS:
@@ -84,6 +84,7 @@ int cmd_serve(int argc, char **argv)
 			if (parse_duration_ms(optarg, &o.keep_for_ms) < 0 || !o.keep_for_ms)
 				return cli_usage_error("serve", "--keep-for: '%s' is not a duration (e.g. 12h, 7d)", optarg);
 			break;
+		case 'h':
 		case O_HELP: fputs(SERVE_HELP, stdout); return 0;
 		default: return cli_usage_error("serve", "serve: unknown option or missing value '%s'", argv[optind - 1]);
 		}

@@ -272,7 +272,7 @@ static int submit_parse(int argc, char **argv, struct submit_opts *o, struct err
 	opterr = 0;
 	optind = 1;
 	int c, idx = 0;
-	while ((c = getopt_long(argc, argv, "+f", opts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "+fh", opts, &idx)) != -1) {
 		const char *eq = optarg ? strchr(optarg, '=') : NULL;
 		switch (c) {
 		case O_VIA: o->via = optarg; break;
@@ -281,6 +281,7 @@ static int submit_parse(int argc, char **argv, struct submit_opts *o, struct err
 		case O_JOB: o->job = optarg; break;
 		case 'f': case O_FOLLOW: o->follow = true; break;
 		case O_JSON: o->json = true; break;
+		case 'h':
 		case O_HELP: fputs(SUBMIT_HELP, stdout); return 1;
 		case O_WORK: {
 			_cleanup_free_ char *abs = abs_path(optarg);
@@ -481,22 +482,24 @@ int cmd_submit(int argc, char **argv)
 	return rc;
 }
 
-/* `warren logs RUN [STEP] --via X [-f]` and `warren kill RUN --via X`. */
-static int via_cmd(int argc, char **argv, bool kill)
+/* `warren logs RUN [STEP] --via X [-f]` and `warren kill RUN --via X` (help: the command's
+ * --help). */
+static int via_cmd(int argc, char **argv, bool kill, const char *help)
 {
-	enum { O_VIA = 256, O_TOKEN, O_STATE, O_FOLLOW };
+	enum { O_VIA = 256, O_TOKEN, O_STATE, O_FOLLOW, O_HELP };
 	static const struct option opts[] = {
 		{ "via", required_argument, NULL, O_VIA }, { "token-file", required_argument, NULL, O_TOKEN },
 		{ "state", required_argument, NULL, O_STATE }, { "follow", no_argument, NULL, O_FOLLOW },
-		{ NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, O_HELP }, { NULL, 0, NULL, 0 },
 	};
 	const char *via = NULL, *token = NULL, *state = NULL;
 	bool fol = false;
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'h': case O_HELP: fputs(help, stdout); return 0;
 		case O_VIA: via = optarg; break;
 		case O_TOKEN: token = optarg; break;
 		case O_STATE: state = optarg; break;
@@ -544,12 +547,12 @@ static int via_cmd(int argc, char **argv, bool kill)
 	return rc;
 }
 
-int cmd_logs_via(int argc, char **argv)
+int cmd_logs_via(int argc, char **argv, const char *help)
 {
-	return via_cmd(argc, argv, false);
+	return via_cmd(argc, argv, false, help);
 }
 
-int cmd_kill_via(int argc, char **argv)
+int cmd_kill_via(int argc, char **argv, const char *help)
 {
-	return via_cmd(argc, argv, true);
+	return via_cmd(argc, argv, true, help);
 }

@@ -46,6 +46,8 @@ int cmd_vm_image(int argc, char **argv)
 	struct error err = { 0 };
 	int r;
 	/* argv[0] is "vm-image" (main.c) */
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return fputs(VM_IMAGE_USAGE, stdout), 0;
 	if (argc == 4 && !strcmp(argv[1], "vmlinux"))
 		r = vm_write_vmlinux(argv[2], argv[3], &err);
 	else if (argc >= 5 && !strcmp(argv[1], "initramfs"))

@@ -359,7 +359,7 @@ static const char OCI_HELP[] =
 
 struct cmdopts {
 	const char *bundle, *pid_file, *console_socket, *preserve_fds, *detach, *force, *all, *nopivot, *nokeyring,
-		*process, *format, *rootless, *tty, *nnp, *ignored;
+		*process, *format, *rootless, *tty, *nnp, *ignored, *help;
 };
 
 static int dispatch(const char *cmd, int argc, char **argv, int i)
@@ -373,10 +373,15 @@ static int dispatch(const char *cmd, int argc, char **argv, int i)
 		{ "process", 'p', true, &o.process }, { "format", 0, true, &o.format },
 		/* exec's: the process JSON says what they would (podman passes --tty with it) */
 		{ "tty", 't', false, &o.tty }, { "no-new-privs", 0, false, &o.nnp },
-		{ "process-label", 0, true, &o.ignored }, { "apparmor", 0, true, &o.ignored }, { NULL, 0, false, NULL },
+		{ "process-label", 0, true, &o.ignored }, { "apparmor", 0, true, &o.ignored },
+		{ "help", 'h', false, &o.help }, { NULL, 0, false, NULL },
 	};
 	if (!parse_flags(argc, argv, &i, fl, cmd))
 		return OCI_FAIL;
+	if (o.help) {
+		fputs(OCI_HELP, stdout);   /* one text names every command's flags */
+		return 0;
+	}
 	const char *id = i < argc ? argv[i] : NULL;
 	if (!strcmp(cmd, "features"))
 		return oci_features();

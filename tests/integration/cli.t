@@ -5,7 +5,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((77 + 26))
+plan $((77 + 26 + 2))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -152,6 +152,22 @@ is "$RC:$ERR" "125:warren: --keep-runs and --keep-for work on the whole history:
 wr logs --folow
 [ "$RC" = 125 ] && [[ $ERR == *"did you mean --follow?"* ]]
 ok $? "$M logs --folow: did you mean --follow?" || diag "rc $RC: $ERR"
+
+# ================================================================ issue 34: the small ones
+M="[help]"
+SUBS=$("$WARREN" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | sort -u)
+bad_h= bad_help=
+while IFS= read -r w; do
+	# shellcheck disable=SC2086 # the words of a command line
+	bounded "$WARREN" $w -h
+	{ [ "$RC" = 0 ] && [[ $OUT == "usage: warren "* ]] && [ -z "$ERR" ]; } || bad_h="$bad_h [$w: $RC $ERR]"
+	# shellcheck disable=SC2086
+	bounded "$WARREN" $w --help
+	{ [ "$RC" = 0 ] && [[ $OUT == "usage: warren "* ]] && [ -z "$ERR" ]; } || bad_help="$bad_help [$w: $RC $ERR]"
+done < <(printf '%s\n' $SUBS "job run" "job check" "image ls" "image rm" "oci run" "oci state" "ps -a" \
+	"logs --via unix:$TEST_SCRATCH/no.sock" "kill --via unix:$TEST_SCRATCH/no.sock")
+is "$bad_h" "" "$M -h after each command ($(wc -w <<<"$SUBS"); job run, image ls, oci run, logs --via...): its help on stdout, exit 0, as warren -h"
+is "$bad_help" "" "$M --help after each of them: the same"
 
 M="[env]"
 wr_env FROM_CALLER=passed -- run --work "$WORK" --env FROM_CALLER --env UNSET_IN_CALLER_X -- sh -c 'echo "${FROM_CALLER-unset} ${UNSET_IN_CALLER_X-unset}"'

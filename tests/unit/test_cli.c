@@ -17,16 +17,21 @@
 #include "job/logname.h"
 #include "util/words.h"
 
-enum { O_TIME = 256, O_MEMORY, O_CPU_TIME, O_KEEP, O_JSON, O_KEEP_GOING };
+enum { O_TIME = 256, O_MEMORY, O_CPU_TIME, O_KEEP, O_JSON, O_KEEP_GOING, O_HELP };
 static const struct option OPTS[] = {
 	{ "time", required_argument, NULL, O_TIME }, { "memory", required_argument, NULL, O_MEMORY },
 	{ "cpu-time", required_argument, NULL, O_CPU_TIME }, { "keep", no_argument, NULL, O_KEEP },
 	{ "json", no_argument, NULL, O_JSON }, { "keep-going", no_argument, NULL, O_KEEP_GOING }, { NULL, 0, NULL, 0 },
 };
+/* a command's options with --help, which -h also is */
+static const struct option HOPTS[] = {
+	{ "time", required_argument, NULL, O_TIME }, { "keep", no_argument, NULL, O_KEEP },
+	{ "help", no_argument, NULL, O_HELP }, { NULL, 0, NULL, 0 },
+};
 
 /* Parse the words (NULL-ended) with shortopts; the options seen as "T=10s K f ..." in got,
  * then "| operand..." after the options; or "ERR: message". */
-static void parse(const char *shortopts, char *got, size_t len, const char *const *words)
+static void parse(const char *shortopts, const struct option *opts, char *got, size_t len, const char *const *words)
 {
 	char *argv[16] = { (char *)"cmd" };
 	int argc = 1;
@@ -36,14 +41,14 @@ static void parse(const char *shortopts, char *got, size_t len, const char *cons
 	got[0] = '\0';
 	optind = 1;
 	int c;
-	while ((c = cli_getopt(argc, argv, shortopts, OPTS, "cmd", &err)) != -1) {
+	while ((c = cli_getopt(argc, argv, shortopts, opts, "cmd", &err)) != -1) {
 		if (c == '?') {
 			snprintf(got, len, "ERR: %s", err.msg);
 			error_clear(&err);
 			return;
 		}
 		char one[64];
-		snprintf(one, sizeof one, "%s%c%s%s", *got ? " " : "", c == O_TIME ? 'T' : c == O_MEMORY ? 'M' : c == O_KEEP ? 'K' : c == O_JSON ? 'J' : c,
+		snprintf(one, sizeof one, "%s%c%s%s", *got ? " " : "", c == O_TIME ? 'T' : c == O_MEMORY ? 'M' : c == O_KEEP ? 'K' : c == O_JSON ? 'J' : c == O_HELP ? 'H' : c,
 			 optarg ? "=" : "", optarg ? optarg : "");
 		strncat(got, one, len - strlen(got) - 1);
 	}
@@ -54,14 +59,15 @@ static void parse(const char *shortopts, char *got, size_t len, const char *cons
 	}
 }
 
-#define PARSE(shortopts, want, ...)                                                                    \
+#define PARSE_WITH(opts, shortopts, want, ...)                                                          \
 	do {                                                                                           \
 		const char *const w[] = { __VA_ARGS__, NULL };                                         \
 		char got[512];                                                                         \
-		parse(shortopts, got, sizeof got, w);                                                  \
+		parse(shortopts, opts, got, sizeof got, w);                                            \
 		if (strcmp(got, want))                                                                 \
 			fail_msg("words %s...: got \"%s\", want \"%s\"", w[0], got, want);             \
 	} while (0)
+#define PARSE(shortopts, want, ...) PARSE_WITH(OPTS, shortopts, want, __VA_ARGS__)
 
 static void test_getopt_whole_names(void **state)
 {
@@ -89,6 +95,20 @@ static void test_getopt_short_forms(void **state)
 	PARSE("+", "ERR: cmd: unknown option '-i' in -it (see 'warren cmd --help')", "-it");
 	PARSE("+", "ERR: cmd: unknown option '-h' (see 'warren cmd --help')", "-h");
 	PARSE("f", "f | run", "run", "-f");
+}
+
+/* -h is --help where a command has --help and no -h of its own */
+static void test_getopt_help(void **state)
+{
+	(void)state;
+	PARSE_WITH(HOPTS, "+", "H |", "-h");
+	PARSE_WITH(HOPTS, "+it", "i H | true", "-i", "-h", "true");
+	PARSE_WITH(HOPTS, "", "T=1s H | x", "x", "--time", "1s", "-h");
+	PARSE_WITH(HOPTS, "+", "| true -h", "true", "-h");        /* the command's own -h */
+	PARSE_WITH(HOPTS, "", "| -h", "--", "-h");
+	PARSE_WITH(HOPTS, "+", "T=-h |", "--time", "-h");          /* a value */
+	PARSE_WITH(HOPTS, "+", "H |", "--help");
+	PARSE("+", "ERR: cmd: unknown option '-h' (see 'warren cmd --help')", "-h");   /* no --help: no -h */
 }
 
 static void test_getopt_operands(void **state)
@@ -190,7 +210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getopt_whole_names), cmocka_unit_test(test_getopt_short_forms),
-		cmocka_unit_test(test_getopt_operands),    cmocka_unit_test(test_closest_word),
+		cmocka_unit_test(test_getopt_operands),    cmocka_unit_test(test_getopt_help),    cmocka_unit_test(test_closest_word),
 		cmocka_unit_test(test_env_file_line),      cmocka_unit_test(test_logname),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
