@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "util/fs.h"
 #include "util/proc.h"
+#include "util/words.h"
 #include "oci/oci.h"
 
 static const char USAGE[] =
@@ -112,6 +113,14 @@ int main(int argc, char **argv)
 		return cmd_oci(argc, argv);
 	if (!strcmp(c, "vm-image"))
 		return cmd_vm_image(argc, argv);
-	warn_line("unknown command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')", c);
+	static const char *const commands[] = { "run", "job", "logs", "kill", "policy", "ps", "show", "gc", "selfcheck", "image",
+						"history", "serve", "submit", "oci", "version", "help", NULL };
+	const char *near = closest_word(c, commands);
+	_cleanup_free_ char *name = printable_name(c);
+	if (near)
+		warn_line("no command '%s'; did you mean '%s'? (see 'warren --help')", name, near);
+	else
+		warn_line("no command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')",
+			  name);
 	return 125;
 }

@@ -10,27 +10,36 @@
 
 #include "util/error.h"
 
+/* The edits from a to b (case-insensitive): letters inserted, deleted, replaced, or two
+ * neighbours swapped ("rnu" is one edit from "run"). */
 static size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	size_t *row = xcalloc(lb + 1, sizeof *row);
+	/* three rows of the table: i - 2, i - 1 and i */
+	size_t *rows = xcalloc(3 * (lb + 1), sizeof *rows);
+	size_t *before = rows, *prev = rows + lb + 1, *row = rows + 2 * (lb + 1);
 	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
+		prev[j] = j;
 	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
 		row[0] = i;
+		int ca = tolower((unsigned char)a[i - 1]);
 		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
-			size_t best = prev + cost;
-			if (row[j] + 1 < best) best = row[j] + 1;
+			int cb = tolower((unsigned char)b[j - 1]);
+			size_t best = prev[j - 1] + (ca != cb);
+			if (prev[j] + 1 < best) best = prev[j] + 1;
 			if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) && tolower((unsigned char)a[i - 2]) == cb &&
+			    before[j - 2] + 1 < best)
+				best = before[j - 2] + 1;
 			row[j] = best;
-			prev = cur;
 		}
+		size_t *t = before;
+		before = prev;
+		prev = row;
+		row = t;
 	}
-	size_t d = row[lb];
-	free(row);
+	size_t d = prev[lb];
+	free(rows);
 	return d;
 }
 

@@ -5,7 +5,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((77 + 26 + 2))
+plan $((77 + 26 + 4))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -168,6 +168,13 @@ done < <(printf '%s\n' $SUBS "job run" "job check" "image ls" "image rm" "oci ru
 	"logs --via unix:$TEST_SCRATCH/no.sock" "kill --via unix:$TEST_SCRATCH/no.sock")
 is "$bad_h" "" "$M -h after each command ($(wc -w <<<"$SUBS"); job run, image ls, oci run, logs --via...): its help on stdout, exit 0, as warren -h"
 is "$bad_help" "" "$M --help after each of them: the same"
+
+M="[typo]"
+bounded "$WARREN" rnu -- true
+is "$RC:$ERR" "125:warren: no command 'rnu'; did you mean 'run'? (see 'warren --help')" \
+	"$M a mistyped command (rnu): exit 125, one line naming the command meant"
+bounded "$WARREN" hsitory
+is "$RC:$ERR" "125:warren: no command 'hsitory'; did you mean 'history'? (see 'warren --help')" "$M ... hsitory: history"
 
 M="[env]"
 wr_env FROM_CALLER=passed -- run --work "$WORK" --env FROM_CALLER --env UNSET_IN_CALLER_X -- sh -c 'echo "${FROM_CALLER-unset} ${UNSET_IN_CALLER_X-unset}"'

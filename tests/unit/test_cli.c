@@ -134,6 +134,10 @@ static void test_closest_word(void **state)
 	assert_string_equal(closest_word("working-directroy", names), "working-directory");
 	assert_string_equal(closest_word("runn", names), "run");
 	assert_string_equal(closest_word("timout", names), "timeout");
+	/* two neighbours swapped: one edit */
+	assert_string_equal(closest_word("rnu", names), "run");
+	assert_string_equal(closest_word("tmie", names), "time");
+	assert_string_equal(closest_word("MEMORY", names), "memory");
 	assert_null(closest_word("name", names));   /* two edits in four letters: not a typo of time */
 	assert_null(closest_word("x", names));
 	assert_null(closest_word("completely", names));
