@@ -448,10 +448,10 @@ static const char GC_HELP[] =
 	"       warren gc --orphans\n\n"
 	"Reclaim the scratch, mounts and cgroups that runs whose supervisor is gone left behind\n"
 	"(after a crash or kill -9 of warren), and the scratch of runs kept with --keep. Live\n"
-	"runs are never touched. With --older-than D (e.g. 7d, 12h), also delete the records of\n"
-	"runs that ended more than D ago. With RUN ids or prefixes, only those (without them, also\n"
-	"what interrupted image imports left, the vm driver's stale cache, and the network's bridge\n"
-	"and tables when no run holds an address).\n"
+	"runs are never touched. With --older-than D (e.g. 7d, 12h; 0s: all), also delete the\n"
+	"records of runs that ended more than D ago. With RUN ids or prefixes, only those (without\n"
+	"them, also what interrupted image imports left, the vm driver's stale cache, and the\n"
+	"network's bridge and tables when no run holds an address).\n"
 	"--keep-runs N / --keep-for D: retention by the history (<state>/history.db), as warren\n"
 	"serve does it: delete the records of all but the newest N ended runs / of runs that\n"
 	"ended more than D ago; their history rows stay, marked pruned.\n"
@@ -688,8 +688,10 @@ int cmd_gc(int argc, char **argv)
 	if (i < argc && (gc_keep_runs || gc_keep_for))
 		return cli_usage_error("gc", "--keep-runs and --keep-for work on the whole history: give them without RUN");
 	uint64_t older_ms = 0;
-	if (older && (parse_duration_ms(older, &older_ms) < 0 || !older_ms))
-		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d)", older);
+	if (older && parse_duration_ms(older, &older_ms) < 0)
+		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d, 0s)", older);
+	if (older && !older_ms)
+		older_ms = 1;   /* 0s: every ended run's record (gc_one reads 0 as no --older-than) */
 	uint64_t keep = 0, keep_ms = 0;
 	if (gc_keep_runs && (parse_uint(gc_keep_runs, &keep) < 0 || !keep))
 		return cli_usage_error("gc", "--keep-runs: '%s' is not a number of runs (1 or more)", gc_keep_runs);

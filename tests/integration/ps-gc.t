@@ -6,7 +6,7 @@
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((54 + 2 + 3))
+plan $((56 + 2 + 3))
 
 ps_has() { wr ps; [[ $OUT == *"$1"* ]]; }
 
@@ -85,6 +85,10 @@ for mode in root user; do
 	wr gc --older-than 1s
 	is "$RC" 0 "$M warren gc --older-than 1s exits 0"
 	is "$before/$(rundir_count)" 3/0 "$M ... and prunes every finished run's record (3 before, 0 after)" || diag "$(ls -la "$STATE/runs" 2>&1)"
+	# 0s is a duration too (issue 34): every ended run's record, at once
+	wrun -- true
+	wr gc --older-than 0s
+	is "$RC/$(rundir_count)" 0/0 "$M warren gc --older-than 0s exits 0 and prunes the record of the run just ended" || diag "$ERR"
 done
 
 # ---- the state directory, opened once and trusted (issue 10) ----
