@@ -429,7 +429,8 @@ static const char LOGS_HELP[] =
 	"Print the output of a job's steps (and services) from its record, in order, each under a\n"
 	"header '==> step N: NAME <=='; STEP is a step's number or name, and prints that step's\n"
 	"output alone. With -f or --follow, keep printing while the run is live. RUN defaults to\n"
-	"the latest run. Timestamps of each chunk are in the .times file beside each log.\n";
+	"the latest run, as does '-' (warren logs - STEP). Timestamps of each chunk are in the\n"
+	".times file beside each log.\n";
 
 int cmd_logs(int argc, char **argv)
 {
@@ -458,7 +459,9 @@ int cmd_logs(int argc, char **argv)
 		return cli_usage_error("logs", "logs takes a run and a step");
 	int rc;
 	_cleanup_close_ int dir = -1;
-	_cleanup_free_ char *id = cli_run_open(state_opt, optind < argc ? argv[optind] : NULL, &dir, NULL, &rc);
+	/* RUN "-": the latest, as when it is left out (`warren logs - STEP`, as `warren policy -`) */
+	const char *run = optind < argc && strcmp(argv[optind], "-") ? argv[optind] : NULL;
+	_cleanup_free_ char *id = cli_run_open(state_opt, run, &dir, NULL, &rc);
 	if (!id)
 		return rc;
 	const char *step = optind + 1 < argc ? argv[optind + 1] : NULL;

@@ -5,7 +5,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((77 + 26 + 4))
+plan $((77 + 26 + 6))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -175,6 +175,21 @@ is "$RC:$ERR" "125:warren: no command 'rnu'; did you mean 'run'? (see 'warren --
 	"$M a mistyped command (rnu): exit 125, one line naming the command meant"
 bounded "$WARREN" hsitory
 is "$RC:$ERR" "125:warren: no command 'hsitory'; did you mean 'history'? (see 'warren --help')" "$M ... hsitory: history"
+
+M="[logs -]"
+cat >"$WORK/two-steps.yaml" <<'YAML'
+steps:
+  - name: a
+    run: echo out-a
+  - name: b
+    run: echo out-b
+YAML
+bounded "$WARREN" job run "$WORK/two-steps.yaml" --state "$STATE" --work "$WORK" --quiet
+wr logs - b
+is "$RC/$OUT" "0/out-b" "$M warren logs - STEP: that step of the latest run (as warren policy - does)" || diag "$ERR"
+wr logs -
+[ "$RC" = 0 ] && [[ $OUT == *"==> step 1: a <=="*out-a*"==> step 2: b <=="*out-b* ]]
+ok $? "$M warren logs -: every step of the latest run" || diag "rc $RC: $OUT $ERR"
 
 M="[env]"
 wr_env FROM_CALLER=passed -- run --work "$WORK" --env FROM_CALLER --env UNSET_IN_CALLER_X -- sh -c 'echo "${FROM_CALLER-unset} ${UNSET_IN_CALLER_X-unset}"'
