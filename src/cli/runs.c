@@ -389,9 +389,30 @@ static void row_limits(FILE *out, json_t *r)
 	free(lim);
 }
 
+/* The cell's network (spec's network_mode; result.json's network: its address, pasta's) and
+ * its published ports; nothing for a record made before they were kept. */
+static void rows_network(FILE *out, json_t *spec, json_t *r)
+{
+	json_t *net = r ? json_object_get(r, "network") : NULL;
+	const char *mode = json_string_value(json_object_get(spec, "network_mode")) ?: json_string_value(json_object_get(net, "mode"));
+	if (mode) {
+		const char *addr = json_string_value(json_object_get(net, "address"));
+		const char *via = json_string_value(json_object_get(net, "via"));
+		_cleanup_free_ char *v = xasprintf("%s%s%s%s%s%s", mode, addr ? ", address " : "", addr ?: "", via ? " (via " : "",
+						   via ?: "", via ? ")" : "");
+		row(out, "network", v);
+	}
+	json_t *pub = json_object_get(spec, "published");
+	if (json_is_array(pub)) {
+		_cleanup_free_ char *ports = ports_text(pub);
+		row(out, "ports", ports);
+	}
+}
+
 void show_record(FILE *out, const char *id, const char *where, json_t *spec, json_t *r, bool live)
 {
 	rows_spec(out, id, spec);
+	rows_network(out, spec, r);
 	if (!r) {
 		row(out, "status", live ? "running" : "ended without a record (supervisor died; run 'warren gc')");
 		return;

@@ -184,6 +184,7 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r, 
 	json_object_set_new(j, "scratch_bytes", json_integer((json_int_t)r->scratch_bytes));
 	json_object_set_new(j, "limits", limits_json(&s->limits));
 	json_object_set_new(j, "published", published_json(&s->net));
+	json_object_set_new(j, "network_mode", json_string(net_mode_name(s->net.mode)));
 	json_object_set_new(j, "image", image_json(s));
 	record_add_labels(s, j);
 	if (extra)

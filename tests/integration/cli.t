@@ -5,7 +5,7 @@
 # for warren's own failures, 126/127 as the shell does, and nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan $((77 + 26 + 6))
+plan $((77 + 26 + 11))
 
 bounded "$WARREN" --version
 is "$RC" 0 "warren --version exits 0"
@@ -190,6 +190,21 @@ is "$RC/$OUT" "0/out-b" "$M warren logs - STEP: that step of the latest run (as 
 wr logs -
 [ "$RC" = 0 ] && [[ $OUT == *"==> step 1: a <=="*out-a*"==> step 2: b <=="*out-b* ]]
 ok $? "$M warren logs -: every step of the latest run" || diag "rc $RC: $OUT $ERR"
+
+M="[show]"
+wrun -- true
+wr show
+line_like "$OUT" '^network +none$' "$M warren show: a network row (none)"
+line_like "$OUT" '^ports +-$' "$M warren show: a ports row (none published)"
+# rootless, pasta forwards a port of the host (the test's own user's namespace) to the cell
+use_mode user
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+wrun --net none --publish "127.0.0.1:$port:8000" -- true
+is "$RC" 0 "$M [user] a rootless run with --net none --publish 127.0.0.1:$port:8000" || diag "$ERR"
+wr show
+line_like "$OUT" '^network +none\+publish' "$M [user] warren show: network none+publish" || diag "$OUT"
+line_like "$OUT" "^ports +127\.0\.0\.1:$port->8000/tcp\$" "$M [user] warren show: the published port"
+use_mode root
 
 M="[env]"
 wr_env FROM_CALLER=passed -- run --work "$WORK" --env FROM_CALLER --env UNSET_IN_CALLER_X -- sh -c 'echo "${FROM_CALLER-unset} ${UNSET_IN_CALLER_X-unset}"'
