@@ -1,6 +1,7 @@
 # bash completion for warren(1): subcommands, each one's options, run ids (from the state
-# directory's runs/, live ones from 'warren ps' for kill), job files for 'job run|check',
-# directories for --work/--rootfs/--state, commands after 'run --'.
+# directory's runs/, live ones from 'warren ps' for kill), image names (its images/) for
+# --image, --warm-image and 'image rm', job files for 'job run|check', directories for
+# --work/--rootfs/--state, commands after 'run --'.
 
 _warren_state() {
 	local i
@@ -28,6 +29,13 @@ _warren_runs() {
 	fi
 }
 
+# the names of the state directory's images (each a directory with its image.json)
+_warren_images() {
+	local state
+	state=$(_warren_state)
+	compgen -G "$state/images/*/image.json" | sed 's|/image\.json$||; s|.*/||'
+}
+
 _warren() {
 	local cur prev words cword
 	_init_completion -s || return
@@ -50,6 +58,7 @@ _warren() {
 	done
 	case $prev in
 	--work | --rootfs | --state) _filedir -d; return ;;
+	--image | --warm-image) COMPREPLY=($(compgen -W "$(_warren_images)" -- "$cur")); return ;;
 	--env-file | --seccomp | --result) _filedir; return ;;
 	--user | --env | --pass-env | --time | --cpu-time | --memory | --pids | --output | --scratch | \
 	--grace | --protect | --publish | --dns-max-names | --result-fd | --older-than)
@@ -111,13 +120,13 @@ _warren() {
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return
 	fi
-	# operands before the one being completed (options and their values left out)
-	local nop=0
+	# operands before the one being completed (options and their values left out); the first
+	local nop=0 first=
 	for ((j = i + 1; j < cword; j++)); do
 		case ${words[j]} in
 		--state | --older-than) ((j++)) ;;
 		-*) ;;
-		*) ((nop++)) ;;
+		*) ((nop++)) || first=${words[j]} ;;
 		esac
 	done
 	case $sub in
@@ -126,6 +135,11 @@ _warren() {
 	logs) ((nop == 0)) && COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
 	policy) if ((nop == 0)); then COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")); else _filedir; fi ;;
 	gc) COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
+	image)
+		case $first in
+		rm) COMPREPLY=($(compgen -W "$(_warren_images)" -- "$cur")) ;;
+		import) ((nop == 2)) && _filedir ;;
+		esac ;;
 	esac
 } &&
 	complete -F _warren warren

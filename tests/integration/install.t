@@ -12,8 +12,8 @@
 VERSION=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' "$REPO/debian/changelog")
 # the subcommands, from warren's own usage text
 SUBS=$("$WARREN" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | sort -u)
-# 26 checks, and one per subcommand: its man page names every option of its --help
-plan $((26 + $(printf '%s\n' $SUBS | grep -cvx help)))
+# 28 checks, and one per subcommand: its man page names every option of its --help
+plan $((28 + $(printf '%s\n' $SUBS | grep -cvx help)))
 MAN1="warren $(for s in $SUBS; do printf 'warren-%s ' "$s"; done)"
 
 # ---- warren --version: the version and this host's features, each checked against the host
@@ -66,6 +66,18 @@ for s in $SUBS; do
 	for o in $helpopts; do [[ $page == *"$o"* ]] || absent="$absent $o"; done
 	is "$absent" "" "warren-$s(1) names every option of 'warren $s --help'"
 done
+# the installed bash completion offers the state directory's images where an image is expected
+use_mode root
+wr image import comp-bb "$(image_busybox)"
+compf() {
+	bash -c '. /usr/share/bash-completion/bash_completion; . "$1"; shift
+		COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+		_warren warren "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}"; printf "%s\n" "${COMPREPLY[@]}"' compf \
+		"$P/share/bash-completion/completions/warren" "$@"
+}
+is "$RC/$(WARREN_STATE=$STATE compf warren run --image comp)" "0/comp-bb" "bash completes an image name after run --image"
+is "$(compf warren image --state "$STATE" rm co)/$(WARREN_STATE=$STATE compf warren serve --warm-image c)" "comp-bb/comp-bb" \
+	"... after image rm (the state of --state) and serve --warm-image"
 out=$(cd "$REPO" && make -s uninstall DESTDIR="$DEST" 2>&1)
 left=$(find "$DEST" -type f)
 is "$left" "" "make uninstall removes every file make install laid" || diag "$out"
