@@ -12,8 +12,8 @@
 VERSION=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' "$REPO/debian/changelog")
 # the subcommands, from warren's own usage text
 SUBS=$("$WARREN" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | sort -u)
-# 28 checks, and one per subcommand: its man page names every option of its --help
-plan $((28 + $(printf '%s\n' $SUBS | grep -cvx help)))
+# 29 checks, and one per subcommand: its man page names every option of its --help
+plan $((29 + $(printf '%s\n' $SUBS | grep -cvx help)))
 MAN1="warren $(for s in $SUBS; do printf 'warren-%s ' "$s"; done)"
 
 # ---- warren --version: the version and this host's features, each checked against the host
@@ -84,7 +84,7 @@ is "$left" "" "make uninstall removes every file make install laid" || diag "$ou
 
 # ---- the Debian package
 if dpkg-query -W -f='${Status}' warren 2>/dev/null | grep -q installed; then
-	skip 13 "a package named warren is installed on this host already: not replaced by a test"
+	skip 14 "a package named warren is installed on this host already: not replaced by a test"
 	exit 0
 fi
 pkg_remove() {
@@ -104,6 +104,8 @@ t0=$(date +%s)
 out=$(cd "$SRC" && DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=2" timeout 900 dpkg-buildpackage -us -uc -b 2>&1)
 ok $? "dpkg-buildpackage -us -uc -b builds the package from a copy of the tree ($(($(date +%s) - t0)) s)" || diag "$(tail -n 30 <<<"$out")"
 DEB=$(ls "$TEST_SCRATCH"/deb/warren_"$VERSION"_*.deb 2>/dev/null | head -n 1)
+like "$(dpkg-deb -f "$DEB" Recommends 2>&1)" '(^|, )libldns3(,|$)' \
+	"the package recommends libldns3 (the resolver of --net nat and allow=, loaded when a run asks)"
 for i in $(seq 1 60); do
 	out=$(dpkg -i "$DEB" 2>&1); rc=$?
 	[ "$rc" = 0 ] || ! grep -q 'lock' <<<"$out" && break
