@@ -293,7 +293,25 @@ static void parse_service(struct ctx *c, const char *name, yaml_node_t *m, struc
 		s->ready_timeout_ms = 30000;
 }
 
-/* if: always(), success() or failure() (the parentheses may be left out). */
+/* The condition in v, "${{ EXPR }}" as GitHub writes it or EXPR alone: its first character,
+ * *len its length (blanks around it left out). */
+static const char *condition_expr(const char *v, size_t *len)
+{
+	size_t n = strlen(v);
+	if (n >= 5 && !strncmp(v, "${{", 3) && !strcmp(v + n - 2, "}}")) {
+		v += 3;
+		n -= 5;
+	}
+	while (n && isblank((unsigned char)*v))
+		v++, n--;
+	while (n && isblank((unsigned char)v[n - 1]))
+		n--;
+	*len = n;
+	return v;
+}
+
+/* if: always(), success() or failure() (the parentheses may be left out), alone or as
+ * ${{ failure() }}. */
 static enum step_if get_condition(struct ctx *c, yaml_node_t *m, const char *where)
 {
 	static const char *const names[] = { [IF_SUCCESS] = "success", [IF_FAILURE] = "failure", [IF_ALWAYS] = "always" };
@@ -301,9 +319,11 @@ static enum step_if get_condition(struct ctx *c, yaml_node_t *m, const char *whe
 	if (!cond)
 		return IF_SUCCESS;
 	const char *v = scalar(cond);
-	for (size_t k = 0; v && k < sizeof names / sizeof *names; k++) {
+	size_t n = 0;
+	const char *e = v ? condition_expr(v, &n) : NULL;
+	for (size_t k = 0; e && k < sizeof names / sizeof *names; k++) {
 		size_t l = strlen(names[k]);
-		if (!strncmp(v, names[k], l) && (!v[l] || !strcmp(v + l, "()")))
+		if (n >= l && !strncmp(e, names[k], l) && (n == l || (n == l + 2 && !strncmp(e + l, "()", 2))))
 			return (enum step_if)k;
 	}
 	_cleanup_free_ char *w = xasprintf("%s.if", where);

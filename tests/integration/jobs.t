@@ -792,6 +792,12 @@ steps:
   - name: on-failure
     if: failure
     run: echo on-failure
+  - name: on-failure-expr
+    if: ${{ failure() }}
+    run: echo on-failure-expr
+  - name: success-expr
+    if: "${{success()}}"
+    run: echo wrong
   - name: fin
     if: always
     run: echo fin
@@ -800,8 +806,8 @@ YAML
 	after_job
 	is "$RC" 5 "$M a job whose hard step exits 5 exits 5 (a continue-on-error step's 3 does not count)"
 	is "$(jget "$RJ" '[s["status"] for s in d["steps"]]')" \
-		'["ok", "failed", "ok", "skipped", "failed", "skipped", "skipped", "ok", "ok"]' \
-		"$M steps: soft failed and the job went on; failure() skipped before a failure, run after; success() skipped after one; always ran"
+		'["ok", "failed", "ok", "skipped", "failed", "skipped", "skipped", "ok", "ok", "skipped", "ok"]' \
+		"$M steps: soft failed and the job went on; failure() skipped before a failure, run after; success() skipped after one; always ran; \${{ failure() }} and \${{success()}} as the bare ones"
 	[[ $OUT != *wrong* ]]
 	ok $? "$M no skipped step ran"
 

@@ -197,6 +197,32 @@ static void defaults(void **state)
 
 /* ---------- each mistake at its place ---------- */
 
+/* if: as a bare name, a call, or either in GitHub's ${{ }} */
+static void conditions(void **state)
+{
+	(void)state;
+	static const struct { const char *cond; enum step_if want; } t[] = {
+		{ "failure", IF_FAILURE },           { "failure()", IF_FAILURE },          { "${{ failure() }}", IF_FAILURE },
+		{ "\"${{failure()}}\"", IF_FAILURE }, { "${{ always }}", IF_ALWAYS },        { "'${{  success()  }}'", IF_SUCCESS },
+		{ "${{ always() }}", IF_ALWAYS },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char *text = NULL;
+		if (asprintf(&text, "steps:\n  - run: x\n    if: %s\n", t[i].cond) < 0)
+			fail();
+		struct job j;
+		parse_ok(text, &j);
+		if (j.steps[0].when != t[i].want)
+			fail_msg("if: %s: got %d, want %d", t[i].cond, (int)j.steps[0].when, (int)t[i].want);
+		job_free(&j);
+		free(text);
+	}
+	parse_bad("steps:\n  - run: x\n    if: ${{ failure() && true }}\n", "3:9: steps[0].if: \"${{ failure() && true }}\" is not a condition", 1);
+	parse_bad("steps:\n  - run: x\n    if: ${{ }}\n", "3:9: steps[0].if: \"${{ }}\" is not a condition", 1);
+	parse_bad("steps:\n  - run: x\n    if: ${{ failure()\n", "3:9: steps[0].if: \"${{ failure()\" is not a condition", 1);
+	parse_bad("steps:\n  - run: x\n    if: failure( )\n", "3:9: steps[0].if: \"failure( )\" is not a condition", 1);
+}
+
 static void syntax(void **state)
 {
 	(void)state;
@@ -445,7 +471,7 @@ int main(void)
 		cmocka_unit_test(good_file), cmocka_unit_test(defaults),           cmocka_unit_test(syntax),
 		cmocka_unit_test(keys),      cmocka_unit_test(types),              cmocka_unit_test(limits),
 		cmocka_unit_test(steps_and_services), cmocka_unit_test(cell_keys), cmocka_unit_test(several),
-		cmocka_unit_test(size_limits), cmocka_unit_test(load),
+		cmocka_unit_test(size_limits), cmocka_unit_test(load),             cmocka_unit_test(conditions),
 	};
 	return cmocka_run_group_tests_name("jobfile", tests, setup, teardown);
 }
