@@ -468,6 +468,28 @@ static int bind_source_check(const struct cell_spec *s, enum gate_face face, con
 	return 0;
 }
 
+char *bind_dst_instead(const char *dst, const char *src, const char *home)
+{
+	static const char *const scratch[] = { CELL_VARTMP_PATH, CELL_TMP_PATH };
+	for (size_t i = 0; home && i < sizeof scratch / sizeof *scratch; i++) {
+		size_t n = strlen(scratch[i]);
+		if (!path_beneath(dst, scratch[i]))
+			continue;
+		if (dst[n])
+			return xasprintf("%s%s", home, dst + n);
+		/* the scratch itself: HOME/<the source's last name> */
+		size_t end = strlen(src);
+		while (end > 1 && src[end - 1] == '/')
+			end--;
+		size_t start = end;
+		while (start && src[start - 1] != '/')
+			start--;
+		bool plain = end > start && strncmp(src + start, ".", end - start) && strncmp(src + start, "..", end - start);
+		return plain ? xasprintf("%s/%.*s", home, (int)(end - start), src + start) : xasprintf("%s/data", home);
+	}
+	return NULL;
+}
+
 int cellspec_add_bind(struct cell_spec *s, enum gate_face face, const char *opt, const char *src, const char *dst, bool ro,
 		      struct error *err)
 {
@@ -480,8 +502,13 @@ int cellspec_add_bind(struct cell_spec *s, enum gate_face face, const char *opt,
 	if (!d)
 		return error_set(err, 0, "%s %s:%s: the destination %s: %s", opt, src, dst, dst, why);
 	why = mount_dst_refused(d, s);
-	if (why)
+	if (why) {
+		/* the scratch: a destination of the cell's own that a bind may have instead */
+		_cleanup_free_ char *instead = bind_dst_instead(d, src, s->home);
+		if (instead && !mount_dst_refused(instead, s))
+			return error_set(err, 0, "%s %s:%s: %s; bind it elsewhere, e.g. %s %s:%s", opt, src, dst, why, opt, src, instead);
 		return error_set(err, 0, "%s %s:%s: %s", opt, src, dst, why);
+	}
 	struct cell_mount m = { .readonly = ro, .kind = CELL_MOUNT_BIND, .fd = -1 };
 	if (open_checked(src, opt, "a bind source", true, &m.fd, &m.source, err) < 0)
 		return -EINVAL;

@@ -51,6 +51,11 @@ int cellspec_add_bind(struct cell_spec *s, enum gate_face face, const char *opt,
 /* A regular file with one name under /run or /var/run (src; fd its O_PATH): what a --ro-bind
  * may show of those trees, which hold no socket then. */
 bool run_plain_file(const char *src, int fd);
+/* For a bind of src refused at dst (normalised) in the cell's scratch (/tmp, /var/tmp and
+ * below): the same below the run's home instead, where a mount point can always be made
+ * (/var/tmp/pip -> HOME/pip; /var/tmp itself -> HOME/<src's last name>); NULL for any other
+ * dst, or without a home. Heap. */
+char *bind_dst_instead(const char *dst, const char *src, const char *home);
 /* The same from "SRC[:DST]" (DST defaults to SRC). */
 int cellspec_add_bind_arg(struct cell_spec *s, enum gate_face face, const char *opt, const char *arg, bool ro, struct error *err);
 /* The cell options of `warren run` and `warren job run` beyond the worktree: --bind and

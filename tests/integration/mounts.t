@@ -10,7 +10,7 @@
 # host or /proc. As root and as an unprivileged user; nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 143
+plan $((143 + 2 * 2))
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -177,6 +177,12 @@ for mode in root user; do
 	wrun --ro-bind "$D/cache:/opt/../proc" -- true
 	{ [ "$RC" = 125 ] && [[ $ERR == *"'..'"* ]]; }
 	ok $? "$M a destination with .. is refused" || diag "$ERR"
+	# onto the cell's own /var/tmp (issue 34): the refusal names a destination to use instead
+	wrun --bind "$D/cache:/var/tmp" -- true
+	is "$RC:$ERR" "125:warren: --bind $D/cache:/var/tmp: the cell's own /proc, /dev, /sys and scratch (/tmp, /var/tmp) stay as they are; bind it elsewhere, e.g. --bind $D/cache:/home/$JOB_USER/cache" \
+		"$M --bind onto /var/tmp: refused in one line that suggests --bind SRC:HOME/cache"
+	wrun --bind "$D/cache:/home/$JOB_USER/cache" -- sh -c 'cat ~/cache/f'
+	is "$RC/$OUT" "0/cached" "$M ... and the destination it suggests takes the bind" || diag "$ERR"
 
 	# ---- --work none, --work-ro
 	wrun_none() { wr run --work none "$@"; }

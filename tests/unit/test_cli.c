@@ -143,6 +143,30 @@ static void test_closest_word(void **state)
 	assert_null(closest_word("completely", names));
 }
 
+/* A bind refused in the cell's scratch: where it may go instead */
+static void test_bind_dst_instead(void **state)
+{
+	(void)state;
+	static const struct { const char *dst, *src, *want; } t[] = {
+		{ "/var/tmp", "/home/u/cache", "/home/warren/cache" },   { "/var/tmp", "/home/u/cache/", "/home/warren/cache" },
+		{ "/var/tmp", "cache", "/home/warren/cache" },           { "/var/tmp/pip", "/home/u/pip", "/home/warren/pip" },
+		{ "/var/tmp/a/b", "/srv/x", "/home/warren/a/b" },        { "/tmp", "/srv/data", "/home/warren/data" },
+		{ "/tmp/sock", "/run/user/1/s", "/home/warren/sock" },   { "/var/tmp", ".", "/home/warren/data" },
+		{ "/var/tmp", "..", "/home/warren/data" },               { "/var/tmp", "/", "/home/warren/data" },
+		{ "/var/tmp", "../x/", "/home/warren/x" },               { "/var/tmp", "..x", "/home/warren/..x" },
+		{ "/proc", "/srv/x", NULL },                             { "/var/tmpx", "/srv/x", NULL },
+		{ "/var", "/srv/x", NULL },                              { "/dev/shm", "/srv/x", NULL },
+	};
+	assert_null(bind_dst_instead("/var/tmp", "/srv/x", NULL));
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char *got = bind_dst_instead(t[i].dst, t[i].src, "/home/warren");
+		if (t[i].want ? !got || strcmp(got, t[i].want) : got != NULL)
+			fail_msg("bind_dst_instead(%s, %s): got %s, want %s", t[i].dst, t[i].src, got ? got : "NULL",
+				 t[i].want ? t[i].want : "NULL");
+		free(got);
+	}
+}
+
 /* env_file_line: want "NAME=VALUE", "NAME", "skip" or "ERR" */
 static void env_line(const char *line, const char *want)
 {
@@ -216,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_getopt_whole_names), cmocka_unit_test(test_getopt_short_forms),
 		cmocka_unit_test(test_getopt_operands),    cmocka_unit_test(test_getopt_help),    cmocka_unit_test(test_closest_word),
 		cmocka_unit_test(test_env_file_line),      cmocka_unit_test(test_logname),
+		cmocka_unit_test(test_bind_dst_instead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
