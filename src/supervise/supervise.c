@@ -34,7 +34,6 @@
 
 #include "cell/container.h"
 #include "cell/contract.h"
-#include "cell/vm.h"
 #include "cgroup/cgroup.h"
 #include "cgroup/orphans.h"
 #include "run/history.h"
@@ -73,18 +72,15 @@ static int kill_cell(struct sup *u, bool hard)
 {
 	if (u->init_gone || u->cell.pidfd < 0)
 		return 0;
-	if (u->cell.vm)
-		return vm_signal(&u->cell, SIGKILL);
-	if (hard || !u->released_at.tv_sec)
-		return sys_pidfd_send_signal(u->cell.pidfd, SIGKILL, NULL, 0);
+	if (hard || !u->released_at.tv_sec || !u->drv->ask_kill)
+		return u->drv->signal(&u->cell, SIGKILL);
 	if (u->kill_asked)
 		return 0;
 	u->kill_asked = true;
 	arm(u->grace_tfd, CELL_KILL_BACKSTOP_MS, 0);
-	char k = CELL_KILL_BYTE;
-	if (u->cell.go_fd >= 0 && write(u->cell.go_fd, &k, 1) == 1)
+	if (u->drv->ask_kill(&u->cell) == 0)
 		return 0;
-	return sys_pidfd_send_signal(u->cell.pidfd, SIGKILL, NULL, 0);
+	return u->drv->signal(&u->cell, SIGKILL);
 }
 
 static int signal_cell(struct sup *u, int sig)
@@ -93,9 +89,7 @@ static int signal_cell(struct sup *u, int sig)
 		return kill_cell(u, false);
 	if (u->init_gone || u->cell.pidfd < 0)
 		return 0;
-	if (u->cell.vm)
-		return vm_signal(&u->cell, sig);
-	return sys_pidfd_send_signal(u->cell.pidfd, sig, NULL, 0);
+	return u->drv->signal(&u->cell, sig);
 }
 
 /* Stop the whole cell for a named cause: the polite signal now, SIGKILL after the grace. */
@@ -103,8 +97,9 @@ void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *
 {
 	/* a container's job that ended before the cause (its init ends with it, taking the rest of
 	 * the cell) ended as it did: a limit reached while the cell goes is not the run's end, nor
-	 * what a warm run's early answer said (sup_end_known). A VM's guest is not trusted to end. */
-	if (u->stopping || (u->have_exit && !u->cell.vm)) {
+	 * what a warm run's early answer said (sup_end_known); unless the driver does not trust
+	 * the cell's word on its end (a VM's guest). */
+	if (u->stopping || (u->have_exit && u->drv->trusts_exit)) {
 		free(text);
 		return;
 	}
@@ -442,17 +437,7 @@ static void timings_record(struct sup *u, json_t **extra)
 /* The next report of the cell's init (a VM's guest reports in JSON: vm.h): true and *msg. */
 static bool next_report(struct sup *u, struct cell_report *r, char **msg)
 {
-	if (u->cell.vm)
-		return vm_read_report(&u->cell, r, msg) == 1;
-	ssize_t n = read(u->cell.report_fd, r, sizeof *r);
-	if (n != (ssize_t)sizeof *r)
-		return false;
-	*msg = xcalloc(1, r->len + 1);
-	if (r->len && read(u->cell.report_fd, *msg, r->len) != (ssize_t)r->len) {
-		free(*msg);
-		return false;
-	}
-	return true;
+	return u->drv->read_report(&u->cell, r, msg) == 1;
 }
 
 static void read_reports(struct sup *u)
@@ -597,7 +582,7 @@ static void watch_limits(struct sup *u)
 		sup_stop(u, RUN_LIMIT, "pids", NULL, SIGTERM, pids_cause(l, cu.pids_max_hits));
 		free(u->cause_value);
 		u->cause_value = xasprintf("%llu", (unsigned long long)l->pids);
-	} else if (l->cpu_ms && cu.have_cpu && (!u->cell.vm || u->job_start_s > 0) && (cu.cpu_ns - u->job_start_cpu_ns) / 1000000 >= l->cpu_ms) {
+	} else if (l->cpu_ms && cu.have_cpu && sup_job_started(u) && (cu.cpu_ns - u->job_start_cpu_ns) / 1000000 >= l->cpu_ms) {
 		format_duration_ms(v, sizeof v, l->cpu_ms);
 		char at[32];
 		format_seconds(at, sizeof at, sup_elapsed(u));
@@ -657,10 +642,7 @@ static void job_winsize(struct sup *u)
 	struct winsize ws;
 	if (u->pty < 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0)
 		return;
-	if (u->cell.vm)
-		vm_winsize(&u->cell, ws.ws_row, ws.ws_col);
-	else
-		ioctl(u->pty, TIOCSWINSZ, &ws);
+	u->drv->winsize(&u->cell, u->pty, &ws);
 }
 
 /* The caller's terminal made raw while the job has its own (u->pty). */
@@ -945,7 +927,7 @@ bool sup_running(const struct sup *u)
 
 bool sup_job_started(const struct sup *u)
 {
-	return !u->cell.vm || u->job_start_s > 0;
+	return !u->drv->reports_job_start || u->job_start_s > 0;
 }
 
 int sup_wait(struct sup *u, struct epoll_event *evs, int max)
@@ -975,7 +957,7 @@ bool sup_stopping(const struct sup *u, const char **text, enum run_status *statu
 
 void sup_signal_job(struct sup *u, int sig)
 {
-	container_signal_children(&u->cell, sig);
+	u->drv->signal_job(&u->cell, sig);
 }
 
 const char *sup_job_end(const struct sup *u, char *buf, size_t len)
@@ -1092,7 +1074,7 @@ static void build_result(struct sup *u, struct run_result *r)
 		r->have_pids = true;
 		r->pids_peak = u->pids_sampled;
 	}
-	if (u->s->driver == CELL_DRIVER_VM) {
+	if (u->drv->reports_pids_peak) {
 		/* the host's cgroup counts qemu's threads: the job's processes are the guest's count */
 		r->have_pids = u->guest_pids_peak > 0;
 		r->pids_peak = u->guest_pids_peak;
@@ -1185,8 +1167,7 @@ static void sup_close(struct sup *u)
 	sink_close(&u->sink[0]);
 	sink_close(&u->sink[1]);
 	closep(&u->pty);
-	vm_close(&u->cell);
-	cell_close(&u->cell);
+	u->drv->close(&u->cell);
 	closep(&u->console_sock);
 	refused_free(&u->refused);
 	json_decref(u->held);
@@ -1264,7 +1245,7 @@ static int output_pipe(int *r, int *w, struct error *err)
 	return 0;
 }
 
-static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, bool vm, struct error *err)
+static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, struct error *err)
 {
 	const struct cell_spec *s = u->s;
 	if (io->control >= 0) {
@@ -1275,11 +1256,12 @@ static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, bo
 		io->in = e->devnull;
 	}
 	if (s->tty && io->control < 0) {
-		/* a VM's terminal is its guest's console: vm_start makes its port */
+		/* (a VM's terminal is its guest's console: vm_start makes its port) */
 		int cs[2];
-		if (!vm && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
+		bool console = u->drv->tty_over_console;
+		if (console && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
 			return error_set(err, errno, "cannot create the console socket");
-		if (!vm)
+		if (console)
 			u->console_sock = cs[0], io->console = e->console = cs[1];
 		/* only the streams that are the terminal go through the job's: a stderr the caller
 		 * redirected (2>err.txt) gets a pipe of its own, relayed to where it points */
@@ -1297,9 +1279,10 @@ static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, bo
 	}
 	/* the write watch: the job sends its seccomp listener over this socket */
 	io->watch = -1;
-	if (vm && !s->policy.no_refused_writes) {
+	if (u->drv->reports_refused_writes && !s->policy.no_refused_writes) {
 		/* until the guest reports them (refused_add_guest) */
 		u->refused.off = xstrdup("the VM's guest reported no refused writes (its kernel has no audit?)");
+		u->refused.by_cell = true;
 	} else if (!s->policy.no_refused_writes) {
 		int w[2];
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w) < 0)
@@ -1335,7 +1318,7 @@ static int sup_fail(struct sup *u, bool made_rundir, struct error *err)
 }
 
 /* Run directory, cgroup and the cell, its init waiting to be let go. */
-static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
+static int sup_make_cell(struct sup *u, int control, struct error *err)
 {
 	struct cell_spec *s = u->s;
 	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
@@ -1343,8 +1326,7 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 		return -EIO;
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
 	struct limits host_limits = s->limits;
-	if (vm)
-		vm_host_limits(s, &host_limits); /* the cgroup holds qemu: the guest's RAM and its own */
+	u->drv->host_limits(s, &host_limits); /* a VM's cgroup holds qemu: the guest's RAM and its own */
 	int cgr = cgroup_create(&u->cg, cg_name, &host_limits, s->rootless, spec_host_gid(s), err);
 	free(cg_name);
 	if (cgr < 0)
@@ -1353,25 +1335,20 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
 			      .control = control, .tap = -1 };
 	struct sup_ends e = { -1, -1, -1, -1, -1 };
-	int r = sup_streams(u, &io, &e, vm, err);
+	int r = sup_streams(u, &io, &e, err);
 	u->cell.cgroup_fd = u->cg.v2_fd;
 	u->cell.cgroup = &u->cg;
 	/* a VM's network: its tap, firewall and resolver before qemu, which gets the tap */
-	if (r == 0 && vm && s->net.mode != NET_NONE) {
+	if (r == 0 && u->drv->net_by_tap && s->net.mode != NET_NONE) {
 		io.tap = net_attach_tap(&u->net, &s->net, err);
 		r = io.tap < 0 ? -EIO : 0;
 		io.addr = u->net.addr, io.gw = u->net.gw, io.prefix = u->net.prefix;
 	}
+	/* (a container's init goes first from here: the driver yields the CPU to it) */
 	if (r == 0)
-		r = vm ? vm_start(s, &io, &u->cell, err) : container_start(s, &io, &u->cell, err);
-	/* init has the long part to do (the cell's root): it goes first. Cloned onto this CPU, it
-	 * waited here until the supervisor slept (0.2-0.35 ms: the pid, spec.json and history
-	 * lines below), the other CPU idle or making the network namespace; the supervisor's
-	 * part waits for init's first block (an RCU grace period) or its end instead */
-	if (r == 0 && !vm)
-		sched_yield();
-	if (r == 0 && vm)
-		u->pty = vm_take_tty(&u->cell);
+		r = u->drv->start(s, &io, &u->cell, err);
+	if (r == 0)
+		u->pty = u->drv->take_tty(&u->cell);
 	closep(&io.tap);
 	sup_ends_close(&e);
 	if (r < 0)
@@ -1388,14 +1365,14 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 		history_note_start(s);
 	cgroup_close_join(&u->cg); /* init moves itself into the run's cgroup (v1) */
 	/* network (opt-in): veth, address, route, firewall and resolver, set up from outside */
-	if (s->net.mode != NET_NONE && !vm && net_attach(&u->net, &s->net, u->cell.pid, err) < 0)
+	if (s->net.mode != NET_NONE && !u->drv->net_by_tap && net_attach(&u->net, &s->net, u->cell.pid, err) < 0)
 		return -EIO;
 	return 0;
 }
 
 int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err)
 {
-	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
+	*u = (struct sup){ .s = s, .drv = cell_driver_for(s->driver), .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
 			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
 	u->cell.pid = -1;
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.take_fd = -1;
@@ -1405,19 +1382,18 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	refused_init(&u->refused);
 	sinks_open(u);
-	bool vm = s->driver == CELL_DRIVER_VM;
-	if (vm && vm_check_spec(s, control >= 0, err) < 0)
+	if (u->drv->check_spec(s, control >= 0, err) < 0)
 		return -EINVAL;
-	if (vm && s->warm)
-		return error_set(err, 0, "a warm cell is a container; the vm driver has none");
+	if (!u->drv->take && s->warm)
+		return error_set(err, 0, "a warm cell is a container; the %s driver has none", u->drv->name);
 	if (sup_loop_fds(u, err) < 0)
 		return sup_fail(u, false, err);
-	if (!vm)  /* its namespaces begin on a thread of their own while the run directory is made */
-		container_prepare(s, &u->cell);
+	/* a container's namespaces begin on a thread of their own while the run directory is made */
+	u->drv->prepare(s, &u->cell);
 	u->lock = rundir_create(s, err);
 	if (u->lock < 0)
 		return sup_fail(u, false, err);
-	if (sup_make_cell(u, control, vm, err) < 0)
+	if (sup_make_cell(u, control, err) < 0)
 		return sup_fail(u, true, err);
 	/* what the run's end reads of its cgroup, open before its run comes */
 	if (s->warm)
@@ -1452,7 +1428,7 @@ static void sup_watch_all(struct sup *u)
 		if (u->in_len) /* typed ahead */
 			pty_input(u);
 	}
-	if (s->limits.time_ms && !u->cell.vm) {
+	if (s->limits.time_ms && !u->drv->reports_job_start) {
 		/* the cause line's time is on the limit's clock: from here, not from before the cell was made */
 		u->job_start_s = sup_elapsed(u);
 		arm(u->wall_tfd, s->limits.time_ms, 0);
@@ -1471,16 +1447,11 @@ int sup_go(struct sup *u, struct error *err)
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */
 	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
-	if (u->cell.vm)
-		vm_release(&u->cell);
-	else if (s->warm) {
-		container_take(&u->cell, s->limits.scratch, u->take_direct);
-		/* the job (and init) just woken go first: what follows here is bookkeeping (spec.json,
-		 * the loop's watches), and on a busy CPU it held the job's exec back (warm runs'
-		 * median 7-10% lower, interleaved A/B of two servers) */
-		sched_yield();
-	} else
-		container_release(&u->cell);
+	/* (the job and init just woken go first: the driver yields the CPU to them) */
+	if (s->warm)
+		u->drv->take(&u->cell, s->limits.scratch, u->take_direct);
+	else
+		u->drv->release(&u->cell);
 	/* a warm cell's spec.json while its init makes the scratch (its history row was written
 	 * by the server that gave it its run: serve/warm.c) */
 	if (s->warm && record_write_spec(s, err) < 0)
@@ -1529,9 +1500,10 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 		u->gone_ns = mono_ns();
 	read_reports(u);
 	/* a VM that ended without its guest's word failed, unless it was stopped */
-	if (u->cell.vm && !u->have_exit && !u->setup_error && !u->stopping) {
-		u->setup_error = vm_missing_report(s, &u->cell, init_status);
-		u->setup_status = 125;
+	if (!u->have_exit && !u->setup_error && !u->stopping) {
+		u->setup_error = u->drv->missing_report(s, &u->cell, init_status);
+		if (u->setup_error)
+			u->setup_status = 125;
 	}
 	restore_tty(u);
 	clock_gettime(CLOCK_REALTIME, &res.ended);
@@ -1546,7 +1518,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	if (o->ended)
 		o->ended(o->ended_ctx, &res, true);
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
-	vm_record(&u->cell, &extra);           /* "vm": accel, kernel, memory; nothing for a container */
+	u->drv->record(&u->cell, &extra);      /* a VM's "vm": accel, kernel, memory */
 	held_record(u, &extra, o->quiet);
 	refused_stop(&u->refused);  /* every caller is gone with init */
 	refused_record(&u->refused, s, &extra, o->quiet);

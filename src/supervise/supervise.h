@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cell/container.h"
+#include "cell/driver.h"
 #include "cell/spec.h"
 #include "cgroup/cgroup.h"
 #include "net/net.h"
@@ -53,6 +54,7 @@ struct sup_sink *sup_sink(struct sup *u, int i);
 
 struct sup {
 	struct cell_spec *s;
+	const struct cell_driver_ops *drv; /* what makes the cell (cell/driver.h) */
 	struct cell cell;
 	struct cgroup cg;
 	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
