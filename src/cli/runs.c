@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* runs.c - `warren ps`, `warren show` and `warren gc`: the runs of a state directory, live
- * or recorded, and the reclaim of what dead ones left. */
+ * or recorded, and the command line of the reclaim of what dead ones left (the reclaim
+ * itself is supervise/gc.c's, which the server and the OCI face call too). */
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
@@ -12,18 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cell/vm.h"
-#include "cgroup/cgroup.h"
-#include "cgroup/orphans.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "net/net.h"
-#include "run/history.h"
 #include "run/id.h"
 #include "run/record.h"
 #include "run/rundir.h"
-#include "supervise/worktree.h"
-#include "image/store.h"
+#include "supervise/gc.h"
 #include "util/fs.h"
 #include "util/units.h"
 #include "util/words.h"
@@ -76,7 +71,7 @@ static char *ports_text(json_t *published)
 }
 
 static const char *gc_keep_runs, *gc_keep_for; /* gc --keep-runs N, --keep-for D */
-static bool gc_orphans;                        /* gc --orphans */
+static bool gc_orphans_opt;                    /* gc --orphans */
 
 /* Parse the options shared by ps/show/gc (before or after the operands). Returns the index
  * of the first operand, or -1 (error printed) / -2 (help printed). */
@@ -104,7 +99,7 @@ static int parse_common(const char *cmd, const char *help, int argc, char **argv
 		case O_JSON: *json = true; break;
 		case O_OLDER: *older = optarg; break;
 		case O_KEEP_RUNS: case O_KEEP_FOR: *(c == O_KEEP_RUNS ? &gc_keep_runs : &gc_keep_for) = optarg; break;
-		case O_ORPHANS: gc_orphans = true; break;
+		case O_ORPHANS: gc_orphans_opt = true; break;
 		case O_HELP: fputs(help, stdout); return -2;
 		default: cli_fail(&err); return -1;
 		}
@@ -480,251 +475,37 @@ static const char GC_HELP[] =
 	"the whole host; a cgroup with a process in it is left alone and named, and one made less\n"
 	"than 10 s ago (its run may be starting) is left too.\n";
 
-/* The record of a run whose supervisor died: how it ended, as far as we know, and the git
- * check the supervisor did not live to do (since the run started). */
-static void gc_record(int dir, const char *id, const char *where)
-{
-	json_t *r = load_json(dir, "spec.json");
-	pid_t pid = rundir_pid(dir);
-	_cleanup_free_ char *who = pid > 0 ? xasprintf("the supervisor (pid %d)", (int)pid) : xstrdup("the supervisor");
-	if (!r) {
-		/* killed between making the run directory and writing spec.json: no cell, cgroup or
-		 * network was made yet, and what ran is not known; a record all the same, so that
-		 * every run directory has one */
-		uint64_t ms = run_id_time_ms(id);
-		struct timespec t = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
-		char st[64];
-		format_rfc3339(st, sizeof st, &t);
-		_cleanup_free_ char *msg = xasprintf("%s died while preparing the run, before its spec was written (killed, or the host crashed): nothing of it ran; reclaimed by warren gc", who);
-		r = json_pack("{s:s,s:n,s:s,s:s,s:n,s:s,s:n}", "id", id, "command", "started_at", st, "status", "error",
-			      "exit_code", "error", msg, "cause");
-		char *txt = r ? json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-		if (txt) {
-			_cleanup_free_ char *t2 = xasprintf("%s\n", txt);
-			write_file_atomic_at(dir, "result.json", t2, strlen(t2), 0644);
-			free(txt);
-		}
-		json_decref(r);
-		return;
-	}
-	_cleanup_free_ char *msg = xasprintf("%s died before the run ended (killed, or the host crashed); reclaimed by warren gc", who);
-	json_object_set_new(r, "status", json_string("error"));
-	json_object_set_new(r, "exit_code", json_null());
-	json_object_set_new(r, "error", json_string(msg));
-	json_object_set_new(r, "cause", json_null());
-	const char *wt = json_string_value(json_object_get(r, "worktree"));
-	_cleanup_close_ int wfd = wt ? open(wt, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-	struct stat st;
-	_cleanup_free_ char *inode = wfd >= 0 && fstat(wfd, &st) == 0
-		? xasprintf("%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino) : NULL;
-	const char *was = json_string_value(json_object_get(r, "worktree_inode"));
-	if (inode && (!was || strcmp(was, inode))) {
-		/* the path names another directory now: not the run's to check */
-		warn_line("the worktree %s of %s is no longer the directory the run had; not checking git there", wt, id);
-		closep(&wfd);
-	}
-	if (wfd >= 0) {
-		uint64_t ms = run_id_time_ms(id);
-		struct timespec since = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
-		worktree_git_check(wfd, id, where, &since, &r, false);
-	}
-	char *txt = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (txt) {
-		_cleanup_free_ char *t2 = xasprintf("%s\n", txt);
-		write_file_atomic_at(dir, "result.json", t2, strlen(t2), 0644);
-		free(txt);
-	}
-	json_decref(r);
-}
-
-/* The history of sd (run/history.h), or NULL when it has none (a note when it cannot be opened). */
-static struct history *state_history(const struct statedir *sd)
-{
-	_cleanup_free_ char *path = history_path(sd->path, NULL);
-	struct history *h = NULL;
-	_cleanup_error_ struct error err = { 0 };
-	if (history_exists(path) && history_open(&h, path, &err) < 0)
-		warn_line("%s", err.msg);
-	return h;
-}
-
-/* The history row of a run whose supervisor died: it ended, as its record now says. */
-static void history_gc_ended(const struct statedir *sd, const char *id)
-{
-	struct history *h = state_history(sd);
-	_cleanup_error_ struct error err = { 0 };
-	if (!h)
-		return;
-	json_t *row = history_get(h, id, &err);
-	const char *st = json_string_value(json_object_get(row, "state"));
-	struct history_end e = { .state = "error", .error = "the supervisor died before the run ended (killed, or the host crashed); reclaimed by warren gc",
-				 .ended_ms = history_now_ms(), .duration_s = -1, .if_live = true };
-	if (st && (!strcmp(st, "running") || !strcmp(st, "queued")))
-		history_end(h, id, &e, &err);
-	json_decref(row);
-	history_close(h);
-}
-
-/* Reclaim one dead run of sd. Returns 1 when something was reclaimed, 0 when nothing, -1 on
- * error. Everything below the run directory goes through its descriptor; the cgroups and
- * the network leases touched are the ones named for this state directory's run. */
-static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, bool *pruned)
-{
-	_cleanup_error_ struct error err = { 0 };
-	_cleanup_close_ int dir = rundir_open(sd, id, &err);
-	if (dir < 0) {
-		warn_line("%s", err.msg);
-		return -1;
-	}
-	if (rundir_is_live(dir))
-		return 0;
-	_cleanup_free_ char *where = xasprintf("%s/runs/%s", sd->path, id);
-	int did = 0;
-	/* a supervisor that died may leave its cell's init, stopped by PDEATHSIG, and the group */
-	_cleanup_free_ char *cg = rundir_cgroup_name(sd->tag, id);
-	if (geteuid() == 0 && cgroup_remove_by_id(cg) < 0)
-		warn_line("cannot remove the cgroup of %s; is a process of it stuck?", id);
-	/* a warm cell no run took (its server was killed): it was never a run */
-	if (rundir_is_warm(dir) && faccessat(dir, "spec.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
-		int r = rm_tree_at(sd->runs, id);
-		if (r < 0)
-			warn_line("cannot remove the warm cell's directory %s: %s", where, strerror(-r));
-		return r < 0 ? -1 : 1;
-	}
-	/* --net: its veth, firewall chains and sets, published ports and address lease */
-	if (geteuid() == 0 && net_gc_run(id, where) > 0)
-		did = 1;
-	/* a supervisor killed while it wrote spec.json or the pid leaves "<name>.tmp.<pid>" */
-	if (rundir_remove_stale_tmp(dir) > 0)
-		did = 1;
-	struct stat st;
-	if (fstatat(dir, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		gc_record(dir, id, where);
-		history_gc_ended(sd, id);
-	}
-	if (rundir_has_scratch(dir)) {
-		if (rundir_reclaim(dir, where, &err) < 0) {
-			warn_line("%s", err.msg);
-			return -1;
-		}
-		did = 1;
-	}
-	if (older_ms && now_ms() - run_id_time_ms(id) > older_ms) {
-		int r = rm_tree_at(sd->runs, id);
-		if (r < 0) {
-			warn_line("cannot delete the record %s: %s", where, strerror(-r));
-			return -1;
-		}
-		*pruned = true;
-		did = 1;
-	}
-	return did;
-}
-
-/* Mark id pruned in the history of sd (run/history.h), when there is one. */
-static void history_pruned(const struct statedir *sd, const char *id)
-{
-	struct history *h = state_history(sd);
-	_cleanup_error_ struct error err = { 0 };
-	if (h && history_mark_pruned(h, id, &err) < 0)
-		warn_line("%s", err.msg);
-	history_close(h);
-}
-
-/* gc --keep-runs N / --keep-for D: the history's retention (run/history.h); adds to *pruned. */
-static int gc_retain(const struct statedir *sd, uint64_t keep, uint64_t ms, int *pruned)
-{
-	struct history *h = state_history(sd);
-	_cleanup_error_ struct error err = { 0 };
-	char **ids = h ? history_retain(h, sd, (long)keep, (int64_t)ms, &err) : NULL;
-	history_close(h);
-	if (err.msg)
-		warn_line("%s", err.msg);
-	for (char **id = ids; id && *id; id++)
-		(*pruned)++;
-	history_ids_free(ids);
-	return err.msg ? -1 : 0;
-}
-
-/* A plain gc's housekeeping of the store and the host (a gc of RUN ids does none): what
- * interrupted image imports and removals left, the vm driver's stale cache, and the bridge
- * and base tables runs keep for the next one when none is left to use them. The failures. */
-static int gc_housekeeping(const struct statedir *sd)
-{
-	int failed = 0;
-	int half = image_gc(sd->fd);
-	if (half)
-		printf("gc: removed %d half-made image import%s or removal%s\n", half, half == 1 ? "" : "s", half == 1 ? "" : "s");
-	int stale = 0;
-	int pr = vm_cache_prune(sd->path, &stale);
-	if (pr < 0 && ++failed)
-		warn_line("cannot prune %s/vm-cache: %s", sd->path, strerror(-pr));
-	if (stale)
-		printf("gc: removed %d old file%s of the vm driver's cache\n", stale, stale == 1 ? "" : "s");
-	if (geteuid() == 0)
-		net_gc_idle();
-	int gone = statedir_registry_prune();
-	if (gone < 0 && ++failed)
-		warn_line("cannot prune the registry of state directories: %s", strerror(-gone));
-	return failed;
-}
-
-/* gc --orphans: the run cgroup name is warren's, its state directory gone (run/rundir.h);
- * counts the run cgroups that name no state directory (made before warren marked them). */
-static bool orphan_of_gone_state(const char *name, const char *owner, void *unmarked)
-{
-	if (!owner && rundir_cgroup_tag(name))
-		++*(size_t *)unmarked;
-	return rundir_cgroup_orphaned(name, owner);
-}
-
-static int gc_orphan_cgroups(void)
-{
-	if (geteuid() != 0) {
-		_cleanup_error_ struct error err = { 0 };
-		error_set(&err, 0, "gc --orphans: run cgroups are root's (rootless runs have none); run it as root");
-		return cli_fail(&err);
-	}
-	size_t unmarked = 0;
-	struct cgroup_orphans n;
-	cgroup_remove_orphans(orphan_of_gone_state, &unmarked, &n);
-	printf("gc: removed %zu run cgroup%s of state directories that are gone, left %zu with a process in it alone, too new: left %zu (made less than %d s ago, their run may be starting)\n",
-	       n.removed, n.removed == 1 ? "" : "s", n.busy, n.young, CGROUP_ORPHAN_MIN_AGE);
-	if (unmarked)
-		printf("gc: %zu run cgroup%s name%s no state directory (made by an older warren, or being made): not touched\n",
-		       unmarked, unmarked == 1 ? "" : "s", unmarked == 1 ? "s" : "");
-	return n.failed ? 125 : 0;
-}
-
 int cmd_gc(int argc, char **argv)
 {
 	const char *state_opt = NULL, *older = NULL;
 	int i = parse_common("gc", GC_HELP, argc, argv, &state_opt, NULL, &older);
 	if (i < 0)
 		return i == -2 ? 0 : 125;
-	if (gc_orphans && (i < argc || state_opt || older || gc_keep_runs || gc_keep_for))
+	if (gc_orphans_opt && (i < argc || state_opt || older || gc_keep_runs || gc_keep_for))
 		return cli_usage_error("gc", "--orphans works on the whole host: give it alone (no RUN, --state, --older-than or --keep-*)");
-	if (gc_orphans)
-		return gc_orphan_cgroups();
+	if (gc_orphans_opt) {
+		_cleanup_error_ struct error err = { 0 };
+		int r = gc_orphans(stdout, &err);
+		return r < 0 ? cli_fail(&err) : r ? 125 : 0;
+	}
 	if (i < argc && (gc_keep_runs || gc_keep_for))
 		return cli_usage_error("gc", "--keep-runs and --keep-for work on the whole history: give them without RUN");
-	uint64_t older_ms = 0;
-	if (older && parse_duration_ms(older, &older_ms) < 0)
+	struct gc_opts o = { .out = stdout };
+	if (older && parse_duration_ms(older, &o.older_ms) < 0)
 		return cli_usage_error("gc", "--older-than: '%s' is not a duration (e.g. 12h, 7d, 0s)", older);
-	if (older && !older_ms)
-		older_ms = 1;   /* 0s: every ended run's record (gc_one reads 0 as no --older-than) */
-	uint64_t keep = 0, keep_ms = 0;
-	if (gc_keep_runs && (parse_uint(gc_keep_runs, &keep) < 0 || !keep))
+	if (older && !o.older_ms)
+		o.older_ms = 1;   /* 0s: every ended run's record (gc_runs reads 0 as no --older-than) */
+	if (gc_keep_runs && (parse_uint(gc_keep_runs, &o.keep_runs) < 0 || !o.keep_runs))
 		return cli_usage_error("gc", "--keep-runs: '%s' is not a number of runs (1 or more)", gc_keep_runs);
-	if (gc_keep_for && (parse_duration_ms(gc_keep_for, &keep_ms) < 0 || !keep_ms))
+	if (gc_keep_for && (parse_duration_ms(gc_keep_for, &o.keep_for_ms) < 0 || !o.keep_for_ms))
 		return cli_usage_error("gc", "--keep-for: '%s' is not a duration (e.g. 12h, 7d)", gc_keep_for);
 	struct statedir sd;
 	int rc = cli_state_open(state_opt, &sd);
 	if (rc)
 		return rc;
 	char **ids;
-	bool only = i < argc;
-	if (only) {
+	o.housekeeping = i == argc;  /* with RUN ids, only those */
+	if (!o.housekeeping) {
 		size_t n = (size_t)(argc - i);
 		ids = xcalloc(n + 1, sizeof *ids);
 		for (size_t k = 0; k < n; k++) {
@@ -739,30 +520,9 @@ int cmd_gc(int argc, char **argv)
 	} else {
 		ids = runs_list(&sd);
 	}
-	int reclaimed = 0, pruned_n = 0, failed = 0, live = 0;
-	for (char **id = ids; *id; id++) {
-		_cleanup_close_ int dir = rundir_open(&sd, *id, NULL);
-		if (dir >= 0 && rundir_is_live(dir)) {
-			live++;
-			continue;
-		}
-		bool pruned = false;
-		int r = gc_one(&sd, *id, older_ms, &pruned);
-		if (r < 0)
-			failed++;
-		else if (pruned && ++pruned_n)
-			history_pruned(&sd, *id); /* the history keeps the run's row, saying so */
-		else if (r > 0)
-			reclaimed++;
-	}
+	struct gc_counts n;
+	int r = gc_runs(&sd, ids, &o, &n);
 	runs_list_free(ids);
-	if ((keep || keep_ms) && gc_retain(&sd, keep, keep_ms, &pruned_n) < 0)
-		failed++;
-	if (!only)  /* with RUN ids, only those */
-		failed += gc_housekeeping(&sd);
 	statedir_close(&sd);
-	printf("gc: reclaimed the scratch of %d run%s, deleted %d record%s, left %d live run%s alone%s\n", reclaimed,
-	       reclaimed == 1 ? "" : "s", pruned_n, pruned_n == 1 ? "" : "s", live, live == 1 ? "" : "s",
-	       failed ? "; some failed (see above)" : "");
-	return failed ? 125 : 0;
+	return r < 0 ? 125 : 0;
 }

@@ -19,7 +19,7 @@ struct display {
 	bool prefix;     /* plain mode: prefix output lines with "name | " */
 	int out;         /* fd to draw on */
 	struct sup_sink *sink; /* the supervisor's writer of out (a caller who does not read does not
-	                          hold the runner: supervise.c), or NULL: out is written as it is */
+	                          hold the runner: supervise/relay.c), or NULL: out is written as it is */
 	bool live;       /* the live line is on screen */
 	bool midline;    /* output ended without a newline */
 	char *pending;   /* tty: a partial output line held back */

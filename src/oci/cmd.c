@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "oci/internal.h"
 #include "oci/oci.h"
+#include "supervise/gc.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/sys.h"
@@ -233,7 +234,7 @@ static bool wait_gone(const struct oci_state *st, int ms)
 	return r == 1 || !oci_pid_alive(st->pid, st->start_time);
 }
 
-/* A supervisor that died without its record (killed -9): warren gc reclaims what it left. */
+/* A supervisor that died without its record (killed -9): gc (supervise/gc.h) reclaims what it left. */
 static void reclaim_run(const struct oci_state *st)
 {
 	if (!st->statedir || !st->run_id)
@@ -242,14 +243,8 @@ static void reclaim_run(const struct oci_state *st)
 	_cleanup_free_ char *dir = xasprintf("%s/runs/%s", st->statedir, st->run_id);
 	if (!is_dir(dir) || path_exists(res))
 		return;
-	char *av[] = { (char *)"gc", (char *)"--state", st->statedir, st->run_id, NULL };
-	int out = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	dup2(null, STDOUT_FILENO); /* delete prints nothing of gc's */
-	cmd_gc(4, av);
-	fflush(stdout);
-	dup2(out, STDOUT_FILENO);
-	close(out);
-	close(null);
+	char *ids[] = { st->run_id, NULL };
+	gc_run_ids(st->statedir, ids, NULL); /* delete prints nothing of gc's */
 }
 
 static int oci_cmd_delete(const char *id, bool force)

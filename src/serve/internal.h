@@ -188,7 +188,7 @@ char *server_file(struct server *s, const char *id, const char *suffix);
 pid_t server_spawn(char **argv, int out, int keep, pid_t parent, const sigset_t *mask);
 /* The last "warren: " line of the console of id. */
 char *server_console_error(struct server *s, const char *id);
-/* `warren gc --state S IDS...`, waited for. */
+/* gc of the runs ids (supervise/gc.h: what `warren gc --state S IDS...` does), its line on stdout. */
 void server_gc(struct server *s, char **ids);
 /* POST ?wait=1: wait until the run of out (the 201 answer) ended; its state and exit code
  * into out. A warm run's is known before its record is written (server_settle), and read on

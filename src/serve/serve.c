@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "supervise/gc.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
 #include "util/strv.h"
@@ -432,26 +433,13 @@ static void retention(struct server *s)
 
 void server_gc(struct server *s, char **ids)
 {
-	size_t n = 0;
-	while (ids[n])
-		n++;
-	if (!n)
+	if (!ids[0])
 		return;
-	char **argv = xcalloc(n + 5, sizeof *argv);
-	argv[0] = (char *)"warren";
-	argv[1] = (char *)"gc";
-	argv[2] = (char *)"--state";
-	argv[3] = s->sd.path;
-	memcpy(argv + 4, ids, n * sizeof *ids);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	int st = 0;
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+	struct gc_counts n;
+	int r = gc_runs(&s->sd, ids, &(struct gc_opts){ .out = stdout }, &n);
+	fflush(stdout);
+	if (r < 0)
 		fprintf(stderr, "warren serve: 'warren gc' of the runs the last server left did not finish cleanly; run 'warren gc --state %s'\n", s->sd.path);
-	free(argv);
 }
 
 /* The supervisors of a killed server die with it (PR_SET_PDEATHSIG), but one inside a long

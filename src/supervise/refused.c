@@ -996,7 +996,7 @@ void refused_record(const struct refused *r, const struct cell_spec *s, json_t *
 		json_object_set_new(*extra, "refused_connects", json_null());
 		json_object_set_new(*extra, "refused_writes_off",
 				    json_string(r->off ? r->off : "not recorded (--no-refused-writes)"));
-		if (r->off && !quiet && s->driver != CELL_DRIVER_VM &&
+		if (r->off && !quiet && !r->by_cell &&
 		    strcmp(r->off, "the job ended before the write watch was in place") != 0)
 			warn_line("note: refused writes of %s were not recorded: %s", s->id, r->off);
 		return;

@@ -37,6 +37,8 @@ struct refused {
 	struct policy_ctx policy;  /* what policy_allows() needs of the cell spec */
 	int landlock_abi;        /* what the job runs under (0: no Landlock) */
 	char *off;               /* why refused writes are not recorded (NULL: they are) */
+	bool by_cell;            /* the cell reports them itself (refused_add_guest): off until
+	                            it does is no news worth a line */
 	/* the record, written by the taker (under lock while it runs) */
 	struct refused_list writes;
 	struct refused_list connects;  /* connect() to a host socket (a unix pathname address) */

@@ -9,8 +9,12 @@
  * closed at that moment, never waiting for an end of file: a write end the job handed to a
  * process outside the cell (SCM_RIGHTS, another run) may never close; such a stream is named in
  * the record ("output_held_outside"). Signals are read until then; one that comes later does
- * not change how the run ended. */
-#include "supervise/supervise.h"
+ * not change how the run ended.
+ *
+ * Its pieces (internal.h): control.c stops, kills and signals the cell, relay.c passes the
+ * job's output and the terminal on, limits.c watches the limits, outcome.c tells how the run
+ * ended (end.h decides it) and writes the record's parts. */
+#include "supervise/internal.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -20,21 +24,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cell/container.h"
 #include "cell/contract.h"
-#include "cell/vm.h"
 #include "cgroup/cgroup.h"
 #include "cgroup/orphans.h"
 #include "run/history.h"
@@ -44,415 +44,10 @@
 #include "util/units.h"
 #include "util/sys.h"
 
-#define WATCH_MS 100
-
-double sup_elapsed(const struct sup *u)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - u->t0.tv_sec) + (double)(now.tv_nsec - u->t0.tv_nsec) / 1e9;
-}
-
-static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
-{
-	struct itimerspec it = {
-		.it_value = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 },
-		.it_interval = { .tv_sec = (time_t)(interval_ms / 1000), .tv_nsec = (long)(interval_ms % 1000) * 1000000 },
-	};
-	if (ms == 0)
-		it.it_value.tv_nsec = 1;
-	timerfd_settime(tfd, 0, &it, NULL);
-}
-
-/* SIGKILL for every process of the cell. Once the job was let go (init then waits for it, or
- * soon will, in the loop that reads the go pipe), a container's init is asked to kill and
- * reap them itself (CELL_KILL_BYTE: their CPU time then reaches the record) and is SIGKILLed
- * when the backstop (grace_tfd, armed here and watched from then on) fires first; before that
- * (a cell being made, or a warm one waiting for its run) and when hard, init is SIGKILLed. */
-static int kill_cell(struct sup *u, bool hard)
-{
-	if (u->init_gone || u->cell.pidfd < 0)
-		return 0;
-	if (u->cell.vm)
-		return vm_signal(&u->cell, SIGKILL);
-	if (hard || !u->released_at.tv_sec)
-		return sys_pidfd_send_signal(u->cell.pidfd, SIGKILL, NULL, 0);
-	if (u->kill_asked)
-		return 0;
-	u->kill_asked = true;
-	arm(u->grace_tfd, CELL_KILL_BACKSTOP_MS, 0);
-	char k = CELL_KILL_BYTE;
-	if (u->cell.go_fd >= 0 && write(u->cell.go_fd, &k, 1) == 1)
-		return 0;
-	return sys_pidfd_send_signal(u->cell.pidfd, SIGKILL, NULL, 0);
-}
-
-static int signal_cell(struct sup *u, int sig)
-{
-	if (sig == SIGKILL)
-		return kill_cell(u, false);
-	if (u->init_gone || u->cell.pidfd < 0)
-		return 0;
-	if (u->cell.vm)
-		return vm_signal(&u->cell, sig);
-	return sys_pidfd_send_signal(u->cell.pidfd, sig, NULL, 0);
-}
-
-/* Stop the whole cell for a named cause: the polite signal now, SIGKILL after the grace. */
-void sup_stop(struct sup *u, enum run_status st, const char *limit, const char *value, int sig, char *text)
-{
-	/* a container's job that ended before the cause (its init ends with it, taking the rest of
-	 * the cell) ended as it did: a limit reached while the cell goes is not the run's end, nor
-	 * what a warm run's early answer said (sup_end_known). A VM's guest is not trusted to end. */
-	if (u->stopping || (u->have_exit && !u->cell.vm)) {
-		free(text);
-		return;
-	}
-	u->stopping = true;
-	u->cause_status = st;
-	u->cause_limit = xstrdup(limit);
-	u->cause_value = value ? xstrdup(value) : NULL;
-	u->cause_text = text;
-	u->stop_signal = sig;
-	u->stop_at_s = sup_elapsed(u);
-	signal_cell(u, sig);
-	if (sig != SIGKILL)  /* (a SIGKILL's backstop is armed instead) */
-		arm(u->grace_tfd, u->s->limits.grace_ms, 0);
-}
-
-void sup_kill(struct sup *u)
-{
-	if (u->killed)
-		return;
-	u->killed = true;
-	kill_cell(u, false);
-}
-
-/* ---- output relay ---- */
-
-/* Count n more bytes of the job's output against the output limit (stopping the cell when it
- * is passed): how many of them may be passed on. */
-size_t sup_output_pass(struct sup *u, size_t n)
-{
-	size_t pass = n;
-	uint64_t lim = u->s->limits.output;
-	if (lim && u->output + n > lim) {
-		pass = u->output >= lim ? 0 : (size_t)(lim - u->output);
-		if (!u->output_capped) {
-			u->output_capped = true;
-			char v[32];
-			format_size(v, sizeof v, lim);
-			sup_stop(u, RUN_LIMIT, "output", v, SIGTERM,
-				  xasprintf("output limit %s reached (the job wrote more than %llu byte%s)", v,
-					    (unsigned long long)lim, lim == 1 ? "" : "s"));
-		}
-	}
-	u->output += (uint64_t)n;
-	return pass;
-}
-
-/* The caller's stdout or stderr (fd) as the relay writes it. Where a write could wait for a
- * reader (a pipe, a terminal) the relay writes a descriptor of its own, opened non-blocking
- * (the caller's own is not made so: its open file is shared with the caller's shell); a socket
- * is sent to without waiting; a file or /dev/null is written as it is. A caller who does not
- * read (`| less` not scrolled, ^S on a terminal) held the supervisor in write(2) before, where
- * it kept no time limit, no signal and no `warren kill`; now what the caller has not taken
- * waits here, the job's stream is out of the loop meanwhile (the job waits on its full pipe,
- * as in any pipeline) and the loop goes on. Where the descriptor cannot be opened again (a
- * terminal of another user's, one opened exclusively) it is written as it is, waiting. */
-static void sink_open(struct sup_sink *k, int fd)
-{
-	*k = (struct sup_sink){ .fd = fd };
-	struct stat st;
-	int fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(fd, &st) < 0)
-		return;
-	if (S_ISSOCK(st.st_mode)) {
-		k->nb = k->sock = true;
-		return;
-	}
-	if (!S_ISFIFO(st.st_mode) && (!S_ISCHR(st.st_mode) || st.st_rdev == makedev(1, 3)))
-		return;  /* a file, /dev/null: nothing to wait for */
-	char p[32];
-	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
-	int n = open(p, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (fl & O_APPEND));
-	if (n >= 0)
-		k->fd = n, k->own = k->nb = true;
-}
-
-/* Both of the caller's streams: when stdout and stderr are one file (2>&1), one queue for both,
- * so that what one writes never lands inside a line of the other's. */
-static void sinks_open(struct sup *u)
-{
-	sink_open(&u->sink[0], STDOUT_FILENO);
-	sink_open(&u->sink[1], STDERR_FILENO);
-	struct stat a, b;
-	if (u->sink[0].nb && u->sink[1].nb && fstat(STDOUT_FILENO, &a) == 0 && fstat(STDERR_FILENO, &b) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-		if (u->sink[1].own)
-			closep(&u->sink[1].fd);
-		u->sink[1] = (struct sup_sink){ .fd = -1, .alias = true };
-	}
-}
-
-struct sup_sink *sup_sink(struct sup *u, int i)
-{
-	return i && u->sink[1].alias ? &u->sink[0] : &u->sink[i];
-}
-
-static void sink_close(struct sup_sink *k)
-{
-	if (k->own)
-		closep(&k->fd);
-	free(k->pend);
-	k->pend = NULL;
-	k->len = 0;
-}
-
-/* Write b (n bytes) to k, or as much as it takes now; the rest waits in k->pend (empty before). */
-static void sink_write(struct sup_sink *k, const char *b, size_t n)
-{
-	if (k->broken)
-		return;
-	if (!k->nb) {
-		if (write_all(k->fd, b, n) == -EPIPE)
-			k->broken = true;
-		return;
-	}
-	while (n) {
-		ssize_t w = k->sock ? send(k->fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL) : write(k->fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (w < 0) {
-			k->broken = errno == EPIPE;  /* (another error: this part is lost, as before) */
-			return;
-		}
-		b += w;
-		n -= (size_t)w;
-	}
-	if (n) {
-		k->pend = xrealloc(k->pend, n);
-		memmove(k->pend, b, n);
-		k->len = n;
-	}
-}
-
-void sup_sink_put(struct sup_sink *k, const char *b, size_t n)
-{
-	if (k->broken || !n)
-		return;
-	if (!k->len) {
-		sink_write(k, b, n);
-		return;
-	}
-	/* after what waits, in order */
-	k->pend = xrealloc(k->pend, k->len + n);
-	memcpy(k->pend + k->len, b, n);
-	k->len += n;
-}
-
-/* Write what waits in k, as much as the caller takes now. */
-static void sink_flush(struct sup_sink *k)
-{
-	if (k->broken)
-		k->len = 0;
-	if (!k->len)
-		return;
-	size_t n = k->len;
-	k->len = 0;
-	_cleanup_free_ char *b = k->pend;
-	k->pend = NULL;
-	sink_write(k, b, n);
-	if (k->broken)
-		k->len = 0;
-}
-
-/* The job's stream that sink i relays: stdout (or the terminal) for 0, stderr for 1. */
-static int *sink_source(struct sup *u, int i, uint32_t *tag)
-{
-	*tag = i ? EV_ERR : u->out_r >= 0 ? EV_OUT : EV_PTY;
-	return i ? &u->err_r : u->out_r >= 0 ? &u->out_r : &u->pty;
-}
-
-/* The job's stream i out of the loop (pause) or back in it. Out of it, not only unwatched for
- * input: epoll reports a hangup even for a descriptor watched for nothing, and a stream the
- * job closed while paused would wake the loop without end. */
-static void source_pause(struct sup *u, int i, bool pause)
-{
-	uint32_t tag;
-	int *src = sink_source(u, i, &tag);
-	if (*src < 0 || pause == u->src_paused[i]) {
-		u->src_paused[i] = *src >= 0 && pause;
-		return;
-	}
-	u->src_paused[i] = pause;
-	struct epoll_event ev = { .events = EPOLLIN | (tag == EV_PTY && u->in_len ? EPOLLOUT : 0), .data.u32 = tag };
-	epoll_ctl(u->ep, pause ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, *src, pause ? NULL : &ev);
-}
-
-/* After a write to sink i: while something waits for the caller, the job's streams that feed it
- * are out of the loop and the caller's descriptor is watched until it takes more; a caller who
- * went away (EPIPE) closes them, and the job's next write gets SIGPIPE, as in a pipeline. */
-static void sink_check(struct sup *u, int i)
-{
-	struct sup_sink *k = sup_sink(u, i);
-	bool both = k == &u->sink[0] && u->sink[1].alias;
-	int first = both ? 0 : i, last = both ? 1 : i;
-	if (k->broken) {
-		epoll_ctl(u->ep, EPOLL_CTL_DEL, k->fd, NULL);
-		for (int j = first; j <= last; j++) {
-			uint32_t tag;
-			int *src = sink_source(u, j, &tag);
-			if (u->src_paused[j])
-				closep(src);
-			else
-				sup_unwatch_close(u, src);
-			u->src_paused[j] = false;
-		}
-		return;
-	}
-	bool waiting = k->len != 0;
-	for (int j = first; j <= last; j++)
-		source_pause(u, j, waiting);
-	struct epoll_event out = { .events = EPOLLOUT, .data.u32 = k == &u->sink[1] ? EV_SINK_ERR : EV_SINK_OUT };
-	if (waiting && epoll_ctl(u->ep, EPOLL_CTL_ADD, k->fd, &out) < 0 && errno == EEXIST)
-		epoll_ctl(u->ep, EPOLL_CTL_MOD, k->fd, &out);
-	else if (!waiting)
-		epoll_ctl(u->ep, EPOLL_CTL_DEL, k->fd, NULL);
-}
-
-void sup_sink_check(struct sup *u, int i)
-{
-	sink_check(u, i);
-}
-
-/* The record is written and the cell gone: what the caller has yet to take is waited for, as
- * long as no SIGINT, SIGTERM or SIGHUP says to give it up. */
-static void sinks_flush_final(struct sup *u)
-{
-	for (int i = 0; i < 2; i++) {
-		struct sup_sink *k = &u->sink[i];
-		if (k->alias || k->fd < 0)
-			continue;
-		epoll_ctl(u->ep, EPOLL_CTL_DEL, k->fd, NULL);
-		for (sink_flush(k); k->len && !k->broken; sink_flush(k)) {
-			struct pollfd p[2] = { { .fd = k->fd, .events = POLLOUT }, { .fd = u->sfd, .events = POLLIN } };
-			if (poll(p, u->sfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
-				break;
-			struct signalfd_siginfo si;
-			if ((p[1].revents & POLLIN) && read(u->sfd, &si, sizeof si) == (ssize_t)sizeof si &&
-			    (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)) {
-				k->len = 0;
-				break;
-			}
-		}
-	}
-}
-
-/* Read what the job wrote on fd, count it in *count and pass it on to sink i, within the
- * output limit. The bytes read; 0 at the end (EOF, or EIO on a pty whose slave is gone); -1
- * when nothing is there now (or, unless drain, the caller has yet to take what was read
- * before; a drain queues what it reads behind that). */
-static ssize_t relay(struct sup *u, int fd, int i, uint64_t *count, bool drain)
-{
-	struct sup_sink *k = sup_sink(u, i);
-	if (k->len && !drain)
-		return -1;
-	char buf[65536];
-	ssize_t n = read(fd, buf, sizeof buf);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return -1;
-	if (n <= 0)
-		return 0;
-	size_t pass = sup_output_pass(u, (size_t)n);
-	*count += (uint64_t)n;
-	if (pass)
-		sup_sink_put(k, buf, pass);
-	return n;
-}
-
-/* The job's stream *fd has something (or its end): relayed to sink i, closed at its end. */
-static void relay_event(struct sup *u, int *fd, int i, uint64_t *count)
-{
-	if (relay(u, *fd, i, count, false) == 0)
-		sup_unwatch_close(u, fd);
-	else
-		sink_check(u, i);
-}
-
-void sup_output_held(struct sup *u, const char *stream, uint64_t bytes)
-{
-	if (!u->held)
-		u->held = json_array();
-	json_array_append_new(u->held, json_pack("{s:s,s:I}", "stream", stream, "bytes_read", (json_int_t)bytes));
-}
-
-/* Once the cell is gone nothing in it writes to fd any more: pass on what fd holds and close
- * it. A write end still open is held by a process outside the cell (passed out over a socket,
- * or to another run): then only what is queued now is taken, never waiting for more. */
-static void drain_close(struct sup *u, int *fd, int i, uint64_t *count, const char *stream)
-{
-	if (*fd < 0)
-		return;
-	bool held = fd_writer_open(*fd);
-	uint64_t queued = held ? fd_queued(*fd) : UINT64_MAX, got = 0;
-	ssize_t n;
-	/* queued behind what the caller has yet to take (bounded by the pipe's size): the record
-	 * does not wait for the caller, the end does (sinks_flush_final) */
-	while (got < queued && (n = relay(u, *fd, i, count, true)) > 0)
-		got += (uint64_t)n;
-	if (held)
-		sup_output_held(u, stream, *count);
-	if (u->src_paused[i])
-		closep(fd);
-	else
-		sup_unwatch_close(u, fd);
-	u->src_paused[i] = false;
-}
-
-/* ---- reports from init ---- */
-
-/* "timings" of the record: when the run reached each step, in whole microseconds after the
- * supervisor's start (a warm run: after its take; integers: a real keeps 6 digits in the
- * record, too few past 10 s). From init's own clock reads where the step is init's (a
- * container's), else the supervisor's (a VM guest's clock is not the host's); null where there
- * is none: a warm cell's root was built and its job made before its run came, a VM's guest
- * reports none, and an init killed before it reported the job's end (the grace's SIGKILL)
- * sent none. */
-static void timings_record(struct sup *u, json_t **extra)
-{
-	int64_t t0 = ts_ns(&u->t0);
-	bool warm = u->s->warm;
-	/* without init's time, the job ended when its end was reported or init was gone, the
-	 * earlier (the report may be read only after init's pidfd) */
-	int64_t ended = u->init_ns[2] ? u->init_ns[2]
-		      : u->exit_ns && u->gone_ns && u->gone_ns < u->exit_ns ? u->gone_ns : u->exit_ns;
-	int64_t at[5] = { warm ? 0 : u->init_ns[0], warm ? 0 : u->init_ns[1], ended, u->gone_ns, mono_ns() };
-	static const char *const names[] = { "cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us" };
-	json_t *t = json_object();
-	for (int i = 0; i < 5; i++)
-		json_object_set_new(t, names[i], at[i] > t0 ? json_integer((json_int_t)((at[i] - t0 + 500) / 1000)) : json_null());
-	if (!*extra)
-		*extra = json_object();
-	json_object_set_new(*extra, "timings", t);
-}
-
 /* The next report of the cell's init (a VM's guest reports in JSON: vm.h): true and *msg. */
 static bool next_report(struct sup *u, struct cell_report *r, char **msg)
 {
-	if (u->cell.vm)
-		return vm_read_report(&u->cell, r, msg) == 1;
-	ssize_t n = read(u->cell.report_fd, r, sizeof *r);
-	if (n != (ssize_t)sizeof *r)
-		return false;
-	*msg = xcalloc(1, r->len + 1);
-	if (r->len && read(u->cell.report_fd, *msg, r->len) != (ssize_t)r->len) {
-		free(*msg);
-		return false;
-	}
-	return true;
+	return u->drv->read_report(&u->cell, r, msg) == 1;
 }
 
 static void read_reports(struct sup *u)
@@ -510,7 +105,7 @@ static void read_reports(struct sup *u)
 			cgroup_usage(&u->cg, &cu);
 			u->job_start_cpu_ns = cu.have_cpu ? cu.cpu_ns : 0;
 			if (u->s->limits.time_ms)
-				arm(u->wall_tfd, u->s->limits.time_ms, 0);
+				sup_arm(u->wall_tfd, u->s->limits.time_ms, 0);
 		} else if (r.type == CELL_REPORT_ERROR && !u->setup_error) {
 			u->setup_error = msg;
 			u->setup_status = r.status;
@@ -521,205 +116,13 @@ static void read_reports(struct sup *u)
 	}
 }
 
-/* ---- limits watched while the run lives ---- */
-
-/* Which process the kernel's OOM killer chose in this run's cgroup, from the kernel log
- * ("oom-kill:...,oom_memcg=/warren/<id>,...,task=cc1,pid=41,..."): "cc1 (host pid 41)", or
- * NULL when the log cannot be read (not root, or the kernel restricts it). */
-static char *oom_victim(const char *id)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	char *found = NULL;
-	char rec[8192];
-	_cleanup_free_ char *memcg = xasprintf("oom_memcg=/warren/%s,", id);
-	for (;;) {
-		ssize_t n = read(fd, rec, sizeof rec - 1);
-		if (n < 0 && errno == EPIPE)
-			continue; /* records overwritten while we read: go on */
-		if (n <= 0)
-			break;
-		rec[n] = '\0';
-		if (!strstr(rec, memcg))
-			continue;
-		char *task = strstr(rec, ",task=");
-		char *pid = strstr(rec, ",pid=");
-		if (!task || !pid)
-			continue;
-		task += 6;
-		pid += 5;
-		free(found);
-		found = xasprintf("%.*s (host pid %.*s)", (int)strcspn(task, ","), task, (int)strcspn(pid, ",\n"), pid);
-	}
-	close(fd);
-	return found;
-}
-
-static char *memory_cause(const struct limits *l, uint64_t kills, const struct cell_spec *s, char *v, size_t vlen)
-{
-	format_size(v, vlen, l->memory);
-	_cleanup_free_ char *cg = rundir_cgroup_name(s->state_tag, s->id);
-	_cleanup_free_ char *who = oom_victim(cg);
-	if (who && kills == 1)
-		return xasprintf("memory limit %s reached; the kernel killed %s", v, who);
-	if (who)
-		return xasprintf("memory limit %s reached; the kernel killed %llu processes, the last %s", v,
-				 (unsigned long long)kills, who);
-	return xasprintf("memory limit %s reached; the kernel killed %llu process%s", v, (unsigned long long)kills,
-			 kills == 1 ? "" : "es");
-}
-
-static char *pids_cause(const struct limits *l, uint64_t hits)
-{
-	return xasprintf("process limit %llu reached (fork failed %llu time%s)", (unsigned long long)l->pids,
-			 (unsigned long long)hits, hits == 1 ? "" : "s");
-}
-
-static void watch_limits(struct sup *u)
-{
-	struct cgroup_usage cu;
-	cgroup_usage(&u->cg, &cu);
-	cu.pids_max_hits += u->guest_pids_hits;
-	cu.oom_kills += u->guest_oom_kills;
-	if (cu.pids_current > u->pids_sampled)
-		u->pids_sampled = cu.pids_current;
-	const struct limits *l = &u->s->limits;
-	char v[32];
-	if (l->memory && cu.oom_kills) {
-		char *text = memory_cause(l, cu.oom_kills, u->s, v, sizeof v);
-		bool first = !u->stopping;
-		sup_stop(u, RUN_LIMIT, "memory", v, SIGKILL, text);
-		if (first)  /* (a cause set before keeps the signal it named) */
-			u->stop_signal = 0;
-		sup_kill(u);
-	} else if (l->pids && cu.pids_max_hits) {
-		sup_stop(u, RUN_LIMIT, "pids", NULL, SIGTERM, pids_cause(l, cu.pids_max_hits));
-		free(u->cause_value);
-		u->cause_value = xasprintf("%llu", (unsigned long long)l->pids);
-	} else if (l->cpu_ms && cu.have_cpu && (!u->cell.vm || u->job_start_s > 0) && (cu.cpu_ns - u->job_start_cpu_ns) / 1000000 >= l->cpu_ms) {
-		format_duration_ms(v, sizeof v, l->cpu_ms);
-		char at[32];
-		format_seconds(at, sizeof at, sup_elapsed(u));
-		sup_stop(u, RUN_LIMIT, "cpu-time", v, SIGTERM,
-			  xasprintf("CPU-time limit %s reached at %s of wall-clock time", v, at));
-	}
-}
-
-/* ---- the terminal ---- */
-
-/* Room for n more bytes of input for the job's terminal after what waits (u->in_buf). */
-static char *in_room(struct sup *u, size_t n)
-{
-	if (u->in_len == 0)
-		u->in_off = 0;
-	if (u->in_off + u->in_len + n > u->in_cap) {
-		size_t need = u->in_off + u->in_len + n;
-		u->in_cap = need > 2 * u->in_cap ? need : 2 * u->in_cap;
-		u->in_buf = xrealloc(u->in_buf, u->in_cap);
-	}
-	return u->in_buf + u->in_off + u->in_len;
-}
-
-/* What the caller's terminal holds before warren makes it raw, read as its line discipline
- * made it: whole lines pass to the job's terminal as they are, an EOF typed (script(1) types
- * one when its input ends) as that terminal's EOF; left there, raw mode would read the EOF as
- * the NUL byte the line discipline keeps for it. The caller's terminal first stops making EOFs
- * and echoing: one typed from then on stays the byte ^D, which raw mode passes on as typed.
- * It waits in u->in_buf, which the job's terminal takes as it has room (pty_input), like
- * what stdin gives later: more than that terminal holds, typed ahead, never blocks the
- * supervisor. True when the caller's terminal was changed. */
-static bool pass_typed_ahead(struct sup *u)
-{
-	struct termios quiet = u->saved_tio;
-	quiet.c_lflag &= ~(tcflag_t)ECHO;
-	quiet.c_cc[VEOF] = _POSIX_VDISABLE;
-	if (!(u->saved_tio.c_lflag & ICANON) || tcsetattr(STDIN_FILENO, TCSANOW, &quiet) < 0)
-		return false;
-	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
-	for (int i = 0; i < 64 && poll(&p, 1, 0) == 1 && p.revents == POLLIN; i++) {
-		ssize_t n = read(STDIN_FILENO, in_room(u, 4096), 4096);
-		if (n < 0)
-			break;
-		if (n == 0) { /* an EOF */
-			*in_room(u, 1) = (char)u->saved_tio.c_cc[VEOF];
-			n = 1;
-		}
-		u->in_len += (size_t)n;
-	}
-	return true;
-}
-
-/* The job's terminal gets the caller's size (a VM's through its control port: u->pty is a
- * socket to the guest's console). */
-static void job_winsize(struct sup *u)
-{
-	struct winsize ws;
-	if (u->pty < 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0)
-		return;
-	if (u->cell.vm)
-		vm_winsize(&u->cell, ws.ws_row, ws.ws_col);
-	else
-		ioctl(u->pty, TIOCSWINSZ, &ws);
-}
-
-/* The caller's terminal made raw while the job has its own (u->pty). */
-static void tty_raw(struct sup *u)
-{
-	job_winsize(u);
-	if (tcgetattr(STDIN_FILENO, &u->saved_tio) == 0) {
-		struct termios raw = u->saved_tio;
-		/* the job's terminal starts with the caller's settings */
-		tcsetattr(u->pty, TCSANOW, &u->saved_tio);
-		bool changed = pass_typed_ahead(u);
-		cfmakeraw(&raw);
-		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0 || changed)
-			u->tty_raw = true;
-	}
-}
-
-/* The job's terminal is opened by init in the cell's devpts; its master comes back over a
- * socket. Until then the caller's terminal is left as it is. */
-static int recv_console(struct sup *u, int sock)
-{
-	char byte;
-	if (fd_recv(sock, 0, &byte, 1, &u->pty) <= 0 || u->pty < 0)
-		return -1; /* init failed before: its report says why */
-	tty_raw(u);
-	return 0;
-}
-
-static void restore_tty(struct sup *u)
-{
-	if (u->tty_raw) {
-		tcsetattr(STDIN_FILENO, TCSADRAIN, &u->saved_tio);
-		u->tty_raw = false;
-	}
-}
-
-/* ---- the loop ---- */
-
-void sup_watch_fd(struct sup *u, int fd, uint32_t tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
-	epoll_ctl(u->ep, EPOLL_CTL_ADD, fd, &ev);
-}
-
-void sup_unwatch_close(struct sup *u, int *fd)
-{
-	if (*fd < 0)
-		return;
-	epoll_ctl(u->ep, EPOLL_CTL_DEL, *fd, NULL);
-	closep(fd);
-}
-
 static void on_signal(struct sup *u)
 {
 	struct signalfd_siginfo si;
 	while (read(u->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
 		int sig = (int)si.ssi_signo;
 		if (sig == SIGWINCH) {
-			job_winsize(u);
+			sup_job_winsize(u);
 			continue;
 		}
 		if (sig == SIGCHLD || u->init_gone)
@@ -727,7 +130,7 @@ static void on_signal(struct sup *u)
 		if (u->stopping) {
 			/* asked twice: no more grace; three times: init is not waited for */
 			if (u->killed) {
-				kill_cell(u, true);
+				sup_kill_cell(u, true);
 			} else {
 				u->killed_early = u->stop_signal != 0;
 				sup_kill(u);
@@ -743,35 +146,6 @@ static void on_signal(struct sup *u)
 		/* a job may take the interrupt itself (its if: always() steps still run) */
 		if (!(u->interrupt && u->interrupt(u->interrupt_ctx, limit, value, sig, text)))
 			sup_stop(u, RUN_INTERRUPTED, limit, value, sig, text);
-	}
-}
-
-/* Pass on what stdin gave (u->in_buf) as far as the job's terminal takes it now: never wait
- * for a job that does not read its terminal (its limits are watched meanwhile). While some is
- * left, stdin is not read and the terminal is watched for room; a terminal that fails takes
- * no more. */
-static void pty_input(struct sup *u)
-{
-	while (u->in_len) {
-		ssize_t w = write(u->pty, u->in_buf + u->in_off, u->in_len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN)
-			break;
-		if (w <= 0) {
-			u->in_len = 0;
-			break;
-		}
-		u->in_off += (size_t)w;
-		u->in_len -= (size_t)w;
-	}
-	bool waiting = u->in_len != 0;
-	struct epoll_event pe = { .events = EPOLLIN | (waiting ? EPOLLOUT : 0), .data.u32 = EV_PTY };
-	if (!u->src_paused[0])  /* (out of the loop while the caller has output to take) */
-		epoll_ctl(u->ep, EPOLL_CTL_MOD, u->pty, &pe);
-	if (u->in_open) {
-		struct epoll_event ie = { .events = EPOLLIN, .data.u32 = EV_IN };
-		epoll_ctl(u->ep, waiting ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, STDIN_FILENO, &ie);
 	}
 }
 
@@ -816,7 +190,7 @@ static void helpers_watch(struct sup *u)
 		}
 	}
 	if (u->helpers_left)
-		arm(u->helper_tfd, CELL_HELPER_END_MS, 0);
+		sup_arm(u->helper_tfd, CELL_HELPER_END_MS, 0);
 	helpers_check(u, false);
 }
 
@@ -848,18 +222,14 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	case EV_SIGNAL:
 		on_signal(u);
 		break;
-	case EV_WALL: {
-		if (read(u->wall_tfd, &exp, sizeof exp) < 0 || u->init_gone)
-			break;  /* (the cell ended: its helpers are waited for) */
-		char v[32], at[32];
-		format_duration_ms(v, sizeof v, u->s->limits.time_ms);
-		format_seconds(at, sizeof at, sup_elapsed(u) - u->job_start_s);
-		sup_stop(u, RUN_LIMIT, "time", v, SIGTERM, xasprintf("wall-clock limit %s reached at %s", v, at));
+	case EV_WALL:
+		/* (once the cell ended, its helpers are waited for: no limit is reached then) */
+		if (read(u->wall_tfd, &exp, sizeof exp) >= 0 && !u->init_gone)
+			sup_time_limit(u);
 		break;
-	}
 	case EV_WATCH:
 		if (read(u->watch_tfd, &exp, sizeof exp) >= 0 && !u->init_gone)
-			watch_limits(u);
+			sup_watch_limits(u);
 		break;
 	case EV_NET:
 		net_dispatch(&u->net);
@@ -889,39 +259,39 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 		/* the grace after the polite signal, or the backstop after init was asked to kill */
 		if (read(u->grace_tfd, &exp, sizeof exp) >= 0) {
 			if (u->kill_asked)
-				kill_cell(u, true);
+				sup_kill_cell(u, true);
 			else
 				sup_kill(u);
 		}
 		break;
 	case EV_OUT:
-		relay_event(u, &u->out_r, 0, &u->out_bytes);
+		sup_relay_event(u, &u->out_r, 0, &u->out_bytes);
 		break;
 	case EV_ERR:
-		relay_event(u, &u->err_r, 1, &u->err_bytes);
+		sup_relay_event(u, &u->err_r, 1, &u->err_bytes);
 		break;
 	case EV_PTY:
 		if ((ev->events & EPOLLOUT) && u->pty >= 0)
-			pty_input(u);
+			sup_pty_input(u);
 		if ((ev->events & ~(uint32_t)EPOLLOUT) && u->pty >= 0)
-			relay_event(u, &u->pty, 0, &u->out_bytes);
+			sup_relay_event(u, &u->pty, 0, &u->out_bytes);
 		break;
 	case EV_SINK_OUT:
 	case EV_SINK_ERR: {
 		int i = ev->data.u32 == EV_SINK_ERR;
-		sink_flush(&u->sink[i]);
-		sink_check(u, i);
+		sup_sink_flush(&u->sink[i]);
+		sup_sink_check(u, i);
 		break;
 	}
 	case EV_IN: {
-		ssize_t r = read(STDIN_FILENO, in_room(u, 4096), 4096);
+		ssize_t r = read(STDIN_FILENO, sup_in_room(u, 4096), 4096);
 		if (r <= 0 || u->pty < 0) {
 			if (u->in_open)
 				epoll_ctl(u->ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
 			u->in_open = false;
 		} else {
 			u->in_len += (size_t)r;
-			pty_input(u);
+			sup_pty_input(u);
 		}
 		break;
 	}
@@ -931,9 +301,9 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	/* every process of the cell is gone once init is (pid 1 of its pid namespace): what is
 	 * left in the output is taken now, whoever else holds a write end */
 	if (u->init_gone) {
-		drain_close(u, &u->out_r, 0, &u->out_bytes, "stdout");
-		drain_close(u, &u->err_r, 1, &u->err_bytes, "stderr");
-		drain_close(u, &u->pty, 0, &u->out_bytes, "terminal");
+		sup_drain_close(u, &u->out_r, 0, &u->out_bytes, "stdout");
+		sup_drain_close(u, &u->err_r, 1, &u->err_bytes, "stderr");
+		sup_drain_close(u, &u->pty, 0, &u->out_bytes, "terminal");
 	}
 	return true;
 }
@@ -945,7 +315,7 @@ bool sup_running(const struct sup *u)
 
 bool sup_job_started(const struct sup *u)
 {
-	return !u->cell.vm || u->job_start_s > 0;
+	return !u->drv->reports_job_start || u->job_start_s > 0;
 }
 
 int sup_wait(struct sup *u, struct epoll_event *evs, int max)
@@ -953,224 +323,9 @@ int sup_wait(struct sup *u, struct epoll_event *evs, int max)
 	return epoll_wait(u->ep, evs, max, -1);
 }
 
-void sup_unwatch(struct sup *u, int fd)
-{
-	epoll_ctl(u->ep, EPOLL_CTL_DEL, fd, NULL);
-}
-
-void sup_on_interrupt(struct sup *u, bool (*fn)(void *, const char *, const char *, int, char *), void *ctx)
-{
-	u->interrupt = fn;
-	u->interrupt_ctx = ctx;
-}
-
-bool sup_stopping(const struct sup *u, const char **text, enum run_status *status)
-{
-	if (text)
-		*text = u->cause_text;
-	if (status)
-		*status = u->cause_status;
-	return u->stopping;
-}
-
-void sup_signal_job(struct sup *u, int sig)
-{
-	container_signal_children(&u->cell, sig);
-}
-
-const char *sup_job_end(const struct sup *u, char *buf, size_t len)
-{
-	if (u->have_exit && WIFSIGNALED(u->job_status))
-		snprintf(buf, len, "killed by SIG%s", sigabbrev_np(WTERMSIG(u->job_status)) ?: "?");
-	else if (u->have_exit && WIFEXITED(u->job_status))
-		snprintf(buf, len, "exited with %d", WEXITSTATUS(u->job_status));
-	else
-		snprintf(buf, len, "gone");
-	return buf;
-}
-
-/* ---- the outcome ---- */
-
-static const char *signal_name(int sig, char *buf, size_t len)
-{
-	snprintf(buf, len, "SIG%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-	return buf;
-}
-
-/* A cause found at the end (the kernel enforced the limit since the last look): limit, value
- * (copied), text (taken). No signal was sent for it. */
-static void late_cause(struct sup *u, const char *limit, const char *value, char *text)
-{
-	u->cause_status = RUN_LIMIT;
-	u->cause_limit = xstrdup(limit);
-	u->cause_value = xstrdup(value);
-	u->cause_text = text;
-	u->stop_signal = 0;
-	u->stopping = true;
-}
-
-static void build_result(struct sup *u, struct run_result *r)
-{
-	const struct limits *l = &u->s->limits;
-	/* how the job itself ended */
-	if (u->have_exit && WIFEXITED(u->job_status)) {
-		r->status = RUN_EXITED;
-		r->exit_code = WEXITSTATUS(u->job_status);
-	} else if (u->have_exit && WIFSIGNALED(u->job_status)) {
-		r->status = RUN_SIGNALED;
-		r->signal = WTERMSIG(u->job_status);
-		r->exit_code = 128 + r->signal;
-	} else {
-		/* init was killed before the job's end was reported: SIGKILL took everything */
-		r->status = RUN_SIGNALED;
-		r->signal = SIGKILL;
-		r->exit_code = 128 + SIGKILL;
-	}
-	if (u->setup_error) {
-		r->status = RUN_ERROR;
-		r->exit_code = u->setup_status ? u->setup_status : 125;
-		r->signal = 0;
-		r->error = xstrdup(u->setup_error);
-	}
-	struct cgroup_usage cu;
-	cgroup_usage(&u->cg, &cu);
-	cu.pids_max_hits += u->guest_pids_hits;
-	cu.oom_kills += u->guest_oom_kills;
-	/* a memory limit the kernel enforced after our last look still names itself */
-	/* a limit the kernel enforced after our last look (or that the job got past by itself: a
-	 * child OOM-killed, a fork refused, a write refused with ENOSPC) still names itself */
-	char v[32];
-	if (!u->stopping && l->memory && cu.oom_kills) {
-		char *text = memory_cause(l, cu.oom_kills, u->s, v, sizeof v);
-		late_cause(u, "memory", v, text);
-	}
-	if (!u->stopping && l->pids && cu.pids_max_hits) {
-		snprintf(v, sizeof v, "%llu", (unsigned long long)l->pids);
-		late_cause(u, "pids", v, pids_cause(l, cu.pids_max_hits));
-	}
-	if (!u->stopping && l->scratch && u->have_scratch && u->scratch_free < 65536) {
-		format_size(v, sizeof v, l->scratch);
-		late_cause(u, "scratch", v,
-			   xasprintf("scratch limit %s reached (writes to /tmp, /dev/shm, $HOME and the root failed with ENOSPC)", v));
-	}
-	if (u->stopping && !u->setup_error) {
-		char sig[16];
-		r->status = u->cause_status;
-		if (!u->stop_signal && u->have_exit && r->status == RUN_LIMIT && WIFEXITED(u->job_status)) {
-			r->cause_message = xasprintf("%s; the job exited with %d", u->cause_text, WEXITSTATUS(u->job_status));
-		} else if (!u->stop_signal) {
-			r->cause_message = xstrdup(u->cause_text);
-		} else if (u->killed && u->killed_early) {
-			r->cause_message = xasprintf("%s; sent %s, then SIGKILL when interrupted again", u->cause_text,
-						     signal_name(u->stop_signal, sig, sizeof sig));
-		} else if (u->killed) {
-			char g[32];
-			format_duration_ms(g, sizeof g, l->grace_ms);
-			r->cause_message = xasprintf("%s; sent %s, then SIGKILL after %s", u->cause_text,
-						     signal_name(u->stop_signal, sig, sizeof sig), g);
-		} else {
-			r->cause_message = xasprintf("%s; sent %s", u->cause_text, signal_name(u->stop_signal, sig, sizeof sig));
-		}
-		if (!strcmp(u->cause_limit, "time") || !strcmp(u->cause_limit, "cpu-time"))
-			r->exit_code = 124;
-		else if (r->status == RUN_INTERRUPTED)
-			r->exit_code = 128 + u->stop_signal;
-		else if (r->exit_code == 0)
-			r->exit_code = EXIT_LIMIT; /* a run a limit stopped never passes */
-		r->cause_limit = xstrdup(u->cause_limit);
-		r->cause_value = u->cause_value ? xstrdup(u->cause_value) : NULL;
-	}
-	r->have_cpu = cu.have_cpu;
-	r->cpu_user_s = cu.cpu_user_s;
-	r->cpu_sys_s = cu.cpu_sys_s;
-	r->have_memory = cu.have_memory;
-	r->peak_memory = cu.peak_memory;
-	r->have_pids = cu.have_pids;
-	r->pids_peak = cu.pids_peak;
-	if (!cu.have_pids && u->pids_sampled) {
-		/* no pids.peak (cgroup v1): the highest count seen by the limit watch */
-		r->have_pids = true;
-		r->pids_peak = u->pids_sampled;
-	}
-	if (u->s->driver == CELL_DRIVER_VM) {
-		/* the host's cgroup counts qemu's threads: the job's processes are the guest's count */
-		r->have_pids = u->guest_pids_peak > 0;
-		r->pids_peak = u->guest_pids_peak;
-	}
-	r->have_output = true;
-	r->output_bytes = u->output;
-}
-
-bool sup_end_known(struct sup *u, int *exit_code)
-{
-	if (!u->have_exit || u->stopping || u->setup_error || !WIFEXITED(u->job_status))
-		return false;
-	/* as build_result's late causes: a limit the kernel enforced names the end */
-	const struct limits *l = &u->s->limits;
-	uint64_t oom_kills, pids_max_hits;
-	cgroup_limit_hits(&u->cg, l->memory, l->pids, &oom_kills, &pids_max_hits);
-	if (oom_kills || pids_max_hits || (l->scratch && u->have_scratch && u->scratch_free < 65536))
-		return false;
-	*exit_code = WEXITSTATUS(u->job_status);
-	return true;
-}
-
-/* "output_held_outside" in the record, and one line: the streams a process outside the cell
- * still held open when the cell was gone; what was written to them later is dropped. */
-static void held_record(struct sup *u, json_t **extra, bool quiet)
-{
-	if (!u->held)
-		return;
-	if (!*extra)
-		*extra = json_object();
-	json_object_set(*extra, "output_held_outside", u->held);
-	if (quiet)
-		return;
-	uint64_t bytes = 0;
-	_cleanup_free_ char *names = NULL;
-	size_t i;
-	json_t *h;
-	json_array_foreach(u->held, i, h) {
-		const char *name = json_string_value(json_object_get(h, "stream"));
-		char *more = xasprintf("%s%s%s", names ? names : "", names ? ", " : "", name);
-		free(names);
-		names = more;
-		bytes += (uint64_t)json_integer_value(json_object_get(h, "bytes_read"));
-	}
-	warn_line("%s: a process outside the cell held the job's output open (%s); %llu bytes read, the rest dropped",
-		u->s->id, names, (unsigned long long)bytes);
-}
-
-/* CPU time and peak RSS from the kernel's accounting of init and what it reaped, where no
- * cgroup tells us. */
-static void rusage_fallback(struct run_result *r, const struct rusage *ru)
-{
-	if (!r->have_cpu) {
-		r->have_cpu = true;
-		r->cpu_user_s = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6;
-		r->cpu_sys_s = (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
-	}
-	if (!r->have_memory) {
-		r->have_memory = true;
-		r->peak_memory = (uint64_t)ru->ru_maxrss * 1024;
-	}
-}
-
-static uint64_t scratch_bytes(const struct cell_spec *s)
-{
-	static const char *const parts[] = { RUN_TMP_DIR, RUN_VARTMP_DIR, RUN_SHM_DIR, RUN_HOME_DIR, RUN_UPPER_DIR };
-	uint64_t total = 0;
-	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-		int fd = openat(s->rundir_fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0)
-			total += tree_bytes_fd(fd);
-	}
-	return total;
-}
-
 static void sup_close(struct sup *u)
 {
-	restore_tty(u);
+	sup_restore_tty(u);
 	closep(&u->ep);
 	closep(&u->sfd);
 	closep(&u->wall_tfd);
@@ -1182,11 +337,10 @@ static void sup_close(struct sup *u)
 	free(u->helper_pfds);
 	closep(&u->out_r);
 	closep(&u->err_r);
-	sink_close(&u->sink[0]);
-	sink_close(&u->sink[1]);
+	sup_sink_close(&u->sink[0]);
+	sup_sink_close(&u->sink[1]);
 	closep(&u->pty);
-	vm_close(&u->cell);
-	cell_close(&u->cell);
+	u->drv->close(&u->cell);
 	closep(&u->console_sock);
 	refused_free(&u->refused);
 	json_decref(u->held);
@@ -1197,17 +351,6 @@ static void sup_close(struct sup *u)
 	free(u->cause_text);
 	free(u->in_buf);
 	u->in_buf = NULL;
-}
-
-static void emit_result(const struct supervise_opts *o, const char *json)
-{
-	if (o->result_fd >= 0)
-		write_all(o->result_fd, json, strlen(json));
-	if (o->result_file) {
-		int r = write_file_atomic(o->result_file, json, strlen(json), 0644);
-		if (r < 0)
-			warn_line("cannot write --result %s: %s", o->result_file, strerror(-r));
-	}
 }
 
 /* The loop's own descriptors, before anything is made that a failure would leave; the signals
@@ -1238,84 +381,12 @@ static int sup_loop_fds(struct sup *u, struct error *err)
 	return 0;
 }
 
-/* The supervisor's ends of what the cell gets: the job's streams (the caller's, pipes, or a
- * terminal made in the cell), the executor's /dev/null stdin, the write watch's socket. */
-struct sup_ends {
-	int out_w, err_w, devnull, console, watch;
-};
-
-static void sup_ends_close(struct sup_ends *e)
-{
-	closep(&e->out_w);
-	closep(&e->err_w);
-	closep(&e->devnull);
-	closep(&e->console);
-	closep(&e->watch);
-}
-
-static int output_pipe(int *r, int *w, struct error *err)
-{
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return error_set(err, errno, "cannot create the output pipes");
-	*r = p[0];
-	*w = p[1];
-	fcntl(*r, F_SETFL, O_NONBLOCK);
-	return 0;
-}
-
-static int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, bool vm, struct error *err)
-{
-	const struct cell_spec *s = u->s;
-	if (io->control >= 0) {
-		/* a job: its steps get their own streams from the executor; nothing reads stdin */
-		e->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (e->devnull < 0)
-			return error_set(err, errno, "cannot open /dev/null");
-		io->in = e->devnull;
-	}
-	if (s->tty && io->control < 0) {
-		/* a VM's terminal is its guest's console: vm_start makes its port */
-		int cs[2];
-		if (!vm && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
-			return error_set(err, errno, "cannot create the console socket");
-		if (!vm)
-			u->console_sock = cs[0], io->console = e->console = cs[1];
-		/* only the streams that are the terminal go through the job's: a stderr the caller
-		 * redirected (2>err.txt) gets a pipe of its own, relayed to where it points */
-		io->err = -1;
-		if (!isatty(STDERR_FILENO) && !s->tty_stderr) {
-			if (output_pipe(&u->err_r, &e->err_w, err) < 0)
-				return -EIO;
-			io->err = e->err_w;
-		}
-	} else {
-		if (output_pipe(&u->out_r, &e->out_w, err) < 0 || output_pipe(&u->err_r, &e->err_w, err) < 0)
-			return -EIO;
-		io->out = e->out_w;
-		io->err = e->err_w;
-	}
-	/* the write watch: the job sends its seccomp listener over this socket */
-	io->watch = -1;
-	if (vm && !s->policy.no_refused_writes) {
-		/* until the guest reports them (refused_add_guest) */
-		u->refused.off = xstrdup("the VM's guest reported no refused writes (its kernel has no audit?)");
-	} else if (!s->policy.no_refused_writes) {
-		int w[2];
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w) < 0)
-			return error_set(err, errno, "cannot create the write watch's socket");
-		io->watch = e->watch = w[1];
-		u->refused.sock = w[0];
-	}
-	return 0;
-}
-
 /* warren failed before the job ran: nothing half-made stays. */
 static int sup_fail(struct sup *u, bool made_rundir, struct error *err)
 {
 	struct cell_spec *s = u->s;
 	if (u->cell.pid > 0 && !u->init_gone) {
-		kill_cell(u, true);  /* (no loop here to watch a backstop) */
+		sup_kill_cell(u, true);  /* (no loop here to watch a backstop) */
 		waitpid(u->cell.pid, NULL, 0);
 	}
 	sup_close(u);
@@ -1335,7 +406,7 @@ static int sup_fail(struct sup *u, bool made_rundir, struct error *err)
 }
 
 /* Run directory, cgroup and the cell, its init waiting to be let go. */
-static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
+static int sup_make_cell(struct sup *u, int control, struct error *err)
 {
 	struct cell_spec *s = u->s;
 	/* network (opt-in): the run's address and the cell's resolv.conf/hosts, before the cell */
@@ -1343,8 +414,7 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 		return -EIO;
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
 	struct limits host_limits = s->limits;
-	if (vm)
-		vm_host_limits(s, &host_limits); /* the cgroup holds qemu: the guest's RAM and its own */
+	u->drv->host_limits(s, &host_limits); /* a VM's cgroup holds qemu: the guest's RAM and its own */
 	int cgr = cgroup_create(&u->cg, cg_name, &host_limits, s->rootless, spec_host_gid(s), err);
 	free(cg_name);
 	if (cgr < 0)
@@ -1353,25 +423,20 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 	struct cell_io io = { .in = STDIN_FILENO, .out = STDOUT_FILENO, .err = STDERR_FILENO, .console = -1,
 			      .control = control, .tap = -1 };
 	struct sup_ends e = { -1, -1, -1, -1, -1 };
-	int r = sup_streams(u, &io, &e, vm, err);
+	int r = sup_streams(u, &io, &e, err);
 	u->cell.cgroup_fd = u->cg.v2_fd;
 	u->cell.cgroup = &u->cg;
 	/* a VM's network: its tap, firewall and resolver before qemu, which gets the tap */
-	if (r == 0 && vm && s->net.mode != NET_NONE) {
+	if (r == 0 && u->drv->net_by_tap && s->net.mode != NET_NONE) {
 		io.tap = net_attach_tap(&u->net, &s->net, err);
 		r = io.tap < 0 ? -EIO : 0;
 		io.addr = u->net.addr, io.gw = u->net.gw, io.prefix = u->net.prefix;
 	}
+	/* (a container's init goes first from here: the driver yields the CPU to it) */
 	if (r == 0)
-		r = vm ? vm_start(s, &io, &u->cell, err) : container_start(s, &io, &u->cell, err);
-	/* init has the long part to do (the cell's root): it goes first. Cloned onto this CPU, it
-	 * waited here until the supervisor slept (0.2-0.35 ms: the pid, spec.json and history
-	 * lines below), the other CPU idle or making the network namespace; the supervisor's
-	 * part waits for init's first block (an RCU grace period) or its end instead */
-	if (r == 0 && !vm)
-		sched_yield();
-	if (r == 0 && vm)
-		u->pty = vm_take_tty(&u->cell);
+		r = u->drv->start(s, &io, &u->cell, err);
+	if (r == 0)
+		u->pty = u->drv->take_tty(&u->cell);
 	closep(&io.tap);
 	sup_ends_close(&e);
 	if (r < 0)
@@ -1388,14 +453,14 @@ static int sup_make_cell(struct sup *u, int control, bool vm, struct error *err)
 		history_note_start(s);
 	cgroup_close_join(&u->cg); /* init moves itself into the run's cgroup (v1) */
 	/* network (opt-in): veth, address, route, firewall and resolver, set up from outside */
-	if (s->net.mode != NET_NONE && !vm && net_attach(&u->net, &s->net, u->cell.pid, err) < 0)
+	if (s->net.mode != NET_NONE && !u->drv->net_by_tap && net_attach(&u->net, &s->net, u->cell.pid, err) < 0)
 		return -EIO;
 	return 0;
 }
 
 int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err)
 {
-	*u = (struct sup){ .s = s, .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
+	*u = (struct sup){ .s = s, .drv = cell_driver_for(s->driver), .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
 			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
 	u->cell.pid = -1;
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.take_fd = -1;
@@ -1404,20 +469,19 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 	clock_gettime(CLOCK_REALTIME, &u->started);
 	clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	refused_init(&u->refused);
-	sinks_open(u);
-	bool vm = s->driver == CELL_DRIVER_VM;
-	if (vm && vm_check_spec(s, control >= 0, err) < 0)
+	sup_sinks_open(u);
+	if (u->drv->check_spec(s, control >= 0, err) < 0)
 		return -EINVAL;
-	if (vm && s->warm)
-		return error_set(err, 0, "a warm cell is a container; the vm driver has none");
+	if (!u->drv->take && s->warm)
+		return error_set(err, 0, "a warm cell is a container; the %s driver has none", u->drv->name);
 	if (sup_loop_fds(u, err) < 0)
 		return sup_fail(u, false, err);
-	if (!vm)  /* its namespaces begin on a thread of their own while the run directory is made */
-		container_prepare(s, &u->cell);
+	/* a container's namespaces begin on a thread of their own while the run directory is made */
+	u->drv->prepare(s, &u->cell);
 	u->lock = rundir_create(s, err);
 	if (u->lock < 0)
 		return sup_fail(u, false, err);
-	if (sup_make_cell(u, control, vm, err) < 0)
+	if (sup_make_cell(u, control, err) < 0)
 		return sup_fail(u, true, err);
 	/* what the run's end reads of its cgroup, open before its run comes */
 	if (s->warm)
@@ -1450,15 +514,15 @@ static void sup_watch_all(struct sup *u)
 		sup_watch_fd(u, STDIN_FILENO, EV_IN);
 		u->in_open = true;
 		if (u->in_len) /* typed ahead */
-			pty_input(u);
+			sup_pty_input(u);
 	}
-	if (s->limits.time_ms && !u->cell.vm) {
+	if (s->limits.time_ms && !u->drv->reports_job_start) {
 		/* the cause line's time is on the limit's clock: from here, not from before the cell was made */
 		u->job_start_s = sup_elapsed(u);
-		arm(u->wall_tfd, s->limits.time_ms, 0);
+		sup_arm(u->wall_tfd, s->limits.time_ms, 0);
 	}
 	if (s->limits.cpu_ms || s->limits.pids || s->limits.memory)
-		arm(u->watch_tfd, WATCH_MS, WATCH_MS);
+		sup_arm(u->watch_tfd, WATCH_MS, WATCH_MS);
 }
 
 int sup_go(struct sup *u, struct error *err)
@@ -1471,16 +535,11 @@ int sup_go(struct sup *u, struct error *err)
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */
 	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
-	if (u->cell.vm)
-		vm_release(&u->cell);
-	else if (s->warm) {
-		container_take(&u->cell, s->limits.scratch, u->take_direct);
-		/* the job (and init) just woken go first: what follows here is bookkeeping (spec.json,
-		 * the loop's watches), and on a busy CPU it held the job's exec back (warm runs'
-		 * median 7-10% lower, interleaved A/B of two servers) */
-		sched_yield();
-	} else
-		container_release(&u->cell);
+	/* (the job and init just woken go first: the driver yields the CPU to them) */
+	if (s->warm)
+		u->drv->take(&u->cell, s->limits.scratch, u->take_direct);
+	else
+		u->drv->release(&u->cell);
 	/* a warm cell's spec.json while its init makes the scratch (its history row was written
 	 * by the server that gave it its run: serve/warm.c) */
 	if (s->warm && record_write_spec(s, err) < 0)
@@ -1491,10 +550,10 @@ int sup_go(struct sup *u, struct error *err)
 	 * have are reaped while the job runs, not on the way from its end to the caller */
 	cell_reap_ended_helpers(&u->cell);
 	if (u->console_sock >= 0) {
-		recv_console(u, u->console_sock);
+		sup_recv_console(u, u->console_sock);
 		closep(&u->console_sock);
 	} else if (u->pty >= 0) {
-		tty_raw(u); /* a VM's */
+		sup_tty_raw(u); /* a VM's */
 	}
 	sup_watch_all(u);
 	return 0;
@@ -1529,32 +588,33 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 		u->gone_ns = mono_ns();
 	read_reports(u);
 	/* a VM that ended without its guest's word failed, unless it was stopped */
-	if (u->cell.vm && !u->have_exit && !u->setup_error && !u->stopping) {
-		u->setup_error = vm_missing_report(s, &u->cell, init_status);
-		u->setup_status = 125;
+	if (!u->have_exit && !u->setup_error && !u->stopping) {
+		u->setup_error = u->drv->missing_report(s, &u->cell, init_status);
+		if (u->setup_error)
+			u->setup_status = 125;
 	}
-	restore_tty(u);
+	sup_restore_tty(u);
 	clock_gettime(CLOCK_REALTIME, &res.ended);
 	/* the cell's life, not the time the caller then took to read its output */
 	res.wall_s = (double)(u->gone_ns - ts_ns(&u->t0)) / 1e9;
-	build_result(u, &res);
-	rusage_fallback(&res, &ru);
-	res.scratch_bytes = u->have_scratch ? u->scratch_used : scratch_bytes(s);
+	sup_build_result(u, &res);
+	sup_rusage_fallback(&res, &ru);
+	res.scratch_bytes = u->have_scratch ? u->scratch_used : sup_scratch_bytes(s);
 	json_t *extra = NULL;
 	if (o->amend)
 		o->amend(o->amend_ctx, &res, &extra);
 	if (o->ended)
 		o->ended(o->ended_ctx, &res, true);
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
-	vm_record(&u->cell, &extra);           /* "vm": accel, kernel, memory; nothing for a container */
-	held_record(u, &extra, o->quiet);
+	u->drv->record(&u->cell, &extra);      /* a VM's "vm": accel, kernel, memory */
+	sup_held_record(u, &extra, o->quiet);
 	refused_stop(&u->refused);  /* every caller is gone with init */
 	refused_record(&u->refused, s, &extra, o->quiet);
 	/* what the job left in the worktree that git on the host would obey, moved aside */
 	if (u->released_at.tv_sec)
 		worktree_git_check(s->worktree_fd, s->id, s->rundir, &u->released_at, &extra, o->quiet);
 
-	timings_record(u, &extra);
+	sup_timings_record(u, &extra);
 	char *json = record_result_json(s, &res, extra);
 	json_decref(extra);
 	struct error e2 = { 0 };
@@ -1579,9 +639,9 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	}
 	/* the record written, nothing of the cell left: what the caller has yet to take of the
 	 * job's output, then the result and the run's last line, in that order */
-	sinks_flush_final(u);
+	sup_sinks_flush_final(u);
 	if (json)
-		emit_result(o, json);
+		sup_emit_result(o, json);
 	free(json);
 	if (res.error)
 		warn_line("%s", res.error);

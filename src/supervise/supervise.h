@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cell/container.h"
+#include "cell/driver.h"
 #include "cell/spec.h"
 #include "cgroup/cgroup.h"
 #include "net/net.h"
@@ -25,7 +26,7 @@ enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, 
        EV_HELPER /* a helper of the cell ended */, EV_HELPER_BOUND,
        EV_SINK_OUT, EV_SINK_ERR /* the caller's stdout, stderr can take what waits for it */ };
 
-/* The caller's stdout or stderr as the relay of the job's output writes it (supervise.c). */
+/* The caller's stdout or stderr as the relay of the job's output writes it (relay.c). */
 struct sup_sink {
 	int fd;                    /* the caller's descriptor, or a non-blocking one of its own */
 	bool own;                  /* fd is ours (to close) */
@@ -53,6 +54,7 @@ struct sup_sink *sup_sink(struct sup *u, int i);
 
 struct sup {
 	struct cell_spec *s;
+	const struct cell_driver_ops *drv; /* what makes the cell (cell/driver.h) */
 	struct cell cell;
 	struct cgroup cg;
 	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
