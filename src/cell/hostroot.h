@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hostroot.h - the cell's read-only view of the host's / (without --rootfs), made so that no
- * pathname unix socket of the host can be connected to from the cell (see hostroot.c). */
+ * pathname unix socket of the host can be connected to from the cell (see
+ * container/hostroot.c). */
 #ifndef WARREN_CELL_HOSTROOT_H
 #define WARREN_CELL_HOSTROOT_H
 

@@ -482,7 +482,7 @@ static int job_ports(const struct cell_spec *s, const struct cell_io *io, struct
 	return 0;
 }
 
-/* The worktree and the binds' sources, checked as a container's init checks them (hostroot.c):
+/* The worktree and the binds' sources, checked as a container's init checks them (container/hostroot.c):
  * one on a kernel's file system, or with one mounted below it (a chroot's /proc), is refused,
  * as a container's is; 9p would show it (it crosses mounts). What the host mounts there later
  * does not reach qemu's copies (vmjail.c), which cover what came between. */

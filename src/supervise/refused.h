@@ -3,7 +3,7 @@
  * filter (policy/watch.c) hands over, lets it go on, and counts the ones the cell refuses, by
  * path, for result.json ("refused_writes") and the line at the end of the run that says
  * where the run may write instead; and the same for connects to the host's unix sockets
- * ("refused_connects"), which the cell cannot reach (cell/hostroot.c). */
+ * ("refused_connects"), which the cell cannot reach (cell/container/hostroot.c). */
 #ifndef WARREN_SUPERVISE_REFUSED_H
 #define WARREN_SUPERVISE_REFUSED_H
 
