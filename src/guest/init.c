@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* init.c - pid 1 of the vm driver's guest (a static program in the initramfs warren builds;
- * see cell/vm.c). It loads the modules listed in the initramfs, mounts the run's orders (a 9p
+ * see cell/vm/vm.c). It loads the modules listed in the initramfs, mounts the run's orders (a 9p
  * share of <rundir>/vm), builds the cell's root from the host's / (9p, read-only, as the
  * container driver's host-root cells see it) or an image (the lower layer of an overlay in
  * the VM's memory) with its own /proc, /sys, /dev, /tmp and /var/tmp (tmpfs 01777), a home,
@@ -13,7 +13,7 @@
  * mode, path and name of the contract comes from cell/contract.h.
  *
  * A job's steps and services: the job is warren's executor (cell/executor.c), whose socket a
- * relay of this init carries over a port (cell/vmexec.c). On a terminal, the job's is the
+ * relay of this init carries over a port (cell/vm/vmexec.c). On a terminal, the job's is the
  * guest's second console (VM_TTY_DEV), sized from the control port.
  *
  * It uses the C library (it is linked statically) and of warren's code only the executor, its

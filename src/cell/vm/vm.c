@@ -2,7 +2,7 @@
 /* vm.c - the vm driver on the host: the guest's orders in <rundir>/vm, qemu started (held
  * before it executes until the supervisor has placed it in the run's cgroup), dying with
  * warren (parent-death signal), the job's signals sent over the control port, and the guest's
- * JSON report turned into the container driver's struct cell_report. See vm.h, vmimage.c for
+ * JSON report turned into the container driver's struct cell_report. See cell/vm.h, vmimage.c for
  * the kernel and initramfs, guest/init.c for the other side. */
 #include "cell/vm.h"
 
