@@ -40,6 +40,8 @@ struct cell {
 	const struct cgroup *cgroup; /* NULL, or the run's cgroup: once placed in it, init shows it
 	                        (alone, read-only) at the cell's /sys/fs/cgroup */
 	struct vm_state *vm; /* the vm driver's (cell/vm.h): NULL for a container */
+	struct cell_ctx *ctx; /* the container driver's (cell/container/internal.h): NULL until
+	                        container_prepare or container_start, freed by cell_close */
 	struct cell_helper { pid_t pid; void *stack; } *helpers; /* the processes of the idmapped
 	                        mounts' user namespaces and of the network namespace (pid -1:
 	                        none), each on a stack of its own

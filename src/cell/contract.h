@@ -61,7 +61,7 @@
 #define RUN_LOWER_DIR      "lower"
 #define RUN_ETC_DIR        "etc"
 
-/* ---- the vm driver: what the host (cell/vm.c) and the guest init (guest/init.c) agree on ---- */
+/* ---- the vm driver: what the host (cell/vm/vm.c) and the guest init (guest/init.c) agree on ---- */
 /* 9p tags of the shares: the host's / (read-only), the worktree, the run's orders */
 #define VM_TAG_ROOT        "warren-root"
 #define VM_TAG_WORK        "warren-work"

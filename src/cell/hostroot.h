@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hostroot.h - the cell's read-only view of the host's / (without --rootfs), made so that no
- * pathname unix socket of the host can be connected to from the cell (see hostroot.c). */
+ * pathname unix socket of the host can be connected to from the cell (see
+ * container/hostroot.c). */
 #ifndef WARREN_CELL_HOSTROOT_H
 #define WARREN_CELL_HOSTROOT_H
 
@@ -26,7 +27,7 @@ struct hostroot_point {
 int hostroot_mount(const char *target, bool rootless, const char *const *skip, const struct hostroot_point *points,
 		   size_t npoints, struct error *err);
 
-/* The VM's shares (vmjail.c): every kernel file system mounted at or below the directory dir
+/* The VM's shares (vm/vmjail.c): every kernel file system mounted at or below the directory dir
  * of this mount namespace (where the copies of the trees qemu shares lie: 9p crosses mounts)
  * covered with an empty read-only directory, or an empty file where one is mounted on a file:
  * the same file systems the container's view leaves out (KERNEL_TYPES), /proc, /sys and /dev

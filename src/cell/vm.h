@@ -95,7 +95,7 @@ char *vm_missing_report(const struct cell_spec *s, const struct cell *c, int qem
 void vm_record(const struct cell *c, json_t **extra);
 void vm_close(struct cell *c);
 
-/* qemu's confinement, in its child before it executes (vmjail.c): root mode leaves root for
+/* qemu's confinement, in its child before it executes (vm/vmjail.c): root mode leaves root for
  * the run user's host ids (the group of /dev/kvm kept when kvm); a user and mount namespace of
  * its own, where the run user is those ids and the host's / is read-only with the state
  * directory, /tmp, /var/tmp, /dev/shm, /run, /home and /root empty; no capability,

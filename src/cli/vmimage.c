@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* vmimage.c - `warren vm-image`, a hidden subcommand for the project's own tools: the vm
- * driver's boot products (cell/vmimage.c) written where a caller asks, so that make check-v2's
+ * driver's boot products (cell/vm/vmimage.c) written where a caller asks, so that make check-v2's
  * guest (tests/v2/check) boots what warren makes instead of a second copy in shell.
  *
  *   warren vm-image vmlinux BZIMAGE OUT

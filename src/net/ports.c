@@ -5,7 +5,7 @@
  * alone, reached from outside only through --publish. The sysctl is the namespace's own (the
  * kernel resolves /proc/sys/net by the caller's namespace), so only a process already in the
  * cell's new namespace calls this; the host's is never written. Raw system calls, not
- * instrumented by the sanitizers: the supervisor's netns helper (cell/container.c) runs it
+ * instrumented by the sanitizers: the supervisor's netns helper (cell/container/container.c) runs it
  * where no C library state may be taken. */
 #include <errno.h>
 #include <fcntl.h>

@@ -222,7 +222,7 @@ static int apply_masks(int dir, const char *what, long magic, const struct mask 
 
 /* The host's cgroup trees name every run (warren/run_...) and show their memory. The cell's
  * /sys is a sysfs of its own, whose fs/cgroup is an empty mount point; only the host's /sys,
- * bound where the kernel refuses a rootless cell a new sysfs (cell/container.c mount_sys),
+ * bound where the kernel refuses a rootless cell a new sysfs (cell/container/root.c mount_sys),
  * brings the host's trees along, locked in: an empty tmpfs hides them. */
 static int hide_host_cgroups(int sys, struct error *err)
 {
@@ -265,7 +265,7 @@ static int mask_kernel_all(const struct policy_ctx *s, int rootfd, struct error 
 		int r = sys < 0 ? 0 : empty_dir_on(sys);
 		return r < 0 ? error_set(err, -r, "--no-sys: cannot hide /sys in the cell") : 0;
 	}
-	/* every cell has a sysfs there (cell/container.c mount_sys): anything else, and the masks
+	/* every cell has a sysfs there (cell/container/root.c mount_sys): anything else, and the masks
 	 * would be applied to nothing */
 	struct statfs fs;
 	if (sys < 0 || fstatfs(sys, &fs) < 0 || fs.f_type != SYSFS_MAGIC)

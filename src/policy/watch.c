@@ -4,7 +4,7 @@
  * symlink, truncate, chmod, chown, utimes, setxattr...) to the supervisor as user
  * notifications, so that it can record the writes the cell refuses (supervise/refused.c);
  * and connect() when its address may name a unix socket by path (the host's, which the cell
- * cannot reach: cell/hostroot.c). seccomp cannot read the address, only its length: a
+ * cannot reach: cell/container/hostroot.c). seccomp cannot read the address, only its length: a
  * pathname one is 3 to 110 bytes long, and the lengths of AF_INET (16) and AF_INET6 (28)
  * stay in the kernel, so TCP and UDP connects are never handed over (a unix address padded
  * to 16 or 28 bytes is not recorded, and is refused all the same).

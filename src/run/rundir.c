@@ -375,7 +375,7 @@ int rundir_create(struct cell_spec *s, struct error *err)
 	if (s->warm)
 		close(openat(dfd, RUNDIR_WARM, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	/* with a scratch limit (and in a warm cell) the cell's init makes the parts in a tmpfs
-	 * over this directory (container.c): nothing of them on the host's disk */
+	 * over this directory (cell/container/root.c): nothing of them on the host's disk */
 	if (s->limits.scratch || s->warm) {
 		s->rundir_fd = dfd;
 		return lock;

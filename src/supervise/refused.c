@@ -19,7 +19,7 @@
  * A connect() to a unix pathname address is judged the same way: it is refused when the
  * address resolves (in the caller's root, symlinks followed as connect follows them) to a
  * socket file on a read-only overlay, which is how the cell sees the host's / (no listener
- * can be reached through it: cell/hostroot.c). It goes to a list of its own. The overlay is
+ * can be reached through it: cell/container/hostroot.c). It goes to a list of its own. The overlay is
  * what refuses; the record only tells.
  *
  * The thread starts at the first call (the event loop takes the listener and watches it until

@@ -3,7 +3,7 @@
  * filter (policy/watch.c) hands over, lets it go on, and counts the ones the cell refuses, by
  * path, for result.json ("refused_writes") and the line at the end of the run that says
  * where the run may write instead; and the same for connects to the host's unix sockets
- * ("refused_connects"), which the cell cannot reach (cell/hostroot.c). */
+ * ("refused_connects"), which the cell cannot reach (cell/container/hostroot.c). */
 #ifndef WARREN_SUPERVISE_REFUSED_H
 #define WARREN_SUPERVISE_REFUSED_H
 
@@ -74,7 +74,7 @@ void refused_stop(struct refused *r);
  * "refused_connects" (or both null and "refused_writes_off": why) into *extra; and, unless
  * quiet, the lines on stderr. */
 void refused_record(const struct refused *r, const struct cell_spec *s, json_t **extra, bool quiet);
-/* A VM's refused writes, as its guest reported them (cell/vm.c): msg is the JSON array
+/* A VM's refused writes, as its guest reported them (cell/vm/vm.c): msg is the JSON array
  * [[path, count, protected]...], total every refused write. */
 void refused_add_guest(struct refused *r, const char *msg, uint64_t total);
 void refused_free(struct refused *r);

@@ -509,7 +509,7 @@ char *host_tool_find(const char *name)
 	return NULL;
 }
 
-/* (the same file systems as cell/hostroot.c's KERNEL_TYPES, which names them as mountinfo does) */
+/* (the same file systems as cell/container/hostroot.c's KERNEL_TYPES, which names them as mountinfo does) */
 bool fs_is_kernel(int fd)
 {
 	static const long types[] = { PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,

@@ -16,9 +16,9 @@
  * Kernel file systems (proc, sysfs, cgroup, debugfs...) outside the places the cell has its own
  * (a chroot's /proc, a build tree's /sys) are covered with an empty directory: they would show
  * the host's processes and devices (the cell's /proc and /sys are its own, not the host's: the
- * caller skips them, see mount_sys in container.c). The vm driver's shares cover the same
+ * caller skips them, see mount_sys in root.c). The vm driver's shares cover the same
  * file systems, the root share's /proc, /sys and /dev too, in qemu's copies of its view, the
- * worktree and the binds (hostroot_cover_kernel_fs, from vmjail.c). File systems that cannot hold a
+ * worktree and the binds (hostroot_cover_kernel_fs, from vm/vmjail.c). File systems that cannot hold a
  * listening socket (FAT: no socket files; squashfs, erofs, iso9660: never writable) are bound
  * as they are, their submounts placed as any other. A file mounted on a file is bound (a
  * kernel's file, a process's /proc/PID/cmdline bound elsewhere, covered with an empty file),

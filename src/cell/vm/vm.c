@@ -2,7 +2,7 @@
 /* vm.c - the vm driver on the host: the guest's orders in <rundir>/vm, qemu started (held
  * before it executes until the supervisor has placed it in the run's cgroup), dying with
  * warren (parent-death signal), the job's signals sent over the control port, and the guest's
- * JSON report turned into the container driver's struct cell_report. See vm.h, vmimage.c for
+ * JSON report turned into the container driver's struct cell_report. See cell/vm.h, vmimage.c for
  * the kernel and initramfs, guest/init.c for the other side. */
 #include "cell/vm.h"
 
@@ -482,7 +482,7 @@ static int job_ports(const struct cell_spec *s, const struct cell_io *io, struct
 	return 0;
 }
 
-/* The worktree and the binds' sources, checked as a container's init checks them (hostroot.c):
+/* The worktree and the binds' sources, checked as a container's init checks them (container/hostroot.c):
  * one on a kernel's file system, or with one mounted below it (a chroot's /proc), is refused,
  * as a container's is; 9p would show it (it crosses mounts). What the host mounts there later
  * does not reach qemu's copies (vmjail.c), which cover what came between. */

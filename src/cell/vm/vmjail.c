@@ -17,7 +17,7 @@
  * descriptors would follow the supervisor's mount table as it changes: a proc mounted in the
  * worktree while the VM ran reached the job). In all of them every kernel file system (the
  * host's /proc, /sys, /dev, and a chroot's /proc or a sysfs mounted anywhere else) is covered
- * with an empty directory (hostroot.c decides which, as for a container's view): the host
+ * with an empty directory (container/hostroot.c decides which, as for a container's view): the host
  * enforces it, so a job that takes over the guest kernel does not reach them either. */
 #include "cell/vm.h"
 
@@ -241,7 +241,7 @@ static int hide_all(const struct cell_spec *s, const struct share *sh, size_t n,
 	return 0;
 }
 
-/* Every share in place with the kernel's file systems in it covered (hostroot.c, one list for
+/* Every share in place with the kernel's file systems in it covered (container/hostroot.c, one list for
  * all: the root share, the worktree, the binds), each at its descriptor (root_fd -1: no root
  * share, the KVM probe). */
 static int shares_ready(const struct cell_spec *s, const struct share *sh, size_t n, int root_fd, struct error *err)
