@@ -21,6 +21,7 @@
 #include "cell/contract.h"
 #include "cell/gate.h"
 #include "run/id.h"
+#include "util/conf.h"
 #include "util/fs.h"
 #include "util/sys.h"
 #include "util/strv.h"
@@ -34,6 +35,9 @@ char *statedir_default(const char *opt)
 		return xstrdup(opt);
 	const char *e = getenv("WARREN_STATE");
 	if (e && *e)
+		return xstrdup(e);
+	e = conf_get("state", NULL); /* warren.conf's state = DIR */
+	if (e)
 		return xstrdup(e);
 	if (geteuid() == 0)
 		return xstrdup("/var/lib/warren");
@@ -139,6 +143,9 @@ char **statedir_known(const char *given, bool registered)
 	known_add(&v, &n, &cap, xstrdup(given ? given : ""));
 	const char *e = getenv("WARREN_STATE");
 	if (e && *e)
+		known_add(&v, &n, &cap, abs_path(e));
+	e = conf_get("state", NULL);
+	if (e)
 		known_add(&v, &n, &cap, abs_path(e));
 	_cleanup_free_ char *def = statedir_default(NULL);
 	known_add(&v, &n, &cap, abs_path(def));
