@@ -2,7 +2,8 @@
 /* config.c - the keys of warren.conf (util/conf.h reads the files) and the checks of their
  * values, borrowed from the layers that use them: state (the state directory, as --state),
  * net (the network of a run that names none, as --net), net.pool (the ranges runs' networks
- * are taken from, net/net.h), limits.NAME (the default limits, as /etc/warren/defaults). The
+ * are taken from, net/net.h), limits.NAME (the default limits, as /etc/warren/defaults),
+ * oci.root (the OCI face's state root when runc's --root is not given). The
  * environment and the command line win over the files: each reader asks conf_get last. */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ static int check_state(const char *key, const char *v, char **why)
 	(void)key;
 	if (v[0] == '/')
 		return 0;
-	*why = xasprintf("'%s' is not an absolute path; give the state directory as /DIR", v);
+	*why = xasprintf("'%s' is not an absolute path; give the directory as /DIR", v);
 	return -1;
 }
 
@@ -62,6 +63,7 @@ static int check_limit(const char *key, const char *v, char **why)
 
 static const struct conf_key KEYS[] = {
 	{ "state", "a directory (an absolute path)", check_state },
+	{ "oci.root", "a directory (an absolute path)", check_state },
 	{ "net", "a network mode (none, nat, nat,lan, nat,allow=ADDRS or allow=LIST)", check_net },
 	{ "net.pool", "a list of IPv4 networks (e.g. 10.88.0.0/16, 172.30.0.0/16)", check_pool },
 	{ "limits.time", "a duration (e.g. 30s, 10m, 1h30m, 250ms) or none", check_limit },

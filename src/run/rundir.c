@@ -151,6 +151,9 @@ char **statedir_known(const char *given, bool registered)
 	known_add(&v, &n, &cap, abs_path(def));
 	known_add(&v, &n, &cap, abs_path("/var/lib/warren"));
 	known_add(&v, &n, &cap, abs_path("/run/warren-oci"));
+	e = conf_get("oci.root", NULL);
+	if (e)
+		known_add(&v, &n, &cap, abs_path(e));
 	_cleanup_free_ char *reg = registered ? statedir_registry() : NULL;
 	_cleanup_free_ char *txt = reg ? read_file(reg, NULL) : NULL;
 	char *save = NULL;

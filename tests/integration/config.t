@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # config.t - warren.conf (docs/guide.md, "Configuration"): each key honoured (state,
-# limits.NAME; net and net.pool are net-pool.t's, in a network world of its own), the
+# limits.NAME, oci.root; net and net.pool are net-pool.t's, in a network world of its own), the
 # environment over the file, the command line over both, <state>/defaults after the file; the
 # caller's own file ($XDG_CONFIG_HOME/warren/warren.conf) read after /etc's, root reading only
 # /etc's; every mistake one line naming FILE:LINE (an unknown key with the nearest one), and a
@@ -9,7 +9,7 @@
 # not touched: $WARREN_CONFIG names the one file read instead.
 . "$(dirname "$0")/../lib.sh"
 
-plan 23
+plan 25
 
 use_mode root
 CONF=$TEST_SCRATCH/warren.conf
@@ -45,6 +45,13 @@ line_like "$OUT" "^note  default limits: .*memory 200 MiB, pids 77, .*\(from the
 	"selfcheck: the default limits and each place they came from"
 rm "$STATE/defaults"
 
+# ---------------------------------------------------------------- oci.root
+printf 'oci.root = %s\n' "$TEST_SCRATCH/ocir" >"$CONF"
+bounded env WARREN_CONFIG="$CONF" "$WARREN" oci state nosuch
+like "$ERR" "container nosuch does not exist \(under $TEST_SCRATCH/ocir\)" "oci.root: the OCI face's state root"
+bounded env WARREN_CONFIG="$CONF" "$WARREN" oci --root "$TEST_SCRATCH/ocir2" state nosuch
+like "$ERR" "\(under $TEST_SCRATCH/ocir2\)" "runc's --root wins over oci.root"
+
 # ---------------------------------------------------------------- mistakes: one line each
 bad() { # TEXT WANT DESC
 	printf '%s\n' "$1" >"$CONF"
@@ -54,9 +61,9 @@ bad() { # TEXT WANT DESC
 	ok $? "$3" || diag "$ERR"
 }
 bad 'net.pol = 10.0.0.0/16' "$CONF:1: unknown key 'net.pol'; did you mean 'net.pool'?" "an unknown key: its line and the nearest key"
-bad $'# x\ncolour = blue' "$CONF:2: unknown key 'colour'; the keys are state, net, net.pool, limits.time, limits.cpu-time, limits.memory, limits.pids, limits.output, limits.scratch" \
+bad $'# x\ncolour = blue' "$CONF:2: unknown key 'colour'; the keys are state, oci.root, net, net.pool, limits.time, limits.cpu-time, limits.memory, limits.pids, limits.output, limits.scratch" \
 	"an unknown key far from all: the keys there are"
-bad 'state = runs' "$CONF:1: state: 'runs' is not an absolute path; give the state directory as /DIR" "state: a relative path refused"
+bad 'state = runs' "$CONF:1: state: 'runs' is not an absolute path; give the directory as /DIR" "state: a relative path refused"
 bad 'net = natt' "$CONF:1: net: 'natt' is not a network mode *" "net: a bad mode refused"
 bad 'net.pool = 10.88.0.0' "$CONF:1: net.pool: '10.88.0.0' is not an IPv4 network from /8 to /28 (e.g. 10.88.0.0/16)" "net.pool: a bad network refused"
 bad 'limits.memory = 0' "$CONF:1: limits.memory: '0' is zero, no limit a run can keep; *" "limits.memory: zero refused"

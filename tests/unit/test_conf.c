@@ -58,7 +58,7 @@ static void conf_refusals(void **state)
 	static const struct { const char *text, *want; } bad[] = {
 		{ "net.pol = 10.0.0.0/16\n", "f:1: unknown key 'net.pol'; did you mean 'net.pool'?" },
 		{ "\nlimit.memory = 2G\n", "f:2: unknown key 'limit.memory'; did you mean 'limits.memory'?" },
-		{ "colour = blue\n", "f:1: unknown key 'colour'; the keys are state, net, net.pool, limits.time" },
+		{ "colour = blue\n", "f:1: unknown key 'colour'; the keys are state, oci.root, net, net.pool, limits.time" },
 		{ "just words\n", "f:1: 'just words' is not a line key = value" },
 		{ "state =\n", "f:1: state: '' is not a directory" },
 		{ "state = relative/dir\n", "f:1: state: 'relative/dir' is not an absolute path" },
