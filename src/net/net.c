@@ -148,7 +148,8 @@ static int pool_pick(const struct net_host_net *h, size_t nh, struct net_cidr *c
  * root run (root: the caller holds the lock) moves an idle bridge whose range the host has
  * taken since (podman made 10.88.0.0/16 after warren0), or one that WARREN_NET_SUBNET names
  * otherwise, and refuses while runs with a network are live on it. A rootless run's network
- * is its own: it takes the same plan, and nothing of the host's changes. */
+ * is its own: it takes the same plan (the bridge's range while the host has not taken it,
+ * else the pool's first free one), and nothing of the host's changes. */
 static int subnet_choose(struct net_state *n, bool root, struct error *err)
 {
 	struct net_cidr fixed, br, c;
@@ -170,7 +171,7 @@ static int subnet_choose(struct net_state *n, bool root, struct error *err)
 		}
 		c = fixed;
 		from = "WARREN_NET_SUBNET";
-	} else if (bridge && (bt < 0 || !root)) {
+	} else if (bridge && bt < 0) {
 		c = br;
 		from = "the bridge " NET_BRIDGE;
 	} else if (pool_pick(h, nh, &c, &from, err) < 0) {
@@ -212,9 +213,15 @@ char *net_subnet_describe(void)
 		error_clear(&e);
 		return m;
 	}
-	struct net_cidr c = { n.subnet, n.prefix };
+	struct net_cidr c = { n.subnet, n.prefix }, br;
 	_cleanup_free_ char *t = net_cidr_text(&c);
 	const char *where = NULL, *pool = conf_get("net.pool", &where);
+	if (bridge_subnet(&br) && (br.addr != c.addr || br.prefix != c.prefix)) {
+		/* a root run moves the bridge first (subnet_choose), when no run is live on it */
+		_cleanup_free_ char *was = net_cidr_text(&br);
+		return xasprintf("%s, moved from %s on %s by the next root run with a network while none is live (%s)", t, was,
+				 NET_BRIDGE, n.subnet_from);
+	}
 	if (!strcmp(n.subnet_from, "WARREN_NET_SUBNET") || !strncmp(n.subnet_from, "the bridge", 10))
 		return xasprintf("%s (%s)", t, n.subnet_from);
 	return xasprintf("%s (the first free range of net.pool %s, from %s)", t, pool ? pool : NET_POOL_DEFAULT,

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan 39
+plan 40
 
 use_mode root
 export WARREN_CONFIG=none   # the host's /etc/warren/warren.conf is not this test's
@@ -75,6 +75,9 @@ is "$ERR" "warren: the runs' network 10.88.0.0/24 on warren0 now meets the host'
 is "$(bridge_addr)" "10.88.0.1/24 " "... the live run's bridge is left as it is"
 wrun -- true
 is "$RC" 0 "... a run without a network still runs"
+wr selfcheck
+line_like "$OUT" "^note  runs' network: 10\.89\.0\.0/24, moved from 10\.88\.0\.0/24 on warren0 by the next root run with a network while none is live \(the default\)$" \
+	"selfcheck says where the bridge will go"
 kill -TERM "$LIVE"; wait_bg "$LIVE" 20
 wrun --net nat -- sh -c "$PLAN"
 is "$RC/$OUT" "0/$(plan_of 10.89.0)" "once it ended: the next run moves the bridge and starts"
