@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 net_world_up
-plan 40
+plan 42
 
 use_mode root
 export WARREN_CONFIG=none   # the host's /etc/warren/warren.conf is not this test's
@@ -118,6 +118,13 @@ is "$RC/$OUT" "0/$(plan_of 10.89.0)" "net = nat: a run that names no network get
 is "$(jget "$(last_rundir)/result.json" 'd["network"]["mode"]')" "nat" "... recorded as nat"
 wr_env WARREN_CONFIG="$CONF" -- run --work "$WORK" --net none -- sh -c 'ls /sys/class/net | tr "\n" " "'
 is "$RC/$OUT" "0/lo " "--net none on the command line wins over the file"
+printf 'name: n\nsteps:\n  - run: ls /sys/class/net | tr "\\n" " "\n' >"$TEST_SCRATCH/nonet.yaml"
+printf 'name: n\nnetwork: none\nsteps:\n  - run: ls /sys/class/net | tr "\\n" " "\n' >"$TEST_SCRATCH/none.yaml"
+bounded env WARREN_CONFIG="$CONF" "$WARREN" job run "$TEST_SCRATCH/nonet.yaml" --state "$STATE" --work "$WORK"
+like "$OUT" "eth0 lo" "net = nat: a job without network: gets nat" || diag "$ERR"
+bounded env WARREN_CONFIG="$CONF" "$WARREN" job run "$TEST_SCRATCH/none.yaml" --state "$STATE" --work "$WORK"
+{ [[ $OUT == *"lo "* ]] && [[ $OUT != *eth0* ]]; }
+ok $? "a job's network: none wins over the file" || diag "$OUT" "$ERR"
 printf 'net = nat,bogus\n' >"$CONF"
 wr_env WARREN_CONFIG="$CONF" -- run --work "$WORK" -- true
 { [ "$RC" = 125 ] && [[ $ERR == "warren: $CONF:1: net: "*bogus* ]] && [ "$(wc -l <<<"$ERR")" = 1 ]; }
