@@ -9,8 +9,23 @@ _warren_state() {
 		[[ ${COMP_WORDS[i]} == --state ]] && { printf '%s\n' "${COMP_WORDS[i + 1]}"; return; }
 		[[ ${COMP_WORDS[i]} == --state=* ]] && { printf '%s\n' "${COMP_WORDS[i]#--state=}"; return; }
 	done
+	local f v conf=
+	if [[ -n ${WARREN_CONFIG-} ]]; then
+		[[ $WARREN_CONFIG != none ]] && conf=$WARREN_CONFIG
+	else
+		conf=/etc/warren/warren.conf
+		((EUID == 0)) || conf+=" ${XDG_CONFIG_HOME:-$HOME/.config}/warren/warren.conf"
+	fi
+	local state=
+	for f in $conf; do   # warren.conf's state = DIR, the later file winning
+		[[ -r $f ]] || continue
+		v=$(sed -n 's/#.*//; s/[[:space:]]*$//; s/^[[:space:]]*state[[:space:]]*=[[:space:]]*//p' "$f" | tail -n 1)
+		[[ -n $v ]] && state=$v
+	done
 	if [[ -n ${WARREN_STATE-} ]]; then
 		printf '%s\n' "$WARREN_STATE"
+	elif [[ -n $state ]]; then
+		printf '%s\n' "$state"
 	elif ((EUID == 0)); then
 		printf '%s\n' /var/lib/warren
 	else

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/words.h"
@@ -55,6 +56,10 @@ int main(int argc, char **argv)
 			(void)!write(2, m, sizeof m - 1);
 		return 125;
 	}
+	/* warren.conf (cli/config.h): a file that is wrong stops every command, naming its line */
+	struct error cerr = { 0 };
+	if (cli_config_load(&cerr) < 0)
+		return cli_fail(&cerr);
 	/* called as warren-runc: the OCI runtime face (oci/oci.h), runc's command line */
 	const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	if (argc > 0 && !strcmp(slash ? slash + 1 : argv[0], "warren-runc"))

@@ -11,6 +11,7 @@
 
 #include "cell/contract.h"
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "cli/opts.h"
 #include "cli/history.h"
 #include "cli/spec.h"
@@ -282,7 +283,7 @@ int cmd_run(int argc, char **argv)
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	s.statedir = statedir_default(o.state);
 	hist_opts_apply(&o.hist, &s);
-	if (result_file_check(o.result, &err) < 0 || net_opts_finish(&s.net, &err) < 0 ||
+	if (result_file_check(o.result, &err) < 0 || cli_net_default(&s.net, &err) < 0 || net_opts_finish(&s.net, &err) < 0 ||
 	    cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
 	    cellspec_cell_opts(&s, &o.cell, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0 || cellspec_image(&s, o.image, &err) < 0 || policy_prepare(&s.policy, &err) < 0)

@@ -384,7 +384,7 @@ static void row_limits(FILE *out, json_t *r)
 	free(lim);
 }
 
-/* The cell's network (spec's network_mode; result.json's network: its address, pasta's) and
+/* The cell's network (spec's network_mode; result.json's network: its address and subnet, pasta's) and
  * its published ports; nothing for a record made before they were kept. */
 static void rows_network(FILE *out, json_t *spec, json_t *r)
 {
@@ -393,8 +393,9 @@ static void rows_network(FILE *out, json_t *spec, json_t *r)
 	if (mode) {
 		const char *addr = json_string_value(json_object_get(net, "address"));
 		const char *via = json_string_value(json_object_get(net, "via"));
-		_cleanup_free_ char *v = xasprintf("%s%s%s%s%s%s", mode, addr ? ", address " : "", addr ?: "", via ? " (via " : "",
-						   via ?: "", via ? ")" : "");
+		const char *subnet = json_string_value(json_object_get(net, "subnet"));
+		_cleanup_free_ char *v = xasprintf("%s%s%s%s%s%s%s%s", mode, addr ? ", address " : "", addr ?: "",
+						   subnet ? " in " : "", subnet ?: "", via ? " (via " : "", via ?: "", via ? ")" : "");
 		row(out, "network", v);
 	}
 	json_t *pub = json_object_get(spec, "published");

@@ -26,11 +26,14 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "image/store.h"
+#include "net/net.h"
 #include "policy/policy.h"
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "supervise/refused.h"
+#include "util/conf.h"
 #include "util/fs.h"
+#include "util/strv.h"
 #include "util/sys.h"
 
 static int failures;
@@ -214,6 +217,36 @@ static void defaults_check(const char *state)
 	free(line);
 }
 
+/* The configuration in force and where each value comes from: the files read, each key they
+ * set, the state directory, the network mode a run gets and the subnet runs take now. */
+static void config_report(const char *state, const char *state_opt)
+{
+	_cleanup_strv_ char **files = conf_files();
+	char *line = xstrdup("");
+	for (size_t i = 0; files[i]; i++) {
+		struct stat st;
+		char *n = xasprintf("%s%s%s%s", line, i ? ", " : "", files[i], stat(files[i], &st) == 0 ? "" : " (none)");
+		free(line);
+		line = n;
+	}
+	note("configuration files: %s%s", *line ? line : "none", getenv(CONF_ENV) ? " ($" CONF_ENV ")" : "");
+	free(line);
+	_cleanup_free_ const char **keys = conf_keys();
+	for (size_t i = 0; keys[i]; i++) {
+		const char *from = NULL, *v = conf_get(keys[i], &from);
+		note("  %s = %s (%s)", keys[i], v, from);
+	}
+	const char *sfrom = NULL, *env = getenv("WARREN_STATE");
+	const char *cs = conf_get("state", &sfrom);
+	note("state directory: %s (%s)", state,
+	     state_opt && *state_opt ? "--state" : env && *env ? "$WARREN_STATE" : cs ? sfrom : "the default");
+	const char *nfrom = NULL, *net = conf_get("net", &nfrom);
+	note("network of a run that names none: %s (%s; --net or a job's network: changes it)", net ? net : "none",
+	     net ? nfrom : "the default");
+	_cleanup_free_ char *sn = net_subnet_describe();
+	note("runs' network: %s", sn);
+}
+
 static void host_checks(const char *state)
 {
 	struct utsname u;
@@ -381,6 +414,7 @@ int cmd_selfcheck(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("selfcheck", "selfcheck takes no operands, got '%s'", argv[optind]);
 	_cleanup_free_ char *state = statedir_default(state_opt);
+	config_report(state, state_opt);
 	failures = 0;
 	host_checks(state);
 	if (rootfs)

@@ -15,6 +15,7 @@
 
 #include "cell/contract.h"
 #include "cell/mounts.h"
+#include "cli/config.h"
 #include "cli/history.h"
 #include "cli/spec.h"
 #include "image/store.h"
@@ -745,6 +746,8 @@ int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_o
 	s->limits = job->limits;
 	s->limits.time_ms = job->timeout_ms;
 	s->net = job->net;
+	if (cli_net_default(&s->net, err) < 0) /* a job without network: gets warren.conf's net */
+		return -EINVAL;
 	s->keep = a->keep;
 	s->statedir = statedir_default(a->state);
 	hist_opts_apply(hist, s);

@@ -18,23 +18,35 @@
 
 #include "cell/contract.h"
 #include "net/internal.h"
+#include "util/conf.h"
 #include "util/fs.h"
 
 /* ---- the subnet ---- */
 
-/* $WARREN_NET_SUBNET (an IPv4 network, /16 to /28), default 10.88.0.0/24. */
-static int subnet_get(uint32_t *net, int *prefix, struct error *err)
+/* $WARREN_NET_SUBNET (an IPv4 network, /16 to /28): 1 with it in c, 0 when unset, or -EINVAL. */
+static int subnet_fixed(struct net_cidr *c, struct error *err)
 {
 	const char *v = getenv("WARREN_NET_SUBNET");
 	if (!v || !*v)
-		v = "10.88.0.0/24";
-	char a[32];
-	int p;
-	struct in_addr in;
-	if (sscanf(v, "%31[0-9.]/%d", a, &p) != 2 || inet_pton(AF_INET, a, &in) != 1 || p < 16 || p > 28)
-		return error_set(err, 0, "WARREN_NET_SUBNET: '%s' is not an IPv4 network from /16 to /28 (e.g. 10.88.0.0/24)", v);
-	*prefix = p;
-	*net = in.s_addr & htonl(~0u << (32 - p));
+		return 0;
+	if (net_cidr_parse(v, NET_SUBNET_LEAST, c) < 0)
+		return error_set(err, 0, "WARREN_NET_SUBNET: '%s' is not an IPv4 network from /%d to /%d (e.g. 10.88.0.0/24)",
+				 v, NET_SUBNET_LEAST, NET_SUBNET_MOST);
+	return 1;
+}
+
+/* The pool: net.pool of warren.conf (checked when the file was read) or NET_POOL_DEFAULT;
+ * *from says which. */
+static int pool_get(struct net_cidr **pool, size_t *n, const char **from, struct error *err)
+{
+	const char *where = NULL, *v = conf_get("net.pool", &where);
+	*from = v ? where : "the default";
+	struct error e = { 0 };
+	if (net_pool_parse(v ? v : NET_POOL_DEFAULT, pool, n, &e) < 0) {
+		error_set(err, 0, "%s: net.pool: %s", *from, e.msg);
+		error_clear(&e);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -43,57 +55,177 @@ static uint32_t host_n(uint32_t net, uint32_t i)
 	return htonl(ntohl(net) + i);
 }
 
-/* Do the networks a/pa and b/pb (network byte order) share an address? */
-static bool nets_meet(uint32_t a, int pa, uint32_t b, int pb)
-{
-	int p = pa < pb ? pa : pb;
-	uint32_t m = p ? htonl(~0u << (32 - p)) : 0;
-	return (a & m) == (b & m);
-}
-
 static int mask_len(uint32_t mask)
 {
 	return __builtin_popcount(mask);
 }
 
-/* A root run's subnet goes on the host (the bridge, its route): one that meets a network an
- * interface of the host's is on, or holds a route of the host's, would take those addresses
- * from the host (a gateway of the host's with them). A wider route that holds the subnet (a
- * VPN's 10.0.0.0/8) is shadowed for the subnet alone, as docker's bridge does. The first such
- * network, written in why; false when there is none. */
-static bool subnet_taken(uint32_t net, int prefix, char *why, size_t len)
+static void host_net_add(struct net_host_net **v, size_t *n, uint32_t addr, int prefix, bool route, const char *fmt,
+			 const char *ifn)
 {
 	char a[INET_ADDRSTRLEN];
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	struct net_host_net *h = &(*v)[(*n)++];
+	*h = (struct net_host_net){ .addr = addr, .prefix = prefix, .route = route };
+	snprintf(h->why, sizeof h->why, fmt, inet_ntop(AF_INET, &addr, a, sizeof a), prefix, ifn);
+}
+
+/* A root run's subnet goes on the host (the bridge, its route): one that meets a network an
+ * interface of the host's is on, or holds a route of the host's, would take those addresses
+ * from the host (a gateway of the host's with them). The host's networks, read now (warren0's
+ * own and loopback left out); net_subnet_taken_by decides. */
+static size_t host_nets_read(struct net_host_net **out)
+{
+	*out = NULL;
+	size_t n = 0;
 	struct ifaddrs *ifa = NULL;
-	bool taken = false;
 	if (getifaddrs(&ifa) == 0) {
-		for (struct ifaddrs *i = ifa; i && !taken; i = i->ifa_next) {
+		for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
 			if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask || !strcmp(i->ifa_name, NET_BRIDGE))
 				continue;
 			uint32_t ad = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
-			int p = mask_len(((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr);
-			if (ad == htonl(INADDR_LOOPBACK) || (ntohl(ad) >> 24) == 127 || !nets_meet(ad, p, net, prefix))
+			if ((ntohl(ad) >> 24) == 127)
 				continue;
-			inet_ntop(AF_INET, &ad, a, sizeof a);
-			snprintf(why, len, "%s/%d on %s", a, p, i->ifa_name);
-			taken = true;
+			host_net_add(out, &n, ad, mask_len(((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr), false,
+				     "%s/%d on %s", i->ifa_name);
 		}
 		freeifaddrs(ifa);
 	}
-	FILE *f = taken ? NULL : fopen("/proc/net/route", "re");
+	FILE *f = fopen("/proc/net/route", "re");
 	char line[256], ifn[IFNAMSIZ + 1];
 	unsigned dst, gw, flags, mask;
-	while (f && !taken && fgets(line, sizeof line, f)) {
+	while (f && fgets(line, sizeof line, f)) {
 		if (sscanf(line, "%16s %x %x %x %*d %*d %*d %x", ifn, &dst, &gw, &flags, &mask) != 5 || !mask ||
-		    mask_len(mask) < prefix || !strcmp(ifn, NET_BRIDGE) || !nets_meet(dst, mask_len(mask), net, prefix))
+		    !strcmp(ifn, NET_BRIDGE))
 			continue;
-		inet_ntop(AF_INET, &dst, a, sizeof a);
-		snprintf(why, len, "the route to %s/%d on %s", a, mask_len(mask), ifn);
-		taken = true;
+		host_net_add(out, &n, dst, mask_len(mask), true, "the route to %s/%d on %s", ifn);
 	}
 	if (f)
 		fclose(f);
-	return taken;
+	return n;
+}
+
+/* The network of the bridge's (first) IPv4 address, when warren0 exists and has one. */
+static bool bridge_subnet(struct net_cidr *c)
+{
+	struct ifaddrs *ifa = NULL;
+	bool found = false;
+	if (getifaddrs(&ifa) < 0)
+		return false;
+	for (struct ifaddrs *i = ifa; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask || strcmp(i->ifa_name, NET_BRIDGE))
+			continue;
+		c->prefix = mask_len(((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr);
+		c->addr = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr & htonl(c->prefix ? ~0u << (32 - c->prefix) : 0);
+		found = true;
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+static unsigned leases_live(void);
+static void bridge_remove(void);
+
+/* The first free range of the pool into c (and its origin into *from), or a refusal. */
+static int pool_pick(const struct net_host_net *h, size_t nh, struct net_cidr *c, const char **from, struct error *err)
+{
+	_cleanup_free_ struct net_cidr *pool = NULL;
+	size_t np = 0;
+	if (pool_get(&pool, &np, from, err) < 0)
+		return -EINVAL;
+	if (net_pool_pick(pool, np, h, nh, c))
+		return 0;
+	_cleanup_free_ char *first = net_cidr_text(&pool[0]);
+	struct net_cidr c0 = { pool[0].addr, pool[0].prefix > NET_POOL_STEP ? pool[0].prefix : NET_POOL_STEP };
+	ssize_t t = net_subnet_taken_by(&c0, h, nh);
+	return error_set(err, 0, "no range of warren's network pool (net.pool %s%s, from %s) is free of the host's own networks "
+			 "(%s, ...); add a free range to net.pool in warren.conf, or set WARREN_NET_SUBNET",
+			 first, np > 1 ? ", ..." : "", *from, t >= 0 ? h[t].why : "?");
+}
+
+/* The runs' subnet into n (subnet, prefix, subnet_from): WARREN_NET_SUBNET's when set; else
+ * the bridge's, since all root runs share warren0; else the first free range of the pool. A
+ * root run (root: the caller holds the lock) moves an idle bridge whose range the host has
+ * taken since (podman made 10.88.0.0/16 after warren0), or one that WARREN_NET_SUBNET names
+ * otherwise, and refuses while runs with a network are live on it. A rootless run's network
+ * is its own: it takes the same plan (the bridge's range while the host has not taken it,
+ * else the pool's first free one), and nothing of the host's changes. */
+static int subnet_choose(struct net_state *n, bool root, struct error *err)
+{
+	struct net_cidr fixed, br, c;
+	int isfixed = subnet_fixed(&fixed, err);
+	if (isfixed < 0)
+		return -EINVAL;
+	_cleanup_free_ struct net_host_net *h = NULL;
+	size_t nh = host_nets_read(&h);
+	bool bridge = bridge_subnet(&br);
+	ssize_t bt = bridge ? net_subnet_taken_by(&br, h, nh) : -1;
+	const char *from = NULL;
+	if (isfixed) {
+		ssize_t t = net_subnet_taken_by(&fixed, h, nh);
+		if (t >= 0 && root) {
+			_cleanup_free_ char *txt = net_cidr_text(&fixed);
+			return error_set(err, 0, "the runs' network %s (WARREN_NET_SUBNET) meets the host's own network (%s); "
+					 "set WARREN_NET_SUBNET to a range the host does not use, or unset it (warren then "
+					 "takes a free range of its pool)", txt, h[t].why);
+		}
+		c = fixed;
+		from = "WARREN_NET_SUBNET";
+	} else if (bridge && bt < 0) {
+		c = br;
+		from = "the bridge " NET_BRIDGE;
+	} else if (pool_pick(h, nh, &c, &from, err) < 0) {
+		return -EINVAL;
+	}
+	if (bridge && root && (br.addr != c.addr || br.prefix != c.prefix)) {
+		_cleanup_free_ char *was = net_cidr_text(&br), *now = net_cidr_text(&c);
+		unsigned live = leases_live();
+		const char *why = bt >= 0 ? h[bt].why : NULL;
+		if (live)
+			return error_set(err, 0, "the runs' network %s on %s %s%s%s, and %u run%s with a network %s live on it; "
+					 "start this run once %s ended (warren then moves %s to %s)",
+					 was, NET_BRIDGE, why ? "now meets the host's own network (" : "is not WARREN_NET_SUBNET's ",
+					 why ? why : now, why ? ")" : "", live, live == 1 ? "" : "s", live == 1 ? "is" : "are",
+					 live == 1 ? "it has" : "they have", NET_BRIDGE, now);
+		if (why)
+			warn_line("moved the runs' network (the bridge %s) from %s to %s: the host's own network took the old "
+				  "range (%s)", NET_BRIDGE, was, now, why);
+		else
+			warn_line("moved the runs' network (the bridge %s) from %s to %s, WARREN_NET_SUBNET's", NET_BRIDGE, was, now);
+		bridge_remove();
+	}
+	n->subnet = c.addr;
+	n->prefix = c.prefix;
+	n->subnet_from = from;
+	return 0;
+}
+
+/* The gateway this process chose (net_prepare), for the cell's resolv.conf: its init is
+ * cloned from the supervisor after the choice. 0: none yet. */
+static uint32_t chosen_gw;
+
+char *net_subnet_describe(void)
+{
+	struct net_state n = { 0 };
+	struct error e = { 0 };
+	if (subnet_choose(&n, false, &e) < 0) {
+		char *m = xasprintf("none: %s", e.msg);
+		error_clear(&e);
+		return m;
+	}
+	struct net_cidr c = { n.subnet, n.prefix }, br;
+	_cleanup_free_ char *t = net_cidr_text(&c);
+	const char *where = NULL, *pool = conf_get("net.pool", &where);
+	if (bridge_subnet(&br) && (br.addr != c.addr || br.prefix != c.prefix)) {
+		/* a root run moves the bridge first (subnet_choose), when no run is live on it */
+		_cleanup_free_ char *was = net_cidr_text(&br);
+		return xasprintf("%s, moved from %s on %s by the next root run with a network while none is live (%s)", t, was,
+				 NET_BRIDGE, n.subnet_from);
+	}
+	if (!strcmp(n.subnet_from, "WARREN_NET_SUBNET") || !strncmp(n.subnet_from, "the bridge", 10))
+		return xasprintf("%s (%s)", t, n.subnet_from);
+	return xasprintf("%s (the first free range of net.pool %s, from %s)", t, pool ? pool : NET_POOL_DEFAULT,
+			 pool ? where : "the default");
 }
 
 /* ---- leases: <NET_RUNDIR>/leases/<addr> = "<id>\n<rundir>\n<published host ports>\n" ---- */
@@ -178,6 +310,37 @@ static bool lease_live(const struct lease *l)
 	return lock_held_at(AT_FDCWD, lock);
 }
 
+/* The leases of runs whose supervisor is alive (a lease that cannot be read counts: it is
+ * left alone elsewhere too). */
+static unsigned leases_live(void)
+{
+	DIR *d = opendir(NET_RUNDIR "/leases");
+	struct dirent *e;
+	unsigned live = 0;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *path = xasprintf(NET_RUNDIR "/leases/%s", e->d_name);
+		struct lease l;
+		if (!lease_read(path, &l) || lease_live(&l))
+			live++;
+		free(l.rundir);
+	}
+	if (d)
+		closedir(d);
+	return live;
+}
+
+/* The bridge and the base tables go (no run is live on them); the caller holds the lock. */
+static void bridge_remove(void)
+{
+	struct nft_ctx *nft = fw_open();
+	if (nft)
+		fw_base_remove(nft);
+	fw_close(nft);
+	link_bridge_remove();
+}
+
 /* Choose a free address for the run: one pass over the lease directory (reclaiming leases of
  * runs whose supervisor is gone, refusing a host port another live run publishes), then the
  * first address no lease names. The caller holds the lock. */
@@ -250,23 +413,27 @@ static int lease_take(struct net_state *n, const char *rundir, struct error *err
 		return 0;
 	}
 	return error_set(err, EADDRNOTAVAIL, "no free address left in warren's subnet (%u runs with a network are live); "
-			 "set WARREN_NET_SUBNET to a larger one", size - 3);
+			 "set WARREN_NET_SUBNET to a larger range the host does not use", size - 3);
 }
 
 /* ---- the cell's /etc/resolv.conf and /etc/hosts ---- */
 
 char *net_cell_file(enum net_mode mode, const char *hostname, int which)
 {
-	uint32_t net, gw;
-	int prefix;
+	uint32_t gw;
 	struct error e = { 0 };
 	if (which == 0 && mode == NET_PUBLISHED) /* no resolver: a lookup fails at once (loopback) */
 		return xstrdup("# warren: --net none with --publish: no resolver, the cell starts no connection of its own\n");
-	if (subnet_get(&net, &prefix, &e) < 0) {
-		error_clear(&e);
-		return NULL;
+	if (chosen_gw) {
+		gw = chosen_gw;
+	} else {
+		struct net_state n = { 0 };
+		if (subnet_choose(&n, false, &e) < 0) {
+			error_clear(&e);
+			return NULL;
+		}
+		gw = host_n(n.subnet, 1);
 	}
-	gw = host_n(net, 1);
 	char g[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &gw, g, sizeof g);
 	if (which == 0)
@@ -313,26 +480,23 @@ int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, c
 	memcpy(n->publish, o->publish, sizeof n->publish);
 	snprintf(n->id, sizeof n->id, "%s", id);
 	host_if_name(id, n->host_if);
-	if (subnet_get(&n->subnet, &n->prefix, err) < 0)
-		return -EINVAL;
-	n->gw = host_n(n->subnet, 1);
-	if (rootless)
+	if (rootless) {
+		if (subnet_choose(n, false, err) < 0)
+			return -EINVAL;
+		n->gw = chosen_gw = host_n(n->subnet, 1);
 		return rootless_prepare(n, rundir, err);
+	}
 	n->on = true;
 	n->nft = fw_open();
 	if (!n->nft)
 		return error_set(err, ENOENT, "cannot load libnftables.so.1 (%s); install the Debian package libnftables1",
 				 dlerror() ? dlerror() : "no such library");
-	char why[96];
-	if (subnet_taken(n->subnet, n->prefix, why, sizeof why)) {
-		char a[INET_ADDRSTRLEN];
-		inet_ntop(AF_INET, &n->subnet, a, sizeof a);
-		return error_set(err, 0, "the runs' network %s/%d (WARREN_NET_SUBNET, default 10.88.0.0/24) meets the host's own "
-				 "network (%s); set WARREN_NET_SUBNET to a range the host does not use", a, n->prefix, why);
-	}
 	_cleanup_close_ int lock = lock_net(err);
 	if (lock < 0)
 		return lock;
+	if (subnet_choose(n, true, err) < 0)
+		return -EINVAL;
+	n->gw = chosen_gw = host_n(n->subnet, 1);
 	/* the nftables base comes with the run's own rules, in net_attach's one transaction */
 	if (link_bridge_ensure(n->gw, n->prefix, err) < 0 || lease_take(n, rundir, err) < 0)
 		return -EIO;
@@ -475,8 +639,10 @@ void net_record(struct net_state *n, json_t **extra, bool quiet)
 	json_t *dns = n->dns ? dns_record(n->dns, &dns_line) : json_null();
 	if (n->dns)
 		json_object_set_new(dns, "allow_failed", json_integer(n->allow_failed));
-	json_t *net = json_pack("{s:s,s:b,s:s,s:o,s:o}", "mode", net_mode_name(n->mode), "lan", n->lan,
-				"address", a, "refused", refused, "dns", dns);
+	struct net_cidr sn = { n->subnet, n->prefix };
+	_cleanup_free_ char *subnet = net_cidr_text(&sn);
+	json_t *net = json_pack("{s:s,s:b,s:s,s:s,s:o,s:o}", "mode", net_mode_name(n->mode), "lan", n->lan,
+				"address", a, "subnet", subnet, "refused", refused, "dns", dns);
 	if (n->rootless)
 		json_object_set_new(net, "via", json_string("pasta"));
 	if (!*extra)
@@ -616,10 +782,6 @@ int net_gc_idle(void)
 	error_clear(&e);
 	if (lock < 0 || !leases_empty())
 		return 0;
-	struct nft_ctx *nft = fw_open();
-	if (nft)
-		fw_base_remove(nft);
-	fw_close(nft);
-	link_bridge_remove();
+	bridge_remove();
 	return 1;
 }

@@ -57,6 +57,48 @@ uint32_t net_dns_timeout(uint32_t ttl);
  * addresses are the caller's to check. The firewall refuses all of these before the set. */
 bool net_answer_allowable(uint32_t addr, bool lan, uint32_t subnet, int prefix);
 
+/* ---- the runs' subnet (pool.c; chosen by net.c) ---- */
+
+/* An IPv4 network, network order. */
+struct net_cidr {
+	uint32_t addr;
+	int prefix;
+};
+/* The ranges runs take when neither WARREN_NET_SUBNET nor the bridge warren0 names one: the
+ * first /24 (NET_POOL_STEP) of the pool that meets none of the host's networks. The default
+ * begins with 10.88.0.0/24, which warren took alone before the pool; podman's default network
+ * (10.88.0.0/16) pushes it to 10.89.0.0/24 and on; podman's own further networks come from
+ * 10.89.0.0/24 upwards too, and are seen as they are made. */
+#define NET_POOL_DEFAULT "10.88.0.0/13"
+#define NET_POOL_STEP 24
+#define NET_POOL_LEAST 8   /* the widest network of a pool */
+#define NET_SUBNET_LEAST 16 /* the widest WARREN_NET_SUBNET */
+#define NET_SUBNET_MOST 28  /* the narrowest network of either */
+/* A network of the host's: an interface's address and prefix, or a route (why: for messages). */
+struct net_host_net {
+	uint32_t addr;
+	int prefix;
+	bool route;
+	char why[96];
+};
+/* "A.B.C.D/P" with P from least to NET_SUBNET_MOST, the host bits cleared: 0 or -EINVAL. */
+int net_cidr_parse(const char *text, int least, struct net_cidr *out);
+/* net.pool's words: networks separated by commas or blanks (heap array). 0, or -EINVAL with
+ * err naming the word (without the key: the caller's prefix). */
+int net_pool_parse(const char *text, struct net_cidr **out, size_t *n, struct error *err);
+/* The index of the first network of h that c meets (a route wider than c does not count: it
+ * is shadowed for c alone), or -1. */
+ssize_t net_subnet_taken_by(const struct net_cidr *c, const struct net_host_net *h, size_t nh);
+/* The first range of the pool, in order and /24 steps (a narrower entry is one range), that h
+ * leaves free: true with it in out; false when none is. */
+bool net_pool_pick(const struct net_cidr *pool, size_t npool, const struct net_host_net *h, size_t nh,
+		   struct net_cidr *out);
+/* "A.B.C.D/P" (heap). */
+char *net_cidr_text(const struct net_cidr *c);
+/* The subnet runs with a network take now and why, as selfcheck says it (heap, one line): the
+ * bridge's, WARREN_NET_SUBNET's, or the first free one of the pool (naming where it was set). */
+char *net_subnet_describe(void);
+
 struct net_dns;
 struct nft_ctx;
 struct net_allowed;
@@ -70,6 +112,7 @@ struct net_state {
 	char host_if[16];     /* the host end of the veth */
 	uint32_t gw, addr, subnet; /* network order */
 	int prefix;
+	const char *subnet_from; /* why this subnet: the bridge's, WARREN_NET_SUBNET, the pool (static text) */
 	char *lease;          /* the lease file that holds addr */
 	bool nft_made;
 	struct nft_ctx *nft;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "oci/internal.h"
+#include "util/conf.h"
 #include "util/fs.h"
 
 /* The state directory, when it is there, is the caller's alone: another user who owns it or
@@ -37,8 +38,11 @@ static int root_owned(const char *root, struct error *err)
 char *oci_root(bool make, struct error *err)
 {
 	char *root;
+	const char *conf = conf_get("oci.root", NULL); /* warren.conf's, when --root is not given */
 	if (oci_g.root)
 		root = abs_path_would_be(oci_g.root);
+	else if (conf)
+		root = xstrdup(conf);
 	else if (geteuid() == 0)
 		root = xstrdup("/run/warren-oci");
 	else {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cgroup/cgroup.h"
+#include "util/conf.h"
 #include "util/fs.h"
 #include "util/units.h"
 
@@ -153,6 +154,31 @@ static int read_defaults(const char *path, struct limits *def, bool *read, struc
 	return r;
 }
 
+static void names_add(char **names, const char *name)
+{
+	char *n = xasprintf("%s%s%s", *names, **names ? ", " : "", name);
+	free(*names);
+	*names = n;
+}
+
+/* warren.conf's limits.NAME (util/conf.h; checked when the file was read), each named in
+ * names as FILE:LINE. */
+static int conf_limits(struct limits *def, char **names, struct error *err)
+{
+	for (const struct limit_desc *d = limit_descs; d->name; d++) {
+		_cleanup_free_ char *key = xasprintf(LIMITS_CONF_PREFIX "%s", d->name);
+		const char *from = NULL, *v = conf_get(key, &from);
+		if (!v)
+			continue;
+		_cleanup_free_ char *what = xasprintf("%s: %s", from, key);
+		if (limit_parse(d, what, v, limit_field(def, d), err) < 0)
+			return -EINVAL;
+		_cleanup_free_ char *n = xasprintf("%s (%s)", from, key);
+		names_add(names, n);
+	}
+	return 0;
+}
+
 int limits_defaults(const struct limit_host *h, const char *statedir, struct limits *def, char **from,
 		    struct error *err)
 {
@@ -161,16 +187,15 @@ int limits_defaults(const struct limit_host *h, const char *statedir, struct lim
 	if (!def->memory)
 		def->memory = def->scratch = LIMIT_NONE; /* RAM unknown: no guess */
 	_cleanup_free_ char *local = statedir ? xasprintf("%s/defaults", statedir) : NULL;
-	const char *files[] = { LIMITS_DEFAULTS_FILE, local };
+	const char *files[] = { LIMITS_DEFAULTS_FILE, NULL, local };
 	char *names = xstrdup("");
 	int r = 0;
-	for (size_t i = 0; r == 0 && i < 2; i++) {
+	for (size_t i = 0; r == 0 && i < 3; i++) {
 		bool read = false;
-		if (files[i] && (r = read_defaults(files[i], def, &read, err)) == 0 && read) {
-			char *n = xasprintf("%s%s%s", names, *names ? ", " : "", files[i]);
-			free(names);
-			names = n;
-		}
+		if (i == 1)
+			r = conf_limits(def, &names, err);
+		else if (files[i] && (r = read_defaults(files[i], def, &read, err)) == 0 && read)
+			names_add(&names, files[i]);
 	}
 	if (from)
 		*from = names;

@@ -15,8 +15,10 @@
 /* A limit asked to be off (`--memory none`); limits_apply() turns it into 0 (no limit). */
 #define LIMIT_NONE UINT64_MAX
 
-/* The host-wide defaults file; the state directory's `defaults` is read after it. */
+/* The host-wide defaults file; warren.conf's limits.NAME keys (util/conf.h) are read after it,
+ * the state directory's `defaults` last. */
 #define LIMITS_DEFAULTS_FILE "/etc/warren/defaults"
+#define LIMITS_CONF_PREFIX "limits."
 
 enum limit_kind { LIMIT_SIZE, LIMIT_DURATION, LIMIT_COUNT };
 
@@ -55,9 +57,9 @@ struct limit_host {
 	bool memory, pids;    /* a memory / pids cgroup controller warren can use for this run */
 };
 
-/* The defaults in force: from the host's size (h), then LIMITS_DEFAULTS_FILE, then
- * <statedir>/defaults (when statedir is not NULL). *from (when not NULL) gets a heap string
- * naming the files read. 0, or -EINVAL with err naming the file, line and value. */
+/* The defaults in force: from the host's size (h), then LIMITS_DEFAULTS_FILE, then warren.conf's
+ * limits.NAME, then <statedir>/defaults (when statedir is not NULL). *from (when not NULL) gets
+ * a heap string naming the files read (warren.conf's keys as FILE:LINE). 0, or -EINVAL with err naming the file, line and value. */
 int limits_defaults(const struct limit_host *h, const char *statedir, struct limits *def, char **from,
 		    struct error *err);
 /* The host's facts for limits_defaults (rootless: no cgroup of its own here). */

@@ -21,6 +21,7 @@
 #include "cell/contract.h"
 #include "cell/gate.h"
 #include "run/id.h"
+#include "util/conf.h"
 #include "util/fs.h"
 #include "util/sys.h"
 #include "util/strv.h"
@@ -34,6 +35,9 @@ char *statedir_default(const char *opt)
 		return xstrdup(opt);
 	const char *e = getenv("WARREN_STATE");
 	if (e && *e)
+		return xstrdup(e);
+	e = conf_get("state", NULL); /* warren.conf's state = DIR */
+	if (e)
 		return xstrdup(e);
 	if (geteuid() == 0)
 		return xstrdup("/var/lib/warren");
@@ -140,10 +144,16 @@ char **statedir_known(const char *given, bool registered)
 	const char *e = getenv("WARREN_STATE");
 	if (e && *e)
 		known_add(&v, &n, &cap, abs_path(e));
+	e = conf_get("state", NULL);
+	if (e)
+		known_add(&v, &n, &cap, abs_path(e));
 	_cleanup_free_ char *def = statedir_default(NULL);
 	known_add(&v, &n, &cap, abs_path(def));
 	known_add(&v, &n, &cap, abs_path("/var/lib/warren"));
 	known_add(&v, &n, &cap, abs_path("/run/warren-oci"));
+	e = conf_get("oci.root", NULL);
+	if (e)
+		known_add(&v, &n, &cap, abs_path(e));
 	_cleanup_free_ char *reg = registered ? statedir_registry() : NULL;
 	_cleanup_free_ char *txt = reg ? read_file(reg, NULL) : NULL;
 	char *save = NULL;
