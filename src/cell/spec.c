@@ -44,6 +44,8 @@ void cell_spec_free(struct cell_spec *s)
 	free(s->anchor);
 	free(s->image);
 	free(s->image_digest);
+	strv_free(s->image_env);
+	s->image_env = NULL;
 	if (s->image_fd > 0)
 		close(s->image_fd);
 	s->image_fd = 0;

@@ -37,6 +37,8 @@ struct cell_spec {
 	size_t n_mounts;
 	char *image;          /* --image NAME: a stored image, whose root is rootfs (or NULL) */
 	char *image_digest;
+	char **image_env;     /* the image's Env (NULL-terminated, or NULL): defaults under the
+	                         caller's variables (cli/spec.c) */
 	int image_fd;         /* the image's shared lock (image/store.h), held for the run's life (0: none) */
 	int worktree_fd;      /* O_PATH of the worktree, opened once: what is mounted is what was
 	                         checked, whatever happens to the path later (-1 until opened) */

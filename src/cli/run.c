@@ -15,6 +15,7 @@
 #include "cli/opts.h"
 #include "cli/history.h"
 #include "cli/spec.h"
+#include "image/config.h"
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "supervise/supervise.h"
@@ -33,7 +34,10 @@ static const char RUN_HELP[] =
 	"the cell:\n"
 	"  --rootfs DIR        use the image DIR as the root (an overlay: writes go to the run, the\n"
 	"                      image is never changed); default: the host's / read-only\n"
-	"  --image NAME        use the stored image NAME as the root, as --rootfs (see 'warren image')\n"
+	"  --image NAME        use the stored image NAME as the root, as --rootfs (see 'warren image');\n"
+	"                      its Env, WorkingDir and User are defaults under the options here, and\n"
+	"                      with no COMMAND its Entrypoint and Cmd run (a COMMAND replaces Cmd)\n"
+	"  --entrypoint WORD   instead of the image's Entrypoint ('' for none; its Cmd is dropped)\n"
 	"  --work DIR          the worktree, read-write at the same path and the working directory\n"
 	"                      (default: the current directory)\n"
 	"  --work none         no worktree: the job starts in its home (or --workdir)\n"
@@ -120,7 +124,7 @@ enum {
 	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */
 	O_WORK_RO, O_CELL_OPT, /* --work-ro; --bind, --ro-bind, --externals, --workdir, --hostname (cli/spec.h) */
-	O_IMAGE, /* --image (image/store.h) */
+	O_IMAGE, O_ENTRYPOINT, /* --image, --entrypoint (image/store.h, image/config.h) */
 	O_LABEL, O_NAME, O_DB, O_RUN_ID, /* the history (cli/history.h) */
 	O_DRIVER, /* --driver container|vm (cell/vm.h) */
 };
@@ -142,7 +146,7 @@ static const struct option OPTS[] = {
 	{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
 	{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 	{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
-	{ "image", required_argument, NULL, O_IMAGE }, HIST_OPTIONS(O_LABEL), { "driver", required_argument, NULL, O_DRIVER }, { NULL, 0, NULL, 0 },
+	{ "image", required_argument, NULL, O_IMAGE }, { "entrypoint", required_argument, NULL, O_ENTRYPOINT }, HIST_OPTIONS(O_LABEL), { "driver", required_argument, NULL, O_DRIVER }, { NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -160,6 +164,7 @@ struct run_opts {
 	bool work_ro;
 	struct cell_opts cell;     /* --bind, --ro-bind, --externals, --workdir, --hostname */
 	const char *image;         /* --image NAME */
+	const char *entrypoint;    /* --entrypoint WORD ("": none) */
 	struct hist_opts hist;     /* --label, --name, --db (cli/history.h) */
 	enum cell_driver driver;   /* --driver */
 };
@@ -175,6 +180,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_CELL_OPT: cell_opts_take(&o->cell, OPTS[cli_longindex].name, optarg); break;
 		case O_ROOTFS: o->rootfs = optarg; break;
 		case O_IMAGE: o->image = optarg; break;
+		case O_ENTRYPOINT: o->entrypoint = optarg; break;
 		case O_WORK: o->work = optarg; break;
 		case O_USER: o->user = optarg; break;
 		case O_STATE: o->state = optarg; break;
@@ -226,7 +232,7 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 	}
 	if (optind < argc && !strcmp(argv[optind], "--"))
 		optind++;
-	if (optind >= argc)
+	if (optind >= argc && !o->image)   /* an image's Entrypoint and Cmd may be the command */
 		return error_set(err, 0, "run: no command given; usage: warren run [OPTIONS] -- COMMAND [ARG...]");
 	return 0;
 }
@@ -286,12 +292,19 @@ int cmd_run(int argc, char **argv)
 	if (result_file_check(o.result, &err) < 0 || cli_net_default(&s.net, &err) < 0 || net_opts_finish(&s.net, &err) < 0 ||
 	    cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
 	    cellspec_cell_opts(&s, &o.cell, &err) < 0 ||
-	    cellspec_finish(&s, &err) < 0 || cellspec_image(&s, o.image, &err) < 0 || policy_prepare(&s.policy, &err) < 0)
+	    cellspec_finish(&s, &err) < 0 ||
+	    cellspec_image(&s, o.image, &(struct image_given){ o.user, true, o.entrypoint, argv + optind, (size_t)(argc - optind) }, &err) < 0 ||
+	    policy_prepare(&s.policy, &err) < 0)
 		goto fail;
-	size_t n = (size_t)(argc - optind);
-	s.argv = xcalloc(n + 1, sizeof *s.argv);
-	for (size_t i = 0; i < n; i++)
-		s.argv[i] = xstrdup(argv[optind + (int)i]);
+	if (!s.argv) {   /* no image: the command, after --entrypoint when given */
+		json_t *none = json_object();
+		s.argv = image_command(none, o.entrypoint ? o.entrypoint : "", argv + optind, (size_t)(argc - optind));
+		json_decref(none);
+	}
+	if (!s.argv[0]) {
+		error_set(&err, 0, "run: no command given; usage: warren run [OPTIONS] -- COMMAND [ARG...]");
+		goto fail;
+	}
 	cellspec_env(&s, &late);
 	struct supervise_opts so = { .result_fd = o.result_fd, .result_file = o.result, .quiet = o.quiet };
 	rc = supervise_run(&s, &so, &err);

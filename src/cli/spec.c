@@ -18,6 +18,7 @@
 #include "cli/config.h"
 #include "cli/history.h"
 #include "cli/spec.h"
+#include "image/config.h"
 #include "image/store.h"
 #include "job/jobfile.h"
 #include "run/id.h"
@@ -25,6 +26,7 @@
 #include "run/rundir.h"
 #include "util/fs.h"
 #include "util/strv.h"
+#include "util/sys.h"
 #include "util/words.h"
 #include "util/units.h"
 
@@ -590,7 +592,77 @@ void cell_opts_free(struct cell_opts *o)
 	o->n_binds = 0;
 }
 
-int cellspec_image(struct cell_spec *s, const char *image, struct error *err)
+/* The image's file rel (etc/passwd), a regular file of at most 1 MiB, its links resolved in the
+ * image's root; NULL when there is none. */
+static char *image_file(const char *rootfs, const char *rel)
+{
+	_cleanup_close_ int rfd = open(rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd = rfd < 0 ? -1 : sys_openat2(rfd, rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+							    RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20))
+		return NULL;
+	return read_fd(fd, NULL);
+}
+
+/* The image's User as the run user, when the caller gave none: numeric or in the image's
+ * passwd, and one the caller may choose (root: any below CELL_ID_RANGE; rootless: itself or
+ * 0); else a note, and the default user stays. */
+static int image_user(struct cell_spec *s, const char *image, const char *user, struct error *err)
+{
+	_cleanup_free_ char *passwd = image_file(s->rootfs, "etc/passwd"), *group = image_file(s->rootfs, "etc/group");
+	uid_t u;
+	gid_t g;
+	const char *why = NULL;
+	if (image_user_lookup(user, passwd, group, &u, &g, &why) < 0) {
+		warn_line("note: image %s: its user '%s' is not one warren can find (%s); the run is %s (give --user UID[:GID] to choose)",
+			  image, user, why, s->user_name);
+		return 0;
+	}
+	_cleanup_free_ char *ids = NULL;
+	if (!s->rootless && u < CELL_ID_RANGE && g < CELL_ID_RANGE)
+		ids = xasprintf("%u:%u", u, g);
+	else if (s->rootless && u == 0)
+		ids = xstrdup("0");
+	else if (s->rootless && u == s->host_uid)
+		return 0;   /* the default already */
+	if (!ids) {
+		warn_line("note: image %s: its user '%s' (uid %u) is not one this run can be (%s); the run is %s (give --user to choose)",
+			  image, user, u, s->rootless ? "a rootless run is you or 0" : "ids below 65536", s->user_name);
+		return 0;
+	}
+	free(s->user_name);
+	free(s->home);
+	s->user_name = s->home = NULL;
+	return cellspec_user(s, ids, err);
+}
+
+/* The defaults of the image's config cfg that g leaves open. */
+static int image_defaults(struct cell_spec *s, const char *image, const json_t *cfg, const struct image_given *g, struct error *err)
+{
+	json_t *env = json_object_get(cfg, "Env");
+	if (env)
+		s->image_env = strv_from_json(env, false);
+	const char *wd = json_string_value(json_object_get(cfg, "WorkingDir"));
+	if (wd && !s->workdir) {
+		const char *why = NULL;
+		s->workdir = mount_dst_normalise(wd, &why);
+		if (!s->workdir)
+			warn_line("note: image %s: its WorkingDir %s is not one a cell can have (%s); left out", image, wd, why);
+	}
+	const char *user = json_string_value(json_object_get(cfg, "User"));
+	if (user && !g->user && image_user(s, image, user, err) < 0)
+		return -EINVAL;
+	if (!g->commands)
+		return 0;
+	s->argv = image_command(cfg, g->entrypoint, g->command, g->n);
+	if (!s->argv[0])
+		return error_set(err, 0, "run: no command given, and the image %s has no Entrypoint or Cmd%s; usage: warren run --image %s [OPTIONS] -- COMMAND [ARG...]",
+				 image, g->entrypoint && !*g->entrypoint ? " (--entrypoint '' leaves out its Entrypoint)" : "", image);
+	return 0;
+}
+
+int cellspec_image(struct cell_spec *s, const char *image, const struct image_given *g, struct error *err)
 {
 	if (!image)
 		return 0;
@@ -606,7 +678,9 @@ int cellspec_image(struct cell_spec *s, const char *image, struct error *err)
 	s->image_digest = steal_pointer(&ref.digest);
 	s->image_fd = steal_fd(&ref.fd);
 	s->image = xstrdup(image);
-	return 0;
+	int r = image_defaults(s, image, ref.config, g, err);
+	image_ref_free(&ref);
+	return r;
 }
 
 void cellspec_env(struct cell_spec *s, struct envb *late)
@@ -625,6 +699,8 @@ void cellspec_env(struct cell_spec *s, struct envb *late)
 	const char *lang = getenv("LANG");
 	if (lang && *lang)
 		env_setkv(&e, "LANG", lang);
+	for (char **i = s->image_env; i && *i; i++)   /* the image's, under the caller's */
+		env_set(&e, *i);
 	for (size_t i = 0; i < late->n; i++)
 		env_set(&e, late->v[i]);
 	/* last, so nobody's TMPDIR wins */
@@ -772,7 +848,8 @@ int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_o
 	jo.workdir = a->co.workdir ? a->co.workdir : job->workdir;
 	jo.hostname = a->co.hostname ? a->co.hostname : job->hostname;
 	if (cellspec_user(s, a->user, err) < 0 || cellspec_paths(s, rootfs, job->work, err) < 0 ||
-	    cellspec_cell_opts(s, &jo, err) < 0 || cellspec_finish(s, err) < 0 || cellspec_image(s, image, err) < 0)
+	    cellspec_cell_opts(s, &jo, err) < 0 || cellspec_finish(s, err) < 0 ||
+	    cellspec_image(s, image, &(struct image_given){ .user = a->user }, err) < 0)
 		return -EINVAL;
 	s->argv = xcalloc(3, sizeof *s->argv);
 	s->argv[0] = xstrdup("warren-job");

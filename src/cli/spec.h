@@ -71,10 +71,23 @@ bool cell_opts_take(struct cell_opts *o, const char *name, const char *value);
 /* Apply o to s (after cellspec_paths): binds checked and opened, then the externals. */
 int cellspec_cell_opts(struct cell_spec *s, const struct cell_opts *o, struct error *err);
 void cell_opts_free(struct cell_opts *o);
+/* What the caller gave, which an image's config (image/config.h) only fills in. */
+struct image_given {
+	const char *user;          /* --user (NULL: none): else the image's User, if allowed */
+	bool commands;             /* a run's command: Entrypoint and Cmd make s->argv (a job's steps
+	                              are shell scripts: only Env, WorkingDir and User apply) */
+	const char *entrypoint;    /* --entrypoint (NULL: the image's; "": none) */
+	char *const *command;      /* the command given, n words (n 0: none, the image's Cmd) */
+	size_t n;
+};
 /* --image NAME (or NULL): the stored image as the root, locked for the run's life; after
- * cellspec_finish (needs the state directory); refused together with --rootfs. */
-int cellspec_image(struct cell_spec *s, const char *image, struct error *err);
-/* The job's environment: the clean defaults, then late (in order), then TMPDIR=/tmp last. */
+ * cellspec_finish (needs the state directory) and after --workdir; refused together with
+ * --rootfs. Its config gives the defaults g leaves open: Env (under the caller's, in
+ * s->image_env), WorkingDir (when no --workdir), User (numeric or in the image's passwd, and
+ * only one this caller may choose: else a note), and with g->commands the command. */
+int cellspec_image(struct cell_spec *s, const char *image, const struct image_given *g, struct error *err);
+/* The job's environment: the clean defaults, the image's Env, then late (in order), then
+ * TMPDIR=/tmp last. */
 void cellspec_env(struct cell_spec *s, struct envb *late);
 /* Prepare the state directory, make the run id and the run directory's path. */
 int cellspec_finish(struct cell_spec *s, struct error *err);

@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "image/config.h"
 #include "image/entry.h"
 #include "image/libs.h"
 #include "util/fs.h"
@@ -282,6 +283,25 @@ static json_t *oci_manifest(const struct container *c, struct image_source_info 
 	return NULL;
 }
 
+/* The config blob the manifest names, its digest checked: what warren keeps of it in info. */
+static int oci_config(const struct container *c, json_t *manifest, struct image_source_info *info, struct error *err)
+{
+	const char *digest = json_string_value(json_object_get(json_object_get(manifest, "config"), "digest"));
+	_cleanup_free_ char *path = blob_path(digest);
+	if (!path)
+		return error_set(err, 0, "the image's manifest %s names the config '%s', not a sha256 digest", info->digest,
+				 digest ? digest : "(none)");
+	char got[72];
+	json_t *blob = read_json(c, path, got, err);
+	if (!blob)
+		return -EINVAL;
+	int r = strcmp(got, digest) ? error_set(err, 0, "the config %s has the digest %s: the image is damaged or was altered", digest, got) : 0;
+	if (r == 0)
+		info->config = image_config_pick(blob);
+	json_decref(blob);
+	return r;
+}
+
 static int oci_apply(const struct container *c, struct apply *a, struct image_source_info *info, struct error *err)
 {
 	json_t *doc = oci_manifest(c, info, err);
@@ -290,6 +310,8 @@ static int oci_apply(const struct container *c, struct apply *a, struct image_so
 	json_t *layers = json_object_get(doc, "layers"), *l;
 	size_t i;
 	int r = json_is_array(layers) ? 0 : error_set(err, 0, "the image's manifest %s has no layers", info->digest);
+	if (r == 0)
+		r = oci_config(c, doc, info, err);
 	json_array_foreach(layers, i, l) {
 		const char *digest = json_string_value(json_object_get(l, "digest"));
 		_cleanup_free_ char *path = blob_path(digest);
@@ -320,6 +342,8 @@ static int docker_apply(const struct container *c, struct apply *a, struct image
 	json_t *cj = r ? NULL : read_json(c, cpath, info->digest, err);
 	if (!r && !cj)
 		r = -EINVAL;
+	if (cj)
+		info->config = image_config_pick(cj);
 	json_decref(cj);
 	size_t i;
 	json_array_foreach(r ? NULL : json_object_get(m, "Layers"), i, l) {

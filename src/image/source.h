@@ -6,6 +6,8 @@
 #ifndef WARREN_IMAGE_SOURCE_H
 #define WARREN_IMAGE_SOURCE_H
 
+#include <jansson.h>
+
 #include "image/apply.h"
 
 struct image_source_info {
@@ -13,6 +15,8 @@ struct image_source_info {
 	                        (docker save), the file's (tarball), the tree's (directory) */
 	const char *format;  /* "tar", "directory", "oci-layout", "oci-archive", "docker-archive" */
 	unsigned layers;
+	json_t *config;      /* OCI and docker images: the config's Env, WorkingDir, User, Entrypoint
+	                        and Cmd (image/config.h); NULL for a tarball or a directory */
 };
 
 /* Apply the image at source (a path) to a; 0 or -errno + err. */

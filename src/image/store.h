@@ -19,6 +19,9 @@
 struct image_import_opts {
 	uint64_t max_bytes, max_entries;
 	bool max_bytes_given;     /* --max-size was given (not the default) */
+	bool replace;             /* --replace: an image of that name is replaced (else refused) */
+	const char *source_name;  /* the source as the record names it (a pull's docker://REF), or
+	                             NULL: the source's absolute path */
 };
 
 /* The room an import has on the store's file system: its free space (statvfs f_bavail) less a
@@ -46,11 +49,13 @@ void image_budget(uint64_t max_bytes, bool given, uint64_t fs_free, uint64_t fs_
 int image_import(int statefd, const char *state, const char *name, const char *source,
 		 const struct image_import_opts *o, json_t **info, struct error *err);
 
-/* An image opened for a run: its root's path, its digest, and the descriptor holding the
- * shared lock that keeps `warren image rm` away while the run lives. */
+/* An image opened for a run: its root's path, its digest, its config (image/config.h), and
+ * the descriptor holding the shared lock that keeps `warren image rm` (and a replaced image's
+ * removal) away while the run lives. */
 struct image_ref {
 	char *rootfs;
 	char *digest;
+	json_t *config;   /* never NULL once opened: an empty object when the image sets nothing */
 	int fd;
 };
 int image_open(int statefd, const char *state, const char *name, struct image_ref *ref, struct error *err);
@@ -58,6 +63,19 @@ void image_ref_free(struct image_ref *ref);
 
 /* The images' records (image.json), sorted by name; an empty array when there are none. */
 json_t *image_list(int statefd);
+/* The record of the image name, or NULL (no such image). */
+json_t *image_record(int statefd, const char *name);
+
+/* A second name dst for the image src: a tree of its own whose files are hard links to src's
+ * (the store never writes a file, so sharing them is safe), and src's record under the new
+ * name. An existing dst is refused unless replace. 0 or -errno + err. */
+int image_tag(int statefd, const char *state, const char *src, const char *dst, bool replace, struct error *err);
+
+/* A scratch directory in the store for a pull (<images>/.pull.NAME.PID, locked: image_gc removes
+ * it when its puller is gone): its path (heap) and the descriptor holding the lock in *fd. */
+char *image_scratch(int statefd, const char *state, const char *name, int *fd, struct error *err);
+/* Remove it again. */
+void image_scratch_remove(int statefd, const char *path, int *fd);
 
 /* Remove the image name: -EBUSY when a run holds it (the caller names the run). */
 int image_remove(int statefd, const char *name, struct error *err);
