@@ -2,7 +2,8 @@
 /* test_image.c - the decisions about image archive entries (image/entry.h), case by case: names
  * normalised or refused (absolute, "..", control characters, too long), whiteouts and opaque
  * directories, device nodes skipped, setuid/setgid stripped, hard link targets; image names;
- * an import's byte limit against the free space of the store's file system. */
+ * an import's byte limit against the free space of the store's file system; an image's config
+ * (what is kept of it, the command of a run, the user it names) and a pull's default name. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,8 +15,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/pull.h"
+#include "image/config.h"
 #include "image/entry.h"
 #include "image/store.h"
+#include "util/strv.h"
 
 struct decide_case {
 	const char *name;
@@ -199,6 +203,133 @@ static void test_budget_table(void **state)
 	}
 }
 
+/* argv as one string, words joined by '|' */
+static char *joined(char **v)
+{
+	static char buf[512];
+	buf[0] = '\0';
+	for (char **w = v; *w; w++)
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", w == v ? "" : "|", *w);
+	return buf;
+}
+
+static void test_image_command(void **state)
+{
+	(void)state;
+	json_t *both = json_pack("{s:[s,s],s:[s]}", "Entrypoint", "/bin/echo", "entry", "Cmd", "from-cmd");
+	json_t *cmd_only = json_pack("{s:[s,s]}", "Cmd", "sh", "-l");
+	json_t *none = json_object();
+	char *two[] = { "a", "b", NULL };
+	struct { json_t *cfg; const char *entrypoint; char **cmd; size_t n; const char *want; } cases[] = {
+		{ both, NULL, NULL, 0, "/bin/echo|entry|from-cmd" },      /* no command: Entrypoint + Cmd */
+		{ both, NULL, two, 2, "/bin/echo|entry|a|b" },            /* a command replaces Cmd */
+		{ both, "", two, 2, "a|b" },                              /* --entrypoint '': the command alone */
+		{ both, "", NULL, 0, "" },                                /* ... and no Cmd either (docker) */
+		{ both, "/bin/sh", NULL, 0, "/bin/sh" },                  /* --entrypoint X drops Cmd */
+		{ both, "/bin/sh", two, 2, "/bin/sh|a|b" },
+		{ cmd_only, NULL, NULL, 0, "sh|-l" },
+		{ cmd_only, NULL, two, 2, "a|b" },
+		{ none, NULL, NULL, 0, "" },                              /* nothing to run */
+		{ none, NULL, two, 2, "a|b" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char **v = image_command(cases[i].cfg, cases[i].entrypoint, cases[i].cmd, cases[i].n);
+		if (strcmp(joined(v), cases[i].want))
+			fail_msg("case %zu: '%s', want '%s'", i, joined(v), cases[i].want);
+		strv_free(v);
+	}
+	json_decref(both);
+	json_decref(cmd_only);
+	json_decref(none);
+}
+
+static void test_image_config_pick(void **state)
+{
+	(void)state;
+	json_t *blob = json_loads("{\"config\": {\"Env\": [\"A=1\", \"B=\"], \"WorkingDir\": \"/srv\", \"User\": \"app\","
+				  " \"Entrypoint\": [\"/e\"], \"Cmd\": [\"c\"], \"Labels\": {\"x\": \"y\"}, \"ExposedPorts\": {}}}", 0, NULL);
+	json_t *c = image_config_pick(blob);
+	char *t = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(t, "{\"Cmd\":[\"c\"],\"Entrypoint\":[\"/e\"],\"Env\":[\"A=1\",\"B=\"],\"User\":\"app\",\"WorkingDir\":\"/srv\"}");
+	free(t);
+	json_decref(c);
+	json_decref(blob);
+	/* malformed parts are left out: a relative WorkingDir, an Env entry without a name or '=',
+	 * a Cmd with a number, a string for an array, an empty User */
+	static const char *const bad[] = {
+		"{\"config\": {\"WorkingDir\": \"srv\"}}", "{\"config\": {\"Env\": [\"=1\"]}}", "{\"config\": {\"Env\": [\"NOEQ\"]}}",
+		"{\"config\": {\"Env\": [\"1A=x\"]}}", "{\"config\": {\"Cmd\": [\"a\", 1]}}", "{\"config\": {\"Entrypoint\": \"/e\"}}",
+		"{\"config\": {\"User\": \"\"}}", "{\"config\": null}", "[]", "{\"config\": {\"Cmd\": []}}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		json_t *b = json_loads(bad[i], JSON_DECODE_ANY, NULL);
+		json_t *p = image_config_pick(b);
+		if (!p || json_object_size(p))
+			fail_msg("%s: kept %zu keys", bad[i], p ? json_object_size(p) : 99);
+		json_decref(p);
+		json_decref(b);
+	}
+}
+
+static void test_image_user(void **state)
+{
+	(void)state;
+	const char *passwd = "root:x:0:0:root:/root:/bin/sh\napp:x:1001:1002::/srv:/bin/sh\nnobody:x:65534:65534::/:/bin/false\nbad:x:notanumber:1::/:/\n";
+	const char *group = "root:x:0:\nstaff:x:50:\n";
+	struct { const char *user, *passwd; bool ok; uid_t uid; gid_t gid; } cases[] = {
+		{ "app", passwd, true, 1001, 1002 },        /* a name: its passwd entry's uid and gid */
+		{ "app:staff", passwd, true, 1001, 50 },    /* a group name from the image's group */
+		{ "app:7", passwd, true, 1001, 7 },
+		{ "1001", passwd, true, 1001, 1002 },       /* a number in passwd: its entry's gid */
+		{ "4242", passwd, true, 4242, 4242 },       /* a number not in passwd: gid = uid */
+		{ "4242:0", passwd, true, 4242, 0 },
+		{ "0", NULL, true, 0, 0 },                  /* no passwd at all: numbers still do */
+		{ "nobody", passwd, true, 65534, 65534 },
+		{ "ghost", passwd, false, 0, 0 },           /* not in the image: never the host's */
+		{ "root", NULL, false, 0, 0 },
+		{ "app:nogroup", passwd, false, 0, 0 },
+		{ "app:", passwd, false, 0, 0 },
+		{ ":5", passwd, false, 0, 0 },
+		{ "bad", passwd, false, 0, 0 },             /* a broken entry */
+		{ "ap", passwd, false, 0, 0 },              /* a prefix of a name is no name */
+		{ "4294967295", passwd, false, 0, 0 },      /* (uid_t)-1 */
+		{ "99999999999", passwd, false, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		uid_t u = 0;
+		gid_t g = 0;
+		const char *why = NULL;
+		int r = image_user_lookup(cases[i].user, cases[i].passwd, group, &u, &g, &why);
+		if ((r == 0) != cases[i].ok || (r == 0 && (u != cases[i].uid || g != cases[i].gid)) || (r < 0 && !why))
+			fail_msg("'%s': r %d uid %u gid %u; want ok %d %u %u", cases[i].user, r, u, g, cases[i].ok, cases[i].uid, cases[i].gid);
+	}
+}
+
+static void test_pull_names(void **state)
+{
+	(void)state;
+	struct { const char *ref, *name; } cases[] = {
+		{ "docker.io/library/debian:12", "debian" },
+		{ "registry.example:5000/team/app:1.2", "app" },
+		{ "127.0.0.1:5000/app@sha256:0123", "app" },
+		{ "docker://quay.io/x/tool", "tool" },
+		{ "alpine", "alpine" },
+		{ "localhost:5000/", NULL },   /* nothing to name it by */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *n = pull_default_name(cases[i].ref);
+		if (!!n != !!cases[i].name || (n && strcmp(n, cases[i].name)))
+			fail_msg("%s: '%s', want '%s'", cases[i].ref, n ? n : "(null)", cases[i].name ? cases[i].name : "(null)");
+		free(n);
+	}
+	char *m = pull_skopeo_message("Getting image source signatures\ntime=\"2026\" level=fatal msg=\"reading blob: Get \\\"https://x/v2/\\\": EOF\"\n");
+	assert_string_equal(m, "reading blob: Get \"https://x/v2/\": EOF");
+	free(m);
+	m = pull_skopeo_message("plain last line\n\n");
+	assert_string_equal(m, "plain last line");
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +338,10 @@ int main(void)
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_image_names),
 		cmocka_unit_test(test_budget_table),
+		cmocka_unit_test(test_image_command),
+		cmocka_unit_test(test_image_config_pick),
+		cmocka_unit_test(test_image_user),
+		cmocka_unit_test(test_pull_names),
 	};
 	return cmocka_run_group_tests_name("image", tests, NULL, NULL);
 }
