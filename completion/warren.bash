@@ -89,7 +89,7 @@ _warren() {
 		opts="--rootfs --work --user --env --env-file --pass-env --keep --state --time --cpu-time
 		      --memory --pids --output --scratch --grace --seccomp --seccomp-print --allow-nested
 		      --require-landlock --protect --core --no-sys --no-refused-writes --net --publish
-		      --dns-max-names --result --result-fd --quiet --image --work-ro --workdir --hostname
+		      --dns-max-names --result --result-fd --quiet --image --entrypoint --work-ro --workdir --hostname
 		      --bind --ro-bind --externals --label --name --db --driver --via --token-file --help --" ;;
 	job)
 		local action=${words[i + 1]-}
@@ -115,10 +115,10 @@ _warren() {
 	selfcheck) opts="--rootfs --image --state --help" ;;
 	image)
 		if ((cword == i + 1)); then
-			COMPREPLY=($(compgen -W "import ls rm --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "import pull ls inspect tag rm --help" -- "$cur"))
 			return
 		fi
-		opts="--max-size --max-entries --json --state --help" ;;
+		opts="--max-size --max-entries --replace --insecure --creds --authfile --cert-dir --json --state --help" ;;
 	oci)
 		if ((cword == i + 1)); then
 			COMPREPLY=($(compgen -W "create start state kill delete run exec ps pause resume features spec --root --log --log-format --systemd-cgroup --debug --version --help" -- "$cur"))
@@ -152,7 +152,8 @@ _warren() {
 	gc) COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
 	image)
 		case $first in
-		rm) COMPREPLY=($(compgen -W "$(_warren_images)" -- "$cur")) ;;
+		rm | inspect) COMPREPLY=($(compgen -W "$(_warren_images)" -- "$cur")) ;;
+		tag) ((nop == 1)) && COMPREPLY=($(compgen -W "$(_warren_images)" -- "$cur")) ;;
 		import) ((nop == 2)) && _filedir ;;
 		esac ;;
 	esac
