@@ -10,7 +10,7 @@
 # credentials, an unknown CA, a tampered blob. As root and rootless.
 . "$(dirname "$0")/../lib.sh"
 
-plan 93
+plan 97
 
 for t in skopeo docker-registry htpasswd openssl; do
 	command -v "$t" >/dev/null || bail_out "$t is not installed (scripts/install-deps installs skopeo, docker-registry, apache2-utils)"
@@ -102,6 +102,10 @@ for mode in root user; do
 	is "$RC" 0 "$M image pull --insecure REF"
 	like "$OUT" "^pulled bb: $REG_DIGEST, .* 1 layer \\(oci-layout\\)" "$M the name is the repository's last part; the digest is the registry's"
 	no_half_made "$M no scratch of the pull is left in the store"
+	is "$ERR" "" "$M not on a terminal: no progress, nothing on stderr"
+	bounded "${RUNNER[@]}" script -qec "$(printf '%q ' "$WARREN" image pull --state "$STATE" --insecure "$R1/test/bb:1" bb-tty)" /dev/null
+	[[ $RC == 0 && $OUT == *"Getting image source signatures"*"pulled bb-tty: "* ]]
+	ok $? "$M on a terminal: skopeo's progress while the layers come in, then the result" || diag "exit $RC" "$OUT" "$ERR"
 
 	# ---- the config as a run's defaults
 	wrun --image bb
