@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # oci-layout.py - an OCI image layout of one layer made of a directory tree, with a config of
 # our choosing: `oci-layout.py TREE OUT CONFIG_JSON [TAG]` (CONFIG_JSON: the config blob's
-# "config" object, e.g. {"Env": [...], "Cmd": [...]}). For the tests of `warren image pull`
+# "config" object, e.g. {"Env": [...], "Cmd": [...]}; TREE a tar file: that is the layer, as
+# it is, hostile or not). For the tests of `warren image pull`
 # (pushed to a local registry with skopeo) and of what warren keeps of an image's config.
 import hashlib, io, json, os, sys, tarfile
 
@@ -17,12 +18,15 @@ def blob(data, media):
     return {"mediaType": media, "digest": "sha256:" + d, "size": len(data)}
 
 b = io.BytesIO()
-with tarfile.open(fileobj=b, mode="w", format=tarfile.PAX_FORMAT) as tf:
-    for root, dirs, files in os.walk(tree):
-        dirs.sort()
-        for n in sorted(dirs) + sorted(files):
-            p = os.path.join(root, n)
-            tf.add(p, arcname=os.path.relpath(p, tree), recursive=False)
+if os.path.isfile(tree):
+    b.write(open(tree, "rb").read())
+else:
+    with tarfile.open(fileobj=b, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for root, dirs, files in os.walk(tree):
+            dirs.sort()
+            for n in sorted(dirs) + sorted(files):
+                p = os.path.join(root, n)
+                tf.add(p, arcname=os.path.relpath(p, tree), recursive=False)
 layer = b.getvalue()
 diff_id = "sha256:" + hashlib.sha256(layer).hexdigest()
 cfg = blob(json.dumps({"architecture": "amd64", "os": "linux", "config": config,

@@ -10,7 +10,7 @@
 # credentials, an unknown CA, a tampered blob. As root and rootless.
 . "$(dirname "$0")/../lib.sh"
 
-plan 97
+plan 101
 
 for t in skopeo docker-registry htpasswd openssl; do
 	command -v "$t" >/dev/null || bail_out "$t is not installed (scripts/install-deps installs skopeo, docker-registry, apache2-utils)"
@@ -27,7 +27,15 @@ tree() { # tree DIR MARKER
 tree "$SC/tree1" one && tree "$SC/tree2" two || bail_out "cannot copy the busybox tree"
 CFG1='{"Env":["PATH=/usr/bin:/bin","GREETING=hello from the image","BOTH=image","TMPDIR=/image-tmp"],"WorkingDir":"/srv/app","Entrypoint":["/bin/echo","entry"],"Cmd":["from-cmd"]}'
 CFG2='{"Env":["GREETING=second"],"User":"nobody","Cmd":["sh","-c","cat marker; id -u"],"WorkingDir":"/srv/app"}'
-"$PY" "$REPO/tests/oci-layout.py" "$SC/tree1" "$SC/lay1" "$CFG1" 1 >/dev/null &&
+# a hostile layer: a symlink out of the tree, then a file through it
+mkdir -p "$SC/outside" && "$PY" - "$SC/hostile.tar" "$SC/outside" <<'EOF' || bail_out "cannot make the hostile layer"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as tf:
+    ti = tarfile.TarInfo("evil"); ti.type, ti.linkname = tarfile.SYMTYPE, sys.argv[2]; tf.addfile(ti)
+    ti = tarfile.TarInfo("evil/pwned"); ti.size = 5; tf.addfile(ti, io.BytesIO(b"pwned"))
+EOF
+"$PY" "$REPO/tests/oci-layout.py" "$SC/hostile.tar" "$SC/lay-hostile" '{"Cmd":["sh"]}' 1 >/dev/null &&
+	"$PY" "$REPO/tests/oci-layout.py" "$SC/tree1" "$SC/lay1" "$CFG1" 1 >/dev/null &&
 	"$PY" "$REPO/tests/oci-layout.py" "$SC/tree2" "$SC/lay2" "$CFG2" 2 >/dev/null || bail_out "cannot build the OCI layouts"
 
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -74,6 +82,7 @@ push() { skopeo copy --quiet --dest-tls-verify=false "$@" >"$SC/push.log" 2>&1 |
 push "oci:$SC/lay1:1" "docker://$R1/test/bb:1"
 push "oci:$SC/lay2:2" "docker://$R1/test/bb:2"
 push "oci:$SC/lay1:1" "docker://$R1/test/tamper:1"
+push "oci:$SC/lay-hostile:1" "docker://$R1/test/hostile:1"
 push --dest-creds alice:s3cret "oci:$SC/lay1:1" "docker://$R2/team/app:1"
 REG_DIGEST=$(skopeo inspect --tls-verify=false "docker://$R1/test/bb:1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["Digest"])')
 # the docker archive of the same image, for import
@@ -213,6 +222,13 @@ one_line_refusal "a blob whose digest differs is refused with one line"
 like "$ERR" "[Dd]igest" "... naming the digest"
 wr image inspect tampered
 is "$RC" 125 "no image is kept of it"
+no_half_made "nothing half-made of it"
+
+# ---- a hostile layer from a registry: the pulled layout goes through the importer's refusals
+wr image pull --insecure "$R1/test/hostile:1"
+one_line_refusal "a pulled image whose layer writes through a symlink is refused with one line"
+like "$ERR" "archive entry 'evil/pwned'" "... naming the entry"
+is "$(ls -A "$SC/outside")" "" "nothing was written outside the image"
 no_half_made "nothing half-made of it"
 
 # ---- the name, and a missing or bad reference
