@@ -674,6 +674,13 @@ int cellspec_image(struct cell_spec *s, const char *image, const struct image_gi
 		image_ref_free(&ref);
 		return -EINVAL;
 	}
+	/* the tree mounted must be the one locked and read here: an image replaced meanwhile
+	 * (image import --replace) is refused at the mount (spec_root_open), not mixed */
+	struct stat st;
+	if (fstatat(ref.fd, "rootfs", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		s->rootfs_dev = st.st_dev;
+		s->rootfs_ino = st.st_ino;
+	}
 	s->rootfs = steal_pointer(&ref.rootfs);
 	s->image_digest = steal_pointer(&ref.digest);
 	s->image_fd = steal_fd(&ref.fd);

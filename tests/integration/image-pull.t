@@ -9,8 +9,9 @@
 # docker archive's config kept on import; refusals: plain HTTP without --insecure, no
 # credentials, an unknown CA, a tampered blob. As root and rootless.
 . "$(dirname "$0")/../lib.sh"
+. "$REPO/tests/serve-lib.sh"
 
-plan 101
+plan 106
 
 for t in skopeo docker-registry htpasswd openssl; do
 	command -v "$t" >/dev/null || bail_out "$t is not installed (scripts/install-deps installs skopeo, docker-registry, apache2-utils)"
@@ -211,8 +212,26 @@ for mode in root user; do
 	no_half_made "$M nothing half-made after the refused pulls"
 done
 
-# ---- a tampered blob in the registry: refused, nothing kept
+# ---- the server: a job's image: gives its steps the image's Env and WorkingDir, cold and warm
 use_mode root
+SOCK=$SC/api.sock
+job_req() {
+	"$PY" -c 'import json,sys; print(json.dumps({"job": json.dumps({"steps": [{"name": "main", "run": "echo \"$GREETING\"; pwd"}], "image": "bb-copy"}), "worktree": sys.argv[1]}))' "$WORK"
+}
+start_server 20 --listen "unix:$SOCK" --slots 2
+ok $? "warren serve answers" || diag "$(cat "$SRV_ERR")"
+run_wait "$(job_req)"
+is "$(jbody 'd["state"]')|$(API_AS=root logs "$ID")" "exited|hello from the image"$'\n'/srv/app "the server's cold run of a job with image: has the image's Env and WorkingDir"
+stop_server 60
+start_server 20 --listen "unix:$SOCK" --slots 2 --warm 1 --warm-work "$WORK" --warm-image bb-copy
+wait_for 30 ready_is 1
+ok $? "a warm cell of the image is made" || diag "$(cat "$SRV_ERR")"
+run_wait "$(job_req)"
+is "$(jbody 'd["start"]')|$(API_AS=root logs "$ID")" "warm|hello from the image"$'\n'/srv/app "a warm cell's run has them too"
+stop_server 60
+is "$RC" 0 "the server stops cleanly"
+
+# ---- a tampered blob in the registry: refused, nothing kept
 hex=$(skopeo inspect --raw --tls-verify=false "docker://$R1/test/tamper:1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["layers"][0]["digest"][7:])')
 layer=$SC/plain/docker/registry/v2/blobs/sha256/${hex:0:2}/$hex/data
 [ -f "$layer" ] && printf X | dd of="$layer" bs=1 seek=1000 conv=notrunc status=none
