@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 106
+plan 107
 
 for t in skopeo docker-registry htpasswd openssl; do
 	command -v "$t" >/dev/null || bail_out "$t is not installed (scripts/install-deps installs skopeo, docker-registry, apache2-utils)"
@@ -38,6 +38,29 @@ EOF
 "$PY" "$REPO/tests/oci-layout.py" "$SC/hostile.tar" "$SC/lay-hostile" '{"Cmd":["sh"]}' 1 >/dev/null &&
 	"$PY" "$REPO/tests/oci-layout.py" "$SC/tree1" "$SC/lay1" "$CFG1" 1 >/dev/null &&
 	"$PY" "$REPO/tests/oci-layout.py" "$SC/tree2" "$SC/lay2" "$CFG2" 2 >/dev/null || bail_out "cannot build the OCI layouts"
+
+# a manifest list (an OCI index): lay2's image for another platform first, lay1's for this host's
+case $(uname -m) in x86_64) ARCH=amd64 OTHER=arm64 ;; aarch64) ARCH=arm64 OTHER=amd64 ;; *) ARCH=$(uname -m) OTHER=amd64 ;; esac
+"$PY" - "$SC/lay1" "$SC/lay2" "$SC/lay-multi" "$ARCH" "$OTHER" <<'EOF' || bail_out "cannot build the index"
+import hashlib, json, os, shutil, sys
+a, b, out, arch, other = sys.argv[1:6]
+os.makedirs(os.path.join(out, "blobs", "sha256"))
+for src in (a, b):
+    for f in os.listdir(os.path.join(src, "blobs", "sha256")):
+        shutil.copy(os.path.join(src, "blobs", "sha256", f), os.path.join(out, "blobs", "sha256", f))
+def man(src, arch):
+    m = json.load(open(os.path.join(src, "index.json")))["manifests"][0]
+    m.pop("annotations", None)
+    m["platform"] = {"os": "linux", "architecture": arch}
+    return m
+idx = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                  "manifests": [man(b, other), man(a, arch)]}).encode()
+d = hashlib.sha256(idx).hexdigest()
+open(os.path.join(out, "blobs", "sha256", d), "wb").write(idx)
+json.dump({"imageLayoutVersion": "1.0.0"}, open(os.path.join(out, "oci-layout"), "w"))
+json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.index.v1+json", "digest": "sha256:" + d,
+           "size": len(idx), "annotations": {"org.opencontainers.image.ref.name": "multi"}}]}, open(os.path.join(out, "index.json"), "w"))
+EOF
 
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # registry NAME PORT [EXTRA YAML]: docker-registry on 127.0.0.1:PORT, its storage under the scratch
@@ -84,6 +107,7 @@ push "oci:$SC/lay1:1" "docker://$R1/test/bb:1"
 push "oci:$SC/lay2:2" "docker://$R1/test/bb:2"
 push "oci:$SC/lay1:1" "docker://$R1/test/tamper:1"
 push "oci:$SC/lay-hostile:1" "docker://$R1/test/hostile:1"
+push --all "oci:$SC/lay-multi:multi" "docker://$R1/test/multi:1"
 push --dest-creds alice:s3cret "oci:$SC/lay1:1" "docker://$R2/team/app:1"
 REG_DIGEST=$(skopeo inspect --tls-verify=false "docker://$R1/test/bb:1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["Digest"])')
 # the docker archive of the same image, for import
@@ -116,6 +140,13 @@ for mode in root user; do
 	bounded "${RUNNER[@]}" script -qec "$(printf '%q ' "$WARREN" image pull --state "$STATE" --insecure "$R1/test/bb:1" bb-tty)" /dev/null
 	[[ $RC == 0 && $OUT == *"Getting image source signatures"*"pulled bb-tty: "* ]]
 	ok $? "$M on a terminal: skopeo's progress while the layers come in, then the result" || diag "exit $RC" "$OUT" "$ERR"
+
+	# ---- a manifest list: this host's platform
+	if [ "$mode" = root ]; then
+		wr image pull --insecure "$R1/test/multi:1"
+		wrun --image multi --entrypoint '' -- cat /srv/app/marker
+		is "$RC $OUT" "0 one" "$M a manifest list is resolved to this host's platform (linux/$ARCH, listed second)"
+	fi
 
 	# ---- the config as a run's defaults
 	wrun --image bb
