@@ -53,6 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		apply_finish(&a, &err);
 	else
 		apply_free(&a);
+	json_decref(info.config);   /* an OCI or docker archive's config */
 	error_clear(&err);
 	check_outside();
 	if (rm_tree(tree) < 0)
