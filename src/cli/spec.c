@@ -745,6 +745,9 @@ int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_o
 	s->limits = job->limits;
 	s->limits.time_ms = job->timeout_ms;
 	s->net = job->net;
+	/* its publish: with its network: settled, and a host port in use refused, as --publish */
+	if (net_opts_finish(&s->net, err) < 0)
+		return -EINVAL;
 	s->keep = a->keep;
 	s->statedir = statedir_default(a->state);
 	hist_opts_apply(hist, s);
