@@ -15,7 +15,7 @@
 . "$REPO/tests/serve-lib.sh"
 
 net_world_up
-plan $((28 + 9))
+plan $((28 + 12))
 
 CURL="curl -s -m 3"
 # the cell's web server: the page $1 in /tmp on port 8000; the run ends when the worktree has
@@ -173,6 +173,16 @@ refused "[user] a host port in use (this run's, through pasta)" "^publish: 127\.
 	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"net\":\"none\",\"publish\":[\"18211:80\"]}"
 stop_run ua
 wait_for 30 run_ended "$UA"
+refused "[user] a bind of the state directory" "^ro-binds\[0\] $STATE: it lies in a warren state directory" \
+	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"ro-binds\":[\"$STATE:/x\"]}"
+serve_job ujs 18213 "network: none"
+wr submit --via "unix:$SOCK" --job "$WORK/ujs.yaml" --work "$WORK"
+UJS=$(awk '{print $1}' <<<"$OUT")
+wait_for 20 page_is 18213 ujs
+ok $? "[user] warren submit --job with network: none and publish: its page reached at 127.0.0.1:18213" || diag "$ERR $(logs "$UJS")"
+is "$(detail_ports "$UJS")" '[["127.0.0.1", 18213, 8000]]' "[user] ... GET /v1/runs/{id} names its port"
+stop_run ujs
+wait_for 30 run_ended "$UJS"
 serve_job ujr 18212 "network: none"
 start_bg "${RUNNER[@]}" env --default-signal=INT "$WARREN" job run "$WORK/ujr.yaml" --state "$STATE" --quiet
 UJR=$BG_PID
