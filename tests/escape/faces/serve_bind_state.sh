@@ -11,9 +11,9 @@ CLASS=serve_bind_state
 . "$(dirname "$0")/lib.sh"
 face_setup root user
 command -v curl >/dev/null || verdict "untested: curl is not installed"
-mkdir -p "$D/state" "$D/work" "$D/sock"
-mine "$D/state" "$D/work" "$D/sock"
-SOCK=$D/sock/s.sock
+mkdir -p "$D/state" "$D/work" "$D/k"   # k: the socket's, a short path (at most 107 bytes)
+mine "$D/state" "$D/work" "$D/k"
+SOCK=$D/k/s
 "${RUN[@]}" "$WARREN" serve --state "$D/state" --listen "unix:$SOCK" --slots 1 </dev/null >"$D/serve.log" 2>&1 &
 FACE_PIDS+=($!)
 for _ in $(seq 100); do "${RUN[@]}" curl -sf --max-time 2 --unix-socket "$SOCK" http://warren/healthz -o /dev/null && break; sleep 0.1; done
@@ -32,5 +32,6 @@ for f in "ro-binds:$D/work/served" "ro-binds:$D/state/serve" "ro-binds:$D/state"
 	[ -n "$id" ] && grep -rqs "tok-$$" "$D/state/runs/$id/log" && escaped "$field $src: the run read the served jobs' env (tok-$$)"
 	[ -n "$id" ] && escaped "$field $src:/x was not refused: run $id (HTTP $code)"
 	[ "$code" = 400 ] || escaped "$field $src:/x: HTTP $code, not the gate's 400"
+	[[ $body == *"unknown field '$field'"* ]] && verdict "untested: this server takes no field $field"
 done
 held
