@@ -183,8 +183,8 @@ static int check_bind(struct server *s, json_t *req, const char *f, size_t i, co
 }
 
 /* A command request's own cell fields, judged as the command line's are before its run is
- * queued: each publish parsed as --publish, each bind put to the gate, image a stored image of
- * the server's state directory. 0, or 400 naming the field and its value. */
+ * queued: each publish parsed as --publish, each bind and the rootfs put to the gate, image a
+ * stored image of the server's state directory. 0, or 400 naming the field and its value. */
 static int check_cell(struct server *s, json_t *req, json_t **out)
 {
 	_cleanup_error_ struct error err = { 0 };
@@ -199,6 +199,16 @@ static int check_cell(struct server *s, json_t *req, json_t **out)
 		json_array_foreach(json_object_get(req, f), i, v)
 			if (check_bind(s, req, f, i, json_string_value(v), ro, out))
 				return 400;
+	}
+	const char *rf = json_string_value(json_object_get(req, "rootfs"));
+	if (rf && !is_dir(rf))
+		return bad(out, "rootfs %s: not a directory; give the directory of an unpacked image (bin/, etc/, usr/ ...), or "
+			   "image (a stored image's name)", rf);
+	if (rf) {
+		const struct gate_ask a = { .face = GATE_CLI, .uid = geteuid() };
+		_cleanup_strv_ char **states = statedir_known(s->sd.path, true);
+		if (gate_check_path(rf, &a, GATE_ROOT, (const char *const *)states, "rootfs", &err) < 0)
+			return bad(out, "%s", err.msg);
 	}
 	const char *img = json_string_value(json_object_get(req, "image"));
 	if (img) {

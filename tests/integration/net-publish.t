@@ -15,7 +15,7 @@
 . "$REPO/tests/serve-lib.sh"
 
 net_world_up
-plan $((28 + 12))
+plan $((30 + 12))
 
 CURL="curl -s -m 3"
 # the cell's web server: the page $1 in /tmp on port 8000; the run ends when the worktree has
@@ -98,6 +98,10 @@ refused "[root] a relative bind source" "^binds\[0\] 'cache:/x': give SRC\[:DST\
 	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"binds\":[\"cache:/x\"]}"
 refused "[root] a bind over the cell's /tmp" "^binds\[0\] '$WORK:/tmp': the destination /tmp: " \
 	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"binds\":[\"$WORK:/tmp\"]}"
+refused "[root] a rootfs in the state directory" "^rootfs $STATE/serve: it lies in a warren state directory" \
+	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"rootfs\":\"$STATE/serve\"}"
+refused "[root] a rootfs that is no directory" "^rootfs /nonexistent: not a directory" \
+	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"rootfs\":\"/nonexistent\"}"
 refused "[root] an image the store does not have" "^image: no image nope in " \
 	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"image\":\"nope\"}"
 refused "[root] publish beside a job" "^publish: .* of a job go in its job file" \
