@@ -7,6 +7,7 @@
  * history. */
 #include "serve/internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -177,7 +178,13 @@ static int check_bind(struct server *s, json_t *req, const char *f, size_t i, co
 	_cleanup_strv_ char **states = statedir_known(s->sd.path, false);
 	_cleanup_free_ char *opt = xasprintf("%s[%zu]", f, i);
 	_cleanup_error_ struct error err = { 0 };
-	if (gate_check_path(src, &a, ro ? GATE_BIND_RO : GATE_BIND, (const char *const *)states, opt, &err) < 0)
+	/* judged by what was opened; named as given, and where it led when a link was on the way */
+	_cleanup_free_ char *canon = abs_path(src);
+	_cleanup_close_ int fd = canon ? open(canon, O_PATH | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return bad(out, "%s %s: %s; give an existing path of the host", opt, src, strerror(errno));
+	_cleanup_free_ char *name = strcmp(src, canon) ? xasprintf("%s (that is %s)", src, canon) : NULL;
+	if (gate_check(fd, canon, name, &a, ro ? GATE_BIND_RO : GATE_BIND, (const char *const *)states, opt, &err) < 0)
 		return bad(out, "%s", err.msg);
 	return 0;
 }

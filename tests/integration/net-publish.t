@@ -15,7 +15,7 @@
 . "$REPO/tests/serve-lib.sh"
 
 net_world_up
-plan $((30 + 12))
+plan $((32 + 12))
 
 CURL="curl -s -m 3"
 # the cell's web server: the page $1 in /tmp on port 8000; the run ends when the worktree has
@@ -92,6 +92,12 @@ refused "[root] a read-write bind of /etc" "^binds\[0\] /etc: a system directory
 	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"binds\":[\"/etc:/x\"]}"
 refused "[root] a bind of the state directory's runs" "^ro-binds\[0\] $STATE/runs: it lies in a warren state directory" \
 	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"ro-binds\":[\"$STATE/runs:/x\"]}"
+ln -s "$STATE/serve" "$WORK/served"
+refused "[root] a bind through a link to the server's files" "^ro-binds\[0\] $WORK/served \(that is $STATE/serve\): it lies in a warren state directory" \
+	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"ro-binds\":[\"$WORK/served:/x\"]}"
+rm "$WORK/served"
+refused "[root] a bind of no path" "^binds\[0\] /nonexistent/x: No such file or directory; give an existing path of the host\$" \
+	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"binds\":[\"/nonexistent/x:/x\"]}"
 refused "[root] a bind of /proc" "^ro-binds\[0\] /proc/1: " \
 	"{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"ro-binds\":[\"/proc/1:/x\"]}"
 refused "[root] a relative bind source" "^binds\[0\] 'cache:/x': give SRC\[:DST\] with SRC an absolute path" \
