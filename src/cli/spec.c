@@ -746,7 +746,9 @@ int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_o
 	s->limits = job->limits;
 	s->limits.time_ms = job->timeout_ms;
 	s->net = job->net;
-	if (cli_net_default(&s->net, err) < 0) /* a job without network: gets warren.conf's net */
+	/* a job without network: gets warren.conf's net; its publish: settled with its network:,
+	 * and a host port in use refused, as --publish */
+	if (cli_net_default(&s->net, err) < 0 || net_opts_finish(&s->net, err) < 0)
 		return -EINVAL;
 	s->keep = a->keep;
 	s->statedir = statedir_default(a->state);

@@ -456,10 +456,35 @@ static void parse_cell(struct ctx *c, yaml_node_t *root, struct job *job)
 		    job->hostname);
 }
 
+/* publish: ["8080:4096", "127.0.0.1:8081:80"]: the cell's TCP ports the host reaches, each as
+ * --publish [ADDR:]HOSTPORT:CELLPORT (the mode they imply is settled when the run is made:
+ * nat, or none+publish under network: none). */
+static void parse_publish(struct ctx *c, yaml_node_t *root, struct job *job)
+{
+	yaml_node_t *l = get(c, root, "publish");
+	if (!l)
+		return;
+	if (l->type != YAML_SEQUENCE_NODE) {
+		bad(c, l, "publish", "must be a list of \"[ADDR:]HOSTPORT:CELLPORT\", e.g. [\"8080:4096\"]");
+		return;
+	}
+	for (yaml_node_item_t *it = l->data.sequence.items.start; it < l->data.sequence.items.top; it++) {
+		yaml_node_t *n = node(c, *it);
+		_cleanup_free_ char *w = xasprintf("publish[%zu]", (size_t)(it - l->data.sequence.items.start));
+		struct error e = { 0 };
+		if (!scalar(n))
+			bad(c, n, w, "must be a string \"[ADDR:]HOSTPORT:CELLPORT\", e.g. \"8080:4096\"");
+		else if (net_parse_publish(&job->net, scalar(n), &e) < 0)   /* its words, named as the key */
+			bad(c, n, w, "%s", e.msg + (strncmp(e.msg, "--publish", 9) ? 0 : 9 + strspn(e.msg + 9, ": ")));
+		error_clear(&e);
+	}
+}
+
 static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 {
 	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network",
-					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", "image", "driver", NULL };
+					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", "image", "driver", "publish",
+					     NULL };
 	check_keys(c, root, "", known);
 	char *driver = get_string(c, root, "driver", "");
 	if (driver && (!strcmp(driver, "vm") || !strcmp(driver, "container")))
@@ -514,6 +539,7 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 			bad(c, net, "network", "%s", e.msg + (strncmp(e.msg, "--net", 5) ? 0 : 5 + strspn(e.msg + 5, ": ")));
 		error_clear(&e);
 	}
+	parse_publish(c, root, job);
 
 	yaml_node_t *sv = get(c, root, "services");
 	if (sv && sv->type != YAML_MAPPING_NODE) {
