@@ -13,12 +13,14 @@
 
 enum cgroup_kind { CGROUP_NONE, CGROUP_V1, CGROUP_V2 };
 
+#define CGROUP_V1_N 5 /* the v1 controllers a run may use: memory, pids, cpuacct, cpu, cpuset */
+
 struct cgroup {
 	enum cgroup_kind kind;
 	char *v2;             /* v2: the run's directory */
-	char *memory, *pids, *cpuacct; /* v1: the run's directory per controller (or NULL) */
+	char *memory, *pids, *cpuacct, *cpu, *cpuset; /* v1: the run's directory per controller (or NULL) */
 	int v2_fd;            /* v2: directory fd for CLONE_INTO_CGROUP */
-	int tasks_fd[3];      /* v1: the memory, pids and cpuacct groups' tasks files (or -1), open
+	int tasks_fd[CGROUP_V1_N]; /* v1: the memory, pids, cpuacct, cpu and cpuset groups' tasks files (or -1), open
 	                         for the cell's init to join them (cgroup_join_self) */
 	uint64_t oom_kills_at_start;
 	int hits_fd[2];       /* the files cgroup_limit_hits reads (memory's OOM kills, pids.events),
@@ -38,6 +40,9 @@ struct cgroup_usage {
 	uint64_t pids_current;
 	uint64_t oom_kills;
 	uint64_t pids_max_hits;     /* forks refused by the pids limit */
+	bool have_throttle;         /* a CPU bandwidth limit: how often and how long it held the run */
+	uint64_t nr_throttled;      /* periods the quota ran out in */
+	uint64_t throttled_us;      /* time the run's processes waited for the next period */
 };
 
 /* Which controllers this host offers for a run started by us: a short text for selfcheck
@@ -54,7 +59,7 @@ int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, boo
 /* v1, in a process placed in cg: the controllers of each hierarchy it is in, as
  * /proc/self/cgroup names them ("memory", "cpu,cpuacct"), each once, into out (heap strings,
  * NULL-terminated); how many. */
-size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[4]);
+size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[CGROUP_V1_N + 1]);
 /* v1, called by the cell's init, alone in its process: move itself into every controller's
  * group through tasks_fd (v2 starts init there with CLONE_INTO_CGROUP). A process that moves
  * only itself spares the kernel the write lock on every thread group of the host, which waits

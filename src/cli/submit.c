@@ -238,6 +238,7 @@ static const char SUBMIT_HELP[] =
 	"usage: warren submit [--via unix:PATH|tcp:HOST:PORT] [--token-file F] [--work DIR]\n"
 	"                     [--label K=V]... [--name N] [--env K=V]... [--time D] [--memory S]\n"
 	"                     [--cpu-time D] [--pids N] [--output S] [--scratch S] [--rootfs DIR]\n"
+	"                     [--cpus N] [--cpuset LIST]\n"
 	"                     [--net MODE] [--follow] [--json] (--job FILE | -- COMMAND [ARG...])\n"
 	"\n"
 	"Queue a command (or a job file) on a running 'warren serve' (default: the socket\n"
