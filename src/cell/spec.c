@@ -41,6 +41,7 @@ void cell_spec_free(struct cell_spec *s)
 	strv_free(s->argv);
 	strv_free(s->env);
 	free(s->rootfs);
+	free(s->cgroup_path);
 	free(s->anchor);
 	free(s->image);
 	free(s->image_digest);

@@ -233,7 +233,63 @@ static int v1_cpu_set(const char *dir, const struct limits *l, struct error *err
 	return r < 0 ? error_set(err, -r, "cannot set the CPU limit in %s", dir) : 0;
 }
 
-static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, gid_t reader, struct error *err)
+/* The parents of a bundle's group base/rel (linux.cgroupsPath), made where missing (0755, as
+ * runc makes them), the topmost made into *made (removed with the group, when empty); v1
+ * cpuset groups get their parent's CPUs and nodes. Existing ones are left as they are. */
+static int make_parents(const char *base, const char *rel, bool cpuset, char **made, struct error *err)
+{
+	for (const char *slash = strchr(rel, '/'); slash; slash = strchr(slash + 1, '/')) {
+		_cleanup_free_ char *dir = xasprintf("%s/%.*s", base, (int)(slash - rel), rel);
+		if (mkdir(dir, 0755) < 0) {
+			if (errno != EEXIST)
+				return error_set(err, errno, "cannot create the cgroup %s", dir);
+			continue;
+		}
+		if (!*made)
+			*made = xstrdup(dir);
+		if (cpuset && v1_cpuset_fill(dir, NULL, NULL, err) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+/* The group of a run: warren/<id> below base (its parent warren/ 0711, made when missing), or
+ * a bundle's rel with its parents; the run's own 0750 for group reader, and a bundle's must be
+ * new (another's group is never joined, limited nor removed). */
+static int make_group(const char *base, const char *id, const char *rel, bool cpuset, gid_t reader, char **dir,
+		      char **made, struct error *err)
+{
+	int r;
+	if (!rel) {
+		_cleanup_free_ char *parent = xasprintf("%s/warren", base);
+		if ((r = mk(parent, 0711, (gid_t)-1, err)) == 0 && cpuset)
+			r = v1_cpuset_fill(parent, NULL, NULL, err);
+		if (r < 0)
+			return r;
+		*dir = xasprintf("%s/%s", parent, id);
+	} else {
+		if ((r = make_parents(base, rel, cpuset, made, err)) < 0)
+			return r;
+		*dir = xasprintf("%s/%s", base, rel);
+		if (mkdir(*dir, 0750) < 0) {
+			int e = errno;
+			free(*dir);
+			*dir = NULL;
+			if (e == EEXIST)
+				return error_set(err, 0, "linux.cgroupsPath: the cgroup %s/%s already exists; warren puts a cell only in a group it makes (give a path of its own)",
+						 base, rel);
+			return error_set(err, e, "cannot create the cgroup %s/%s", base, rel);
+		}
+	}
+	if ((r = mk(*dir, 0750, reader, err)) < 0) {
+		free(*dir);
+		*dir = NULL;
+	}
+	return r;
+}
+
+static int create_v1(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, gid_t reader,
+		     struct error *err)
 {
 	struct {
 		const char *ctrl;
@@ -256,21 +312,14 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 		}
 		/* on v1 each controller is a hierarchy of its own, and moving the cell into each
 		 * costs the start of every run: memory always (the peak of the whole cell), the
-		 * others only for their limits (CPU time comes from rusage otherwise) */
-		if (!c[i].needed && i != 0)
+		 * others only for their limits (CPU time comes from rusage otherwise); a bundle's
+		 * group is in every one (its pod's limits hold above it) */
+		if (!c[i].needed && i != 0 && !rel)
 			continue;
-		_cleanup_free_ char *parent = xasprintf(CG_ROOT "/%s/warren", c[i].ctrl);
-		int r = mk(parent, 0711, (gid_t)-1, err);
-		if (r == 0 && i == 4)
-			r = v1_cpuset_fill(parent, NULL, NULL, err);
+		_cleanup_free_ char *base = xasprintf(CG_ROOT "/%s", c[i].ctrl);
+		int r = make_group(base, id, rel, i == 4, reader, c[i].dir, &cg->made[i], err);
 		if (r < 0)
 			return r;
-		*c[i].dir = xasprintf("%s/%s", parent, id);
-		if ((r = mk(*c[i].dir, 0750, reader, err)) < 0) {
-			free(*c[i].dir);
-			*c[i].dir = NULL;
-			return r;
-		}
 		if (i == 4 && (r = v1_cpuset_fill(*c[i].dir, l->cpuset, l->cpumems, err)) < 0)
 			return r;
 		_cleanup_free_ char *tasks = xasprintf("%s/tasks", *c[i].dir);
@@ -317,7 +366,8 @@ static int v2_cpu_set(const char *dir, const struct limits *l, struct error *err
 	return 0;
 }
 
-static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, gid_t reader, struct error *err)
+static int create_v2(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, gid_t reader,
+		     struct error *err)
 {
 	struct {
 		const char *ctrl;
@@ -330,21 +380,34 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 		if (c[i].needed && !ctrl_present(c[i].ctrl))
 			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
 					 c[i].flag, c[i].ctrl, CG_ROOT);
-	const char *parent = CG_ROOT "/warren";
-	int r = mk(parent, 0711, (gid_t)-1, err);
-	if (r < 0)
-		return r;
-	/* delegate what the root offers to warren's subtree; ignore what is refused, a limit
-	 * that needs it fails below with a named reason */
+	/* delegate what the root offers down to the run's parent (warren/, or each of a bundle's
+	 * parents); ignore what is refused, a limit that needs it fails below with a named reason */
+	_cleanup_free_ char *chain = rel ? xstrdup(rel) : xstrdup("warren/x");
+	int r = 0;
 	for (int i = 0; i < 4; i++) {
-		if (!ctrl_present(c[i].ctrl) || (i == 3 && !c[i].needed))
-			continue;
 		_cleanup_free_ char *plus = xasprintf("+%s", c[i].ctrl);
-		write_str(CG_ROOT, "cgroup.subtree_control", plus);
-		write_str(parent, "cgroup.subtree_control", plus);
+		if (ctrl_present(c[i].ctrl) && (i != 3 || c[i].needed))
+			write_str(CG_ROOT, "cgroup.subtree_control", plus);
 	}
-	cg->v2 = xasprintf("%s/%s", parent, id);
-	if ((r = mk(cg->v2, 0750, reader, err)) < 0)
+	for (char *slash = chain; r == 0 && slash;) {
+		slash = strchr(slash + 1, '/');
+		if (slash)
+			*slash = '\0';
+		_cleanup_free_ char *dir = xasprintf(CG_ROOT "/%s", chain);
+		if (slash && !rel)
+			r = mk(dir, 0711, (gid_t)-1, err);
+		else if (slash && mkdir(dir, 0755) == 0 && !cg->made[0])
+			cg->made[0] = xstrdup(dir);
+		for (int i = 0; i < 4 && slash; i++) {
+			if (!ctrl_present(c[i].ctrl) || (i == 3 && !c[i].needed))
+				continue;
+			_cleanup_free_ char *plus = xasprintf("+%s", c[i].ctrl);
+			write_str(dir, "cgroup.subtree_control", plus);
+		}
+		if (slash)
+			*slash = '/';
+	}
+	if (r < 0 || (r = make_group(CG_ROOT, id, rel, false, reader, &cg->v2, &cg->made[0], err)) < 0)
 		return r;
 	cg->v2_fd = open(cg->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->v2_fd < 0)
@@ -360,12 +423,14 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 	return v2_cpu_set(cg->v2, l, err);
 }
 
-int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, gid_t reader,
-		  struct error *err)
+int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool rootless,
+		  gid_t reader, struct error *err)
 {
 	cgroup_init(cg);
 	bool wanted = l->memory || l->pids || l->cpu_ms || wants_cpu(l) || wants_cpuset(l);
 	if (rootless) {
+		if (rel)
+			return error_set(err, 0, "linux.cgroupsPath '/%s': a rootless caller has no cgroup delegated to warren here; leave it out (or run as root)", rel);
 		if (wanted)
 			return error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need a cgroup warren can manage; rootless runs have none on this host (run warren as root, or drop the limit)");
 		return 0;
@@ -376,14 +441,48 @@ int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, boo
 	free(missing);
 	int r = 0;
 	if (cg->kind == CGROUP_V2)
-		r = create_v2(cg, id, l, reader, err);
+		r = create_v2(cg, id, rel, l, reader, err);
 	else if (cg->kind == CGROUP_V1)
-		r = create_v1(cg, id, l, reader, err);
+		r = create_v1(cg, id, rel, l, reader, err);
 	else if (wanted)
 		r = error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need cgroups, and none are mounted at " CG_ROOT);
 	if (r < 0)
 		cgroup_destroy(cg);
 	return r;
+}
+
+/* v1: a new memory limit; memory + swap is never below memory, so the one raised goes first */
+static int v1_memory_update(const char *dir, uint64_t v)
+{
+	bool sw = has_file(dir, "memory.memsw.limit_in_bytes");
+	int r = write_u64(dir, "memory.limit_in_bytes", v);
+	if (r == -EINVAL && sw && (r = write_u64(dir, "memory.memsw.limit_in_bytes", v)) == 0)
+		return write_u64(dir, "memory.limit_in_bytes", v);
+	return r == 0 && sw ? write_u64(dir, "memory.memsw.limit_in_bytes", v) : r;
+}
+
+int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err)
+{
+	bool v2 = cg->kind == CGROUP_V2 && cg->v2;
+	const char *mem = v2 ? cg->v2 : cg->memory, *pid = v2 ? cg->v2 : cg->pids, *cpu = v2 ? cg->v2 : cg->cpu,
+		   *set = v2 ? cg->v2 : cg->cpuset;
+	const char *lacks = l->memory && !mem ? "memory" : l->pids && !pid ? "pids" : wants_cpu(l) && !cpu ? "cpu"
+			  : wants_cpuset(l) && !set ? "cpuset" : NULL;
+	if (lacks)
+		return error_set(err, 0, "the container's cell has no group in the '%s' controller (it was made without such a limit, or rootless); give the limit when it is created", lacks);
+	int r = 0;
+	if (l->memory && (r = v2 ? write_u64(mem, "memory.max", l->memory) : v1_memory_update(mem, l->memory)) < 0)
+		return error_set(err, -r, "cannot set the memory limit %llu in %s%s", (unsigned long long)l->memory, mem,
+				 r == -EBUSY ? " (the cell uses more now)" : "");
+	if (l->pids && (r = write_u64(pid, "pids.max", l->pids)) < 0)
+		return error_set(err, -r, "cannot set the process limit in %s", pid);
+	if (v2)
+		return v2_cpu_set(cg->v2, l, err);
+	if (cpu && wants_cpu(l) && v1_cpu_set(cpu, l, err) < 0)
+		return -EIO;
+	if (set && wants_cpuset(l) && v1_cpuset_fill(set, l->cpuset, l->cpumems, err) < 0)
+		return -EIO;
+	return 0;
 }
 
 int cgroup_join_self(const struct cgroup *cg, struct error *err)
@@ -548,15 +647,30 @@ static int kill_and_remove(const char *dir, bool v2)
 	return -EBUSY;
 }
 
+/* The parents of dir up to made (the topmost the run made) removed while empty: those another
+ * made, or another's group keeps, stay. */
+static void remove_made(const char *dir, const char *made)
+{
+	if (!dir || !made)
+		return;
+	_cleanup_free_ char *p = xstrdup(dir);
+	for (char *slash; (slash = strrchr(p, '/')) && (size_t)(slash - p) >= strlen(made);) {
+		*slash = '\0';
+		if (rmdir(p) < 0)
+			return;
+	}
+}
+
 int cgroup_destroy(struct cgroup *cg)
 {
 	int r = 0, x;
+	char *dirs[] = { cg->v2 ? cg->v2 : cg->memory, cg->pids, cg->cpuacct, cg->cpu, cg->cpuset };
 	if ((x = kill_and_remove(cg->v2, true)) < 0) r = x;
-	if ((x = kill_and_remove(cg->memory, false)) < 0) r = x;
-	if ((x = kill_and_remove(cg->pids, false)) < 0) r = x;
-	if ((x = kill_and_remove(cg->cpuacct, false)) < 0) r = x;
-	if ((x = kill_and_remove(cg->cpu, false)) < 0) r = x;
-	if ((x = kill_and_remove(cg->cpuset, false)) < 0) r = x;
+	for (int i = 0; i < CGROUP_V1_N; i++)
+		if ((x = kill_and_remove(i == 0 ? cg->memory : dirs[i], false)) < 0) r = x;
+	for (int i = 0; i < CGROUP_V1_N; i++)
+		if (!r)
+			remove_made(dirs[i], cg->made[i]);
 	cgroup_free(cg);
 	return r;
 }
@@ -582,6 +696,10 @@ void cgroup_free(struct cgroup *cg)
 	free(cg->cpuacct);
 	free(cg->cpu);
 	free(cg->cpuset);
+	for (int i = 0; i < CGROUP_V1_N; i++) {
+		free(cg->made[i]);
+		cg->made[i] = NULL;
+	}
 	closep(&cg->v2_fd);
 	closep(&cg->hits_fd[0]);
 	closep(&cg->hits_fd[1]);

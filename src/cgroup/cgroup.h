@@ -22,6 +22,8 @@ struct cgroup {
 	int v2_fd;            /* v2: directory fd for CLONE_INTO_CGROUP */
 	int tasks_fd[CGROUP_V1_N]; /* v1: the memory, pids, cpuacct, cpu and cpuset groups' tasks files (or -1), open
 	                         for the cell's init to join them (cgroup_join_self) */
+	char *made[CGROUP_V1_N]; /* a bundle's group (linux.cgroupsPath): the topmost parent the run
+	                            made in each hierarchy (v2: [0]), removed with it when empty */
 	uint64_t oom_kills_at_start;
 	int hits_fd[2];       /* the files cgroup_limit_hits reads (memory's OOM kills, pids.events),
 	                         kept open once read (the memory one when the group is made; both
@@ -45,6 +47,14 @@ struct cgroup_usage {
 	uint64_t throttled_us;      /* time the run's processes waited for the next period */
 };
 
+/* An OCI bundle's linux.cgroupsPath v (untrusted): the cgroupfs form "/a/b/NAME" or, when
+ * systemd (runc's --systemd-cgroup) or v is "slice:prefix:name", the systemd form mapped as
+ * runc maps it ("kubepods-besteffort-pod1.slice:cri-containerd:abc" -> kubepods.slice/
+ * kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/cri-containerd-abc.scope; an empty
+ * slice is system.slice, user.slice when rootless). *rel: the path relative to a hierarchy's
+ * root, each component a plain name (no '.', '..', empty, nor warren's own warren/). One line
+ * otherwise. */
+int cgroup_path_parse(const char *v, bool systemd, bool rootless, char **rel, struct error *err);
 /* Which controllers this host offers for a run started by us: a short text for selfcheck
  * ("v1: memory pids cpuacct", "v2: memory pids cpu") and what is missing. */
 enum cgroup_kind cgroup_host_kind(char **where, char **missing);
@@ -52,10 +62,16 @@ enum cgroup_kind cgroup_host_kind(char **where, char **missing);
  * runs have no cgroup of their own.) */
 bool cgroup_can_limit(const char *ctrl, bool rootless);
 /* Create <mount>/warren/<id> in the controllers the limits need (and for accounting, when we
- * may), readable by the host group reader (the run user's) and host root only. Fails with a
- * named reason when a requested limit cannot be enforced here. */
-int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, gid_t reader,
-		  struct error *err);
+ * may), readable by the host group reader (the run user's) and host root only; or, with rel
+ * (cgroup_path_parse's), <mount>/<rel> in every controller, with the parents it lacks (those
+ * made are removed with it), and never one that exists. Fails with a named reason when a
+ * requested limit cannot be enforced here. */
+int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool rootless,
+		  gid_t reader, struct error *err);
+/* A live run's new limits: those of l that are set (memory, pids, the CPU's) written into its
+ * groups (runc's update); one line when its cell has no group of that controller or the
+ * kernel refuses (a memory limit below what it uses). */
+int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err);
 /* v1, in a process placed in cg: the controllers of each hierarchy it is in, as
  * /proc/self/cgroup names them ("memory", "cpu,cpuacct"), each once, into out (heap strings,
  * NULL-terminated); how many. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cgroup/cgroup.h"
 #include "cli/spec.h"
 #include "oci/internal.h"
 #include "run/rundir.h"
@@ -209,6 +210,33 @@ int oci_take_cpu(json_t *cpu, struct limits *l, struct error *err)
 	return 0;
 }
 
+/* resources' "limit" of what (memory, pids): a positive number into *out; absent, 0 or -1 (no
+ * limit: kept as it is) leave it */
+static int update_limit(json_t *r, const char *what, uint64_t *out, struct error *err)
+{
+	json_t *v = jget(jget(r, what), "limit");
+	if (v && !json_is_integer(v))
+		return error_set(err, 0, "%s.limit: not a number (bytes for memory, a count for pids)", what);
+	if (json_integer_value(v) > 0)
+		*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+int oci_update_limits(json_t *r, struct limits *l, struct error *err)
+{
+	if (!json_is_object(r))
+		return error_set(err, 0, "the resources must be a JSON object (runtime-spec linux.resources: memory, pids, cpu)");
+	if (update_limit(r, "memory", &l->memory, err) < 0 || update_limit(r, "pids", &l->pids, err) < 0 ||
+	    oci_take_cpu(jget(r, "cpu"), l, err) < 0)
+		return -EINVAL;
+	if (jnonempty(jget(r, "hugepageLimits")) || jnonempty(jget(r, "rdma")) || jnonempty(jget(r, "unified")) ||
+	    jnonempty(jget(r, "blockIO")))
+		return error_set(err, 0, "%s: not supported by warren; give memory, pids and cpu",
+				 jnonempty(jget(r, "hugepageLimits")) ? "hugepageLimits" : jnonempty(jget(r, "rdma")) ? "rdma"
+				 : jnonempty(jget(r, "unified")) ? "unified" : "blockIO");
+	return 0;
+}
+
 static int take_resources(json_t *r, struct cell_spec *s, struct error *err)
 {
 	json_int_t mem = json_integer_value(jget(jget(r, "memory"), "limit"));
@@ -254,6 +282,12 @@ static int take_linux(json_t *l, struct cell_spec *s, struct error *err)
 	if (take_namespaces(jget(l, "namespaces"), err) < 0 || take_devices(jget(l, "devices"), err) < 0 ||
 	    take_resources(jget(l, "resources"), s, err) < 0)
 		return -EINVAL;
+	const char *cgp = jstr(l, "cgroupsPath");
+	if (cgp && *cgp && cgroup_path_parse(cgp, oci_g.systemd_cgroup, s->rootless, &s->cgroup_path, err) < 0)
+		return -EINVAL;
+	/* rootless: no group of warren's here, so none is delegated to its caller */
+	if (s->cgroup_path && s->rootless)
+		return error_set(err, 0, "linux.cgroupsPath '%s': a rootless caller has no cgroup delegated to warren on this host; leave it out (or run as root)", cgp);
 	const char *prop = jstr(l, "rootfsPropagation");
 	if (prop && (!strcmp(prop, "shared") || !strcmp(prop, "rshared")))
 		return error_set(err, 0, "linux.rootfsPropagation '%s': a cell's mounts never propagate to the host; leave it out or use private/slave", prop);
