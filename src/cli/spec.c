@@ -674,12 +674,12 @@ int cellspec_limit_option(const char *name, const char *v, struct limits *l, str
 			return error_set(err, 0, "--grace: '%s' is not a duration (e.g. 5s, 500ms)", v);
 		return 0;
 	}
-	_cleanup_free_ char *what = xasprintf("--%s", name);
 	if (!strcmp(name, "cpus"))
-		return cpus_take(what, v, &l->cpu_quota_us, &l->cpu_period_us, err);
+		return cpus_take("--cpus", v, &l->cpu_quota_us, &l->cpu_period_us, err);
 	if (!strcmp(name, "cpuset"))
-		return cpuset_take(what, v, false, l->cpuset, sizeof l->cpuset, err);
+		return cpuset_take("--cpuset", v, false, l->cpuset, sizeof l->cpuset, err);
 	const struct limit_desc *d = limit_find(name);
+	_cleanup_free_ char *what = xasprintf("--%s", name);
 	return limit_parse(d, what, v, limit_field(l, d), err);
 }
 

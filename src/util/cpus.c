@@ -117,6 +117,10 @@ static char *host_list(bool mems)
 
 int cpuset_take(const char *what, const char *list, bool mems, char *out, size_t len, struct error *err)
 {
+	if (!strcmp(list, "none")) {
+		out[0] = '\0';
+		return 0;
+	}
 	_cleanup_free_ char *host = host_list(mems);
 	unsigned bad = 0;
 	int r = strlen(list) >= len ? -EINVAL : cpulist_within(list, host ? host : "", &bad);
@@ -132,6 +136,10 @@ int cpuset_take(const char *what, const char *list, bool mems, char *out, size_t
 
 int cpus_take(const char *what, const char *v, uint64_t *quota_us, uint64_t *period_us, struct error *err)
 {
+	if (!strcmp(v, "none")) {
+		*quota_us = *period_us = 0;
+		return 0;
+	}
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned ncpu = n > 0 ? (unsigned)n : 1;
 	int r = cpus_quota(v, ncpu, quota_us, period_us);

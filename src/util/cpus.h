@@ -26,9 +26,10 @@ int cpulist_within(const char *list, const char *host, unsigned *outside);
 /* v1 cpu.shares (2-262144) as the v2 cpu.weight (1-10000), as runc and crun map it. */
 uint64_t cpu_shares_weight(uint64_t shares);
 /* --cpuset LIST (or a bundle's cpus/mems, what names it): checked against the host's online
- * CPUs (or memory nodes: mems), copied into out (len bytes); one line otherwise. */
+ * CPUs (or memory nodes: mems), copied into out (len bytes); "none" empties out; one line
+ * otherwise. */
 int cpuset_take(const char *what, const char *list, bool mems, char *out, size_t len, struct error *err);
-/* --cpus V (what names it) against the host's online CPUs. */
+/* --cpus V (what names it) against the host's online CPUs; "none": no quota. */
 int cpus_take(const char *what, const char *v, uint64_t *quota_us, uint64_t *period_us, struct error *err);
 
 #endif

@@ -36,8 +36,18 @@ $extra
 json.dump(c, open(f, "w"))
 PYEOF
 }
-# job_of SUPERVISOR_PID: the host pid of the job (the child of the cell's init, its child)
-job_of() { local i; i=$(pgrep -P "$1" | head -1); [ -n "$i" ] && pgrep -P "$i" | head -1; }
+# job_of SUPERVISOR_PID: the host pid of the job (the child of the cell's init, its child),
+# waited for (run -d returns when the job was let go, before init's fork shows)
+job_of() {
+	local i j
+	for _ in $(seq 100); do
+		i=$(pgrep -P "$1" | head -1)
+		j=${i:+$(pgrep -P "$i" | head -1)}
+		[ -n "$j" ] && { echo "$j"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
 last_run() { printf '%s\n' "$STATE/runs/$(ls -t "$STATE/runs" | head -1)"; }
 # a v1 hierarchy's directory of ctrl, or the v2 root
 cgdir() { if [ -d /sys/fs/cgroup/$1 ]; then echo "/sys/fs/cgroup/$1"; else echo /sys/fs/cgroup; fi; }
