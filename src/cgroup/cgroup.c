@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
@@ -271,7 +272,10 @@ static int make_group(const char *base, const char *id, const char *rel, bool cp
 		if ((r = make_parents(base, rel, cpuset, made, err)) < 0)
 			return r;
 		*dir = xasprintf("%s/%s", base, rel);
-		if (mkdir(*dir, 0750) < 0) {
+		bool made = mkdir(*dir, 0750) == 0;
+		if (made) /* whose it is: gc removes it by this name only (cgroup_remove_path) */
+			setxattr(*dir, CGROUP_RUN_XATTR, id, strlen(id), 0);
+		if (!made) {
 			int e = errno;
 			free(*dir);
 			*dir = NULL;
@@ -684,6 +688,30 @@ int cgroup_remove_by_id(const char *id)
 	for (int i = 0; i < CGROUP_V1_N; i++) {
 		_cleanup_free_ char *d = xasprintf(CG_ROOT "/%s/warren/%s", c[i], id);
 		if ((x = kill_and_remove(d, false)) < 0) r = x;
+	}
+	return r;
+}
+
+/* Is dir the group of the run name (its CGROUP_RUN_XATTR)? */
+static bool group_of(const char *dir, const char *name)
+{
+	char v[256];
+	ssize_t n = getxattr(dir, CGROUP_RUN_XATTR, v, sizeof v - 1);
+	if (n <= 0)
+		return false;
+	v[n] = '\0';
+	return !strcmp(v, name);
+}
+
+int cgroup_remove_path(const char *rel, const char *name)
+{
+	int r = 0, x;
+	_cleanup_free_ char *v2 = xasprintf(CG_ROOT "/%s", rel);
+	if (group_of(v2, name) && (x = kill_and_remove(v2, true)) < 0) r = x;
+	const char *c[] = { "memory", "pids", "cpuacct", "cpu", "cpuset" };
+	for (int i = 0; i < CGROUP_V1_N; i++) {
+		_cleanup_free_ char *d = xasprintf(CG_ROOT "/%s/%s", c[i], rel);
+		if (group_of(d, name) && (x = kill_and_remove(d, false)) < 0) r = x;
 	}
 	return r;
 }

@@ -91,6 +91,12 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u);
 void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits);
 /* Kill every process left and remove the directories. */
 int cgroup_destroy(struct cgroup *cg);
+/* the attribute naming the run (its cgroup name) whose group at a bundle's cgroupsPath it is */
+#define CGROUP_RUN_XATTR "trusted.warren.run"
+/* gc: remove the group of dead run name at a bundle's cgroupsPath rel (cgroup_path_parse's),
+ * in each hierarchy where it is still that run's (CGROUP_RUN_XATTR): never another's made
+ * there since. The parents it made are left. */
+int cgroup_remove_path(const char *rel, const char *name);
 /* gc: remove the group of a dead run by id (all kinds). */
 int cgroup_remove_by_id(const char *id);
 /* Open the files cgroup_limit_hits reads now (a warm cell, before its run comes), close-on-exec:

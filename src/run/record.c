@@ -155,6 +155,8 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 	/* the defences asked for: `warren policy` answers from them */
 	json_object_set_new(j, "policy", policy_json(&s->policy));
 	json_object_set_new(j, "image", image_json(s));
+	/* a bundle's linux.cgroupsPath, where its group is (gc removes it from there) */
+	json_object_set_new(j, "cgroup_path", s->cgroup_path ? json_sprintf("/%s", s->cgroup_path) : json_null());
 	/* which directory the worktree was: gc checks it is still that one before looking in it */
 	struct stat st;
 	if (fstat(s->worktree_fd, &st) == 0)

@@ -10,7 +10,7 @@
 # rootless caller's cgroupsPath is refused: no delegation on this host).
 . "$(dirname "$0")/../lib.sh"
 
-plan 39
+plan 42
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 T=$(mktemp -d -p "$TEST_SCRATCH")
@@ -114,6 +114,20 @@ ok $? "... and the parent it found (made before) stays"
 rmdir "$(cgdir memory)/warren-t$$" 2>/dev/null
 [ -z "$(find /sys/fs/cgroup -maxdepth 2 -name "warren-t$$" 2>/dev/null)" ]
 ok $? "... nothing of $P is left in any hierarchy"
+
+# ---- a supervisor killed -9: delete (warren gc of the run) removes the group it left
+bundle "$T/b-k9" '["sleep", "60"]' "c['linux']['cgroupsPath'] = '/warren-k9t$$/c1'"
+bounded "$RUNC" --root "$ROOT" run -d --bundle "$T/b-k9" c-k9
+sup=$("$RUNC" --root "$ROOT" state c-k9 | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+job_of "$sup" >/dev/null
+is "$(jget "$(last_run)/spec.json" 'd["cgroup_path"]')" "/warren-k9t$$/c1" "spec.json names the bundle's cgroupsPath"
+kill -9 "$sup"
+for _ in $(seq 100); do kill -0 "$sup" 2>/dev/null || break; sleep 0.1; done
+[ -d "$(cgdir memory)/warren-k9t$$/c1" ]; ok $? "a supervisor killed -9 leaves its group at the cgroupsPath"
+bounded "$RUNC" --root "$ROOT" delete c-k9
+[ ! -e "$(cgdir memory)/warren-k9t$$/c1" ] && [ ! -e "$(cgdir pids)/warren-k9t$$/c1" ] && [ -z "$(job_pids 1000)" ]
+ok $? "... delete (gc of the run) kills what it held and removes the group in every hierarchy"
+for h in /sys/fs/cgroup/*/warren-k9t$$; do rmdir "$h" 2>/dev/null; done
 
 # ---- the systemd form
 S=kubepods-burstable-pod123w$$.slice:cri-containerd:abc$$
