@@ -23,6 +23,7 @@
 #include "run/id.h"
 #include "run/limits.h"
 #include "run/rundir.h"
+#include "util/cpus.h"
 #include "util/fs.h"
 #include "util/strv.h"
 #include "util/words.h"
@@ -673,6 +674,10 @@ int cellspec_limit_option(const char *name, const char *v, struct limits *l, str
 			return error_set(err, 0, "--grace: '%s' is not a duration (e.g. 5s, 500ms)", v);
 		return 0;
 	}
+	if (!strcmp(name, "cpus"))
+		return cpus_take("--cpus", v, &l->cpu_quota_us, &l->cpu_period_us, err);
+	if (!strcmp(name, "cpuset"))
+		return cpuset_take("--cpuset", v, false, l->cpuset, sizeof l->cpuset, err);
 	const struct limit_desc *d = limit_find(name);
 	_cleanup_free_ char *what = xasprintf("--%s", name);
 	return limit_parse(d, what, v, limit_field(l, d), err);

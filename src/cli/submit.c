@@ -237,7 +237,7 @@ bool cli_has_via(int argc, char **argv)
 static const char SUBMIT_HELP[] =
 	"usage: warren submit [--via unix:PATH|tcp:HOST:PORT] [--token-file F] [--work DIR]\n"
 	"                     [--label K=V]... [--name N] [--env K=V]... [--time D] [--memory S]\n"
-	"                     [--cpu-time D] [--pids N] [--output S] [--scratch S]\n"
+	"                     [--cpu-time D] [--pids N] [--output S] [--scratch S] [--cpus N] [--cpuset LIST]\n"
 	"                     [--rootfs DIR | --image NAME] [--bind SRC[:DST]]... [--ro-bind SRC[:DST]]...\n"
 	"                     [--net MODE] [--publish [ADDR:]HOSTPORT:CELLPORT]... [--follow] [--json]\n"
 	"                     (--job FILE | -- COMMAND [ARG...])\n"

@@ -18,6 +18,7 @@
 #include "image/entry.h"
 #include "run/limits.h"
 #include "run/rundir.h"
+#include "util/cpus.h"
 #include "util/error.h"
 #include "util/strv.h"
 #include "util/sys.h"
@@ -212,13 +213,27 @@ bool job_workdir_inside(const char *workdir, const char *worktree)
 	return true;
 }
 
+/* limits.cpus (N CPUs' worth of time) and limits.cpuset (a list of the host's CPUs) */
+static void parse_cpu_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
+{
+	yaml_node_t *v = get(c, m, "cpus");
+	struct error e = { 0 };
+	if (v && (!scalar(v) || cpus_take("limits.cpus", scalar(v), &l->cpu_quota_us, &l->cpu_period_us, &e) < 0))
+		bad(c, v, "limits.cpus", "%s", scalar(v) ? strchr(e.msg, ' ') + 1 : "must be a number of CPUs (e.g. 0.5, 2)");
+	error_clear(&e);
+	if ((v = get(c, m, "cpuset")) &&
+	    (!scalar(v) || cpuset_take("limits.cpuset", scalar(v), false, l->cpuset, sizeof l->cpuset, &e) < 0))
+		bad(c, v, "limits.cpuset", "%s", scalar(v) ? strchr(e.msg, ' ') + 1 : "must be a CPU list (e.g. 0-1)");
+	error_clear(&e);
+}
+
 static void parse_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
 {
 	if (m->type != YAML_MAPPING_NODE) {
 		bad(c, m, "limits", "must be a mapping, e.g. { memory: 2G, pids: 512, scratch: 4G }");
 		return;
 	}
-	static const char *const known[] = { "memory", "pids", "scratch", "output", "cpu-time", "grace", NULL };
+	static const char *const known[] = { "memory", "pids", "scratch", "output", "cpu-time", "grace", "cpus", "cpuset", NULL };
 	check_keys(c, m, "limits", known);
 	static const char *const named[] = { "memory", "pids", "scratch", "output", "cpu-time" };
 	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
@@ -239,6 +254,7 @@ static void parse_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
 	yaml_node_t *g = get(c, m, "grace");
 	if (g)
 		l->grace_ms = get_duration(c, m, "grace", "limits");
+	parse_cpu_limits(c, m, l);
 }
 
 static void parse_service(struct ctx *c, const char *name, yaml_node_t *m, struct job_service *s)

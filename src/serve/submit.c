@@ -23,7 +23,7 @@
 
 static const char *const FIELDS[] = { "command", "job", "env", "limits", "worktree", "rootfs", "image", "net", "publish",
 				       "binds", "ro-binds", "labels", "name", "timeout", NULL };
-static const char *const LIMITS[] = { "time", "cpu-time", "memory", "pids", "output", "scratch", "grace", NULL };
+static const char *const LIMITS[] = { "time", "cpu-time", "memory", "pids", "output", "scratch", "grace", "cpus", "cpuset", NULL };
 
 static int bad(json_t **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(json_t **out, const char *fmt, ...)
@@ -109,7 +109,7 @@ static int check_fields(json_t *req, json_t **out)
 			if (!json_is_string(v))
 				return bad(out, "%s.%s must be a string", *f, k);
 			if (!strcmp(*f, "limits") && !known(LIMITS, k))
-				return bad(out, "unknown limit '%s'; the limits are time, cpu-time, memory, pids, output, scratch, grace", k);
+				return bad(out, "unknown limit '%s'; the limits are time, cpu-time, memory, pids, output, scratch, grace, cpus, cpuset", k);
 		}
 	}
 	return 0;
