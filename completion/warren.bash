@@ -128,7 +128,8 @@ _warren() {
 	history) opts="--status --label --since --limit --json --state --db --help" ;;
 	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --warm --warm-work --warm-image --help" ;;
 	submit) opts="--via --token-file --work --label --name --env --time --memory --cpu-time --pids
-		      --output --scratch --rootfs --net --follow --json --job --state --help --" ;;
+		      --output --scratch --rootfs --image --bind --ro-bind --net --publish --follow --json --job
+		      --state --help --" ;;
 	help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then

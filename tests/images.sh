@@ -29,12 +29,16 @@ _images_prepare() {
 
 # Unmount anything left mounted below DIR (debootstrap mounts proc and sys in its target;
 # an interrupted build can leave them) and remove DIR without crossing into other mounts.
-_images_remove_tree() {
+_images_unmount_below() {
 	local dir=$1 m
-	[ -e "$dir" ] || return 0
 	while read -r m; do
 		umount -l "$m" 2>/dev/null
 	done < <(awk -v d="$dir" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/self/mounts | sort -r)
+}
+_images_remove_tree() {
+	local dir=$1
+	[ -e "$dir" ] || return 0
+	_images_unmount_below "$dir"
 	rm -rf --one-file-system -- "$dir"
 }
 
@@ -101,6 +105,9 @@ _images_get() {
 		) 9>"$IMAGES_DIR/.$name.lock" || return 1
 	fi
 	chmod 755 "$final"
+	# a mount left inside a cached image (an interrupted debootstrap's proc or sys) would put
+	# the host's kernel files in every cell of it, and hang a walk of the tree on /proc/kmsg
+	_images_unmount_below "$final"
 	printf '%s\n' "$final"
 }
 

@@ -41,6 +41,7 @@ void cell_spec_free(struct cell_spec *s)
 	strv_free(s->argv);
 	strv_free(s->env);
 	free(s->rootfs);
+	free(s->cgroup_path);
 	free(s->anchor);
 	free(s->image);
 	free(s->image_digest);
@@ -134,6 +135,10 @@ const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_sp
 		return "its workdir, hostname or binds are not the warm cells'";
 	if (w->limits.memory != r->limits.memory || w->limits.pids != r->limits.pids)
 		return "its memory or process limit is not the warm cells' (those are set when a cell is made)";
+	if (w->limits.cpu_quota_us != r->limits.cpu_quota_us || w->limits.cpu_period_us != r->limits.cpu_period_us ||
+	    w->limits.cpu_shares != r->limits.cpu_shares || strcmp(w->limits.cpuset, r->limits.cpuset) ||
+	    strcmp(w->limits.cpumems, r->limits.cpumems))
+		return "its CPU limits (--cpus, --cpuset) are not the warm cells' (those are set when a cell is made)";
 	if (!same_policy(&w->policy, &r->policy))
 		return "its policy options (seccomp, Landlock, --protect, ...) are not the warm cells'";
 	return NULL;

@@ -48,6 +48,8 @@ struct cell_spec {
 	                         the supervisor writes the record through them (0: not open) */
 	int rundir_fd;
 	char state_tag[9];    /* the state directory's identity, in the run's cgroup names */
+	char *cgroup_path;    /* an OCI bundle's linux.cgroupsPath, checked and relative to each
+	                         hierarchy's root (cgroup_path_parse); NULL: warren/<name> */
 
 	uid_t uid;            /* the run user inside the cell */
 	gid_t gid;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup.c - per-run control groups. v2: <unified>/warren/<id> with memory, pids, cpu; v1 and
- * hybrid hosts: <mount>/<controller>/warren/<id> in memory, pids and cpuacct. Preparing one
+ * hybrid hosts: <mount>/<controller>/warren/<id> in memory, pids, cpuacct, cpu and cpuset. Preparing one
  * costs a few mkdir and writes; nothing walks the tree. */
 #include "cgroup/cgroup.h"
 
@@ -11,9 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "util/cpus.h"
 #include "util/fs.h"
 #include "util/units.h"
 
@@ -194,19 +196,118 @@ static int mk(const char *path, mode_t mode, gid_t reader, struct error *err)
 	return 0;
 }
 
-static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, gid_t reader, struct error *err)
+/* Does l limit the CPU's bandwidth or weight (the cpu controller), its placement (cpuset)? */
+static bool wants_cpu(const struct limits *l) { return l->cpu_quota_us || l->cpu_shares; }
+static bool wants_cpuset(const struct limits *l) { return l->cpuset[0] || l->cpumems[0]; }
+
+/* v1 cpuset: a new group has no CPUs nor memory nodes, and takes no task until it has; what
+ * dir lacks is copied from its parent's. */
+static int v1_cpuset_fill(const char *dir, const char *cpus, const char *mems, struct error *err)
+{
+	_cleanup_free_ char *parent = xstrdup(dir);
+	*strrchr(parent, '/') = '\0';
+	const char *file[] = { "cpuset.cpus", "cpuset.mems" }, *want[] = { cpus, mems };
+	for (int i = 0; i < 2; i++) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", parent, file[i]);
+		_cleanup_free_ char *from = want[i] && *want[i] ? xstrdup(want[i]) : read_file(p, NULL);
+		if (from)
+			from[strcspn(from, "\n")] = '\0';
+		int r = from && *from ? write_str(dir, file[i], from) : -EINVAL;
+		if (r < 0)
+			return error_set(err, -r, "cannot set %s to '%s' in %s (a subset of %s's)", file[i], from ? from : "",
+					 dir, parent);
+	}
+	return 0;
+}
+
+/* v1: the bandwidth (quota of period) and the shares in the cpu controller's group dir */
+static int v1_cpu_set(const char *dir, const struct limits *l, struct error *err)
+{
+	int r = 0;
+	if (l->cpu_quota_us) {
+		/* the period first: a quota is refused when above what the period allows */
+		if ((r = write_u64(dir, "cpu.cfs_period_us", l->cpu_period_us ? l->cpu_period_us : 100000)) == 0)
+			r = write_u64(dir, "cpu.cfs_quota_us", l->cpu_quota_us);
+	}
+	if (r == 0 && l->cpu_shares)
+		r = write_u64(dir, "cpu.shares", l->cpu_shares);
+	return r < 0 ? error_set(err, -r, "cannot set the CPU limit in %s", dir) : 0;
+}
+
+/* The parents of a bundle's group base/rel (linux.cgroupsPath), made where missing (0755, as
+ * runc makes them), the topmost made into *made (removed with the group, when empty); v1
+ * cpuset groups get their parent's CPUs and nodes. Existing ones are left as they are. */
+static int make_parents(const char *base, const char *rel, bool cpuset, char **made, struct error *err)
+{
+	for (const char *slash = strchr(rel, '/'); slash; slash = strchr(slash + 1, '/')) {
+		_cleanup_free_ char *dir = xasprintf("%s/%.*s", base, (int)(slash - rel), rel);
+		if (mkdir(dir, 0755) < 0) {
+			if (errno != EEXIST)
+				return error_set(err, errno, "cannot create the cgroup %s", dir);
+			continue;
+		}
+		if (!*made)
+			*made = xstrdup(dir);
+		if (cpuset && v1_cpuset_fill(dir, NULL, NULL, err) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+/* The group of a run: warren/<id> below base (its parent warren/ 0711, made when missing), or
+ * a bundle's rel with its parents; the run's own 0750 for group reader, and a bundle's must be
+ * new (another's group is never joined, limited nor removed). */
+static int make_group(const char *base, const char *id, const char *rel, bool cpuset, gid_t reader, char **dir,
+		      char **made, struct error *err)
+{
+	int r;
+	if (!rel) {
+		_cleanup_free_ char *parent = xasprintf("%s/warren", base);
+		if ((r = mk(parent, 0711, (gid_t)-1, err)) == 0 && cpuset)
+			r = v1_cpuset_fill(parent, NULL, NULL, err);
+		if (r < 0)
+			return r;
+		*dir = xasprintf("%s/%s", parent, id);
+	} else {
+		if ((r = make_parents(base, rel, cpuset, made, err)) < 0)
+			return r;
+		*dir = xasprintf("%s/%s", base, rel);
+		bool made = mkdir(*dir, 0750) == 0;
+		if (made) /* whose it is: gc removes it by this name only (cgroup_remove_path) */
+			setxattr(*dir, CGROUP_RUN_XATTR, id, strlen(id), 0);
+		if (!made) {
+			int e = errno;
+			free(*dir);
+			*dir = NULL;
+			if (e == EEXIST)
+				return error_set(err, 0, "linux.cgroupsPath: the cgroup %s/%s already exists; warren puts a cell only in a group it makes (give a path of its own)",
+						 base, rel);
+			return error_set(err, e, "cannot create the cgroup %s/%s", base, rel);
+		}
+	}
+	if ((r = mk(*dir, 0750, reader, err)) < 0) {
+		free(*dir);
+		*dir = NULL;
+	}
+	return r;
+}
+
+static int create_v1(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, gid_t reader,
+		     struct error *err)
 {
 	struct {
 		const char *ctrl;
 		char **dir;
 		bool needed;
 		const char *flag;
-	} c[] = {
+	} c[CGROUP_V1_N] = {
 		{ "memory", &cg->memory, l->memory != 0, "--memory" },
 		{ "pids", &cg->pids, l->pids != 0, "--pids" },
 		{ "cpuacct", &cg->cpuacct, l->cpu_ms != 0, "--cpu-time" },
+		{ "cpu", &cg->cpu, wants_cpu(l), "--cpus" },
+		{ "cpuset", &cg->cpuset, wants_cpuset(l), "--cpuset" },
 	};
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < CGROUP_V1_N; i++) {
 		if (!ctrl_present(c[i].ctrl)) {
 			if (c[i].needed)
 				return error_set(err, 0, "%s needs the cgroup '%s' controller, which this host does not mount (see 'warren selfcheck')",
@@ -214,20 +315,17 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 			continue;
 		}
 		/* on v1 each controller is a hierarchy of its own, and moving the cell into each
-		 * costs the start of every run: memory always (the peak of the whole cell), pids
-		 * and cpuacct only for their limits (CPU time comes from rusage otherwise) */
-		if (!c[i].needed && i != 0)
+		 * costs the start of every run: memory always (the peak of the whole cell), the
+		 * others only for their limits (CPU time comes from rusage otherwise); a bundle's
+		 * group is in every one (its pod's limits hold above it) */
+		if (!c[i].needed && i != 0 && !rel)
 			continue;
-		_cleanup_free_ char *parent = xasprintf(CG_ROOT "/%s/warren", c[i].ctrl);
-		int r = mk(parent, 0711, (gid_t)-1, err);
+		_cleanup_free_ char *base = xasprintf(CG_ROOT "/%s", c[i].ctrl);
+		int r = make_group(base, id, rel, i == 4, reader, c[i].dir, &cg->made[i], err);
 		if (r < 0)
 			return r;
-		*c[i].dir = xasprintf("%s/%s", parent, id);
-		if ((r = mk(*c[i].dir, 0750, reader, err)) < 0) {
-			free(*c[i].dir);
-			*c[i].dir = NULL;
+		if (i == 4 && (r = v1_cpuset_fill(*c[i].dir, l->cpuset, l->cpumems, err)) < 0)
 			return r;
-		}
 		_cleanup_free_ char *tasks = xasprintf("%s/tasks", *c[i].dir);
 		cg->tasks_fd[i] = open(tasks, O_WRONLY | O_CLOEXEC);
 		if (cg->tasks_fd[i] < 0)
@@ -246,36 +344,74 @@ static int create_v1(struct cgroup *cg, const char *id, const struct limits *l, 
 		if (r < 0)
 			return error_set(err, -r, "cannot set the process limit in %s", cg->pids);
 	}
+	if (cg->cpu && v1_cpu_set(cg->cpu, l, err) < 0)
+		return -EIO;
 	return 0;
 }
 
-static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, gid_t reader, struct error *err)
+/* v2: cpu.max, cpu.weight, cpuset.cpus and cpuset.mems of dir, those l names */
+static int v2_cpu_set(const char *dir, const struct limits *l, struct error *err)
+{
+	int r = 0;
+	char b[64];
+	if (l->cpu_quota_us) {
+		snprintf(b, sizeof b, "%llu %llu", (unsigned long long)l->cpu_quota_us,
+			 (unsigned long long)(l->cpu_period_us ? l->cpu_period_us : 100000));
+		r = write_str(dir, "cpu.max", b);
+	}
+	if (r == 0 && l->cpu_shares)
+		r = write_u64(dir, "cpu.weight", cpu_shares_weight(l->cpu_shares));
+	if (r < 0)
+		return error_set(err, -r, "cannot set the CPU limit in %s", dir);
+	if (l->cpuset[0] && (r = write_str(dir, "cpuset.cpus", l->cpuset)) < 0)
+		return error_set(err, -r, "cannot set cpuset.cpus to '%s' in %s", l->cpuset, dir);
+	if (l->cpumems[0] && (r = write_str(dir, "cpuset.mems", l->cpumems)) < 0)
+		return error_set(err, -r, "cannot set cpuset.mems to '%s' in %s", l->cpumems, dir);
+	return 0;
+}
+
+static int create_v2(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, gid_t reader,
+		     struct error *err)
 {
 	struct {
 		const char *ctrl;
 		bool needed;
 		const char *flag;
 	} c[] = { { "memory", l->memory != 0, "--memory" }, { "pids", l->pids != 0, "--pids" },
-		  { "cpu", l->cpu_ms != 0, "--cpu-time" } };
-	for (int i = 0; i < 3; i++)
+		  { "cpu", l->cpu_ms != 0 || wants_cpu(l), l->cpu_ms ? "--cpu-time" : "--cpus" },
+		  { "cpuset", wants_cpuset(l), "--cpuset" } };
+	for (int i = 0; i < 4; i++)
 		if (c[i].needed && !ctrl_present(c[i].ctrl))
 			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
 					 c[i].flag, c[i].ctrl, CG_ROOT);
-	const char *parent = CG_ROOT "/warren";
-	int r = mk(parent, 0711, (gid_t)-1, err);
-	if (r < 0)
-		return r;
-	/* delegate what the root offers to warren's subtree; ignore what is refused, a limit
-	 * that needs it fails below with a named reason */
-	for (int i = 0; i < 3; i++) {
-		if (!ctrl_present(c[i].ctrl))
-			continue;
+	/* delegate what the root offers down to the run's parent (warren/, or each of a bundle's
+	 * parents); ignore what is refused, a limit that needs it fails below with a named reason */
+	_cleanup_free_ char *chain = rel ? xstrdup(rel) : xstrdup("warren/x");
+	int r = 0;
+	for (int i = 0; i < 4; i++) {
 		_cleanup_free_ char *plus = xasprintf("+%s", c[i].ctrl);
-		write_str(CG_ROOT, "cgroup.subtree_control", plus);
-		write_str(parent, "cgroup.subtree_control", plus);
+		if (ctrl_present(c[i].ctrl) && (i != 3 || c[i].needed))
+			write_str(CG_ROOT, "cgroup.subtree_control", plus);
 	}
-	cg->v2 = xasprintf("%s/%s", parent, id);
-	if ((r = mk(cg->v2, 0750, reader, err)) < 0)
+	for (char *slash = chain; r == 0 && slash;) {
+		slash = strchr(slash + 1, '/');
+		if (slash)
+			*slash = '\0';
+		_cleanup_free_ char *dir = xasprintf(CG_ROOT "/%s", chain);
+		if (slash && !rel)
+			r = mk(dir, 0711, (gid_t)-1, err);
+		else if (slash && mkdir(dir, 0755) == 0 && !cg->made[0])
+			cg->made[0] = xstrdup(dir);
+		for (int i = 0; i < 4 && slash; i++) {
+			if (!ctrl_present(c[i].ctrl) || (i == 3 && !c[i].needed))
+				continue;
+			_cleanup_free_ char *plus = xasprintf("+%s", c[i].ctrl);
+			write_str(dir, "cgroup.subtree_control", plus);
+		}
+		if (slash)
+			*slash = '/';
+	}
+	if (r < 0 || (r = make_group(CG_ROOT, id, rel, false, reader, &cg->v2, &cg->made[0], err)) < 0)
 		return r;
 	cg->v2_fd = open(cg->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->v2_fd < 0)
@@ -288,17 +424,19 @@ static int create_v2(struct cgroup *cg, const char *id, const struct limits *l, 
 	}
 	if (l->pids && (r = write_u64(cg->v2, "pids.max", l->pids)) < 0)
 		return error_set(err, -r, "cannot set the process limit in %s", cg->v2);
-	return 0;
+	return v2_cpu_set(cg->v2, l, err);
 }
 
-int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, gid_t reader,
-		  struct error *err)
+int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool rootless,
+		  gid_t reader, struct error *err)
 {
 	cgroup_init(cg);
-	bool wanted = l->memory || l->pids || l->cpu_ms;
+	bool wanted = l->memory || l->pids || l->cpu_ms || wants_cpu(l) || wants_cpuset(l);
 	if (rootless) {
+		if (rel)
+			return error_set(err, 0, "linux.cgroupsPath '/%s': a rootless caller has no cgroup delegated to warren here; leave it out (or run as root)", rel);
 		if (wanted)
-			return error_set(err, 0, "--memory, --pids and --cpu-time need a cgroup warren can manage; rootless runs have none on this host (run warren as root, or drop the limit)");
+			return error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need a cgroup warren can manage; rootless runs have none on this host (run warren as root, or drop the limit)");
 		return 0;
 	}
 	char *where = NULL, *missing = NULL;
@@ -307,20 +445,54 @@ int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, boo
 	free(missing);
 	int r = 0;
 	if (cg->kind == CGROUP_V2)
-		r = create_v2(cg, id, l, reader, err);
+		r = create_v2(cg, id, rel, l, reader, err);
 	else if (cg->kind == CGROUP_V1)
-		r = create_v1(cg, id, l, reader, err);
+		r = create_v1(cg, id, rel, l, reader, err);
 	else if (wanted)
-		r = error_set(err, 0, "--memory, --pids and --cpu-time need cgroups, and none are mounted at " CG_ROOT);
+		r = error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need cgroups, and none are mounted at " CG_ROOT);
 	if (r < 0)
 		cgroup_destroy(cg);
 	return r;
 }
 
+/* v1: a new memory limit; memory + swap is never below memory, so the one raised goes first */
+static int v1_memory_update(const char *dir, uint64_t v)
+{
+	bool sw = has_file(dir, "memory.memsw.limit_in_bytes");
+	int r = write_u64(dir, "memory.limit_in_bytes", v);
+	if (r == -EINVAL && sw && (r = write_u64(dir, "memory.memsw.limit_in_bytes", v)) == 0)
+		return write_u64(dir, "memory.limit_in_bytes", v);
+	return r == 0 && sw ? write_u64(dir, "memory.memsw.limit_in_bytes", v) : r;
+}
+
+int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err)
+{
+	bool v2 = cg->kind == CGROUP_V2 && cg->v2;
+	const char *mem = v2 ? cg->v2 : cg->memory, *pid = v2 ? cg->v2 : cg->pids, *cpu = v2 ? cg->v2 : cg->cpu,
+		   *set = v2 ? cg->v2 : cg->cpuset;
+	const char *lacks = l->memory && !mem ? "memory" : l->pids && !pid ? "pids" : wants_cpu(l) && !cpu ? "cpu"
+			  : wants_cpuset(l) && !set ? "cpuset" : NULL;
+	if (lacks)
+		return error_set(err, 0, "the container's cell has no group in the '%s' controller (it was made without such a limit, or rootless); give the limit when it is created", lacks);
+	int r = 0;
+	if (l->memory && (r = v2 ? write_u64(mem, "memory.max", l->memory) : v1_memory_update(mem, l->memory)) < 0)
+		return error_set(err, -r, "cannot set the memory limit %llu in %s%s", (unsigned long long)l->memory, mem,
+				 r == -EBUSY ? " (the cell uses more now)" : "");
+	if (l->pids && (r = write_u64(pid, "pids.max", l->pids)) < 0)
+		return error_set(err, -r, "cannot set the process limit in %s", pid);
+	if (v2)
+		return v2_cpu_set(cg->v2, l, err);
+	if (cpu && wants_cpu(l) && v1_cpu_set(cpu, l, err) < 0)
+		return -EIO;
+	if (set && wants_cpuset(l) && v1_cpuset_fill(set, l->cpuset, l->cpumems, err) < 0)
+		return -EIO;
+	return 0;
+}
+
 int cgroup_join_self(const struct cgroup *cg, struct error *err)
 {
-	const char *dirs[] = { cg->memory, cg->pids, cg->cpuacct };
-	for (int i = 0; i < 3; i++) {
+	const char *dirs[] = { cg->memory, cg->pids, cg->cpuacct, cg->cpu, cg->cpuset };
+	for (int i = 0; i < CGROUP_V1_N; i++) {
 		if (cg->tasks_fd[i] < 0)
 			continue;
 		/* "0": the writer, this one thread (init has no other) */
@@ -335,13 +507,13 @@ int cgroup_join_self(const struct cgroup *cg, struct error *err)
 
 void cgroup_close_join(struct cgroup *cg)
 {
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < CGROUP_V1_N; i++)
 		closep(&cg->tasks_fd[i]);
 }
 
 void cgroup_init(struct cgroup *cg)
 {
-	*cg = (struct cgroup){ .v2_fd = -1, .tasks_fd = { -1, -1, -1 }, .hits_fd = { -1, -1 } };
+	*cg = (struct cgroup){ .v2_fd = -1, .tasks_fd = { -1, -1, -1, -1, -1 }, .hits_fd = { -1, -1 } };
 }
 
 /* The controllers field ("cpu,cpuacct") of the line of /proc/self/cgroup's text that lists
@@ -361,13 +533,13 @@ static char *hierarchy_of(const char *text, const char *ctrl)
 	return NULL;
 }
 
-size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[4])
+size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[CGROUP_V1_N + 1])
 {
-	const char *ctrl[] = { "memory", "pids", "cpuacct" };
-	const char *dir[] = { cg->memory, cg->pids, cg->cpuacct };
+	const char *ctrl[] = { "memory", "pids", "cpuacct", "cpu", "cpuset" };
+	const char *dir[] = { cg->memory, cg->pids, cg->cpuacct, cg->cpu, cg->cpuset };
 	_cleanup_free_ char *text = read_file("/proc/self/cgroup", NULL);
 	size_t n = 0;
-	for (int i = 0; i < 3 && text; i++) {
+	for (int i = 0; i < CGROUP_V1_N && text; i++) {
 		_cleanup_free_ char *h = dir[i] ? hierarchy_of(text, ctrl[i]) : NULL;
 		bool seen = !h;
 		for (size_t j = 0; j < n && !seen; j++)
@@ -418,6 +590,10 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 		}
 		cgroup_limit_hits(cg, true, true, &u->oom_kills, &u->pids_max_hits);
 		u->pids_current = read_u64(cg->v2, "pids.current");
+		if ((u->have_throttle = has_file(cg->v2, "cpu.max"))) {
+			u->nr_throttled = read_key(cg->v2, "cpu.stat", "nr_throttled");
+			u->throttled_us = read_key(cg->v2, "cpu.stat", "throttled_usec");
+		}
 		return;
 	}
 	if (cg->kind != CGROUP_V1)
@@ -437,6 +613,10 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 	cgroup_limit_hits(cg, true, true, &u->oom_kills, &u->pids_max_hits);
 	if (cg->pids)
 		u->pids_current = read_u64(cg->pids, "pids.current");
+	if ((u->have_throttle = cg->cpu != NULL)) {
+		u->nr_throttled = read_key(cg->cpu, "cpu.stat", "nr_throttled");
+		u->throttled_us = read_key(cg->cpu, "cpu.stat", "throttled_time") / 1000;
+	}
 }
 
 /* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped). */
@@ -471,13 +651,30 @@ static int kill_and_remove(const char *dir, bool v2)
 	return -EBUSY;
 }
 
+/* The parents of dir up to made (the topmost the run made) removed while empty: those another
+ * made, or another's group keeps, stay. */
+static void remove_made(const char *dir, const char *made)
+{
+	if (!dir || !made)
+		return;
+	_cleanup_free_ char *p = xstrdup(dir);
+	for (char *slash; (slash = strrchr(p, '/')) && (size_t)(slash - p) >= strlen(made);) {
+		*slash = '\0';
+		if (rmdir(p) < 0)
+			return;
+	}
+}
+
 int cgroup_destroy(struct cgroup *cg)
 {
 	int r = 0, x;
+	char *dirs[] = { cg->v2 ? cg->v2 : cg->memory, cg->pids, cg->cpuacct, cg->cpu, cg->cpuset };
 	if ((x = kill_and_remove(cg->v2, true)) < 0) r = x;
-	if ((x = kill_and_remove(cg->memory, false)) < 0) r = x;
-	if ((x = kill_and_remove(cg->pids, false)) < 0) r = x;
-	if ((x = kill_and_remove(cg->cpuacct, false)) < 0) r = x;
+	for (int i = 0; i < CGROUP_V1_N; i++)
+		if ((x = kill_and_remove(i == 0 ? cg->memory : dirs[i], false)) < 0) r = x;
+	for (int i = 0; i < CGROUP_V1_N; i++)
+		if (!r)
+			remove_made(dirs[i], cg->made[i]);
 	cgroup_free(cg);
 	return r;
 }
@@ -487,10 +684,34 @@ int cgroup_remove_by_id(const char *id)
 	int r = 0, x;
 	_cleanup_free_ char *v2 = xasprintf(CG_ROOT "/warren/%s", id);
 	if ((x = kill_and_remove(v2, true)) < 0) r = x;
-	const char *c[] = { "memory", "pids", "cpuacct" };
-	for (int i = 0; i < 3; i++) {
+	const char *c[] = { "memory", "pids", "cpuacct", "cpu", "cpuset" };
+	for (int i = 0; i < CGROUP_V1_N; i++) {
 		_cleanup_free_ char *d = xasprintf(CG_ROOT "/%s/warren/%s", c[i], id);
 		if ((x = kill_and_remove(d, false)) < 0) r = x;
+	}
+	return r;
+}
+
+/* Is dir the group of the run name (its CGROUP_RUN_XATTR)? */
+static bool group_of(const char *dir, const char *name)
+{
+	char v[256];
+	ssize_t n = getxattr(dir, CGROUP_RUN_XATTR, v, sizeof v - 1);
+	if (n <= 0)
+		return false;
+	v[n] = '\0';
+	return !strcmp(v, name);
+}
+
+int cgroup_remove_path(const char *rel, const char *name)
+{
+	int r = 0, x;
+	_cleanup_free_ char *v2 = xasprintf(CG_ROOT "/%s", rel);
+	if (group_of(v2, name) && (x = kill_and_remove(v2, true)) < 0) r = x;
+	const char *c[] = { "memory", "pids", "cpuacct", "cpu", "cpuset" };
+	for (int i = 0; i < CGROUP_V1_N; i++) {
+		_cleanup_free_ char *d = xasprintf(CG_ROOT "/%s/%s", c[i], rel);
+		if (group_of(d, name) && (x = kill_and_remove(d, false)) < 0) r = x;
 	}
 	return r;
 }
@@ -501,10 +722,16 @@ void cgroup_free(struct cgroup *cg)
 	free(cg->memory);
 	free(cg->pids);
 	free(cg->cpuacct);
+	free(cg->cpu);
+	free(cg->cpuset);
+	for (int i = 0; i < CGROUP_V1_N; i++) {
+		free(cg->made[i]);
+		cg->made[i] = NULL;
+	}
 	closep(&cg->v2_fd);
 	closep(&cg->hits_fd[0]);
 	closep(&cg->hits_fd[1]);
 	cgroup_close_join(cg);
-	cg->v2 = cg->memory = cg->pids = cg->cpuacct = NULL;
+	cg->v2 = cg->memory = cg->pids = cg->cpuacct = cg->cpu = cg->cpuset = NULL;
 	cg->v2_fd = -1;
 }

@@ -13,13 +13,17 @@
 
 enum cgroup_kind { CGROUP_NONE, CGROUP_V1, CGROUP_V2 };
 
+#define CGROUP_V1_N 5 /* the v1 controllers a run may use: memory, pids, cpuacct, cpu, cpuset */
+
 struct cgroup {
 	enum cgroup_kind kind;
 	char *v2;             /* v2: the run's directory */
-	char *memory, *pids, *cpuacct; /* v1: the run's directory per controller (or NULL) */
+	char *memory, *pids, *cpuacct, *cpu, *cpuset; /* v1: the run's directory per controller (or NULL) */
 	int v2_fd;            /* v2: directory fd for CLONE_INTO_CGROUP */
-	int tasks_fd[3];      /* v1: the memory, pids and cpuacct groups' tasks files (or -1), open
+	int tasks_fd[CGROUP_V1_N]; /* v1: the memory, pids, cpuacct, cpu and cpuset groups' tasks files (or -1), open
 	                         for the cell's init to join them (cgroup_join_self) */
+	char *made[CGROUP_V1_N]; /* a bundle's group (linux.cgroupsPath): the topmost parent the run
+	                            made in each hierarchy (v2: [0]), removed with it when empty */
 	uint64_t oom_kills_at_start;
 	int hits_fd[2];       /* the files cgroup_limit_hits reads (memory's OOM kills, pids.events),
 	                         kept open once read (the memory one when the group is made; both
@@ -38,8 +42,19 @@ struct cgroup_usage {
 	uint64_t pids_current;
 	uint64_t oom_kills;
 	uint64_t pids_max_hits;     /* forks refused by the pids limit */
+	bool have_throttle;         /* a CPU bandwidth limit: how often and how long it held the run */
+	uint64_t nr_throttled;      /* periods the quota ran out in */
+	uint64_t throttled_us;      /* time the run's processes waited for the next period */
 };
 
+/* An OCI bundle's linux.cgroupsPath v (untrusted): the cgroupfs form "/a/b/NAME" or, when
+ * systemd (runc's --systemd-cgroup) or v is "slice:prefix:name", the systemd form mapped as
+ * runc maps it ("kubepods-besteffort-pod1.slice:cri-containerd:abc" -> kubepods.slice/
+ * kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/cri-containerd-abc.scope; an empty
+ * slice is system.slice, user.slice when rootless). *rel: the path relative to a hierarchy's
+ * root, each component a plain name (no '.', '..', empty, nor warren's own warren/). One line
+ * otherwise. */
+int cgroup_path_parse(const char *v, bool systemd, bool rootless, char **rel, struct error *err);
 /* Which controllers this host offers for a run started by us: a short text for selfcheck
  * ("v1: memory pids cpuacct", "v2: memory pids cpu") and what is missing. */
 enum cgroup_kind cgroup_host_kind(char **where, char **missing);
@@ -47,14 +62,20 @@ enum cgroup_kind cgroup_host_kind(char **where, char **missing);
  * runs have no cgroup of their own.) */
 bool cgroup_can_limit(const char *ctrl, bool rootless);
 /* Create <mount>/warren/<id> in the controllers the limits need (and for accounting, when we
- * may), readable by the host group reader (the run user's) and host root only. Fails with a
- * named reason when a requested limit cannot be enforced here. */
-int cgroup_create(struct cgroup *cg, const char *id, const struct limits *l, bool rootless, gid_t reader,
-		  struct error *err);
+ * may), readable by the host group reader (the run user's) and host root only; or, with rel
+ * (cgroup_path_parse's), <mount>/<rel> in every controller, with the parents it lacks (those
+ * made are removed with it), and never one that exists. Fails with a named reason when a
+ * requested limit cannot be enforced here. */
+int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool rootless,
+		  gid_t reader, struct error *err);
+/* A live run's new limits: those of l that are set (memory, pids, the CPU's) written into its
+ * groups (runc's update); one line when its cell has no group of that controller or the
+ * kernel refuses (a memory limit below what it uses). */
+int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err);
 /* v1, in a process placed in cg: the controllers of each hierarchy it is in, as
  * /proc/self/cgroup names them ("memory", "cpu,cpuacct"), each once, into out (heap strings,
  * NULL-terminated); how many. */
-size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[4]);
+size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[CGROUP_V1_N + 1]);
 /* v1, called by the cell's init, alone in its process: move itself into every controller's
  * group through tasks_fd (v2 starts init there with CLONE_INTO_CGROUP). A process that moves
  * only itself spares the kernel the write lock on every thread group of the host, which waits
@@ -70,6 +91,12 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u);
 void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits);
 /* Kill every process left and remove the directories. */
 int cgroup_destroy(struct cgroup *cg);
+/* the attribute naming the run (its cgroup name) whose group at a bundle's cgroupsPath it is */
+#define CGROUP_RUN_XATTR "trusted.warren.run"
+/* gc: remove the group of dead run name at a bundle's cgroupsPath rel (cgroup_path_parse's),
+ * in each hierarchy where it is still that run's (CGROUP_RUN_XATTR): never another's made
+ * there since. The parents it made are left. */
+int cgroup_remove_path(const char *rel, const char *name);
 /* gc: remove the group of a dead run by id (all kinds). */
 int cgroup_remove_by_id(const char *id);
 /* Open the files cgroup_limit_hits reads now (a warm cell, before its run comes), close-on-exec:

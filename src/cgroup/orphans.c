@@ -28,8 +28,8 @@ void cgroup_mark_dir(const char *dir, const char *owner)
 
 void cgroup_mark_owner(const struct cgroup *cg, const char *owner)
 {
-	const char *dirs[] = { cg->v2, cg->memory, cg->pids, cg->cpuacct };
-	for (size_t i = 0; i < 4; i++)
+	const char *dirs[] = { cg->v2, cg->memory, cg->pids, cg->cpuacct, cg->cpu, cg->cpuset };
+	for (size_t i = 0; i < 6; i++)
 		cgroup_mark_dir(dirs[i], owner);
 }
 

@@ -77,6 +77,10 @@ static const char RUN_HELP[] =
 	"                      root: a tmpfs of the run's own (default a quarter of the RAM; with\n"
 	"                      --keep the scratch is on disk and kept, uncapped unless given)\n"
 	"  --grace D           from SIGTERM to SIGKILL when stopping (default 5s)\n"
+	"  --cpus N            N CPUs' worth of time (e.g. 0.5, 1.5): the CFS quota of N * 100ms\n"
+	"                      per 100ms; the record says how long the run was throttled\n"
+	"  --cpuset LIST       the CPUs its processes may run on (e.g. 0, 0-1, 0,2), a subset of\n"
+	"                      the host's online CPUs (default: none of either)\n"
 	"\n"
 	"defences (all on by default; see docs/hardening.md):\n"
 	"  --seccomp FILE      use the seccomp profile FILE instead of the default one (warren's\n"
@@ -119,7 +123,7 @@ static const char RUN_HELP[] =
 
 enum {
 	O_ROOTFS = 256, O_WORK, O_USER, O_ENV, O_ENV_FILE, O_PASS_ENV, O_KEEP, O_STATE,
-	O_LIMIT, /* --time, --cpu-time, --memory, --pids, --output, --scratch, --grace (cli/spec.h) */
+	O_LIMIT, /* --time, --cpu-time, --memory, --pids, --output, --scratch, --grace, --cpus, --cpuset (cli/spec.h) */
 	O_RESULT, O_RESULT_FD, O_QUIET, O_HELP,
 	O_SECCOMP, O_SECCOMP_PRINT, O_ALLOW_NESTED, O_REQUIRE_LANDLOCK, O_PROTECT, O_CORE, O_NO_SYS, O_NO_REFUSED,
 	O_NET, O_PUBLISH, O_DNS_MAX_NAMES, /* network (net/net.h) */

@@ -24,6 +24,7 @@
 #include "run/id.h"
 #include "run/limits.h"
 #include "run/rundir.h"
+#include "util/cpus.h"
 #include "util/fs.h"
 #include "util/strv.h"
 #include "util/sys.h"
@@ -756,6 +757,10 @@ int cellspec_limit_option(const char *name, const char *v, struct limits *l, str
 			return error_set(err, 0, "--grace: '%s' is not a duration (e.g. 5s, 500ms)", v);
 		return 0;
 	}
+	if (!strcmp(name, "cpus"))
+		return cpus_take("--cpus", v, &l->cpu_quota_us, &l->cpu_period_us, err);
+	if (!strcmp(name, "cpuset"))
+		return cpuset_take("--cpuset", v, false, l->cpuset, sizeof l->cpuset, err);
 	const struct limit_desc *d = limit_find(name);
 	_cleanup_free_ char *what = xasprintf("--%s", name);
 	return limit_parse(d, what, v, limit_field(l, d), err);
@@ -829,7 +834,9 @@ int job_cell_spec(const struct job_args *a, const struct job *job, struct hist_o
 	s->limits = job->limits;
 	s->limits.time_ms = job->timeout_ms;
 	s->net = job->net;
-	if (cli_net_default(&s->net, err) < 0) /* a job without network: gets warren.conf's net */
+	/* a job without network: gets warren.conf's net; its publish: settled with its network:,
+	 * and a host port in use refused, as --publish */
+	if (cli_net_default(&s->net, err) < 0 || net_opts_finish(&s->net, err) < 0)
 		return -EINVAL;
 	s->keep = a->keep;
 	s->statedir = statedir_default(a->state);

@@ -100,8 +100,10 @@ int cellspec_driver(enum cell_driver *d, const char *name, struct error *err);
 	{ "time", required_argument, NULL, (code) }, { "cpu-time", required_argument, NULL, (code) },    \
 	{ "memory", required_argument, NULL, (code) }, { "pids", required_argument, NULL, (code) },      \
 	{ "output", required_argument, NULL, (code) }, { "scratch", required_argument, NULL, (code) },   \
-	{ "grace", required_argument, NULL, (code) }
-/* --NAME V of LIMIT_OPTIONS into l: a limit's value (or none), or the grace's duration. */
+	{ "grace", required_argument, NULL, (code) }, { "cpus", required_argument, NULL, (code) },        \
+	{ "cpuset", required_argument, NULL, (code) }
+/* --NAME V of LIMIT_OPTIONS into l: a limit's value (or none), the grace's duration, the CPU
+ * bandwidth (--cpus N) or the CPU list (--cpuset LIST). */
 int cellspec_limit_option(const char *name, const char *v, struct limits *l, struct error *err);
 
 /* ---- a job's cell spec: `warren job run` (cli/job.c) and a warm cell's run (cli/warm.c) ---- */

@@ -237,13 +237,18 @@ bool cli_has_via(int argc, char **argv)
 static const char SUBMIT_HELP[] =
 	"usage: warren submit [--via unix:PATH|tcp:HOST:PORT] [--token-file F] [--work DIR]\n"
 	"                     [--label K=V]... [--name N] [--env K=V]... [--time D] [--memory S]\n"
-	"                     [--cpu-time D] [--pids N] [--output S] [--scratch S] [--rootfs DIR]\n"
-	"                     [--net MODE] [--follow] [--json] (--job FILE | -- COMMAND [ARG...])\n"
+	"                     [--cpu-time D] [--pids N] [--output S] [--scratch S] [--cpus N] [--cpuset LIST]\n"
+	"                     [--rootfs DIR | --image NAME] [--bind SRC[:DST]]... [--ro-bind SRC[:DST]]...\n"
+	"                     [--net MODE] [--publish [ADDR:]HOSTPORT:CELLPORT]... [--follow] [--json]\n"
+	"                     (--job FILE | -- COMMAND [ARG...])\n"
 	"\n"
 	"Queue a command (or a job file) on a running 'warren serve' (default: the socket\n"
 	"<state>/serve.sock) and print its id and queue position. With --follow, print its output\n"
 	"as it runs and exit with its exit status. The run is an ordinary warren run: 'warren\n"
-	"history', 'warren show', 'warren logs' and 'warren kill' know it.\n";
+	"history', 'warren show', 'warren logs' and 'warren kill' know it.\n"
+	"--rootfs, --image, --bind, --ro-bind, --net and --publish are those of 'warren run', sent as\n"
+	"the request's fields; the server checks them as 'warren run' does (the gate, its image\n"
+	"store, the host's ports). A job file names its own (rootfs:, binds:, network:, publish:...).\n";
 
 struct submit_opts {
 	const char *via, *state, *token_file, *job;
@@ -254,7 +259,7 @@ struct submit_opts {
 static int submit_parse(int argc, char **argv, struct submit_opts *o, struct error *err)
 {
 	enum { O_VIA = 256, O_STATE, O_TOKEN, O_WORK, O_LABEL, O_NAME, O_ENV, O_ROOTFS, O_NET, O_JOB, O_FOLLOW,
-	       O_JSON, O_HELP, O_LIMIT };
+	       O_JSON, O_HELP, O_IMAGE, O_PUBLISH, O_BIND, O_RO_BIND, O_LIMIT };
 	static const struct option opts[] = {
 		{ "via", required_argument, NULL, O_VIA }, { "state", required_argument, NULL, O_STATE },
 		{ "token-file", required_argument, NULL, O_TOKEN }, { "work", required_argument, NULL, O_WORK },
@@ -262,7 +267,9 @@ static int submit_parse(int argc, char **argv, struct submit_opts *o, struct err
 		{ "env", required_argument, NULL, O_ENV }, { "rootfs", required_argument, NULL, O_ROOTFS },
 		{ "net", required_argument, NULL, O_NET }, { "job", required_argument, NULL, O_JOB },
 		{ "follow", no_argument, NULL, O_FOLLOW }, { "json", no_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, O_HELP },
+		{ "help", no_argument, NULL, O_HELP }, { "image", required_argument, NULL, O_IMAGE },
+		{ "publish", required_argument, NULL, O_PUBLISH }, { "bind", required_argument, NULL, O_BIND },
+		{ "ro-bind", required_argument, NULL, O_RO_BIND },
 		LIMIT_OPTIONS(O_LIMIT), { NULL, 0, NULL, 0 },
 	};
 	json_t *r = o->req, *labels = json_object(), *env = json_object(), *limits = json_object();
@@ -299,6 +306,25 @@ static int submit_parse(int argc, char **argv, struct submit_opts *o, struct err
 		}
 		case O_NAME: json_object_set_new(r, "name", json_string(optarg)); break;
 		case O_NET: json_object_set_new(r, "net", json_string(optarg)); break;
+		case O_IMAGE: json_object_set_new(r, "image", json_string(optarg)); break;
+		case O_PUBLISH: case O_BIND: case O_RO_BIND: {
+			const char *f = c == O_PUBLISH ? "publish" : c == O_BIND ? "binds" : "ro-binds";
+			if (!json_object_get(r, f))
+				json_object_set_new(r, f, json_array());
+			json_t *v = json_string(optarg);
+			if (c != O_PUBLISH) {
+				/* SRC made absolute here, as --work and --rootfs are: the server has no current
+				 * directory of the caller's (DST defaults to SRC) */
+				_cleanup_free_ char *src = xasprintf("%.*s", (int)strcspn(optarg, ":"), optarg);
+				_cleanup_free_ char *abs = *src ? abs_path_would_be(src) : NULL;
+				if (abs && strcmp(abs, src)) {
+					json_decref(v);
+					v = strchr(optarg, ':') ? json_sprintf("%s%s", abs, strchr(optarg, ':')) : json_string(abs);
+				}
+			}
+			json_array_append_new(json_object_get(r, f), v);
+			break;
+		}
 		case O_LABEL: case O_ENV:
 			if (!eq)
 				return error_set(err, 0, "--%s '%s': give KEY=VALUE", c == O_LABEL ? "label" : "env", optarg);

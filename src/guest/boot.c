@@ -149,6 +149,12 @@ void net_up(const struct guest_net *n)
 	if (sk < 0)
 		die(errno, "cannot open a socket to configure the network");
 	if_up(sk, "lo");
+	/* the guest's network is the cell's alone: its ports below 1024 are the job's, as in a
+	 * container's namespace (net/ports.c) */
+	int ports = open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC);
+	if (ports < 0 || write(ports, "0", 1) != 1)
+		die(errno, "cannot open the ports below 1024 to the job (net.ipv4.ip_unprivileged_port_start)");
+	close(ports);
 	if (n->on) {
 		int v6 = open("/proc/sys/net/ipv6/conf/all/disable_ipv6", O_WRONLY | O_CLOEXEC);
 		if (v6 >= 0 && write(v6, "1", 1) < 0) {

@@ -18,6 +18,7 @@
 #include "image/entry.h"
 #include "run/limits.h"
 #include "run/rundir.h"
+#include "util/cpus.h"
 #include "util/error.h"
 #include "util/strv.h"
 #include "util/sys.h"
@@ -212,13 +213,27 @@ bool job_workdir_inside(const char *workdir, const char *worktree)
 	return true;
 }
 
+/* limits.cpus (N CPUs' worth of time) and limits.cpuset (a list of the host's CPUs) */
+static void parse_cpu_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
+{
+	yaml_node_t *v = get(c, m, "cpus");
+	struct error e = { 0 };
+	if (v && (!scalar(v) || cpus_take("limits.cpus", scalar(v), &l->cpu_quota_us, &l->cpu_period_us, &e) < 0))
+		bad(c, v, "limits.cpus", "%s", scalar(v) ? strchr(e.msg, ' ') + 1 : "must be a number of CPUs (e.g. 0.5, 2)");
+	error_clear(&e);
+	if ((v = get(c, m, "cpuset")) &&
+	    (!scalar(v) || cpuset_take("limits.cpuset", scalar(v), false, l->cpuset, sizeof l->cpuset, &e) < 0))
+		bad(c, v, "limits.cpuset", "%s", scalar(v) ? strchr(e.msg, ' ') + 1 : "must be a CPU list (e.g. 0-1)");
+	error_clear(&e);
+}
+
 static void parse_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
 {
 	if (m->type != YAML_MAPPING_NODE) {
 		bad(c, m, "limits", "must be a mapping, e.g. { memory: 2G, pids: 512, scratch: 4G }");
 		return;
 	}
-	static const char *const known[] = { "memory", "pids", "scratch", "output", "cpu-time", "grace", NULL };
+	static const char *const known[] = { "memory", "pids", "scratch", "output", "cpu-time", "grace", "cpus", "cpuset", NULL };
 	check_keys(c, m, "limits", known);
 	static const char *const named[] = { "memory", "pids", "scratch", "output", "cpu-time" };
 	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
@@ -239,6 +254,7 @@ static void parse_limits(struct ctx *c, yaml_node_t *m, struct limits *l)
 	yaml_node_t *g = get(c, m, "grace");
 	if (g)
 		l->grace_ms = get_duration(c, m, "grace", "limits");
+	parse_cpu_limits(c, m, l);
 }
 
 static void parse_service(struct ctx *c, const char *name, yaml_node_t *m, struct job_service *s)
@@ -456,10 +472,35 @@ static void parse_cell(struct ctx *c, yaml_node_t *root, struct job *job)
 		    job->hostname);
 }
 
+/* publish: ["8080:4096", "127.0.0.1:8081:80"]: the cell's TCP ports the host reaches, each as
+ * --publish [ADDR:]HOSTPORT:CELLPORT (the mode they imply is settled when the run is made:
+ * nat, or none+publish under network: none). */
+static void parse_publish(struct ctx *c, yaml_node_t *root, struct job *job)
+{
+	yaml_node_t *l = get(c, root, "publish");
+	if (!l)
+		return;
+	if (l->type != YAML_SEQUENCE_NODE) {
+		bad(c, l, "publish", "must be a list of \"[ADDR:]HOSTPORT:CELLPORT\", e.g. [\"8080:4096\"]");
+		return;
+	}
+	for (yaml_node_item_t *it = l->data.sequence.items.start; it < l->data.sequence.items.top; it++) {
+		yaml_node_t *n = node(c, *it);
+		_cleanup_free_ char *w = xasprintf("publish[%zu]", (size_t)(it - l->data.sequence.items.start));
+		struct error e = { 0 };
+		if (!scalar(n))
+			bad(c, n, w, "must be a string \"[ADDR:]HOSTPORT:CELLPORT\", e.g. \"8080:4096\"");
+		else if (net_parse_publish(&job->net, scalar(n), &e) < 0)   /* its words, named as the key */
+			bad(c, n, w, "%s", e.msg + (strncmp(e.msg, "--publish", 9) ? 0 : 9 + strspn(e.msg + 9, ": ")));
+		error_clear(&e);
+	}
+}
+
 static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 {
 	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network",
-					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", "image", "driver", NULL };
+					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", "image", "driver", "publish",
+					     NULL };
 	check_keys(c, root, "", known);
 	char *driver = get_string(c, root, "driver", "");
 	if (driver && (!strcmp(driver, "vm") || !strcmp(driver, "container")))
@@ -514,6 +555,7 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 			bad(c, net, "network", "%s", e.msg + (strncmp(e.msg, "--net", 5) ? 0 : 5 + strspn(e.msg + 5, ": ")));
 		error_clear(&e);
 	}
+	parse_publish(c, root, job);
 
 	yaml_node_t *sv = get(c, root, "services");
 	if (sv && sv->type != YAML_MAPPING_NODE) {

@@ -341,6 +341,28 @@ static void bridge_remove(void)
 	link_bridge_remove();
 }
 
+int net_publish_taken(const struct net_opts *o, struct error *err)
+{
+	DIR *d = o->npublish ? opendir(NET_RUNDIR "/leases") : NULL;
+	struct dirent *e;
+	int r = 0;
+	while (r == 0 && d && (e = readdir(d))) {
+		_cleanup_free_ char *path = e->d_name[0] == '.' ? NULL : xasprintf(NET_RUNDIR "/leases/%s", e->d_name);
+		struct lease l;
+		if (!path || !lease_read(path, &l))
+			continue;
+		for (unsigned k = 0; k < l.npub && r == 0; k++)
+			for (unsigned j = 0; j < o->npublish && r == 0; j++)
+				if (l.pub[k].host_port == o->publish[j].host_port && lease_live(&l))
+					r = error_set(err, 0, "--publish: host port %u is published by %s, which is running; "
+						      "choose another HOSTPORT", o->publish[j].host_port, l.id);
+		free(l.rundir);
+	}
+	if (d)
+		closedir(d);
+	return r < 0 ? -EADDRINUSE : 0;
+}
+
 /* Choose a free address for the run: one pass over the lease directory (reclaiming leases of
  * runs whose supervisor is gone, refusing a host port another live run publishes), then the
  * first address no lease names. The caller holds the lock. */
@@ -451,14 +473,8 @@ char *net_cell_file(enum net_mode mode, const char *hostname, int which)
  * go through pasta's -t for --net none only, whose firewall refuses all the cell starts. */
 static int rootless_prepare(struct net_state *n, const char *rundir, struct error *err)
 {
-	if (n->mode == NET_ALLOW)
-		return error_set(err, EPERM, "--net allow= needs root: a rootless run's traffic leaves through pasta, "
-				 "and warren does not enforce an allow list there yet; use --net nat (nat,allow=ADDR adds "
-				 "private addresses), or run warren as root");
-	if (n->npublish && n->mode != NET_PUBLISHED)
-		return error_set(err, EPERM, "--publish with --net %s needs root: a rootless run publishes ports only with "
-				 "--net none (the cell answers on them and reaches nothing); run warren as root for both",
-				 net_mode_name(n->mode));
+	if (net_mode_allowed(n->mode, n->npublish, true, false, err) < 0)
+		return -EPERM;
 	const char *what = n->mode == NET_PUBLISHED ? "--publish" : "--net nat";
 	_cleanup_free_ char *pasta = pasta_find();
 	if (!pasta)

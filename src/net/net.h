@@ -141,6 +141,10 @@ char *net_cell_file(enum net_mode mode, const char *hostname, int which);
  * address (under a host-wide lock); rootless runs: only the checks (nat only, pasta installed). */
 int net_prepare(struct net_state *n, const struct net_opts *o, const char *id, const char *rundir, bool rootless,
 		struct error *err);
+/* Before a run is accepted (warren serve): a host port of o that a live run publishes already,
+ * by the leases (read, not locked: net_prepare decides under the lock); 0, or -EADDRINUSE with
+ * the one line naming the port and the run. Nothing to read (a rootless caller): 0. */
+int net_publish_taken(const struct net_opts *o, struct error *err);
 /* Between the cell's start and its release: veth, bridge, address, route, firewall, resolver;
  * rootless runs: pasta attached to the cell's network namespace. */
 int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, struct error *err);

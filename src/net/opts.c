@@ -275,6 +275,24 @@ const char *net_mode_name(enum net_mode mode)
 	return "?";
 }
 
+int net_mode_allowed(enum net_mode mode, unsigned npublish, bool rootless, bool vm, struct error *err)
+{
+	if (!rootless)
+		return 0;
+	if (mode == NET_ALLOW)
+		return error_set(err, EPERM, "--net allow= needs root: a rootless run's traffic leaves through pasta, "
+				 "and warren does not enforce an allow list there yet; use --net nat (nat,allow=ADDR adds "
+				 "private addresses), or run warren as root");
+	if (npublish && vm)
+		return error_set(err, EPERM, "--publish in a rootless VM: warren does not forward ports to a rootless "
+				 "guest (pasta, then passt); use --driver container, or run warren as root");
+	if (npublish && mode != NET_PUBLISHED)
+		return error_set(err, EPERM, "--publish with --net %s needs root: a rootless run publishes ports only with "
+				 "--net none (the cell answers on them and reaches nothing); run warren as root for both",
+				 net_mode_name(mode));
+	return 0;
+}
+
 int net_opts_finish(struct net_opts *o, struct error *err)
 {
 	o->mode = net_publish_mode(o->mode, o->mode_given, o->npublish);

@@ -44,6 +44,11 @@ enum net_mode net_publish_mode(enum net_mode mode, bool given, unsigned npublish
  * a host port in use or an address the host does not have refused (one line naming the port
  * and what to do). */
 int net_opts_finish(struct net_opts *o, struct error *err);
+/* Whether a run may have the network mode (settled: net_opts_finish) with npublish published
+ * ports: a rootless run (rootless) has no allow= (its traffic leaves through pasta, where warren
+ * keeps no allow set) and publishes ports only under --net none (NET_PUBLISHED); a rootless VM
+ * (vm) publishes none. 0, or -EPERM with the one line why and what to do. */
+int net_mode_allowed(enum net_mode mode, unsigned npublish, bool rootless, bool vm, struct error *err);
 /* The mode as the record writes it: "none", "nat", "allow", "none+publish". */
 const char *net_mode_name(enum net_mode mode);
 

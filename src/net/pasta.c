@@ -320,9 +320,8 @@ static const char **passt_argv(const struct net_state *n, const char *passt, cha
 
 int passt_start(struct net_state *n, struct error *err)
 {
-	if (n->npublish)
-		return error_set(err, EPERM, "--publish in a rootless VM: warren does not forward ports to a rootless "
-				 "guest (pasta, then passt); use --driver container, or run warren as root");
+	if (net_mode_allowed(n->mode, n->npublish, true, true, err) < 0)
+		return -EPERM;
 	_cleanup_free_ char *passt = host_tool_find("passt");
 	if (!passt)
 		return error_set(err, ENOENT, "--net nat for a rootless VM needs passt; install the Debian package passt");

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup/freezer.h"
@@ -285,15 +286,103 @@ static int oci_cmd_delete(const char *id, bool force)
 	return r < 0 ? oci_fail("cannot remove the state of %s under %s: %s", id, root, strerror(-r)) : 0;
 }
 
-/* ps: the host pids of the processes in the cell's pid namespace (its init, the job, what the
- * job started, exec's processes), as a JSON array or one per line. */
-static int oci_cmd_ps(const char *id, const char *format)
+/* Which column of ps's header line is PID (0-based), or -1 */
+static int pid_column(const char *header)
+{
+	int col = 0;
+	for (const char *t = header; *t;) {
+		t += strspn(t, " \t");
+		size_t n = strcspn(t, " \t\n");
+		if (n == 3 && !strncmp(t, "PID", 3))
+			return col;
+		if (!n)
+			break;
+		t += n;
+		col++;
+	}
+	return -1;
+}
+
+/* The field col of line as a pid, or -1 */
+static long field_pid(const char *line, int col)
+{
+	const char *t = line;
+	for (int c = 0; c < col && *t; c++) {
+		t += strspn(t, " \t");
+		t += strcspn(t, " \t\n");
+	}
+	char *end;
+	long v = strtol(t, &end, 10);
+	return end == t ? -1 : v;
+}
+
+/* ps's table (args, default -ef), its header and the lines of pids */
+static int ps_table(json_t *pids, char **args)
+{
+	int fd[2];
+	if (pipe2(fd, O_CLOEXEC) < 0)
+		return oci_fail("ps: cannot make a pipe: %s", strerror(errno));
+	pid_t c = fork();
+	if (c == 0) {
+		dup2(fd[1], STDOUT_FILENO);
+		size_t n = 0;
+		while (args && args[n])
+			n++;
+		char **argv = xcalloc(n + 2 + !n, sizeof *argv);
+		argv[0] = "ps";
+		for (size_t k = 0; k < n; k++)
+			argv[k + 1] = args[k];
+		if (!n)
+			argv[1] = "-ef";
+		execvp("ps", argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	FILE *f = c > 0 ? fdopen(fd[0], "re") : NULL;
+	if (!f) {
+		close(fd[0]);
+		return oci_fail("ps: cannot run ps: %s", strerror(errno));
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	int col = -1;
+	for (bool first = true; getline(&line, &cap, f) > 0; first = false) {
+		if (first) {
+			col = pid_column(line);
+			fputs(line, stdout);
+			continue;
+		}
+		long p = col >= 0 ? field_pid(line, col) : -1;
+		size_t i;
+		json_t *v;
+		json_array_foreach(pids, i, v) if (json_integer_value(v) == p) {
+			fputs(line, stdout);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	int st = 0;
+	waitpid(c, &st, 0);
+	if (col < 0)
+		return oci_fail("ps: the output of ps has no PID column (give ps options that print it)");
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : oci_fail("ps: ps failed (exit %d)", WEXITSTATUS(st));
+}
+
+/* ps: the processes in the cell's pid namespace (its init, the job, what the job started,
+ * exec's processes): their host pids as a JSON array, or the lines of ps's table (args, runc's
+ * default -ef) of them. */
+static int oci_cmd_ps(const char *id, const char *format, char **args)
 {
 	_cleanup_free_ char *root = NULL;
 	_cleanup_close_ int dfd = -1;
 	struct oci_state st;
 	if (open_container(id, &dfd, &st, &root))
 		return OCI_FAIL;
+	if (format && strcmp(format, "json") && strcmp(format, "table")) {
+		oci_state_free(&st);
+		return oci_fail("ps: --format '%s': give table or json", format);
+	}
 	bool live = strcmp(oci_status(&st), "stopped") != 0;
 	char path[64], ns[64] = "", other[64];
 	/* the job's (init is not readable by its user: it is not dumpable) */
@@ -315,18 +404,40 @@ static int oci_cmd_ps(const char *id, const char *format)
 		if (m == n && !memcmp(other, ns, (size_t)n))
 			json_array_append_new(pids, json_integer(pid));
 	}
+	int r = 0;
 	if (format && !strcmp(format, "json")) {
 		char *t = json_dumps(pids, JSON_COMPACT);
 		printf("%s\n", t);
 		free(t);
 	} else {
-		size_t i;
-		json_t *v;
-		printf("PID\n");
-		json_array_foreach(pids, i, v) printf("%lld\n", (long long)json_integer_value(v));
+		fflush(stdout);
+		r = ps_table(pids, args);
 	}
 	json_decref(pids);
-	return 0;
+	return r;
+}
+
+/* update --resources FILE (or - for stdin): the live container's memory, pids and CPU limits,
+ * set by its supervisor (which keeps them for the record) */
+static int oci_cmd_update(const char *id, const char *resources)
+{
+	if (!resources)
+		return oci_fail("update: give --resources FILE (or - for standard input), the JSON of linux.resources");
+	json_error_t je;
+	json_t *j = !strcmp(resources, "-") ? json_loadf(stdin, 0, &je) : json_load_file(resources, 0, &je);
+	if (!j)
+		return oci_fail("update: --resources %s: %s (line %d)", resources, je.text, je.line);
+	struct limits l = { 0 };
+	_cleanup_error_ struct error err = { 0 };
+	int r = oci_update_limits(j, &l, &err);
+	json_decref(j);
+	if (r < 0)
+		return oci_fail("update: --resources %s: %s", resources, err.msg);
+	_cleanup_free_ char *cmd = xasprintf("update %llu %llu %llu %llu %llu %s %s", (unsigned long long)l.memory,
+					     (unsigned long long)l.pids, (unsigned long long)l.cpu_quota_us,
+					     (unsigned long long)l.cpu_period_us, (unsigned long long)l.cpu_shares,
+					     l.cpuset[0] ? l.cpuset : "-", l.cpumems[0] ? l.cpumems : "-");
+	return ctl_live(id, cmd, false);
 }
 
 /* ---- dispatch ---- */
@@ -344,7 +455,10 @@ static const char OCI_HELP[] =
 	"  run --bundle DIR [--detach] ID   create + start, wait, exit as its process did\n"
 	"  exec --process FILE [--detach] [--pid-file F] [--console-socket S] ID\n"
 	"                      a new process in the running container's cell\n"
-	"  ps [--format json] ID   the host pids of the processes in its cell\n"
+	"  ps [--format json|table] ID [PS-ARGS]   the container's own processes: ps's lines\n"
+	"                      (ps -ef, or PS-ARGS) of them, or their host pids as JSON\n"
+	"  update --resources FILE|- ID   new memory, pids and cpu limits of a live container\n"
+	"                      (linux.resources JSON)\n"
 	"  pause ID, resume ID freeze and thaw its processes (cgroup freezer)\n"
 	"  features            what this runtime supports (JSON, runtime-spec features.md)\n"
 	"  spec [--bundle DIR] write a default config.json\n"
@@ -354,7 +468,7 @@ static const char OCI_HELP[] =
 
 struct cmdopts {
 	const char *bundle, *pid_file, *console_socket, *preserve_fds, *detach, *force, *all, *nopivot, *nokeyring,
-		*process, *format, *rootless, *tty, *nnp, *ignored, *help;
+		*process, *format, *rootless, *tty, *nnp, *ignored, *help, *resources;
 };
 
 static int dispatch(const char *cmd, int argc, char **argv, int i)
@@ -369,7 +483,7 @@ static int dispatch(const char *cmd, int argc, char **argv, int i)
 		/* exec's: the process JSON says what they would (podman passes --tty with it) */
 		{ "tty", 't', false, &o.tty }, { "no-new-privs", 0, false, &o.nnp },
 		{ "process-label", 0, true, &o.ignored }, { "apparmor", 0, true, &o.ignored },
-		{ "help", 'h', false, &o.help }, { NULL, 0, false, NULL },
+		{ "resources", 'r', true, &o.resources }, { "help", 'h', false, &o.help }, { NULL, 0, false, NULL },
 	};
 	if (!parse_flags(argc, argv, &i, fl, cmd))
 		return OCI_FAIL;
@@ -397,7 +511,9 @@ static int dispatch(const char *cmd, int argc, char **argv, int i)
 	if (!strcmp(cmd, "start"))
 		return oci_cmd_start(id);
 	if (!strcmp(cmd, "ps"))
-		return oci_cmd_ps(id, o.format);
+		return oci_cmd_ps(id, o.format, argv + i + 1);
+	if (!strcmp(cmd, "update"))
+		return oci_cmd_update(id, o.resources);
 	if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume"))
 		return ctl_live(id, cmd, false);
 	if (!strcmp(cmd, "state"))

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cgroup/cgroup.h"
 #include "cli/spec.h"
 #include "oci/internal.h"
 #include "run/rundir.h"
+#include "util/cpus.h"
 #include "util/fs.h"
 #include "util/strv.h"
 
@@ -180,6 +182,61 @@ static int take_devices(json_t *devs, struct error *err)
 	return 0;
 }
 
+int oci_take_cpu(json_t *cpu, struct limits *l, struct error *err)
+{
+	json_int_t quota = json_integer_value(jget(cpu, "quota")), period = json_integer_value(jget(cpu, "period"));
+	json_int_t shares = json_integer_value(jget(cpu, "shares"));
+	if (jget(cpu, "realtimeRuntime") || jget(cpu, "realtimePeriod"))
+		return error_set(err, 0, "linux.resources.cpu.realtimeRuntime/realtimePeriod: warren gives a cell no real-time CPU time; leave them out");
+	if (period && (period < 1000 || period > 1000000))
+		return error_set(err, 0, "linux.resources.cpu.period %lld: give from 1000 to 1000000 (microseconds)", (long long)period);
+	if (quota > 0 && quota < 1000)
+		return error_set(err, 0, "linux.resources.cpu.quota %lld: give at least 1000 (microseconds), or -1 for none", (long long)quota);
+	if (shares && (shares < 2 || shares > 262144))
+		return error_set(err, 0, "linux.resources.cpu.shares %lld: give from 2 to 262144", (long long)shares);
+	if (quota > 0) {
+		l->cpu_quota_us = (uint64_t)quota;
+		l->cpu_period_us = period > 0 ? (uint64_t)period : 100000;
+	} else if (quota < 0) {
+		l->cpu_quota_us = l->cpu_period_us = 0; /* -1: none */
+	}
+	if (shares > 0)
+		l->cpu_shares = (uint64_t)shares;
+	const char *cpus = jstr(cpu, "cpus"), *mems = jstr(cpu, "mems");
+	if (cpus && *cpus && cpuset_take("linux.resources.cpu.cpus", cpus, false, l->cpuset, sizeof l->cpuset, err) < 0)
+		return -EINVAL;
+	if (mems && *mems && cpuset_take("linux.resources.cpu.mems", mems, true, l->cpumems, sizeof l->cpumems, err) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* resources' "limit" of what (memory, pids): a positive number into *out; absent, 0 or -1 (no
+ * limit: kept as it is) leave it */
+static int update_limit(json_t *r, const char *what, uint64_t *out, struct error *err)
+{
+	json_t *v = jget(jget(r, what), "limit");
+	if (v && !json_is_integer(v))
+		return error_set(err, 0, "%s.limit: not a number (bytes for memory, a count for pids)", what);
+	if (json_integer_value(v) > 0)
+		*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+int oci_update_limits(json_t *r, struct limits *l, struct error *err)
+{
+	if (!json_is_object(r))
+		return error_set(err, 0, "the resources must be a JSON object (runtime-spec linux.resources: memory, pids, cpu)");
+	if (update_limit(r, "memory", &l->memory, err) < 0 || update_limit(r, "pids", &l->pids, err) < 0 ||
+	    oci_take_cpu(jget(r, "cpu"), l, err) < 0)
+		return -EINVAL;
+	if (jnonempty(jget(r, "hugepageLimits")) || jnonempty(jget(r, "rdma")) || jnonempty(jget(r, "unified")) ||
+	    jnonempty(jget(r, "blockIO")))
+		return error_set(err, 0, "%s: not supported by warren; give memory, pids and cpu",
+				 jnonempty(jget(r, "hugepageLimits")) ? "hugepageLimits" : jnonempty(jget(r, "rdma")) ? "rdma"
+				 : jnonempty(jget(r, "unified")) ? "unified" : "blockIO");
+	return 0;
+}
+
 static int take_resources(json_t *r, struct cell_spec *s, struct error *err)
 {
 	json_int_t mem = json_integer_value(jget(jget(r, "memory"), "limit"));
@@ -188,9 +245,8 @@ static int take_resources(json_t *r, struct cell_spec *s, struct error *err)
 	json_int_t pids = json_integer_value(jget(jget(r, "pids"), "limit"));
 	if (pids > 0)
 		s->limits.pids = (uint64_t)pids;
-	json_t *cpu = jget(r, "cpu");
-	if (json_integer_value(jget(cpu, "quota")) > 0 || jnonempty(jget(cpu, "cpus")) || jstr(cpu, "cpus") || jstr(cpu, "mems"))
-		return error_set(err, 0, "linux.resources.cpu (quota or cpus): warren has no CPU bandwidth or pinning limit; leave it out (warren's --cpu-time limit is total CPU time)");
+	if (oci_take_cpu(jget(r, "cpu"), &s->limits, err) < 0)
+		return -EINVAL;
 	if (jnonempty(jget(r, "hugepageLimits")) || jnonempty(jget(r, "rdma")) || jnonempty(jget(r, "unified")))
 		return error_set(err, 0, "linux.resources.%s: not supported by warren; leave it out",
 				 jnonempty(jget(r, "hugepageLimits")) ? "hugepageLimits" : jnonempty(jget(r, "rdma")) ? "rdma" : "unified");
@@ -226,6 +282,12 @@ static int take_linux(json_t *l, struct cell_spec *s, struct error *err)
 	if (take_namespaces(jget(l, "namespaces"), err) < 0 || take_devices(jget(l, "devices"), err) < 0 ||
 	    take_resources(jget(l, "resources"), s, err) < 0)
 		return -EINVAL;
+	const char *cgp = jstr(l, "cgroupsPath");
+	if (cgp && *cgp && cgroup_path_parse(cgp, oci_g.systemd_cgroup, s->rootless, &s->cgroup_path, err) < 0)
+		return -EINVAL;
+	/* rootless: no group of warren's here, so none is delegated to its caller */
+	if (s->cgroup_path && s->rootless)
+		return error_set(err, 0, "linux.cgroupsPath '%s': a rootless caller has no cgroup delegated to warren on this host; leave it out (or run as root)", cgp);
 	const char *prop = jstr(l, "rootfsPropagation");
 	if (prop && (!strcmp(prop, "shared") || !strcmp(prop, "rshared")))
 		return error_set(err, 0, "linux.rootfsPropagation '%s': a cell's mounts never propagate to the host; leave it out or use private/slave", prop);

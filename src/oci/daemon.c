@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup/cgroup.h"
 #include "cgroup/freezer.h"
 #include "cgroup/orphans.h"
 #include "oci/internal.h"
@@ -126,8 +127,41 @@ static const char *freeze(struct daemon *d, bool frozen, char *buf, size_t len)
 	return "ok";
 }
 
+/* update (oci_cmd_update): "update MEMORY PIDS QUOTA PERIOD SHARES CPUS MEMS", 0 and "-" for
+ * what is left as it is: written into the cell's groups, and kept in its spec (the record's
+ * limits, the causes' values) */
+static const char *update(struct daemon *d, const char *cmd, char *buf, size_t len)
+{
+	struct limits l = { 0 };
+	unsigned long long m, p, q, per, sh;
+	char cpus[sizeof l.cpuset], mems[sizeof l.cpumems];
+	if (sscanf(cmd, "update %llu %llu %llu %llu %llu %127s %63s", &m, &p, &q, &per, &sh, cpus, mems) != 7)
+		return "update: a malformed request";
+	l = (struct limits){ .memory = m, .pids = p, .cpu_quota_us = q, .cpu_period_us = per, .cpu_shares = sh };
+	if (strcmp(cpus, "-"))
+		snprintf(l.cpuset, sizeof l.cpuset, "%s", cpus);
+	if (strcmp(mems, "-"))
+		snprintf(l.cpumems, sizeof l.cpumems, "%s", mems);
+	struct error err = { 0 };
+	if (cgroup_update(&d->u.cg, &l, &err) < 0) {
+		snprintf(buf, len, "update: %s", err.msg);
+		error_clear(&err);
+		return buf;
+	}
+	struct limits *sl = &d->u.s->limits;
+	if (m) sl->memory = m;
+	if (p) sl->pids = p;
+	if (q) sl->cpu_quota_us = q, sl->cpu_period_us = per;
+	if (sh) sl->cpu_shares = sh;
+	if (l.cpuset[0]) memcpy(sl->cpuset, l.cpuset, sizeof l.cpuset);
+	if (l.cpumems[0]) memcpy(sl->cpumems, l.cpumems, sizeof l.cpumems);
+	return "ok";
+}
+
 static const char *ctl_do(struct daemon *d, const char *cmd, char *buf, size_t len)
 {
+	if (!strncmp(cmd, "update ", 7))
+		return update(d, cmd, buf, len);
 	if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume"))
 		return freeze(d, cmd[0] == 'p', buf, len);
 	int sig = 0, all = 0;
@@ -158,7 +192,7 @@ static const char *ctl_do(struct daemon *d, const char *cmd, char *buf, size_t l
 			freeze(d, false, buf, len);
 		return "ok";
 	}
-	snprintf(buf, len, "%s: not supported by warren yet", cmd);
+	snprintf(buf, len, "%.200s: not supported by warren yet", cmd);
 	return buf;
 }
 
@@ -166,7 +200,7 @@ static void ctl_serve(struct daemon *d)
 {
 	int c;
 	while ((c = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
-		char cmd[200], buf[256];
+		char cmd[512], buf[512];
 		/* a caller that connects and says nothing must not hold the supervisor (its limits,
 		 * output and job): a second for its command, as oci_ctl writes it at once */
 		struct pollfd p = { .fd = c, .events = POLLIN };

@@ -28,7 +28,8 @@
 #include "util/sys.h"
 
 /* The run's cgroups, as the job's /proc/PID/cgroup names them, opened for writing (host view,
- * before the mount namespace changes); rootless: none. */
+ * before the mount namespace changes): warren's (warren/...) or the bundle's cgroupsPath's,
+ * every group but a hierarchy's root; rootless: none. */
 static size_t open_cgroups(pid_t job, int *fds, size_t max)
 {
 	char path[64];
@@ -37,7 +38,7 @@ static size_t open_cgroups(pid_t job, int *fds, size_t max)
 	size_t n = 0;
 	for (char *line = text ? strtok(text, "\n") : NULL; line && n < max; line = strtok(NULL, "\n")) {
 		char *ctrl = strchr(line, ':'), *p = ctrl ? strchr(ctrl + 1, ':') : NULL;
-		if (!p || strstr(p, "/warren/") == NULL)
+		if (!p || !strcmp(p, ":/") || strstr(p, ".."))
 			continue;
 		*p++ = 0;
 		ctrl++;
@@ -103,8 +104,8 @@ static void __attribute__((noreturn)) exec_child(struct cell_spec *s, const int 
 /* The keeper: into the cell, fork the process, wait for it, end as it did. */
 static void __attribute__((noreturn)) keeper(struct cell_spec *s, pid_t job, const char *console_path, int ready)
 {
-	int cg[8];
-	size_t ncg = open_cgroups(job, cg, 8);
+	int cg[16];
+	size_t ncg = open_cgroups(job, cg, 16);
 	/* the console socket is a path of the caller's mount namespace: connected before leaving it */
 	struct error err = { 0 };
 	int console = console_path ? oci_console_connect(console_path, &err) : -1;

@@ -98,6 +98,12 @@ struct oci_bundle {
  * fill s (a whole cell spec, ready for the supervisor) from it; what warren cannot honour is
  * refused with one line naming the field. */
 int oci_bundle_load(const char *bundle, int kept, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err);
+/* linux.resources.cpu (quota, period, shares, cpus, mems) into l; one line for what is out
+ * of range or names CPUs the host does not have. */
+int oci_take_cpu(json_t *cpu, struct limits *l, struct error *err);
+/* update's resources (runtime-spec linux.resources): memory.limit, pids.limit and cpu into l
+ * (0 where not given); one line for what is not a number or not supported. */
+int oci_update_limits(json_t *r, struct limits *l, struct error *err);
 /* Keep b's config in the container's state directory dfd (OCI_KEPT_CONFIG); 0 or -errno. */
 int oci_bundle_keep(int dfd, const struct oci_bundle *b);
 /* A terminal asked (process.terminal) goes to --console-socket: refused without one. */

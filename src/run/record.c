@@ -49,9 +49,18 @@ static json_t *image_json(const struct cell_spec *s)
 
 static json_t *limits_json(const struct limits *l)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "time_ms", opt_u64(l->time_ms), "cpu_time_ms",
-			 opt_u64(l->cpu_ms), "memory", opt_u64(l->memory), "pids", opt_u64(l->pids), "output",
-			 opt_u64(l->output), "scratch", opt_u64(l->scratch), "grace_ms", (json_int_t)l->grace_ms);
+	json_t *j = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "time_ms", opt_u64(l->time_ms), "cpu_time_ms",
+			      opt_u64(l->cpu_ms), "memory", opt_u64(l->memory), "pids", opt_u64(l->pids), "output",
+			      opt_u64(l->output), "scratch", opt_u64(l->scratch), "grace_ms", (json_int_t)l->grace_ms);
+	/* the CPU's: its bandwidth as CPUs (quota / period), the shares, the CPUs and nodes */
+	uint64_t period = l->cpu_period_us ? l->cpu_period_us : 100000;
+	json_object_set_new(j, "cpus", l->cpu_quota_us ? json_real((double)l->cpu_quota_us / (double)period) : json_null());
+	json_object_set_new(j, "cpu_quota_us", opt_u64(l->cpu_quota_us));
+	json_object_set_new(j, "cpu_period_us", l->cpu_quota_us ? json_integer((json_int_t)period) : json_null());
+	json_object_set_new(j, "cpu_shares", opt_u64(l->cpu_shares));
+	json_object_set_new(j, "cpuset", l->cpuset[0] ? json_string(l->cpuset) : json_null());
+	json_object_set_new(j, "cpuset_mems", l->cpumems[0] ? json_string(l->cpumems) : json_null());
+	return j;
 }
 
 static json_t *user_json(const struct cell_spec *s)
@@ -146,6 +155,8 @@ int record_write_spec(const struct cell_spec *s, struct error *err)
 	/* the defences asked for: `warren policy` answers from them */
 	json_object_set_new(j, "policy", policy_json(&s->policy));
 	json_object_set_new(j, "image", image_json(s));
+	/* a bundle's linux.cgroupsPath, where its group is (gc removes it from there) */
+	json_object_set_new(j, "cgroup_path", s->cgroup_path ? json_sprintf("/%s", s->cgroup_path) : json_null());
 	/* which directory the worktree was: gc checks it is still that one before looking in it */
 	struct stat st;
 	if (fstat(s->worktree_fd, &st) == 0)
@@ -180,6 +191,9 @@ char *record_result_json(const struct cell_spec *s, const struct run_result *r, 
 	json_object_set_new(j, "cpu_sys_s", r->have_cpu ? json_real(r->cpu_sys_s) : json_null());
 	json_object_set_new(j, "peak_memory_bytes", r->have_memory ? json_integer((json_int_t)r->peak_memory) : json_null());
 	json_object_set_new(j, "pids_peak", r->have_pids ? json_integer((json_int_t)r->pids_peak) : json_null());
+	/* CPU bandwidth (--cpus): the periods the quota ran out in, the time held back */
+	json_object_set_new(j, "cpu_throttled_periods", r->have_throttle ? json_integer((json_int_t)r->nr_throttled) : json_null());
+	json_object_set_new(j, "cpu_throttled_s", r->have_throttle ? json_real((double)r->throttled_us / 1e6) : json_null());
 	json_object_set_new(j, "output_bytes", r->have_output ? json_integer((json_int_t)r->output_bytes) : json_null());
 	json_object_set_new(j, "scratch_bytes", json_integer((json_int_t)r->scratch_bytes));
 	json_object_set_new(j, "limits", limits_json(&s->limits));

@@ -32,6 +32,8 @@ struct run_result {
 	double cpu_user_s, cpu_sys_s;
 	uint64_t peak_memory, pids_peak, output_bytes, scratch_bytes;
 	bool have_output;
+	bool have_throttle;         /* a CPU bandwidth limit (--cpus): how often, how long it held the run */
+	uint64_t nr_throttled, throttled_us;
 };
 
 const char *run_status_name(enum run_status s);

@@ -167,7 +167,8 @@ static json_t *log_names(struct server *s, const char *id)
 	return a;
 }
 
-/* GET /v1/runs/{id}: the row, the queue position, spec.json, result.json, steps, logs. */
+/* GET /v1/runs/{id}: the row, the queue position, spec.json, result.json, steps, logs, the
+ * published ports. */
 static json_t *run_detail(struct server *s, json_t *row, const char *id)
 {
 	json_t *result = record_file(s, id, "result.json");
@@ -185,6 +186,9 @@ static json_t *run_detail(struct server *s, json_t *row, const char *id)
 	json_decref(tasks);
 	json_object_set_new(j, "now_ms", json_integer(history_now_ms()));  /* the clocks of a remote browser */
 	json_object_set_new(j, "logs", log_names(s, id));
+	/* where the host reaches the cell (publish): the record's, once the run started */
+	json_t *pub = json_object_get(spec ? spec : result, "published");
+	json_object_set_new(j, "published", json_is_array(pub) ? json_incref(pub) : json_array());
 	json_object_set_new(j, "spec", spec ? spec : json_null());
 	json_object_set_new(j, "result", result ? result : json_null());
 	return j;

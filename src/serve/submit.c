@@ -1,24 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* submit.c - POST /v1/runs: a command or a job (JSON), checked field by field with one clear
- * message for the first mistake, turned into a job (a command is a job of one step "main"):
+ * message for the first mistake (its binds, image and published ports as the command line's
+ * are: the gate, the store, the host's ports and the leases of live runs), turned into a job (a command is a job of one step "main"):
  * given to a warm cell with its text, or written as a job file of the server's (<state>/serve/
  * <id>.job.json) for the arguments of `warren job run`, then queued with its row in the
  * history. */
 #include "serve/internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cell/gate.h"
+#include "cell/mounts.h"
+#include "image/store.h"
 #include "job/jobfile.h"
 #include "util/fs.h"
 #include "util/strv.h"
 
-static const char *const FIELDS[] = { "command", "job", "env", "limits", "worktree", "rootfs", "net", "labels", "name",
-				       "timeout", NULL };
-static const char *const LIMITS[] = { "time", "cpu-time", "memory", "pids", "output", "scratch", "grace", NULL };
+static const char *const FIELDS[] = { "command", "job", "env", "limits", "worktree", "rootfs", "image", "net", "publish",
+				       "binds", "ro-binds", "labels", "name", "timeout", NULL };
+static const char *const LIMITS[] = { "time", "cpu-time", "memory", "pids", "output", "scratch", "grace", "cpus", "cpuset", NULL };
 
 static int bad(json_t **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(json_t **out, const char *fmt, ...)
@@ -49,7 +54,8 @@ static int check_fields(json_t *req, json_t **out)
 	json_t *v;
 	json_object_foreach(req, k, v) {
 		if (!known(FIELDS, k))
-			return bad(out, "unknown field '%s'; the fields are command, job, env, limits, timeout, worktree, rootfs, net, labels, name", k);
+			return bad(out, "unknown field '%s'; the fields are command, job, env, limits, timeout, worktree, rootfs, image, "
+				   "net, publish, binds, ro-binds, labels, name", k);
 	}
 	json_t *cmd = json_object_get(req, "command"), *job = json_object_get(req, "job");
 	if (!!cmd == !!job)
@@ -64,19 +70,34 @@ static int check_fields(json_t *req, json_t **out)
 	}
 	if (job && !json_is_string(job))
 		return bad(out, "job must be the job file's text (YAML or JSON) as a string");
-	if (job && (json_object_get(req, "env") || json_object_get(req, "limits") || json_object_get(req, "rootfs") ||
-		    json_object_get(req, "net") || json_object_get(req, "timeout")))
-		return bad(out, "env, limits, timeout, rootfs and net of a job go in its job file, not beside it");
+	static const char *const cell[] = { "env", "limits", "timeout", "rootfs", "image", "net", "publish", "binds", "ro-binds", NULL };
+	for (const char *const *f = cell; job && *f; f++)
+		if (json_object_get(req, *f))
+			return bad(out, "%s: env, limits, timeout, rootfs, image, net, publish, binds and ro-binds of a job go in its "
+				   "job file (as env:, limits:, ... network:, publish:), not beside it", *f);
 	json_t *wt = json_object_get(req, "worktree");
 	if (!json_is_string(wt) || json_string_value(wt)[0] != '/')
 		return bad(out, "worktree: required, the absolute path of the directory the run works on (read-write)");
 	json_t *rf = json_object_get(req, "rootfs");
 	if (rf && (!json_is_string(rf) || json_string_value(rf)[0] != '/'))
 		return bad(out, "rootfs: the absolute path of the image directory (a job's text names its root itself)");
-	static const char *const strs[] = { "rootfs", "net", "name", "timeout", NULL };
+	if (rf && json_object_get(req, "image"))
+		return bad(out, "image: give image (a stored image's name) or rootfs (a directory), not both");
+	static const char *const strs[] = { "rootfs", "image", "net", "name", "timeout", NULL };
 	for (const char *const *f = strs; *f; f++)
 		if ((v = json_object_get(req, *f)) && !json_is_string(v))
 			return bad(out, "%s must be a string", *f);
+	static const char *const lists[] = { "publish", "binds", "ro-binds", NULL };
+	for (const char *const *f = lists; *f; f++) {
+		json_t *l = json_object_get(req, *f);
+		size_t i;
+		if (l && !json_is_array(l))
+			return bad(out, "%s must be an array of strings, e.g. %s", *f,
+				   **f == 'p' ? "[\"8080:4096\"]" : "[\"/srv/cache:/cache\"]");
+		json_array_foreach(l, i, v)
+			if (!json_is_string(v) || !*json_string_value(v) || strchr(json_string_value(v), '\n'))
+				return bad(out, "%s[%zu] must be a string of one line", *f, i);
+	}
 	static const char *const maps[] = { "env", "labels", "limits", NULL };
 	for (const char *const *f = maps; *f; f++) {
 		json_t *m = json_object_get(req, *f);
@@ -88,7 +109,7 @@ static int check_fields(json_t *req, json_t **out)
 			if (!json_is_string(v))
 				return bad(out, "%s.%s must be a string", *f, k);
 			if (!strcmp(*f, "limits") && !known(LIMITS, k))
-				return bad(out, "unknown limit '%s'; the limits are time, cpu-time, memory, pids, output, scratch, grace", k);
+				return bad(out, "unknown limit '%s'; the limits are time, cpu-time, memory, pids, output, scratch, grace, cpus, cpuset", k);
 		}
 	}
 	return 0;
@@ -106,6 +127,8 @@ static json_t *command_job(json_t *req)
 		json_object_set(job, "env", v);
 	if ((v = json_object_get(req, "net")))
 		json_object_set(job, "network", v);
+	if ((v = json_object_get(req, "publish")))
+		json_object_set(job, "publish", v);
 	json_t *lim = json_deep_copy(json_object_get(req, "limits"));
 	if (lim) {
 		json_t *t = json_object_get(lim, "time");
@@ -119,6 +142,105 @@ static json_t *command_job(json_t *req)
 	if ((v = json_object_get(req, "timeout")))
 		json_object_set(job, "timeout", v);
 	return job;
+}
+
+/* msg without its leading option word (--publish: , --publish before ADDR:PORT...), which the
+ * request names by its field instead. */
+static const char *unopt(const char *msg, const char *opt)
+{
+	size_t n = strlen(opt);
+	if (strncmp(msg, opt, n))
+		return msg;
+	if (msg[n] == ':' && msg[n + 1] == ' ')
+		return msg + n + 2;
+	return msg[n] == ' ' && msg[n + 1] >= '0' && msg[n + 1] <= '9' ? msg + n + 1 : msg;
+}
+
+/* One of a command request's binds (f: binds or ro-binds, at index i): "SRC[:DST]", SRC an
+ * absolute path of the host the gate lets a bind of the caller's have (the request's own
+ * fields are its caller's words, as its worktree and rootfs: GATE_CLI; the run's `job run`
+ * judges it again), DST a place of the cell a bind may take. 0, or 400 naming it. */
+static int check_bind(struct server *s, json_t *req, const char *f, size_t i, const char *arg, bool ro, json_t **out)
+{
+	_cleanup_free_ char *src = NULL, *dst = NULL;
+	mount_arg_split(arg, &src, &dst);
+	if (src[0] != '/')
+		return bad(out, "%s[%zu] '%s': give SRC[:DST] with SRC an absolute path of the host (a request has no current "
+			   "directory), e.g. /srv/cache:/cache", f, i, arg);
+	const char *why = NULL;
+	_cleanup_free_ char *d = mount_dst_normalise(dst, &why);
+	struct cell_spec cs = { .worktree = (char *)json_string_value(json_object_get(req, "worktree")), .statedir = s->sd.path };
+	if (d)
+		why = mount_dst_refused(d, &cs);
+	if (why)
+		return bad(out, "%s[%zu] '%s': the destination %s: %s", f, i, arg, dst, why);
+	const struct gate_ask a = { .face = GATE_CLI, .uid = geteuid() };
+	_cleanup_strv_ char **states = statedir_known(s->sd.path, false);
+	_cleanup_free_ char *opt = xasprintf("%s[%zu]", f, i);
+	_cleanup_error_ struct error err = { 0 };
+	/* judged by what was opened; named as given, and where it led when a link was on the way */
+	_cleanup_free_ char *canon = abs_path(src);
+	_cleanup_close_ int fd = canon ? open(canon, O_PATH | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return bad(out, "%s %s: %s; give an existing path of the host", opt, src, strerror(errno));
+	_cleanup_free_ char *name = strcmp(src, canon) ? xasprintf("%s (that is %s)", src, canon) : NULL;
+	if (gate_check(fd, canon, name, &a, ro ? GATE_BIND_RO : GATE_BIND, (const char *const *)states, opt, &err) < 0)
+		return bad(out, "%s", err.msg);
+	return 0;
+}
+
+/* A command request's own cell fields, judged as the command line's are before its run is
+ * queued: each publish parsed as --publish, each bind and the rootfs put to the gate, image a
+ * stored image of the server's state directory. 0, or 400 naming the field and its value. */
+static int check_cell(struct server *s, json_t *req, json_t **out)
+{
+	_cleanup_error_ struct error err = { 0 };
+	struct net_opts n = { 0 };
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(req, "publish"), i, v)
+		if (net_parse_publish(&n, json_string_value(v), &err) < 0)
+			return bad(out, "publish[%zu]: %s", i, unopt(err.msg, "--publish"));
+	for (int ro = 0; ro < 2; ro++) {
+		const char *f = ro ? "ro-binds" : "binds";
+		json_array_foreach(json_object_get(req, f), i, v)
+			if (check_bind(s, req, f, i, json_string_value(v), ro, out))
+				return 400;
+	}
+	const char *rf = json_string_value(json_object_get(req, "rootfs"));
+	if (rf && !is_dir(rf))
+		return bad(out, "rootfs %s: not a directory; give the directory of an unpacked image (bin/, etc/, usr/ ...), or "
+			   "image (a stored image's name)", rf);
+	if (rf) {
+		const struct gate_ask a = { .face = GATE_CLI, .uid = geteuid() };
+		_cleanup_strv_ char **states = statedir_known(s->sd.path, true);
+		if (gate_check_path(rf, &a, GATE_ROOT, (const char *const *)states, "rootfs", &err) < 0)
+			return bad(out, "%s", err.msg);
+	}
+	const char *img = json_string_value(json_object_get(req, "image"));
+	if (img) {
+		struct image_ref ref;
+		int r = image_open(s->sd.fd, s->sd.path, img, &ref, &err);
+		image_ref_free(&ref);
+		if (r < 0)
+			return bad(out, "image: %s", err.msg);
+	}
+	return 0;
+}
+
+/* The network of the run's job (a command's, or a job's network: and publish:) as `warren run
+ * --publish` checks it before a run: the mode its ports settle allowed for the server's user
+ * (a rootless server publishes under net none only, through pasta), no host port taken (a
+ * program of the host listens on it, or a live run publishes it). 0, or 400 with the one line. */
+static int check_net(const struct job *job, bool command, json_t **out)
+{
+	struct net_opts n = job->net;
+	_cleanup_error_ struct error err = { 0 };
+	if (net_opts_finish(&n, &err) < 0 ||
+	    net_mode_allowed(n.mode, n.npublish, geteuid() != 0, job->driver == CELL_DRIVER_VM, &err) < 0 ||
+	    net_publish_taken(&n, &err) < 0)
+		return bad(out, "%s%s: %s", command ? "" : "job:", n.npublish ? "publish" : "net", unopt(err.msg, "--publish"));
+	return 0;
 }
 
 /* The job's text (a command's job made of it) checked as `warren job run` will, as the job
@@ -152,7 +274,12 @@ static int make_job(struct server *s, const char *id, json_t *req, json_t **out,
 		free(errors);
 		return 400;
 	}
+	int st = check_net(&job, !jt, out);
 	job_free(&job);
+	if (st) {
+		free(text);
+		return st;
+	}
 	*text_out = text;
 	return 0;
 }
@@ -165,7 +292,9 @@ static char **child_argv(struct server *s, json_t *req, const char *id, const ch
 	size_t n_fixed = sizeof fixed / sizeof fixed[0], n = 0;
 	/* the fixed words; --name, --start-cold and --command-json with their values; two words a
 	 * label; the NULL */
-	char **a = xcalloc(n_fixed + 8 + 2 * json_object_size(json_object_get(req, "labels")) + 1, sizeof *a);
+	json_t *binds = json_object_get(req, "binds"), *ro_binds = json_object_get(req, "ro-binds");
+	char **a = xcalloc(n_fixed + 10 + 2 * (json_object_size(json_object_get(req, "labels")) + json_array_size(binds) +
+					       json_array_size(ro_binds)) + 1, sizeof *a);
 	for (size_t i = 0; i < n_fixed; i++)
 		a[n++] = xstrdup(fixed[i]);
 	const char *k;
@@ -178,6 +307,20 @@ static char **child_argv(struct server *s, json_t *req, const char *id, const ch
 	 * the job's text: the job's own paths stay below the worktree (cell/gate.h) */
 	if ((v = json_object_get(req, "rootfs")) && !json_object_get(req, "job")) {
 		a[n++] = xstrdup("--rootfs");
+		a[n++] = xstrdup(json_string_value(v));
+	}
+	/* so are its image and binds (check_cell judged them; the run's `job run` judges them again) */
+	if ((v = json_object_get(req, "image")) && !json_object_get(req, "job")) {
+		a[n++] = xstrdup("--image");
+		a[n++] = xstrdup(json_string_value(v));
+	}
+	size_t i;
+	json_array_foreach(binds, i, v) {
+		a[n++] = xstrdup("--bind");
+		a[n++] = xstrdup(json_string_value(v));
+	}
+	json_array_foreach(ro_binds, i, v) {
+		a[n++] = xstrdup("--ro-bind");
 		a[n++] = xstrdup(json_string_value(v));
 	}
 	if ((v = json_object_get(req, "name"))) {
@@ -341,6 +484,8 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 	int st = check_fields(req, out);
 	if (!st)
 		st = check_meta(req, out);
+	if (!st)
+		st = check_cell(s, req, out);
 	char id[RUN_ID_LEN + 1];
 	_cleanup_free_ char *file = NULL, *text = NULL;
 	if (!st && run_id_new(id) < 0) {

@@ -119,10 +119,13 @@ const char *warm_fits(struct server *s, json_t *req)
 	if (json_object_get(req, "command")) {
 		json_t *lim = json_object_get(req, "limits");
 		const char *net = json_string_value(json_object_get(req, "net"));
-		if (json_object_get(req, "rootfs") || s->warm_image)
+		const char *image = json_string_value(json_object_get(req, "image"));
+		if (json_object_get(req, "rootfs") || !!image != !!s->warm_image || (image && strcmp(image, s->warm_image)))
 			return "no warm cell of this shape: its root (rootfs or image) is not the warm cells'";
-		if (net && strcmp(net, "none"))
-			return "no warm cell of this shape: it asks for a network (warm cells have --net none)";
+		if ((net && strcmp(net, "none")) || json_array_size(json_object_get(req, "publish")))
+			return "no warm cell of this shape: it asks for a network or published ports (warm cells have --net none)";
+		if (json_array_size(json_object_get(req, "binds")) || json_array_size(json_object_get(req, "ro-binds")))
+			return "no warm cell of this shape: its binds are not the warm cells' (they have none)";
 		if (json_object_get(lim, "memory") || json_object_get(lim, "pids"))
 			return "no warm cell of this shape: its memory or process limit is set when a cell is made";
 	}

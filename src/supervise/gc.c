@@ -124,6 +124,21 @@ static void history_gc_ended(const struct statedir *sd, const char *id)
 	history_close(h);
 }
 
+/* A bundle's group (spec.json's cgroup_path, checked again): removed where it is still the
+ * run's (cgroup/cgroup.h). */
+static int gc_cgroup_path(int dir, const char *name)
+{
+	json_t *j = load_json(dir, "spec.json");
+	const char *p = json_string_value(json_object_get(j, "cgroup_path"));
+	char *rel = NULL;
+	struct error err = { 0 };
+	int r = p && cgroup_path_parse(p, false, false, &rel, &err) == 0 ? cgroup_remove_path(rel, name) : 0;
+	error_clear(&err);
+	free(rel);
+	json_decref(j);
+	return r;
+}
+
 /* Reclaim one dead run of sd. Returns 1 when something was reclaimed, 0 when nothing, -1 on
  * error. Everything below the run directory goes through its descriptor; the cgroups and
  * the network leases touched are the ones named for this state directory's run. */
@@ -141,7 +156,7 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	int did = 0;
 	/* a supervisor that died may leave its cell's init, stopped by PDEATHSIG, and the group */
 	_cleanup_free_ char *cg = rundir_cgroup_name(sd->tag, id);
-	if (geteuid() == 0 && cgroup_remove_by_id(cg) < 0)
+	if (geteuid() == 0 && (cgroup_remove_by_id(cg) < 0 || gc_cgroup_path(dir, cg) < 0))
 		warn_line("cannot remove the cgroup of %s; is a process of it stuck?", id);
 	/* a warm cell no run took (its server was killed): it was never a run */
 	if (rundir_is_warm(dir) && faccessat(dir, "spec.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {

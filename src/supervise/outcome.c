@@ -126,6 +126,9 @@ void sup_build_result(struct sup *u, struct run_result *r)
 	}
 	r->have_output = true;
 	r->output_bytes = u->output;
+	r->have_throttle = cu.have_throttle;
+	r->nr_throttled = cu.nr_throttled;
+	r->throttled_us = cu.throttled_us;
 }
 
 bool sup_end_known(struct sup *u, int *exit_code)

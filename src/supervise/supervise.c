@@ -415,7 +415,7 @@ static int sup_make_cell(struct sup *u, int control, struct error *err)
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
 	struct limits host_limits = s->limits;
 	u->drv->host_limits(s, &host_limits); /* a VM's cgroup holds qemu: the guest's RAM and its own */
-	int cgr = cgroup_create(&u->cg, cg_name, &host_limits, s->rootless, spec_host_gid(s), err);
+	int cgr = cgroup_create(&u->cg, cg_name, s->cgroup_path, &host_limits, s->rootless, spec_host_gid(s), err);
 	free(cg_name);
 	if (cgr < 0)
 		return -EIO;

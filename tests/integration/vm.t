@@ -16,7 +16,7 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not 
 ls /boot/vmlinuz-* >/dev/null 2>&1 || skip_all "no /boot/vmlinuz-* (linux-image-amd64)"
 [ -x "$(dirname "$WARREN")/warren-guest-init" ] || bail_out "no warren-guest-init beside $WARREN: build it with make"
 
-plan 63
+plan 65
 
 host_tmp_marker
 
@@ -115,7 +115,8 @@ for mode in root user; do
 	umask 027
 	wrun --driver vm --no-sys --require-landlock -- sh -c 'grep -c "^CapEff:.*0000000000000000" /proc/self/status
 		unshare -U true 2>/dev/null || echo userns-refused; echo "sys $(ls -A /sys | wc -l)"
-		cat /etc/shadow >/dev/null 2>&1 || echo shadow-refused; umask; '"$kline"'; exit 3'
+		cat /etc/shadow >/dev/null 2>&1 || echo shadow-refused; umask; '"$kline"'
+		echo "ports from $(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)"; exit 3'
 	umask "$old_umask"
 	kill "$marker"
 	wait "$marker" 2>/dev/null
@@ -128,6 +129,7 @@ for mode in root user; do
 	is "${L[3]:-}" shadow-refused "$M the host's /etc/shadow is not readable by the job"
 	is "${L[4]:-}" 0027 "$M the job's umask is the caller's (027), as in a container"
 	is "${L[5]:-}" "kfs 0 0 0" "$M a proc and a sysfs mounted outside /proc on the host are empty in the VM (no host process, no marker's command line)"
+	is "${L[6]:-}" "ports from 0" "$M the guest's ports below 1024 are the job's, as in a container's namespace"
 	rd=$(last_rundir)
 	like "$(jget "$rd/result.json" 'd["vm"]["accel"]')" '^(kvm|tcg)$' "$M result.json says which accelerator (vm.accel)"
 	like "$(jget "$rd/result.json" 'str(d["vm"]["memory"])')" '^[0-9]+$' "$M result.json has the guest's RAM (vm.memory)"

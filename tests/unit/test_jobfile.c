@@ -241,7 +241,7 @@ static void keys(void **state)
 	parse_bad("step:\n  - run: x\n", "1:1: steps: the job has no steps (a list of { name, run })", 2);
 	parse_bad("zzzzzz: 1\nsteps: [ { run: x } ]\n",
 		  "1:1: zzzzzz: unknown key (known: name, rootfs, work, timeout, limits, env, services, steps, shell, network, "
-		  "binds, ro-binds, externals, work-ro, workdir, hostname, image, driver)",
+		  "binds, ro-binds, externals, work-ro, workdir, hostname, image, driver, publish)",
 		  1);
 	parse_bad("name: a\nname: b\nsteps: [ { run: x } ]\n", "2:1: name: given twice (first at line 1); keep one", 1);
 	parse_bad("? [ a ]\n: 1\nsteps: [ { run: x } ]\n", "1:3: keys must be plain words", 1);
@@ -318,11 +318,28 @@ static void steps_and_services(void **state)
 static void cell_keys(void **state)
 {
 	(void)state;
+	struct job pj;
+	char *perr = NULL;
+	static const char pub[] = "network: none\npublish: [ \"8080:4096\", \"127.0.0.1:8081:80\" ]\nsteps: [ { run: x } ]\n";
+	if (job_parse(path, pub, strlen(pub), NULL, NULL, &pj, &perr) != 0)
+		fail_msg("publish: refused: %s", perr);
+	assert_int_equal(pj.net.npublish, 2);
+	assert_int_equal(pj.net.publish[0].host_port, 8080);
+	assert_int_equal(pj.net.publish[0].cell_port, 4096);
+	assert_int_equal(pj.net.publish[1].cell_port, 80);
+	assert_true(pj.net.mode_given);
+	assert_int_equal(net_publish_mode(pj.net.mode, pj.net.mode_given, pj.net.npublish), NET_PUBLISHED);
+	job_free(&pj);
 	parse_bad("network: bogus\nsteps: [ { run: x } ]\n", "1:10: network: 'bogus' is not a network mode (none, nat, ", 1);
 	parse_bad("network: [ nat ]\nsteps: [ { run: x } ]\n", "1:10: network: must be none, nat, nat,lan, nat,allow=ADDRS or allow=LIST",
 		  1);
 	parse_bad("network: nat,allow=web.test\nsteps: [ { run: x } ]\n", "1:10: network: nat,allow=web.test: 'web.test' is a name; ", 1);
 	parse_bad("driver: qemu\nsteps: [ { run: x } ]\n", "1:9: driver: 'qemu' is not a driver; give container or vm", 1);
+	parse_bad("publish: \"8080:80\"\nsteps: [ { run: x } ]\n", "1:10: publish: must be a list of \"[ADDR:]HOSTPORT:CELLPORT\"", 1);
+	parse_bad("publish: [ \"8080:80\", \"x:80\" ]\nsteps: [ { run: x } ]\n",
+		  "1:23: publish[1]: 'x:80' is not [ADDR:]HOSTPORT:CELLPORT with ports 1-65535 (e.g. 8080:80)", 1);
+	parse_bad("publish: [ \"8080:80\", \"8080:81\" ]\nsteps: [ { run: x } ]\n", "1:23: publish[1]: host port 8080 is given twice", 1);
+	parse_bad("publish: [ { a: 1 } ]\nsteps: [ { run: x } ]\n", "1:12: publish[0]: must be a string", 1);
 	parse_bad("image: \"-bad\"\nsteps: [ { run: x } ]\n", "1:8: image: an image name starts with a letter or a digit", 1);
 	parse_bad("image: a/b\nsteps: [ { run: x } ]\n", "1:8: image: an image name has only letters, digits, '.', '_' and '-'", 1);
 	parse_bad("image: a\nrootfs: cache\nsteps: [ { run: x } ]\n", "1:8: image: give image or rootfs, not both", 1);

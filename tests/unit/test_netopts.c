@@ -199,6 +199,32 @@ static void publish_mode(void **state)
 	assert_string_equal(net_mode_name(NET_PUBLISHED), "none+publish");
 }
 
+/* ---------- which modes a rootless run (a rootless server's) may have ---------- */
+
+static void mode_allowed(void **state)
+{
+	(void)state;
+	static const struct { enum net_mode mode; unsigned npublish; bool rootless, vm; const char *want; } t[] = {
+		{ NET_NAT, 1, false, false, NULL },          /* root: all */
+		{ NET_ALLOW, 1, false, false, NULL },
+		{ NET_PUBLISHED, 1, false, true, NULL },
+		{ NET_NONE, 0, true, false, NULL },          /* rootless: none, nat, none+publish */
+		{ NET_NAT, 0, true, false, NULL },
+		{ NET_PUBLISHED, 2, true, false, NULL },
+		{ NET_ALLOW, 0, true, false, "--net allow= needs root: " },
+		{ NET_NAT, 1, true, false, "--publish with --net nat needs root: " },
+		{ NET_PUBLISHED, 1, true, true, "--publish in a rootless VM: " },
+		{ NET_NAT, 0, true, true, NULL },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		struct error e = { 0 };
+		int r = net_mode_allowed(t[i].mode, t[i].npublish, t[i].rootless, t[i].vm, &e);
+		if (!t[i].want ? r != 0 : r != -EPERM || !e.msg || strncmp(e.msg, t[i].want, strlen(t[i].want)))
+			fail_msg("case %zu: got %d %s, want %s", i, r, e.msg ? e.msg : "", t[i].want ? t[i].want : "allowed");
+		error_clear(&e);
+	}
+}
+
 /* A TCP port of 127.0.0.1 that nothing listens on (the kernel's pick, let go). */
 static char *free_port_arg(void)
 {
@@ -300,7 +326,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(allow_entries), cmocka_unit_test(allow_entries_bad), cmocka_unit_test(publish),
 		cmocka_unit_test(publish_bad),   cmocka_unit_test(publish_mode),      cmocka_unit_test(publish_order),
-		cmocka_unit_test(check_publish), cmocka_unit_test(max_names),
+		cmocka_unit_test(check_publish), cmocka_unit_test(max_names),     cmocka_unit_test(mode_allowed),
 	};
 	return cmocka_run_group_tests_name("netopts", tests, NULL, NULL);
 }

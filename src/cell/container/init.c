@@ -413,7 +413,8 @@ static void keep_own_fds(struct cell_ctx *x, const struct cell_io *io)
 	const struct cgroup *cg = x->cg;
 	int fixed[] = { 0, 1, 2, x->report, x->go, x->netns_sock, x->take_r, x->take_w, io->in, io->out, io->err, io->console, io->control, io->watch,
 			x->idmap_work, x->idmap_image, s->worktree_fd,
-			cg ? cg->tasks_fd[0] : -1, cg ? cg->tasks_fd[1] : -1, cg ? cg->tasks_fd[2] : -1 };
+			cg ? cg->tasks_fd[0] : -1, cg ? cg->tasks_fd[1] : -1, cg ? cg->tasks_fd[2] : -1,
+			cg ? cg->tasks_fd[3] : -1, cg ? cg->tasks_fd[4] : -1 };
 	size_t nfixed = sizeof fixed / sizeof fixed[0], nkeep = nfixed + 2 * s->n_mounts;
 	int *keep = xcalloc(nkeep, sizeof *keep);
 	memcpy(keep, fixed, sizeof fixed);

@@ -756,7 +756,7 @@ void show_cgroup(struct cell_ctx *x)
 		return;
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		die(x, errno, "cannot root the cell's cgroup namespace at the run's cgroup");
-	char *v1[4] = { NULL };
+	char *v1[CGROUP_V1_N + 1] = { NULL };
 	if (cg->kind == CGROUP_V1 && !cgroup_v1_hierarchies(cg, v1))
 		return;
 	struct error err = { 0 };

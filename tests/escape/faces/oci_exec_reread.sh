@@ -53,6 +53,10 @@ cp "$BUSYBOX" "$D/b/rootfs/bin/busybox"
 for a in sh mkdir sleep grep cat; do ln -s busybox "$D/b/rootfs/bin/$a"; done
 [ "$MODE" = user ] && chown -R "$uid:$gid" "$D/b" "$D/root" "$D/state"
 chmod 700 "$D/root"
+# the bundle's warren.state must name a state directory of the caller's that exists: a run
+# makes it one
+err=$("${RUN[@]}" "$WARREN" run --state "$D/state" --work none -- true 2>&1 >/dev/null) ||
+	verdict "untested: cannot make the state directory $D/state with a run: $err"
 (cd "$D/b" && "${RUN[@]}" "$RUNC" spec) || verdict "untested: warren-runc spec failed"
 
 # the container's config: sleep; mkdir denied by its own seccomp profile; only CAP_KILL
