@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 107
+plan 108
 
 for t in skopeo docker-registry htpasswd openssl; do
 	command -v "$t" >/dev/null || bail_out "$t is not installed (scripts/install-deps installs skopeo, docker-registry, apache2-utils)"
@@ -253,6 +253,9 @@ start_server 20 --listen "unix:$SOCK" --slots 2
 ok $? "warren serve answers" || diag "$(cat "$SRV_ERR")"
 run_wait "$(job_req)"
 is "$(jbody 'd["state"]')|$(API_AS=root logs "$ID")" "exited|hello from the image"$'\n'/srv/app "the server's cold run of a job with image: has the image's Env and WorkingDir"
+cmd_req='{"command": ["sh", "-c", "echo \"$GREETING\"; pwd"], "image": "bb-copy", "worktree": "'"$WORK"'"}'
+run_wait "$cmd_req"
+is "$(jbody 'd["state"]')|$(API_AS=root logs "$ID")" "exited|hello from the image"$'\n'/srv/app "the server's command with image: has the image's Env and WorkingDir (Entrypoint and Cmd not used)"
 stop_server 60
 start_server 20 --listen "unix:$SOCK" --slots 2 --warm 1 --warm-work "$WORK" --warm-image bb-copy
 wait_for 30 ready_is 1
