@@ -17,6 +17,8 @@ int cmd_selfcheck(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
+int cmd_exec(int argc, char **argv);     /* cli/exec.c */
+int cmd_end(int argc, char **argv);      /* cli/exec.c */
 int cmd_policy(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_image(int argc, char **argv);
@@ -29,6 +31,8 @@ int cmd_vm_image(int argc, char **argv); /* hidden: the vm driver's boot product
 int cmd_logs_via(int argc, char **argv, const char *help);
 int cmd_run_via(int argc, char **argv);
 int cmd_kill_via(int argc, char **argv, const char *help);
+int cmd_exec_via(int argc, char **argv, const char *help);
+int cmd_end_via(int argc, char **argv, const char *help);
 bool cli_has_via(int argc, char **argv);
 
 struct statedir;
