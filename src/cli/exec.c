@@ -292,7 +292,17 @@ int cmd_exec(int argc, char **argv)
 		return 125;
 	}
 	if (send_request(fd, req) < 0) {
-		warn_line("run %s: cannot send the command to its session: %s", id, strerror(errno));
+		/* refused before it was read (the answer waits all the same), or the session is gone */
+		int e = errno;
+		_cleanup_free_ char *line = read_line(fd);
+		json_t *j = line ? json_loads(line, 0, NULL) : NULL;
+		if (json_object_get(j, "error")) {
+			int rc = refused(j, id);
+			json_decref(j);
+			return rc;
+		}
+		json_decref(j);
+		warn_line("run %s: cannot send the command to its session: %s", id, strerror(e));
 		return 125;
 	}
 	return exec_answer(fd, id);

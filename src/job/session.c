@@ -40,6 +40,8 @@ struct conn {
 	char *out;                /* what waits to be sent */
 	size_t out_len, out_off;
 	bool closing;             /* close once out is sent */
+	bool linger;              /* then only read until the caller closes (its unread request
+	                             would reset the connection before it read the answer) */
 	long exec;                /* the exec it waits for, or -1 */
 };
 
@@ -261,9 +263,13 @@ static void conn_flush(struct session *se, long i)
 	}
 	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
-		if (c->closing) {
+		if (c->closing && !c->linger) {
 			conn_close(se, i);
 			return;
+		}
+		if (c->closing) {
+			shutdown(c->fd, SHUT_WR);
+			c->exec = -1;
 		}
 		if (c->exec >= 0)
 			pipes_watch(se, (size_t)c->exec, true);
@@ -296,6 +302,7 @@ static void conn_refuse(struct session *se, long i, int status, const char *why)
 {
 	conn_json(se, i, json_pack("{s:s,s:i}", "error", why, "status", status));
 	se->conns[i]->closing = true;
+	se->conns[i]->linger = status != 403;  /* (a stranger gets no more of the session's time) */
 	conn_flush(se, i);
 }
 
@@ -603,7 +610,7 @@ static void on_conn(struct session *se, long i, uint32_t events)
 		return;
 	}
 	if (c->exec >= 0 || c->closing)
-		return;  /* one request a connection */
+		return;  /* one request a connection (what follows is read and dropped) */
 	if (c->in_len + (size_t)n > SESSION_REQ_MAX) {
 		_cleanup_free_ char *w = xasprintf("the request is over %d bytes (its stdin included)", SESSION_REQ_MAX);
 		return conn_refuse(se, i, 413, w);
