@@ -31,9 +31,12 @@ int cmd_vm_image(int argc, char **argv); /* hidden: the vm driver's boot product
 int cmd_logs_via(int argc, char **argv, const char *help);
 int cmd_run_via(int argc, char **argv);
 int cmd_kill_via(int argc, char **argv, const char *help);
-int cmd_exec_via(int argc, char **argv, const char *help);
-int cmd_end_via(int argc, char **argv, const char *help);
 bool cli_has_via(int argc, char **argv);
+/* One request to the warren serve of via (NULL: the default socket of state), with body (NULL:
+ * none): the connection after the answer's head, its status in *status and what came after
+ * the head in *rest (heap, *rlen bytes); -1 after err. */
+int cli_via_request(const char *via, const char *state, const char *token_file, const char *method, const char *path,
+		    const char *body, int *status, char **rest, size_t *rlen, struct error *err);
 
 struct statedir;
 /* Open the state directory of --state (opt), $WARREN_STATE or the default, to read runs from

@@ -18,13 +18,15 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "job/session.h"
+#include "run/id.h"
 #include "run/rundir.h"
 #include "util/fs.h"
 #include "util/strv.h"
 #include "util/units.h"
 
 static const char EXEC_HELP[] =
-	"usage: warren exec [--state DIR | --via SOCKET] RUN [-e K=V]... [-w DIR] [--timeout D] [-i] -- CMD...\n\n"
+	"usage: warren exec [--state DIR | --via SOCKET [--token-file F]] RUN [-e K=V]... [-w DIR]\n"
+	"                   [--timeout D] [-i] -- CMD...\n\n"
 	"Run CMD in the cell of a live session (a job with session:), as its steps run: the job's\n"
 	"environment and -e's over it ($TMPDIR is /tmp), in the worktree or -w DIR (relative to\n"
 	"it), its output shown as it comes. It ends with CMD's status (124 when --timeout stopped\n"
@@ -35,12 +37,13 @@ static const char EXEC_HELP[] =
 	"  --timeout D         CMD's time limit (e.g. 30s, 10m): SIGTERM to its process tree, then SIGKILL\n"
 	"  -i, --stdin         pass warren's standard input to CMD (at most 1 MiB; else /dev/null)\n"
 	"  --state DIR         the state directory of the run\n"
-	"  --via SOCKET        through a warren serve (unix:PATH or tcp:HOST:PORT)\n";
+	"  --via SOCKET        through a warren serve (unix:PATH or tcp:HOST:PORT; RUN a full id)\n"
+	"  --token-file F      the server's token, for tcp:\n";
 
 static const char END_HELP[] =
-	"usage: warren end [--state DIR | --via SOCKET] RUN\n\n"
+	"usage: warren end [--state DIR | --via SOCKET [--token-file F]] RUN\n\n"
 	"End a live session normally: its services are stopped, its cell reclaimed, its record\n"
-	"written (exit 0). Waits until the run has ended.\n";
+	"written (exit 0). Waits until the run has ended (with --via: until it is told).\n";
 
 /* Connect to the session socket of the run directory rfd; -1 (errno) when none answers. */
 static int session_connect(int rfd)
@@ -80,14 +83,32 @@ static int open_session(const char *state, const char *run, char **id_out)
 	return -1;
 }
 
-/* Read one line (without its \n) from fd into a heap string; NULL at the end. */
-static char *read_line(int fd)
+/* The answer's reader: what came with an HTTP answer's head first, then the connection. */
+struct rd {
+	int fd;
+	char *pre;
+	size_t plen, poff;
+};
+
+static ssize_t rd_read(struct rd *r, char *buf, size_t n)
+{
+	if (r->poff < r->plen) {
+		size_t k = r->plen - r->poff < n ? r->plen - r->poff : n;
+		memcpy(buf, r->pre + r->poff, k);
+		r->poff += k;
+		return (ssize_t)k;
+	}
+	return read(r->fd, buf, n);
+}
+
+/* Read one line (without its \n) into a heap string; NULL at the end. */
+static char *read_line(struct rd *rd)
 {
 	size_t cap = 256, n = 0;
 	char *b = xmalloc(cap);
 	for (;;) {
 		char c;
-		ssize_t r = read(fd, &c, 1);
+		ssize_t r = rd_read(rd, &c, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
@@ -104,12 +125,12 @@ static char *read_line(int fd)
 	return b;
 }
 
-/* Copy len bytes from fd to out. */
-static int copy_n(int fd, int out, size_t len)
+/* Copy len bytes to out. */
+static int copy_n(struct rd *rd, int out, size_t len)
 {
 	char buf[65536];
 	while (len) {
-		ssize_t r = read(fd, buf, len < sizeof buf ? len : sizeof buf);
+		ssize_t r = rd_read(rd, buf, len < sizeof buf ? len : sizeof buf);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -137,7 +158,10 @@ static int send_request(int fd, json_t *j)
 static int refused(json_t *j, const char *id)
 {
 	const char *e = json_string_value(json_object_get(j, "error"));
-	warn_line("run %s: %s", id, e ? e : "the session refused the request");
+	if (e && strstr(e, id))
+		warn_line("%s", e);  /* (it names the run itself) */
+	else
+		warn_line("run %s: %s", id, e ? e : "the session refused the request");
 	return 125;
 }
 
@@ -170,10 +194,10 @@ static char *read_stdin(size_t *len)
 }
 
 /* The exec's answer, streamed: output to stdout and stderr, then its end; the exit status. */
-static int exec_answer(int fd, const char *id)
+static int exec_answer(struct rd *rd, const char *id)
 {
 	for (;;) {
-		_cleanup_free_ char *line = read_line(fd);
+		_cleanup_free_ char *line = read_line(rd);
 		if (!line) {
 			warn_line("run %s: the session ended before the command did (see 'warren show %s')", id, id);
 			return 125;
@@ -186,7 +210,7 @@ static int exec_answer(int fd, const char *id)
 		if (!j || json_object_get(j, "error"))
 			rc = j ? refused(j, id) : 125;
 		else if ((v = json_object_get(j, "stdout")) || (v = json_object_get(j, "stderr")))
-			rc = copy_n(fd, json_object_get(j, "stdout") ? 1 : 2, (size_t)json_integer_value(v)) < 0 ? 125 : -1;
+			rc = copy_n(rd, json_object_get(j, "stdout") ? 1 : 2, (size_t)json_integer_value(v)) < 0 ? 125 : -1;
 		else if ((v = json_object_get(j, "end"))) {
 			const char *cause = json_string_value(json_object_get(v, "cause"));
 			const char *st = json_string_value(json_object_get(v, "signal"));
@@ -202,7 +226,7 @@ static int exec_answer(int fd, const char *id)
 }
 
 struct exec_opts {
-	const char *state, *cwd;
+	const char *state, *cwd, *via, *token;
 	uint64_t timeout;
 	bool in;
 	json_t *env;
@@ -212,8 +236,10 @@ struct exec_opts {
  * --); -1, or the exit code (--help, a mistake said). */
 static int exec_opts(int argc, char **argv, struct exec_opts *o)
 {
-	enum { O_STATE = 256, O_HELP, O_TIMEOUT };
+	enum { O_STATE = 256, O_HELP, O_TIMEOUT, O_VIA, O_TOKEN };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
+					      { "via", required_argument, NULL, O_VIA },
+					      { "token-file", required_argument, NULL, O_TOKEN },
 					      { "env", required_argument, NULL, 'e' },
 					      { "workdir", required_argument, NULL, 'w' },
 					      { "timeout", required_argument, NULL, O_TIMEOUT },
@@ -225,6 +251,8 @@ static int exec_opts(int argc, char **argv, struct exec_opts *o)
 	while ((c = cli_getopt(argc, argv, "+e:w:i", opts, "exec", &perr)) != -1) {
 		switch (c) {
 		case O_STATE: o->state = optarg; break;
+		case O_VIA: o->via = optarg; break;
+		case O_TOKEN: o->token = optarg; break;
 		case 'e':
 			if (!strchr(optarg, '=') || *optarg == '=')
 				return cli_usage_error("exec", "-e: '%s' is not NAME=VALUE", optarg);
@@ -248,10 +276,44 @@ static void exec_opts_free(struct exec_opts *o)
 	json_decref(o->env);
 }
 
+/* The exec through a warren serve: POST /v1/runs/{id}/exec?stream=1 with req (taken). */
+static int exec_via(const struct exec_opts *o, const char *run, json_t *req)
+{
+	if (!run_id_valid(run)) {
+		json_decref(req);
+		return cli_usage_error("exec", "exec --via takes a full run id (run_...)");
+	}
+	_cleanup_free_ char *body = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	_cleanup_free_ char *path = xasprintf("/v1/runs/%s/exec?stream=1", run);
+	_cleanup_error_ struct error err = { 0 };
+	int status;
+	struct rd rd = { .fd = cli_via_request(o->via, o->state, o->token, "POST", path, body, &status, &rd.pre, &rd.plen, &err) };
+	if (rd.fd < 0)
+		return cli_fail(&err);
+	int rc;
+	if (status == 200) {
+		rc = exec_answer(&rd, run);
+	} else {
+		/* an error: {"error"} */
+		char buf[4096];
+		ssize_t n;
+		while ((n = read(rd.fd, buf, sizeof buf)) > 0) {
+			rd.pre = xrealloc(rd.pre, rd.plen + (size_t)n + 1);
+			memcpy(rd.pre + rd.plen, buf, (size_t)n);
+			rd.plen += (size_t)n;
+		}
+		json_t *j = json_loadb(rd.pre, rd.plen, 0, NULL);
+		rc = refused(j, run);
+		json_decref(j);
+	}
+	free(rd.pre);
+	close(rd.fd);
+	return rc;
+}
+
 int cmd_exec(int argc, char **argv)
 {
-	if (cli_has_via(argc, argv))
-		return cmd_exec_via(argc, argv, EXEC_HELP);
 	_cleanup_(exec_opts_free) struct exec_opts o = { .env = json_array() };
 	optind = 1;
 	int c;
@@ -268,7 +330,7 @@ int cmd_exec(int argc, char **argv)
 	json_t *cmd = json_array();
 	for (int i = optind; i < argc; i++)
 		json_array_append_new(cmd, json_string(argv[i]));
-	json_t *req = json_pack("{s:s,s:o,s:O,s:b}", "op", "exec", "command", cmd, "env", o.env, "stream", 1);
+	json_t *req = json_pack("{s:o,s:O}", "command", cmd, "env", o.env);
 	if (o.cwd)
 		json_object_set_new(req, "cwd", json_string(o.cwd));
 	if (o.timeout)
@@ -285,6 +347,10 @@ int cmd_exec(int argc, char **argv)
 		}
 		json_object_set_new(req, "stdin", t);
 	}
+	if (o.via)
+		return exec_via(&o, run, req);
+	json_object_set_new(req, "op", json_string("exec"));
+	json_object_set_new(req, "stream", json_true());
 	_cleanup_free_ char *id = NULL;
 	_cleanup_close_ int fd = open_session(o.state, run, &id);
 	if (fd < 0) {
@@ -294,7 +360,8 @@ int cmd_exec(int argc, char **argv)
 	if (send_request(fd, req) < 0) {
 		/* refused before it was read (the answer waits all the same), or the session is gone */
 		int e = errno;
-		_cleanup_free_ char *line = read_line(fd);
+		struct rd rd = { .fd = fd };
+		_cleanup_free_ char *line = read_line(&rd);
 		json_t *j = line ? json_loads(line, 0, NULL) : NULL;
 		if (json_object_get(j, "error")) {
 			int rc = refused(j, id);
@@ -305,7 +372,8 @@ int cmd_exec(int argc, char **argv)
 		warn_line("run %s: cannot send the command to its session: %s", id, strerror(e));
 		return 125;
 	}
-	return exec_answer(fd, id);
+	struct rd rd = { .fd = fd };
+	return exec_answer(&rd, id);
 }
 
 /* Wait (at most a minute) for run rfd's end: its record written, its cell gone. */
@@ -316,21 +384,54 @@ static bool wait_ended(int rfd)
 	return !rundir_is_live(rfd);
 }
 
+/* The end through a warren serve: POST /v1/runs/{id}/end. */
+static int end_via(const char *via, const char *state, const char *token, const char *run)
+{
+	if (!run_id_valid(run))
+		return cli_usage_error("end", "end --via takes a full run id (run_...)");
+	_cleanup_free_ char *path = xasprintf("/v1/runs/%s/end", run);
+	_cleanup_error_ struct error err = { 0 };
+	int status;
+	struct rd rd = { 0 };
+	rd.fd = cli_via_request(via, state, token, "POST", path, NULL, &status, &rd.pre, &rd.plen, &err);
+	if (rd.fd < 0)
+		return cli_fail(&err);
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(rd.fd, buf, sizeof buf)) > 0) {
+		rd.pre = xrealloc(rd.pre, rd.plen + (size_t)n + 1);
+		memcpy(rd.pre + rd.plen, buf, (size_t)n);
+		rd.plen += (size_t)n;
+	}
+	close(rd.fd);
+	json_t *j = json_loadb(rd.pre, rd.plen, 0, NULL);
+	free(rd.pre);
+	int rc = status == 202 ? 0 : refused(j, run);
+	json_decref(j);
+	if (!rc)
+		printf("warren: ending %s\n", run);
+	return rc;
+}
+
 int cmd_end(int argc, char **argv)
 {
-	if (cli_has_via(argc, argv))
-		return cmd_end_via(argc, argv, END_HELP);
-	enum { O_STATE = 256, O_HELP };
+	enum { O_STATE = 256, O_HELP, O_VIA, O_TOKEN };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
+					      { "via", required_argument, NULL, O_VIA },
+					      { "token-file", required_argument, NULL, O_TOKEN },
 					      { "help", no_argument, NULL, O_HELP },
 					      { NULL, 0, NULL, 0 } };
-	const char *state = NULL;
+	const char *state = NULL, *via = NULL, *token = NULL;
 	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
 	while ((c = cli_getopt(argc, argv, "", opts, "end", &perr)) != -1) {
 		if (c == O_STATE)
 			state = optarg;
+		else if (c == O_VIA)
+			via = optarg;
+		else if (c == O_TOKEN)
+			token = optarg;
 		else if (c == O_HELP)
 			return fputs(END_HELP, stdout), 0;
 		else
@@ -338,11 +439,14 @@ int cmd_end(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("end", "end takes one run id (or a unique prefix)");
+	if (via)
+		return end_via(via, state, token, argv[optind]);
 	_cleanup_free_ char *id = NULL;
 	_cleanup_close_ int fd = open_session(state, argv[optind], &id);
 	if (fd < 0)
 		return 125;
-	_cleanup_free_ char *line = send_request(fd, json_pack("{s:s}", "op", "end")) == 0 ? read_line(fd) : NULL;
+	struct rd rd = { .fd = fd };
+	_cleanup_free_ char *line = send_request(fd, json_pack("{s:s}", "op", "end")) == 0 ? read_line(&rd) : NULL;
 	json_t *j = line ? json_loads(line, 0, NULL) : NULL;
 	if (!json_is_true(json_object_get(j, "ended"))) {
 		int rc = j ? refused(j, id) : (warn_line("run %s: its session did not answer", id), 125);
@@ -361,14 +465,3 @@ int cmd_end(int argc, char **argv)
 	return 0;
 }
 
-int cmd_exec_via(int argc, char **argv, const char *help)
-{
-	(void)argc, (void)argv, (void)help;
-	return cli_usage_error("exec", "--via: not yet");
-}
-
-int cmd_end_via(int argc, char **argv, const char *help)
-{
-	(void)argc, (void)argv, (void)help;
-	return cli_usage_error("end", "--via: not yet");
-}
