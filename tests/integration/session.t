@@ -6,11 +6,15 @@
 # command's status; an exec's time limit names itself and takes its process tree while a
 # background process an earlier exec left stays; another user's exec refused; warren end (the
 # record lists the execs, kind exec, nothing left); an exec on the ended run (one line, 125);
-# a session ended by its idle time and one by its maximum life, each with its cause.
+# a session ended by its idle time and one by its maximum life, each with its cause. Over the
+# API of a warren serve of the mode's user: POST /v1/runs {session} ?wait=ready, exec (one
+# answer, and ?stream=1), warren exec --via, a body over the limit (413), too many execs at
+# once (429), end, an exec on the ended run (409).
 . "$(dirname "$0")/../lib.sh"
+. "$REPO/tests/serve-lib.sh"
 
-# Tests: per mode 30.
-plan $((30 * 2))
+# Tests: per mode 30, and 13 over the API.
+plan $(((30 + 13) * 2))
 
 # job_file NAME: $WORK/NAME.yaml from stdin; its path in JF.
 job_file() {
@@ -143,4 +147,51 @@ EOF
 	is "$(jget "$RD/result.json" 'd["cause"]["limit"] + ": " + d["cause"]["message"]')" \
 		"session-max: session reached its maximum life 3s; sent SIGTERM" "$m a session ends at its maximum life, with its cause"
 	nothing_left "$RD" "$m nothing is left after a session's max"
+
+	# ---- over the API of a warren serve (as the mode's user)
+	SOCK=$(dirname "$STATE")/api.sock
+	start_server 15 --listen "unix:$SOCK" --slots 2; ok $? "$m warren serve answers"
+	api POST '/v1/runs?wait=ready' "{\"session\": {\"idle\": \"1m\"}, \"worktree\": $(jstr "$WORK")}"
+	ID=$(jbody 'd["id"]'); RD=$STATE/runs/$ID
+	is "$CODE $(jbody 'd["state"]')" "201 ready" "$m POST /v1/runs {session} ?wait=ready answers once it is ready"
+	api POST "/v1/runs/$ID/exec" '{"command": ["sh", "-c", "echo $TMPDIR $A; cat; echo e >&2; exit 3"], "env": {"A": "b"}, "stdin": "in\n"}'
+	is "$CODE $(jbody '[d["exit_code"], d["stdout"], d["stderr"], d["stdout_truncated"]]')" '200 [3, "/tmp b\nin\n", "e\n", false]' \
+		"$m POST .../exec answers when the command ended: its status and output"
+	out=$(api_curl 30 -X POST --data-binary '{"command": ["sh", "-c", "echo one; sleep 0.3; echo two"]}' "http://warren/v1/runs/$ID/exec?stream=1")
+	is "$(printf '%s\n' "$out" | grep -v -e '^{"exec"' -e '^{"end"' -e '^{"keepalive"')" $'{"stdout":4}\none\n{"stdout":4}\ntwo' \
+		"$m ?stream=1 streams the output ..."
+	like "$out" '"end":\{"exec":[0-9]+,"exit_code":0' "$m ... and then the end"
+	bounded "${RUNNER[@]}" "$WARREN" exec --via "unix:$SOCK" "$ID" -e K=v -- sh -c 'echo $K; exit 5'
+	is "$RC $OUT" "5 v" "$m warren exec --via exits with the command's status"
+	"$PY" -c 'import json; print(json.dumps({"command": ["true"], "stdin": "x" * (1 << 20)}))' >"$TEST_SCRATCH/big.json"
+	chmod 644 "$TEST_SCRATCH/big.json"
+	is "$(api_curl 30 -o /dev/null -w '%{http_code}' -X POST --data-binary @"$TEST_SCRATCH/big.json" "http://warren/v1/runs/$ID/exec")" 413 \
+		"$m a body over the limit is 413"
+	# 16 execs held at once through the run's own socket, then one more through the API
+	"${RUNNER[@]}" "$PY" - "$RD" >"$TEST_SCRATCH/held.out" 2>&1 <<'PYEOF' &
+import os, socket, sys
+d = os.open(sys.argv[1], os.O_PATH)  # (its path may be too long for a socket's)
+cs = []
+for i in range(16):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect("/proc/self/fd/%d/session.sock" % d)
+    c.sendall(b'{"op":"exec","command":["sleep","3"]}\n')
+    cs.append(c)
+print("held", flush=True)
+print(sum(1 for c in cs if b'"exit_code":0' in c.makefile("rb").readline()), flush=True)
+PYEOF
+	held=$!
+	wait_for 10 grep -q held "$TEST_SCRATCH/held.out"; sleep 0.5
+	api POST "/v1/runs/$ID/exec" '{"command": ["true"]}'
+	is "$CODE" 429 "$m an exec over the session's execs at once is 429 ..."
+	like "$(jbody 'd["error"]')" "^16 execs already run in this session at once" "$m ... with one line"
+	wait "$held"
+	is "$(tail -1 "$TEST_SCRATCH/held.out")" 16 "$m the 16 execs held ended 0"
+	api POST "/v1/runs/$ID/end"
+	is "$CODE" 202 "$m POST .../end is 202"
+	wait_for 30 run_ended "$ID"
+	api POST "/v1/runs/$ID/exec" '{"command": ["true"]}'
+	is "$CODE" 409 "$m an exec on the ended run is 409"
+	stop_server 30
+	nothing_left "$RD" "$m nothing is left of the API's session"
 done
