@@ -557,7 +557,7 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 	if (!st && job->session) {
 		job->steps = xcalloc(1, sizeof *job->steps);  /* a session: its execs come later */
 	} else if (!st) {
-		bad(c, root, "steps", "the job has no steps (a list of { name, run }; or session: for one whose commands come later)");
+		bad(c, root, "steps", "the job has no steps (a list of { name, run }); or give session: for one whose commands come later");
 	} else if (st->type != YAML_SEQUENCE_NODE) {
 		bad(c, st, "steps", "must be a list of { name: ..., run: ... }");
 	} else {

@@ -82,6 +82,15 @@ static double now_s(const struct session *se) { return sup_elapsed(se->h.u); }
 
 /* ---- pure parts ---- */
 
+enum session_due session_due(double lived_s, double quiet_s, size_t running, uint64_t idle_ms, uint64_t max_ms)
+{
+	if (lived_s * 1000 >= (double)max_ms)
+		return SESSION_MAX;
+	if (!running && quiet_s * 1000 >= (double)idle_ms)
+		return SESSION_IDLE;
+	return SESSION_GOES_ON;
+}
+
 char *utf8_lossy(const char *b, size_t n, size_t *out_len)
 {
 	char *o = xmalloc(n * 3 + 1);
@@ -740,11 +749,12 @@ void session_tick(struct session *se)
 		}
 	}
 	char v[32];
-	if ((t - se->opened_at) * 1000 >= (double)se->max_ms) {
+	enum session_due due = session_due(t - se->opened_at, t - se->last_active, se->running, se->idle_ms, se->max_ms);
+	if (due == SESSION_MAX) {
 		format_duration_ms(v, sizeof v, se->max_ms);
 		se->ended = true;
 		sup_stop(se->h.u, RUN_LIMIT, "session-max", v, SIGTERM, xasprintf("session reached its maximum life %s", v));
-	} else if (!se->running && (t - se->last_active) * 1000 >= (double)se->idle_ms) {
+	} else if (due == SESSION_IDLE) {
 		format_duration_ms(v, sizeof v, se->idle_ms);
 		se->ended = true;
 		sup_stop(se->h.u, RUN_LIMIT, "session-idle", v, SIGTERM, xasprintf("session idle for %s", v));

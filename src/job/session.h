@@ -57,6 +57,10 @@ struct exec_req {
 	bool stream;
 };
 
+/* Is a session due to end (pure)? lived_s since it was ready, quiet_s since an exec last
+ * started or ended, running execs now: its max first; idle only while no exec runs. */
+enum session_due { SESSION_GOES_ON, SESSION_IDLE, SESSION_MAX };
+enum session_due session_due(double lived_s, double quiet_s, size_t running, uint64_t idle_ms, uint64_t max_ms);
 /* Parse an exec request (pure): 0, or -EINVAL with a one-line reason in *why (static). */
 int session_parse_exec(json_t *req, struct exec_req *x, const char **why);
 void exec_req_free(struct exec_req *x);
