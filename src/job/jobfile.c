@@ -463,6 +463,8 @@ static void parse_session(struct ctx *c, yaml_node_t *root, struct job *job)
 	yaml_node_t *v = get(c, root, "session");
 	if (!v)
 		return;
+	if (job->driver == CELL_DRIVER_VM)
+		bad(c, v, "session", "a session needs the container driver (driver: vm cannot yet take execs: its relay has one stream a task)");
 	job->session = true;
 	job->session_idle_ms = JOB_SESSION_IDLE_MS;
 	job->session_max_ms = JOB_SESSION_MAX_MS;

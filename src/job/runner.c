@@ -1030,6 +1030,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 {
 	struct runner r = { .job = job, .s = s, .ctl = -1, .logdir_fd = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1,
 			    .ended = o->ended, .ended_ctx = o->take_ctx, .direct_out = -1 };
+	if (job && job->session && s->driver != CELL_DRIVER_CONTAINER)
+		return error_set(err, EINVAL, "a session needs the container driver (the vm driver cannot yet take execs)");
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");

@@ -255,6 +255,7 @@ static void sessions(void **state)
 	job_free(&job);
 	parse_bad("session: 10m\n", "1:10: session: must be a mapping { idle: D, max: D }", 1);
 	parse_bad("session: { idle: soon }\n", "1:18: session.idle: \"soon\" is not a duration", 1);
+	parse_bad("driver: vm\nsession: {}\n", "2:10: session: a session needs the container driver", 1);
 	parse_bad("session: { idel: 1m }\n", "1:12: session.idel: unknown key; did you mean 'idle'?", 1);
 }
 
