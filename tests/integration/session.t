@@ -26,6 +26,7 @@ job_file() {
 # (RD, ID: its run directory and id). 1 when it never came.
 session_bg() {
 	local before
+	RD=$STATE/runs/none ID=none
 	before=$(last_rundir)
 	start_bg "${RUNNER[@]}" env --default-signal=INT "$WARREN" job run "$1" --state "$STATE" --work "$WORK"
 	JOB_PID=$BG_PID JOB_OUT=$BG_OUT JOB_ERR=$BG_ERR
