@@ -511,8 +511,8 @@ static bool runner_interrupt(void *ctx, const char *limit, const char *value, in
 {
 	struct runner *r = ctx;
 	/* a plain command is the cell's job: stopping the cell stops it */
-	if (r->cancel.on || r->phase != P_STEPS || r->direct)
-		return false;
+	if (r->cancel.on || r->phase != P_STEPS || r->direct || (r->sess && r->cur >= r->job->n_steps))
+		return false;  /* (a session past its steps: its execs are stopped with the cell) */
 	r->cancel = (struct cancel){ .on = true, .limit = xstrdup(limit), .value = value ? xstrdup(value) : NULL,
 				     .text = text, .sig = sig };
 	display_line(&r->d, "⊘ %s: the always() steps still run; interrupt again to stop them", text);

@@ -417,7 +417,8 @@ static void pipe_read(struct session *se, size_t k, int j)
 static json_t *exec_end_json(const struct xec *x, size_t k)
 {
 	json_t *o = json_pack("{s:I}", "exec", (json_int_t)(k + 1));
-	json_object_set_new(o, "exit_code", json_integer(x->exit_code));
+	/* (one the session's end cut has no status of its own: warren exec says why, 125) */
+	json_object_set_new(o, "exit_code", x->state != XS_INTERRUPTED ? json_integer(x->exit_code) : json_null());
 	json_object_set_new(o, "signal", x->signal ? json_string(sigabbrev_np(x->signal)) : json_null());
 	json_object_set_new(o, "cause", x->cause ? json_string(x->cause) : json_null());
 	json_object_set_new(o, "duration_ms", json_integer((json_int_t)(x->duration * 1000)));

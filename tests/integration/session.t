@@ -6,15 +6,16 @@
 # command's status; an exec's time limit names itself and takes its process tree while a
 # background process an earlier exec left stays; another user's exec refused; warren end (the
 # record lists the execs, kind exec, nothing left); an exec on the ended run (one line, 125);
-# a session ended by its idle time and one by its maximum life, each with its cause. Over the
+# a session ended by its idle time and one by its maximum life, each with its cause; one
+# killed while an exec runs. Over the
 # API of a warren serve of the mode's user: POST /v1/runs {session} ?wait=ready, exec (one
 # answer, and ?stream=1), warren exec --via, a body over the limit (413), too many execs at
 # once (429), end, an exec on the ended run (409).
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-# Tests: per mode 30, and 13 over the API.
-plan $(((30 + 13) * 2))
+# Tests: per mode 33, and 13 over the API.
+plan $(((33 + 13) * 2))
 
 # job_file NAME: $WORK/NAME.yaml from stdin; its path in JF.
 job_file() {
@@ -148,6 +149,20 @@ EOF
 	is "$(jget "$RD/result.json" 'd["cause"]["limit"] + ": " + d["cause"]["message"]')" \
 		"session-max: session reached its maximum life 3s; sent SIGTERM" "$m a session ends at its maximum life, with its cause"
 	nothing_left "$RD" "$m nothing is left after a session's max"
+	job_file killme <<'EOF'
+session: {}
+EOF
+	session_bg "$JF"
+	cut=$(uniq_arg)
+	start_bg "${RUNNER[@]}" "$WARREN" exec --state "$STATE" "$ID" -- sleep "$cut"
+	xpid=$BG_PID xerr=$BG_ERR
+	wait_for 10 has_procs_matching "sleep $cut"
+	wr kill "$ID"
+	wait_bg "$xpid" 30
+	is "$RC" 125 "$m an exec that warren kill of its session cut exits 125 ..."
+	grep -q "exec 1: killed by warren kill" "$xerr"; ok $? "$m ... and names the kill"
+	wait_bg "$JOB_PID" 30
+	nothing_left "$RD" "$m nothing is left of a killed session"
 
 	# ---- over the API of a warren serve (as the mode's user)
 	SOCK=$(dirname "$STATE")/api.sock
