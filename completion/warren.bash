@@ -54,7 +54,7 @@ _warren_images() {
 _warren() {
 	local cur prev words cword
 	_init_completion -s || return
-	local cmds="run job logs kill policy ps show gc selfcheck image history serve submit oci help version"
+	local cmds="run job logs kill exec end policy ps show gc selfcheck image history serve submit oci help version"
 	local sub= i
 	for ((i = 1; i < cword; i++)); do
 		[[ ${words[i]} != -* ]] && { sub=${words[i]}; break; }
@@ -108,6 +108,8 @@ _warren() {
 		fi ;;
 	logs) opts="--follow --state --help" ;;
 	kill) opts="--state --help" ;;
+	exec) opts="--state --via --token-file --env --workdir --timeout --stdin --help" ;;
+	end) opts="--state --via --token-file --help" ;;
 	policy) opts="--write --read --exec --state --help" ;;
 	ps) opts="-a --json --state --help" ;;
 	show) opts="--json --state --help" ;;
@@ -146,7 +148,7 @@ _warren() {
 		esac
 	done
 	case $sub in
-	kill) ((nop == 0)) && COMPREPLY=($(compgen -W "$(_warren_runs live)" -- "$cur")) ;;
+	kill | exec | end) ((nop == 0)) && COMPREPLY=($(compgen -W "$(_warren_runs live)" -- "$cur")) ;;
 	show) ((nop == 0)) && COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
 	logs) ((nop == 0)) && COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")) ;;
 	policy) if ((nop == 0)); then COMPREPLY=($(compgen -W "$(_warren_runs)" -- "$cur")); else _filedir; fi ;;

@@ -32,6 +32,8 @@ static const char USAGE[] =
 	"  job check FILE                     report every mistake in a job file\n"
 	"  logs RUN [STEP] [--follow]         print a run's step logs (live with --follow)\n"
 	"  kill RUN                           stop a live run from another terminal\n"
+	"  exec RUN -- COMMAND                run a command in a live session (session: in a job file)\n"
+	"  end RUN                            end a live session\n"
 	"  policy RUN PATH [--write|--read|--exec]   may the run write (read, run) PATH?\n"
 	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
 	"  image import|ls|rm                 store root file systems for run --image NAME\n"
@@ -104,6 +106,10 @@ int main(int argc, char **argv)
 		return cmd_logs(argc, argv);
 	if (!strcmp(c, "kill"))
 		return cmd_kill(argc, argv);
+	if (!strcmp(c, "exec"))
+		return cmd_exec(argc, argv);
+	if (!strcmp(c, "end"))
+		return cmd_end(argc, argv);
 	if (!strcmp(c, "policy"))
 		return cmd_policy(argc, argv);
 	if (!strcmp(c, "image"))
@@ -118,14 +124,14 @@ int main(int argc, char **argv)
 		return cmd_oci(argc, argv);
 	if (!strcmp(c, "vm-image"))
 		return cmd_vm_image(argc, argv);
-	static const char *const commands[] = { "run", "job", "logs", "kill", "policy", "ps", "show", "gc", "selfcheck", "image",
+	static const char *const commands[] = { "run", "job", "logs", "kill", "exec", "end", "policy", "ps", "show", "gc", "selfcheck", "image",
 						"history", "serve", "submit", "oci", "version", "help", NULL };
 	const char *near = closest_word(c, commands);
 	_cleanup_free_ char *name = printable_name(c);
 	if (near)
 		warn_line("no command '%s'; did you mean '%s'? (see 'warren --help')", name, near);
 	else
-		warn_line("no command '%s'; the commands are run, job, logs, kill, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')",
+		warn_line("no command '%s'; the commands are run, job, logs, kill, exec, end, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')",
 			  name);
 	return 125;
 }

@@ -114,7 +114,7 @@ void executor_exec(const char *cwd, char **argv, char **env)
 	_exit(status);
 }
 
-static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err)
+static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err, int in)
 {
 	sigset_t none;
 	sigemptyset(&none);
@@ -122,7 +122,8 @@ static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, 
 		signal(sig, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
-	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	dup2(in, 0);
 	dup2(out, 1);
 	dup2(err, 2);
@@ -149,20 +150,67 @@ int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char *
 	return 0;
 }
 
-ssize_t exec_msg_recv(int ctl, char *buf, int fds[2])
+ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds)
 {
-	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&msg, &len);
+	if (!f)
+		return -1;
+	size_t argc = 0, envc = 0;
+	while (argv[argc])
+		argc++;
+	while (env[envc])
+		envc++;
+	struct exec_hdr h = { .type = EXEC_START, .task = task, .a = (int32_t)argc, .b = (int32_t)envc };
+	fwrite(&h, sizeof h, 1, f);
+	fwrite(cwd, strlen(cwd) + 1, 1, f);
+	for (size_t i = 0; i < argc; i++)
+		fwrite(argv[i], strlen(argv[i]) + 1, 1, f);
+	for (size_t i = 0; i < envc; i++)
+		fwrite(env[i], strlen(env[i]) + 1, 1, f);
+	fclose(f);
+	char cbuf[CMSG_SPACE(3 * sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = msg, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int)) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(ctl, &mh, MSG_NOSIGNAL) : (errno = E2BIG, -1);
+	int e = errno;
+	free(msg);
+	errno = e;
+	return w;
+}
+
+ssize_t exec_msg_recv(int ctl, char *buf, int fds[3])
+{
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
 	struct iovec iov = { .iov_base = buf, .iov_len = EXEC_MSG_MAX };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	fds[0] = fds[1] = -1;
+	fds[0] = fds[1] = fds[2] = -1;
 	ssize_t n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
-	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(2 * sizeof(int)))
-			memcpy(fds, CMSG_DATA(cm), 2 * sizeof(int));
+	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (k >= 2 && k <= 3)
+			memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
+		else if (k) {
+			/* not ours to keep: closed */
+			int x[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+			memcpy(x, CMSG_DATA(cm), (k < 8 ? k : 8) * sizeof(int));
+			for (size_t i = 0; i < k && i < 8; i++)
+				closep(&x[i]);
+		}
+	}
 	return n;
 }
 
-static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, int out, int err)
+static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, const int fds[3])
 {
 	char *cwd, **argv, **env;
 	if (exec_start_parse(h, payload, len, &cwd, &argv, &env) < 0) {
@@ -171,7 +219,7 @@ static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, 
 	}
 	pid_t pid = fork();
 	if (pid == 0)
-		child(cwd, argv, env, out, err);
+		child(cwd, argv, env, fds[0], fds[1], fds[2]);
 	if (pid < 0) {
 		send_msg(ctl, EXEC_FAILED, h->task, errno);
 	} else {
@@ -217,7 +265,7 @@ static int probe_tcp(int port)
 static void on_control(int ctl)
 {
 	char *buf = xmalloc(EXEC_MSG_MAX);
-	int fds[2];
+	int fds[3];
 	ssize_t n = exec_msg_recv(ctl, buf, fds);
 	if (n <= 0) {
 		/* the supervisor is done with us (or gone): end, and the cell with us */
@@ -227,7 +275,7 @@ static void on_control(int ctl)
 	if ((size_t)n >= sizeof h) {
 		memcpy(&h, buf, sizeof h);
 		if (h.type == EXEC_START && fds[0] >= 0)
-			start(ctl, &h, buf + sizeof h, (size_t)n - sizeof h, fds[0], fds[1]);
+			start(ctl, &h, buf + sizeof h, (size_t)n - sizeof h, fds);
 		else if (h.type == EXEC_SIGNAL) {
 			for (size_t i = 0; i < n_tasks; i++)
 				if (tasks[i].id == h.task)
@@ -237,6 +285,7 @@ static void on_control(int ctl)
 	}
 	closep(&fds[0]);
 	closep(&fds[1]);
+	closep(&fds[2]);
 	free(buf);
 }
 

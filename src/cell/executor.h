@@ -2,7 +2,8 @@
 /* executor.h - warren's executor: the process that starts a job's steps and services inside
  * the cell, as the run user, on the supervisor's request over a unix socket; and the protocol
  * they speak. Messages are one SOCK_SEQPACKET datagram each: a header, then for EXEC_START the
- * strings cwd, argv[0..a), env[0..b) NUL-terminated, and two fds (stdout, stderr). */
+ * strings cwd, argv[0..a), env[0..b) NUL-terminated, and two fds (stdout, stderr) or three
+ * (stdout, stderr, stdin: a session's exec with its input; else stdin is /dev/null). */
 #ifndef WARREN_CELL_EXECUTOR_H
 #define WARREN_CELL_EXECUTOR_H
 
@@ -38,8 +39,11 @@ const char *exec_path_of(char **env);
  * and the status a shell would end with in *status: 127 not found, 126 not executable. */
 char *exec_failure(char **argv, char **env, int err, int *status);
 /* Receive one message of the control socket ctl into buf (EXEC_MSG_MAX bytes), its fds (-1:
- * none) into fds; recvmsg's result. */
-ssize_t exec_msg_recv(int ctl, char *buf, int fds[2]);
+ * none) into fds (stdout, stderr, stdin); recvmsg's result. */
+ssize_t exec_msg_recv(int ctl, char *buf, int fds[3]);
+/* Send the EXEC_START of task on ctl: cwd, argv, env, and nfds (2 or 3) fds as above. sendmsg's
+ * result (-1 with E2BIG when the message is over EXEC_MSG_MAX). */
+ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds);
 /* The strings of an EXEC_START (header h, payload of len bytes after it): cwd, argv and env
  * point into payload (argv and env are allocated, NULL-terminated); -EINVAL when malformed. */
 int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char **cwd, char ***argv, char ***env);

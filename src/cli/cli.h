@@ -17,6 +17,8 @@ int cmd_selfcheck(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
+int cmd_exec(int argc, char **argv);     /* cli/exec.c */
+int cmd_end(int argc, char **argv);      /* cli/exec.c */
 int cmd_policy(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_image(int argc, char **argv);
@@ -30,6 +32,11 @@ int cmd_logs_via(int argc, char **argv, const char *help);
 int cmd_run_via(int argc, char **argv);
 int cmd_kill_via(int argc, char **argv, const char *help);
 bool cli_has_via(int argc, char **argv);
+/* One request to the warren serve of via (NULL: the default socket of state), with body (NULL:
+ * none): the connection after the answer's head, its status in *status and what came after
+ * the head in *rest (heap, *rlen bytes); -1 after err. */
+int cli_via_request(const char *via, const char *state, const char *token_file, const char *method, const char *path,
+		    const char *body, int *status, char **rest, size_t *rlen, struct error *err);
 
 struct statedir;
 /* Open the state directory of --state (opt), $WARREN_STATE or the default, to read runs from

@@ -582,3 +582,20 @@ int cmd_kill_via(int argc, char **argv, const char *help)
 {
 	return via_cmd(argc, argv, true, help);
 }
+
+int cli_via_request(const char *via, const char *state, const char *token_file, const char *method, const char *path,
+		    const char *body, int *status, char **rest, size_t *rlen, struct error *err)
+{
+	struct via v = { 0 };
+	int fd = via_setup(&v, via, state, token_file, err) < 0 ? -1 : request(&v, method, path, body, err);
+	if (fd >= 0) {
+		*status = read_head(fd, rest, rlen);
+		if (!*status) {
+			error_set(err, 0, "warren serve at %s gave no HTTP answer", v.spec);
+			free(*rest);
+			closep(&fd);
+		}
+	}
+	via_free(&v);
+	return fd;
+}

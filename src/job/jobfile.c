@@ -496,11 +496,34 @@ static void parse_publish(struct ctx *c, yaml_node_t *root, struct job *job)
 	}
 }
 
+/* session: { idle: D, max: D } (either may be left out: 10m, 8h): the cell stays up after its
+ * steps, for the commands `warren exec` sends it, until it is ended, idle or at its max. */
+static void parse_session(struct ctx *c, yaml_node_t *root, struct job *job)
+{
+	yaml_node_t *v = get(c, root, "session");
+	if (!v)
+		return;
+	if (job->driver == CELL_DRIVER_VM)
+		bad(c, v, "session", "a session needs the container driver (driver: vm cannot yet take execs: its relay has one stream a task)");
+	job->session = true;
+	job->session_idle_ms = JOB_SESSION_IDLE_MS;
+	job->session_max_ms = JOB_SESSION_MAX_MS;
+	if (v->type != YAML_MAPPING_NODE) {
+		bad(c, v, "session", "must be a mapping { idle: D, max: D } (e.g. { idle: 10m, max: 8h }; {} for these)");
+		return;
+	}
+	static const char *const known[] = { "idle", "max", NULL };
+	check_keys(c, v, "session", known);
+	uint64_t idle = get_duration(c, v, "idle", "session"), max = get_duration(c, v, "max", "session");
+	job->session_idle_ms = idle ? idle : job->session_idle_ms;
+	job->session_max_ms = max ? max : job->session_max_ms;
+}
+
 static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 {
 	static const char *const known[] = { "name", "rootfs", "work", "timeout", "limits", "env", "services", "steps", "shell", "network",
 					     "binds", "ro-binds", "externals", "work-ro", "workdir", "hostname", "image", "driver", "publish",
-					     NULL };
+					     "session", NULL };
 	check_keys(c, root, "", known);
 	char *driver = get_string(c, root, "driver", "");
 	if (driver && (!strcmp(driver, "vm") || !strcmp(driver, "container")))
@@ -572,9 +595,12 @@ static void parse_root(struct ctx *c, yaml_node_t *root, struct job *job)
 			parse_service(c, name, node(c, p->value), &job->services[job->n_services++]);
 		}
 	}
+	parse_session(c, root, job);
 	yaml_node_t *st = get(c, root, "steps");
-	if (!st) {
-		bad(c, root, "steps", "the job has no steps (a list of { name, run })");
+	if (!st && job->session) {
+		job->steps = xcalloc(1, sizeof *job->steps);  /* a session: its execs come later */
+	} else if (!st) {
+		bad(c, root, "steps", "the job has no steps (a list of { name, run }); or give session: for one whose commands come later");
 	} else if (st->type != YAML_SEQUENCE_NODE) {
 		bad(c, st, "steps", "must be a list of { name: ..., run: ... }");
 	} else {

@@ -14,7 +14,9 @@
 
 #define JOB_FILE_MAX (1 << 20) /* bytes of a job file */
 #define JOB_DEPTH_MAX 64       /* levels of mappings and lists nested in a job file */
-#define JOB_ENTRIES_MAX 1000   /* entries of one mapping or list (steps, env, ...) */
+#define JOB_ENTRIES_MAX 1000
+#define JOB_SESSION_IDLE_MS (10 * 60 * 1000ULL)     /* session: idle, when not given */
+#define JOB_SESSION_MAX_MS (8 * 3600 * 1000ULL)     /* session: max, when not given */   /* entries of one mapping or list (steps, env, ...) */
 
 enum ready_kind { READY_NONE, READY_TCP, READY_RUN };
 
@@ -68,6 +70,8 @@ struct job {
 	size_t n_steps;
 	enum gate_face face;      /* who wrote it (cell/gate.h): GATE_JOBFILE, or GATE_API for a job
 	                             sent to the server */
+	bool session;             /* session: the cell stays up for execs after its steps (if any) */
+	uint64_t session_idle_ms, session_max_ms; /* its end when no exec came for idle, at max */
 	char *anchor;             /* canonical: where its own paths stay (its directory, or an API
 	                             job's worktree) */
 };

@@ -22,6 +22,7 @@
 #include "cell/executor.h"
 #include "job/display.h"
 #include "job/logname.h"
+#include "job/session.h"
 #include "run/record.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
@@ -123,6 +124,8 @@ struct runner {
 	bool draining;              /* a step's or the cell's end: its output is read all the same,
 	                               queued behind what is shown (bounded by its pipe) */
 	int direct_out;             /* its output pipe's read end, sent before the take, or -1 */
+	struct session *sess;       /* a session's (session: in the job), or NULL */
+	bool sess_tried;            /* its socket was opened (or could not be) */
 };
 
 static double now_s(struct runner *r) { return sup_elapsed(&r->u); }
@@ -143,7 +146,7 @@ static void disarm(int tfd)
 
 /* ---- the environment and command of a task ---- */
 
-static char **task_env(const struct cell_spec *s, char **extra)
+char **job_task_env(const struct cell_spec *s, char **extra)
 {
 	size_t n = 0, m = 0;
 	while (s->env[n])
@@ -199,42 +202,18 @@ static ssize_t send_start(struct runner *r, uint32_t id, bool step, const char *
 			  char **extra_env, const char *workdir, int out_w)
 {
 	char **argv = r->direct && step ? strv_copy(r->direct) : shell_argv(shell, script);
-	char **env = task_env(r->s, extra_env);
+	char **env = job_task_env(r->s, extra_env);
 	/* a step's working-directory is relative to the worktree (the cell's working directory
 	 * with --work none); without one it runs where the job does */
 	const char *base = r->s->worktree ? r->s->worktree : spec_cwd(r->s);
 	_cleanup_free_ char *cwd = !workdir ? xstrdup(spec_cwd(r->s))
 				   : workdir[0] == '/' ? xstrdup(workdir) : xasprintf("%s/%s", base, workdir);
-	/* the message: header, cwd, argv, env */
-	char *msg = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&msg, &len);
-	size_t argc = 0, envc = 0;
-	while (argv[argc])
-		argc++;
-	while (env[envc])
-		envc++;
-	struct exec_hdr h = { .type = EXEC_START, .task = id, .a = (int32_t)argc, .b = (int32_t)envc };
-	fwrite(&h, sizeof h, 1, f);
-	fwrite(cwd, strlen(cwd) + 1, 1, f);
-	for (size_t i = 0; i < argc; i++)
-		fwrite(argv[i], strlen(argv[i]) + 1, 1, f);
-	for (size_t i = 0; i < envc; i++)
-		fwrite(env[i], strlen(env[i]) + 1, 1, f);
-	fclose(f);
 	int fds[2] = { out_w, out_w };
-	char cbuf[CMSG_SPACE(sizeof fds)] = { 0 };
-	struct iovec iov = { .iov_base = msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(cm), fds, sizeof fds);
-	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(r->ctl, &mh, MSG_NOSIGNAL) : (errno = E2BIG, -1);
-	free(msg);
+	ssize_t w = exec_start_send(r->ctl, id, cwd, argv, env, fds, 2);
+	int e = errno;
 	strv_free(argv);
 	strv_free(env);
+	errno = e;
 	return w;
 }
 
@@ -532,8 +511,8 @@ static bool runner_interrupt(void *ctx, const char *limit, const char *value, in
 {
 	struct runner *r = ctx;
 	/* a plain command is the cell's job: stopping the cell stops it */
-	if (r->cancel.on || r->phase != P_STEPS || r->direct)
-		return false;
+	if (r->cancel.on || r->phase != P_STEPS || r->direct || (r->sess && r->cur >= r->job->n_steps))
+		return false;  /* (a session past its steps: its execs are stopped with the cell) */
 	r->cancel = (struct cancel){ .on = true, .limit = xstrdup(limit), .value = value ? xstrdup(value) : NULL,
 				     .text = text, .sig = sig };
 	display_line(&r->d, "⊘ %s: the always() steps still run; interrupt again to stop them", text);
@@ -681,8 +660,11 @@ static void on_ctl(struct runner *r)
 			continue;
 		}
 		struct task *t = find_task(r, h.task);
-		if (!t)
+		if (!t) {
+			if (r->sess)
+				session_ctl(r->sess, &h);  /* one of its execs */
 			continue;
+		}
 		if (h.type == EXEC_STARTED) {
 			t->pid = h.a;
 		} else if (h.type == EXEC_FAILED || h.type == EXEC_EXITED) {
@@ -739,6 +721,24 @@ static bool step_due(const struct runner *r, const struct job_step *js)
 	return js->when == (r->failed ? IF_FAILURE : IF_SUCCESS);
 }
 
+/* A session's steps ran: it listens for execs (opened once); true while it lives. */
+static bool session_wait(struct runner *r)
+{
+	if (!r->sess_tried) {
+		r->sess_tried = true;
+		struct error e = { 0 };
+		if (session_open(r->sess, &e) < 0) {
+			r->job_cause = xstrdup(e.msg);
+			r->job_cause_limit = xstrdup("session");
+			r->failed = true;
+			r->fail_code = 125;
+			error_clear(&e);
+			return false;
+		}
+	}
+	return session_live(r->sess);
+}
+
 static void advance(struct runner *r)
 {
 	for (;;) {
@@ -773,6 +773,8 @@ static void advance(struct runner *r)
 			       r->steps[r->cur].state != S_RUNNING)
 				r->cur++;
 			if (r->cur >= r->job->n_steps) {
+				if (r->sess && !r->failed && !r->cancel.on && session_wait(r))
+					return;  /* a session: its execs come, until its end */
 				r->phase = P_STOPPING;
 				continue;
 			}
@@ -835,6 +837,8 @@ static json_t *tasks_json(struct runner *r)
 		json_object_set_new(o, "log", ran ? json_string(log) : json_null());
 		json_array_append_new(steps, o);
 	}
+	if (r->sess)
+		session_json(r->sess, steps);
 	json_t *svcs = json_array();
 	for (size_t i = 0; i < r->job->n_services; i++) {
 		struct svc_rec *v = &r->svcs[i];
@@ -864,6 +868,8 @@ static void progress_update(struct runner *r)
 		sig = (sig ^ (uint64_t)r->steps[i].state) * 1099511628211ULL;
 	for (size_t i = 0; i < r->job->n_services; i++)
 		sig = (sig ^ (uint64_t)(r->svcs[i].state + 16)) * 1099511628211ULL;
+	if (r->sess)
+		sig = (sig ^ session_changes(r->sess)) * 1099511628211ULL;
 	if (sig == r->progress_sig)
 		return;
 	r->progress_sig = sig;
@@ -992,6 +998,8 @@ static int runner_loop(struct runner *r)
 					continue;
 				r->progress_due = true;  /* (written below, after advance) */
 				probe_services(r);
+				if (r->sess)
+					session_tick(r->sess);
 				if (r->phase == P_STEPS && r->cur < r->job->n_steps && r->steps[r->cur].state == S_RUNNING)
 					display_tick(&r->d, r->job->steps[r->cur].name, now_s(r) - r->steps[r->cur].t0,
 						     r->job->steps[r->cur].timeout_ms);
@@ -1001,6 +1009,8 @@ static int runner_loop(struct runner *r)
 			} else if (tag == EV_STEP_GRACE) {
 				if (read(r->grace_tfd, &x, sizeof x) >= 0 && r->cur < r->job->n_steps)
 					step_grace_over(r);
+			} else if (tag >= EV_SESSION && r->sess) {
+				session_event(r->sess, tag, evs[i].events);
 			} else if (tag >= EV_TASK && tag - EV_TASK < r->n_tasks) {
 				task_output(r, r->tasks[tag - EV_TASK]);
 			}
@@ -1020,6 +1030,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 {
 	struct runner r = { .job = job, .s = s, .ctl = -1, .logdir_fd = -1, .tick_tfd = -1, .step_tfd = -1, .grace_tfd = -1,
 			    .ended = o->ended, .ended_ctx = o->take_ctx, .direct_out = -1 };
+	if (job && job->session && s->driver != CELL_DRIVER_CONTAINER)
+		return error_set(err, EINVAL, "a session needs the container driver (the vm driver cannot yet take execs)");
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return error_set(err, errno, "cannot create the executor's socket");
@@ -1060,6 +1072,8 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	mkdirat(s->rundir_fd, "log", 0755);
 	sup_on_interrupt(&r.u, runner_interrupt, &r);
 	r.logdir_fd = openat(s->rundir_fd, "log", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct session_host sh = { .u = &r.u, .s = s, .d = &r.d, .ctl = r.ctl, .logdir_fd = r.logdir_fd, .first_log = job->n_steps };
+	r.sess = job->session ? session_new(job, &sh) : NULL;
 	if (r.direct)
 		advance(&r);  /* the command's EXEC_START, which the cell's init waits for */
 	display_line(&r.d, "%s job %s (%zu step%s%s)", s->id, job->name, job->n_steps, job->n_steps == 1 ? "" : "s",
@@ -1075,6 +1089,11 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 	sup_watch_fd(&r.u, r.grace_tfd, EV_STEP_GRACE);
 
 	runner_loop(&r);
+	if (r.sess) {
+		const char *why = NULL;
+		sup_stopping(&r.u, &why, NULL);
+		session_close(r.sess, why ? why : "the session ended");
+	}
 	tasks_drain(&r);
 	/* a plain command's end is the cell's job's */
 	if (r.direct && r.steps[0].state == S_RUNNING && r.u.have_exit)
@@ -1119,6 +1138,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 		free(r.steps[i].cause);
 	free(r.steps);
 	free(r.svcs);
+	session_free(r.sess);
 	free(r.job_cause);
 	free(r.cancel.limit);
 	free(r.cancel.value);

@@ -26,6 +26,8 @@ struct req {
 	size_t held;           /* bytes of BODIES_MAX taken for it */
 	bool too_big;          /* more than BODY_MAX came (a body of unsaid length) */
 	bool too_many;         /* ... or more than BODIES_MAX would be held */
+	bool exec;             /* POST /v1/runs/{exec_id}/exec: its body goes to the session */
+	char exec_id[RUN_ID_LEN + 1];
 };
 
 /* Queue text (taken) with status; close: the connection ends after it (a client refused, or a
@@ -59,6 +61,11 @@ static char *json_text(json_t *j)
 static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
 {
 	return send_text(c, status, "application/json", json_text(j));
+}
+
+enum MHD_Result api_json(struct MHD_Connection *c, int status, json_t *j)
+{
+	return send_json(c, status, j);
 }
 
 static enum MHD_Result send_error_v(struct MHD_Connection *c, int status, bool close, const char *fmt, va_list ap)
@@ -347,6 +354,10 @@ static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, con
 	if (!strcmp(what, "policy") && get)
 		return policy(s, c, id);
 	pthread_mutex_lock(&s->mu);
+	if (!strcmp(what, "end") && !strcmp(method, "POST")) {
+		pthread_mutex_unlock(&s->mu);
+		return serve_end(s, c, id);
+	}
 	if (!strcmp(what, "kill") && !strcmp(method, "POST")) {
 		_cleanup_free_ char *why = xasprintf("POST /v1/runs/%s/kill", id);
 		int r = server_kill(s, id, why);
@@ -393,6 +404,8 @@ static enum MHD_Result submission(struct server *s, struct MHD_Connection *c, st
 		server_wait_end(s, out, end_fd);
 	else if (end_fd >= 0)
 		close(end_fd);
+	if (st == 201 && wait && !strcmp(wait, "ready"))
+		serve_wait_ready(s, out);  /* a session's: answered once it takes execs */
 	return send_json(c, st, out);
 }
 
@@ -448,6 +461,19 @@ static bool head_in(struct listener *l, struct MHD_Connection *c, const char *ur
 	}
 	if (console_login(l, c, url, method, ret) || !identify(l, c, &rq->w, ret) || !console_same_origin(l, c, method, ret))
 		return false;
+	char id[RUN_ID_LEN + 1];
+	const char *what;
+	if (!strcmp(method, "POST") && !strncmp(url, "/v1/runs/", 9) && split_run_url(url, id, &what) && !strcmp(what, "exec")) {
+		json_t *row = visible_row(s, &rq->w, id);
+		if (!row) {
+			*ret = refuse(c, 404, "no run %s (of yours) on this server", id);
+			return false;
+		}
+		json_decref(row);
+		rq->exec = true;
+		memcpy(rq->exec_id, id, sizeof id);
+		return body_may_come(s, c, rq, ret);
+	}
 	if (!is_submission(url, method)) {
 		*ret = route(s, c, url, method, &rq->w);
 		return false;
@@ -499,6 +525,12 @@ enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (rq->exec && rq->too_big)
+		return send_error(c, 413, "the body is larger than %d bytes", BODY_MAX);
+	if (rq->exec && rq->too_many)
+		return send_error(c, 503, "warren serve holds %u bytes of request bodies, its most; ask again later", BODIES_MAX);
+	if (rq->exec)
+		return serve_exec(l->s, c, rq->exec_id, rq->body, rq->len);
 	return submission(l->s, c, rq);
 }
 

@@ -165,6 +165,14 @@ struct who {
 	bool all;              /* sees every run (root, the server's own user, the token) */
 };
 
+/* api.c: answer j (taken) as JSON with status */
+enum MHD_Result api_json(struct MHD_Connection *c, int status, json_t *j);
+/* exec.c: POST /v1/runs/{id}/exec (its body) and /end, sent on to the run's session; POST
+ * /v1/runs?wait=ready: wait until the run of out (the 201 answer) takes execs, or ended */
+enum MHD_Result serve_exec(struct server *s, struct MHD_Connection *c, const char *id, const char *body, size_t len);
+enum MHD_Result serve_end(struct server *s, struct MHD_Connection *c, const char *id);
+void serve_wait_ready(struct server *s, json_t *out);
+
 /* serve.c */
 void server_wake(struct server *s);
 /* Remove the server's files of run id (console, job file, request). */

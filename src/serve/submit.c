@@ -22,7 +22,7 @@
 #include "util/strv.h"
 
 static const char *const FIELDS[] = { "command", "job", "env", "limits", "worktree", "rootfs", "image", "net", "publish",
-				       "binds", "ro-binds", "labels", "name", "timeout", NULL };
+				       "binds", "ro-binds", "labels", "name", "timeout", "session", NULL };
 static const char *const LIMITS[] = { "time", "cpu-time", "memory", "pids", "output", "scratch", "grace", "cpus", "cpuset", NULL };
 
 static int bad(json_t **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -55,10 +55,14 @@ static int check_fields(json_t *req, json_t **out)
 	json_object_foreach(req, k, v) {
 		if (!known(FIELDS, k))
 			return bad(out, "unknown field '%s'; the fields are command, job, env, limits, timeout, worktree, rootfs, image, "
-				   "net, publish, binds, ro-binds, labels, name", k);
+				   "net, publish, binds, ro-binds, labels, name, session", k);
 	}
-	json_t *cmd = json_object_get(req, "command"), *job = json_object_get(req, "job");
-	if (!!cmd == !!job)
+	json_t *cmd = json_object_get(req, "command"), *job = json_object_get(req, "job"), *ses = json_object_get(req, "session");
+	if (ses && (cmd || job))
+		return bad(out, "a session has no command (its commands come as POST /v1/runs/{id}/exec); a job's session: goes in its job file");
+	if (ses && !json_is_object(ses))
+		return bad(out, "session must be an object {\"idle\": \"10m\", \"max\": \"8h\"} ({} for these)");
+	if (!!cmd == !!job && !ses)
 		return bad(out, "give either command (an array of strings) or job (the job file's text), not %s", cmd ? "both" : "neither");
 	if (cmd) {
 		if (!json_is_array(cmd) || !json_array_size(cmd))
@@ -119,8 +123,8 @@ static int check_fields(json_t *req, json_t **out)
 static json_t *command_job(json_t *req)
 {
 	_cleanup_strv_ char **argv = strv_from_json(json_object_get(req, "command"), false);
-	json_t *job = job_command_json(argv);
-	json_t *v;
+	json_t *v = json_object_get(req, "session");
+	json_t *job = v ? json_pack("{s:O}", "session", v) : job_command_json(argv);  /* a session: no step */
 	if ((v = json_object_get(req, "name")))
 		json_object_set(job, "name", v);
 	if ((v = json_object_get(req, "env")))

@@ -234,6 +234,31 @@ static void syntax(void **state)
 	parse_bad("just words\n", "1:1: the job file must be a mapping", 1);
 }
 
+/* session: its defaults, its durations, its shape; a session needs no steps. */
+static void sessions(void **state)
+{
+	(void)state;
+	struct job job;
+	parse_ok("session: {}\n", &job);
+	assert_true(job.session);
+	assert_int_equal(job.n_steps, 0);
+	assert_int_equal(job.session_idle_ms, JOB_SESSION_IDLE_MS);
+	assert_int_equal(job.session_max_ms, JOB_SESSION_MAX_MS);
+	job_free(&job);
+	parse_ok("session: { idle: 30s, max: 2h }\nsteps: [ { run: make deps } ]\n", &job);
+	assert_int_equal(job.session_idle_ms, 30000);
+	assert_int_equal(job.session_max_ms, 2 * 3600 * 1000);
+	assert_int_equal(job.n_steps, 1);
+	job_free(&job);
+	parse_ok("steps: [ { run: x } ]\n", &job);
+	assert_false(job.session);
+	job_free(&job);
+	parse_bad("session: 10m\n", "1:10: session: must be a mapping { idle: D, max: D }", 1);
+	parse_bad("session: { idle: soon }\n", "1:18: session.idle: \"soon\" is not a duration", 1);
+	parse_bad("driver: vm\nsession: {}\n", "2:10: session: a session needs the container driver", 1);
+	parse_bad("session: { idel: 1m }\n", "1:12: session.idel: unknown key; did you mean 'idle'?", 1);
+}
+
 static void keys(void **state)
 {
 	(void)state;
@@ -241,7 +266,7 @@ static void keys(void **state)
 	parse_bad("step:\n  - run: x\n", "1:1: steps: the job has no steps (a list of { name, run })", 2);
 	parse_bad("zzzzzz: 1\nsteps: [ { run: x } ]\n",
 		  "1:1: zzzzzz: unknown key (known: name, rootfs, work, timeout, limits, env, services, steps, shell, network, "
-		  "binds, ro-binds, externals, work-ro, workdir, hostname, image, driver, publish)",
+		  "binds, ro-binds, externals, work-ro, workdir, hostname, image, driver, publish, session)",
 		  1);
 	parse_bad("name: a\nname: b\nsteps: [ { run: x } ]\n", "2:1: name: given twice (first at line 1); keep one", 1);
 	parse_bad("? [ a ]\n: 1\nsteps: [ { run: x } ]\n", "1:3: keys must be plain words", 1);
@@ -486,7 +511,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(good_file), cmocka_unit_test(defaults),           cmocka_unit_test(syntax),
-		cmocka_unit_test(keys),      cmocka_unit_test(types),              cmocka_unit_test(limits),
+		cmocka_unit_test(keys),      cmocka_unit_test(sessions),      cmocka_unit_test(types),              cmocka_unit_test(limits),
 		cmocka_unit_test(steps_and_services), cmocka_unit_test(cell_keys), cmocka_unit_test(several),
 		cmocka_unit_test(size_limits), cmocka_unit_test(load),             cmocka_unit_test(conditions),
 	};

@@ -1,0 +1,834 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* session.c - a session's execs (session.h): the run's socket, who may use it (SO_PEERCRED:
+ * the run's owner or root), each exec started by the cell's executor in a session of its own
+ * (its time limit takes its whole process tree; what it leaves in the background on a normal
+ * end stays until the session ends), its output to its log and to its caller, its end in the
+ * record as a step of kind "exec"; the session's idle and maximum life. */
+#include "job/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/record.h"
+#include "supervise/supervise.h"
+#include "util/fs.h"
+#include "util/strv.h"
+#include "util/units.h"
+
+enum { TAG_LISTEN = 0, TAG_CONN = 0x100, TAG_PIPE = 0x10000 };
+enum { CONN_OUT_HIGH = 1 << 20 };  /* a streaming caller this far behind: its exec's output waits */
+#define EXEC_TASK_BIT 0x40000000u  /* executor task ids of execs (the runner's count up from 1) */
+
+enum xstate { XS_RUNNING, XS_OK, XS_FAILED, XS_LIMIT, XS_INTERRUPTED };
+static const char *const XSTATE[] = { "running", "ok", "failed", "limit", "interrupted" };
+
+struct conn {
+	int fd;
+	char *in;                 /* the request read so far */
+	size_t in_len;
+	char *out;                /* what waits to be sent */
+	size_t out_len, out_off;
+	bool closing;             /* close once out is sent */
+	bool linger;              /* then only read until the caller closes (its unread request
+	                             would reset the connection before it read the answer) */
+	long exec;                /* the exec it waits for, or -1 */
+};
+
+struct xec {
+	char **argv;
+	int pipe[2];              /* stdout, stderr read ends (-1: closed) */
+	int log_fd;
+	pid_t pid;
+	bool stream;
+	long conn;                /* its caller's connection, or -1 (gone, or answered) */
+	char *buf[2];             /* an answer without stream: what it wrote, at most SESSION_OUT_MAX */
+	size_t len[2];
+	bool cut[2];
+	enum xstate state;
+	int exit_code, signal;
+	char *cause;
+	struct timespec started;
+	double t0, duration;
+	uint64_t timeout_ms;
+	bool term_sent, kill_sent;
+	double limit_at, term_at;
+};
+
+struct session {
+	struct session_host h;
+	uint64_t idle_ms, max_ms;
+	int lfd;
+	bool open, ended;
+	double opened_at, last_active;
+	struct conn *conns[SESSION_CONNS_MAX];
+	struct xec **x;
+	size_t n_x;
+	size_t running;
+	uint64_t changes;
+};
+
+static double now_s(const struct session *se) { return sup_elapsed(se->h.u); }
+
+/* ---- pure parts ---- */
+
+enum session_due session_due(double lived_s, double quiet_s, size_t running, uint64_t idle_ms, uint64_t max_ms)
+{
+	if (lived_s * 1000 >= (double)max_ms)
+		return SESSION_MAX;
+	if (!running && quiet_s * 1000 >= (double)idle_ms)
+		return SESSION_IDLE;
+	return SESSION_GOES_ON;
+}
+
+char *utf8_lossy(const char *b, size_t n, size_t *out_len)
+{
+	char *o = xmalloc(n * 3 + 1);
+	size_t k = 0;
+	const unsigned char *p = (const unsigned char *)b;
+	for (size_t i = 0; i < n;) {
+		unsigned c = p[i];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		bool ok = len && i + len <= n && c != 0;
+		for (size_t j = 1; ok && j < len; j++)
+			ok = (p[i + j] & 0xc0) == 0x80;
+		if (ok && len > 1) {
+			/* no overlong forms, surrogates or code points past U+10FFFF */
+			unsigned cp = c & (0x7f >> len);
+			for (size_t j = 1; j < len; j++)
+				cp = (cp << 6) | (p[i + j] & 0x3f);
+			ok = cp >= (len == 2 ? 0x80u : len == 3 ? 0x800u : 0x10000u) && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+		}
+		if (ok) {
+			memcpy(o + k, p + i, len);
+			k += len;
+			i += len;
+		} else {
+			memcpy(o + k, "\xef\xbf\xbd", 3);
+			k += 3;
+			i++;
+		}
+	}
+	o[k] = '\0';
+	*out_len = k;
+	return o;
+}
+
+static char **env_of(json_t *v, const char **why)
+{
+	if (!v || json_is_null(v))
+		return xcalloc(1, sizeof(char *));
+	char **env = xcalloc((json_is_object(v) ? json_object_size(v) : json_is_array(v) ? json_array_size(v) : 0) + 1, sizeof *env);
+	size_t n = 0;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *e;
+		json_object_foreach(v, k, e) {
+			if (!json_is_string(e) || !*k || strchr(k, '=')) {
+				*why = "env: each entry must be \"NAME\": \"VALUE\" (a name without '=')";
+				strv_free(env);
+				return NULL;
+			}
+			env[n++] = xasprintf("%s=%s", k, json_string_value(e));
+		}
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e) {
+			const char *s = json_string_value(e);
+			if (!s || !strchr(s, '=') || *s == '=') {
+				*why = "env: each entry must be a string NAME=VALUE";
+				strv_free(env);
+				return NULL;
+			}
+			env[n++] = xstrdup(s);
+		}
+	} else {
+		*why = "env must be an object {\"NAME\": \"VALUE\"} or a list of NAME=VALUE";
+		strv_free(env);
+		return NULL;
+	}
+	return env;
+}
+
+int session_parse_exec(json_t *req, struct exec_req *x, const char **why)
+{
+	*x = (struct exec_req){ 0 };
+	json_t *cmd = json_object_get(req, "command");
+	if (!json_is_array(cmd) || !json_array_size(cmd)) {
+		*why = "command must be a non-empty list of strings (e.g. [\"sh\", \"-c\", \"make test\"])";
+		return -EINVAL;
+	}
+	x->argv = strv_from_json(cmd, true);
+	if (!x->argv) {
+		*why = "command must be a non-empty list of strings (e.g. [\"sh\", \"-c\", \"make test\"])";
+		return -EINVAL;
+	}
+	x->env = env_of(json_object_get(req, "env"), why);
+	json_t *cwd = json_object_get(req, "cwd"), *in = json_object_get(req, "stdin"), *t = json_object_get(req, "timeout");
+	json_t *st = json_object_get(req, "stream");
+	if (!x->env)
+		goto bad;
+	if (cwd && !json_is_null(cwd) && (!json_is_string(cwd) || !*json_string_value(cwd))) {
+		*why = "cwd must be a directory's path (relative to the worktree, or absolute)";
+		goto bad;
+	}
+	x->cwd = json_is_string(cwd) ? xstrdup(json_string_value(cwd)) : NULL;
+	if (in && !json_is_null(in) && !json_is_string(in)) {
+		*why = "stdin must be a string (the command's standard input)";
+		goto bad;
+	}
+	if (json_is_string(in)) {
+		x->stdin_len = json_string_length(in);
+		x->stdin_text = xmalloc(x->stdin_len + 1);
+		memcpy(x->stdin_text, json_string_value(in), x->stdin_len + 1);
+	}
+	if (json_is_integer(t) && json_integer_value(t) > 0) {
+		x->timeout_ms = (uint64_t)json_integer_value(t);
+	} else if (json_is_string(t)) {
+		if (parse_duration_ms(json_string_value(t), &x->timeout_ms) < 0 || !x->timeout_ms) {
+			*why = "timeout must be a duration (e.g. 30s, 10m) or milliseconds";
+			goto bad;
+		}
+	} else if (t && !json_is_null(t)) {
+		*why = "timeout must be a duration (e.g. 30s, 10m) or milliseconds";
+		goto bad;
+	}
+	if (st && !json_is_boolean(st)) {
+		*why = "stream must be true or false";
+		goto bad;
+	}
+	x->stream = json_is_true(st);
+	return 0;
+bad:
+	exec_req_free(x);
+	return -EINVAL;
+}
+
+void exec_req_free(struct exec_req *x)
+{
+	strv_free(x->argv);
+	strv_free(x->env);
+	free(x->cwd);
+	free(x->stdin_text);
+	*x = (struct exec_req){ 0 };
+}
+
+/* ---- connections ---- */
+
+static void conn_watch(struct session *se, long i)
+{
+	struct conn *c = se->conns[i];
+	struct epoll_event ev = { .events = EPOLLIN | (c->out_len > c->out_off ? EPOLLOUT : 0),
+				  .data.u32 = EV_SESSION + TAG_CONN + (uint32_t)i };
+	epoll_ctl(se->h.u->ep, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void pipes_watch(struct session *se, size_t k, bool on);
+
+static void conn_close(struct session *se, long i)
+{
+	struct conn *c = se->conns[i];
+	if (!c)
+		return;
+	if (c->exec >= 0 && se->x[c->exec]->conn == i) {
+		se->x[c->exec]->conn = -1;  /* it runs on to its end or its limit, to its log only */
+		pipes_watch(se, (size_t)c->exec, true);
+	}
+	epoll_ctl(se->h.u->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c->in);
+	free(c->out);
+	free(c);
+	se->conns[i] = NULL;
+}
+
+/* Send what waits on connection i, as much as it takes now; close it when all is sent and it
+ * is closing. */
+static void conn_flush(struct session *se, long i)
+{
+	struct conn *c = se->conns[i];
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			conn_close(se, i);
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+	if (c->out_off == c->out_len) {
+		c->out_off = c->out_len = 0;
+		if (c->closing && !c->linger) {
+			conn_close(se, i);
+			return;
+		}
+		if (c->closing) {
+			shutdown(c->fd, SHUT_WR);
+			c->exec = -1;
+		}
+		if (c->exec >= 0)
+			pipes_watch(se, (size_t)c->exec, true);
+	} else if (c->exec >= 0 && c->out_len - c->out_off > CONN_OUT_HIGH) {
+		pipes_watch(se, (size_t)c->exec, false);  /* the caller is behind: its exec's output waits */
+	}
+	conn_watch(se, i);
+}
+
+static void conn_put(struct session *se, long i, const void *b, size_t n)
+{
+	struct conn *c = se->conns[i];
+	c->out = xrealloc(c->out, c->out_len + n);
+	memcpy(c->out + c->out_len, b, n);
+	c->out_len += n;
+}
+
+/* Put j (taken) as one line on connection i. */
+static void conn_json(struct session *se, long i, json_t *j)
+{
+	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (!t)
+		return;
+	conn_put(se, i, t, strlen(t));
+	conn_put(se, i, "\n", 1);
+}
+
+static void conn_refuse(struct session *se, long i, int status, const char *why)
+{
+	conn_json(se, i, json_pack("{s:s,s:i}", "error", why, "status", status));
+	se->conns[i]->closing = true;
+	se->conns[i]->linger = status != 403;  /* (a stranger gets no more of the session's time) */
+	conn_flush(se, i);
+}
+
+static void on_accept(struct session *se)
+{
+	for (;;) {
+		int fd = accept4(se->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		struct ucred cr;
+		socklen_t len = sizeof cr;
+		bool allowed = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && (cr.uid == 0 || cr.uid == getuid());
+		long i = 0;
+		while (i < SESSION_CONNS_MAX && se->conns[i])
+			i++;
+		if (i == SESSION_CONNS_MAX) {
+			static const char busy[] = "{\"error\":\"too many connections to this session at once; try again\",\"status\":429}\n";
+			ssize_t w = send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			(void)w;
+			close(fd);
+			continue;
+		}
+		struct conn *c = xcalloc(1, sizeof *c);
+		c->fd = fd;
+		c->exec = -1;
+		se->conns[i] = c;
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EV_SESSION + TAG_CONN + (uint32_t)i };
+		epoll_ctl(se->h.u->ep, EPOLL_CTL_ADD, fd, &ev);
+		if (!allowed) {
+			_cleanup_free_ char *why = xasprintf("uid %u may not use run %s: only its owner (uid %u) or root may",
+							     (unsigned)cr.uid, se->h.s->id, (unsigned)getuid());
+			conn_refuse(se, i, 403, why);
+		}
+	}
+}
+
+/* ---- execs ---- */
+
+static void pipes_watch(struct session *se, size_t k, bool on)
+{
+	struct xec *x = se->x[k];
+	for (int j = 0; j < 2; j++) {
+		if (x->pipe[j] < 0)
+			continue;
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EV_SESSION + TAG_PIPE + (uint32_t)(k * 2 + (size_t)j) };
+		if (epoll_ctl(se->h.u->ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, x->pipe[j], on ? &ev : NULL) < 0 && on &&
+		    errno == EEXIST)
+			continue;
+	}
+}
+
+static const char *const STREAM[] = { "stdout", "stderr" };
+
+/* n bytes exec k wrote on stream j: to its log (within the job's output limit), and to its
+ * caller while it waits. */
+static void exec_output(struct session *se, size_t k, int j, const char *b, size_t n)
+{
+	struct xec *x = se->x[k];
+	size_t pass = sup_output_pass(se->h.u, n);
+	if (pass && x->log_fd >= 0 && write_all(x->log_fd, b, pass) < 0)
+		closep(&x->log_fd);
+	if (x->conn < 0 || x->state != XS_RUNNING)
+		return;
+	if (x->stream) {
+		char head[48];
+		int l = snprintf(head, sizeof head, "{\"%s\":%zu}\n", STREAM[j], pass);
+		conn_put(se, x->conn, head, (size_t)l);
+		conn_put(se, x->conn, b, pass);
+		conn_flush(se, x->conn);
+		return;
+	}
+	size_t room = SESSION_OUT_MAX - x->len[j], take = pass < room ? pass : room;
+	if (take < n)
+		x->cut[j] = true;
+	x->buf[j] = xrealloc(x->buf[j], x->len[j] + take + 1);
+	memcpy(x->buf[j] + x->len[j], b, take);
+	x->len[j] += take;
+}
+
+/* Take what exec k's stream j holds now (no more: a fast writer must not keep the loop);
+ * close it at its end. */
+static void pipe_read(struct session *se, size_t k, int j)
+{
+	struct xec *x = se->x[k];
+	char buf[65536];
+	for (size_t queued = fd_queued(x->pipe[j]), got = 0;;) {
+		ssize_t n = read(x->pipe[j], buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			sup_unwatch_close(se->h.u, &x->pipe[j]);
+			return;
+		}
+		exec_output(se, k, j, buf, (size_t)n);
+		got += (size_t)n;
+		if (got >= queued)
+			return;
+	}
+}
+
+static json_t *exec_end_json(const struct xec *x, size_t k)
+{
+	json_t *o = json_pack("{s:I}", "exec", (json_int_t)(k + 1));
+	/* (one the session's end cut has no status of its own: warren exec says why, 125) */
+	json_object_set_new(o, "exit_code", x->state != XS_INTERRUPTED ? json_integer(x->exit_code) : json_null());
+	json_object_set_new(o, "signal", x->signal ? json_string(sigabbrev_np(x->signal)) : json_null());
+	json_object_set_new(o, "cause", x->cause ? json_string(x->cause) : json_null());
+	json_object_set_new(o, "duration_ms", json_integer((json_int_t)(x->duration * 1000)));
+	return o;
+}
+
+/* Exec k ended (state st, cause): its caller answered; it is in the record. What it left
+ * running in the background stays, and what that writes on its streams goes to its log. */
+static void exec_finish(struct session *se, size_t k, enum xstate st, char *cause)
+{
+	struct xec *x = se->x[k];
+	for (int j = 0; j < 2; j++)
+		if (x->pipe[j] >= 0)
+			pipe_read(se, k, j);
+	x->state = st;
+	free(x->cause);
+	x->cause = cause;
+	x->duration = now_s(se) - x->t0;
+	se->running--;
+	se->changes++;
+	se->last_active = now_s(se);
+	char d[32];
+	format_seconds(d, sizeof d, x->duration);
+	if (cause)
+		display_line(se->h.d, "%s exec %zu: %s", st == XS_LIMIT ? "⏱" : "✖", k + 1, cause);
+	else
+		display_line(se->h.d, "%s exec %zu: exited with status %d after %s", st == XS_OK ? "✔" : "✖", k + 1, x->exit_code, d);
+	long c = x->conn;
+	x->conn = -1;
+	if (c >= 0 && se->conns[c]) {
+		json_t *end = exec_end_json(x, k);
+		if (x->stream) {
+			conn_json(se, c, json_pack("{s:o}", "end", end));
+		} else {
+			for (int j = 0; j < 2; j++) {
+				size_t l;
+				_cleanup_free_ char *t = utf8_lossy(x->buf[j] ? x->buf[j] : "", x->len[j], &l);
+				json_object_set_new(end, STREAM[j], json_stringn(t, l));
+				_cleanup_free_ char *cut = xasprintf("%s_truncated", STREAM[j]);
+				json_object_set_new(end, cut, json_boolean(x->cut[j]));
+			}
+			conn_json(se, c, end);
+		}
+		se->conns[c]->exec = -1;
+		se->conns[c]->closing = true;
+		conn_flush(se, c);
+	}
+	for (int j = 0; j < 2; j++) {
+		free(x->buf[j]);
+		x->buf[j] = NULL;
+	}
+	pipes_watch(se, k, true);  /* (paused for a caller behind) its log takes the rest */
+}
+
+/* A memfd holding text: the exec's stdin. */
+static int stdin_fd(const char *text, size_t len)
+{
+	int fd = memfd_create("stdin", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, text, len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int exec_log(struct session *se, size_t k)
+{
+	_cleanup_free_ char *p = xasprintf("%zu-exec-%zu.log", se->h.first_log + k + 1, k + 1);
+	return openat(se->h.logdir_fd, p, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
+/* Start the exec x asks for on connection i; false with errno when it could not be sent. */
+static bool exec_start(struct session *se, long i, struct exec_req *rq)
+{
+	const struct cell_spec *s = se->h.s;
+	int p[2][2] = { { -1, -1 }, { -1, -1 } }, in = -1;
+	if (pipe2(p[0], O_CLOEXEC) < 0 || pipe2(p[1], O_CLOEXEC) < 0 ||
+	    (rq->stdin_text && (in = stdin_fd(rq->stdin_text, rq->stdin_len)) < 0)) {
+		int e = errno;
+		for (int j = 0; j < 2; j++) {
+			closep(&p[j][0]);
+			closep(&p[j][1]);
+		}
+		errno = e;
+		return false;
+	}
+	size_t k = se->n_x;
+	char **env = job_task_env(s, rq->env);
+	const char *base = s->worktree ? s->worktree : spec_cwd(s);
+	_cleanup_free_ char *cwd = !rq->cwd ? xstrdup(spec_cwd(s)) : rq->cwd[0] == '/' ? xstrdup(rq->cwd)
+									: xasprintf("%s/%s", base, rq->cwd);
+	int fds[3] = { p[0][1], p[1][1], in };
+	ssize_t w = exec_start_send(se->h.ctl, EXEC_TASK_BIT | (uint32_t)k, cwd, rq->argv, env, fds, in >= 0 ? 3 : 2);
+	int e = errno;
+	strv_free(env);
+	closep(&p[0][1]);
+	closep(&p[1][1]);
+	closep(&in);
+	if (w < 0) {
+		closep(&p[0][0]);
+		closep(&p[1][0]);
+		errno = e;
+		return false;
+	}
+	struct xec *x = xcalloc(1, sizeof *x);
+	x->argv = rq->argv;
+	rq->argv = NULL;
+	x->pipe[0] = p[0][0];
+	x->pipe[1] = p[1][0];
+	fcntl(x->pipe[0], F_SETFL, O_NONBLOCK);
+	fcntl(x->pipe[1], F_SETFL, O_NONBLOCK);
+	x->stream = rq->stream;
+	x->conn = i;
+	x->timeout_ms = rq->timeout_ms;
+	x->t0 = now_s(se);
+	clock_gettime(CLOCK_REALTIME, &x->started);
+	se->x = xrealloc(se->x, (se->n_x + 1) * sizeof *se->x);
+	se->x[se->n_x++] = x;
+	x->log_fd = exec_log(se, k);
+	se->running++;
+	se->changes++;
+	se->last_active = now_s(se);
+	se->conns[i]->exec = (long)k;
+	pipes_watch(se, k, true);
+	_cleanup_free_ char *line = xstrdup("");
+	for (char **a = x->argv; *a && strlen(line) < 200; a++) {
+		char *l = xasprintf("%s%s%s", line, a == x->argv ? "" : " ", *a);
+		free(line);
+		line = l;
+	}
+	display_line(se->h.d, "▶ exec %zu: %.200s", k + 1, line);
+	if (x->stream) {
+		conn_json(se, i, json_pack("{s:I}", "exec", (json_int_t)(k + 1)));
+		conn_flush(se, i);
+	}
+	return true;
+}
+
+static void on_request_json(struct session *se, long i, json_t *req);
+
+/* A whole request line on connection i. */
+static void on_request(struct session *se, long i, const char *line, size_t len)
+{
+	json_t *req = json_loadb(line, len, 0, NULL);
+	on_request_json(se, i, req);
+	json_decref(req);
+}
+
+static void on_request_json(struct session *se, long i, json_t *req)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+	if (!json_is_object(req) || !op)
+		return conn_refuse(se, i, 400, "a request is one line of JSON {\"op\": \"exec\" or \"end\", ...}");
+	if (!se->open || se->ended)
+		return conn_refuse(se, i, 409, "the session is ending; it takes no more commands");
+	if (!strcmp(op, "end")) {
+		se->ended = true;
+		se->changes++;
+		display_line(se->h.d, "■ session %s: ended by its owner", se->h.s->id);
+		conn_json(se, i, json_pack("{s:b}", "ended", 1));
+		se->conns[i]->closing = true;
+		return conn_flush(se, i);
+	}
+	if (strcmp(op, "exec"))
+		return conn_refuse(se, i, 400, "op must be \"exec\" or \"end\"");
+	struct exec_req rq;
+	const char *why;
+	if (session_parse_exec(req, &rq, &why) < 0)
+		return conn_refuse(se, i, 400, why);
+	if (se->running >= SESSION_EXECS_MAX) {
+		exec_req_free(&rq);
+		_cleanup_free_ char *w = xasprintf("%d execs already run in this session at once; wait for one to end", SESSION_EXECS_MAX);
+		return conn_refuse(se, i, 429, w);
+	}
+	if (!exec_start(se, i, &rq)) {
+		_cleanup_free_ char *w = xasprintf("warren could not start the command: %s", strerror(errno));
+		conn_refuse(se, i, errno == E2BIG ? 413 : 500, w);
+	}
+	exec_req_free(&rq);
+}
+
+static void on_conn(struct session *se, long i, uint32_t events)
+{
+	struct conn *c = se->conns[i];
+	if (!c)
+		return;
+	if (events & EPOLLOUT)
+		conn_flush(se, i);
+	if (!se->conns[i] || !(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	char buf[65536];
+	ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(se, i);  /* the caller is gone */
+		return;
+	}
+	if (c->exec >= 0 || c->closing)
+		return;  /* one request a connection (what follows is read and dropped) */
+	if (c->in_len + (size_t)n > SESSION_REQ_MAX) {
+		_cleanup_free_ char *w = xasprintf("the request is over %d bytes (its stdin included)", SESSION_REQ_MAX);
+		return conn_refuse(se, i, 413, w);
+	}
+	c->in = xrealloc(c->in, c->in_len + (size_t)n + 1);
+	memcpy(c->in + c->in_len, buf, (size_t)n);
+	c->in_len += (size_t)n;
+	char *nl = memchr(c->in, '\n', c->in_len);
+	if (nl)
+		on_request(se, i, c->in, (size_t)(nl - c->in));
+}
+
+/* ---- the session ---- */
+
+struct session *session_new(const struct job *job, const struct session_host *h)
+{
+	struct session *se = xcalloc(1, sizeof *se);
+	se->h = *h;
+	se->idle_ms = job->session_idle_ms;
+	se->max_ms = job->session_max_ms;
+	se->lfd = -1;
+	return se;
+}
+
+int session_open(struct session *se, struct error *err)
+{
+	se->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (se->lfd < 0)
+		return error_set(err, errno, "cannot make the session's socket");
+	/* through the run directory's descriptor: its path may be too long for a socket's */
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof a.sun_path, "/proc/self/fd/%d/%s", se->h.s->rundir_fd, SESSION_SOCK);
+	unlinkat(se->h.s->rundir_fd, SESSION_SOCK, 0);
+	if (bind(se->lfd, (struct sockaddr *)&a, sizeof a) < 0 || fchmodat(se->h.s->rundir_fd, SESSION_SOCK, 0600, 0) < 0 ||
+	    listen(se->lfd, 64) < 0) {
+		int e = errno;
+		closep(&se->lfd);
+		return error_set(err, e, "cannot listen on the session's socket %s/%s", se->h.s->rundir, SESSION_SOCK);
+	}
+	sup_watch_fd(se->h.u, se->lfd, EV_SESSION + TAG_LISTEN);
+	se->open = true;
+	se->opened_at = se->last_active = now_s(se);
+	se->changes++;
+	char i[32], m[32];
+	display_line(se->h.d, "● session %s ready (idle %s, max %s): warren exec %s -- COMMAND", se->h.s->id,
+		     format_duration_ms(i, sizeof i, se->idle_ms), format_duration_ms(m, sizeof m, se->max_ms), se->h.s->id);
+	return 0;
+}
+
+bool session_live(const struct session *se)
+{
+	return se->open && !se->ended;
+}
+
+void session_event(struct session *se, uint32_t tag, uint32_t events)
+{
+	tag -= EV_SESSION;
+	if (tag == TAG_LISTEN) {
+		on_accept(se);
+	} else if (tag >= TAG_PIPE) {
+		size_t k = (tag - TAG_PIPE) / 2;
+		if (k < se->n_x && se->x[k]->pipe[(tag - TAG_PIPE) % 2] >= 0)
+			pipe_read(se, k, (int)((tag - TAG_PIPE) % 2));
+	} else if (tag >= TAG_CONN && tag - TAG_CONN < SESSION_CONNS_MAX) {
+		on_conn(se, (long)(tag - TAG_CONN), events);
+	}
+}
+
+bool session_ctl(struct session *se, const struct exec_hdr *h)
+{
+	if (!(h->task & EXEC_TASK_BIT))
+		return false;
+	size_t k = h->task & ~EXEC_TASK_BIT;
+	if (k >= se->n_x)
+		return true;
+	struct xec *x = se->x[k];
+	if (h->type == EXEC_STARTED) {
+		x->pid = h->a;
+		return true;
+	}
+	if ((h->type != EXEC_EXITED && h->type != EXEC_FAILED) || x->state != XS_RUNNING)
+		return true;
+	int st = h->type == EXEC_EXITED ? h->a : (125 << 8);
+	x->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	x->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	if (x->term_sent) {
+		char v[32], at[32], g[32];
+		format_duration_ms(v, sizeof v, x->timeout_ms);
+		format_seconds(at, sizeof at, x->limit_at);
+		format_duration_ms(g, sizeof g, se->h.s->limits.grace_ms);
+		x->exit_code = 124;
+		exec_finish(se, k, XS_LIMIT,
+			    x->kill_sent ? xasprintf("exec time limit %s reached at %s; sent SIGTERM to its process tree, then SIGKILL after %s", v, at, g)
+					 : xasprintf("exec time limit %s reached at %s; sent SIGTERM to its process tree", v, at));
+	} else {
+		exec_finish(se, k, st == 0 ? XS_OK : XS_FAILED, NULL);
+	}
+	return true;
+}
+
+static void exec_signal(struct session *se, size_t k, int sig)
+{
+	sup_signal_job(se->h.u, SIGCONT);  /* (the executor may be stopped: runner.c's signal_task) */
+	struct exec_hdr h = { .type = EXEC_SIGNAL, .task = EXEC_TASK_BIT | (uint32_t)k, .a = sig };
+	ssize_t w = send(se->h.ctl, &h, sizeof h, MSG_NOSIGNAL);
+	(void)w;
+}
+
+void session_tick(struct session *se)
+{
+	if (!se->open || se->ended)
+		return;
+	double t = now_s(se);
+	for (size_t k = 0; k < se->n_x; k++) {
+		struct xec *x = se->x[k];
+		if (x->state != XS_RUNNING || !x->timeout_ms)
+			continue;
+		double ran = t - x->t0;
+		if (!x->term_sent && ran * 1000 >= (double)x->timeout_ms) {
+			x->term_sent = true;
+			x->limit_at = ran;
+			x->term_at = t;
+			exec_signal(se, k, SIGTERM);
+		} else if (x->term_sent && !x->kill_sent && (t - x->term_at) * 1000 >= (double)se->h.s->limits.grace_ms) {
+			x->kill_sent = true;
+			exec_signal(se, k, SIGKILL);
+		}
+	}
+	char v[32];
+	enum session_due due = session_due(t - se->opened_at, t - se->last_active, se->running, se->idle_ms, se->max_ms);
+	if (due == SESSION_MAX) {
+		format_duration_ms(v, sizeof v, se->max_ms);
+		se->ended = true;
+		sup_stop(se->h.u, RUN_LIMIT, "session-max", v, SIGTERM, xasprintf("session reached its maximum life %s", v));
+	} else if (due == SESSION_IDLE) {
+		format_duration_ms(v, sizeof v, se->idle_ms);
+		se->ended = true;
+		sup_stop(se->h.u, RUN_LIMIT, "session-idle", v, SIGTERM, xasprintf("session idle for %s", v));
+	}
+}
+
+void session_json(const struct session *se, json_t *steps)
+{
+	for (size_t k = 0; k < se->n_x; k++) {
+		const struct xec *x = se->x[k];
+		char st[64];
+		_cleanup_free_ char *name = xasprintf("exec %zu", k + 1);
+		_cleanup_free_ char *log = xasprintf("log/%zu-exec-%zu.log", se->h.first_log + k + 1, k + 1);
+		json_t *cmd = json_array();
+		for (char **a = x->argv; a && *a; a++)
+			json_array_append_new(cmd, json_string(*a));
+		json_t *o = json_pack("{s:s,s:s,s:s,s:o}", "name", name, "kind", "exec", "status", XSTATE[x->state], "command", cmd);
+		bool done = x->state != XS_RUNNING;
+		json_object_set_new(o, "exit_code", done && x->state != XS_INTERRUPTED ? json_integer(x->exit_code) : json_null());
+		json_object_set_new(o, "signal", x->signal ? json_string(sigabbrev_np(x->signal)) : json_null());
+		json_object_set_new(o, "cause", x->cause ? json_string(x->cause) : json_null());
+		json_object_set_new(o, "started_at", json_string(format_rfc3339(st, sizeof st, &x->started)));
+		json_object_set_new(o, "duration_s", done ? json_real(x->duration) : json_null());
+		json_object_set_new(o, "timeout_ms", x->timeout_ms ? json_integer((json_int_t)x->timeout_ms) : json_null());
+		json_object_set_new(o, "log", json_string(log));
+		json_array_append_new(steps, o);
+	}
+}
+
+uint64_t session_changes(const struct session *se)
+{
+	return se->changes;
+}
+
+void session_close(struct session *se, const char *why)
+{
+	for (size_t k = 0; k < se->n_x; k++)
+		if (se->x[k]->state == XS_RUNNING)
+			exec_finish(se, k, XS_INTERRUPTED, xstrdup(why));
+	for (long i = 0; i < SESSION_CONNS_MAX; i++)
+		if (se->conns[i] && se->conns[i]->exec < 0 && !se->conns[i]->closing)
+			conn_refuse(se, i, 409, why);
+	for (long i = 0; i < SESSION_CONNS_MAX; i++)
+		if (se->conns[i]) {
+			/* one last try, then it is closed: the run is ending */
+			conn_flush(se, i);
+			conn_close(se, i);
+		}
+	for (size_t k = 0; k < se->n_x; k++)
+		for (int j = 0; j < 2; j++)
+			sup_unwatch_close(se->h.u, &se->x[k]->pipe[j]);
+	if (se->lfd >= 0) {
+		sup_unwatch_close(se->h.u, &se->lfd);
+		unlinkat(se->h.s->rundir_fd, SESSION_SOCK, 0);
+	}
+	se->open = false;
+}
+
+void session_free(struct session *se)
+{
+	if (!se)
+		return;
+	for (size_t k = 0; k < se->n_x; k++) {
+		struct xec *x = se->x[k];
+		strv_free(x->argv);
+		closep(&x->pipe[0]);
+		closep(&x->pipe[1]);
+		closep(&x->log_fd);
+		free(x->buf[0]);
+		free(x->buf[1]);
+		free(x->cause);
+		free(x);
+	}
+	free(se->x);
+	free(se);
+}

@@ -1,0 +1,213 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# session.t - issue 32, items 1 and 2: sessions (a job with session:, whose commands come
+# later) and warren exec. Per mode (root, the unprivileged user): a session whose service and
+# setup step come first; an exec sees TMPDIR=/tmp and the run user; env, cwd and stdin; the
+# command's status; an exec's time limit names itself and takes its process tree while a
+# background process an earlier exec left stays; another user's exec refused; warren end (the
+# record lists the execs, kind exec, nothing left); an exec on the ended run (one line, 125);
+# a session ended by its idle time and one by its maximum life, each with its cause; one
+# killed while an exec runs. Over the
+# API of a warren serve of the mode's user: POST /v1/runs {session} ?wait=ready, exec (one
+# answer, and ?stream=1), warren exec --via, a body over the limit (413), too many execs at
+# once (429), end, an exec on the ended run (409).
+. "$(dirname "$0")/../lib.sh"
+. "$REPO/tests/serve-lib.sh"
+
+# Tests: per mode 33, and 13 over the API.
+plan $(((33 + 13) * 2))
+
+# job_file NAME: $WORK/NAME.yaml from stdin; its path in JF.
+job_file() {
+	JF=$WORK/$1.yaml
+	cat >"$JF"
+	chmod 644 "$JF"
+}
+# session_bg FILE: warren job run FILE in the background; waits for the session's socket
+# (RD, ID: its run directory and id). 1 when it never came.
+session_bg() {
+	local before
+	RD=$STATE/runs/none ID=none
+	before=$(last_rundir)
+	start_bg "${RUNNER[@]}" env --default-signal=INT "$WARREN" job run "$1" --state "$STATE" --work "$WORK"
+	JOB_PID=$BG_PID JOB_OUT=$BG_OUT JOB_ERR=$BG_ERR
+	wait_for 30 new_rundir "$before" || return 1
+	RD=$(last_rundir); ID=$(basename "$RD")
+	wait_for 30 test -S "$RD/session.sock"
+}
+new_rundir() { local l; l=$(last_rundir); [ -n "$l" ] && [ "$l" != "$1" ]; }
+# wx ARGS...: warren exec --state $STATE ARGS..., bounded (RC OUT ERR).
+wx() { wr exec "$@"; }
+# wx_in FILE ARGS...: the same with FILE as its standard input.
+wx_in() {
+	local in=$1; shift
+	RC=0
+	OUT=$(timeout -k 5 "$T_TIMEOUT" "${RUNNER[@]}" "$WARREN" exec --state "$STATE" "$@" <"$in" 2>"$TEST_SCRATCH/.wx.err") || RC=$?
+	ERR=$(cat "$TEST_SCRATCH/.wx.err")
+	rm -f "$TEST_SCRATCH/.wx.err"
+}
+# peer_as_nobody RUNDIR: connect to RUNDIR's session socket as nobody (through a descriptor of
+# the directory opened before: the socket's own mode is the only way in) and ask for an exec;
+# prints the answer.
+peer_as_nobody() {
+	"$PY" - "$1" <<'PYEOF'
+import json, os, socket, sys
+d = os.open(sys.argv[1], os.O_PATH)
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect("/proc/self/fd/%d/session.sock" % d)
+try:
+    s.sendall(b'{"op":"exec","command":["true"]}\n')
+except OSError:
+    pass  # (refused at once: the answer waits all the same)
+print(s.makefile().readline().strip())
+PYEOF
+}
+
+for mode in root user; do
+	use_mode "$mode"
+	m="[$mode]"
+	mkdir_for_mode "$WORK/sub"
+	job_file sess <<'EOF'
+name: sess
+session: { idle: 1m, max: 5m }
+services:
+  db:
+    run: echo up > $TMPDIR/db; exec sleep 1000
+steps:
+  - name: setup
+    run: echo prepared > /tmp/setup
+EOF
+	session_bg "$JF"; ok $? "$m a session job's socket appears once it is ready"
+	wx "$ID" -- cat /tmp/setup /tmp/db
+	is "$OUT" $'prepared\nup' "$m the session's service and setup step ran before it was ready"
+
+	wx "$ID" -- sh -c 'echo $TMPDIR; id -u'
+	is "$RC" 0 "$m an exec ends 0"
+	is "$OUT" "/tmp"$'\n'"$JOB_UID" "$m an exec sees TMPDIR=/tmp and runs as the run user"
+
+	printf 'from stdin\n' >"$TEST_SCRATCH/in"
+	chmod 644 "$TEST_SCRATCH/in"
+	wx_in "$TEST_SCRATCH/in" "$ID" -e FOO=bar -w sub -i -- sh -c 'echo "$FOO"; pwd; cat'
+	is "$OUT" "bar"$'\n'"$WORK/sub"$'\n'"from stdin" "$m -e, -w and -i reach the command"
+	wx "$ID" -- sh -c 'echo out; echo err >&2; exit 7'
+	is "$RC" 7 "$m warren exec exits with the command's status"
+	is "$OUT|$ERR" "out|err" "$m its stdout and stderr come apart"
+
+	keep=$(uniq_arg) cut=$(uniq_arg)
+	wx "$ID" -- sh -c "sleep $keep >/dev/null 2>&1 & echo started"
+	is "$RC|$OUT" "0|started" "$m an exec that leaves a process in the background ends at once"
+	wx "$ID" --timeout 1s -- sh -c "sleep $cut & sleep 50"
+	is "$RC" 124 "$m an exec stopped by its time limit exits 124"
+	like "$ERR" "exec time limit 1s reached at" "$m its cause names the exec's time limit"
+	wait_for 10 no_procs_matching "sleep $cut"; ok $? "$m the time limit took the exec's whole process tree"
+	has_procs_matching "sleep $keep"; ok $? "$m a background process of an earlier exec survives"
+
+	RC=0; ERR=$(timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups env -i HOME=/nonexistent "$WARREN" exec --state "$STATE" "$ID" -- true 2>&1 >/dev/null) || RC=$?
+	is "$RC" 125 "$m another user's exec is refused (125)"
+	one_warren_line "$m ... with one line"
+	# (a mistake made on purpose: the socket's and the run directory's modes would let anyone in)
+	rd_mode=$(stat -c %a "$RD")
+	chmod 0666 "$RD/session.sock"; chmod 0711 "$RD"
+	like "$(peer_as_nobody "$RD" 2>&1)" '"status": ?403' "$m the session itself refuses a peer that is neither its owner nor root"
+	chmod "$rd_mode" "$RD"
+
+	wr end "$ID"
+	is "$RC" 0 "$m warren end ends the session"
+	wait_bg "$JOB_PID"
+	is "$RC" 0 "$m the session's job exits 0 after a normal end"
+	RJ=$RD/result.json
+	is "$(jget "$RJ" 'd["status"]')" exited "$m its record says exited"
+	is "$(jget "$RJ" '" ".join(s.get("kind","step") for s in d["steps"])')" "step exec exec exec exec exec exec" \
+		"$m the record lists the setup step and each exec (kind exec)"
+	is "$(jget "$RJ" '[s for s in d["steps"] if s.get("kind")=="exec"][5]["status"]')" limit \
+		"$m the exec its time limit stopped is recorded as limit"
+	is "$(jget "$RJ" '[s for s in d["steps"] if s.get("kind")=="exec"][1]["command"][0]')" sh \
+		"$m an exec's command is in the record"
+	grep -q "^from stdin" "$RD"/log/*-exec-3.log; ok $? "$m an exec's output is in its log"
+	no_procs_matching "sleep $keep"; ok $? "$m the background process ended with the session"
+	nothing_left "$RD" "$m nothing is left after the session's end"
+
+	wx "$ID" -- true
+	is "$RC" 125 "$m an exec on an ended run exits 125"
+	one_warren_line "$m ... with one line"
+
+	job_file idle <<'EOF'
+session: { idle: 2s }
+EOF
+	session_bg "$JF"; ok $? "$m an idle session starts"
+	wait_bg "$JOB_PID" 30
+	is "$(jget "$RD/result.json" 'd["cause"]["limit"] + ": " + d["cause"]["message"]')" "session-idle: session idle for 2s; sent SIGTERM" \
+		"$m a session without execs ends at its idle time, with its cause"
+	job_file max <<'EOF'
+session: { idle: 1m, max: 3s }
+EOF
+	session_bg "$JF"
+	wx "$ID" -- sleep 1
+	wait_bg "$JOB_PID" 30
+	is "$(jget "$RD/result.json" 'd["cause"]["limit"] + ": " + d["cause"]["message"]')" \
+		"session-max: session reached its maximum life 3s; sent SIGTERM" "$m a session ends at its maximum life, with its cause"
+	nothing_left "$RD" "$m nothing is left after a session's max"
+	job_file killme <<'EOF'
+session: {}
+EOF
+	session_bg "$JF"
+	cut=$(uniq_arg)
+	start_bg "${RUNNER[@]}" "$WARREN" exec --state "$STATE" "$ID" -- sleep "$cut"
+	xpid=$BG_PID xerr=$BG_ERR
+	wait_for 10 has_procs_matching "sleep $cut"
+	wr kill "$ID"
+	wait_bg "$xpid" 30
+	is "$RC" 125 "$m an exec that warren kill of its session cut exits 125 ..."
+	grep -q "exec 1: killed by warren kill" "$xerr"; ok $? "$m ... and names the kill"
+	wait_bg "$JOB_PID" 30
+	nothing_left "$RD" "$m nothing is left of a killed session"
+
+	# ---- over the API of a warren serve (as the mode's user)
+	SOCK=$(dirname "$STATE")/api.sock
+	start_server 15 --listen "unix:$SOCK" --slots 2; ok $? "$m warren serve answers"
+	api POST '/v1/runs?wait=ready' "{\"session\": {\"idle\": \"1m\"}, \"worktree\": $(jstr "$WORK")}"
+	ID=$(jbody 'd["id"]'); RD=$STATE/runs/$ID
+	is "$CODE $(jbody 'd["state"]')" "201 ready" "$m POST /v1/runs {session} ?wait=ready answers once it is ready"
+	api POST "/v1/runs/$ID/exec" '{"command": ["sh", "-c", "echo $TMPDIR $A; cat; echo e >&2; exit 3"], "env": {"A": "b"}, "stdin": "in\n"}'
+	is "$CODE $(jbody '[d["exit_code"], d["stdout"], d["stderr"], d["stdout_truncated"]]')" '200 [3, "/tmp b\nin\n", "e\n", false]' \
+		"$m POST .../exec answers when the command ended: its status and output"
+	out=$(api_curl 30 -X POST --data-binary '{"command": ["sh", "-c", "echo one; sleep 0.3; echo two"]}' "http://warren/v1/runs/$ID/exec?stream=1")
+	is "$(printf '%s\n' "$out" | grep -v -e '^{"exec"' -e '^{"end"' -e '^{"keepalive"')" $'{"stdout":4}\none\n{"stdout":4}\ntwo' \
+		"$m ?stream=1 streams the output ..."
+	like "$out" '"end":\{"exec":[0-9]+,"exit_code":0' "$m ... and then the end"
+	bounded "${RUNNER[@]}" "$WARREN" exec --via "unix:$SOCK" "$ID" -e K=v -- sh -c 'echo $K; exit 5'
+	is "$RC $OUT" "5 v" "$m warren exec --via exits with the command's status"
+	"$PY" -c 'import json; print(json.dumps({"command": ["true"], "stdin": "x" * (1 << 20)}))' >"$TEST_SCRATCH/big.json"
+	chmod 644 "$TEST_SCRATCH/big.json"
+	is "$(api_curl 30 -o /dev/null -w '%{http_code}' -X POST --data-binary @"$TEST_SCRATCH/big.json" "http://warren/v1/runs/$ID/exec")" 413 \
+		"$m a body over the limit is 413"
+	# 16 execs held at once through the run's own socket, then one more through the API
+	"${RUNNER[@]}" "$PY" - "$RD" >"$TEST_SCRATCH/held.out" 2>&1 <<'PYEOF' &
+import os, socket, sys
+d = os.open(sys.argv[1], os.O_PATH)  # (its path may be too long for a socket's)
+cs = []
+for i in range(16):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect("/proc/self/fd/%d/session.sock" % d)
+    c.sendall(b'{"op":"exec","command":["sleep","3"]}\n')
+    cs.append(c)
+print("held", flush=True)
+print(sum(1 for c in cs if b'"exit_code":0' in c.makefile("rb").readline()), flush=True)
+PYEOF
+	held=$!
+	wait_for 10 grep -q held "$TEST_SCRATCH/held.out"; sleep 0.5
+	api POST "/v1/runs/$ID/exec" '{"command": ["true"]}'
+	is "$CODE" 429 "$m an exec over the session's execs at once is 429 ..."
+	like "$(jbody 'd["error"]')" "^16 execs already run in this session at once" "$m ... with one line"
+	wait "$held"
+	is "$(tail -1 "$TEST_SCRATCH/held.out")" 16 "$m the 16 execs held ended 0"
+	api POST "/v1/runs/$ID/end"
+	is "$CODE" 202 "$m POST .../end is 202"
+	wait_for 30 run_ended "$ID"
+	api POST "/v1/runs/$ID/exec" '{"command": ["true"]}'
+	is "$CODE" 409 "$m an exec on the ended run is 409"
+	stop_server 30
+	nothing_left "$RD" "$m nothing is left of the API's session"
+done
