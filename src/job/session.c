@@ -704,6 +704,7 @@ bool session_ctl(struct session *se, const struct exec_hdr *h)
 	if ((h->type != EXEC_EXITED && h->type != EXEC_FAILED) || x->state != XS_RUNNING)
 		return true;
 	int st = h->type == EXEC_EXITED ? h->a : (125 << 8);
+	const char *why = NULL;
 	x->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	x->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 	if (x->term_sent) {
@@ -715,6 +716,10 @@ bool session_ctl(struct session *se, const struct exec_hdr *h)
 		exec_finish(se, k, XS_LIMIT,
 			    x->kill_sent ? xasprintf("exec time limit %s reached at %s; sent SIGTERM to its process tree, then SIGKILL after %s", v, at, g)
 					 : xasprintf("exec time limit %s reached at %s; sent SIGTERM to its process tree", v, at));
+	} else if (WIFSIGNALED(st) && sup_stopping(se->h.u, &why, NULL) && why) {
+		/* the signal the run's stop sent it (warren kill, a limit of the cell's): the session's
+		 * end cut it, as if it had still run when the session closed */
+		exec_finish(se, k, XS_INTERRUPTED, xstrdup(why));
 	} else {
 		exec_finish(se, k, st == 0 ? XS_OK : XS_FAILED, NULL);
 	}
