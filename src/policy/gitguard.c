@@ -104,6 +104,8 @@ struct walker {
 	struct timespec since;
 	const char *suffix;
 	struct git_audit *out;
+	bool links;        /* look for changed files with several names (the fanotify way) */
+	bool linked;       /* ... and one was found */
 };
 
 static bool changed(const struct walker *w, const struct stat *st)
@@ -413,6 +415,7 @@ struct tnode {
 	struct tnode *kids;
 	size_t n;
 	bool full;
+	bool self;       /* the run changed this directory (not only one below) */
 };
 
 static void walk(struct walker *w, int fd, const char *rel, int depth, const struct tnode *t);
@@ -438,6 +441,30 @@ static void descend(struct walker *w, int fd, const char *rel, const char *name,
 	walk(w, s, sub, depth + 1, t);
 }
 
+/* A file changed in the run that has other names (hard links) in this directory: the run may
+ * have written through one, and fanotify told only that one's directory. */
+static void scan_links(struct walker *w, int fd)
+{
+	/* a descriptor of its own: a dup would share the offset with the walk's listing */
+	int own = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = own >= 0 ? fdopendir(own) : NULL;
+	if (!d) {
+		closep(&own);
+		w->linked = true;  /* cannot tell */
+		return;
+	}
+	struct dirent *e;
+	while (!w->linked && (e = readdir(d))) {
+		struct stat st;
+		if (e->d_type == DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
+		    changed(w, &st))
+			w->linked = true;
+	}
+	closedir(d);
+}
+
 static bool has(int fd, const char *name)
 {
 	struct stat st;
@@ -449,6 +476,8 @@ static bool has(int fd, const char *name)
 static void walk_some(struct walker *w, int fd, const char *rel, int depth, const struct tnode *t)
 {
 	w->out->dirs++;
+	if (t->self)
+		scan_links(w, fd);
 	if (git_dir_looks_like(has(fd, "HEAD"), has(fd, "objects"), has(fd, "refs"), has(fd, "commondir"))) {
 		audit_gitdir(w, fd, rel, depth);
 		return;
@@ -468,6 +497,8 @@ static void walk(struct walker *w, int fd, const char *rel, int depth, const str
 		return;
 	}
 	w->out->dirs++;
+	if (w->links)
+		scan_links(w, fd);
 	struct listing l = { 0 };
 	int r = list_dir(fd, &l);
 	if (r < 0) {
@@ -519,15 +550,17 @@ static void tnode_build(struct tnode *root, const struct git_changed *v, size_t 
 			p += len + (slash ? 1 : 0);
 		}
 		t->full |= v[i].full;
+		t->self = true;
 	}
 }
 
-static void audit(int worktree_fd, const struct timespec *since, const char *suffix, const struct tnode *t,
+/* Walk (all, or t's part); true when a changed file with other names was seen (t only). */
+static bool audit(int worktree_fd, const struct timespec *since, const char *suffix, const struct tnode *t,
 		  struct git_audit *out)
 {
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct walker w = { .since = *since, .suffix = suffix, .out = out };
+	struct walker w = { .since = *since, .suffix = suffix, .out = out, .links = t != NULL };
 	_cleanup_close_ int fd = openat(worktree_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		add(&w, ".", NULL, "the worktree, which warren could not open", GIT_UNCHECKED, errno);
@@ -535,6 +568,7 @@ static void audit(int worktree_fd, const struct timespec *since, const char *suf
 		walk(&w, fd, "", 0, t);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out->seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return w.linked;
 }
 
 void git_audit_changed(int worktree_fd, const struct timespec *since, const char *suffix,
@@ -543,10 +577,16 @@ void git_audit_changed(int worktree_fd, const struct timespec *since, const char
 	*out = (struct git_audit){ 0 };
 	struct tnode root = { 0 };
 	tnode_build(&root, v, n);
-	audit(worktree_fd, since, suffix, &root, out);
+	bool linked = audit(worktree_fd, since, suffix, &root, out);
 	out->method = "fanotify";
 	out->changed = n;
 	tnode_free(&root);
+	if (linked) {
+		/* what was found stays found (and moved aside); the rest is looked for everywhere */
+		audit(worktree_fd, since, suffix, NULL, out);
+		out->method = "walk";
+		out->fallback = "a file the run changed has other names (hard links): where they are is not known";
+	}
 }
 
 void git_audit_worktree(int worktree_fd, const struct timespec *since, const char *suffix, struct git_audit *out)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gitwatch.c - the directories a run changed in its worktree, from fanotify (see gitwatch.h).
  *
- * One fanotify group per run, a filesystem mark (FAN_MARK_FILESYSTEM) on the worktree's file
- * system, events reported as the directory's file handle and the entry's name
+ * Two fanotify groups per run, each with a filesystem mark (FAN_MARK_FILESYSTEM) on the
+ * worktree's file system, events reported as the directory's file handle and the entry's name
  * (FAN_REPORT_DFID_NAME): a create, a move in or out, a delete, a write, a close after
- * writing (a write through a shared mapping has no event of its own), an attribute change.
+ * writing, an attribute change; and in a group of its own the open of a file (a write through
+ * a shared mapping has no event of its own, and the close after it may never come: the file
+ * can be kept open in flight in a unix socket after the job is gone).
  * Each event is kept as its directory's handle, once; a directory created or moved in is kept
  * by name too, and walked whole after the run (its tree came with it). Events of the host on
  * the same file system only add directories (those outside the worktree are dropped when
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/fanotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +38,10 @@
 
 #define GW_MASK (FAN_CREATE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_DELETE | FAN_MODIFY | FAN_CLOSE_WRITE | \
 		 FAN_ATTRIB | FAN_DELETE_SELF | FAN_MOVE_SELF | FAN_ONDIR | FAN_EVENT_ON_CHILD)
+/* A write through a shared mapping has no event, and the close after it none either while the
+ * file stays open (in flight in a unix socket nobody reads: it outlives the job): the open of
+ * a file is what tells. A group of its own, so that a directory listed (opendir) is no event. */
+#define GW_OPEN_MASK (FAN_OPEN | FAN_EVENT_ON_CHILD)
 
 struct gw_dir {
 	struct file_handle *fh;   /* NULL: a free slot */
@@ -42,13 +49,21 @@ struct gw_dir {
 	size_t nfull;
 };
 
+/* Handles, each once (open addressing, cap slots). */
+struct gw_set {
+	struct gw_dir *v;
+	size_t n, cap;
+};
+
 struct git_watch {
-	int fd;
+	int fd;                   /* an epoll over the two groups */
+	int grp[2];               /* the fanotify groups: changes (GW_MASK), opens of files */
 	bool marked;
 	int mark_fd;              /* the worktree, to unmark */
 	const char *doubt;        /* set: walk everything, and this is why */
-	struct gw_dir *dirs;      /* open addressing, cap slots */
-	size_t ndirs, cap, nfull;
+	struct gw_set dirs;       /* directories */
+	struct gw_set gone;       /* files that lost or got a name (deleted, moved away, linked) */
+	size_t nfull;
 };
 
 static uint64_t fh_hash(const struct file_handle *fh)
@@ -65,52 +80,61 @@ static bool fh_equal(const struct file_handle *a, const struct file_handle *b)
 	       !memcmp(a->f_handle, b->f_handle, a->handle_bytes);
 }
 
-static struct gw_dir *gw_find(struct git_watch *g, const struct file_handle *fh)
+static void set_grow(struct gw_set *s)
 {
-	if (!g->cap) {
-		g->cap = 1024;
-		g->dirs = xcalloc(g->cap, sizeof *g->dirs);
+	struct gw_dir *old = s->v;
+	size_t oc = s->cap;
+	s->cap = oc ? 2 * oc : 1024;
+	s->v = xcalloc(s->cap, sizeof *s->v);
+	for (size_t i = 0; i < oc; i++) {
+		if (!old[i].fh)
+			continue;
+		size_t j = fh_hash(old[i].fh) & (s->cap - 1);
+		while (s->v[j].fh)
+			j = (j + 1) & (s->cap - 1);
+		s->v[j] = old[i];
 	}
-	for (size_t i = fh_hash(fh) & (g->cap - 1);; i = (i + 1) & (g->cap - 1)) {
-		struct gw_dir *d = &g->dirs[i];
-		if (!d->fh) {
-			if (g->ndirs >= GW_MAX_DIRS) {
-				g->doubt = "the run changed more directories than are worth checking one by one";
-				return NULL;
-			}
-			size_t len = sizeof *fh + fh->handle_bytes;
-			d->fh = xmalloc(len);
-			memcpy(d->fh, fh, len);
-			g->ndirs++;
+	free(old);
+}
+
+/* The entry of fh in s, added when new; NULL (and g->doubt) past GW_MAX_DIRS. */
+static struct gw_dir *set_find(struct git_watch *g, struct gw_set *s, const struct file_handle *fh)
+{
+	if (2 * (s->n + 1) > s->cap)
+		set_grow(s);
+	for (size_t i = fh_hash(fh) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		struct gw_dir *d = &s->v[i];
+		if (d->fh && fh_equal(d->fh, fh))
 			return d;
+		if (d->fh)
+			continue;
+		if (s->n >= GW_MAX_DIRS) {
+			g->doubt = "the run changed more directories and files than are worth checking one by one";
+			return NULL;
 		}
-		if (fh_equal(d->fh, fh))
-			return d;
+		size_t len = sizeof *fh + fh->handle_bytes;
+		d->fh = xmalloc(len);
+		memcpy(d->fh, fh, len);
+		s->n++;
+		return d;
 	}
+}
+
+static void set_free(struct gw_set *s)
+{
+	for (size_t i = 0; i < s->cap; i++) {
+		free(s->v[i].fh);
+		for (size_t k = 0; k < s->v[i].nfull; k++)
+			free(s->v[i].full[k]);
+		free(s->v[i].full);
+	}
+	free(s->v);
 }
 
 /* One directory handle (and the name of a directory made or moved into it, or NULL). */
 static void gw_note(struct git_watch *g, const struct file_handle *fh, const char *full)
 {
-	if (g->doubt)
-		return;
-	if (2 * (g->ndirs + 1) > g->cap && g->cap) {
-		/* grow: rehash into twice the slots */
-		struct gw_dir *old = g->dirs;
-		size_t oc = g->cap;
-		g->cap *= 2;
-		g->dirs = xcalloc(g->cap, sizeof *g->dirs);
-		for (size_t i = 0; i < oc; i++) {
-			if (!old[i].fh)
-				continue;
-			size_t j = fh_hash(old[i].fh) & (g->cap - 1);
-			while (g->dirs[j].fh)
-				j = (j + 1) & (g->cap - 1);
-			g->dirs[j] = old[i];
-		}
-		free(old);
-	}
-	struct gw_dir *d = gw_find(g, fh);
+	struct gw_dir *d = g->doubt ? NULL : set_find(g, &g->dirs, fh);
 	if (!d || !full || !strcmp(full, "."))
 		return;
 	if (++g->nfull > GW_MAX_FULL) {
@@ -121,25 +145,52 @@ static void gw_note(struct git_watch *g, const struct file_handle *fh, const cha
 	d->full[d->nfull++] = xstrdup(full);
 }
 
-struct git_watch *git_watch_start(int worktree_fd, const char **why)
+/* One fanotify group with a filesystem mark on the worktree's file system; -errno. */
+static int gw_group(int worktree_fd, unsigned flags, uint64_t mask)
 {
-	int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME, O_RDONLY);
-	if (fd < 0) {
-		*why = errno == EPERM ? "fanotify needs CAP_SYS_ADMIN (a rootless run)" : "fanotify is not available";
-		return NULL;
-	}
-	if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, GW_MASK, worktree_fd, ".") < 0) {
+	int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | flags, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, worktree_fd, ".") < 0) {
 		int e = errno;
 		close(fd);
-		*why = e == EPERM	       ? "fanotify cannot mark a file system of the host here (a rootless run)"
-		       : e == EOPNOTSUPP || e == ENODEV || e == EXDEV ? "the worktree's file system does not report events by file handle"
-							       : "fanotify cannot mark the worktree's file system";
-		return NULL;
+		return -e;
 	}
+	return fd;
+}
+
+static const char *gw_why(int e)
+{
+	switch (e) {
+	case EPERM: return "fanotify cannot mark a file system of the host without CAP_SYS_ADMIN (a rootless run)";
+	case EOPNOTSUPP: case ENODEV: case EXDEV: return "the worktree's file system does not report events by file handle";
+	case ENOSYS: return "fanotify is not available";
+	}
+	return "fanotify cannot mark the worktree's file system";
+}
+
+struct git_watch *git_watch_start(int worktree_fd, const char **why)
+{
 	struct git_watch *g = xcalloc(1, sizeof *g);
-	g->fd = fd;
+	g->fd = g->grp[0] = g->grp[1] = g->mark_fd = -1;
+	for (int i = 0; i < 2; i++) {
+		/* the changes with the file's own handle too (FAN_REPORT_FID): a file that lost a
+		 * name is looked for at the name it has left */
+		g->grp[i] = i ? gw_group(worktree_fd, 0, GW_OPEN_MASK) : gw_group(worktree_fd, FAN_REPORT_FID, GW_MASK);
+		if (g->grp[i] < 0) {
+			*why = gw_why(-g->grp[i]);
+			g->grp[i] = -1;
+			git_watch_free(g);
+			return NULL;
+		}
+	}
 	g->marked = true;
 	g->mark_fd = fcntl(worktree_fd, F_DUPFD_CLOEXEC, 3);
+	g->fd = epoll_create1(EPOLL_CLOEXEC);
+	for (int i = 0; i < 2 && g->fd >= 0; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
+		epoll_ctl(g->fd, EPOLL_CTL_ADD, g->grp[i], &ev);
+	}
 	return g;
 }
 
@@ -159,38 +210,47 @@ static void gw_event(struct git_watch *g, const struct fanotify_event_metadata *
 		g->doubt = "the kernel's event queue overflowed";
 		return;
 	}
-	bool made_dir = (m->mask & FAN_ONDIR) && (m->mask & (FAN_CREATE | FAN_MOVED_TO));
+	bool ondir = m->mask & FAN_ONDIR;
+	bool made_dir = ondir && (m->mask & (FAN_CREATE | FAN_MOVED_TO));
 	const char *p = (const char *)(m + 1), *end = (const char *)m + m->event_len;
-	bool any = false;
+	const struct file_handle *child = NULL;
+	bool dir = false;
 	while (p + sizeof(struct fanotify_event_info_header) <= end) {
 		const struct fanotify_event_info_fid *fid = (const void *)p;
 		if (fid->hdr.len < sizeof *fid || p + fid->hdr.len > end)
 			break;
 		uint8_t t = fid->hdr.info_type;
-		if (t == FAN_EVENT_INFO_TYPE_DFID_NAME || t == FAN_EVENT_INFO_TYPE_DFID || t == FAN_EVENT_INFO_TYPE_FID) {
-			const struct file_handle *fh = (const void *)fid->handle;
+		const struct file_handle *fh = (const void *)fid->handle;
+		if (t == FAN_EVENT_INFO_TYPE_DFID_NAME || t == FAN_EVENT_INFO_TYPE_DFID) {
 			const char *name = t == FAN_EVENT_INFO_TYPE_DFID_NAME ? (const char *)fh->f_handle + fh->handle_bytes : NULL;
 			gw_note(g, fh, made_dir ? name : NULL);
-			any = true;
+			dir = true;
+		} else if (t == FAN_EVENT_INFO_TYPE_FID) {
+			child = fh;
 		}
 		p += fid->hdr.len;
 	}
-	if (!any)
-		g->doubt = "fanotify reported an event without the directory it concerns";
+	if (child && ondir)
+		gw_note(g, child, NULL);  /* the directory itself */
+	/* a file that lost a name (deleted, moved away), or whose link count changed (an event
+	 * without a directory: a hard link made or removed): a name of it may be left elsewhere,
+	 * written through the other; it is looked for where it is at the end */
+	else if (child && (!dir || (m->mask & (FAN_DELETE | FAN_MOVED_FROM))) && !g->doubt)
+		set_find(g, &g->gone, child);
+	else if (!dir)
+		g->doubt = "fanotify reported an event without the directory or file it concerns";
 }
 
-void git_watch_drain(struct git_watch *g)
+static void gw_read(struct git_watch *g, int fd)
 {
-	if (!g || g->fd < 0)
-		return;
 	char buf[16384] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 	for (;;) {
-		ssize_t n = read(g->fd, buf, sizeof buf);
+		ssize_t n = read(fd, buf, sizeof buf);
 		if (n <= 0) {
-			if (n < 0 && errno != EAGAIN && errno != EINTR && !g->doubt)
-				g->doubt = "the fanotify events could not be read";
 			if (n < 0 && errno == EINTR)
 				continue;
+			if (n < 0 && errno != EAGAIN && !g->doubt)
+				g->doubt = "the fanotify events could not be read";
 			return;
 		}
 		const struct fanotify_event_metadata *m = (const void *)buf;
@@ -200,13 +260,21 @@ void git_watch_drain(struct git_watch *g)
 	}
 }
 
+void git_watch_drain(struct git_watch *g)
+{
+	for (int i = 0; g && i < 2; i++)
+		if (g->grp[i] >= 0)
+			gw_read(g, g->grp[i]);
+}
+
 void git_watch_stop(struct git_watch *g)
 {
 	if (!g || !g->marked)
 		return;
-	/* unmarked now, the kernel frees the mark in the background: closing the group later
-	 * does not wait for it */
-	fanotify_mark(g->fd, FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, GW_MASK, g->mark_fd, ".");
+	/* unmarked now, the kernel frees the marks in the background (after an RCU grace period,
+	 * some milliseconds): closing the groups at the supervisor's end does not wait for it */
+	fanotify_mark(g->grp[0], FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, GW_MASK, g->mark_fd, ".");
+	fanotify_mark(g->grp[1], FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, GW_OPEN_MASK, g->mark_fd, ".");
 	g->marked = false;
 }
 
@@ -215,14 +283,11 @@ void git_watch_free(struct git_watch *g)
 	if (!g)
 		return;
 	git_watch_stop(g);
-	for (size_t i = 0; i < g->cap; i++) {
-		free(g->dirs[i].fh);
-		for (size_t k = 0; k < g->dirs[i].nfull; k++)
-			free(g->dirs[i].full[k]);
-		free(g->dirs[i].full);
-	}
-	free(g->dirs);
+	set_free(&g->dirs);
+	set_free(&g->gone);
 	closep(&g->fd);
+	closep(&g->grp[0]);
+	closep(&g->grp[1]);
 	closep(&g->mark_fd);
 	free(g);
 }
@@ -271,22 +336,40 @@ static bool mount_below(const char *top)
 	return false;
 }
 
-/* Follow rel down from the worktree (no symlink on the way) to the inode of st: 1 when it is
- * there, 0 when the path leads nowhere, -1 when it leads elsewhere. */
+/* Follow rel down from the worktree (no symlink on the way, nor at its end) to the inode of
+ * st: 1 when it is there, 0 when the path leads nowhere, -1 when it leads elsewhere. */
 static int leads_back(int worktree_fd, const char *rel, const struct stat *st)
 {
 	_cleanup_close_ int fd = openat(worktree_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ char *copy = xstrdup(rel);
-	char *save = NULL;
-	for (char *c = strtok_r(copy, "/", &save); c && fd >= 0; c = strtok_r(NULL, "/", &save)) {
-		int next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = next;
+	char *last = strrchr(copy, '/');
+	const char *name = last ? last + 1 : copy;
+	if (last) {
+		*last = '\0';
+		char *save = NULL;
+		for (char *c = strtok_r(copy, "/", &save); c && fd >= 0; c = strtok_r(NULL, "/", &save)) {
+			int next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			close(fd);
+			fd = next;
+		}
 	}
 	struct stat here;
-	if (fd < 0 || fstat(fd, &here) < 0)
+	if (fd < 0 || fstatat(fd, name, &here, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0)
 		return 0;
 	return here.st_dev == st->st_dev && here.st_ino == st->st_ino ? 1 : -1;
+}
+
+/* path below top: the rest ("" for top itself), or NULL. */
+static const char *below(const char *top, const char *path)
+{
+	size_t tl = strlen(top);
+	if (!strcmp(path, top))
+		return "";
+	if (tl == 1)
+		return path + 1;
+	if (!strncmp(path, top, tl) && path[tl] == '/')
+		return path + tl + 1;
+	return NULL;
 }
 
 static void push_changed(struct git_changed **v, size_t *n, char *rel, bool full)
@@ -295,31 +378,44 @@ static void push_changed(struct git_changed **v, size_t *n, char *rel, bool full
 	(*v)[(*n)++] = (struct git_changed){ .rel = rel, .full = full };
 }
 
+/* What a handle is now: its inode (st) and the path it has (heap), or NULL when it is gone
+ * (*gone) or cannot be told (!*gone). */
+static char *handle_path(int mount_fd, const struct file_handle *fh, struct stat *st, bool *gone)
+{
+	*gone = false;
+	_cleanup_close_ int fd = open_by_handle_at(mount_fd, (struct file_handle *)fh, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		*gone = errno == ESTALE || errno == ENOENT;
+		return NULL;
+	}
+	if (fstat(fd, st) < 0)
+		return NULL;
+	if (st->st_nlink == 0) {
+		*gone = true;  /* removed, still open somewhere */
+		return NULL;
+	}
+	char *path = fd_path(fd);
+	if (path && path[0] != '/') {
+		free(path);
+		path = NULL;
+	}
+	return path;
+}
+
 /* One directory handle: nothing (gone, or outside the worktree), or its path and those of the
  * directories made in it; false when in doubt. */
 static bool resolve(int mount_fd, int worktree_fd, const char *top, const struct gw_dir *d, struct git_changed **v,
 		    size_t *n)
 {
-	_cleanup_close_ int fd = open_by_handle_at(mount_fd, d->fh, O_PATH | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ESTALE || errno == ENOENT;  /* deleted since */
 	struct stat st;
-	if (fstat(fd, &st) < 0)
+	bool gone;
+	_cleanup_free_ char *path = handle_path(mount_fd, d->fh, &st, &gone);
+	if (!path)
+		return gone;
+	if (!S_ISDIR(st.st_mode))
 		return false;
-	if (!S_ISDIR(st.st_mode) || st.st_nlink == 0)
-		return S_ISDIR(st.st_mode);  /* removed; a non-directory: in doubt */
-	_cleanup_free_ char *path = fd_path(fd);
-	if (!path || path[0] != '/')
-		return false;
-	size_t tl = strlen(top);
-	const char *rel;
-	if (!strcmp(path, top))
-		rel = "";
-	else if (tl == 1)
-		rel = path + 1;
-	else if (!strncmp(path, top, tl) && path[tl] == '/')
-		rel = path + tl + 1;
-	else
+	const char *rel = below(top, path);
+	if (!rel)
 		return true;  /* elsewhere on the file system: the host's */
 	if (leads_back(worktree_fd, rel, &st) != 1)
 		return false;
@@ -329,10 +425,35 @@ static bool resolve(int mount_fd, int worktree_fd, const char *top, const struct
 	return true;
 }
 
+/* A file that lost a name in the run (deleted, moved away): gone, or the one name it has left,
+ * whose directory is checked (it may be a hard link the run wrote through); false when in
+ * doubt (several names left, or one that does not lead back). */
+static bool resolve_gone(int mount_fd, int worktree_fd, const char *top, const struct gw_dir *d,
+			 struct git_changed **v, size_t *n)
+{
+	struct stat st, here;
+	bool gone;
+	_cleanup_free_ char *path = handle_path(mount_fd, d->fh, &st, &gone);
+	if (!path)
+		return gone;
+	if (st.st_nlink > 1)
+		return false;  /* hard links: which one was written through is not known */
+	const char *rel = below(top, path);
+	if (!rel) /* its one name is outside the worktree, if that name is really there */
+		return fstatat(AT_FDCWD, path, &here, AT_SYMLINK_NOFOLLOW) == 0 && here.st_dev == st.st_dev &&
+		       here.st_ino == st.st_ino;
+	if (!*rel || leads_back(worktree_fd, rel, &st) != 1)
+		return false;
+	const char *slash = strrchr(rel, '/');
+	push_changed(v, n, slash ? strndup(rel, (size_t)(slash - rel)) : xstrdup(""), false);
+	return true;
+}
+
 int git_watch_changed(struct git_watch *g, int worktree_fd, struct git_changed **v, size_t *n, const char **why)
 {
 	*v = NULL;
 	*n = 0;
+	*why = NULL;
 	git_watch_drain(g);
 	git_watch_stop(g);
 	if (g->doubt) {
@@ -349,16 +470,21 @@ int git_watch_changed(struct git_watch *g, int worktree_fd, struct git_changed *
 		*why = "a file system is mounted below the worktree";
 		return -1;
 	}
-	for (size_t i = 0; i < g->cap; i++) {
-		if (g->dirs[i].fh && !resolve(mount_fd, worktree_fd, top, &g->dirs[i], v, n)) {
-			git_changed_free(*v, *n);
-			*v = NULL;
-			*n = 0;
-			*why = "a changed directory could not be traced back to the worktree";
-			return -1;
-		}
-	}
-	return 0;
+	bool ok = true;
+	for (size_t i = 0; ok && i < g->dirs.cap; i++)
+		ok = !g->dirs.v[i].fh || resolve(mount_fd, worktree_fd, top, &g->dirs.v[i], v, n);
+	if (!ok)
+		*why = "a directory the run changed could not be traced back to the worktree";
+	for (size_t i = 0; ok && i < g->gone.cap; i++)
+		ok = !g->gone.v[i].fh || resolve_gone(mount_fd, worktree_fd, top, &g->gone.v[i], v, n);
+	if (!ok && !*why)
+		*why = "a file that lost a name in the run has other names (hard links) or none that leads back";
+	if (ok)
+		return 0;
+	git_changed_free(*v, *n);
+	*v = NULL;
+	*n = 0;
+	return -1;
 }
 
 void git_changed_free(struct git_changed *v, size_t n)

@@ -7,13 +7,17 @@
 # submodule's config, a linked worktree's commondir, a new bare repository, a tree made in
 # $TMPDIR and moved in whole); each is moved aside, and the record says "method": "fanotify"
 # as root ("walk", with the reason, rootless: the file system is the host's). Then, as root,
-# a run whose events overflow the kernel's queue (the supervisor stopped while the job makes
-# 20 000 files) still has its plant caught, by the whole walk, and says why.
+# a run whose events overflow the kernel's queue (the supervisor stopped while the host makes
+# 20 000 files on the same file system) still has its plant caught, by the whole walk, and
+# says why; and so are the writes whose events name another directory or none: through a
+# hard link made and removed again, through a hard link the host made, through a shared
+# mapping of a file kept open after the job (in flight in a unix socket: its close is never
+# reported).
 . "$(dirname "$0")/../lib.sh"
 
 command -v git >/dev/null || skip_all "git is needed"
 
-plan $((2 * 5 + 4))
+plan $((2 * 5 + 4 + 6))
 
 # the classes: name of the directory below DEEP, what the host prepares (a repository), what
 # the job does there, the path moved aside (relative to DEEP)
@@ -96,27 +100,92 @@ for mode in root user; do
 	is "$left" "" "$M nothing ran"
 done
 
-# ---- the kernel's queue overflows: the whole walk still catches the plant
+# ---- the kernel's queue overflows: the whole walk still catches the plant. The events are
+# the host's (they count too: the same file system): 20 000 files made next to the worktree
+# while the supervisor is stopped (the job's own creates would wait for it: the write watch).
 use_mode root
 W=$TEST_SCRATCH/overflow
 big_worktree "$W"
-mkdir -p "$W/d12/e34/deep" "$W/many"
+mkdir -p "$W/d12/e34/deep" "$TEST_SCRATCH/many"
 "$WARREN" run --state "$STATE" --work "$W" -- sh -c '
 	touch ready; while [ ! -e go ]; do sleep 0.05; done
-	i=0; while [ $i -lt 20000 ]; do : > many/f$i; i=$((i + 1)); done
-	echo "gitdir: /elsewhere" > d12/e34/deep/.git
-	touch done' </dev/null >"$TEST_SCRATCH/overflow.out" 2>"$TEST_SCRATCH/overflow.err" &
+	echo "gitdir: /elsewhere" > d12/e34/deep/.git' </dev/null >"$TEST_SCRATCH/overflow.out" 2>"$TEST_SCRATCH/overflow.err" &
 wpid=$!
 _bg_pids+=("$wpid")
 wait_for 30 test -e "$W/ready"
-kill -STOP "$wpid"   # the supervisor reads no event while the job makes 20 000
+kill -STOP "$wpid"   # reads no event while the host makes 20 000
+(cd "$TEST_SCRATCH/many" && seq -f 'f%g' 20000 | xargs touch)
 touch "$W/go"
-wait_for 60 test -e "$W/done"
 kill -CONT "$wpid"
 wait_bg "$wpid" 60
-is "$RC" 0 "[root] the run that overflows the queue ends" || diag "$(cat "$TEST_SCRATCH/overflow.err")"
+is "$RC" 0 "[root] the run whose events overflow the queue ends" || diag "$(cat "$TEST_SCRATCH/overflow.err")"
 R=$(last_rundir)/result.json
 is "$(jget "$R" '[m["path"] for m in d["git_check"]["moved_aside"]]')" '["d12/e34/deep/.git"]' \
 	"[root] its gitfile is moved aside all the same"
 is "$(jget "$R" 'd["git_check"]["method"]')" walk "[root] ... by the whole walk"
 like "$(jget "$R" 'd["git_check"]["fallback"]')" "overflow" "[root] ... and the record says why: the queue overflowed"
+
+# ---- writes whose events name another directory, or none
+W=$TEST_SCRATCH/links
+big_worktree "$W"
+D=d20/e20/deep
+mkdir -p "$W/$D/w"
+git init -q "$W/$D/nested"
+EVIL='[core]\n\tfsmonitor = touch PWNED\n'
+moved() { jget "$(last_rundir)/result.json" '[m["path"] for m in d["git_check"]["moved_aside"]]'; }
+method() { jget "$(last_rundir)/result.json" 'd["git_check"]["method"] + ": " + str(d["git_check"].get("fallback"))'; }
+sleep 0.1  # the repositories' times before the run's start (file times are finer than its clock)
+wr run --work "$W" -- sh -c "ln $D/nested/.git/config $D/w/t && printf '$EVIL' >> $D/w/t && rm $D/w/t"
+is "$(moved)" "[\"$D/nested/.git/config\"]" "[root] a config written through a hard link made and removed again is moved aside" ||
+	diag "$ERR"
+is "$(method)" "fanotify: None" "[root] ... found by fanotify (where the file's last name is)"
+
+git init -q "$W/$D/nested2"
+ln "$W/$D/nested2/.git/config" "$W/$D/w/host-link"
+sleep 0.1
+wr run --work "$W" -- sh -c "printf '$EVIL' >> $D/w/host-link"
+is "$(moved)" "[\"$D/nested2/.git/config\"]" "[root] a config written through a hard link the host made is moved aside" ||
+	diag "$ERR"
+like "$(method)" "^walk: .*hard link" "[root] ... by the whole walk, and the record says why"
+
+cat >"$TEST_SCRATCH/mmpin.c" <<'EOF'
+/* write argv[1] through a shared mapping, keep it open in flight in a unix socket, exit */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	const char *evil = "[core]\n\tfsmonitor = touch PWNED\n";
+	int fd = argc > 1 ? open(argv[1], O_RDWR) : -1, sv[2], fds[2];
+	off_t n = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
+	char *p = n > 0 ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (p == MAP_FAILED || (size_t)n < strlen(evil) || socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0)
+		return 1;
+	memset(p, ' ', n);
+	memcpy(p, evil, strlen(evil));
+	fds[0] = sv[0];
+	fds[1] = fd;
+	char c = 0, b[CMSG_SPACE(sizeof fds)] __attribute__((aligned(8)));
+	struct iovec iov = { &c, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = b, .msg_controllen = sizeof b };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(cm), fds, sizeof fds);
+	return sendmsg(sv[1], &m, 0) < 0;
+}
+EOF
+git init -q "$W/$D/nested3"
+if cc -O2 -static -o "$W/mmpin" "$TEST_SCRATCH/mmpin.c" 2>/dev/null || cc -O2 -o "$W/mmpin" "$TEST_SCRATCH/mmpin.c"; then
+	sleep 0.1
+	wr run --work "$W" -- ./mmpin "$D/nested3/.git/config"
+	is "$(moved)" "[\"$D/nested3/.git/config\"]" \
+		"[root] a config written through a shared mapping, the file kept open after the job, is moved aside" ||
+		diag "exit $RC: $ERR"
+	is "$(method)" "fanotify: None" "[root] ... found by fanotify (the open of the file)"
+else
+	skip 2 "cc cannot build the mapping writer"
+fi
