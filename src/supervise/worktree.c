@@ -56,13 +56,18 @@ static void audit(int worktree_fd, const struct timespec *since, const char *suf
 {
 	struct git_changed *v = NULL;
 	size_t n = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (gw && git_watch_changed(gw, worktree_fd, &v, &n, &why) == 0) {
 		git_audit_changed(worktree_fd, since, suffix, v, n, a);
 		git_changed_free(v, n);
-		return;
+	} else {
+		git_audit_worktree(worktree_fd, since, suffix, a);
+		a->fallback = why;
 	}
-	git_audit_worktree(worktree_fd, since, suffix, a);
-	a->fallback = why;
+	/* the events' reading and resolving included */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	a->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
 void worktree_git_check(int worktree_fd, const char *id, const char *rundir, const struct timespec *since,
