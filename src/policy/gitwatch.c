@@ -165,6 +165,7 @@ static const char *gw_why(int e)
 	case EPERM: return "fanotify cannot mark a file system of the host without CAP_SYS_ADMIN (a rootless run)";
 	case EOPNOTSUPP: case ENODEV: case EXDEV: return "the worktree's file system does not report events by file handle";
 	case ENOSYS: return "fanotify is not available";
+	case EMFILE: return "too many fanotify groups at once (fs.fanotify.max_user_groups)";
 	}
 	return "fanotify cannot mark the worktree's file system";
 }
