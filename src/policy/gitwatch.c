@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,15 +269,38 @@ void git_watch_drain(struct git_watch *g)
 			gw_read(g, g->grp[i]);
 }
 
+/* Closing a group waits for the kernel to free the marks it had (an RCU grace period after a
+ * delay of a tick: up to some 15 ms here), which would be the run's to wait for: a thread of
+ * its own does it while the supervisor writes the record. */
+static void *gw_closer(void *arg)
+{
+	int *fds = arg;
+	close(fds[0]);
+	close(fds[1]);
+	free(fds);
+	return NULL;
+}
+
 void git_watch_stop(struct git_watch *g)
 {
 	if (!g || !g->marked)
 		return;
-	/* unmarked now, the kernel frees the marks in the background (after an RCU grace period,
-	 * some milliseconds): closing the groups at the supervisor's end does not wait for it */
+	/* the job is gone: its events are all queued; read them, then no more */
+	git_watch_drain(g);
 	fanotify_mark(g->grp[0], FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, GW_MASK, g->mark_fd, ".");
 	fanotify_mark(g->grp[1], FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, GW_OPEN_MASK, g->mark_fd, ".");
 	g->marked = false;
+	int *fds = xmalloc(2 * sizeof *fds);
+	fds[0] = g->grp[0];
+	fds[1] = g->grp[1];
+	g->grp[0] = g->grp[1] = -1;
+	pthread_t t;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, gw_closer, fds) != 0)
+		gw_closer(fds);
+	pthread_attr_destroy(&attr);
 }
 
 void git_watch_free(struct git_watch *g)
@@ -379,74 +403,119 @@ static void push_changed(struct git_changed **v, size_t *n, char *rel, bool full
 	(*v)[(*n)++] = (struct git_changed){ .rel = rel, .full = full };
 }
 
-/* What a handle is now: its inode (st) and the path it has (heap), or NULL when it is gone
- * (*gone) or cannot be told (!*gone). */
-static char *handle_path(int mount_fd, const struct file_handle *fh, struct stat *st, bool *gone)
+/* Open a handle (O_PATH): -1 with *gone when it is gone (deleted, or removed and only open
+ * somewhere), -1 without when it cannot be opened. */
+static int handle_open(int mount_fd, const struct file_handle *fh, struct stat *st, bool *gone)
 {
 	*gone = false;
-	_cleanup_close_ int fd = open_by_handle_at(mount_fd, (struct file_handle *)fh, O_PATH | O_CLOEXEC);
+	int fd = open_by_handle_at(mount_fd, (struct file_handle *)fh, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
 		*gone = errno == ESTALE || errno == ENOENT;
-		return NULL;
+		return -1;
 	}
-	if (fstat(fd, st) < 0)
-		return NULL;
-	if (st->st_nlink == 0) {
-		*gone = true;  /* removed, still open somewhere */
-		return NULL;
+	if (fstat(fd, st) < 0 || st->st_nlink == 0) {
+		*gone = st->st_nlink == 0;
+		close(fd);
+		return -1;
 	}
-	char *path = fd_path(fd);
-	if (path && path[0] != '/') {
-		free(path);
-		path = NULL;
-	}
-	return path;
+	return fd;
 }
 
-/* One directory handle: nothing (gone, or outside the worktree), or its path and those of the
- * directories made in it; false when in doubt. */
-static bool resolve(int mount_fd, int worktree_fd, const char *top, const struct gw_dir *d, struct git_changed **v,
-		    size_t *n)
+#define GW_MAX_UP 4096
+
+/* Is the directory dfd below the worktree (wt: its inode), by descriptor: up through ".." to
+ * the worktree (1) or to the top of the file system (0); -1 when in doubt, -2 when it went
+ * away meanwhile. The worktree itself is below it. */
+static int up_to(int dfd, const struct stat *wt)
+{
+	_cleanup_close_ int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	struct stat st, up;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -1;
+	for (int i = 0; i < GW_MAX_UP; i++) {
+		if (st.st_dev == wt->st_dev && st.st_ino == wt->st_ino)
+			return 1;
+		int p = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (p < 0)
+			return errno == ENOENT ? -2 : -1;
+		close(fd);
+		fd = p;
+		if (fstat(fd, &up) < 0)
+			return -1;
+		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+			return 0;  /* the root: ".." is itself */
+		st = up;
+	}
+	return -1;
+}
+
+/* The directory dfd, known to be below the worktree: its path there, confirmed by following it
+ * down from the worktree to the same inode; NULL when it is not. */
+static char *rel_of(int dfd, int worktree_fd, const char *top, const struct stat *st)
+{
+	_cleanup_free_ char *path = fd_path(dfd);
+	const char *rel = path && path[0] == '/' ? below(top, path) : NULL;
+	if (!rel || leads_back(worktree_fd, rel, st) != 1)
+		return NULL;
+	return xstrdup(rel);
+}
+
+/* One directory handle: nothing (gone, or outside the worktree: the host's), or its path and
+ * those of the directories made in it; false when in doubt. */
+static bool resolve(int mount_fd, int worktree_fd, const struct stat *wt, const char *top, const struct gw_dir *d,
+		    struct git_changed **v, size_t *n)
 {
 	struct stat st;
 	bool gone;
-	_cleanup_free_ char *path = handle_path(mount_fd, d->fh, &st, &gone);
-	if (!path)
+	_cleanup_close_ int fd = handle_open(mount_fd, d->fh, &st, &gone);
+	if (fd < 0)
 		return gone;
 	if (!S_ISDIR(st.st_mode))
 		return false;
-	const char *rel = below(top, path);
+	int in = up_to(fd, wt);
+	if (in != 1)
+		return in == 0 || in == -2;
+	char *rel = rel_of(fd, worktree_fd, top, &st);
 	if (!rel)
-		return true;  /* elsewhere on the file system: the host's */
-	if (leads_back(worktree_fd, rel, &st) != 1)
 		return false;
-	push_changed(v, n, xstrdup(rel), false);
+	push_changed(v, n, rel, false);
 	for (size_t k = 0; k < d->nfull; k++)
 		push_changed(v, n, *rel ? xasprintf("%s/%s", rel, d->full[k]) : xstrdup(d->full[k]), true);
 	return true;
 }
 
-/* A file that lost a name in the run (deleted, moved away): gone, or the one name it has left,
- * whose directory is checked (it may be a hard link the run wrote through); false when in
- * doubt (several names left, or one that does not lead back). */
-static bool resolve_gone(int mount_fd, int worktree_fd, const char *top, const struct gw_dir *d,
-			 struct git_changed **v, size_t *n)
+/* A file that lost or got a name in the run (deleted, moved away, linked): gone, or the one
+ * name it has left, whose directory is checked (it may be a hard link the run wrote through);
+ * false when in doubt (several names left, or a name that is not where its path says). */
+static bool resolve_gone(int mount_fd, int worktree_fd, const struct stat *wt, const char *top,
+			 const struct gw_dir *d, struct git_changed **v, size_t *n)
 {
-	struct stat st, here;
+	struct stat st, here, dst;
 	bool gone;
-	_cleanup_free_ char *path = handle_path(mount_fd, d->fh, &st, &gone);
-	if (!path)
+	_cleanup_close_ int fd = handle_open(mount_fd, d->fh, &st, &gone);
+	if (fd < 0)
 		return gone;
-	if (st.st_nlink > 1)
+	if (S_ISDIR(st.st_mode) || st.st_nlink > 1)
 		return false;  /* hard links: which one was written through is not known */
-	const char *rel = below(top, path);
-	if (!rel) /* its one name is outside the worktree, if that name is really there */
-		return fstatat(AT_FDCWD, path, &here, AT_SYMLINK_NOFOLLOW) == 0 && here.st_dev == st.st_dev &&
-		       here.st_ino == st.st_ino;
-	if (!*rel || leads_back(worktree_fd, rel, &st) != 1)
+	/* its one name: the path the kernel gives, if the file is there; then its directory, by
+	 * descriptor */
+	_cleanup_free_ char *path = fd_path(fd);
+	char *slash = path && path[0] == '/' ? strrchr(path, '/') : NULL;
+	if (!slash || fstatat(AT_FDCWD, path, &here, AT_SYMLINK_NOFOLLOW) < 0 || here.st_dev != st.st_dev ||
+	    here.st_ino != st.st_ino)
 		return false;
-	const char *slash = strrchr(rel, '/');
-	push_changed(v, n, slash ? strndup(rel, (size_t)(slash - rel)) : xstrdup(""), false);
+	*slash = '\0';
+	_cleanup_close_ int dfd = open(*path ? path : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &dst) < 0 || fstatat(dfd, slash + 1, &here, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    here.st_ino != st.st_ino || here.st_dev != st.st_dev)
+		return false;
+	int in = up_to(dfd, wt);
+	if (in != 1)
+		return in == 0;
+	char *rel = rel_of(dfd, worktree_fd, top, &dst);
+	if (!rel)
+		return false;
+	push_changed(v, n, rel, false);
 	return true;
 }
 
@@ -471,13 +540,18 @@ int git_watch_changed(struct git_watch *g, int worktree_fd, struct git_changed *
 		*why = "a file system is mounted below the worktree";
 		return -1;
 	}
+	struct stat wt;
+	if (fstat(mount_fd, &wt) < 0) {
+		*why = "the worktree could not be read";
+		return -1;
+	}
 	bool ok = true;
 	for (size_t i = 0; ok && i < g->dirs.cap; i++)
-		ok = !g->dirs.v[i].fh || resolve(mount_fd, worktree_fd, top, &g->dirs.v[i], v, n);
+		ok = !g->dirs.v[i].fh || resolve(mount_fd, worktree_fd, &wt, top, &g->dirs.v[i], v, n);
 	if (!ok)
 		*why = "a directory the run changed could not be traced back to the worktree";
 	for (size_t i = 0; ok && i < g->gone.cap; i++)
-		ok = !g->gone.v[i].fh || resolve_gone(mount_fd, worktree_fd, top, &g->gone.v[i], v, n);
+		ok = !g->gone.v[i].fh || resolve_gone(mount_fd, worktree_fd, &wt, top, &g->gone.v[i], v, n);
 	if (!ok && !*why)
 		*why = "a file that lost a name in the run has other names (hard links) or none that leads back";
 	if (ok)

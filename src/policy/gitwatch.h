@@ -24,7 +24,8 @@ int git_watch_fd(const struct git_watch *g);
 /* Read the events there are now (never blocks); the events themselves are kept small: the
  * directory each concerns, once. */
 void git_watch_drain(struct git_watch *g);
-/* Stop watching (the job is over): no event after this is counted. */
+/* Stop watching (the job is over): the events there are read, the marks removed and the
+ * groups closed in the background; no event after this is counted. */
 void git_watch_stop(struct git_watch *g);
 void git_watch_free(struct git_watch *g);
 
