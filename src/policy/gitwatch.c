@@ -27,7 +27,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/fanotify.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "util/error.h"
@@ -171,8 +173,46 @@ static const char *gw_why(int e)
 	return "fanotify cannot mark the worktree's file system";
 }
 
+/* Does the worktree's file system tell every change to its files through this host's kernel,
+ * and decode its handles back? A network or FUSE file system takes writes that never pass here
+ * (another client, the server; a job with a network could make them), and a handle that cannot
+ * be decoded would read as gone (ESTALE): such a worktree gets the full walk. NULL when fit,
+ * else why not. */
+static const char *gw_fs_unfit(int worktree_fd)
+{
+	struct statfs sf;
+	if (fstatfs(worktree_fd, &sf) < 0)
+		return "the worktree's file system cannot be asked its type";
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC: /* also ext2, ext3 */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		break;
+	default:
+		return "the worktree's file system is not one whose every change this kernel sees (a network, FUSE or "
+		       "unknown file system)";
+	}
+	struct { struct file_handle fh; unsigned char b[MAX_HANDLE_SZ]; } h = { .fh.handle_bytes = MAX_HANDLE_SZ };
+	int mnt;
+	if (name_to_handle_at(worktree_fd, "", &h.fh, &mnt, AT_EMPTY_PATH) < 0)
+		return "the worktree's file system gives no file handles";
+	/* (open_by_handle_at takes no O_PATH descriptor for its mount) */
+	_cleanup_close_ int mount_fd = openat(worktree_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = mount_fd < 0 ? -1 : open_by_handle_at(mount_fd, &h.fh, O_PATH | O_CLOEXEC);
+	if (fd < 0 && errno == EPERM)  /* (it takes CAP_DAC_READ_SEARCH, as the mark takes CAP_SYS_ADMIN) */
+		return gw_why(EPERM);
+	if (fd < 0)
+		return "the worktree's file system does not decode its file handles";
+	close(fd);
+	return NULL;
+}
+
 struct git_watch *git_watch_start(int worktree_fd, const char **why)
 {
+	if ((*why = gw_fs_unfit(worktree_fd)))
+		return NULL;
 	struct git_watch *g = xcalloc(1, sizeof *g);
 	g->fd = g->grp[0] = g->grp[1] = g->mark_fd = -1;
 	for (int i = 0; i < 2; i++) {
@@ -413,8 +453,12 @@ static int handle_open(int mount_fd, const struct file_handle *fh, struct stat *
 		*gone = errno == ESTALE || errno == ENOENT;
 		return -1;
 	}
-	if (fstat(fd, st) < 0 || st->st_nlink == 0) {
-		*gone = st->st_nlink == 0;
+	if (fstat(fd, st) < 0) {  /* in doubt: not gone */
+		close(fd);
+		return -1;
+	}
+	if (st->st_nlink == 0) {
+		*gone = true;
 		close(fd);
 		return -1;
 	}
