@@ -15,6 +15,11 @@
  *    and a commondir other than git's own "../..") are checked the same way;
  *  - a git directory below the worktree's own that changed is reported: git there obeys it.
  * The job is gone when this runs, so nothing changes under the walk but what the host does.
+ *
+ * When the kernel said which directories the run changed (gitwatch.h), the walk is the same
+ * but goes only down the ways to them: in each directory on the way it looks at what the
+ * whole walk would (is it a git directory, has it a .git), and below a directory the run
+ * created or moved in, at everything.
  * A directory the walk cannot open is reported, never skipped silently. */
 #include "policy/gitguard.h"
 
@@ -99,6 +104,8 @@ struct walker {
 	struct timespec since;
 	const char *suffix;
 	struct git_audit *out;
+	bool links;        /* look for changed files with several names (the fanotify way) */
+	bool linked;       /* ... and one was found */
 };
 
 static bool changed(const struct walker *w, const struct stat *st)
@@ -401,9 +408,97 @@ static void check_dotgit(struct walker *w, int fd, const char *rel, bool top, in
 		add(w, grel, NULL, "a repository the run created or changed: git there obeys it", GIT_REPORTED, 0);
 }
 
-static void walk(struct walker *w, int fd, const char *rel, int depth)
+/* A directory's tree to walk after the run: only the children named (the directories the run
+ * changed, and the way to them), or everything below (full). */
+struct tnode {
+	char *name;
+	struct tnode *kids;
+	size_t n;
+	bool full;
+	bool self;       /* the run changed this directory (not only one below) */
+};
+
+static void walk(struct walker *w, int fd, const char *rel, int depth, const struct tnode *t);
+
+/* The subdirectory name of fd (at rel), walked (all of it, or t's part). */
+static void descend(struct walker *w, int fd, const char *rel, const char *name, int depth, const struct tnode *t)
+{
+	_cleanup_free_ char *sub = join(rel, name);
+	if (depth + 1 > GIT_AUDIT_MAX_DEPTH) {
+		add(w, sub, NULL, "a directory deeper than warren checks for git files", GIT_UNCHECKED, 0);
+		return;
+	}
+	_cleanup_close_ int s = open_sub(fd, name);
+	if (s < 0) {
+		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+			add(w, sub, NULL, "a directory warren could not open", GIT_UNCHECKED, errno);
+		return;
+	}
+	/* a kernel's file system (one is refused at the start, but may be mounted later by
+	 * the host): no git file a job could have left is there */
+	if (fs_is_kernel(s))
+		return;
+	walk(w, s, sub, depth + 1, t);
+}
+
+/* A file changed in the run that has other names (hard links) in this directory: the run may
+ * have written through one, and fanotify told only that one's directory. */
+static void scan_links(struct walker *w, int fd)
+{
+	/* a descriptor of its own: a dup would share the offset with the walk's listing */
+	int own = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = own >= 0 ? fdopendir(own) : NULL;
+	if (!d) {
+		closep(&own);
+		w->linked = true;  /* cannot tell */
+		return;
+	}
+	struct dirent *e;
+	while (!w->linked && (e = readdir(d))) {
+		struct stat st;
+		if (e->d_type == DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
+		    changed(w, &st))
+			w->linked = true;
+	}
+	closedir(d);
+}
+
+static bool has(int fd, const char *name)
+{
+	struct stat st;
+	return fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* A directory on the way to what the run changed: what the whole walk looks at in it (is it a
+ * git directory, has it a .git), then only the children on the way. */
+static void walk_some(struct walker *w, int fd, const char *rel, int depth, const struct tnode *t)
 {
 	w->out->dirs++;
+	if (t->self)
+		scan_links(w, fd);
+	if (git_dir_looks_like(has(fd, "HEAD"), has(fd, "objects"), has(fd, "refs"), has(fd, "commondir"))) {
+		audit_gitdir(w, fd, rel, depth);
+		return;
+	}
+	if (has(fd, ".git"))
+		check_dotgit(w, fd, rel, depth == 0, depth);
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->kids[i].name, ".git"))  /* a git directory: check_dotgit's */
+			descend(w, fd, rel, t->kids[i].name, depth, &t->kids[i]);
+}
+
+/* t: NULL to walk everything below */
+static void walk(struct walker *w, int fd, const char *rel, int depth, const struct tnode *t)
+{
+	if (t && !t->full) {
+		walk_some(w, fd, rel, depth, t);
+		return;
+	}
+	w->out->dirs++;
+	if (w->links)
+		scan_links(w, fd);
 	struct listing l = { 0 };
 	int r = list_dir(fd, &l);
 	if (r < 0) {
@@ -419,40 +514,86 @@ static void walk(struct walker *w, int fd, const char *rel, int depth)
 	}
 	if (l.dotgit)
 		check_dotgit(w, fd, rel, depth == 0, depth);
-	for (size_t i = 0; i < l.n; i++) {
-		_cleanup_free_ char *sub = join(rel, l.subdirs[i]);
-		if (depth + 1 > GIT_AUDIT_MAX_DEPTH) {
-			add(w, sub, NULL, "a directory deeper than warren checks for git files", GIT_UNCHECKED, 0);
-			continue;
-		}
-		_cleanup_close_ int s = open_sub(fd, l.subdirs[i]);
-		if (s < 0) {
-			if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
-				add(w, sub, NULL, "a directory warren could not open", GIT_UNCHECKED, errno);
-			continue;
-		}
-		/* a kernel's file system (one is refused at the start, but may be mounted later by
-		 * the host): no git file a job could have left is there */
-		if (fs_is_kernel(s))
-			continue;
-		walk(w, s, sub, depth + 1);
-	}
+	for (size_t i = 0; i < l.n; i++)
+		descend(w, fd, rel, l.subdirs[i], depth, NULL);
 	listing_free(&l);
+}
+
+static struct tnode *tnode_kid(struct tnode *t, const char *name, size_t len)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strlen(t->kids[i].name) == len && !memcmp(t->kids[i].name, name, len))
+			return &t->kids[i];
+	t->kids = xrealloc(t->kids, (t->n + 1) * sizeof *t->kids);
+	t->kids[t->n] = (struct tnode){ .name = strndup(name, len) };
+	return &t->kids[t->n++];
+}
+
+static void tnode_free(struct tnode *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		tnode_free(&t->kids[i]);
+	free(t->kids);
+	free(t->name);
+}
+
+/* The tree of the changed directories: each path's components, the last one full or not. */
+static void tnode_build(struct tnode *root, const struct git_changed *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tnode *t = root;
+		for (const char *p = v[i].rel; *p;) {
+			const char *slash = strchr(p, '/');
+			size_t len = slash ? (size_t)(slash - p) : strlen(p);
+			if (len)
+				t = tnode_kid(t, p, len);
+			p += len + (slash ? 1 : 0);
+		}
+		t->full |= v[i].full;
+		t->self = true;
+	}
+}
+
+/* Walk (all, or t's part); true when a changed file with other names was seen (t only). */
+static bool audit(int worktree_fd, const struct timespec *since, const char *suffix, const struct tnode *t,
+		  struct git_audit *out)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct walker w = { .since = *since, .suffix = suffix, .out = out, .links = t != NULL };
+	_cleanup_close_ int fd = openat(worktree_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		add(&w, ".", NULL, "the worktree, which warren could not open", GIT_UNCHECKED, errno);
+	else
+		walk(&w, fd, "", 0, t);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	out->seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return w.linked;
+}
+
+void git_audit_changed(int worktree_fd, const struct timespec *since, const char *suffix,
+		       const struct git_changed *v, size_t n, struct git_audit *out)
+{
+	*out = (struct git_audit){ 0 };
+	struct tnode root = { 0 };
+	tnode_build(&root, v, n);
+	bool linked = audit(worktree_fd, since, suffix, &root, out);
+	out->method = "fanotify";
+	out->changed = n;
+	tnode_free(&root);
+	if (linked) {
+		/* what was found stays found (and moved aside); the rest is looked for everywhere */
+		audit(worktree_fd, since, suffix, NULL, out);
+		out->method = "walk";
+		out->fallback = "a file the run changed has other names (hard links): where they are is not known";
+	}
 }
 
 void git_audit_worktree(int worktree_fd, const struct timespec *since, const char *suffix, struct git_audit *out)
 {
 	*out = (struct git_audit){ 0 };
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct walker w = { .since = *since, .suffix = suffix, .out = out };
-	_cleanup_close_ int fd = openat(worktree_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		add(&w, ".", NULL, "the worktree, which warren could not open", GIT_UNCHECKED, errno);
-	else
-		walk(&w, fd, "", 0);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	out->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	audit(worktree_fd, since, suffix, NULL, out);
+	out->method = "walk";
 }
 
 void git_audit_free(struct git_audit *a)

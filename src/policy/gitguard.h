@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "policy/gitwatch.h"
+
 /* What a file or directory inside a git directory is to git. */
 enum git_control {
 	GIT_DATA = 0,        /* objects, refs, index, HEAD, logs...: data, nothing runs from it */
@@ -77,13 +79,20 @@ struct git_audit {
 	size_t n;
 	uint64_t total;          /* all findings, listed or not */
 	uint64_t dirs;           /* directories walked */
+	uint64_t changed;        /* method "fanotify": the directories the run changed */
 	double seconds;          /* the walk's wall time */
+	const char *method;      /* "walk" (all of the worktree) or "fanotify" (what changed) */
+	const char *fallback;    /* "walk" where fanotify was meant: why (static text) */
 };
 
 /* Walk the worktree (an fd on it; O_PATH is fine), find what changed since `since` that git
  * would obey, and move each aside to its name + suffix (e.g. ".warren-run_01..."). Never
  * follows a symlink, never leaves the worktree. */
 void git_audit_worktree(int worktree_fd, const struct timespec *since, const char *suffix, struct git_audit *out);
+/* The same, but only on the ways to the directories the run changed (v, from gitwatch.h), and
+ * all of those created or moved in: what the whole walk finds there, no more. */
+void git_audit_changed(int worktree_fd, const struct timespec *since, const char *suffix,
+		       const struct git_changed *v, size_t n, struct git_audit *out);
 void git_audit_free(struct git_audit *a);
 
 #endif

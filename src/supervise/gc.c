@@ -85,7 +85,7 @@ static void gc_record(int dir, const char *id, const char *where)
 	if (wfd >= 0) {
 		uint64_t ms = run_id_time_ms(id);
 		struct timespec since = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
-		worktree_git_check(wfd, id, where, &since, &r, false);
+		worktree_git_check(wfd, id, where, &since, NULL, "its supervisor ended before the check", &r, false);
 	}
 	char *txt = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (txt) {

@@ -200,6 +200,7 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 	switch (ev->data.u32) {
 	case EV_PIDFD:
 		u->gone_ns = mono_ns();
+		git_watch_stop(u->gitwatch); /* the job is gone: its events are all queued */
 		read_reports(u);
 		u->init_gone = true;
 		epoll_ctl(u->ep, EPOLL_CTL_DEL, u->cell.pidfd, NULL);
@@ -233,6 +234,9 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 		break;
 	case EV_NET:
 		net_dispatch(&u->net);
+		break;
+	case EV_GITWATCH:
+		git_watch_drain(u->gitwatch);
 		break;
 	case EV_WATCH_SOCK:
 		/* the socket is closed (and so out of epoll) once read */
@@ -343,6 +347,8 @@ static void sup_close(struct sup *u)
 	u->drv->close(&u->cell);
 	closep(&u->console_sock);
 	refused_free(&u->refused);
+	git_watch_free(u->gitwatch);
+	u->gitwatch = NULL;
 	json_decref(u->held);
 	u->held = NULL;
 	free(u->setup_error);
@@ -504,6 +510,8 @@ static void sup_watch_all(struct sup *u)
 		sup_watch_fd(u, net_fd(&u->net, i), EV_NET);
 	if (u->refused.sock >= 0)
 		sup_watch_fd(u, u->refused.sock, EV_WATCH_SOCK);
+	if (git_watch_fd(u->gitwatch) >= 0)
+		sup_watch_fd(u, git_watch_fd(u->gitwatch), EV_GITWATCH);
 	if (u->out_r >= 0)
 		sup_watch_fd(u, u->out_r, EV_OUT);
 	if (u->err_r >= 0)
@@ -534,6 +542,7 @@ int sup_go(struct sup *u, struct error *err)
 		clock_gettime(CLOCK_MONOTONIC, &u->t0);
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */
+	u->gitwatch = worktree_watch_start(s->worktree_fd, &u->gitwatch_why);
 	clock_gettime(CLOCK_REALTIME_COARSE, &u->released_at);
 	/* (the job and init just woken go first: the driver yields the CPU to them) */
 	if (s->warm)
@@ -612,7 +621,8 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	refused_record(&u->refused, s, &extra, o->quiet);
 	/* what the job left in the worktree that git on the host would obey, moved aside */
 	if (u->released_at.tv_sec)
-		worktree_git_check(s->worktree_fd, s->id, s->rundir, &u->released_at, &extra, o->quiet);
+		worktree_git_check(s->worktree_fd, s->id, s->rundir, &u->released_at, u->gitwatch, u->gitwatch_why,
+				   &extra, o->quiet);
 
 	sup_timings_record(u, &extra);
 	char *json = record_result_json(s, &res, extra);

@@ -24,7 +24,8 @@
 enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY,
        EV_NET /* the run's DNS resolver (net/net.h) */, EV_WATCH_SOCK, EV_WATCH_WRITES,
        EV_HELPER /* a helper of the cell ended */, EV_HELPER_BOUND,
-       EV_SINK_OUT, EV_SINK_ERR /* the caller's stdout, stderr can take what waits for it */ };
+       EV_SINK_OUT, EV_SINK_ERR /* the caller's stdout, stderr can take what waits for it */,
+       EV_GITWATCH /* what the job changes in the worktree (policy/gitwatch.h) */ };
 
 /* The caller's stdout or stderr as the relay of the job's output writes it (relay.c). */
 struct sup_sink {
@@ -112,6 +113,8 @@ struct sup {
 	sigset_t old_mask;
 	struct net_state net;      /* --net nat|allow: the run's link, firewall, resolver (net/net.h) */
 	struct refused refused;    /* the write watch: refused writes (refused.h) */
+	struct git_watch *gitwatch; /* the worktree's changes for its git check (worktree.h), or NULL: */
+	const char *gitwatch_why;  /* why not */
 	/* NULL, or who takes an interrupt (SIGINT/SIGTERM/SIGHUP, warren kill: limit "signal" or
 	 * "kill", value the signal's name or NULL, sig the signal to pass on, text the cause) instead
 	 * of stopping the cell: true when it took it (and text); a second one stops the cell */

@@ -44,14 +44,40 @@ static const char *action_key(enum git_action a)
 	return "reported";
 }
 
+struct git_watch *worktree_watch_start(int worktree_fd, const char **why)
+{
+	*why = "the run has no worktree";
+	return worktree_fd >= 0 ? git_watch_start(worktree_fd, why) : NULL;
+}
+
+/* What changed, from the watch, or everything when there is none or it is in doubt. */
+static void audit(int worktree_fd, const struct timespec *since, const char *suffix, struct git_watch *gw,
+		  const char *why, struct git_audit *a)
+{
+	struct git_changed *v = NULL;
+	size_t n = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (gw && git_watch_changed(gw, worktree_fd, &v, &n, &why) == 0) {
+		git_audit_changed(worktree_fd, since, suffix, v, n, a);
+		git_changed_free(v, n);
+	} else {
+		git_audit_worktree(worktree_fd, since, suffix, a);
+		a->fallback = why;
+	}
+	/* the events' reading and resolving included */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	a->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
 void worktree_git_check(int worktree_fd, const char *id, const char *rundir, const struct timespec *since,
-			json_t **extra, bool quiet)
+			struct git_watch *gw, const char *why, json_t **extra, bool quiet)
 {
 	if (worktree_fd < 0)
 		return;
 	_cleanup_free_ char *suffix = xasprintf(".warren-%s", id);
 	struct git_audit a;
-	git_audit_worktree(worktree_fd, since, suffix, &a);
+	audit(worktree_fd, since, suffix, gw, why, &a);
 
 	if (!*extra)
 		*extra = json_object();
@@ -74,6 +100,11 @@ void worktree_git_check(int worktree_fd, const char *id, const char *rundir, con
 	}
 	json_object_set_new(g, "total", json_integer((json_int_t)a.total));
 	json_object_set_new(g, "dirs", json_integer((json_int_t)a.dirs));
+	json_object_set_new(g, "method", json_string(a.method));
+	if (a.fallback)
+		json_object_set_new(g, "fallback", json_string(a.fallback));
+	if (!strcmp(a.method, "fanotify"))
+		json_object_set_new(g, "changed_dirs", json_integer((json_int_t)a.changed));
 	json_object_set_new(g, "seconds", json_real(a.seconds));
 	json_object_set_new(*extra, "git_check", g);
 
