@@ -150,7 +150,8 @@ int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char *
 	return 0;
 }
 
-ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds)
+ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds,
+			int flags)
 {
 	char *msg = NULL;
 	size_t len = 0;
@@ -179,7 +180,7 @@ ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, ch
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
 	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
-	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(ctl, &mh, MSG_NOSIGNAL) : (errno = E2BIG, -1);
+	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(ctl, &mh, MSG_NOSIGNAL | flags) : (errno = E2BIG, -1);
 	int e = errno;
 	free(msg);
 	errno = e;

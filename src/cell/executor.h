@@ -43,7 +43,8 @@ char *exec_failure(char **argv, char **env, int err, int *status);
 ssize_t exec_msg_recv(int ctl, char *buf, int fds[3]);
 /* Send the EXEC_START of task on ctl: cwd, argv, env, and nfds (2 or 3) fds as above. sendmsg's
  * result (-1 with E2BIG when the message is over EXEC_MSG_MAX). */
-ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds);
+ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds,
+			int flags);
 /* The strings of an EXEC_START (header h, payload of len bytes after it): cwd, argv and env
  * point into payload (argv and env are allocated, NULL-terminated); -EINVAL when malformed. */
 int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char **cwd, char ***argv, char ***env);

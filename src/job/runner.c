@@ -209,7 +209,7 @@ static ssize_t send_start(struct runner *r, uint32_t id, bool step, const char *
 	_cleanup_free_ char *cwd = !workdir ? xstrdup(spec_cwd(r->s))
 				   : workdir[0] == '/' ? xstrdup(workdir) : xasprintf("%s/%s", base, workdir);
 	int fds[2] = { out_w, out_w };
-	ssize_t w = exec_start_send(r->ctl, id, cwd, argv, env, fds, 2);
+	ssize_t w = exec_start_send(r->ctl, id, cwd, argv, env, fds, 2, 0);
 	int e = errno;
 	strv_free(argv);
 	strv_free(env);

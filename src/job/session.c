@@ -70,7 +70,9 @@ struct session {
 	uint64_t idle_ms, max_ms;
 	int lfd;
 	bool open, ended;
+	bool end_forced;           /* a normal end whose cell did not end in time: stopped */
 	double opened_at, last_active;
+	double ended_at;           /* when its owner ended it (0: not so) */
 	struct conn *conns[SESSION_CONNS_MAX];
 	struct xec **x;
 	size_t n_x;
@@ -405,6 +407,8 @@ static void pipe_read(struct session *se, size_t k, int j)
 			return;
 		if (n <= 0) {
 			sup_unwatch_close(se->h.u, &x->pipe[j]);
+			if (x->pipe[0] < 0 && x->pipe[1] < 0)
+				closep(&x->log_fd);  /* nothing more can come: a session of many execs holds no log open */
 			return;
 		}
 		exec_output(se, k, j, buf, (size_t)n);
@@ -513,7 +517,13 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	_cleanup_free_ char *cwd = !rq->cwd ? xstrdup(spec_cwd(s)) : rq->cwd[0] == '/' ? xstrdup(rq->cwd)
 									: xasprintf("%s/%s", base, rq->cwd);
 	int fds[3] = { p[0][1], p[1][1], in };
-	ssize_t w = exec_start_send(se->h.ctl, EXEC_TASK_BIT | (uint32_t)k, cwd, rq->argv, env, fds, in >= 0 ? 3 : 2);
+	/* the executor runs as the job: an exec may have stopped it (kill -STOP $PPID). It is woken
+	 * first, and the start never waits for it: a send that would block is refused (503), so
+	 * that the supervisor, and with it the session's limits and warren kill, never hang on
+	 * the cell */
+	sup_signal_job(se->h.u, SIGCONT);
+	ssize_t w = exec_start_send(se->h.ctl, EXEC_TASK_BIT | (uint32_t)k, cwd, rq->argv, env, fds, in >= 0 ? 3 : 2,
+				    MSG_DONTWAIT);
 	int e = errno;
 	strv_free(env);
 	closep(&p[0][1]);
@@ -578,6 +588,7 @@ static void on_request_json(struct session *se, long i, json_t *req)
 		return conn_refuse(se, i, 409, "the session is ending; it takes no more commands");
 	if (!strcmp(op, "end")) {
 		se->ended = true;
+		se->ended_at = now_s(se);
 		se->changes++;
 		display_line(se->h.d, "■ session %s: ended by its owner", se->h.s->id);
 		conn_json(se, i, json_pack("{s:b}", "ended", 1));
@@ -596,8 +607,13 @@ static void on_request_json(struct session *se, long i, json_t *req)
 		return conn_refuse(se, i, 429, w);
 	}
 	if (!exec_start(se, i, &rq)) {
-		_cleanup_free_ char *w = xasprintf("warren could not start the command: %s", strerror(errno));
-		conn_refuse(se, i, errno == E2BIG ? 413 : 500, w);
+		int e = errno;
+		_cleanup_free_ char *w = e == EAGAIN ? xstrdup("the cell's executor is not taking commands now (stopped, or "
+							       "behind on earlier ones); try again, or end the session")
+				      : e == E2BIG || e == EMSGSIZE ? xstrdup("the command, its environment and working "
+								      "directory are too large to send to the cell")
+				      : xasprintf("warren could not start the command: %s", strerror(e));
+		conn_refuse(se, i, e == E2BIG || e == EMSGSIZE ? 413 : e == EAGAIN ? 503 : 500, w);
 	}
 	exec_req_free(&rq);
 }
@@ -734,11 +750,33 @@ static void exec_signal(struct session *se, size_t k, int sig)
 	(void)w;
 }
 
+/* Ended by its owner: the services are stopped within the grace and the executor leaves. One
+ * that does not (an exec left it stopped: kill -STOP $PPID) would hold the run and its cell
+ * forever, its max no longer applied: past twice the grace and SESSION_END_SLACK_S, the cell
+ * is stopped, with that cause. */
+static void session_end_due(struct session *se, double t)
+{
+	double grace = (double)se->h.s->limits.grace_ms / 1000;
+	if (se->end_forced || !se->ended_at || t - se->ended_at < 2 * grace + SESSION_END_SLACK_S ||
+	    sup_stopping(se->h.u, NULL, NULL))
+		return;
+	se->end_forced = true;
+	char v[32];
+	format_seconds(v, sizeof v, t - se->ended_at);
+	sup_stop(se->h.u, RUN_LIMIT, "session-end", v, SIGTERM,
+		 xasprintf("the session was ended and its cell had not ended %s later (a process of the cell kept "
+			   "its executor stopped?)", v));
+}
+
 void session_tick(struct session *se)
 {
-	if (!se->open || se->ended)
+	if (!se->open)
 		return;
 	double t = now_s(se);
+	if (se->ended) {
+		session_end_due(se, t);
+		return;
+	}
 	for (size_t k = 0; k < se->n_x; k++) {
 		struct xec *x = se->x[k];
 		if (x->state != XS_RUNNING || !x->timeout_ms)

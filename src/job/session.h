@@ -32,6 +32,7 @@
 #define SESSION_OUT_MAX (1 << 20)    /* bytes of each stream an answer without stream holds */
 #define SESSION_EXECS_MAX 16         /* execs running at once in one session */
 #define SESSION_CONNS_MAX 64         /* connections at once */
+#define SESSION_END_SLACK_S 5.0      /* seconds past twice the grace that an ended session's cell may take */
 #define EV_SESSION 0x100000u         /* epoll tags from here on are the session's */
 
 struct sup;

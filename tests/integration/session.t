@@ -15,7 +15,7 @@
 . "$REPO/tests/serve-lib.sh"
 
 # Tests: per mode 33, and 13 over the API.
-plan $(((33 + 13) * 2))
+plan $(((33 + 13) * 2 + 5))
 
 # job_file NAME: $WORK/NAME.yaml from stdin; its path in JF.
 job_file() {
@@ -211,3 +211,45 @@ PYEOF
 	stop_server 30
 	nothing_left "$RD" "$m nothing is left of the API's session"
 done
+
+# ---- a job that stops its own executor (kill -STOP $PPID: it runs as the job) holds neither
+# the supervisor nor the run: large starts it cannot take are refused, not waited for (they
+# blocked the supervisor in sendmsg, and with it max and warren kill), and an ended session
+# whose cell does not end is stopped (it waited for the executor for ever). Root mode.
+use_mode root
+job_file stopper <<'EOF'
+session: { idle: 1m, max: 6s }
+EOF
+session_bg "$JF"
+bounded timeout 3 "$WARREN" exec --state "$STATE" "$ID" -- sh -c 'kill -STOP $PPID'
+"$PY" - "$RD" >"$TEST_SCRATCH/big.out" 2>&1 <<'PYEOF' &
+import json, os, socket, sys
+d = os.open(sys.argv[1], os.O_PATH)
+for i in range(4):   # an agent's command with a big script: 3 x 60 KB of arguments
+    c = socket.socket(socket.AF_UNIX)
+    c.connect("/proc/self/fd/%d/session.sock" % d)
+    c.sendall((json.dumps({"op": "exec", "command": ["sh", "-c", ": " + "x" * 60000, "a" * 60000, "b" * 60000]}) + "\n").encode())
+    c.settimeout(5)
+    try:
+        print(c.makefile("rb").readline().decode().strip()[:160], flush=True)
+    except OSError:
+        print("no answer", flush=True)
+PYEOF
+big=$!
+wait_bg "$JOB_PID" 40
+ok $? "[root] a session whose executor a process of the cell stopped still ends at its max (6s)"
+like "$(jget "$RD/result.json" 'd["cause"]["limit"]')" "^session-max$" "[root] ... with the max's cause"
+wait "$big"
+# (the executor is woken before each start; one it still cannot take at once is refused, 503)
+big_out=$(cat "$TEST_SCRATCH/big.out")
+[ "$(grep -cE '"exec":[0-9]|not taking commands|session is ending' <<<"$big_out")" = 4 ]
+ok $? "[root] each start after the executor was stopped is answered: woken and run, or refused; none waited for" || diag "$big_out"
+job_file stopper2 <<'EOF'
+session: { idle: 1m, max: 10m }
+EOF
+session_bg "$JF"
+bounded timeout 3 "$WARREN" exec --state "$STATE" "$ID" -- sh -c 'kill -STOP $PPID'
+bounded timeout 5 "$WARREN" end --state "$STATE" "$ID"
+wait_bg "$JOB_PID" 40
+ok $? "[root] an ended session whose executor was left stopped ends within twice the grace and 5 s"
+like "$(jget "$RD/result.json" 'd["cause"]["limit"] + ": " + d["cause"]["message"]')" "^session-end: the session was ended and its cell had not ended" "[root] ... named as such"
