@@ -21,10 +21,14 @@ char *cgroup_freezer_join(const char *name, pid_t pid, struct error *err)
 {
 	if (!is_dir(FREEZER_ROOT))
 		return NULL;
-	if (mkdir(FREEZER_ROOT "/warren", 0755) < 0 && errno != EEXIST) {
+	/* 0711 as warren's other cgroup parents (cgroup.c): another host user cannot list the runs */
+	if (mkdir(FREEZER_ROOT "/warren", 0711) < 0 && errno != EEXIST) {
 		error_set(err, errno, "cannot make %s/warren", FREEZER_ROOT);
 		return NULL;
 	}
+	struct stat st;
+	if (stat(FREEZER_ROOT "/warren", &st) == 0 && (st.st_mode & 07777) != 0711)
+		chmod(FREEZER_ROOT "/warren", 0711);  /* made 0755 by an older warren */
 	char *dir = xasprintf(FREEZER_ROOT "/warren/%s", name);
 	_cleanup_free_ char *procs = xasprintf("%s/cgroup.procs", dir);
 	char v[32];
