@@ -241,8 +241,10 @@ int git_watch_fd(const struct git_watch *g)
 	return g ? g->fd : -1;
 }
 
-/* One event's information records. */
-static void gw_event(struct git_watch *g, const struct fanotify_event_metadata *m)
+/* One event: m, its header (copied: the kernel packs events at 4-byte steps, and the header
+ * holds a 64-bit mask), and raw, the event as read, for its information records (4-byte
+ * fields only). */
+static void gw_event(struct git_watch *g, const struct fanotify_event_metadata *m, const char *raw)
 {
 	if (m->vers != FANOTIFY_METADATA_VERSION) {
 		g->doubt = "fanotify reported events in a format warren does not know";
@@ -254,7 +256,7 @@ static void gw_event(struct git_watch *g, const struct fanotify_event_metadata *
 	}
 	bool ondir = m->mask & FAN_ONDIR;
 	bool made_dir = ondir && (m->mask & (FAN_CREATE | FAN_MOVED_TO));
-	const char *p = (const char *)(m + 1), *end = (const char *)m + m->event_len;
+	const char *p = raw + m->metadata_len, *end = raw + m->event_len;
 	const struct file_handle *child = NULL;
 	bool dir = false;
 	while (p + sizeof(struct fanotify_event_info_header) <= end) {
@@ -295,10 +297,19 @@ static void gw_read(struct git_watch *g, int fd)
 				g->doubt = "the fanotify events could not be read";
 			return;
 		}
-		const struct fanotify_event_metadata *m = (const void *)buf;
-		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n))
+		for (size_t off = 0; off + FAN_EVENT_METADATA_LEN <= (size_t)n;) {
+			struct fanotify_event_metadata m;
+			memcpy(&m, buf + off, sizeof m);
+			if (m.event_len < FAN_EVENT_METADATA_LEN || m.metadata_len < FAN_EVENT_METADATA_LEN ||
+			    m.event_len > (size_t)n - off) {
+				if (!g->doubt)
+					g->doubt = "fanotify reported events in a format warren does not know";
+				break;
+			}
 			if (!g->doubt)
-				gw_event(g, m);
+				gw_event(g, &m, buf + off);
+			off += m.event_len;
+		}
 	}
 }
 
