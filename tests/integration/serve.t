@@ -187,7 +187,8 @@ done
 pruned_rows() { bounded "$WARREN" history --state "$STATE" --json; "$PY" -c 'import json,sys; print(sum(1 for r in json.loads(sys.argv[1]) if r["pruned"]))' "$OUT"; }
 enough() { local n; n=$(pruned_rows); [ "${n:-0}" -ge 7 ]; }
 wait_for 15 enough
-ok $? "retention: all but the 2 newest ended runs are pruned ($(pruned_rows) rows say so)"
+ok $? "retention: all but the 2 newest ended runs are pruned ($(pruned_rows) rows say so)" ||
+	diag "server alive: $(kill -0 "$SRV" 2>/dev/null && echo yes || echo no)" "$(tail -40 "$SRV_ERR")"
 api GET "/v1/runs/$L"
 ok "$([ "$(jbody 'd["run"]["pruned"]')" = True ] && [ ! -e "$STATE/runs/$L" ] && echo 0 || echo 1)" "... an old run's row stays, 'pruned', its record gone"
 stop_server 30
