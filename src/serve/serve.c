@@ -431,15 +431,28 @@ static void retention(struct server *s)
 
 /* ---- what a killed server left ---- */
 
+/* Called at start only, before any listener's thread: the one gc (supervise/gc.c) runs in a
+ * child of its own, so that whatever a dead run left that trips it (a half-made run directory
+ * of a server killed at any moment) cannot take the server down with it. */
 void server_gc(struct server *s, char **ids)
 {
 	if (!ids[0])
 		return;
-	struct gc_counts n;
-	int r = gc_runs(&s->sd, ids, &(struct gc_opts){ .out = stdout }, &n);
 	fflush(stdout);
-	if (r < 0)
-		fprintf(stderr, "warren serve: 'warren gc' of the runs the last server left did not finish cleanly; run 'warren gc --state %s'\n", s->sd.path);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct gc_counts n;
+		int r = gc_runs(&s->sd, ids, &(struct gc_opts){ .out = stdout }, &n);
+		fflush(stdout);
+		_exit(r < 0 ? 1 : 0);
+	}
+	int st = 0;
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fprintf(stderr, "warren serve: the gc of the runs the last server left did not finish cleanly%s; run 'warren gc --state %s'\n",
+			pid > 0 && WIFSIGNALED(st) ? " (it was killed by a signal)" : "", s->sd.path);
 }
 
 /* The supervisors of a killed server die with it (PR_SET_PDEATHSIG), but one inside a long
