@@ -17,24 +17,13 @@
 #include "cli/opts.h"
 #include "run/id.h"
 #include "run/record.h"
+#include "run/history.h"
 #include "run/rundir.h"
 #include "supervise/gc.h"
 #include "util/fs.h"
 #include "util/units.h"
 #include "util/words.h"
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static json_t *load_json(int rfd, const char *file)
-{
-	_cleanup_free_ char *txt = rundir_read(rfd, file);
-	return txt ? json_loads(txt, 0, NULL) : NULL;
-}
 
 static char *command_text(json_t *cmd)
 {
@@ -135,11 +124,11 @@ int cmd_ps(int argc, char **argv)
 		_cleanup_close_ int dir = rundir_open(&sd, *id, NULL);
 		if (dir < 0 || !rundir_is_live(dir) || rundir_is_warm(dir))
 			continue;  /* a warm cell (serve --warm) is no run until one takes it */
-		json_t *spec = load_json(dir, "spec.json");
+		json_t *spec = rundir_load_json(dir, "spec.json");
 		_cleanup_free_ char *cmd = command_text(json_object_get(spec, "command"));
 		const char *wt = json_string_value(json_object_get(spec, "worktree"));
 		pid_t pid = rundir_pid(dir);
-		double age = (double)(now_ms() - run_id_time_ms(*id)) / 1000.0;
+		double age = (double)((uint64_t)history_now_ms() - run_id_time_ms(*id)) / 1000.0;
 		json_t *pub = json_object_get(spec, "published");
 		if (as_json) {
 			json_array_append_new(all, json_pack("{s:s,s:i,s:f,s:s,s:s,s:O}", "id", *id, "pid", (int)pid, "age_s", age,
@@ -446,8 +435,8 @@ int cmd_show(int argc, char **argv)
 		fputs(txt, stdout);
 		return 0;
 	}
-	json_t *r = load_json(dir, "result.json");
-	json_t *spec = r ? json_incref(r) : load_json(dir, "spec.json");
+	json_t *r = rundir_load_json(dir, "result.json");
+	json_t *spec = r ? json_incref(r) : rundir_load_json(dir, "spec.json");
 	if (!spec) {
 		warn_line("%s has no record in %s", id, where);
 		return 125;

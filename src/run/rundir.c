@@ -497,6 +497,12 @@ bool rundir_is_live(int rfd)
 /* A record file is small; one larger than this is not warren's */
 #define RUNDIR_FILE_MAX (16u << 20)
 
+json_t *rundir_load_json(int rfd, const char *name)
+{
+	_cleanup_free_ char *txt = rundir_read(rfd, name);
+	return txt ? json_loads(txt, 0, NULL) : NULL;
+}
+
 char *rundir_read(int rfd, const char *name)
 {
 	/* O_NONBLOCK: a FIFO planted under the name must not hang the reader */

@@ -4,6 +4,7 @@
 #ifndef WARREN_RUN_RUNDIR_H
 #define WARREN_RUN_RUNDIR_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -69,6 +70,8 @@ int rundir_reclaim(int rfd, const char *rundir, struct error *err);
 bool rundir_is_live(int rfd);
 /* A file of the run directory (regular, not through a link), whole; NULL when none. */
 char *rundir_read(int rfd, const char *name);
+/* The same file parsed as JSON (spec.json, result.json); NULL when none or not JSON. */
+json_t *rundir_load_json(int rfd, const char *name);
 /* The supervisor's pid, which it writes into its run's lock file (lock, the fd rundir_create
  * returned) once the cell is being made: one file of the run fewer to make (on ext4 without a
  * journal each new inode of a run costs 30-120 us, see README); 0 when unknown (not written

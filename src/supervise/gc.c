@@ -26,24 +26,12 @@
 #include "util/fs.h"
 #include "util/units.h"
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static json_t *load_json(int rfd, const char *file)
-{
-	_cleanup_free_ char *txt = rundir_read(rfd, file);
-	return txt ? json_loads(txt, 0, NULL) : NULL;
-}
 
 /* The record of a run whose supervisor died: how it ended, as far as we know, and the git
  * check the supervisor did not live to do (since the run started). */
 static void gc_record(int dir, const char *id, const char *where)
 {
-	json_t *r = load_json(dir, "spec.json");
+	json_t *r = rundir_load_json(dir, "spec.json");
 	pid_t pid = rundir_pid(dir);
 	_cleanup_free_ char *who = pid > 0 ? xasprintf("the supervisor (pid %d)", (int)pid) : xstrdup("the supervisor");
 	if (!r) {
@@ -128,7 +116,7 @@ static void history_gc_ended(const struct statedir *sd, const char *id)
  * run's (cgroup/cgroup.h). */
 static int gc_cgroup_path(int dir, const char *name)
 {
-	json_t *j = load_json(dir, "spec.json");
+	json_t *j = rundir_load_json(dir, "spec.json");
 	const char *p = json_string_value(json_object_get(j, "cgroup_path"));
 	char *rel = NULL;
 	struct error err = { 0 };
@@ -183,7 +171,7 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 		}
 		did = 1;
 	}
-	if (older_ms && now_ms() - run_id_time_ms(id) > older_ms) {
+	if (older_ms && (uint64_t)history_now_ms() - run_id_time_ms(id) > older_ms) {
 		int r = rm_tree_at(sd->runs, id);
 		if (r < 0) {
 			warn_line("cannot delete the record %s: %s", where, strerror(-r));
