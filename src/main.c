@@ -43,6 +43,18 @@ static const char USAGE[] =
 	"own, 128+N when signal N killed it, 124 when --time or --cpu-time stopped it, 125 when\n"
 	"warren itself failed, 126/127 when the command cannot be run or is not found.\n";
 
+/* the commands a bad warren.conf does not stop */
+static bool config_free_command(int argc, char **argv)
+{
+	if (argc < 2)
+		return true;
+	static const char *const FREE[] = { "--help", "-h", "help", "--version", "version", "selfcheck", NULL };
+	for (size_t i = 0; FREE[i]; i++)
+		if (!strcmp(argv[1], FREE[i]))
+			return true;
+	return argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"));
+}
+
 int main(int argc, char **argv)
 {
 	proc_args_save(argc, argv);
@@ -58,10 +70,15 @@ int main(int argc, char **argv)
 			(void)!write(2, m, sizeof m - 1);
 		return 125;
 	}
-	/* warren.conf (cli/config.h): a file that is wrong stops every command, naming its line */
+	/* warren.conf (cli/config.h): a file that is wrong stops every command, naming its line,
+	 * but help, version and selfcheck (what a user reaches for to mend it), which only warn */
 	struct error cerr = { 0 };
-	if (cli_config_load(&cerr) < 0)
-		return cli_fail(&cerr);
+	if (cli_config_load(&cerr) < 0) {
+		if (!config_free_command(argc, argv))
+			return cli_fail(&cerr);
+		warn_line("%s", cerr.msg);
+		error_clear(&cerr);
+	}
 	/* called as warren-runc: the OCI runtime face (oci/oci.h), runc's command line */
 	const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	if (argc > 0 && !strcmp(slash ? slash + 1 : argv[0], "warren-runc"))
