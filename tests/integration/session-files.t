@@ -10,13 +10,13 @@
 # (answered at once, not held), a file over 64 MiB, one not there, another user (the session
 # itself refuses a peer that is neither owner nor root), a run that is not a session, an ended
 # one; nothing left. Over the API of a warren serve of the mode's user: GET (bytes intact), PUT,
-# ?list=1, 403 naming the places, 404, 400 for a FIFO, 413 over 64 MiB, 411 without a length,
-# --via, 409 for a run that is not a session and for an ended one.
+# ?list=1, 403 naming the places, 404, 400 for a FIFO, 413 over 64 MiB (a file, a body), 411
+# without a length, --via, 409 for a run that is not a session and for an ended one.
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-# Tests: per mode 34 over the socket and 14 over the API.
-plan $(((34 + 14) * 2))
+# Tests: per mode 34 over the socket and 15 over the API.
+plan $(((34 + 15) * 2))
 
 # job_file NAME: $WORK/NAME.yaml from stdin; its path in JF.
 job_file() {
@@ -200,6 +200,8 @@ EOF
 	is "$CODE" 404 "$m a file not there is 404"
 	api GET "/v1/runs/$ID/files?path=fifo"
 	is "$CODE" 400 "$m a FIFO is 400, at once"
+	api GET "/v1/runs/$ID/files?path=huge"
+	is "$CODE" 413 "$m a file over 64 MiB is 413"
 	code=$(api_curl 60 -o /dev/null -w '%{http_code}' -X PUT --data-binary @"$TEST_SCRATCH/over" "http://warren/v1/runs/$ID/files?path=over")
 	is "$code" 413 "$m a body over 64 MiB is 413"
 	code=$(api_curl 30 -o /dev/null -w '%{http_code}' -X PUT -H 'Transfer-Encoding: chunked' --data-binary @"$TEST_SCRATCH/bin" "http://warren/v1/runs/$ID/files?path=chunked")
