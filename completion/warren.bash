@@ -54,7 +54,7 @@ _warren_images() {
 _warren() {
 	local cur prev words cword
 	_init_completion -s || return
-	local cmds="run job logs kill exec end policy ps show gc selfcheck image history serve submit oci help version"
+	local cmds="run job logs kill exec end files policy ps show gc selfcheck image history serve submit oci help version"
 	local sub= i
 	for ((i = 1; i < cword; i++)); do
 		[[ ${words[i]} != -* ]] && { sub=${words[i]}; break; }
@@ -110,6 +110,12 @@ _warren() {
 	kill) opts="--state --help" ;;
 	exec) opts="--state --via --token-file --env --workdir --timeout --stdin --help" ;;
 	end) opts="--state --via --token-file --help" ;;
+	files)
+		if ((cword == i + 1)); then
+			COMPREPLY=($(compgen -W "get put ls --help" -- "$cur"))
+			return
+		fi
+		opts="--mode --parents --json --state --via --token-file --help" ;;
 	policy) opts="--write --read --exec --state --help" ;;
 	ps) opts="-a --json --state --help" ;;
 	show) opts="--json --state --help" ;;

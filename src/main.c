@@ -34,6 +34,7 @@ static const char USAGE[] =
 	"  kill RUN                           stop a live run from another terminal\n"
 	"  exec RUN -- COMMAND                run a command in a live session (session: in a job file)\n"
 	"  end RUN                            end a live session\n"
+	"  files get|put|ls RUN PATH          read, write or list a live session's files\n"
 	"  policy RUN PATH [--write|--read|--exec]   may the run write (read, run) PATH?\n"
 	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
 	"  image import|ls|rm                 store root file systems for run --image NAME\n"
@@ -127,6 +128,8 @@ int main(int argc, char **argv)
 		return cmd_exec(argc, argv);
 	if (!strcmp(c, "end"))
 		return cmd_end(argc, argv);
+	if (!strcmp(c, "files"))
+		return cmd_files(argc, argv);
 	if (!strcmp(c, "policy"))
 		return cmd_policy(argc, argv);
 	if (!strcmp(c, "image"))
@@ -141,14 +144,14 @@ int main(int argc, char **argv)
 		return cmd_oci(argc, argv);
 	if (!strcmp(c, "vm-image"))
 		return cmd_vm_image(argc, argv);
-	static const char *const commands[] = { "run", "job", "logs", "kill", "exec", "end", "policy", "ps", "show", "gc", "selfcheck", "image",
+	static const char *const commands[] = { "run", "job", "logs", "kill", "exec", "end", "files", "policy", "ps", "show", "gc", "selfcheck", "image",
 						"history", "serve", "submit", "oci", "version", "help", NULL };
 	const char *near = closest_word(c, commands);
 	_cleanup_free_ char *name = printable_name(c);
 	if (near)
 		warn_line("no command '%s'; did you mean '%s'? (see 'warren --help')", name, near);
 	else
-		warn_line("no command '%s'; the commands are run, job, logs, kill, exec, end, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')",
+		warn_line("no command '%s'; the commands are run, job, logs, kill, exec, end, files, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')",
 			  name);
 	return 125;
 }

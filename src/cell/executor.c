@@ -198,7 +198,7 @@ ssize_t exec_msg_recv(int ctl, char *buf, int fds[3])
 		if (cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (k >= 2 && k <= 3)
+		if (k >= 1 && k <= 3)  /* (1: an EXEC_FILE's memfd) */
 			memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
 		else if (k) {
 			/* not ours to keep: closed */
@@ -281,8 +281,11 @@ static void on_control(int ctl)
 			for (size_t i = 0; i < n_tasks; i++)
 				if (tasks[i].id == h.task)
 					signal_session(tasks[i].pid, h.a);
-		} else if (h.type == EXEC_PROBE_TCP)
+		} else if (h.type == EXEC_PROBE_TCP) {
 			send_msg(ctl, EXEC_PROBED, h.task, probe_tcp(h.a));
+		} else if (h.type == EXEC_FILE) {
+			executor_file(ctl, &h, buf + sizeof h, (size_t)n - sizeof h, fds[0]);
+		}
 	}
 	closep(&fds[0]);
 	closep(&fds[1]);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "job/files.h"
 #include "run/record.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
@@ -78,6 +79,7 @@ struct session {
 	size_t n_x;
 	size_t running;
 	uint64_t changes;
+	struct files *files;       /* its file operations (job/files.h) */
 };
 
 static double now_s(const struct session *se) { return sup_elapsed(se->h.u); }
@@ -248,7 +250,7 @@ static void conn_close(struct session *se, long i)
 		pipes_watch(se, (size_t)c->exec, true);
 	}
 	epoll_ctl(se->h.u->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
+	closep(&c->fd);  /* (-1: handed to the files) */
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -575,7 +577,17 @@ static void on_request_json(struct session *se, long i, json_t *req);
 static void on_request(struct session *se, long i, const char *line, size_t len)
 {
 	json_t *req = json_loadb(line, len, 0, NULL);
-	on_request_json(se, i, req);
+	struct conn *c = se->conns[i];
+	if (session_live(se) && files_op(json_string_value(json_object_get(req, "op")))) {
+		/* a file's: the connection is the files' now, with what came after the line */
+		size_t used = (size_t)(line - c->in) + len + 1;
+		epoll_ctl(se->h.u->ep, EPOLL_CTL_DEL, c->fd, NULL);
+		se->last_active = now_s(se);
+		files_take(se->files, steal_fd(&c->fd), req, c->in + used, c->in_len - used);
+		conn_close(se, i);
+	} else {
+		on_request_json(se, i, req);
+	}
 	json_decref(req);
 }
 
@@ -658,6 +670,7 @@ struct session *session_new(const struct job *job, const struct session_host *h)
 	se->idle_ms = job->session_idle_ms;
 	se->max_ms = job->session_max_ms;
 	se->lfd = -1;
+	se->files = files_new(h);
 	return se;
 }
 
@@ -694,7 +707,9 @@ bool session_live(const struct session *se)
 void session_event(struct session *se, uint32_t tag, uint32_t events)
 {
 	tag -= EV_SESSION;
-	if (tag == TAG_LISTEN) {
+	if (tag >= EV_FILES_BASE) {
+		files_event(se->files, tag - EV_FILES_BASE, events);
+	} else if (tag == TAG_LISTEN) {
 		on_accept(se);
 	} else if (tag >= TAG_PIPE) {
 		size_t k = (tag - TAG_PIPE) / 2;
@@ -707,6 +722,8 @@ void session_event(struct session *se, uint32_t tag, uint32_t events)
 
 bool session_ctl(struct session *se, const struct exec_hdr *h)
 {
+	if (files_ctl(se->files, h))
+		return true;
 	if (!(h->task & EXEC_TASK_BIT))
 		return false;
 	size_t k = h->task & ~EXEC_TASK_BIT;
@@ -773,6 +790,7 @@ void session_tick(struct session *se)
 	if (!se->open)
 		return;
 	double t = now_s(se);
+	files_tick(se->files);
 	if (se->ended) {
 		session_end_due(se, t);
 		return;
@@ -841,6 +859,7 @@ void session_close(struct session *se, const char *why)
 	for (long i = 0; i < SESSION_CONNS_MAX; i++)
 		if (se->conns[i] && se->conns[i]->exec < 0 && !se->conns[i]->closing)
 			conn_refuse(se, i, 409, why);
+	files_close(se->files, why);
 	for (long i = 0; i < SESSION_CONNS_MAX; i++)
 		if (se->conns[i]) {
 			/* one last try, then it is closed: the run is ending */
@@ -873,5 +892,6 @@ void session_free(struct session *se)
 		free(x);
 	}
 	free(se->x);
+	files_free(se->files);
 	free(se);
 }

@@ -13,7 +13,8 @@
  * SESSION_OUT_MAX bytes, invalid UTF-8 shown as U+FFFD); with stream: {"exec":N} first, then
  * for each chunk of output a line {"stdout":LEN} or {"stderr":LEN} followed by LEN raw bytes,
  * then {"end":{...the same fields without stdout and stderr}}. A refusal is one line
- * {"error":TEXT,"status":HTTP-STATUS} (400, 403, 409, 413, 429) and the connection closes. */
+ * {"error":TEXT,"status":HTTP-STATUS} (400, 403, 409, 413, 429) and the connection closes.
+ * The requests read, write and list of the cell's files: job/files.h. */
 #ifndef WARREN_JOB_SESSION_H
 #define WARREN_JOB_SESSION_H
 

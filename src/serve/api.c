@@ -28,6 +28,8 @@ struct req {
 	bool too_many;         /* ... or more than BODIES_MAX would be held */
 	bool exec;             /* POST /v1/runs/{exec_id}/exec: its body goes to the session */
 	char exec_id[RUN_ID_LEN + 1];
+	int put_fd;            /* PUT /v1/runs/{id}/files: the session's connection its body goes on (files.c) */
+	uint64_t put_left;     /* its bytes still to come */
 };
 
 /* Queue text (taken) with status; close: the connection ends after it (a client refused, or a
@@ -353,6 +355,8 @@ static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, con
 		return logs(s, c, id);
 	if (!strcmp(what, "policy") && get)
 		return policy(s, c, id);
+	if (!strcmp(what, "files") && get)
+		return serve_files_get(s, c, id);
 	pthread_mutex_lock(&s->mu);
 	if (!strcmp(what, "end") && !strcmp(method, "POST")) {
 		pthread_mutex_unlock(&s->mu);
@@ -474,6 +478,16 @@ static bool head_in(struct listener *l, struct MHD_Connection *c, const char *ur
 		memcpy(rq->exec_id, id, sizeof id);
 		return body_may_come(s, c, rq, ret);
 	}
+	if (!strcmp(method, "PUT") && !strncmp(url, "/v1/runs/", 9) && split_run_url(url, id, &what) && !strcmp(what, "files")) {
+		json_t *row = visible_row(s, &rq->w, id);
+		if (!row) {
+			*ret = refuse(c, 404, "no run %s (of yours) on this server", id);
+			return false;
+		}
+		json_decref(row);
+		/* (its body goes to the session as it comes: not held, not counted in BODIES_MAX) */
+		return serve_files_put_head(s, c, id, &rq->put_fd, &rq->put_left, ret);
+	}
 	if (!is_submission(url, method)) {
 		*ret = route(s, c, url, method, &rq->w);
 		return false;
@@ -517,13 +531,29 @@ enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
 		if (!conns_head_in(l->s, c))
 			return MHD_NO;  /* refused or out of time, told so and shut: its head read before */
 		rq = *con_cls = xcalloc(1, sizeof *rq);
+		rq->put_fd = -1;
 		enum MHD_Result ret = MHD_YES;
 		return head_in(l, c, url, method, rq, &ret) ? MHD_YES : ret;
+	}
+	if (*upload_size && rq->put_fd >= 0) {
+		/* (more than it said is dropped; a session that refused it drains what comes) */
+		size_t n = *upload_size < rq->put_left ? *upload_size : (size_t)rq->put_left;
+		if (n && write_all(rq->put_fd, upload, n) == 0)
+			rq->put_left -= n;
+		else if (n)
+			rq->put_left = 0;  /* the session is gone: its answer says why */
+		*upload_size = 0;
+		return MHD_YES;
 	}
 	if (*upload_size) {
 		body_piece(l->s, rq, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
+	}
+	if (rq->put_fd >= 0) {
+		int fd = rq->put_fd;
+		rq->put_fd = -1;
+		return serve_files_put_end(c, fd);
 	}
 	if (rq->exec && rq->too_big)
 		return send_error(c, 413, "the body is larger than %d bytes", BODY_MAX);
@@ -540,6 +570,7 @@ void api_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD
 	struct req *rq = *con_cls;
 	if (rq) {
 		conns_body_give(l->s, rq->held);
+		closep(&rq->put_fd);
 		free(rq->body);
 		free(rq);
 		if (t == MHD_REQUEST_TERMINATED_COMPLETED_OK)
