@@ -240,7 +240,7 @@ function listView() {
       tr.dataset.state = r.state;
       const cause = causeText(r);
       const tol = toleratedText(r);
-      const strong = ENDED_STRONG.has(r.state);
+      const strong = ENDED_STRONG.has(r.state) || !!r.failed_step;
       const link = el('a', null, r.id);
       link.href = '#/runs/' + r.id;
       const dur = el('td', 'clock duration', fmtSecs(runDuration(r)));
