@@ -226,6 +226,8 @@ void run_result_free(struct run_result *r)
 	free(r->cause_value);
 	free(r->cause_message);
 	free(r->error);
+	json_decref(r->failed_step);
+	r->failed_step = NULL;
 }
 
 /* ---- the policy's answer for a recorded run ---- */

@@ -341,6 +341,7 @@ static void sup_close(struct sup *u)
 	free(u->helper_pfds);
 	closep(&u->out_r);
 	closep(&u->err_r);
+	closep(&u->log.fd);
 	sup_sink_close(&u->sink[0]);
 	sup_sink_close(&u->sink[1]);
 	closep(&u->pty);
@@ -467,7 +468,8 @@ static int sup_make_cell(struct sup *u, int control, struct error *err)
 int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err)
 {
 	*u = (struct sup){ .s = s, .drv = cell_driver_for(s->driver), .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
-			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
+			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1,
+			   .log.fd = -1 };
 	u->cell.pid = -1;
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.take_fd = -1;
 	u->cell.netns_sock = -1;
@@ -617,6 +619,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
 	u->drv->record(&u->cell, &extra);      /* a VM's "vm": accel, kernel, memory */
 	sup_held_record(u, &extra, o->quiet);
+	sup_log_record(u, &extra);
 	refused_stop(&u->refused);  /* every caller is gone with init */
 	refused_record(&u->refused, s, &extra, o->quiet);
 	/* what the job left in the worktree that git on the host would obey, moved aside */
@@ -657,6 +660,8 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 		warn_line("%s", res.error);
 	else if (res.cause_message && !o->quiet)
 		warn_line("%s stopped: %s", s->id, res.cause_message);
+	if (!res.error && o->summary)
+		o->summary(o->amend_ctx, &res);
 	int rc = res.exit_code;
 	run_result_free(&res);
 	sup_close(u);
@@ -671,6 +676,7 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 	int r = sup_start(&u, s, -1, err);
 	if (r < 0)
 		return r;
+	u.log.on = true;  /* a plain run keeps its output (outlog.c); a job keeps its steps' */
 	struct epoll_event evs[8];
 	while (sup_running(&u)) {
 		int n = epoll_wait(u.ep, evs, 8, -1);

@@ -87,10 +87,19 @@ function stateBadge(run) {
   return el('span', cls, text);
 }
 
+/* What failed the run: a job's failed step and its cause, else the run's cause or error. */
 function causeText(run) {
+  const f = run.failed_step;
+  if (f && f.name) return 'step ' + f.number + ' ' + f.name + ': ' + (f.cause || 'failed');
   if (run.cause && run.cause.message) return run.cause.message;
   if (run.error) return run.error;
   return '';
+}
+
+/* A job's steps that failed under continue-on-error (it went on), apart from what failed it. */
+function toleratedText(run) {
+  const n = run.tolerated_failures;
+  return n ? n + (n === 1 ? ' step' : ' steps') + ' failed but tolerated (continue-on-error)' : '';
 }
 
 function runDuration(run) {
@@ -230,12 +239,14 @@ function listView() {
       tr.dataset.id = r.id;
       tr.dataset.state = r.state;
       const cause = causeText(r);
-      const strong = ENDED_STRONG.has(r.state);
+      const tol = toleratedText(r);
+      const strong = ENDED_STRONG.has(r.state) || !!r.failed_step;
       const link = el('a', null, r.id);
       link.href = '#/runs/' + r.id;
       const dur = el('td', 'clock duration', fmtSecs(runDuration(r)));
       tr.append(el('td', null, stateBadge(r)), el('td', 'name', r.name || ''), el('td', 'id', link),
-        el('td', 'cause' + (strong && cause ? ' strong' : ''), cause), dur, el('td', null, labels(r.labels)),
+        el('td', 'cause' + (strong && cause ? ' strong' : ''), cause, tol ? el('span', 'tolerated', (cause ? '; ' : '') + tol) : null),
+        dur, el('td', null, labels(r.labels)),
         el('td', 'muted when', r.started_at ? when(r.started_at) : r.submitted_at ? 'submitted ' + when(r.submitted_at) : ''));
       tr.addEventListener('click', (ev) => { if (ev.target.tagName !== 'A') location.hash = '#/runs/' + r.id; });
       return tr;
@@ -469,7 +480,7 @@ function runView(id, wantStep) {
     const running = (d.steps || []).findIndex((s) => s.status === 'running');
     if (!chosen && running >= 0) openLog(String(running + 1));
     else if (!logName && names.length) openLog(names[0][0]);
-    else if (!logName && !d.live) logState.textContent = 'no log (a plain warren run keeps none; its output went to its terminal)';
+    else if (!logName && !d.live) logState.textContent = 'no log (the run wrote no output)';
   }
   let chosen = !!wantStep;
   if (wantStep) openLog(wantStep);
@@ -505,15 +516,17 @@ function runView(id, wantStep) {
     const [clock, b] = t.started_at || t.duration_s ? taskClock(t, running, limit) : [el('span', 'clock', limit ? '- / ' + fmtMs(limit) : '-'), null];
     if (running) { clock.dataset.started = t.started_at; clock.dataset.limit = limit || ''; }
     const exit = t.exit_code === null || t.exit_code === undefined ? (t.signal ? 'SIG' + t.signal : '') : String(t.exit_code);
+    /* failed under continue-on-error: marked apart from a failure that failed the job */
+    if (t.tolerated) tr.classList.add('tolerated');
     const note = kind === 'service' && !limit && t.ready_timeout_ms ? el('span', 'muted', ' (ready within ' + fmtMs(t.ready_timeout_ms) + ')') : null;
     /* progress.json of a run whose supervisor died: the last state it knew */
     const orphan = !d.live && !d.result?.steps && ['running', 'starting', 'ready'].includes(t.status);
-    tr.append(el('td', 'mark', MARK[t.status] || ''), el('td', 'name', name),
-      el('td', 'status', t.status + (orphan ? ' when its supervisor died' : ''), note),
+    tr.append(el('td', 'mark', t.tolerated ? '⚠' : MARK[t.status] || ''), el('td', 'name', name),
+      el('td', 'status', t.status + (t.tolerated ? ', tolerated (continue-on-error)' : '') + (orphan ? ' when its supervisor died' : ''), note),
       el('td', null, clock), el('td', null, b), el('td', null, exit));
     const rows = [tr];
     if (t.cause) {
-      const c = el('tr', 'step-cause');
+      const c = el('tr', 'step-cause' + (t.tolerated ? ' tolerated' : ''));
       c.dataset.step = t.name;
       const td = el('td', null, t.cause);
       td.colSpan = 5;
