@@ -43,7 +43,9 @@ struct mcp_conf {
 	const char *state;        /* --state, or NULL: $WARREN_STATE or the caller's default */
 	char *state_path;         /* the state directory that makes (run/rundir.h: statedir_default) */
 	const char *via, *token;  /* --via unix:PATH|tcp:HOST:PORT, --token-file: through a warren serve */
-	char *cwd;                /* the server's working directory: a session's default worktree */
+	char *work;               /* --work or the server's working directory, canonical: a session's
+	                             default worktree, and the directory every worktree must be in
+	                             (the model chooses the others: they may narrow it, never widen) */
 };
 
 /* One tools/call while it runs: its progress said to the client (when it asked with a
@@ -87,6 +89,9 @@ int mcp_args_check(const struct mcp_param *params, json_t *args, char **why);
 json_t *mcp_input_schema(const struct mcp_param *params);
 /* tools/list's tools (new reference); structured: with their outputSchema. */
 json_t *mcp_tools_list(bool structured);
+/* The worktree a session of a call may have: given (NULL: work itself; relative: to work),
+ * canonical, a directory, work or below it. Heap, or NULL with *why (heap). */
+char *mcp_worktree(const char *work, const char *given, char **why);
 /* Is there a tool of this name (else tools/call is answered -32602)? */
 bool mcp_tool_known(const char *name);
 /* tools/call of tool name with args (checked here): the CallToolResult (new reference); a

@@ -21,6 +21,7 @@
 #include "cli/opts.h"
 #include "run/rundir.h"
 #include "util/fs.h"
+#include "util/error.h"
 #include "util/words.h"
 
 const char *const MCP_VERSIONS[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL };
@@ -309,7 +310,7 @@ static void line(struct mcp_server *s, const char *l, size_t n)
 	if (i == n)
 		return;
 	json_error_t je;
-	json_t *m = json_loadb(l, n, JSON_REJECT_DUPLICATES, &je);
+	json_t *m = json_loadb(l, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	if (!m) {
 		send_msg(s, reply_error(NULL, RPC_PARSE, "Parse error: %s (at character %d); each message is one line of JSON", je.text,
 					je.position));
@@ -388,25 +389,29 @@ static bool calls_running(struct mcp_server *s)
 }
 
 static const char MCP_HELP[] =
-	"usage: warren mcp [--state DIR | --via SOCKET [--token-file F]]\n\n"
+	"usage: warren mcp [--work DIR] [--state DIR | --via SOCKET [--token-file F]]\n\n"
 	"An MCP server (Model Context Protocol) on standard input and output, for coding agents:\n"
 	"its tools start a session (a cell that stays up on a worktree: 'warren run --session'),\n"
 	"exec commands in it and end it, as you: on your own state directory, or through a warren\n"
 	"serve with --via. Add it to an agent's MCP servers, e.g. 'claude mcp add warren -- warren\n"
 	"mcp' (docs/guide.md shows Claude Code's and opencode's files).\n\n"
+	"  --work DIR          the sessions' default worktree, and the directory each worktree the\n"
+	"                      agent names must be in (default: the current directory)\n"
 	"  --state DIR         the state directory of the sessions (default: as 'warren run')\n"
 	"  --via SOCKET        through a warren serve (unix:PATH or tcp:HOST:PORT), as 'warren exec --via'\n"
 	"  --token-file F      the server's token, for tcp:\n";
 
 int cmd_mcp(int argc, char **argv)
 {
-	enum { O_STATE = 256, O_VIA, O_TOKEN, O_HELP };
+	enum { O_STATE = 256, O_VIA, O_TOKEN, O_WORK, O_HELP };
 	static const struct option opts[] = { { "state", required_argument, NULL, O_STATE },
+					      { "work", required_argument, NULL, O_WORK },
 					      { "via", required_argument, NULL, O_VIA },
 					      { "token-file", required_argument, NULL, O_TOKEN },
 					      { "help", no_argument, NULL, O_HELP },
 					      { NULL, 0, NULL, 0 } };
 	static struct mcp_server s = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	const char *work = NULL;
 	_cleanup_error_ struct error perr = { 0 };
 	optind = 1;
 	int c;
@@ -415,6 +420,7 @@ int cmd_mcp(int argc, char **argv)
 		case O_STATE: s.conf.state = optarg; break;
 		case O_VIA: s.conf.via = optarg; break;
 		case O_TOKEN: s.conf.token = optarg; break;
+		case O_WORK: work = optarg; break;
 		case O_HELP: fputs(MCP_HELP, stdout); return 0;
 		default: return cli_fail(&perr);
 		}
@@ -423,7 +429,12 @@ int cmd_mcp(int argc, char **argv)
 		return cli_usage_error("mcp", "mcp takes no operands, got '%s'", argv[optind]);
 	if (s.conf.token && !s.conf.via)
 		return cli_usage_error("mcp", "--token-file is for --via tcp:HOST:PORT");
-	s.conf.cwd = getcwd(NULL, 0);
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	const char *w = work ? work : cwd ? cwd : "/";
+	s.conf.work = abs_path(w);
+	if (!s.conf.work || !is_dir(s.conf.work))
+		return cli_usage_error("mcp", "--work %s: %s; name the directory the sessions may work in", w,
+				       s.conf.work ? strerror(ENOTDIR) : strerror(errno));
 	s.conf.state_path = statedir_default(s.conf.state);  /* (once: the calls' threads share it) */
 	/* the protocol's alone: whatever else would write to stdout writes to stderr */
 	s.out = fcntl(1, F_DUPFD_CLOEXEC, 3);

@@ -149,19 +149,30 @@ static const char *arg(json_t *a, const char *name)
 	return json_string_value(json_object_get(a, name));
 }
 
+char *mcp_worktree(const char *work, const char *given, char **why)
+{
+	_cleanup_free_ char *path = !given ? xstrdup(work) : given[0] == '/' ? xstrdup(given) : xasprintf("%s/%s", work, given);
+	char *canon = abs_path(path);
+	*why = NULL;
+	if (!canon || !is_dir(canon)) {
+		*why = xasprintf("worktree %s: %s; give a directory that exists", path, canon ? strerror(ENOTDIR) : strerror(errno));
+	} else if (!path_beneath(canon, work)) {
+		_cleanup_free_ char *that = strcmp(path, canon) ? xasprintf(" (that is %s)", canon) : xstrdup("");
+		*why = xasprintf("worktree %s%s: not in %s, the directory warren mcp works in; give it or a directory below it "
+				 "(or start warren mcp with --work DIR)", path, that, work);
+	}
+	if (*why) {
+		free(canon);
+		return NULL;
+	}
+	return canon;
+}
+
 static json_t *start_session(const struct mcp_conf *c, json_t *a, struct mcp_call *call, char **fail)
 {
-	const char *wt = arg(a, "worktree");
-	if (!wt && !c->cwd) {
-		*fail = xstrdup("the server has no current directory: give worktree");
+	_cleanup_free_ char *work = mcp_worktree(c->work, arg(a, "worktree"), fail);
+	if (!work)
 		return NULL;
-	}
-	_cleanup_free_ char *given = !wt ? xstrdup(c->cwd) : wt[0] == '/' || !c->cwd ? xstrdup(wt) : xasprintf("%s/%s", c->cwd, wt);
-	_cleanup_free_ char *work = abs_path(given);
-	if (!work || !is_dir(work)) {
-		*fail = xasprintf("worktree %s: %s; give a directory that exists", given, work ? strerror(ENOTDIR) : strerror(errno));
-		return NULL;
-	}
 	const struct mcp_start s = { .worktree = work, .image = arg(a, "image"), .net = arg(a, "net"), .idle = arg(a, "idle"),
 				     .max = arg(a, "max"), .env = json_object_get(a, "env") };
 	return c->via ? via_start(c, &s, fail) : local_start(c, &s, call, fail);
@@ -205,7 +216,8 @@ static json_t *list_sessions(const struct mcp_conf *c, json_t *a, struct mcp_cal
 
 static const struct mcp_param START_PARAMS[] = {
 	{ "worktree", MT_STRING, false, "the directory the session works on: read-write, at the same path in the cell, "
-	  "the commands' working directory (absolute, or relative to the server's; default: the server's current directory)" },
+	  "the commands' working directory; the project warren mcp was started in or a directory below it (absolute, or "
+	  "relative to the project; default: the project)" },
 	{ "image", MT_STRING, false, "a stored image as the cell's root file system ('warren image ls'; default: the host's / read-only)" },
 	{ "net", MT_STRING, false, "the network: none (the default: loopback only), nat (the internet, not the host's private "
 	  "ranges), allow=LIST (only to these names or addresses, e.g. pypi.org:443,github.com)" },

@@ -7,18 +7,18 @@
 # TMPDIR=/tmp and a uid that is not 0, and what it writes in /tmp is not in the host's; argv with
 # env, cwd and stdin, and the command's status; a time limit that names its cause; two execs at
 # once (the quick one answers first); a long output kept at its start and end; a long exec's
-# progress; a wrong argument, an unknown one and a missing one (isError, one line) and an unknown
-# tool (-32602); a start that fails (one line); end_session; an exec on the ended run (isError);
-# nothing left running, mounted or in the host's /tmp, and nothing on the server's stderr.
+# progress; a worktree outside the server's directory refused; a wrong argument, an unknown one
+# and a missing one (isError, one line) and an unknown tool (-32602); a start that fails (one
+# line); end_session; an exec on the ended run (isError); nothing left running, mounted or in the host's /tmp, and nothing on the server's stderr.
 # Through a plain pipe: the protocol's own mistakes (malformed JSON -32700 and the server goes
 # on, an unknown method -32601, an invalid request -32600, bad params -32602, batches) and the
 # version it answers. And `warren run --session`, which the server starts, on the command line.
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-# Tests: per mode 28 on the caller's state and 12 through a server; 18 through a pipe; 6 of
+# Tests: per mode 29 on the caller's state and 13 through a server; 18 through a pipe; 6 of
 # warren run --session.
-plan $(((28 + 12) * 2 + 18 + 6))
+plan $(((29 + 13) * 2 + 18 + 6))
 
 command -v node >/dev/null && command -v npm >/dev/null || bail_out "node and npm are needed: apt-get install nodejs npm (scripts/install-deps)"
 [ "$(node -p 'parseInt(process.versions.node)')" -ge 18 ] || bail_out "node 18 or newer is needed for @modelcontextprotocol/sdk"
@@ -60,8 +60,9 @@ for mode in root user; do
 	like "$ID $(j 'd["start"]["structured"]["state"]')" '^run_[0-9A-Z]{26} ready$' "$m start_session starts a session and gives its run id once it is ready"
 	is "$(j '[s["run_id"] for s in d["list"]["structured"]["sessions"]]')" "[\"$ID\"]" "$m list_sessions lists it"
 	is "$(j 'd["exec"]["structured"]["stdout"]')" "/tmp"$'\n'"$JOB_UID" "$m an exec sees TMPDIR=/tmp and runs as the run user ..."
-	isnt "$(j 'd["exec"]["structured"]["stdout"].split()[1]')" 0 "$m ... whose uid is not 0"
-	ok "$([ ! -e "/tmp/$PROBE" ]; echo $?)" "$m what the exec wrote in its /tmp is not in the host's"
+	like "$(j 'd["exec"]["structured"]["stdout"].split()[1]')" '^[1-9][0-9]*$' "$m ... whose uid is not 0"
+	[ "$(j 'd["exec"]["structured"]["exit_code"]')" = 0 ] && [ ! -e "/tmp/$PROBE" ]
+	ok $? "$m what the exec wrote in its /tmp (it ran) is not in the host's"
 	is "$(j '[d["argv"]["structured"][k] for k in ("exit_code", "stdout", "stderr")]')" "[3, \"$WORK/sub\\nfrom stdin\\n\", \"bar\\n\"]" \
 		"$m an exec of argv gets its env, cwd and stdin, and answers its status, stdout and stderr apart"
 	is "$(j '[d["timeout"]["isError"], d["timeout"]["structured"]["exit_code"], d["timeout"]["structured"]["signal"]]')" '[false, 124, "TERM"]' \
@@ -82,13 +83,16 @@ for mode in root user; do
 	msg=$(j 'd["bad_start"]["isError"] and d["bad_start"]["text"]')
 	like "$msg" "^the session did not start: no image no-such-image in " "$m a start that fails says why ..."
 	one_line "$msg"; ok $? "$m ... in one line"
+	like "$(j 'd["outside"]["isError"] and d["outside"]["text"]')" \
+		"^worktree $WORK/\.\. \(that is $(dirname "$WORK")\): not in $WORK, the directory warren mcp works in" \
+		"$m a worktree outside the server's directory is refused, named"
 	is "$(j '[d["end"]["structured"][k] for k in ("run_id", "state", "status", "exit_code")]')" "[\"$ID\", \"ended\", \"exited\", 0]" \
 		"$m end_session ends the session (its record: exited 0)"
 	like "$(j 'd["after_end"]["isError"] and d["after_end"]["text"]')" "^run $ID has ended; exec needs a live session" \
 		"$m an exec on the ended run is a tool error naming it"
 	is "$(j 'd["list_after"]["structured"]["sessions"]')" '[]' "$m list_sessions has none once it ended"
 	is "$(jget "$RD/result.json" 'len([s for s in d["steps"] if s.get("kind") == "exec"])')" 7 "$m the record lists each exec"
-	is "$(j 'd["stderr"]')" "" "$m the server wrote nothing on its stderr"
+	is "$(j 'repr(d["stderr"])')" "''" "$m the server wrote nothing on its stderr"
 	nothing_left "$RD" "$m nothing is left of the session (scratch, mounts, processes, cgroups)"
 	no_procs_matching "$STATE"; ok $? "$m no warren process of the state runs on"
 
@@ -106,9 +110,10 @@ for mode in root user; do
 	is "$(j 'd["order"]')" '["quick", "slow"]' "$m --via: two execs at once"
 	like "$(j 'd["progress"]')" '^[1-9]' "$m --via: a long exec's progress"
 	like "$(j 'd["bad_start"]["isError"] and d["bad_start"]["text"]')" "^image: no image no-such-image in " "$m --via: the server's refusal of a start, in one line"
+	like "$(j 'd["outside"]["isError"] and d["outside"]["text"]')" "^worktree $WORK/\.\. .*: not in $WORK" "$m --via: a worktree outside the server's directory is refused"
 	is "$(j '[d["end"]["structured"][k] for k in ("state", "status")]')" '["ended", "exited"]' "$m --via: end_session ends it"
 	like "$(j 'd["after_end"]["isError"] and d["after_end"]["text"]')" "^$ID has ended; exec needs a live session" "$m --via: an exec on the ended run is a tool error"
-	is "$(j 'd["stderr"]')" "" "$m --via: nothing on the server's stderr"
+	is "$(j 'repr(d["stderr"])')" "''" "$m --via: nothing on the server's stderr"
 	stop_server 30
 	nothing_left "$RD" "$m --via: nothing is left of the session"
 done
@@ -130,6 +135,7 @@ printf '%s\n' \
 	'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"exec","arguments":"x"}}' \
 	'[{"jsonrpc":"2.0","id":11,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":12,"method":"nope"}]' \
 	'[]' \
+	'5' \
 	'' \
 	'{"jsonrpc":"2.0","id":13,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}' \
 	'{"jsonrpc":"2.0","id":14,"result":{}}' \
@@ -155,14 +161,15 @@ v = eval(sys.argv[3])
 print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)
 PYEOF
 }
-is "$(p all 'len(a)')" 13 "each line of stdout is one JSON message, one for each request (none for notifications and responses)"
+is "$(p all 'len(a)')" 14 "each line of stdout is one JSON message, one for each request (none for notifications and responses)"
 is "$(p 1 'a["result"]["protocolVersion"]')" 2024-11-05 "initialize answers the version the client asked for when it speaks it"
 is "$(p 2 '[("outputSchema" in t) for t in a["result"]["tools"]]')" '[false, false, false, false]' \
 	"... and under 2024-11-05 tools/list gives no outputSchema ..."
 is "$(p 3 '["structuredContent" in a["result"], json.loads(a["result"]["content"][0]["text"])]')" '[false, {"sessions": []}]' \
 	"... and a tool's result no structuredContent, its JSON as text"
-is "$(p null '[(m["error"]["code"], m["error"]["message"][:12]) for m in a]')" '[[-32700, "Parse error:"], [-32600, "Invalid Requ"]]' \
-	"malformed JSON is -32700 (id null); an empty batch -32600"
+is "$(p null '[(m["error"]["code"], m["error"]["message"][:12]) for m in a]')" \
+	'[[-32700, "Parse error:"], [-32600, "Invalid Requ"], [-32600, "Invalid Requ"]]' \
+	"malformed JSON is -32700 (id null); an empty batch and a message that is no object -32600"
 is "$(p 5 'a["result"]')" '{}' "the server goes on after malformed JSON (ping answered)"
 is "$(p 6 'a["error"]["code"]')" -32601 "an unknown method is -32601"
 like "$(p 6 'a["error"]["message"]')" "^Method not found: resources/list" "... naming it"
@@ -173,7 +180,8 @@ is "$(p 10 'a["error"]["code"]')" -32602 "tools/call with arguments that are not
 is "$(p batch '[[m["id"], "result" in m, m.get("error", {}).get("code")] for m in a[0]]')" '[[11, true, null], [12, false, -32601]]' \
 	"a batch is answered as one array (its notification unanswered)"
 is "$(p 13 'a["result"]["protocolVersion"]')" 2025-11-25 "a version it does not speak is answered with its newest"
-is "$(cat "$TEST_SCRATCH/pipe.err")" "" "nothing on stderr"
+[ -s "$pipe_out" ] && [ ! -s "$TEST_SCRATCH/pipe.err" ]
+ok $? "it answered on stdout, and wrote nothing on stderr" || diag "$(cat "$TEST_SCRATCH/pipe.err")"
 bounded "$WARREN" mcp --bogus
 is "$RC" 125 "an unknown option exits 125 ..."
 one_warren_line "... with one line"

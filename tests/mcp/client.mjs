@@ -5,10 +5,11 @@
 // commands in it (a shell line, argv with env, cwd and stdin, a time limit, two at once, a long
 // output, one long enough for progress), checks the mistakes a model makes (a wrong argument,
 // an unknown one, an unknown tool), ends the session, then runs a command on the ended run; and
-// prints what it saw as one JSON object for mcp.t to judge.
+// prints what it saw as one JSON object for mcp.t to judge. A worktree outside the server's
+// directory is refused.
 //
 // Environment: MCP_SERVER (a JSON array: the command that starts `warren mcp`, with its
-// arguments), MCP_WORK (the session's worktree), MCP_PROBE (a file name the cell writes in its
+// arguments), MCP_WORK (the server's directory and the session's worktree), MCP_PROBE (a file name the cell writes in its
 // /tmp, for mcp.t to look for in the host's).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -16,7 +17,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 const [command, ...args] = JSON.parse(process.env.MCP_SERVER);
 const work = process.env.MCP_WORK;
 const out = {};
-const transport = new StdioClientTransport({ command, args, stderr: 'pipe' });
+const transport = new StdioClientTransport({ command, args, cwd: work, stderr: 'pipe' });
 let stderr = '';
 transport.stderr.on('data', d => { stderr += d; });
 const client = new Client({ name: 'warren-mcp-test', version: '1.0.0' });
@@ -65,7 +66,8 @@ out.bad_args = await call('exec', { run_id: id, command: 42 });
 out.unknown_arg = await call('exec', { run_id: id, command: 'true', colour: 'red' });
 out.missing = await call('exec', { command: 'true' });
 out.unknown_tool = await call('no_such_tool', {});
-out.bad_start = await call('start_session', { worktree: work, image: 'no-such-image' });
+out.bad_start = await call('start_session', { image: 'no-such-image' });
+out.outside = await call('start_session', { worktree: '..' });
 out.end = await call('end_session', { run_id: id });
 out.after_end = await call('exec', { run_id: id, command: 'true' });
 out.list_after = await call('list_sessions', {});
