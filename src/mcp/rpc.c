@@ -202,8 +202,9 @@ static json_t *tools_call(struct mcp_server *s, json_t *id, json_t *params, bool
 	pthread_mutex_unlock(&s->mu);
 	struct mcp_call *c = xcalloc(1, sizeof *c);
 	c->srv = s;
-	c->id = json_incref(id);
-	c->token = json_incref(json_object_get(json_object_get(params, "_meta"), "progressToken"));
+	/* copies: the call's thread owns them (the message is freed here) */
+	c->id = json_deep_copy(id);
+	c->token = json_deep_copy(json_object_get(json_object_get(params, "_meta"), "progressToken"));
 	c->started = c->told = mcp_now();
 	if (inline_call) {
 		json_t *r = mcp_tool_call(&s->conf, json_string_value(name), args, structured, c);
@@ -242,7 +243,7 @@ static json_t *tools_call(struct mcp_server *s, json_t *id, json_t *params, bool
 
 static const char INSTRUCTIONS[] =
 	"warren runs commands in a sandbox of their own on this machine (a cell): start_session makes one on a "
-	"worktree (a directory it may write; the default is the server's current directory), exec runs commands "
+	"worktree (the project warren mcp was started in, or a directory below it; the cell may write it), exec runs commands "
 	"in it (files, /tmp and processes left running in the background stay between execs), end_session ends "
 	"it and reclaims everything but the worktree. In the cell $TMPDIR is /tmp, the cell's own; the user is "
 	"unprivileged; the network is off unless start_session's net says otherwise. A session ends by itself "

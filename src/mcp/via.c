@@ -61,7 +61,8 @@ static bool full_id(const char *run, char **fail)
 {
 	if (run_id_valid(run))
 		return true;
-	*fail = xasprintf("'%.40s' is not a run id: through a warren serve give the full id (run_ and 26 characters, from start_session)", run);
+	*fail = xasprintf("'%.40s' is not a run id: through a warren serve give the full id (run_ and 26 characters, "
+			  "from start_session)", run);
 	return false;
 }
 

@@ -7,7 +7,7 @@
 # TMPDIR=/tmp and a uid that is not 0, and what it writes in /tmp is not in the host's; argv with
 # env, cwd and stdin, and the command's status; a time limit that names its cause; two execs at
 # once (the quick one answers first); a long output kept at its start and end; a long exec's
-# progress; a worktree outside the server's directory refused; a wrong argument, an unknown one
+# progress; a call the client cancels (no answer); a worktree outside the server's directory refused; a wrong argument, an unknown one
 # and a missing one (isError, one line) and an unknown tool (-32602); a start that fails (one
 # line); end_session; an exec on the ended run (isError); nothing left running, mounted or in the host's /tmp, and nothing on the server's stderr.
 # Through a plain pipe: the protocol's own mistakes (malformed JSON -32700 and the server goes
@@ -16,9 +16,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-# Tests: per mode 29 on the caller's state and 13 through a server; 18 through a pipe; 6 of
+# Tests: per mode 30 on the caller's state and 13 through a server; 18 through a pipe; 6 of
 # warren run --session.
-plan $(((29 + 13) * 2 + 18 + 6))
+plan $(((30 + 13) * 2 + 18 + 6))
 
 command -v node >/dev/null && command -v npm >/dev/null || bail_out "node and npm are needed: apt-get install nodejs npm (scripts/install-deps)"
 [ "$(node -p 'parseInt(process.versions.node)')" -ge 18 ] || bail_out "node 18 or newer is needed for @modelcontextprotocol/sdk"
@@ -74,6 +74,8 @@ for mode in root user; do
 	like "$(j 'str(len(d["long"]["structured"]["stdout"])) + " " + d["long"]["structured"]["stdout"][32760:32900]')" \
 		'^6[0-9]{4} .*\[warren: [0-9]+ bytes cut here; ' "$m ... with a line saying what was cut"
 	like "$(j 'd["progress"]')" '^[1-9]' "$m a long exec tells its progress to a client that asks for it"
+	is "$(j '[d["cancelled"].get("thrown"), d["errors"], d["after_cancel"]["structured"]["stdout"]]')" '[true, [], "still here\n"]' \
+		"$m a call the client cancels gets no answer, and the session goes on"
 	is "$(j '[d["bad_args"]["isError"], d["bad_args"]["text"]]')" '[true, "command must be a command line (a string) or a list of words (strings)"]' \
 		"$m a wrong argument is a tool error of one line"
 	like "$(j 'd["unknown_arg"]["isError"] and d["unknown_arg"]["text"]')" "^unknown argument 'colour'; the arguments are run_id, command" \
@@ -91,7 +93,7 @@ for mode in root user; do
 	like "$(j 'd["after_end"]["isError"] and d["after_end"]["text"]')" "^run $ID has ended; exec needs a live session" \
 		"$m an exec on the ended run is a tool error naming it"
 	is "$(j 'd["list_after"]["structured"]["sessions"]')" '[]' "$m list_sessions has none once it ended"
-	is "$(jget "$RD/result.json" 'len([s for s in d["steps"] if s.get("kind") == "exec"])')" 7 "$m the record lists each exec"
+	is "$(jget "$RD/result.json" 'len([s for s in d["steps"] if s.get("kind") == "exec"])')" 9 "$m the record lists each exec"
 	is "$(j 'repr(d["stderr"])')" "''" "$m the server wrote nothing on its stderr"
 	nothing_left "$RD" "$m nothing is left of the session (scratch, mounts, processes, cgroups)"
 	no_procs_matching "$STATE"; ok $? "$m no warren process of the state runs on"

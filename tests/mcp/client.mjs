@@ -3,7 +3,7 @@
 // Client over its StdioClientTransport (the SDK spawns the server and speaks the protocol; no
 // message here is made by hand). It lists the tools, starts a session on a worktree, runs
 // commands in it (a shell line, argv with env, cwd and stdin, a time limit, two at once, a long
-// output, one long enough for progress), checks the mistakes a model makes (a wrong argument,
+// output, one long enough for progress, one it cancels), checks the mistakes a model makes (a wrong argument,
 // an unknown one, an unknown tool), ends the session, then runs a command on the ended run; and
 // prints what it saw as one JSON object for mcp.t to judge. A worktree outside the server's
 // directory is refused.
@@ -62,6 +62,16 @@ let progress = 0;
 out.progress_exec = await call('exec', { run_id: id, command: 'sleep 6' },
 	{ onprogress: () => { progress++; }, resetTimeoutOnProgress: true });
 out.progress = progress;
+// a call the client cancels: the SDK sends notifications/cancelled; the server sends no answer
+// (an answer would reach onerror as one to an unknown request), and the session goes on
+const errors = [];
+client.onerror = e => { errors.push(String(e.message ?? e)); };
+const abort = new AbortController();
+setTimeout(() => abort.abort('enough'), 500);
+out.cancelled = await call('exec', { run_id: id, command: 'sleep 3' }, { signal: abort.signal });
+await new Promise(r => setTimeout(r, 3500));
+out.after_cancel = await call('exec', { run_id: id, command: 'echo still here' });
+out.errors = errors;
 out.bad_args = await call('exec', { run_id: id, command: 42 });
 out.unknown_arg = await call('exec', { run_id: id, command: 'true', colour: 'red' });
 out.missing = await call('exec', { command: 'true' });
