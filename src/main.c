@@ -11,6 +11,7 @@
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/words.h"
+#include "mcp/mcp.h"
 #include "oci/oci.h"
 
 static const char USAGE[] =
@@ -38,6 +39,7 @@ static const char USAGE[] =
 	"  policy RUN PATH [--write|--read|--exec]   may the run write (read, run) PATH?\n"
 	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
 	"  image import|ls|rm                 store root file systems for run --image NAME\n"
+	"  mcp [--via V]                      an MCP server on stdio: coding agents' tools for sessions\n"
 	"  oci COMMAND                        runc's command line over cells (also as warren-runc)\n"
 	"\n"
 	"'warren COMMAND --help' describes a command's options. Exit status of 'run': the job's\n"
@@ -142,16 +144,18 @@ int main(int argc, char **argv)
 		return cmd_submit(argc, argv);
 	if (!strcmp(c, "oci"))
 		return cmd_oci(argc, argv);
+	if (!strcmp(c, "mcp"))
+		return cmd_mcp(argc, argv);
 	if (!strcmp(c, "vm-image"))
 		return cmd_vm_image(argc, argv);
 	static const char *const commands[] = { "run", "job", "logs", "kill", "exec", "end", "files", "policy", "ps", "show", "gc", "selfcheck", "image",
-						"history", "serve", "submit", "oci", "version", "help", NULL };
+						"history", "serve", "submit", "oci", "mcp", "version", "help", NULL };
 	const char *near = closest_word(c, commands);
 	_cleanup_free_ char *name = printable_name(c);
 	if (near)
 		warn_line("no command '%s'; did you mean '%s'? (see 'warren --help')", name, near);
 	else
-		warn_line("no command '%s'; the commands are run, job, logs, kill, exec, end, files, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')",
+		warn_line("no command '%s'; the commands are run, job, logs, kill, exec, end, files, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci, mcp (see 'warren --help')",
 			  name);
 	return 125;
 }

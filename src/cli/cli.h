@@ -22,6 +22,7 @@ int cmd_end(int argc, char **argv);      /* cli/exec.c */
 int cmd_files(int argc, char **argv);    /* cli/files.c */
 int cmd_policy(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+const char *warren_version(void);       /* cli/version.c: debian/changelog's version */
 int cmd_image(int argc, char **argv);
 int cmd_history(int argc, char **argv);  /* cli/history.c */
 int cmd_serve(int argc, char **argv);    /* cli/serve.c */

@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "job/session.h"
 #include "run/record.h"
 #include "serve/console.h"
 #include "util/fs.h"
@@ -176,12 +178,24 @@ static json_t *log_names(struct server *s, const char *id)
 	return a;
 }
 
+/* Does the run of row r take execs now (a live session: its socket is there)? */
+static bool takes_execs(struct server *s, json_t *r)
+{
+	const char *id = json_string_value(json_object_get(r, "id"));
+	const char *state = json_string_value(json_object_get(r, "state"));
+	struct stat st;
+	_cleanup_free_ char *sock = id && run_id_valid(id) ? xasprintf("%s/%s", id, SESSION_SOCK) : NULL;
+	return sock && state && !strcmp(state, "running") && fstatat(s->sd.runs, sock, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISSOCK(st.st_mode);
+}
+
 /* GET /v1/runs/{id}: the row, the queue position, spec.json, result.json, steps, logs, the
  * published ports. */
 static json_t *run_detail(struct server *s, json_t *row, const char *id)
 {
 	json_t *result = record_file(s, id, "result.json");
 	json_t *spec = record_file(s, id, "spec.json");
+	json_object_set_new(row, "session", json_boolean(takes_execs(s, row)));
 	json_t *j = json_pack("{s:o}", "run", row);
 	long pos = server_queue_pos(s, id);
 	json_object_set_new(j, "queue_position", pos ? json_integer(pos) : json_null());
@@ -242,6 +256,8 @@ static enum MHD_Result list_runs(struct server *s, struct MHD_Connection *c, con
 		json_object_set_new(r, "queue_position", pos ? json_integer(pos) : json_null());
 	}
 	pthread_mutex_unlock(&s->mu);
+	json_array_foreach(rows, i, r)
+		json_object_set_new(r, "session", json_boolean(takes_execs(s, r)));
 	if (!rows)
 		return send_error(c, 500, "%s", err.msg);
 	size_t got = json_array_size(rows);
