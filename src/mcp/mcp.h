@@ -74,6 +74,7 @@ enum mcp_type {
 	MT_COMMAND,               /* a shell command line (a string: sh -c), or argv (strings) */
 	MT_ENV,                   /* {"NAME": "VALUE"} */
 	MT_DURATION,              /* a duration: "30s", "10m", "1h30m" */
+	MT_BOOL,                  /* true or false */
 };
 struct mcp_param {
 	const char *name;

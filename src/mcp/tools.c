@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cli/files.h"
 #include "cli/spec.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -24,6 +25,7 @@ static const char *const TYPE_NAMES[] = {
 	[MT_COMMAND] = "a command line (a string) or a list of words (strings)",
 	[MT_ENV] = "an object of strings {\"NAME\": \"VALUE\"}",
 	[MT_DURATION] = "a duration as a string (e.g. \"30s\", \"10m\", \"1h30m\")",
+	[MT_BOOL] = "true or false",
 };
 
 /* A string of JSON without a NUL inside (jansson keeps \u0000), and not empty unless empty_ok. */
@@ -63,6 +65,7 @@ static bool value_ok(enum mcp_type t, json_t *v)
 		uint64_t ms;
 		return plain_string(v, false) && parse_duration_ms(json_string_value(v), &ms) == 0 && ms > 0;
 	}
+	case MT_BOOL: return json_is_boolean(v);
 	}
 	return false;
 }
@@ -127,6 +130,7 @@ json_t *mcp_input_schema(const struct mcp_param *params)
 			break;
 		case MT_ENV: s = json_pack("{s:s,s:{s:s}}", "type", "object", "additionalProperties", "type", "string"); break;
 		case MT_TEXT: s = json_pack("{s:s}", "type", "string"); break;
+		case MT_BOOL: s = json_pack("{s:s}", "type", "boolean"); break;
 		default: s = json_pack("{s:s,s:i}", "type", "string", "minLength", 1); break;
 		}
 		json_object_set_new(s, "description", json_string(p->description));
@@ -212,6 +216,71 @@ static json_t *list_sessions(const struct mcp_conf *c, json_t *a, struct mcp_cal
 	return c->via ? via_list(c, fail) : local_list(c, fail);
 }
 
+/* ---- a session's files (cli/files.h: done by the cell's executor, as the run user) ---- */
+
+#define READ_MAX (256 * 1024)  /* what read_file gives the model of a file: its start */
+
+static struct cli_files_at files_at(const struct mcp_conf *c)
+{
+	return (struct cli_files_at){ .state = c->state_path ? c->state_path : c->state, .via = c->via, .token_file = c->token };
+}
+
+static json_t *files_fail(struct error *err, char **fail)
+{
+	*fail = xstrdup(err->msg ? err->msg : "the file operation failed");
+	error_clear(err);
+	return NULL;
+}
+
+/* A file's text: UTF-8 without NUL (a model reads text); a binary file is refused, naming a way. */
+static json_t *file_read_tool(const struct mcp_conf *c, json_t *a, struct mcp_call *call, char **fail)
+{
+	(void)call;
+	struct cli_files_at at = files_at(c);
+	struct error err = { 0 };
+	size_t len = 0;
+	_cleanup_free_ char *b = cli_file_read(&at, arg(a, "run_id"), arg(a, "path"), &len, &err);
+	if (!b)
+		return files_fail(&err, fail);
+	size_t n = len > READ_MAX ? READ_MAX : len;
+	while (n < len && n > 0 && ((unsigned char)b[n] & 0xc0) == 0x80)
+		n--;  /* cut at a character's start */
+	json_t *text = memchr(b, '\0', n) ? NULL : json_stringn(b, n);
+	if (!text) {
+		*fail = xasprintf("%s is not text (%zu bytes, not UTF-8 or with NUL bytes); read it with exec, e.g. "
+				  "'base64 FILE' or 'od -c FILE | head'", arg(a, "path"), len);
+		return NULL;
+	}
+	return json_pack("{s:s,s:s,s:o,s:I,s:b}", "run_id", arg(a, "run_id"), "path", arg(a, "path"), "content", text, "size",
+			 (json_int_t)len, "truncated", n < len);
+}
+
+static json_t *file_write_tool(const struct mcp_conf *c, json_t *a, struct mcp_call *call, char **fail)
+{
+	(void)call;
+	struct cli_files_at at = files_at(c);
+	struct error err = { 0 };
+	json_t *content = json_object_get(a, "content");
+	size_t len = json_string_length(content);
+	if (cli_file_write(&at, arg(a, "run_id"), arg(a, "path"), json_string_value(content), len, arg(a, "mode"),
+			   json_is_true(json_object_get(a, "parents")), &err) < 0)
+		return files_fail(&err, fail);
+	return json_pack("{s:s,s:s,s:I}", "run_id", arg(a, "run_id"), "path", arg(a, "path"), "written", (json_int_t)len);
+}
+
+static json_t *file_list_tool(const struct mcp_conf *c, json_t *a, struct mcp_call *call, char **fail)
+{
+	(void)call;
+	struct cli_files_at at = files_at(c);
+	struct error err = { 0 };
+	const char *path = arg(a, "path");
+	json_t *l = cli_file_list(&at, arg(a, "run_id"), path ? path : ".", &err);
+	if (!l)
+		return files_fail(&err, fail);
+	json_object_set_new(l, "run_id", json_string(arg(a, "run_id")));
+	return l;
+}
+
 #define RUN_ID_PARAM { "run_id", MT_STRING, true, "the session's run id (run_..., from start_session)" }
 
 static const struct mcp_param START_PARAMS[] = {
@@ -236,6 +305,25 @@ static const struct mcp_param EXEC_PARAMS[] = {
 	  "(default: none, the session's own limits hold)" },
 	{ NULL, 0, false, NULL },
 };
+#define PATH_DOC "a path in the cell: absolute, or relative to the worktree; only below the worktree, /tmp and the home"
+static const struct mcp_param READ_PARAMS[] = {
+	RUN_ID_PARAM,
+	{ "path", MT_STRING, true, "the file to read (text; its first 256 KiB): " PATH_DOC },
+	{ NULL, 0, false, NULL },
+};
+static const struct mcp_param WRITE_PARAMS[] = {
+	RUN_ID_PARAM,
+	{ "path", MT_STRING, true, "the file to write (created, or its old content replaced): " PATH_DOC },
+	{ "content", MT_TEXT, true, "the file's whole new content, as text" },
+	{ "mode", MT_STRING, false, "its permissions in octal, e.g. \"0755\" for a script (default: 0644 for a new file)" },
+	{ "parents", MT_BOOL, false, "make the directories above it that are missing (default: false)" },
+	{ NULL, 0, false, NULL },
+};
+static const struct mcp_param LIST_PARAMS[] = {
+	RUN_ID_PARAM,
+	{ "path", MT_STRING, false, "the directory to list (default: the worktree): " PATH_DOC },
+	{ NULL, 0, false, NULL },
+};
 static const struct mcp_param END_PARAMS[] = { RUN_ID_PARAM, { NULL, 0, false, NULL } };
 static const struct mcp_param NO_PARAMS[] = { { NULL, 0, false, NULL } };
 
@@ -257,6 +345,20 @@ static const char LIST_OUT[] =
 	"{\"type\":\"object\",\"required\":[\"run_id\"],\"properties\":{\"run_id\":{\"type\":\"string\"},"
 	"\"worktree\":" NUL_OR("string") ",\"image\":" NUL_OR("string") ",\"net\":" NUL_OR("string") ","
 	"\"started_at\":" NUL_OR("string") "}}}}}";
+
+static const char READ_OUT[] =
+	"{\"type\":\"object\",\"required\":[\"run_id\",\"path\",\"content\",\"size\",\"truncated\"],\"properties\":"
+	"{\"run_id\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
+	"\"size\":{\"type\":\"integer\"},\"truncated\":{\"type\":\"boolean\"}}}";
+static const char WRITE_OUT[] =
+	"{\"type\":\"object\",\"required\":[\"run_id\",\"path\",\"written\"],\"properties\":{\"run_id\":{\"type\":\"string\"},"
+	"\"path\":{\"type\":\"string\"},\"written\":{\"type\":\"integer\"}}}";
+static const char LS_OUT[] =
+	"{\"type\":\"object\",\"required\":[\"run_id\",\"path\",\"entries\"],\"properties\":{\"run_id\":{\"type\":\"string\"},"
+	"\"path\":{\"type\":\"string\"},\"truncated\":{\"type\":\"boolean\"},\"entries\":{\"type\":\"array\",\"items\":"
+	"{\"type\":\"object\",\"required\":[\"name\",\"type\"],\"properties\":{\"name\":{\"type\":\"string\"},"
+	"\"type\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},\"mode\":{\"type\":\"string\"},"
+	"\"mtime\":" NUL_OR("string") ",\"target\":" NUL_OR("string") "}}}}}";
 
 struct mcp_tool {
 	const char *name, *title, *description;
@@ -281,6 +383,16 @@ static const struct mcp_tool TOOLS[] = {
 	  "End a live session: its processes are stopped and everything it wrote outside its worktree is reclaimed; "
 	  "the worktree stays.",
 	  END_PARAMS, END_OUT, false, true, true, false, end_session },
+	{ "read_file", "Read a file of a session",
+	  "Read a text file in a live session's cell, as the session's user sees it (its first 256 KiB; truncated says "
+	  "when there is more). A binary file is refused: use exec.",
+	  READ_PARAMS, READ_OUT, true, false, true, false, file_read_tool },
+	{ "write_file", "Write a file of a session",
+	  "Write a text file in a live session's cell as the session's user: created, or its content replaced.",
+	  WRITE_PARAMS, WRITE_OUT, false, true, true, false, file_write_tool },
+	{ "list_files", "List a directory of a session",
+	  "List a directory in a live session's cell: each entry's name, type, size, mode, mtime (and a link's target).",
+	  LIST_PARAMS, LS_OUT, true, false, true, false, file_list_tool },
 	{ "list_sessions", "List live sessions", "The live sessions of this caller: run_id, worktree, image, network, start time.",
 	  NO_PARAMS, LIST_OUT, true, false, true, false, list_sessions },
 };

@@ -18,7 +18,7 @@
 
 # Tests: per mode 30 on the caller's state and 13 through a server; 18 through a pipe; 6 of
 # warren run --session.
-plan $(((30 + 13) * 2 + 18 + 6))
+plan $(((39 + 22) * 2 + 18 + 6))
 
 command -v node >/dev/null && command -v npm >/dev/null || bail_out "node and npm are needed: apt-get install nodejs npm (scripts/install-deps)"
 [ "$(node -p 'parseInt(process.versions.node)')" -ge 18 ] || bail_out "node 18 or newer is needed for @modelcontextprotocol/sdk"
@@ -45,6 +45,20 @@ j() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval(sys.argv
 # one_line TEXT: TEXT is one line, not empty.
 one_line() { [ -n "$1" ] && [ "$(printf '%s\n' "$1" | wc -l)" = 1 ]; }
 
+# files_checks LABEL: the file tools' answers in the client's JSON.
+files_checks() {
+	is "$(j '[d["write"]["isError"], d["write"]["structured"]["written"]]')" '[false, 13]' "$1 write_file writes a file, making its directories"
+	is "$(j '[d["read"]["structured"][k] for k in ("content", "size", "truncated")]')" '["h\u00e9llo\nworld\n", 13, false]' \
+		"$1 read_file reads it back, UTF-8 intact"
+	is "$(j 'd["read_exec"]["structured"]["stdout"]')" "héllo"$'\n'"world"$'\n'"$JOB_USER:644" "$1 the job sees what write_file wrote, the run user's, 0644"
+	is "$(j 'd["run_tmp"]["structured"]["stdout"]')" "ran" "$1 write_file with a mode: a script in the cell's /tmp that runs"
+	is "$(j '[(e["name"], e["type"], e["size"]) for e in d["ls"]["structured"]["entries"]]')" '[["hello.txt", "file", 13]]' "$1 list_files lists a directory"
+	like "$(j 'd["binary"]["isError"] and d["binary"]["text"]')" "^/tmp/bin is not text \(3 bytes" "$1 read_file refuses a binary file, naming a way"
+	like "$(j 'd["outside_file"]["isError"] and d["outside_file"]["text"]')" "/etc/passwd.*(worktree|/tmp)" "$1 a path outside the cell's files is refused, naming where files may be"
+	is "$(j '[d["bad_parents"]["isError"], d["bad_parents"]["text"]]')" '[true, "parents must be true or false"]' "$1 a wrong argument type is named"
+	like "$(j 'd["read_after_end"]["isError"] and d["read_after_end"]["text"]')" "$ID.*ended" "$1 read_file on an ended session is a tool error"
+}
+
 for mode in root user; do
 	use_mode "$mode"
 	m="[$mode]"
@@ -53,7 +67,7 @@ for mode in root user; do
 	# ---- on the caller's own state directory
 	client "$WARREN" mcp --state "$STATE"
 	is "$RC" 0 "$m the SDK's client connects to warren mcp, calls its tools and closes"
-	is "$(j '" ".join(d["tools"])')" "start_session exec end_session list_sessions" "$m tools/list names the tools"
+	is "$(j '" ".join(d["tools"])')" "start_session exec end_session read_file write_file list_files list_sessions" "$m tools/list names the tools"
 	is "$(j 'd["server"]["name"]')" warren "$m initialize names the server"
 	ID=$(j 'd["start"]["structured"]["run_id"]')
 	RD=$STATE/runs/$ID
@@ -88,12 +102,13 @@ for mode in root user; do
 	like "$(j 'd["outside"]["isError"] and d["outside"]["text"]')" \
 		"^worktree $WORK/\.\. \(that is $(dirname "$WORK")\): not in $WORK, the directory warren mcp works in" \
 		"$m a worktree outside the server's directory is refused, named"
+	files_checks "$m"
 	is "$(j '[d["end"]["structured"][k] for k in ("run_id", "state", "status", "exit_code")]')" "[\"$ID\", \"ended\", \"exited\", 0]" \
 		"$m end_session ends the session (its record: exited 0)"
 	like "$(j 'd["after_end"]["isError"] and d["after_end"]["text"]')" "^run $ID has ended; exec needs a live session" \
 		"$m an exec on the ended run is a tool error naming it"
 	is "$(j 'd["list_after"]["structured"]["sessions"]')" '[]' "$m list_sessions has none once it ended"
-	is "$(jget "$RD/result.json" 'len([s for s in d["steps"] if s.get("kind") == "exec"])')" 9 "$m the record lists each exec"
+	is "$(jget "$RD/result.json" 'len([s for s in d["steps"] if s.get("kind") == "exec"])')" 12 "$m the record lists each exec"
 	is "$(j 'repr(d["stderr"])')" "''" "$m the server wrote nothing on its stderr"
 	nothing_left "$RD" "$m nothing is left of the session (scratch, mounts, processes, cgroups)"
 	no_procs_matching "$STATE"; ok $? "$m no warren process of the state runs on"
@@ -113,8 +128,9 @@ for mode in root user; do
 	like "$(j 'd["progress"]')" '^[1-9]' "$m --via: a long exec's progress"
 	like "$(j 'd["bad_start"]["isError"] and d["bad_start"]["text"]')" "^image: no image no-such-image in " "$m --via: the server's refusal of a start, in one line"
 	like "$(j 'd["outside"]["isError"] and d["outside"]["text"]')" "^worktree $WORK/\.\. .*: not in $WORK" "$m --via: a worktree outside the server's directory is refused"
+	files_checks "$m --via:"
 	is "$(j '[d["end"]["structured"][k] for k in ("state", "status")]')" '["ended", "exited"]' "$m --via: end_session ends it"
-	like "$(j 'd["after_end"]["isError"] and d["after_end"]["text"]')" "^$ID has ended; exec needs a live session" "$m --via: an exec on the ended run is a tool error"
+	like "$(j 'd["after_end"]["isError"] and d["after_end"]["text"]')" "^$ID has ended; exec and files need a live session" "$m --via: an exec on the ended run is a tool error"
 	is "$(j 'repr(d["stderr"])')" "''" "$m --via: nothing on the server's stderr"
 	stop_server 30
 	nothing_left "$RD" "$m --via: nothing is left of the session"
@@ -165,7 +181,7 @@ PYEOF
 }
 is "$(p all 'len(a)')" 14 "each line of stdout is one JSON message, one for each request (none for notifications and responses)"
 is "$(p 1 'a["result"]["protocolVersion"]')" 2024-11-05 "initialize answers the version the client asked for when it speaks it"
-is "$(p 2 '[("outputSchema" in t) for t in a["result"]["tools"]]')" '[false, false, false, false]' \
+is "$(p 2 '[len(a["result"]["tools"]), any("outputSchema" in t for t in a["result"]["tools"])]')" '[7, false]' \
 	"... and under 2024-11-05 tools/list gives no outputSchema ..."
 is "$(p 3 '["structuredContent" in a["result"], json.loads(a["result"]["content"][0]["text"])]')" '[false, {"sessions": []}]' \
 	"... and a tool's result no structuredContent, its JSON as text"
