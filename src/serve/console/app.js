@@ -463,7 +463,7 @@ function runView(id, wantStep) {
 
   function logTabs() {
     const names = [];
-    (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([String(i + 1), s.name]); });
+    (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([logNo(s, i), s.name]); });
     for (const l of d.logs || []) if (l.startsWith('service-')) names.push([l, l.replace(/^service-/, 'service ').replace(/\.ready$/, ' (ready check)')]);
     if (!names.length && (d.logs || []).length) names.push([d.logs[0], d.logs[0]]);
     const key = names.map((n) => n[0]).join('\n');
@@ -478,7 +478,7 @@ function runView(id, wantStep) {
     }
     /* follow the running step unless one was chosen */
     const running = (d.steps || []).findIndex((s) => s.status === 'running');
-    if (!chosen && running >= 0) openLog(String(running + 1));
+    if (!chosen && running >= 0) openLog(logNo(d.steps[running], running));
     else if (!logName && names.length) openLog(names[0][0]);
     else if (!logName && !d.live) logState.textContent = 'no log (the run wrote no output)';
   }
@@ -502,6 +502,13 @@ function runView(id, wantStep) {
     banner.textContent = cause ? (r.cause && r.cause.limit ? '⊘ ' + r.cause.limit + ': ' : '✖ ') + cause : '';
   }
 
+  /* the number of a step's log (log/N-name.log): its place in the steps, unless its log says
+   * (a live session's list starts at its last execs) */
+  function logNo(t, i) {
+    const m = /^log\/(\d+)-/.exec(t.log || '');
+    return m ? m[1] : String(i + 1);
+  }
+
   function stepRows(t, kind, i) {
     const running = d.live && (t.status === 'running' || t.status === 'starting' || t.status === 'ready');
     /* a service's limit is the time to get ready: its bar while it starts, a note after */
@@ -509,7 +516,7 @@ function runView(id, wantStep) {
     const tr = el('tr', 'step ' + kind);
     tr.dataset.step = t.name;
     tr.dataset.status = t.status;
-    tr.dataset.log = kind === 'step' ? String(i + 1) : 'service-' + t.name;
+    tr.dataset.log = kind === 'step' ? logNo(t, i) : 'service-' + t.name;
     if (tr.dataset.log === logName) tr.classList.add('selected');
     const name = el('a', null, (kind === 'service' ? 'service ' : '') + t.name);
     name.addEventListener('click', () => { chosen = true; openLog(tr.dataset.log); });
@@ -538,6 +545,12 @@ function runView(id, wantStep) {
 
   function renderSteps() {
     const rows = [];
+    if (d.execs_left_out) {
+      /* a live session lists its last execs; the record has them all once it ends */
+      const td = el('td', 'muted', '… ' + d.execs_left_out + ' earlier exec' + (d.execs_left_out === 1 ? '' : 's') + ' (in the record once the session ends)');
+      td.colSpan = 5;
+      rows.push(el('tr', null, el('td'), td));
+    }
     (d.services || []).forEach((s, i) => rows.push(...stepRows(s, 'service', i)));
     (d.steps || []).forEach((s, i) => rows.push(...stepRows(s, 'step', i)));
     if (!rows.length) {
