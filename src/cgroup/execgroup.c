@@ -50,25 +50,23 @@ int cgroup_exec_make(struct cgroup *cg, const char *name, struct cgroup_exec *x,
 {
 	*x = (struct cgroup_exec){ 0 };
 	*join = -1;
-	const char *parent = NULL;
-	if (cg->kind == CGROUP_V2 && cg->v2) {
-		parent = cg->v2;
-		x->v2 = true;
-	} else if (cg->kind == CGROUP_V1) {
-		int r = freezer_parent(cg);
-		if (r < 0)
-			return r;
-		parent = cg->freezer;
-	} else {
-		return -EOPNOTSUPP;
-	}
+	if (cg->kind == CGROUP_V2 && cg->v2)
+		return cgroup_exec_make_in(cg->v2, true, name, x, join);
+	int r = cg->kind == CGROUP_V1 ? freezer_parent(cg) : -EOPNOTSUPP;
+	return r < 0 ? r : cgroup_exec_make_in(cg->freezer, false, name, x, join);
+}
+
+int cgroup_exec_make_in(const char *parent, bool v2, const char *name, struct cgroup_exec *x, int *join)
+{
+	*x = (struct cgroup_exec){ .v2 = v2 };
+	*join = -1;
 	char *dir = xasprintf("%s/%s", parent, name);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		int e = errno;
 		free(dir);
 		return -e;
 	}
-	_cleanup_free_ char *file = xasprintf("%s/%s", dir, x->v2 ? "cgroup.procs" : "tasks");
+	_cleanup_free_ char *file = xasprintf("%s/%s", dir, v2 ? "cgroup.procs" : "tasks");
 	*join = open(file, O_WRONLY | O_CLOEXEC);
 	if (*join < 0) {
 		int e = errno;

@@ -26,6 +26,9 @@ struct cgroup_exec {
  * checks the rights of its opener (root), not the writer's. 0, or -errno when there is none
  * (no group of the run: rootless, a v1 host without the freezer; or refused). */
 int cgroup_exec_make(struct cgroup *cg, const char *name, struct cgroup_exec *x, int *join);
+/* The same below parent, a v2 group or a v1 freezer group (another process's cell: the OCI
+ * face's exec). */
+int cgroup_exec_make_in(const char *parent, bool v2, const char *name, struct cgroup_exec *x, int *join);
 /* sig to every process in the group (from the host: the pids of its cgroup.procs). */
 void cgroup_exec_signal(const struct cgroup_exec *x, int sig);
 /* SIGKILL every process in the group: v2 cgroup.kill; v1 frozen, each killed, thawed (no
