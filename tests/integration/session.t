@@ -78,6 +78,7 @@ session: { idle: 1m, max: 5m }
 services:
   db:
     run: echo up > $TMPDIR/db; exec sleep 1000
+    ready: { run: test -s $TMPDIR/db }
 steps:
   - name: setup
     run: echo prepared > /tmp/setup
