@@ -117,7 +117,6 @@ const char *warm_fits(struct server *s, json_t *req)
 	if (!wt || strcmp(wt, s->warm_work))
 		return "no warm cell of this shape: its worktree is not the warm cells' (serve --warm-work)";
 	if (json_object_get(req, "command")) {
-		json_t *lim = json_object_get(req, "limits");
 		const char *net = json_string_value(json_object_get(req, "net"));
 		const char *image = json_string_value(json_object_get(req, "image"));
 		if (json_object_get(req, "rootfs") || !!image != !!s->warm_image || (image && strcmp(image, s->warm_image)))
@@ -126,8 +125,7 @@ const char *warm_fits(struct server *s, json_t *req)
 			return "no warm cell of this shape: it asks for a network or published ports (warm cells have --net none)";
 		if (json_array_size(json_object_get(req, "binds")) || json_array_size(json_object_get(req, "ro-binds")))
 			return "no warm cell of this shape: its binds are not the warm cells' (they have none)";
-		if (json_object_get(lim, "memory") || json_object_get(lim, "pids"))
-			return "no warm cell of this shape: its memory or process limit is set when a cell is made";
+		/* its env, labels and limits are its own: set at the claim (cli/warm.c, sup_go) */
 	}
 	return "";
 }
