@@ -135,8 +135,12 @@ const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_sp
 {
 	if (r->driver != CELL_DRIVER_CONTAINER || r->tty)
 		return "it asks for a microVM or a terminal; warm cells are containers without one";
-	if (r->net.mode != NET_NONE || r->net.npublish)
-		return "it asks for a network; warm cells have none (--net none)";
+	if (r->net.mode != w->net.mode || r->net.lan != w->net.lan)
+		return "its network mode is not the warm cells' (serve --warm-net)";
+	if (w->rootless && (r->net.npublish || !same_str(w->net.allow, r->net.allow)))
+		return "its published ports or allow list are a rootless cell's pasta's, set when a cell is made";
+	if (r->net.dns_max_names != w->net.dns_max_names)
+		return "its --dns-max-names is not the warm cells'";
 	if (!same_str(w->image, r->image) || !same_str(w->rootfs, r->rootfs))
 		return "its root (rootfs or image) is not the warm cells'";
 	if (!same_str(w->image_digest, r->image_digest))

@@ -66,6 +66,10 @@ static void warm_fill(struct cell_spec *s, struct cell_spec *r)
 	SWAP(s->labels, r->labels);
 	SWAP(s->image_fd, r->image_fd);  /* the run holds its image's lock */
 	s->limits = r->limits;  /* all the run's (cell_spec_shape_diff: the rest is the same) */
+	/* its ports and allow list (its network's mode is the cell's): net_claim */
+	s->net.npublish = r->net.npublish;
+	memcpy(s->net.publish, r->net.publish, sizeof s->net.publish);
+	s->net.allow = r->net.allow;  /* (r's job's, which outlives the run: warm_free) */
 	s->keep = r->keep;
 	s->start = "warm";
 }

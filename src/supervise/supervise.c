@@ -536,14 +536,17 @@ static void sup_watch_all(struct sup *u)
 		sup_arm(u->watch_tfd, WATCH_MS, WATCH_MS);
 }
 
-/* A warm cell's claim: its run's limits into the cell's group before its job may run. */
-static int sup_claim_limits(struct sup *u, struct error *err)
+/* A warm cell's claim: its run's limits into the cell's group, its published ports and allow
+ * list into its network, before its job may run. */
+static int sup_claim(struct sup *u, struct error *err)
 {
 	struct limits want = u->s->limits;
 	u->drv->host_limits(u->s, &want);
 	int r = cgroup_claim(&u->cg, &u->cg_made, &want, err);
 	if (r == 0)
 		u->cg_made = want;
+	if (r == 0 && u->s->net.mode != NET_NONE)
+		r = net_claim(&u->net, &u->s->net, err);
 	return r;
 }
 
@@ -554,7 +557,7 @@ int sup_go(struct sup *u, struct error *err)
 		/* the run starts now, not when its cell was made */
 		clock_gettime(CLOCK_REALTIME, &u->started);
 		clock_gettime(CLOCK_MONOTONIC, &u->t0);
-		if (sup_claim_limits(u, err) < 0)
+		if (sup_claim(u, err) < 0)
 			return sup_fail(u, true, err);
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */

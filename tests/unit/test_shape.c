@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_shape.c - whether a run fits a warm cell (cell_spec_shape_diff, cell/spec.h): the same
  * spec fits; each thing a cell is made with (root, image digest, worktree and its inode, user,
- * binds, network, policy) makes it not fit, with its reason; what a run brings itself
- * (command, environment, labels, every limit) does not, but for a rootless cell's cgroup
- * limits; and what the run set at the claim (cell_spec_claims), by name. */
+ * binds, network mode, policy) makes it not fit, with its reason; what a run brings itself
+ * (command, environment, labels, every limit, published ports, allow list) does not, but for
+ * a rootless cell's cgroup limits and pasta; and what the run set at the claim
+ * (cell_spec_claims), by name. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,6 +63,13 @@ static void fits(void **state)
 	strcpy(r.limits.cpuset, "0");
 	assert_null(cell_spec_shape_diff(&w, &r));
 	r.limits.memory = 0;  /* none, where the cell has the default */
+	assert_null(cell_spec_shape_diff(&w, &r));
+	/* in a cell with a network, its published ports and allow list too */
+	w.net.mode = r.net.mode = NET_ALLOW;
+	w.net.allow = "";
+	r.net.allow = "pypi.org:443,10.1.2.3";
+	r.net.npublish = 1;
+	r.net.publish[0] = (struct net_publish){ .host_port = 8080, .cell_port = 80 };
 	assert_null(cell_spec_shape_diff(&w, &r));
 	close(fd);
 }
@@ -123,6 +131,10 @@ static const char *change(int i, struct cell_spec *r, int other)
 	case 17: r->policy.allow_nested = true; return "policy";
 	case 18: r->policy.seccomp_text = "{}"; return "policy";
 	case 19: w_cpus = 50000; r->limits.cpu_quota_us = 20000; return "CPU";
+	case 20: r->net.lan = true; return "network mode";
+	case 21: r->rootless = w_rootless = true; r->net.npublish = 1; return "pasta";
+	case 22: r->rootless = w_rootless = true; r->net.allow = "10.1.2.3"; return "pasta";
+	case 23: r->net.dns_max_names = 5; return "dns-max-names";
 	default: return NULL;
 	}
 }
