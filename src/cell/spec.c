@@ -152,7 +152,8 @@ const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_sp
 		return "its run user is not the warm cells'";
 	if (!same_str(w->workdir, r->workdir) || !same_str(w->hostname, r->hostname) || !same_mounts(w, r))
 		return "its workdir, hostname or binds are not the warm cells'";
-	if (w->rootless && (w->limits.memory != r->limits.memory || w->limits.pids != r->limits.pids || !same_cpu(w, r)))
+	if (w->rootless && (w->limits.memory != r->limits.memory || w->limits.pids != r->limits.pids ||
+			    w->limits.cpu_ms != r->limits.cpu_ms || !same_cpu(w, r)))
 		return "its memory, process or CPU limit needs a cgroup, and a rootless warm cell has none";
 	if (has_cpu(&w->limits) && !same_cpu(w, r))
 		return "its CPU limits (--cpus, --cpuset) are not the warm cell's, which was made with some";

@@ -516,8 +516,12 @@ static int v2_memory_claim(const char *dir, uint64_t v)
 
 int cgroup_claim(struct cgroup *cg, const struct limits *made, const struct limits *l, struct error *err)
 {
-	if (cg->kind == CGROUP_NONE)
-		return 0;
+	if (cg->kind == CGROUP_NONE) {
+		bool wanted = l->memory != made->memory || l->pids != made->pids || l->cpu_ms != made->cpu_ms ||
+			      wants_cpu(l) || wants_cpuset(l);
+		return wanted ? error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need a cgroup warren can manage; the warm cell has none (run warren as root, or drop the limit)")
+			      : 0;
+	}
 	bool v2 = cg->kind == CGROUP_V2 && cg->v2;
 	const char *mem = v2 ? cg->v2 : cg->memory, *pid = v2 ? cg->v2 : cg->pids;
 	int r = 0;

@@ -78,8 +78,8 @@ int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const stru
 int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err);
 /* A warm cell's claim: the limits l of the run that took it written into its group (made with
  * every, and the limits made), before the run's job starts: memory and processes as l has
- * them (0: none, as a cold run without), the CPU's that l sets. Nothing without a group (a
- * rootless cell: its run's shape said so). One line when the kernel refuses. */
+ * them (0: none, as a cold run without), the CPU's that l sets. One line when the kernel
+ * refuses, or when the cell has no group and l asks for a limit that needs one. */
 int cgroup_claim(struct cgroup *cg, const struct limits *made, const struct limits *l, struct error *err);
 /* v1, in a process placed in cg: the controllers of each hierarchy it is in, as
  * /proc/self/cgroup names them ("memory", "cpu,cpuacct"), each once, into out (heap strings,

@@ -135,6 +135,7 @@ static const char *change(int i, struct cell_spec *r, int other)
 	case 21: r->rootless = w_rootless = true; r->net.npublish = 1; return "pasta";
 	case 22: r->rootless = w_rootless = true; r->net.allow = "10.1.2.3"; return "pasta";
 	case 23: r->net.dns_max_names = 5; return "dns-max-names";
+	case 24: r->rootless = w_rootless = true; r->limits.cpu_ms = 1000; return "rootless";
 	default: return NULL;
 	}
 }
