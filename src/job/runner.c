@@ -103,6 +103,7 @@ struct runner {
 	uint64_t progress_sess;     /* and the session's changes (its execs) */
 	bool progress_due;          /* the first tick (100 ms) has come: progress.json is kept */
 	bool progress_tick;         /* a tick came since progress.json was last looked at */
+	int64_t progress_next_ns;   /* a session's execs are not written again before (mono_ns) */
 	bool progress_made;
 	char **direct;              /* a warm cell's plain command: its only step's argv, started by
 	                               init as the job itself (no executor, no shell) */
@@ -863,8 +864,11 @@ static void progress_update(struct runner *r)
 	uint64_t sess = r->sess ? session_changes(r->sess) : 0;
 	bool tick = r->progress_tick;
 	r->progress_tick = false;
-	if (sig == r->progress_sig && (sess == r->progress_sess || !tick))
+	/* nor, once the file is large (thousands of execs), more often than keeps its writing
+	 * under a twentieth of a CPU */
+	if (sig == r->progress_sig && (sess == r->progress_sess || !tick || mono_ns() < r->progress_next_ns))
 		return;
+	int64_t t0 = mono_ns();
 	r->progress_sig = sig;
 	r->progress_sess = sess;
 	json_t *j = tasks_json(r, true);
@@ -872,6 +876,8 @@ static void progress_update(struct runner *r)
 	json_decref(j);
 	if (txt && write_file_atomic_at(r->s->rundir_fd, "progress.json", txt, strlen(txt), 0644) == 0)
 		r->progress_made = true;
+	int64_t t1 = mono_ns();
+	r->progress_next_ns = t1 + 20 * (t1 - t0);
 }
 
 static void amend(void *ctx, struct run_result *res, json_t **extra)

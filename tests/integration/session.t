@@ -17,8 +17,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-# Tests: per mode 41, and 16 over the API.
-plan $(((41 + 16) * 2 + 16))
+# Tests: per mode 41, and 17 over the API.
+plan $(((41 + 17) * 2 + 16))
 
 # job_file NAME: $WORK/NAME.yaml from stdin; its path in JF.
 job_file() {
@@ -248,6 +248,9 @@ PYEOF
 	is "$(head -1 "$TEST_SCRATCH/keep.out")" "0:0 1:1 2:2" "$m keep-alive: three execs on one connection, each answered in turn" ||
 		diag "$(cat "$TEST_SCRATCH/keep.out")"
 	is "$(sed -n 2p "$TEST_SCRATCH/keep.out")" "ab closed" "$m ... two sent at once answered in order; the one without keep closes it"
+	# the executor ignores signals (its own, the server's SIGPIPE): none is ignored in an exec
+	api POST "/v1/runs/$ID/exec" '{"command": ["grep", "^SigIgn:", "/proc/self/status"]}'
+	is "$(jbody 'd["stdout"]')" "SigIgn:	0000000000000000" "$m an exec ignores no signal" || diag "$BODY"
 	"$PY" -c 'import json; print(json.dumps({"command": ["true"], "stdin": "x" * (1 << 20)}))' >"$TEST_SCRATCH/big.json"
 	chmod 644 "$TEST_SCRATCH/big.json"
 	is "$(api_curl 30 -o /dev/null -w '%{http_code}' -X POST --data-binary @"$TEST_SCRATCH/big.json" "http://warren/v1/runs/$ID/exec")" 413 \
