@@ -422,6 +422,8 @@ static void pipes_watch(struct session *se, size_t k, bool on)
 }
 
 static const char *const STREAM[] = { "stdout", "stderr" };
+enum { LOG_NOT_YET = -2 };  /* an exec's log_fd before its first byte */
+static int exec_log(struct session *se, size_t k);
 
 /* n bytes exec k wrote on stream j: to its log (within the job's output limit), and to its
  * caller while it waits. */
@@ -429,6 +431,8 @@ static void exec_output(struct session *se, size_t k, int j, const char *b, size
 {
 	struct xec *x = se->x[k];
 	size_t pass = sup_output_pass(se->h.u, n);
+	if (pass && x->log_fd == LOG_NOT_YET)
+		x->log_fd = exec_log(se, k);  /* made at the first byte: a silent exec makes no file */
 	if (pass && x->log_fd >= 0 && write_all(x->log_fd, b, pass) < 0)
 		closep(&x->log_fd);
 	if (x->conn < 0 || x->state != XS_RUNNING)
@@ -640,7 +644,7 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	clock_gettime(CLOCK_REALTIME, &x->started);
 	se->x = xrealloc(se->x, (se->n_x + 1) * sizeof *se->x);
 	se->x[se->n_x++] = x;
-	x->log_fd = exec_log(se, k);
+	x->log_fd = LOG_NOT_YET;
 	se->running++;
 	se->changes++;
 	se->last_active = now_s(se);
