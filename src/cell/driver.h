@@ -41,6 +41,10 @@ struct cell_driver_ops {
 	/* The job's processes are the host's, in the run's cgroup: a session's exec may have a
 	 * group of its own below it (cgroup/execgroup.h). (A VM's are the guest's.) */
 	bool tasks_on_host;
+	/* A session's exec may have a terminal (warren exec -t): its executor opens one in the
+	 * cell's devpts and sends the master back over a socket it was given. (A VM's executor
+	 * is across a wall no descriptor crosses.) */
+	bool exec_tty;
 
 	/* What it does. */
 	/* Refuse, with one line, what the driver cannot carry (job: the cell runs a job's steps). */

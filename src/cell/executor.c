@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -129,11 +130,53 @@ static void ignored_learn(void)
 	}
 }
 
+/* len bytes of data on sock, with fd attached when fd >= 0 (util/fs.c's fd_send: the guest's
+ * init links no more of warren than error.c). */
+static int send_fd(int sock, int fd, const void *data, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (fd >= 0) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof cbuf;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* A task with a terminal (one fd, sock, in its EXEC_START): a terminal of the cell's own
+ * devpts, its controlling terminal (the task leads its session) and its streams; the master
+ * goes back on sock (or, when none could be opened, why, as the message's text). */
+static void tty_streams(int sock)
+{
+	int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int sl = m < 0 || unlockpt(m) < 0 ? -1 : ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+	if (sl < 0 || ioctl(sl, TIOCSCTTY, 0) < 0) {
+		char why[160];
+		int n = snprintf(why, sizeof why, "warren: cannot open a terminal in the cell (/dev/ptmx): %s\r\n", strerror(errno));
+		send_fd(sock, -1, why, (size_t)n);
+		_exit(125);
+	}
+	if (send_fd(sock, m, "t", 1) < 0)
+		_exit(125);
+	close(m);
+	close(sock);
+	for (int i = 0; i < 3; i++)
+		dup2(sl, i);
+	if (sl > 2)
+		close(sl);
+}
+
 static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err, int in, int cg)
 {
 	/* into the exec's cgroup first: all it starts is born there */
 	if (cg >= 0 && write(cg, "0", 1) != 1) {
-		dprintf(err, "warren: cannot put the command in its exec's cgroup: %s\n", strerror(errno));
+		dprintf(err >= 0 ? err : out, "warren: cannot put the command in its exec's cgroup: %s\n", strerror(errno));
 		_exit(125);
 	}
 	if (cg >= 0)
@@ -146,11 +189,15 @@ static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, 
 			signal(sig, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
-	if (in < 0)
-		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	dup2(in, 0);
-	dup2(out, 1);
-	dup2(err, 2);
+	if (err < 0) {
+		tty_streams(out);
+	} else {
+		if (in < 0)
+			in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		dup2(in, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+	}
 	executor_exec(cwd, argv, env);
 }
 
@@ -244,7 +291,7 @@ ssize_t exec_msg_recv(int ctl, char *buf, int fds[EXEC_FDS_MAX])
 void exec_start_fds(const struct exec_hdr *h, int fds[EXEC_FDS_MAX], int *cg)
 {
 	*cg = -1;
-	for (int i = EXEC_FDS_MAX - 1; h->type == EXEC_START_CG && i >= 2 && *cg < 0; i--)
+	for (int i = EXEC_FDS_MAX - 1; h->type == EXEC_START_CG && i >= 1 && *cg < 0; i--)
 		if (fds[i] >= 0) {
 			*cg = fds[i];
 			fds[i] = -1;

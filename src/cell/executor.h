@@ -3,7 +3,9 @@
  * the cell, as the run user, on the supervisor's request over a unix socket; and the protocol
  * they speak. Messages are one SOCK_SEQPACKET datagram each: a header, then for EXEC_START the
  * strings cwd, argv[0..a), env[0..b) NUL-terminated, and two fds (stdout, stderr) or three
- * (stdout, stderr, stdin: a session's exec with its input; else stdin is /dev/null);
+ * (stdout, stderr, stdin: a session's exec with its input; else stdin is /dev/null), or one:
+ * a socket (a session's exec with a terminal: the executor opens one in the cell's devpts for
+ * the task, its controlling terminal and streams, and sends its master back on the socket);
  * EXEC_START_CG the same and one fd more, last: the file whose write of "0" puts the task's
  * process in its exec's cgroup (cgroup/execgroup.h) before it executes.
  * EXEC_FILE (a session's files, cell/execfiles.c): the strings place and path below it, and one
@@ -73,9 +75,10 @@ char *exec_failure(char **argv, char **env, int err, int *status);
  * result. */
 ssize_t exec_msg_recv(int ctl, char *buf, int fds[EXEC_FDS_MAX]);
 /* Of the fds of an EXEC_START or EXEC_START_CG h: the cgroup's file (the last; -1 when none)
- * moved out into *cg, the rest left as stdout, stderr and stdin (-1: /dev/null). */
+ * moved out into *cg, the rest left as stdout, stderr and stdin (-1: /dev/null), or a
+ * terminal's socket alone (stderr -1). */
 void exec_start_fds(const struct exec_hdr *h, int fds[EXEC_FDS_MAX], int *cg);
-/* Send the start of task on ctl: cwd, argv, env, nfds (2 or 3) fds as above, and cg (-1:
+/* Send the start of task on ctl: cwd, argv, env, nfds (2 or 3, or 1: a terminal's socket) fds as above, and cg (-1:
  * none; else an EXEC_START_CG). sendmsg's result (-1 with E2BIG when the message is over
  * EXEC_MSG_MAX). */
 ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/exectty.h"
 #include "cli/opts.h"
 #include "job/session.h"
 #include "run/id.h"
@@ -26,7 +27,7 @@
 
 static const char EXEC_HELP[] =
 	"usage: warren exec [--state DIR | --via SOCKET [--token-file F]] RUN [-e K=V]... [-w DIR]\n"
-	"                   [--timeout D] [-i] -- CMD...\n\n"
+	"                   [--timeout D] [-i] [-t] -- CMD...\n\n"
 	"Run CMD in the cell of a live session (a job with session:), as its steps run: the job's\n"
 	"environment and -e's over it ($TMPDIR is /tmp), in the worktree or -w DIR (relative to\n"
 	"it), its output shown as it comes. It ends with CMD's status (124 when --timeout stopped\n"
@@ -35,7 +36,8 @@ static const char EXEC_HELP[] =
 	"  -e, --env K=V       a variable for CMD (repeat)\n"
 	"  -w, --workdir DIR   where CMD runs (relative to the worktree, or absolute)\n"
 	"  --timeout D         CMD's time limit (e.g. 30s, 10m): SIGTERM to its process tree, then SIGKILL\n"
-	"  -i, --stdin         pass warren's standard input to CMD (at most 1 MiB; else /dev/null)\n"
+	"  -i, --stdin         pass warren's standard input to CMD (at most 1 MiB; else /dev/null)\n"	"  -t, --tty           CMD gets a terminal of the cell's, relayed to this one (raw meanwhile;\n"
+	"                      its size follows this one's; not with --via)\n"
 	"  --state DIR         the state directory of the run\n"
 	"  --via SOCKET        through a warren serve (unix:PATH or tcp:HOST:PORT; RUN a full id)\n"
 	"  --token-file F      the server's token, for tcp:\n";
@@ -88,6 +90,8 @@ struct rd {
 	int fd;
 	char *pre;
 	size_t plen, poff;
+	int passed;       /* a descriptor the session passed (-1: none) */
+	char *cause;      /* the exec's cause, said once the caller's terminal is back */
 };
 
 static ssize_t rd_read(struct rd *r, char *buf, size_t n)
@@ -98,7 +102,15 @@ static ssize_t rd_read(struct rd *r, char *buf, size_t n)
 		r->poff += k;
 		return (ssize_t)k;
 	}
-	return read(r->fd, buf, n);
+	int fd = -1;
+	ssize_t got = fd_recv(r->fd, 0, buf, n, &fd);
+	if (fd >= 0) {
+		closep(&r->passed);
+		r->passed = fd;
+	}
+	if (got < 0)
+		errno = (int)-got;
+	return got < 0 ? -1 : got;
 }
 
 /* Read one line (without its \n) into a heap string; NULL at the end. */
@@ -193,10 +205,12 @@ static char *read_stdin(size_t *len)
 	}
 }
 
-/* The exec's answer, streamed: output to stdout and stderr, then its end; the exit status. */
-static int exec_answer(struct rd *rd, const char *id)
+/* The answer's lines; a terminal passed with {"tty":true} relayed in t meanwhile. */
+static int exec_lines(struct rd *rd, const char *id, struct exec_tty *t)
 {
 	for (;;) {
+		if (t->master >= 0)
+			exec_tty_relay(t, rd->fd);
 		_cleanup_free_ char *line = read_line(rd);
 		if (!line) {
 			warn_line("run %s: the session ended before the command did (see 'warren show %s')", id, id);
@@ -211,11 +225,13 @@ static int exec_answer(struct rd *rd, const char *id)
 			rc = j ? refused(j, id) : 125;
 		else if ((v = json_object_get(j, "stdout")) || (v = json_object_get(j, "stderr")))
 			rc = copy_n(rd, json_object_get(j, "stdout") ? 1 : 2, (size_t)json_integer_value(v)) < 0 ? 125 : -1;
+		else if (json_is_true(json_object_get(j, "tty")) && rd->passed >= 0 && t->master < 0)
+			exec_tty_start(t, steal_fd(&rd->passed));
 		else if ((v = json_object_get(j, "end"))) {
 			const char *cause = json_string_value(json_object_get(v, "cause"));
 			const char *st = json_string_value(json_object_get(v, "signal"));
 			if (cause)
-				warn_line("exec %lld: %s", (long long)json_integer_value(json_object_get(v, "exec")), cause);
+				rd->cause = xasprintf("exec %lld: %s", (long long)json_integer_value(json_object_get(v, "exec")), cause);
 			rc = json_is_integer(json_object_get(v, "exit_code")) ? (int)json_integer_value(json_object_get(v, "exit_code")) : 125;
 			(void)st;
 		}
@@ -225,10 +241,26 @@ static int exec_answer(struct rd *rd, const char *id)
 	}
 }
 
+/* The exec's answer, streamed: output to stdout and stderr (or its terminal relayed), then
+ * its end; the exit status. */
+static int exec_answer(struct rd *rd, const char *id)
+{
+	struct exec_tty t = { .master = -1 };
+	int rc = exec_lines(rd, id, &t);
+	if (t.master >= 0)
+		exec_tty_end(&t);
+	closep(&rd->passed);
+	/* the cause after the terminal is the caller's again */
+	if (rd->cause)
+		warn_line("%s", rd->cause);
+	free(rd->cause);
+	return rc;
+}
+
 struct exec_opts {
 	const char *state, *cwd, *via, *token;
 	uint64_t timeout;
-	bool in;
+	bool in, tty;
 	json_t *env;
 };
 
@@ -244,11 +276,12 @@ static int exec_opts(int argc, char **argv, struct exec_opts *o)
 					      { "workdir", required_argument, NULL, 'w' },
 					      { "timeout", required_argument, NULL, O_TIMEOUT },
 					      { "stdin", no_argument, NULL, 'i' },
+					      { "tty", no_argument, NULL, 't' },
 					      { "help", no_argument, NULL, O_HELP },
 					      { NULL, 0, NULL, 0 } };
 	_cleanup_error_ struct error perr = { 0 };
 	int c;
-	while ((c = cli_getopt(argc, argv, "+e:w:i", opts, "exec", &perr)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+e:w:it", opts, "exec", &perr)) != -1) {
 		switch (c) {
 		case O_STATE: o->state = optarg; break;
 		case O_VIA: o->via = optarg; break;
@@ -260,6 +293,7 @@ static int exec_opts(int argc, char **argv, struct exec_opts *o)
 			break;
 		case 'w': o->cwd = optarg; break;
 		case 'i': o->in = true; break;
+		case 't': o->tty = true; break;
 		case O_TIMEOUT:
 			if (parse_duration_ms(optarg, &o->timeout) < 0 || !o->timeout)
 				return cli_usage_error("exec", "--timeout: '%s' is not a duration (e.g. 30s, 10m)", optarg);
@@ -288,7 +322,8 @@ static int exec_via(const struct exec_opts *o, const char *run, json_t *req)
 	_cleanup_free_ char *path = xasprintf("/v1/runs/%s/exec?stream=1", run);
 	_cleanup_error_ struct error err = { 0 };
 	int status;
-	struct rd rd = { .fd = cli_via_request(o->via, o->state, o->token, "POST", path, body, &status, &rd.pre, &rd.plen, &err) };
+	struct rd rd = { .passed = -1 };
+	rd.fd = cli_via_request(o->via, o->state, o->token, "POST", path, body, &status, &rd.pre, &rd.plen, &err);
 	if (rd.fd < 0)
 		return cli_fail(&err);
 	int rc;
@@ -335,7 +370,18 @@ int cmd_exec(int argc, char **argv)
 		json_object_set_new(req, "cwd", json_string(o.cwd));
 	if (o.timeout)
 		json_object_set_new(req, "timeout", json_integer((json_int_t)o.timeout));
-	if (o.in) {
+	if (o.tty && o.via) {
+		json_decref(req);
+		return cli_usage_error("exec", "-t: a terminal does not pass through a server (--via); run warren exec -t on the run's host without --via");
+	}
+	if (o.tty && !isatty(STDIN_FILENO)) {
+		json_decref(req);
+		warn_line("exec -t: the input device is not a TTY (run it in a terminal, or leave out -t)");
+		return 125;
+	}
+	if (o.tty)
+		json_object_set_new(req, "tty", json_true());
+	else if (o.in) {
 		size_t len;
 		_cleanup_free_ char *text = read_stdin(&len);
 		json_t *t = text ? json_stringn(text, len) : NULL;
@@ -360,7 +406,7 @@ int cmd_exec(int argc, char **argv)
 	if (send_request(fd, req) < 0) {
 		/* refused before it was read (the answer waits all the same), or the session is gone */
 		int e = errno;
-		struct rd rd = { .fd = fd };
+		struct rd rd = { .fd = fd, .passed = -1 };
 		_cleanup_free_ char *line = read_line(&rd);
 		json_t *j = line ? json_loads(line, 0, NULL) : NULL;
 		if (json_object_get(j, "error")) {
@@ -372,7 +418,7 @@ int cmd_exec(int argc, char **argv)
 		warn_line("run %s: cannot send the command to its session: %s", id, strerror(e));
 		return 125;
 	}
-	struct rd rd = { .fd = fd };
+	struct rd rd = { .fd = fd, .passed = -1 };
 	return exec_answer(&rd, id);
 }
 
@@ -392,7 +438,7 @@ static int end_via(const char *via, const char *state, const char *token, const 
 	_cleanup_free_ char *path = xasprintf("/v1/runs/%s/end", run);
 	_cleanup_error_ struct error err = { 0 };
 	int status;
-	struct rd rd = { 0 };
+	struct rd rd = { .passed = -1 };
 	rd.fd = cli_via_request(via, state, token, "POST", path, NULL, &status, &rd.pre, &rd.plen, &err);
 	if (rd.fd < 0)
 		return cli_fail(&err);
@@ -445,7 +491,7 @@ int cmd_end(int argc, char **argv)
 	_cleanup_close_ int fd = open_session(state, argv[optind], &id);
 	if (fd < 0)
 		return 125;
-	struct rd rd = { .fd = fd };
+	struct rd rd = { .fd = fd, .passed = -1 };
 	_cleanup_free_ char *line = send_request(fd, json_pack("{s:s}", "op", "end")) == 0 ? read_line(&rd) : NULL;
 	json_t *j = line ? json_loads(line, 0, NULL) : NULL;
 	if (!json_is_true(json_object_get(j, "ended"))) {

@@ -47,6 +47,8 @@ struct conn {
 	                             would reset the connection before it read the answer) */
 	long exec;                /* the exec it waits for, or -1 */
 	bool keep;                /* keep-alive: open for the next request after the answer */
+	int pass_fd;              /* a descriptor sent with the byte at out[pass_at] (-1: none) */
+	size_t pass_at;
 };
 
 struct xec {
@@ -55,7 +57,9 @@ struct xec {
 	bool command_cut;
 	struct cgroup_exec cg;    /* its group (NULL dir: none, or removed) */
 	bool tree_cgroup;         /* it had one: its limit took the group, else its session */
-	int pipe[2];              /* stdout, stderr read ends (-1: closed) */
+	int pipe[2];              /* stdout, stderr read ends (-1: closed); with a terminal: the
+	                             socket its master comes on, and -1 */
+	bool tty;
 	int log_fd;
 	pid_t pid;
 	bool stream;
@@ -266,6 +270,16 @@ int session_parse_exec(json_t *req, struct exec_req *x, const char **why)
 		goto bad;
 	}
 	x->keep = json_is_true(keep);
+	json_t *tty = json_object_get(req, "tty");
+	if (tty && !json_is_boolean(tty)) {
+		*why = "tty must be true or false";
+		goto bad;
+	}
+	x->tty = json_is_true(tty);
+	if (x->tty && (!x->stream || x->stdin_text)) {
+		*why = "tty: a terminal's input is the caller's (no stdin), its output streamed (stream: true)";
+		goto bad;
+	}
 	return 0;
 bad:
 	exec_req_free(x);
@@ -305,6 +319,7 @@ static void conn_close(struct session *se, long i)
 	}
 	epoll_ctl(se->h.u->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	closep(&c->fd);  /* (-1: handed to the files) */
+	closep(&c->pass_fd);
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -317,7 +332,13 @@ static void conn_flush(struct session *se, long i)
 {
 	struct conn *c = se->conns[i];
 	while (c->out_off < c->out_len) {
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		bool with_fd = c->pass_fd >= 0 && c->out_off == c->pass_at;
+		size_t end = c->pass_fd >= 0 && c->out_off < c->pass_at ? c->pass_at : c->out_len;
+		struct msghdr mh;
+		struct iovec iov;
+		union fd_cmsg cm;
+		fd_msg(&mh, &iov, &cm, with_fd ? c->pass_fd : -1, c->out + c->out_off, end - c->out_off);
+		ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
@@ -326,6 +347,8 @@ static void conn_flush(struct session *se, long i)
 			conn_close(se, i);
 			return;
 		}
+		if (with_fd)
+			closep(&c->pass_fd);
 		c->out_off += (size_t)n;
 	}
 	if (c->out_off == c->out_len) {
@@ -395,6 +418,7 @@ static void on_accept(struct session *se)
 		struct conn *c = xcalloc(1, sizeof *c);
 		c->fd = fd;
 		c->exec = -1;
+		c->pass_fd = -1;
 		se->conns[i] = c;
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EV_SESSION + TAG_CONN + (uint32_t)i };
 		epoll_ctl(se->h.u->ep, EPOLL_CTL_ADD, fd, &ev);
@@ -453,11 +477,38 @@ static void exec_output(struct session *se, size_t k, int j, const char *b, size
 	x->len[j] += take;
 }
 
+/* Exec k's terminal: its master, passed to its caller with a line {"tty":true}; or why the
+ * cell could not open one, as its stderr. The socket it came on is closed. */
+static void tty_take(struct session *se, size_t k)
+{
+	struct xec *x = se->x[k];
+	char why[256];
+	int m = -1;
+	ssize_t n = fd_recv(x->pipe[0], MSG_DONTWAIT, why, sizeof why, &m);
+	if (n == -EAGAIN)
+		return;
+	if (m >= 0 && x->conn >= 0 && x->state == XS_RUNNING) {
+		struct conn *c = se->conns[x->conn];
+		closep(&c->pass_fd);
+		c->pass_fd = steal_fd(&m);
+		c->pass_at = c->out_len;
+		conn_json(se, x->conn, json_pack("{s:b}", "tty", 1));
+		conn_flush(se, x->conn);
+	} else if (m < 0 && n > 0) {
+		exec_output(se, k, 1, why, (size_t)n);
+	}
+	closep(&m);
+	sup_unwatch_close(se->h.u, &x->pipe[0]);
+	closep(&x->log_fd);
+}
+
 /* Take what exec k's stream j holds now (no more: a fast writer must not keep the loop);
  * close it at its end. */
 static void pipe_read(struct session *se, size_t k, int j)
 {
 	struct xec *x = se->x[k];
+	if (x->tty)
+		return tty_take(se, k);
 	char buf[65536];
 	for (size_t queued = fd_queued(x->pipe[j]), got = 0;;) {
 		ssize_t n = read(x->pipe[j], buf, sizeof buf);
@@ -590,7 +641,9 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 {
 	const struct cell_spec *s = se->h.s;
 	int p[2][2] = { { -1, -1 }, { -1, -1 } }, in = -1;
-	if (pipe2(p[0], O_CLOEXEC) < 0 || pipe2(p[1], O_CLOEXEC) < 0 ||
+	/* with a terminal: one socket, on which the master comes back */
+	if ((rq->tty ? socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p[0])
+		     : pipe2(p[0], O_CLOEXEC) < 0 ? -1 : pipe2(p[1], O_CLOEXEC)) < 0 ||
 	    (rq->stdin_text && (in = stdin_fd(rq->stdin_text, rq->stdin_len)) < 0)) {
 		int e = errno;
 		for (int j = 0; j < 2; j++) {
@@ -613,8 +666,8 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	 * that the supervisor, and with it the session's limits and warren kill, never hang on
 	 * the cell */
 	sup_signal_job(se->h.u, SIGCONT);
-	ssize_t w = exec_start_send(se->h.ctl, EXEC_TASK_BIT | (uint32_t)k, cwd, rq->argv, env, fds, in >= 0 ? 3 : 2,
-				    join, MSG_DONTWAIT);
+	ssize_t w = exec_start_send(se->h.ctl, EXEC_TASK_BIT | (uint32_t)k, cwd, rq->argv, env, fds,
+				    rq->tty ? 1 : in >= 0 ? 3 : 2, join, MSG_DONTWAIT);
 	int e = errno;
 	strv_free(env);
 	closep(&p[0][1]);
@@ -638,6 +691,7 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	fcntl(x->pipe[0], F_SETFL, O_NONBLOCK);
 	fcntl(x->pipe[1], F_SETFL, O_NONBLOCK);
 	x->stream = rq->stream;
+	x->tty = rq->tty;
 	x->conn = i;
 	x->timeout_ms = rq->timeout_ms;
 	x->t0 = now_s(se);
@@ -645,6 +699,12 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	se->x = xrealloc(se->x, (se->n_x + 1) * sizeof *se->x);
 	se->x[se->n_x++] = x;
 	x->log_fd = LOG_NOT_YET;
+	if (x->tty) {
+		static const char note[] = "(a terminal: its output went to its caller's terminal only)\n";
+		x->log_fd = exec_log(se, k);
+		if (x->log_fd >= 0 && write_all(x->log_fd, note, sizeof note - 1) < 0)
+			closep(&x->log_fd);
+	}
 	se->running++;
 	se->changes++;
 	se->last_active = now_s(se);
@@ -706,6 +766,10 @@ static void on_request_json(struct session *se, long i, json_t *req)
 	const char *why;
 	if (session_parse_exec(req, &rq, &why) < 0)
 		return conn_refuse(se, i, 400, why);
+	if (rq.tty && !se->h.u->drv->exec_tty) {
+		exec_req_free(&rq);
+		return conn_refuse(se, i, 400, "tty: this run's cell (a VM) cannot give an exec a terminal; leave out -t");
+	}
 	se->conns[i]->keep = rq.keep;
 	if (se->running >= SESSION_EXECS_MAX) {
 		exec_req_free(&rq);
