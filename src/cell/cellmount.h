@@ -20,6 +20,8 @@ struct cell_mount {
 	bool readonly;
 	enum cell_mount_kind kind;
 	int fd;               /* O_PATH of source, opened once (like worktree_fd), or -1 */
+	bool pod;             /* a pod's volume (an OCI bundle's bind): may go over /tmp, /var/tmp
+	                         and on a new file in /dev (cell/mounts.h mount_dst_refused_for) */
 };
 
 #endif

@@ -86,14 +86,34 @@ char *mount_dst_normalise(const char *dst, const char **why)
 	return out;
 }
 
-const char *mount_dst_refused(const char *dst, const struct cell_spec *s)
+/* A new name directly in /dev, none of the cell's own nodes, links and mount points there
+ * (a pod's /dev/termination-log). */
+static bool dev_new_name(const char *dst)
+{
+	static const char *const own[] = { "null", "zero", "full", "random", "urandom", "tty", "pts", "shm", "mqueue",
+					   "ptmx", "fd", "stdin", "stdout", "stderr", "console", "core" };
+	const char *name = path_beneath(dst, "/dev") && dst[4] == '/' ? dst + 5 : NULL;
+	if (!name || !*name || strchr(name, '/'))
+		return false;
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+		if (!strcmp(name, own[i]))
+			return false;
+	return true;
+}
+
+const char *mount_dst_refused_for(const char *dst, const struct cell_spec *s, bool pod)
 {
 	if (!strcmp(dst, "/"))
 		return "a mount over / would hide the whole cell (use --rootfs for another root)";
+	/* a pod's volumes: an emptyDir at /tmp or /var/tmp is the pod's scratch instead of the
+	 * cell's, its termination log a new file in /dev */
+	if (pod && (path_beneath(dst, CELL_TMP_PATH) || path_beneath(dst, CELL_VARTMP_PATH) || dev_new_name(dst)))
+		return NULL;
 	static const char *const own[] = { "/proc", "/dev", "/sys", CELL_TMP_PATH, CELL_VARTMP_PATH };
 	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
 		if (path_beneath(dst, own[i]) || path_beneath(own[i], dst))
-			return "the cell's own /proc, /dev, /sys and scratch (/tmp, /var/tmp) stay as they are";
+			return pod ? "the cell's own /proc, /dev and /sys stay as they are (a pod's volume may go at /tmp, /var/tmp or a new file in /dev)"
+				   : "the cell's own /proc, /dev, /sys and scratch (/tmp, /var/tmp) stay as they are";
 	if (s->worktree && (path_beneath(dst, s->worktree) || path_beneath(s->worktree, dst)))
 		return "it would hide the worktree or a part of it; bind elsewhere, or use --work";
 	if (s->statedir && (path_beneath(dst, s->statedir) || path_beneath(s->statedir, dst)))
@@ -101,6 +121,11 @@ const char *mount_dst_refused(const char *dst, const struct cell_spec *s)
 	if (s->home && path_beneath(s->home, dst))
 		return "it would hide the run's home; bind below it instead";
 	return NULL;
+}
+
+const char *mount_dst_refused(const char *dst, const struct cell_spec *s)
+{
+	return mount_dst_refused_for(dst, s, false);
 }
 
 bool hostname_valid(const char *name)

@@ -33,6 +33,10 @@ char *mount_dst_normalise(const char *dst, const char **why);
  * /dev, /sys, /tmp, /var/tmp, the worktree or the state directory, or over a directory that
  * holds one of them or the home (the cell's own parts would be hidden). */
 const char *mount_dst_refused(const char *dst, const struct cell_spec *s);
+/* The same for a pod's volume (an OCI bundle's bind: pod), which may also go at or below /tmp
+ * and /var/tmp (the pod's scratch then, not the cell's) and on a new file directly in /dev
+ * (/dev/termination-log), none of the cell's own entries there. */
+const char *mount_dst_refused_for(const char *dst, const struct cell_spec *s, bool pod);
 /* An RFC 1123 label: 1-63 letters, digits and '-', not starting or ending with '-'. */
 bool hostname_valid(const char *name);
 

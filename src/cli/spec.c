@@ -505,7 +505,8 @@ int cellspec_add_bind(struct cell_spec *s, enum gate_face face, const char *opt,
 	_cleanup_free_ char *d = mount_dst_normalise(dst, &why);
 	if (!d)
 		return error_set(err, 0, "%s %s:%s: the destination %s: %s", opt, src, dst, dst, why);
-	why = mount_dst_refused(d, s);
+	bool pod = face == GATE_BUNDLE;
+	why = mount_dst_refused_for(d, s, pod);
 	if (why) {
 		/* the scratch: a destination of the cell's own that a bind may have instead */
 		_cleanup_free_ char *instead = bind_dst_instead(d, src, s->home);
@@ -513,7 +514,7 @@ int cellspec_add_bind(struct cell_spec *s, enum gate_face face, const char *opt,
 			return error_set(err, 0, "%s %s:%s: %s; bind it elsewhere, e.g. %s %s:%s", opt, src, dst, why, opt, src, instead);
 		return error_set(err, 0, "%s %s:%s: %s", opt, src, dst, why);
 	}
-	struct cell_mount m = { .readonly = ro, .kind = CELL_MOUNT_BIND, .fd = -1 };
+	struct cell_mount m = { .readonly = ro, .kind = CELL_MOUNT_BIND, .fd = -1, .pod = pod };
 	if (open_checked(src, opt, "a bind source", true, &m.fd, &m.source, err) < 0)
 		return -EINVAL;
 	if (bind_source_check(s, face, opt, src, m.source, m.fd, ro, err) < 0) {

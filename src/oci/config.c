@@ -122,6 +122,20 @@ static bool opt_has(json_t *opts, const char *o)
 	return false;
 }
 
+/* A bind's propagation: private (what every bind of a cell is: rprivate, the pod's
+ * mountPropagation None) is honoured; a bind shared with the host (rshared, Bidirectional) or
+ * a slave of it (rslave, HostToContainer: not made yet) is refused naming the field. */
+static int take_propagation(size_t i, const char *dst, json_t *opts, struct error *err)
+{
+	static const char *const refused[] = { "shared", "rshared", "slave", "rslave" };
+	for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
+		if (opt_has(opts, refused[k]))
+			return error_set(err, 0, "mounts[%zu] (bind on %s) options '%s': %s; leave it out or give rprivate", i, dst, refused[k],
+					 k < 2 ? "a cell's mounts never propagate to the host (the pod's mountPropagation: Bidirectional), refused to untrusted pods"
+					       : "warren binds a pod's volume private, not as a slave of the host's (the pod's mountPropagation: HostToContainer)");
+	return 0;
+}
+
 static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spec *s, struct error *err)
 {
 	const char *dst = jstr(m, "destination"), *type = jstr(m, "type"), *src = jstr(m, "source");
@@ -137,6 +151,8 @@ static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spe
 				 i, type ? type : "no type", dst);
 	if (!src)
 		return error_set(err, 0, "mounts[%zu] (bind on %s): no source", i, dst);
+	if (take_propagation(i, dst, opts, err) < 0)
+		return -EINVAL;
 	_cleanup_free_ char *abs = src[0] == '/' ? xstrdup(src) : xasprintf("%s/%s", b->path, src);
 	_cleanup_free_ char *what = xasprintf("mounts[%zu] (bind of %s on %s)", i, abs, dst);
 	/* a runtime's own files under /run (podman's hosts, hostname, resolv.conf, .containerenv)

@@ -106,6 +106,16 @@ static void destinations(void **state)
 	for (size_t i = 0; i < sizeof fine / sizeof *fine; i++)
 		if (mount_dst_refused(fine[i], &s))
 			fail_msg("%s: refused: %s", fine[i], mount_dst_refused(fine[i], &s));
+	/* a pod's volume (an OCI bundle's bind): also /tmp, /var/tmp and a new file in /dev */
+	const char *pod_fine[] = { "/tmp", "/tmp/x", "/var/tmp", "/var/tmp/y", "/dev/termination-log", "/etc/hosts" };
+	const char *pod_refused[] = { "/", "/proc", "/sys", "/dev", "/dev/null", "/dev/pts", "/dev/shm", "/dev/shm/x",
+				      "/dev/a/b", "/var", "/src/app", "/home" };
+	for (size_t i = 0; i < sizeof pod_fine / sizeof *pod_fine; i++)
+		if (mount_dst_refused_for(pod_fine[i], &s, true))
+			fail_msg("pod %s: refused: %s", pod_fine[i], mount_dst_refused_for(pod_fine[i], &s, true));
+	for (size_t i = 0; i < sizeof pod_refused / sizeof *pod_refused; i++)
+		if (!mount_dst_refused_for(pod_refused[i], &s, true))
+			fail_msg("pod %s: expected refused", pod_refused[i]);
 	s.worktree = NULL;   /* --work none */
 	assert_null(mount_dst_refused("/src/app", &s));
 }

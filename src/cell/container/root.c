@@ -380,7 +380,7 @@ static void mount_extra(struct cell_ctx *x, const char *root)
 			die(x, n < 0 ? errno : 0, "cannot place the bind of %s on %s in the cell", m->source, m->destination);
 		real[n] = '\0';
 		const char *inside = real[rl] ? real + rl : "/";
-		const char *why = mount_dst_refused(inside, s);
+		const char *why = mount_dst_refused_for(inside, s, m->pod);
 		if (why)
 			die(x, 0, "the bind of %s on %s lands on %s in the cell: %s", m->source, m->destination, inside, why);
 		switch (m->kind) {
@@ -403,6 +403,27 @@ static void scratch_bind(struct cell_ctx *x, const char *part, const char *targe
 	}
 	_cleanup_free_ char *src = scratch_part(x, part);
 	bind_path(x, src, target, false, false);
+}
+
+/* The mount points of a pod's volumes in /dev (its termination log: a new name there,
+ * cell/mounts.h), made in the cell's /dev tmpfs (dfd) before it is made read-only: a file or a
+ * directory as the source is. */
+static void dev_pod_points(struct cell_ctx *x, int dfd, const char *dev)
+{
+	const struct cell_spec *s = x->s;
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const struct cell_mount *m = &s->mounts[i];
+		struct stat st;
+		if (!m->pod || strncmp(m->destination, "/dev/", 5) || fstat(m->fd, &st) < 0)
+			continue;
+		const char *name = m->destination + 5;
+		int r = S_ISDIR(st.st_mode) ? mkdirat(dfd, name, 0755)
+					    : openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (r < 0 && errno != EEXIST)
+			die(x, errno, "cannot create the mount point %s/%s", dev, name);
+		if (r >= 0 && !S_ISDIR(st.st_mode))
+			close(r);
+	}
 }
 
 static void mount_dev(struct cell_ctx *x, const char *root)
@@ -440,6 +461,7 @@ static void mount_dev(struct cell_ctx *x, const char *root)
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
 		if (symlinkat(links[i][0], dfd, links[i][1]) < 0)
 			die(x, errno, "cannot create %s/%s", dev, links[i][1]);
+	dev_pod_points(x, dfd, dev);
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
 	if (sys_mount_setattr(dfd, "", AT_EMPTY_PATH, &a) < 0)
 		die(x, errno, "cannot make %s read-only", dev);
