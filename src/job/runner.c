@@ -40,8 +40,9 @@ static const char *const SVC_STATE[] = { "waiting", "starting", "ready", "failed
 
 /* A line of a .times file: the time of a chunk of output, its offset in the log and its size.
  * Chunks are coalesced into one line until TIMES_BYTES of them or TIMES_MS since the last line,
- * so a step that writes a byte at a time does not make a line per byte; a .times file stops
- * growing at TIMES_MAX. */
+ * so a step that writes a byte at a time does not make a line per byte; every byte of a line
+ * came within TIMES_MS of its time (the console shows it on each log line); a .times file
+ * stops growing at TIMES_MAX. */
 enum { TIMES_BYTES = 4096, TIMES_MS = 100, TIMES_MAX = 1024 * 1024 };
 struct times_line {
 	struct timespec at;
@@ -310,8 +311,13 @@ static void times_flush(struct runner *r, struct task *t)
 static void times_add(struct runner *r, struct task *t, size_t n)
 {
 	struct times_line *p = &t->pending;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* what waits since more than TIMES_MS keeps its own time: these bytes are of now */
+	if (p->size && ((int64_t)(now.tv_sec - p->at.tv_sec) * 1000 + (now.tv_nsec - p->at.tv_nsec) / 1000000) >= TIMES_MS)
+		times_flush(r, t);
 	if (!p->size) {
-		clock_gettime(CLOCK_REALTIME, &p->at);
+		p->at = now;
 		p->offset = t->logged;
 	}
 	p->size += n;
