@@ -341,9 +341,12 @@ static enum MHD_Result logs(struct server *s, struct MHD_Connection *c, const ch
 	if (last && parse_uint(last, &l) == 0 && l > offset)
 		offset = l;  /* a reconnecting EventSource resumes after the last event it got */
 	bool follow = fol && strcmp(fol, "0");
+	const char *dl = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "download"), *tm = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "times");
+	bool download = dl && strcmp(dl, "0"), times = tm && strcmp(tm, "0");
 	int status = 200;
 	json_t *e = NULL;
-	struct MHD_Response *r = logs_response(s, id, step, offset, follow, &status, &e);
+	struct MHD_Response *r = download || times ? logs_file(s, id, step, times, download, &status, &e)
+						   : logs_response(s, id, step, offset, follow, &status, &e);
 	if (!r)
 		return send_json(c, status, e);
 	enum MHD_Result ret = mhd.queue_response(c, (unsigned)status, r);

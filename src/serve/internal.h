@@ -272,6 +272,10 @@ enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
 void api_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t);
 
 /* logs.c: GET /v1/runs/{id}/logs */
+/* ... ?download=1 and ?times=1: the log of step, or its .times (times), whole (its size as it
+ * is now), as a file to save (download: <id>-<n>-<name>.log) or shown */
+struct MHD_Response *logs_file(struct server *s, const char *id, const char *step, bool times, bool download,
+			       int *status, json_t **err);
 struct MHD_Response *logs_response(struct server *s, const char *id, const char *step, uint64_t offset,
 				   bool follow, int *status, json_t **err);
 
