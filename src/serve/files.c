@@ -76,6 +76,7 @@ enum MHD_Result serve_files_get(struct server *s, struct MHD_Connection *c, cons
 static bool put_refused(struct MHD_Connection *c, int status, char *why, enum MHD_Result *ret)
 {
 	struct MHD_Response *r;
+	api_note_refused(c, status, why);  /* in the server's log as every refused request */
 	_cleanup_free_ char *t = json_dumps(json_pack("{s:s}", "error", why), JSON_COMPACT);
 	free(why);
 	char *body = xasprintf("%s\n", t ? t : "{}");
