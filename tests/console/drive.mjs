@@ -4,13 +4,14 @@
 // Prints one line per check: "RESULT <key> <1|0> <detail>"; console.t turns them into TAP.
 // Env: BASE (http://127.0.0.1:PORT), TOKEN, JOB (the id of the job with a limited step),
 // LONG (a long run to kill), SOFT (a job with a tolerated failure and a failed step), FAIL (a
-// job whose second step failed), CMD (a command's run), STATE (the server's state directory:
-// the records to compare with), SHOTS (directory for screenshots), GO (a file to create when
-// the job's page is open: its first step waits for it).
+// job whose second step failed), CMD (a command's run), PLAIN (a plain `warren run` in the
+// server's state), STATE (the server's state directory: the records to compare with), SHOTS
+// (directory for screenshots), GO (a file to create when the job's page is open: its first
+// step waits for it).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
-const { BASE, TOKEN, JOB, LONG, SOFT, FAIL, CMD, STATE, SHOTS, GO } = process.env;
+const { BASE, TOKEN, JOB, LONG, SOFT, FAIL, CMD, PLAIN, STATE, SHOTS, GO } = process.env;
 const result = (key, ok, detail = '') =>
   console.log(`RESULT ${key} ${ok ? 1 : 0} ${String(detail).replace(/\s+/g, ' ').slice(0, 400)}`);
 
@@ -226,7 +227,7 @@ try {
     await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 0, null, { timeout: 10000 });
     await page.locator('#filter-label').fill('');
     await page.locator('#filter-label').press('Enter');
-    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 5, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 6, null, { timeout: 10000 });
     return true;
   });
 
@@ -298,14 +299,14 @@ try {
     const name = await row.locator('td.name').textContent();
     return { ok: name === 'fails', detail: `the new run ${again}: ${name}` };
   });
-  // ---- a plain command's run: its one log, output (it keeps no .times: its lines are not timed)
-  await page.goto(`${BASE}/#/runs/${CMD}`);
+  // ---- a plain `warren run` (not the server's): its one log, output, kept with no .times
+  await page.goto(`${BASE}/#/runs/${PLAIN}`);
   await check('plain_run_log', async () => {
     await page.locator('#log-tabs a.selected').waitFor({ timeout: 10000 });
-    await logHas('from a command');
+    await logHas('from a plain run');
     const tab = await page.locator('#log-tabs a.selected').getAttribute('data-log');
-    const lines = await page.locator('#log .ln').allTextContents();
-    return { ok: tab === 'output' && lines.length === 1 && lines[0] === 'from a command\n',
+    const lines = await page.locator('#log .ln').evaluateAll((ls) => ls.map((l) => [l.textContent, l.dataset.t || '']));
+    return { ok: tab === 'output' && lines.length === 1 && lines[0][0] === 'from a plain run\n' && lines[0][1] === '',
       detail: `tab ${tab} lines ${JSON.stringify(lines)}` };
   });
   result('no_page_errors', errors.length === 0, errors.join(' | '));

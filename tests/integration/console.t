@@ -110,6 +110,8 @@ FAIL=$ID
 	"$WORK" >"$T/req.json"
 CMD=$(curl -s --max-time 20 -H "Authorization: Bearer $TOKEN" --data-binary @"$T/req.json" "$BASE/v1/runs" |
 	"$PY" -c 'import json,sys; print(json.load(sys.stdin).get("id",""))')
+wrun sh -c 'echo from a plain run'   # a plain run of the server's state: its output.log, no .times
+PLAIN=$(basename "$(last_rundir)")
 like "$JOB $LONG $SOFT $FAIL $CMD" '^run_[0-9A-Z]{26} run_[0-9A-Z]{26} run_[0-9A-Z]{26} run_[0-9A-Z]{26} run_[0-9A-Z]{26}$' \
 	"four jobs and a command submitted with curl"
 # live_step ID: "status started_at-set now_ms-set" of the first step, from GET /v1/runs/{id}
@@ -131,7 +133,7 @@ unlike "$page" "<script>|<script [^>]*>[^<]|[[:space:]]on[a-z]+=" "... and no in
 browser_tmp() { find /tmp -maxdepth 1 \( -iname '*playwright*' -o -iname '*chrom*' \) 2>/dev/null | sort; }
 tmp_before=$(browser_tmp)
 GO=$WORK/go   # the driver creates it when it has the run's page open: the job goes on
-export BASE TOKEN JOB LONG SOFT FAIL CMD STATE SHOTS GO
+export BASE TOKEN JOB LONG SOFT FAIL CMD PLAIN STATE SHOTS GO
 out=$(cd "$CDIR" && TMPDIR=$T/tmp HOME=$T/home XDG_CONFIG_HOME=$T/home/.config XDG_CACHE_HOME=$T/home/.cache \
 	timeout 240 node drive.mjs 2>"$T/drive.err")
 drc=$?
@@ -170,7 +172,7 @@ res failed_log_not_tolerated "... its open log is the step that failed it (3), n
 res kill "the kill button stops the long run and its cause appears"
 res failed_log_opened "a failed job's page opens its failed step's log (not the first step's)"
 res rerun "the re-run button submits the job again: the new run's page, then its row in the list"
-res plain_run_log "a plain command's page: its one log (output), its line, no request refused (it has no .times)"
+res plain_run_log "a plain warren run's page: its one log (output), its line untimed, no request refused (it keeps no .times)"
 res no_page_errors "no script errors on the page (CSP kept everything working)"
 
 # ---- the record, from the API: the kill is recorded

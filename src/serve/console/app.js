@@ -518,9 +518,11 @@ function runView(id, wantStep) {
       }
       offset += end;
     }
+    /* a plain warren run (no steps) keeps its output.log with no .times: its lines untimed */
+    const timed = tail.length && d && (d.steps || []).length;
     let chunks = [];
     try {
-      const r = tail.length ? await fetch(base + '&times=1', { credentials: 'same-origin' }) : null;
+      const r = timed ? await fetch(base + '&times=1', { credentials: 'same-origin' }) : null;
       if (r && r.ok) chunks = parseTimes(await r.text());
     } catch (e) { chunks = []; }
     if (stale()) return offset;
@@ -584,7 +586,9 @@ function runView(id, wantStep) {
     const names = [];
     (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([String(i + 1), s.name]); });
     for (const l of d.logs || []) if (l.startsWith('service-')) names.push([l, l.replace(/^service-/, 'service ').replace(/\.ready$/, ' (ready check)')]);
-    if (!names.length && (d.logs || []).length) names.push([d.logs[0], d.logs[0]]);
+    /* a plain warren run's one log (output); a step's (n-name) waits for its step's row */
+    const own = (d.logs || []).filter((l) => !/^[0-9]+-/.test(l) && !l.startsWith('service-'));
+    if (!names.length && own.length) names.push([own[0], own[0]]);
     const key = names.map((n) => n[0]).join('\n');
     if (tabs.dataset.key !== key) {
       tabs.dataset.key = key;
