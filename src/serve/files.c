@@ -77,7 +77,9 @@ static bool put_refused(struct MHD_Connection *c, int status, char *why, enum MH
 {
 	struct MHD_Response *r;
 	api_note_refused(c, status, why);  /* in the server's log as every refused request */
-	_cleanup_free_ char *t = json_dumps(json_pack("{s:s}", "error", why), JSON_COMPACT);
+	json_t *j = json_pack("{s:s}", "error", why);
+	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
 	free(why);
 	char *body = xasprintf("%s\n", t ? t : "{}");
 	r = mhd.response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);

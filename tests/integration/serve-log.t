@@ -4,15 +4,15 @@
 # and on TCP 127.0.0.1 with a token: on its stderr a line per run started (id, owner, command or
 # job name) and ended (state, exit, cause, duration) and per refused request (method, path,
 # status, the answer's one line, the peer's uid or address: a 404 of another user's run, a 403
-# submission of another user, a 413 body, a 401 token); a path with a newline stays one line;
-# with --log-format json every line is one JSON object (time, level, event, msg, fields) that
-# json.loads reads. And what the console uses of the API: POST /v1/runs/{id}/rerun (the kept
+# submission of another user, a 413 body, a 401 token, a PUT of a file without its path); a
+# path with a newline stays one line; with --log-format json every line is one JSON object
+# (time, level, event, msg, fields) that json.loads reads. And what the console uses of the API: POST /v1/runs/{id}/rerun (the kept
 # request submitted again; 409 for a run the server kept none of), a log's .times (?times=1)
 # and the raw log to save (?download=1).
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 36
+plan 38
 
 use_mode root
 T=$TEST_SCRATCH/serve-log
@@ -64,6 +64,8 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "Authorization: B
 is "$code" 401 "TCP with a wrong token: 401"
 code=$(api_curl 10 -o /dev/null -w '%{http_code}' "http://warren/v1/no%0Awarren%20serve:%20forged")
 is "$code" 404 "a path with a newline in it: 404"
+code=$(api_curl 10 -o /dev/null -w '%{http_code}' -X PUT --data-binary x "http://warren/v1/runs/$C/files")
+is "$code" 400 "a PUT of a session's file without its path: 400"
 sleep 0.3
 log=$(cat "$SRV_ERR")
 line_like "$log" "^warren serve: refused GET /v1/runs/$C for uid $TEST_USER_UID: 404 no run $C \(of yours\) on this server$" \
@@ -74,6 +76,8 @@ line_like "$log" "^warren serve: refused GET /v1/runs for 127\.0\.0\.1: 401 a va
 	"a 401 on TCP: the peer's address"
 line_like "$log" "^warren serve: refused GET /v1/no\?warren serve: forged for uid 0: 404 " "a newline in the path is '?': the line stays one"
 no_line_like "$log" "^warren serve: forged" "... nothing forged a line of its own"
+line_like "$log" "^warren serve: refused PUT /v1/runs/$C/files for uid 0: 400 path: required" \
+	"a PUT of a file refused at its head (files.c): the same"
 
 # ---- what the console uses: rerun, times, download
 api GET "/v1/runs/$C"
