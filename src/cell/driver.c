@@ -101,6 +101,7 @@ static const struct cell_driver_ops container_driver = {
 	.name = "container",
 	.trusts_exit = true,
 	.tty_over_console = true,
+	.tasks_on_host = true,
 	.check_spec = no_check,
 	.host_limits = same_limits,
 	.prepare = container_prepare,

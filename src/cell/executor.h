@@ -3,7 +3,9 @@
  * the cell, as the run user, on the supervisor's request over a unix socket; and the protocol
  * they speak. Messages are one SOCK_SEQPACKET datagram each: a header, then for EXEC_START the
  * strings cwd, argv[0..a), env[0..b) NUL-terminated, and two fds (stdout, stderr) or three
- * (stdout, stderr, stdin: a session's exec with its input; else stdin is /dev/null).
+ * (stdout, stderr, stdin: a session's exec with its input; else stdin is /dev/null);
+ * EXEC_START_CG the same and one fd more, last: the file whose write of "0" puts the task's
+ * process in its exec's cgroup (cgroup/execgroup.h) before it executes.
  * EXEC_FILE (a session's files, cell/execfiles.c): the strings place and path below it, and one
  * fd, the supervisor's memfd the bytes pass in. */
 #ifndef WARREN_CELL_EXECUTOR_H
@@ -19,6 +21,7 @@ enum exec_msg {
 	EXEC_SIGNAL,      /* task, a = signal: to every process of the task's session */
 	EXEC_PROBE_TCP,   /* task, a = port: can 127.0.0.1:port be connected to in the cell? */
 	EXEC_FILE,        /* task, a = enum exec_file_op, b = EXEC_FILE_* flags | mode; place, path; memfd */
+	EXEC_START_CG,    /* EXEC_START, and the exec's cgroup's file last (3 or 4 fds) */
 	EXEC_STARTED = 100, /* task, a = pid in the cell */
 	EXEC_FAILED,      /* task, a = errno (fork failed) */
 	EXEC_EXITED,      /* task, a = wait status */
@@ -55,6 +58,7 @@ struct exec_hdr {
 };
 
 #define EXEC_MSG_MAX (256 * 1024)
+#define EXEC_FDS_MAX 4   /* the fds of one message: stdout, stderr, stdin, the cgroup's file */
 
 /* execve argv searching PATH of env (a file without "#!" run by /bin/sh, as execvp does);
  * returns the errno of the failure (ENOENT: not found). */
@@ -65,12 +69,17 @@ const char *exec_path_of(char **env);
  * and the status a shell would end with in *status: 127 not found, 126 not executable. */
 char *exec_failure(char **argv, char **env, int err, int *status);
 /* Receive one message of the control socket ctl into buf (EXEC_MSG_MAX bytes), its fds (-1:
- * none) into fds (stdout, stderr, stdin); recvmsg's result. */
-ssize_t exec_msg_recv(int ctl, char *buf, int fds[3]);
-/* Send the EXEC_START of task on ctl: cwd, argv, env, and nfds (2 or 3) fds as above. sendmsg's
- * result (-1 with E2BIG when the message is over EXEC_MSG_MAX). */
+ * none) into fds in the order sent (stdout, stderr, stdin, cgroup: exec_start_fds); recvmsg's
+ * result. */
+ssize_t exec_msg_recv(int ctl, char *buf, int fds[EXEC_FDS_MAX]);
+/* Of the fds of an EXEC_START or EXEC_START_CG h: the cgroup's file (the last; -1 when none)
+ * moved out into *cg, the rest left as stdout, stderr and stdin (-1: /dev/null). */
+void exec_start_fds(const struct exec_hdr *h, int fds[EXEC_FDS_MAX], int *cg);
+/* Send the start of task on ctl: cwd, argv, env, nfds (2 or 3) fds as above, and cg (-1:
+ * none; else an EXEC_START_CG). sendmsg's result (-1 with E2BIG when the message is over
+ * EXEC_MSG_MAX). */
 ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds,
-			int flags);
+			int cg, int flags);
 /* The strings of an EXEC_START (header h, payload of len bytes after it): cwd, argv and env
  * point into payload (argv and env are allocated, NULL-terminated); -EINVAL when malformed. */
 int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char **cwd, char ***argv, char ***env);

@@ -432,6 +432,7 @@ int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const stru
 {
 	cgroup_init(cg);
 	bool wanted = l->memory || l->pids || l->cpu_ms || wants_cpu(l) || wants_cpuset(l);
+	cg->name = xstrdup(id);
 	if (rootless) {
 		if (rel)
 			return error_set(err, 0, "linux.cgroupsPath '/%s': a rootless caller has no cgroup delegated to warren here; leave it out (or run as root)", rel);
@@ -676,11 +677,28 @@ int cgroup_sample(struct cgroup *cg, struct cgroup_sample *out)
 	return 0;
 }
 
-/* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped). */
+/* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped);
+ * the groups below it first (an exec's, execgroup.h), and a v1 freezer's thawed (a frozen
+ * process does not die). */
 static int kill_and_remove(const char *dir, bool v2)
 {
 	if (!dir || access(dir, F_OK) < 0)
 		return 0;
+	DIR *d = opendir(dir);
+	int r = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, e->d_name);
+		int x = kill_and_remove(sub, v2);
+		if (x < 0)
+			r = x;
+	}
+	if (d)
+		closedir(d);
+	if (r < 0)
+		return r;
+	bool freezer = has_file(dir, "freezer.state");
 	for (int tries = 0; tries < 200; tries++) {
 		if (rmdir(dir) == 0 || errno == ENOENT)
 			return 0;
@@ -702,6 +720,8 @@ static int kill_and_remove(const char *dir, bool v2)
 				while (*t == '\n')
 					t++;
 			}
+			if (freezer)
+				write_str(dir, "freezer.state", "THAWED");
 		}
 		usleep(tries < 10 ? 1000 : 10000);
 	}
@@ -727,6 +747,7 @@ int cgroup_destroy(struct cgroup *cg)
 	int r = 0, x;
 	char *dirs[] = { cg->v2 ? cg->v2 : cg->memory, cg->pids, cg->cpuacct, cg->cpu, cg->cpuset };
 	if ((x = kill_and_remove(cg->v2, true)) < 0) r = x;
+	if ((x = kill_and_remove(cg->freezer, false)) < 0) r = x;
 	for (int i = 0; i < CGROUP_V1_N; i++)
 		if ((x = kill_and_remove(i == 0 ? cg->memory : dirs[i], false)) < 0) r = x;
 	for (int i = 0; i < CGROUP_V1_N; i++)
@@ -741,8 +762,8 @@ int cgroup_remove_by_id(const char *id)
 	int r = 0, x;
 	_cleanup_free_ char *v2 = xasprintf(CG_ROOT "/warren/%s", id);
 	if ((x = kill_and_remove(v2, true)) < 0) r = x;
-	const char *c[] = { "memory", "pids", "cpuacct", "cpu", "cpuset" };
-	for (int i = 0; i < CGROUP_V1_N; i++) {
+	const char *c[] = { "memory", "pids", "cpuacct", "cpu", "cpuset", "freezer" };
+	for (int i = 0; i < CGROUP_V1_N + 1; i++) {
 		_cleanup_free_ char *d = xasprintf(CG_ROOT "/%s/warren/%s", c[i], id);
 		if ((x = kill_and_remove(d, false)) < 0) r = x;
 	}
@@ -781,6 +802,9 @@ void cgroup_free(struct cgroup *cg)
 	free(cg->cpuacct);
 	free(cg->cpu);
 	free(cg->cpuset);
+	free(cg->name);
+	free(cg->freezer);
+	cg->name = cg->freezer = NULL;
 	for (int i = 0; i < CGROUP_V1_N; i++) {
 		free(cg->made[i]);
 		cg->made[i] = NULL;

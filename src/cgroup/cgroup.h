@@ -22,6 +22,9 @@ struct cgroup {
 	int v2_fd;            /* v2: directory fd for CLONE_INTO_CGROUP */
 	int tasks_fd[CGROUP_V1_N]; /* v1: the memory, pids, cpuacct, cpu and cpuset groups' tasks files (or -1), open
 	                         for the cell's init to join them (cgroup_join_self) */
+	char *name;           /* the run's name (warren/<name>), for its execs' groups (execgroup.h) */
+	char *freezer;        /* v1: the run's group in the freezer hierarchy, made for its execs'
+	                         groups (execgroup.h), or NULL; removed with the run's */
 	char *made[CGROUP_V1_N]; /* a bundle's group (linux.cgroupsPath): the topmost parent the run
 	                            made in each hierarchy (v2: [0]), removed with it when empty */
 	uint64_t oom_kills_at_start;
@@ -98,7 +101,8 @@ int cgroup_sample(struct cgroup *cg, struct cgroup_sample *out);
 /* Of cgroup_usage, the counts that name a limit the kernel enforced: the OOM kills (when
  * memory), the forks the process limit refused (when pids); two reads at most. */
 void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits);
-/* Kill every process left and remove the directories. */
+/* Kill every process left and remove the directories (the groups below them first: an
+ * exec's, execgroup.h). */
 int cgroup_destroy(struct cgroup *cg);
 /* the attribute naming the run (its cgroup name) whose group at a bundle's cgroupsPath it is */
 #define CGROUP_RUN_XATTR "trusted.warren.run"
@@ -106,7 +110,7 @@ int cgroup_destroy(struct cgroup *cg);
  * in each hierarchy where it is still that run's (CGROUP_RUN_XATTR): never another's made
  * there since. The parents it made are left. */
 int cgroup_remove_path(const char *rel, const char *name);
-/* gc: remove the group of a dead run by id (all kinds). */
+/* gc: remove the group of a dead run by id (all kinds, the freezer's of its execs too). */
 int cgroup_remove_by_id(const char *id);
 /* Open the files cgroup_limit_hits reads now (a warm cell, before its run comes), close-on-exec:
  * a cell's init made before this does not hold them. */

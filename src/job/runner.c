@@ -190,7 +190,7 @@ static ssize_t send_start(struct runner *r, uint32_t id, bool step, const char *
 	_cleanup_free_ char *cwd = !workdir ? xstrdup(spec_cwd(r->s))
 				   : workdir[0] == '/' ? xstrdup(workdir) : xasprintf("%s/%s", base, workdir);
 	int fds[2] = { out_w, out_w };
-	ssize_t w = exec_start_send(r->ctl, id, cwd, argv, env, fds, 2, 0);
+	ssize_t w = exec_start_send(r->ctl, id, cwd, argv, env, fds, 2, -1, 0);
 	int e = errno;
 	strv_free(argv);
 	strv_free(env);
@@ -800,8 +800,9 @@ static json_t *failed_step_json(struct runner *r)
 	return NULL;
 }
 
-/* The steps and services as the record shows them: {"steps": [...], "services": [...]}. */
-static json_t *tasks_json(struct runner *r)
+/* The steps and services as the record shows them: {"steps": [...], "services": [...]};
+ * progress: a session's last execs only (and "execs_left_out": how many earlier ones). */
+static json_t *tasks_json(struct runner *r, bool progress)
 {
 	json_t *steps = json_array();
 	for (size_t i = 0; i < r->job->n_steps; i++) {
@@ -821,8 +822,7 @@ static json_t *tasks_json(struct runner *r)
 		json_object_set_new(o, "log", ran ? json_string(log) : json_null());
 		json_array_append_new(steps, o);
 	}
-	if (r->sess)
-		session_json(r->sess, steps);
+	size_t left_out = r->sess ? session_json(r->sess, steps, progress ? SESSION_PROGRESS_EXECS : 0) : 0;
 	json_t *svcs = json_array();
 	for (size_t i = 0; i < r->job->n_services; i++) {
 		struct svc_rec *v = &r->svcs[i];
@@ -835,7 +835,10 @@ static json_t *tasks_json(struct runner *r)
 		json_object_set_new(o, "ready_timeout_ms", js->ready != READY_NONE ? json_integer((json_int_t)js->ready_timeout_ms) : json_null());
 		json_array_append_new(svcs, o);
 	}
-	return json_pack("{s:o,s:o}", "steps", steps, "services", svcs);
+	json_t *j = json_pack("{s:o,s:o}", "steps", steps, "services", svcs);
+	if (left_out)
+		json_object_set_new(j, "execs_left_out", json_integer((json_int_t)left_out));
+	return j;
 }
 
 /* While the job runs, <rundir>/progress.json holds tasks_json(), rewritten when a step or a
@@ -857,7 +860,7 @@ static void progress_update(struct runner *r)
 	if (sig == r->progress_sig)
 		return;
 	r->progress_sig = sig;
-	json_t *j = tasks_json(r);
+	json_t *j = tasks_json(r, true);
 	_cleanup_free_ char *txt = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	if (txt && write_file_atomic_at(r->s->rundir_fd, "progress.json", txt, strlen(txt), 0644) == 0)
@@ -867,7 +870,7 @@ static void progress_update(struct runner *r)
 static void amend(void *ctx, struct run_result *res, json_t **extra)
 {
 	struct runner *r = ctx;
-	*extra = tasks_json(r);
+	*extra = tasks_json(r, false);
 	json_object_set_new(*extra, "job", json_pack("{s:s,s:s}", "name", r->job->name, "file", r->job->path));
 	json_t *failed = failed_step_json(r);
 	json_object_set_new(*extra, "failed_step", failed ? json_incref(failed) : json_null());

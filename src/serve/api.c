@@ -233,6 +233,10 @@ static json_t *run_detail(struct server *s, json_t *row, const char *id)
 	json_object_set_new(j, "steps", steps ? json_incref(steps) : json_array());
 	json_t *services = json_object_get(tasks, "services");
 	json_object_set_new(j, "services", services ? json_incref(services) : json_array());
+	/* a live session lists its last execs only (job/session.h): how many came before */
+	json_t *left_out = json_object_get(tasks, "execs_left_out");
+	if (json_is_integer(left_out))
+		json_object_set(j, "execs_left_out", left_out);
 	json_decref(tasks);
 	json_object_set_new(j, "now_ms", json_integer(history_now_ms()));  /* the clocks of a remote browser */
 	json_object_set_new(j, "logs", log_names(s, id));

@@ -144,10 +144,13 @@ static void pass_free(void *cls)
 enum MHD_Result serve_exec(struct server *s, struct MHD_Connection *c, const char *id, const char *body, size_t len)
 {
 	json_error_t je;
-	json_t *req = json_loadb(body ? body : "", len, 0, &je);
+	json_t *req = json_loadb(body ? body : "", len, JSON_ALLOW_NUL, &je);  /* (stdin may hold \u0000) */
 	if (!json_is_object(req)) {
+		json_t *e = req ? json_string("the body must be a JSON object, e.g. {\"command\": [\"make\", \"test\"]}")
+				: json_sprintf("the body is not JSON (line %d, column %d: %s); it must be an object, e.g. {\"command\": [\"make\", \"test\"]}",
+					       je.line, je.column, je.text);
 		json_decref(req);
-		return api_json(c, 400, json_pack("{s:s}", "error", "the body must be a JSON object, e.g. {\"command\": [\"make\", \"test\"]}"));
+		return api_json(c, 400, json_pack("{s:o}", "error", e));
 	}
 	static const char *const fields[] = { "command", "env", "cwd", "stdin", "timeout", NULL };
 	const char *k;

@@ -584,7 +584,7 @@ function runView(id, wantStep) {
 
   function logTabs() {
     const names = [];
-    (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([String(i + 1), s.name]); });
+    (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([logNo(s, i), s.name]); });
     for (const l of d.logs || []) if (l.startsWith('service-')) names.push([l, l.replace(/^service-/, 'service ').replace(/\.ready$/, ' (ready check)')]);
     /* a plain warren run's one log (output); a step's (n-name) waits for its step's row */
     const own = (d.logs || []).filter((l) => !/^[0-9]+-/.test(l) && !l.startsWith('service-'));
@@ -603,9 +603,9 @@ function runView(id, wantStep) {
      * failed it (the record's failed_step; one let fail, tolerated, is not it) */
     const running = (d.steps || []).findIndex((s) => s.status === 'running');
     const fs = d.run && d.run.failed_step;
-    const failed = d.live || !fs || !fs.number || fs.number > (d.steps || []).length ? -1 : fs.number - 1;
-    if (!chosen && running >= 0) openLog(String(running + 1));
-    else if (!chosen && failed >= 0) openLog(String(failed + 1));
+    const failed = d.live || !fs || !fs.number ? -1 : (d.steps || []).findIndex((s, i) => logNo(s, i) === String(fs.number));
+    if (!chosen && running >= 0) openLog(logNo(d.steps[running], running));
+    else if (!chosen && failed >= 0) openLog(logNo(d.steps[failed], failed));
     else if (!logName && names.length) openLog(names[0][0]);
     else if (!logName && !d.live) logState.textContent = 'no log (the run wrote no output)';
   }
@@ -630,6 +630,13 @@ function runView(id, wantStep) {
     banner.textContent = cause ? (r.cause && r.cause.limit ? '⊘ ' + r.cause.limit + ': ' : '✖ ') + cause : '';
   }
 
+  /* the number of a step's log (log/N-name.log): its place in the steps, unless its log says
+   * (a live session's list starts at its last execs) */
+  function logNo(t, i) {
+    const m = /^log\/(\d+)-/.exec(t.log || '');
+    return m ? m[1] : String(i + 1);
+  }
+
   function stepRows(t, kind, i) {
     const running = d.live && (t.status === 'running' || t.status === 'starting' || t.status === 'ready');
     /* a service's limit is the time to get ready: its bar while it starts, a note after */
@@ -637,7 +644,7 @@ function runView(id, wantStep) {
     const tr = el('tr', 'step ' + kind);
     tr.dataset.step = t.name;
     tr.dataset.status = t.status;
-    tr.dataset.log = kind === 'step' ? String(i + 1) : 'service-' + t.name;
+    tr.dataset.log = kind === 'step' ? logNo(t, i) : 'service-' + t.name;
     if (tr.dataset.log === logName) tr.classList.add('selected');
     const name = el('a', null, (kind === 'service' ? 'service ' : '') + t.name);
     name.addEventListener('click', () => { chosen = true; openLog(tr.dataset.log); });
@@ -666,6 +673,12 @@ function runView(id, wantStep) {
 
   function renderSteps() {
     const rows = [];
+    if (d.execs_left_out) {
+      /* a live session lists its last execs; the record has them all once it ends */
+      const td = el('td', 'muted', '… ' + d.execs_left_out + ' earlier exec' + (d.execs_left_out === 1 ? '' : 's') + ' (in the record once the session ends)');
+      td.colSpan = 5;
+      rows.push(el('tr', null, el('td'), td));
+    }
     (d.services || []).forEach((s, i) => rows.push(...stepRows(s, 'service', i)));
     (d.steps || []).forEach((s, i) => rows.push(...stepRows(s, 'step', i)));
     if (!rows.length) {
