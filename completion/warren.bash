@@ -135,7 +135,7 @@ _warren() {
 		fi
 		opts="--bundle --pid-file --console-socket --detach --force --all --process --format --root --log --log-format" ;;
 	history) opts="--status --label --since --limit --json --state --db --help" ;;
-	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --warm --warm-work --warm-image --help" ;;
+	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --warm --warm-work --warm-image --warm-net --help" ;;
 	submit) opts="--via --token-file --work --label --name --env --time --memory --cpu-time --pids
 		      --output --scratch --rootfs --image --bind --ro-bind --net --publish --follow --json --job
 		      --state --help --" ;;

@@ -292,8 +292,8 @@ static int make_group(const char *base, const char *id, const char *rel, bool cp
 	return r;
 }
 
-static int create_v1(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, gid_t reader,
-		     struct error *err)
+static int create_v1(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
+		     gid_t reader, struct error *err)
 {
 	struct {
 		const char *ctrl;
@@ -317,8 +317,9 @@ static int create_v1(struct cgroup *cg, const char *id, const char *rel, const s
 		/* on v1 each controller is a hierarchy of its own, and moving the cell into each
 		 * costs the start of every run: memory always (the peak of the whole cell), the
 		 * others only for their limits (CPU time comes from rusage otherwise); a bundle's
-		 * group is in every one (its pod's limits hold above it) */
-		if (!c[i].needed && i != 0 && !rel)
+		 * group is in every one (its pod's limits hold above it), and so is a warm cell's
+		 * (its run's limits come at its claim: cgroup_claim) */
+		if (!c[i].needed && i != 0 && !rel && !every)
 			continue;
 		_cleanup_free_ char *base = xasprintf(CG_ROOT "/%s", c[i].ctrl);
 		int r = make_group(base, id, rel, i == 4, reader, c[i].dir, &cg->made[i], err);
@@ -370,8 +371,8 @@ static int v2_cpu_set(const char *dir, const struct limits *l, struct error *err
 	return 0;
 }
 
-static int create_v2(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, gid_t reader,
-		     struct error *err)
+static int create_v2(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
+		     gid_t reader, struct error *err)
 {
 	struct {
 		const char *ctrl;
@@ -380,6 +381,8 @@ static int create_v2(struct cgroup *cg, const char *id, const char *rel, const s
 	} c[] = { { "memory", l->memory != 0, "--memory" }, { "pids", l->pids != 0, "--pids" },
 		  { "cpu", l->cpu_ms != 0 || wants_cpu(l), l->cpu_ms ? "--cpu-time" : "--cpus" },
 		  { "cpuset", wants_cpuset(l), "--cpuset" } };
+	/* a warm cell's group may take a cpuset at its claim */
+	c[3].needed |= every && ctrl_present("cpuset");
 	for (int i = 0; i < 4; i++)
 		if (c[i].needed && !ctrl_present(c[i].ctrl))
 			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
@@ -427,8 +430,8 @@ static int create_v2(struct cgroup *cg, const char *id, const char *rel, const s
 	return v2_cpu_set(cg->v2, l, err);
 }
 
-int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool rootless,
-		  gid_t reader, struct error *err)
+int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
+		  bool rootless, gid_t reader, struct error *err)
 {
 	cgroup_init(cg);
 	bool wanted = l->memory || l->pids || l->cpu_ms || wants_cpu(l) || wants_cpuset(l);
@@ -446,9 +449,9 @@ int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const stru
 	free(missing);
 	int r = 0;
 	if (cg->kind == CGROUP_V2)
-		r = create_v2(cg, id, rel, l, reader, err);
+		r = create_v2(cg, id, rel, l, every, reader, err);
 	else if (cg->kind == CGROUP_V1)
-		r = create_v1(cg, id, rel, l, reader, err);
+		r = create_v1(cg, id, rel, l, every, reader, err);
 	else if (wanted)
 		r = error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need cgroups, and none are mounted at " CG_ROOT);
 	if (r < 0)
@@ -488,6 +491,61 @@ int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err)
 	if (set && wants_cpuset(l) && v1_cpuset_fill(set, l->cpuset, l->cpumems, err) < 0)
 		return -EIO;
 	return 0;
+}
+
+/* v1 memory: the limit v (0: none) in dir, memory + swap first when it widens (the kernel wants
+ * memsw.limit >= limit at every moment). */
+static int v1_memory_claim(const char *dir, uint64_t v)
+{
+	if (v)
+		return v1_memory_update(dir, v);
+	int r = has_file(dir, "memory.memsw.limit_in_bytes") ? write_str(dir, "memory.memsw.limit_in_bytes", "-1") : 0;
+	return r < 0 ? r : write_str(dir, "memory.limit_in_bytes", "-1");
+}
+
+/* v2 memory: the limit v (0: none) and no swap under it, as a cold run's group has. */
+static int v2_memory_claim(const char *dir, uint64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof b, v ? "%llu" : "max", (unsigned long long)v);
+	int r = write_str(dir, "memory.max", b);
+	if (r == 0 && has_file(dir, "memory.swap.max"))
+		r = write_str(dir, "memory.swap.max", v ? "0" : "max");
+	return r;
+}
+
+int cgroup_claim(struct cgroup *cg, const struct limits *made, const struct limits *l, struct error *err)
+{
+	if (cg->kind == CGROUP_NONE) {
+		bool wanted = l->memory != made->memory || l->pids != made->pids || l->cpu_ms != made->cpu_ms ||
+			      wants_cpu(l) || wants_cpuset(l);
+		return wanted ? error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need a cgroup warren can manage; the warm cell has none (run warren as root, or drop the limit)")
+			      : 0;
+	}
+	bool v2 = cg->kind == CGROUP_V2 && cg->v2;
+	const char *mem = v2 ? cg->v2 : cg->memory, *pid = v2 ? cg->v2 : cg->pids;
+	int r = 0;
+	if (l->memory != made->memory) {
+		r = !mem ? -ENOENT : v2 ? v2_memory_claim(mem, l->memory) : v1_memory_claim(mem, l->memory);
+		if (r < 0)
+			return error_set(err, -r, "cannot set the memory limit %llu of the warm cell's group %s%s",
+					 (unsigned long long)l->memory, mem ? mem : "(none)",
+					 r == -EBUSY ? " (the cell uses more now)" : "");
+		if (!made->memory)  /* its OOM kills count from here */
+			cg->oom_kills_at_start = read_key_kept(&cg->hits_fd[0], mem, v2 ? "memory.events" : "memory.oom_control",
+							       "oom_kill");
+	}
+	if (l->pids != made->pids) {
+		r = !pid ? -ENOENT : l->pids ? write_u64(pid, "pids.max", l->pids) : write_str(pid, "pids.max", "max");
+		if (r < 0)
+			return error_set(err, -r, "cannot set the process limit %llu of the warm cell's group %s",
+					 (unsigned long long)l->pids, pid ? pid : "(none)");
+	}
+	/* the CPU's: a warm cell is made without (they have no defaults), its run's are set */
+	struct limits cpu = { .cpu_quota_us = l->cpu_quota_us, .cpu_period_us = l->cpu_period_us, .cpu_shares = l->cpu_shares };
+	memcpy(cpu.cpuset, l->cpuset, sizeof cpu.cpuset);
+	memcpy(cpu.cpumems, l->cpumems, sizeof cpu.cpumems);
+	return wants_cpu(&cpu) || wants_cpuset(&cpu) ? cgroup_update(cg, &cpu, err) : 0;
 }
 
 int cgroup_join_self(const struct cgroup *cg, struct error *err)

@@ -67,14 +67,20 @@ bool cgroup_can_limit(const char *ctrl, bool rootless);
 /* Create <mount>/warren/<id> in the controllers the limits need (and for accounting, when we
  * may), readable by the host group reader (the run user's) and host root only; or, with rel
  * (cgroup_path_parse's), <mount>/<rel> in every controller, with the parents it lacks (those
- * made are removed with it), and never one that exists. Fails with a named reason when a
- * requested limit cannot be enforced here. */
-int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool rootless,
-		  gid_t reader, struct error *err);
+ * made are removed with it), and never one that exists; with every (a warm cell, whose run's
+ * limits come at its claim), in every controller the host offers. Fails with a named reason
+ * when a requested limit cannot be enforced here. */
+int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
+		  bool rootless, gid_t reader, struct error *err);
 /* A live run's new limits: those of l that are set (memory, pids, the CPU's) written into its
  * groups (runc's update); one line when its cell has no group of that controller or the
  * kernel refuses (a memory limit below what it uses). */
 int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err);
+/* A warm cell's claim: the limits l of the run that took it written into its group (made with
+ * every, and the limits made), before the run's job starts: memory and processes as l has
+ * them (0: none, as a cold run without), the CPU's that l sets. One line when the kernel
+ * refuses, or when the cell has no group and l asks for a limit that needs one. */
+int cgroup_claim(struct cgroup *cg, const struct limits *made, const struct limits *l, struct error *err);
 /* v1, in a process placed in cg: the controllers of each hierarchy it is in, as
  * /proc/self/cgroup names them ("memory", "cpu,cpuacct"), each once, into out (heap strings,
  * NULL-terminated); how many. */

@@ -100,7 +100,10 @@ struct runner {
 	double stop_t0;
 	int logdir_fd;     /* <rundir>/log, opened beneath the run directory's fd */
 	uint64_t progress_sig;      /* the states progress.json last showed */
+	uint64_t progress_sess;     /* and the session's changes (its execs) */
 	bool progress_due;          /* the first tick (100 ms) has come: progress.json is kept */
+	bool progress_tick;         /* a tick came since progress.json was last looked at */
+	int64_t progress_next_ns;   /* a session's execs are not written again before (mono_ns) */
 	bool progress_made;
 	char **direct;              /* a warm cell's plain command: its only step's argv, started by
 	                               init as the job itself (no executor, no shell) */
@@ -855,16 +858,26 @@ static void progress_update(struct runner *r)
 		sig = (sig ^ (uint64_t)r->steps[i].state) * 1099511628211ULL;
 	for (size_t i = 0; i < r->job->n_services; i++)
 		sig = (sig ^ (uint64_t)(r->svcs[i].state + 16)) * 1099511628211ULL;
-	if (r->sess)
-		sig = (sig ^ session_changes(r->sess)) * 1099511628211ULL;
-	if (sig == r->progress_sig)
+	/* a session's execs are shown at the next tick, not at each start and end: the whole
+	 * file for each of an agent's hundreds of execs was most of an exec's cost (its JSON, and
+	 * a new inode each time: bench/exec-client) */
+	uint64_t sess = r->sess ? session_changes(r->sess) : 0;
+	bool tick = r->progress_tick;
+	r->progress_tick = false;
+	/* nor, once the file is large (thousands of execs), more often than keeps its writing
+	 * under a twentieth of a CPU */
+	if (sig == r->progress_sig && (sess == r->progress_sess || !tick || mono_ns() < r->progress_next_ns))
 		return;
+	int64_t t0 = mono_ns();
 	r->progress_sig = sig;
+	r->progress_sess = sess;
 	json_t *j = tasks_json(r, true);
 	_cleanup_free_ char *txt = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	if (txt && write_file_atomic_at(r->s->rundir_fd, "progress.json", txt, strlen(txt), 0644) == 0)
 		r->progress_made = true;
+	int64_t t1 = mono_ns();
+	r->progress_next_ns = t1 + 20 * (t1 - t0);
 }
 
 static void amend(void *ctx, struct run_result *res, json_t **extra)
@@ -1015,6 +1028,7 @@ static int runner_loop(struct runner *r)
 				if (read(r->tick_tfd, &x, sizeof x) < 0)
 					continue;
 				r->progress_due = true;  /* (written below, after advance) */
+				r->progress_tick = true;
 				probe_services(r);
 				if (r->sess)
 					session_tick(r->sess);

@@ -46,6 +46,7 @@ struct conn {
 	bool linger;              /* then only read until the caller closes (its unread request
 	                             would reset the connection before it read the answer) */
 	long exec;                /* the exec it waits for, or -1 */
+	bool keep;                /* keep-alive: open for the next request after the answer */
 };
 
 struct xec {
@@ -259,6 +260,12 @@ int session_parse_exec(json_t *req, struct exec_req *x, const char **why)
 		goto bad;
 	}
 	x->stream = json_is_true(st);
+	json_t *keep = json_object_get(req, "keep");
+	if (keep && !json_is_boolean(keep)) {
+		*why = "keep must be true or false";
+		goto bad;
+	}
+	x->keep = json_is_true(keep);
 	return 0;
 bad:
 	exec_req_free(x);
@@ -285,6 +292,7 @@ static void conn_watch(struct session *se, long i)
 }
 
 static void pipes_watch(struct session *se, size_t k, bool on);
+static void conn_next(struct session *se, long i);
 
 static void conn_close(struct session *se, long i)
 {
@@ -414,6 +422,8 @@ static void pipes_watch(struct session *se, size_t k, bool on)
 }
 
 static const char *const STREAM[] = { "stdout", "stderr" };
+enum { LOG_NOT_YET = -2 };  /* an exec's log_fd before its first byte */
+static int exec_log(struct session *se, size_t k);
 
 /* n bytes exec k wrote on stream j: to its log (within the job's output limit), and to its
  * caller while it waits. */
@@ -421,6 +431,8 @@ static void exec_output(struct session *se, size_t k, int j, const char *b, size
 {
 	struct xec *x = se->x[k];
 	size_t pass = sup_output_pass(se->h.u, n);
+	if (pass && x->log_fd == LOG_NOT_YET)
+		x->log_fd = exec_log(se, k);  /* made at the first byte: a silent exec makes no file */
 	if (pass && x->log_fd >= 0 && write_all(x->log_fd, b, pass) < 0)
 		closep(&x->log_fd);
 	if (x->conn < 0 || x->state != XS_RUNNING)
@@ -518,8 +530,9 @@ static void exec_finish(struct session *se, size_t k, enum xstate st, char *caus
 			conn_json(se, c, end);
 		}
 		se->conns[c]->exec = -1;
-		se->conns[c]->closing = true;
+		se->conns[c]->closing = !se->conns[c]->keep;
 		conn_flush(se, c);
+		conn_next(se, c);
 	}
 	for (int j = 0; j < 2; j++) {
 		free(x->buf[j]);
@@ -631,7 +644,7 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	clock_gettime(CLOCK_REALTIME, &x->started);
 	se->x = xrealloc(se->x, (se->n_x + 1) * sizeof *se->x);
 	se->x[se->n_x++] = x;
-	x->log_fd = exec_log(se, k);
+	x->log_fd = LOG_NOT_YET;
 	se->running++;
 	se->changes++;
 	se->last_active = now_s(se);
@@ -693,6 +706,7 @@ static void on_request_json(struct session *se, long i, json_t *req)
 	const char *why;
 	if (session_parse_exec(req, &rq, &why) < 0)
 		return conn_refuse(se, i, 400, why);
+	se->conns[i]->keep = rq.keep;
 	if (se->running >= SESSION_EXECS_MAX) {
 		exec_req_free(&rq);
 		_cleanup_free_ char *w = xasprintf("%d execs already run in this session at once; wait for one to end", SESSION_EXECS_MAX);
@@ -727,8 +741,8 @@ static void on_conn(struct session *se, long i, uint32_t events)
 		conn_close(se, i);  /* the caller is gone */
 		return;
 	}
-	if (c->exec >= 0 || c->closing)
-		return;  /* one request a connection (what follows is read and dropped) */
+	if (c->closing || (c->exec >= 0 && !c->keep))
+		return;  /* one request a connection (what follows is read and dropped), unless keep-alive */
 	if (c->in_len + (size_t)n > SESSION_REQ_MAX) {
 		_cleanup_free_ char *w = xasprintf("the request is over %d bytes (its stdin included)", SESSION_REQ_MAX);
 		return conn_refuse(se, i, 413, w);
@@ -736,15 +750,27 @@ static void on_conn(struct session *se, long i, uint32_t events)
 	c->in = xrealloc(c->in, c->in_len + (size_t)n + 1);
 	memcpy(c->in + c->in_len, buf, (size_t)n);
 	c->in_len += (size_t)n;
-	char *nl = memchr(c->in, '\n', c->in_len);
+	conn_next(se, i);
+}
+
+/* The next whole request line on connection i, once it waits for no exec; then it is taken
+ * out of what was read (keep-alive: what came after it waits for its turn). */
+static void conn_next(struct session *se, long i)
+{
+	struct conn *c = se->conns[i];
+	char *nl = c && se->open && c->exec < 0 && !c->closing && c->in_len ? memchr(c->in, '\n', c->in_len) : NULL;
 	if (!nl)
 		return;
-	on_request(se, i, c->in, (size_t)(nl - c->in));
-	if (se->conns[i]) {
+	size_t len = (size_t)(nl - c->in);
+	on_request(se, i, c->in, len);
+	if (!(c = se->conns[i]))
+		return;  /* (closed, or the files' now) */
+	c->in_len -= len + 1;
+	memmove(c->in, c->in + len + 1, c->in_len);
+	if (!c->in_len) {
 		/* (done with: a caller whose exec runs long holds no copy of its request) */
-		free(se->conns[i]->in);
-		se->conns[i]->in = NULL;
-		se->conns[i]->in_len = 0;
+		free(c->in);
+		c->in = NULL;
 	}
 }
 
@@ -997,6 +1023,7 @@ uint64_t session_changes(const struct session *se)
 
 void session_close(struct session *se, const char *why)
 {
+	se->open = false;  /* (a kept connection's next request is not started now: refused below) */
 	for (size_t k = 0; k < se->n_x; k++)
 		if (se->x[k]->state == XS_RUNNING)
 			exec_finish(se, k, XS_INTERRUPTED, xstrdup(why));
@@ -1017,7 +1044,6 @@ void session_close(struct session *se, const char *why)
 		sup_unwatch_close(se->h.u, &se->lfd);
 		unlinkat(se->h.s->rundir_fd, SESSION_SOCK, 0);
 	}
-	se->open = false;
 }
 
 void session_free(struct session *se)

@@ -6,13 +6,15 @@
  *
  * The socket speaks JSON lines. A request, one line of at most SESSION_REQ_MAX bytes:
  *   {"op":"exec","command":[...],"env":["K=V"] or {"K":"V"},"cwd":D,"stdin":TEXT,
- *    "timeout":"30s" or ms,"stream":bool}     (stdin's text may hold \u0000; no other string)
+ *    "timeout":"30s" or ms,"stream":bool,"keep":bool}  (stdin's text may hold \u0000; no other string)
  *   {"op":"end"}                              answered {"ended":true}
  * An exec's answer without stream: one line {"exec":N,"exit_code","signal","cause","stdout",
  * "stderr","stdout_truncated","stderr_truncated","duration_ms"} (each stream at most
  * SESSION_OUT_MAX bytes, invalid UTF-8 shown as U+FFFD); with stream: {"exec":N} first, then
  * for each chunk of output a line {"stdout":LEN} or {"stderr":LEN} followed by LEN raw bytes,
- * then {"end":{...the same fields without stdout and stderr}}. A refusal is one line
+ * then {"end":{...the same fields without stdout and stderr}}. The connection closes after
+ * the answer, unless the exec asked "keep": true: then it takes the next request line
+ * (keep-alive; one already sent waits until the exec's answer). A refusal is one line
  * {"error":TEXT,"status":HTTP-STATUS} (400, 403, 409, 413, 429) and the connection closes.
  * The requests read, write and list of the cell's files: job/files.h. */
 #ifndef WARREN_JOB_SESSION_H
@@ -59,6 +61,7 @@ struct exec_req {
 	size_t stdin_len;
 	uint64_t timeout_ms;      /* 0: none (the session's max holds) */
 	bool stream;
+	bool keep;                /* the connection stays open for the next request */
 };
 
 /* Is a session due to end (pure)? lived_s since it was ready, quiet_s since an exec last

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "net/opts.h"
 #include "run/history.h"
 #include "run/id.h"
 #include "run/rundir.h"
@@ -139,6 +140,8 @@ struct server {
 	/* the warm pool (warm.c) */
 	long warm_n, pool_n;   /* cells wanted, cells made or being made */
 	char *warm_work, *warm_image, *warm_job;
+	enum net_mode warm_net;  /* --warm-net: the warm cells' network mode */
+	bool warm_lan;
 	struct warm_cell *pool;
 	int refill_tfd;        /* timerfd: a refill deferred behind a taken cell is due (warm.c) */
 	int64_t refill_after_end_ms; /* no refill before (a run's end was just told: warm.c) */

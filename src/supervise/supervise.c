@@ -429,8 +429,9 @@ static int sup_make_cell(struct sup *u, int control, struct error *err)
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
 	struct limits host_limits = s->limits;
 	u->drv->host_limits(s, &host_limits); /* a VM's cgroup holds qemu: the guest's RAM and its own */
-	int cgr = cgroup_create(&u->cg, cg_name, s->cgroup_path, &host_limits, s->rootless, spec_host_gid(s), err);
+	int cgr = cgroup_create(&u->cg, cg_name, s->cgroup_path, &host_limits, s->warm, s->rootless, spec_host_gid(s), err);
 	free(cg_name);
+	u->cg_made = host_limits;
 	if (cgr < 0)
 		return -EIO;
 	cgroup_mark_owner(&u->cg, s->statedir); /* for gc --orphans, once the state directory is gone */
@@ -543,6 +544,20 @@ static void sup_watch_all(struct sup *u)
 	sup_sample_start(u);
 }
 
+/* A warm cell's claim: its run's limits into the cell's group, its published ports and allow
+ * list into its network, before its job may run. */
+static int sup_claim(struct sup *u, struct error *err)
+{
+	struct limits want = u->s->limits;
+	u->drv->host_limits(u->s, &want);
+	int r = cgroup_claim(&u->cg, &u->cg_made, &want, err);
+	if (r == 0)
+		u->cg_made = want;
+	if (r == 0 && u->s->net.mode != NET_NONE)
+		r = net_claim(&u->net, &u->s->net, err);
+	return r;
+}
+
 int sup_go(struct sup *u, struct error *err)
 {
 	struct cell_spec *s = u->s;
@@ -550,6 +565,8 @@ int sup_go(struct sup *u, struct error *err)
 		/* the run starts now, not when its cell was made */
 		clock_gettime(CLOCK_REALTIME, &u->started);
 		clock_gettime(CLOCK_MONOTONIC, &u->t0);
+		if (sup_claim(u, err) < 0)
+			return sup_fail(u, true, err);
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */
 	u->gitwatch = worktree_watch_start(s->worktree_fd, &u->gitwatch_why);

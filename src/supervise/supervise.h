@@ -60,6 +60,7 @@ struct sup {
 	const struct cell_driver_ops *drv; /* what makes the cell (cell/driver.h) */
 	struct cell cell;
 	struct cgroup cg;
+	struct limits cg_made;     /* the limits cg was made with (a warm cell's claim writes its run's) */
 	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
 	int out_r, err_r;          /* job output pipes (read ends), -1 when closed */
 	int pty;                   /* pty master, -1 when none */

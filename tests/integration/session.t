@@ -17,8 +17,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-# Tests: per mode 41, and 14 over the API.
-plan $(((41 + 14) * 2 + 16))
+# Tests: per mode 41, and 17 over the API.
+plan $(((41 + 17) * 2 + 16))
 
 # job_file NAME: $WORK/NAME.yaml from stdin; its path in JF.
 job_file() {
@@ -226,6 +226,32 @@ EOF
 		"$m a NUL in a command's argument is refused in one line (400)"
 	bounded "${RUNNER[@]}" "$WARREN" exec --via "unix:$SOCK" "$ID" -e K=v -- sh -c 'echo $K; exit 5'
 	is "$RC $OUT" "5 v" "$m warren exec --via exits with the command's status"
+	# keep-alive: one connection to the run's socket, several execs ("keep": true), one after
+	# the other; then two sent at once (the second waits for the first's answer), the last
+	# without keep: the connection closes after its answer
+	"${RUNNER[@]}" "$PY" - "$RD" >"$TEST_SCRATCH/keep.out" 2>&1 <<'PYEOF'
+import json, os, socket, sys
+d = os.open(sys.argv[1], os.O_PATH)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+c.settimeout(20)
+c.connect("/proc/self/fd/%d/session.sock" % d)
+f = c.makefile("rb")
+got = []
+for i in range(3):
+    c.sendall((json.dumps({"op": "exec", "command": ["sh", "-c", "echo %d; exit %d" % (i, i)], "keep": True}) + "\n").encode())
+    a = json.loads(f.readline())
+    got.append("%s:%s" % (a["exit_code"], a["stdout"].strip()))
+print(" ".join(got))
+c.sendall(b'{"op":"exec","command":["sh","-c","sleep 0.2; echo a"],"keep":true}\n{"op":"exec","command":["echo","b"]}\n')
+a, b = json.loads(f.readline()), json.loads(f.readline())
+print(a["stdout"].strip() + b["stdout"].strip(), "closed" if f.readline() == b"" else "open")
+PYEOF
+	is "$(head -1 "$TEST_SCRATCH/keep.out")" "0:0 1:1 2:2" "$m keep-alive: three execs on one connection, each answered in turn" ||
+		diag "$(cat "$TEST_SCRATCH/keep.out")"
+	is "$(sed -n 2p "$TEST_SCRATCH/keep.out")" "ab closed" "$m ... two sent at once answered in order; the one without keep closes it"
+	# the executor ignores signals (its own, the server's SIGPIPE): none is ignored in an exec
+	api POST "/v1/runs/$ID/exec" '{"command": ["grep", "^SigIgn:", "/proc/self/status"]}'
+	is "$(jbody 'd["stdout"]')" "SigIgn:	0000000000000000" "$m an exec ignores no signal" || diag "$BODY"
 	"$PY" -c 'import json; print(json.dumps({"command": ["true"], "stdin": "x" * (1 << 20)}))' >"$TEST_SCRATCH/big.json"
 	chmod 644 "$TEST_SCRATCH/big.json"
 	is "$(api_curl 30 -o /dev/null -w '%{http_code}' -X POST --data-binary @"$TEST_SCRATCH/big.json" "http://warren/v1/runs/$ID/exec")" 413 \

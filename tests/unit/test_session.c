@@ -50,7 +50,7 @@ static void test_parse(void **state)
 		{ "{\"command\":[\"sh\",\"-c\",\"x\"]}", NULL, "sh", NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"ls\"],\"env\":{\"A\":\"1\"},\"cwd\":\"sub\",\"stdin\":\"hi\",\"timeout\":\"30s\",\"stream\":true}", NULL,
 		  "ls", "A=1", "sub", "hi", 30000, true },
-		{ "{\"command\":[\"ls\"],\"env\":[\"B=2\"],\"timeout\":1500}", NULL, "ls", "B=2", NULL, NULL, 1500, false },
+		{ "{\"command\":[\"ls\"],\"env\":[\"B=2\"],\"timeout\":1500,\"keep\":true}", NULL, "ls", "B=2", NULL, NULL, 1500, false },
 		{ "{}", "command must be a non-empty list of strings", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[]}", "command must be a non-empty list of strings", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"a\",1]}", "command must be a non-empty list of strings", NULL, NULL, NULL, NULL, 0, false },
@@ -68,6 +68,7 @@ static void test_parse(void **state)
 		{ "{\"command\":[\"ls\"],\"env\":{\"A\":\"1\\u0000\"}}", "env: each entry must be \"NAME\": \"VALUE\"", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"ls\"],\"env\":[\"A=\\u0000\"]}", "env: each entry must be a string NAME=VALUE", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"ls\"],\"cwd\":\"a\\u0000\"}", "cwd must be a directory's path", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"keep\":1}", "keep must be true or false", NULL, NULL, NULL, NULL, 0, false },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		json_t *j = json_loads(rows[i].json, JSON_ALLOW_NUL, NULL);  /* (as the session reads them) */
@@ -102,6 +103,7 @@ static void test_parse(void **state)
 			assert_int_equal(x.stdin_len, 3);
 			assert_memory_equal(x.stdin_text, "a\0b", 3);
 		}
+		assert_int_equal(x.keep, strstr(rows[i].json, "\"keep\":true") != NULL);
 		exec_req_free(&x);
 	}
 }
