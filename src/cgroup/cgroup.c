@@ -678,6 +678,63 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 	}
 }
 
+/* The CPU time of the processes of the v1 group dir (its cgroup.procs), each process's own
+ * and that of the children it reaped (/proc/PID/stat): a group of more than SAMPLE_PROCS_MAX
+ * is not read (-E2BIG). */
+#define SAMPLE_PROCS_MAX 1024
+static int procs_cpu_ns(const char *dir, uint64_t *ns)
+{
+	_cleanup_free_ char *p = xasprintf("%s/cgroup.procs", dir);
+	_cleanup_free_ char *pids = read_file(p, NULL);
+	if (!pids)
+		return -errno;
+	uint64_t ticks = 0;
+	int n = 0;
+	for (char *t = pids, *end; *t; t = end + (*end == '\n')) {
+		long pid = strtol(t, &end, 10);
+		if (end == t)
+			break;
+		if (++n > SAMPLE_PROCS_MAX)
+			return -E2BIG;
+		char sp[48];
+		snprintf(sp, sizeof sp, "/proc/%ld/stat", pid);
+		_cleanup_free_ char *st = read_file(sp, NULL);
+		const char *rp = st ? strrchr(st, ')') : NULL;  /* its name may hold anything but this */
+		unsigned long long ut, stm, cut, cst;
+		/* after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+		 * utime stime cutime cstime */
+		if (rp && sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut, &stm, &cut,
+				 &cst) == 4)
+			ticks += ut + stm + cut + cst;  /* (one that ended meanwhile: its parent's soon) */
+	}
+	*ns = ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	return 0;
+}
+
+int cgroup_sample(struct cgroup *cg, struct cgroup_sample *out)
+{
+	memset(out, 0, sizeof *out);
+	if (cg->kind == CGROUP_V2 && cg->v2) {
+		out->memory = read_u64(cg->v2, "memory.current");
+		out->cpu_ns = read_key(cg->v2, "cpu.stat", "usage_usec") * 1000;
+		out->have_memory = out->have_cpu = true;
+		return 0;
+	}
+	if (cg->kind != CGROUP_V1 || (!cg->memory && !cg->cpuacct))
+		return -ENOENT;
+	if ((out->have_memory = cg->memory != NULL))
+		out->memory = read_u64(cg->memory, "memory.usage_in_bytes");
+	/* a run's group on v1 is in cpuacct only for a CPU-time limit (create_v1): else its
+	 * processes tell their CPU time */
+	if (cg->cpuacct) {
+		out->cpu_ns = read_u64(cg->cpuacct, "cpuacct.usage");
+		out->have_cpu = true;
+	} else {
+		out->have_cpu = procs_cpu_ns(cg->memory, &out->cpu_ns) == 0;
+	}
+	return 0;
+}
+
 /* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped);
  * the groups below it first (an exec's, execgroup.h), and a v1 freezer's thawed (a frozen
  * process does not die). */

@@ -95,6 +95,15 @@ void cgroup_close_join(struct cgroup *cg);
 /* An empty cgroup that owns nothing (before cgroup_create). */
 void cgroup_init(struct cgroup *cg);
 void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u);
+/* What the run uses now, for its samples (supervise/sample.h): the memory charged to it
+ * (memory.current; v1 memory.usage_in_bytes) and its CPU time so far (cpu.stat, cpuacct.usage;
+ * a v1 group outside cpuacct: its processes' /proc/PID/stat); two reads on v2. 0, or -ENOENT
+ * when it has no group that tells. */
+struct cgroup_sample {
+	bool have_memory, have_cpu;
+	uint64_t memory, cpu_ns;
+};
+int cgroup_sample(struct cgroup *cg, struct cgroup_sample *out);
 /* Of cgroup_usage, the counts that name a limit the kernel enforced: the OOM kills (when
  * memory), the forks the process limit refused (when pids); two reads at most. */
 void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits);

@@ -13,6 +13,7 @@ static const char SERVE_HELP[] =
 	"usage: warren serve [--listen unix:PATH|tcp:ADDR:PORT]... [--slots N] [--state DIR] [--db PATH]\n"
 	"                    [--token-file FILE] [--keep-runs N] [--keep-for D]\n"
 	"                    [--warm N --warm-work DIR [--warm-image NAME] [--warm-net MODE]]\n"
+	"                    [--log-format text|json]\n"
 	"\n"
 	"Run submitted runs in slots behind an HTTP API (docs/api.md): each an ordinary warren run\n"
 	"(a job of this binary, its record in <state>/runs, its row in the history). A kill -9 of\n"
@@ -34,12 +35,14 @@ static const char SERVE_HELP[] =
 	"                         FILE must be mode 0600 and the server user's\n"
 	"  --keep-runs N          keep the records of the newest N ended runs, prune older ones\n"
 	"  --keep-for D           prune the records of runs that ended more than D ago (7d)\n"
-	"  --state DIR, --db PATH the state directory and the history database\n";
+	"  --state DIR, --db PATH the state directory and the history database\n"
+	"  --log-format text|json its lines on stderr, one per run started and ended and per\n"
+	"                         refused request: text (default), or one JSON object a line\n";
 
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_SLOTS, O_STATE, O_DB, O_TOKEN, O_KEEP_RUNS, O_KEEP_FOR, O_HELP, O_WARM, O_WARM_WORK,
-	       O_WARM_IMAGE, O_WARM_NET };
+	       O_WARM_IMAGE, O_WARM_NET, O_LOG_FORMAT };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN }, { "slots", required_argument, NULL, O_SLOTS },
 		{ "state", required_argument, NULL, O_STATE }, { "db", required_argument, NULL, O_DB },
@@ -47,6 +50,7 @@ int cmd_serve(int argc, char **argv)
 		{ "keep-for", required_argument, NULL, O_KEEP_FOR }, { "help", no_argument, NULL, O_HELP },
 		{ "warm", required_argument, NULL, O_WARM }, { "warm-work", required_argument, NULL, O_WARM_WORK },
 		{ "warm-image", required_argument, NULL, O_WARM_IMAGE }, { "warm-net", required_argument, NULL, O_WARM_NET },
+		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct serve_opts o = { 0 };
@@ -77,6 +81,10 @@ int cmd_serve(int argc, char **argv)
 		case O_WARM_IMAGE: o.warm_image = optarg; break;
 		case O_WARM_NET: o.warm_net = optarg; break;
 		case O_DB: o.db = optarg; break;
+		case O_LOG_FORMAT:
+			if (slog_parse_format(optarg, &o.log_format) < 0)
+				return cli_usage_error("serve", "--log-format: '%s'; use text or json", optarg);
+			break;
 		case O_TOKEN: o.token_file = optarg; break;
 		case O_KEEP_RUNS:
 			if (parse_uint(optarg, &n) < 0 || n < 1 || n > 100000000)

@@ -40,8 +40,13 @@ void task_log_flush(struct task_log *l, double now)
 static void times_add(struct task_log *l, size_t n, double now)
 {
 	struct times_line *p = &l->pending;
+	struct timespec at;
+	clock_gettime(CLOCK_REALTIME, &at);
+	/* what waits since TASKLOG_TIMES_MS or more keeps its own time: these bytes are of now */
+	if (p->size && ((int64_t)(at.tv_sec - p->at.tv_sec) * 1000 + (at.tv_nsec - p->at.tv_nsec) / 1000000) >= TASKLOG_TIMES_MS)
+		task_log_flush(l, now);
 	if (!p->size) {
-		clock_gettime(CLOCK_REALTIME, &p->at);
+		p->at = at;
 		p->offset = l->logged;
 	}
 	p->size += n;

@@ -15,7 +15,8 @@ struct sup;
 /* A line of a .times file: the time of a chunk of output, its offset in the log and its size.
  * Chunks are coalesced into one line until TASKLOG_TIMES_BYTES of them or TASKLOG_TIMES_MS
  * since the last line, so a task that writes a byte at a time does not make a line per byte;
- * a .times file stops growing at TASKLOG_TIMES_MAX. */
+ * every byte of a line came within TASKLOG_TIMES_MS of its time (the console shows it on each
+ * log line); a .times file stops growing at TASKLOG_TIMES_MAX. */
 enum { TASKLOG_TIMES_BYTES = 4096, TASKLOG_TIMES_MS = 100, TASKLOG_TIMES_MAX = 1024 * 1024 };
 struct times_line {
 	struct timespec at;

@@ -6,6 +6,7 @@
  * "error". */
 #include "serve/internal.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,8 +18,10 @@
 #include "job/session.h"
 #include "run/record.h"
 #include "serve/console.h"
+#include "serve/slog.h"
 #include "util/fs.h"
 #include "util/units.h"
+#include "util/words.h"
 
 /* The state of one request between the calls libmicrohttpd makes. */
 struct req {
@@ -33,6 +36,27 @@ struct req {
 	int put_fd;            /* PUT /v1/runs/{id}/files: the session's connection its body goes on (files.c) */
 	uint64_t put_left;     /* its bytes still to come */
 };
+
+/* The request this thread answers (libmicrohttpd gives each connection a thread of its own):
+ * what the server's log names when it is refused. */
+static __thread const char *req_method, *req_url;
+
+void api_note_refused(struct MHD_Connection *c, int status, const char *reason)
+{
+	const union MHD_ConnectionInfo *ci = mhd.connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai = mhd.connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct ucred cr = { .uid = (uid_t)-1 };
+	socklen_t len = sizeof cr;
+	char addr[INET6_ADDRSTRLEN] = "";
+	const struct sockaddr *sa = ai ? ai->client_addr : NULL;
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr, sizeof addr);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof addr);
+	else if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		cr.uid = (uid_t)-1;
+	slog_refused(req_method, req_url, status, reason, cr.uid, addr[0] ? addr : NULL);
+}
 
 /* Queue text (taken) with status; close: the connection ends after it (a client refused, or a
  * body left unread). */
@@ -61,9 +85,11 @@ static char *json_text(json_t *j)
 	return body;
 }
 
-/* Answer j (stolen) as JSON with status. */
+/* Answer j (stolen) as JSON with status; one of 400 or more is in the server's log. */
 static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
 {
+	if (status >= 400)
+		api_note_refused(c, status, json_string_value(json_object_get(j, "error")));
 	return send_text(c, status, "application/json", json_text(j));
 }
 
@@ -75,7 +101,8 @@ enum MHD_Result api_json(struct MHD_Connection *c, int status, json_t *j)
 static enum MHD_Result send_error_v(struct MHD_Connection *c, int status, bool close, const char *fmt, va_list ap)
 {
 	char *m = xvasprintf(fmt, ap);
-	enum MHD_Result r = answer(c, status, "application/json", json_text(json_pack("{s:s}", "error", m)), close);
+	api_note_refused(c, status, m);
+	enum MHD_Result r = answer(c, status, "application/json", json_text(json_pack("{s:o}", "error", json_string_lossy(m))), close);
 	free(m);
 	return r;
 }
@@ -213,6 +240,7 @@ static json_t *run_detail(struct server *s, json_t *row, const char *id)
 	json_decref(tasks);
 	json_object_set_new(j, "now_ms", json_integer(history_now_ms()));  /* the clocks of a remote browser */
 	json_object_set_new(j, "logs", log_names(s, id));
+	json_object_set_new(j, "rerun", json_boolean(submit_kept(s, id)));  /* POST .../rerun may run it again */
 	/* where the host reaches the cell (publish): the record's, once the run started */
 	json_t *pub = json_object_get(spec ? spec : result, "published");
 	json_object_set_new(j, "published", json_is_array(pub) ? json_incref(pub) : json_array());
@@ -335,9 +363,12 @@ static enum MHD_Result logs(struct server *s, struct MHD_Connection *c, const ch
 	if (last && parse_uint(last, &l) == 0 && l > offset)
 		offset = l;  /* a reconnecting EventSource resumes after the last event it got */
 	bool follow = fol && strcmp(fol, "0");
+	const char *dl = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "download"), *tm = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "times");
+	bool download = dl && strcmp(dl, "0"), times = tm && strcmp(tm, "0");
 	int status = 200;
 	json_t *e = NULL;
-	struct MHD_Response *r = logs_response(s, id, step, offset, follow, &status, &e);
+	struct MHD_Response *r = download || times ? logs_file(s, id, step, times, download, &status, &e)
+						   : logs_response(s, id, step, offset, follow, &status, &e);
 	if (!r)
 		return send_json(c, status, e);
 	enum MHD_Result ret = mhd.queue_response(c, (unsigned)status, r);
@@ -377,6 +408,11 @@ static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, con
 		return policy(s, c, id);
 	if (!strcmp(what, "files") && get)
 		return serve_files_get(s, c, id);
+	if (!strcmp(what, "rerun") && !strcmp(method, "POST")) {
+		json_t *out = NULL;
+		int st = submit_again(s, w, id, &out);
+		return send_json(c, st, out);
+	}
 	pthread_mutex_lock(&s->mu);
 	if (!strcmp(what, "end") && !strcmp(method, "POST")) {
 		pthread_mutex_unlock(&s->mu);
@@ -547,6 +583,8 @@ enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
 	(void)version;
 	struct listener *l = cls;
 	struct req *rq = *con_cls;
+	req_method = method;
+	req_url = url;
 	if (!rq) {
 		if (!conns_head_in(l->s, c))
 			return MHD_NO;  /* refused or out of time, told so and shut: its head read before */

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "serve/internal.h"
+#include "serve/slog.h"
 #include "util/fs.h"
 
 #define SUBUID_FILE "/etc/subuid"
@@ -147,6 +148,7 @@ static void refuse(struct server *s, struct conn *cn, enum conn_verdict v)
 	if (cn->tcp)
 		inet_ntop(AF_INET6, cn->src.a, addr, sizeof addr);
 	_cleanup_free_ char *why = conn_refusal(v, cn->uid, cn->owner, cn->tcp ? addr : NULL);
+	slog_conn_refused(503, why, cn->uid, cn->tcp ? addr : NULL);
 	cn->refused = true;
 	uncount(s, cn);
 	if (cn->fd >= 0 && cn->head_since_ms)

@@ -59,6 +59,12 @@ static enum MHD_Result answer(struct MHD_Connection *c, int status, const char *
 
 static enum MHD_Result answer_text(struct MHD_Connection *c, int status, const char *text)
 {
+	if (status >= 400) {
+		/* the server's log line: the words after "warren: ", without the newline */
+		const char *p = text + (strncmp(text, "warren: ", 8) ? 0 : 8);
+		_cleanup_free_ char *why = strndup(p, strcspn(p, "\n"));
+		api_note_refused(c, status, why);
+	}
 	return answer(c, status, "text/plain; charset=utf-8", text, strlen(text), false, NULL, NULL);
 }
 

@@ -76,7 +76,10 @@ enum MHD_Result serve_files_get(struct server *s, struct MHD_Connection *c, cons
 static bool put_refused(struct MHD_Connection *c, int status, char *why, enum MHD_Result *ret)
 {
 	struct MHD_Response *r;
-	_cleanup_free_ char *t = json_dumps(json_pack("{s:s}", "error", why), JSON_COMPACT);
+	api_note_refused(c, status, why);  /* in the server's log as every refused request */
+	json_t *j = json_pack("{s:s}", "error", why);
+	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
 	free(why);
 	char *body = xasprintf("%s\n", t ? t : "{}");
 	r = mhd.response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);

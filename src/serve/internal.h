@@ -30,6 +30,7 @@ struct srun {
 	bool ended;            /* its supervisor said how it ended (it writes the record now) */
 	bool warm;             /* given a warm cell */
 	bool cold;             /* ... whose supervisor gave it up: the run started cold */
+	json_t *about;         /* what it runs, for the server's log: {"command": [...]} or {"job": NAME} */
 	struct srun *next;
 };
 
@@ -168,6 +169,9 @@ struct who {
 	bool all;              /* sees every run (root, the server's own user, the token) */
 };
 
+/* api.c: the server's log line of a request refused with status (the request this thread
+ * answers, its peer) */
+void api_note_refused(struct MHD_Connection *c, int status, const char *reason);
 /* api.c: answer j (taken) as JSON with status */
 enum MHD_Result api_json(struct MHD_Connection *c, int status, json_t *j);
 /* exec.c: POST /v1/runs/{id}/exec (its body) and /end, sent on to the run's session; POST
@@ -198,8 +202,8 @@ void server_forget_files(struct server *s, const char *id);
 /* 1-based position of id in the queue, 0 when not queued. Under mu. */
 long server_queue_pos(struct server *s, const char *id);
 struct srun *server_find(struct server *s, const char *id, bool *queued);
-/* Queue a run (takes argv). Under mu. */
-void server_enqueue(struct server *s, const char *id, uid_t owner, char **argv, int64_t submitted_ms);
+/* Queue a run (takes argv and about: what it runs, for the server's log, or NULL). Under mu. */
+void server_enqueue(struct server *s, const char *id, uid_t owner, char **argv, int64_t submitted_ms, json_t *about);
 /* Kill a queued (removed, recorded) or running (SIGTERM as `warren kill`) run; under mu.
  * 0, -ENOENT when not the server's and not live. */
 int server_kill(struct server *s, const char *id, const char *why);
@@ -255,6 +259,11 @@ void warm_recover(struct server *s);
 /* submit.c: POST /v1/runs body -> a queued run; HTTP status and the JSON answer; *end_fd: a
  * warm run's end socket (server_wait_end), or -1 */
 int submit_run(struct server *s, const struct who *w, const char *body, size_t len, json_t **out, int *end_fd);
+/* POST /v1/runs/{id}/rerun: the request of run id (kept as <serve>/<id>.submit.json) submitted
+ * again by w; the HTTP status and the answer (the new run's, with "rerun_of"). */
+int submit_again(struct server *s, const struct who *w, const char *id, json_t **out);
+/* Is the request of run id kept (may it run again)? */
+bool submit_kept(struct server *s, const char *id);
 
 /* conns.c: the caps on connections (conns.h); libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION
  * (cls: the listener) */
@@ -281,6 +290,10 @@ enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
 void api_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t);
 
 /* logs.c: GET /v1/runs/{id}/logs */
+/* ... ?download=1 and ?times=1: the log of step, or its .times (times), whole (its size as it
+ * is now), as a file to save (download: <id>-<n>-<name>.log) or shown */
+struct MHD_Response *logs_file(struct server *s, const char *id, const char *step, bool times, bool download,
+			       int *status, json_t **err);
 struct MHD_Response *logs_response(struct server *s, const char *id, const char *step, uint64_t offset,
 				   bool follow, int *status, json_t **err);
 

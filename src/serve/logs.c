@@ -2,7 +2,8 @@
 /* logs.c - GET /v1/runs/{id}/logs: a step's log (log/<n>-<name>.log of the run's record) from
  * a byte offset, whole (text/plain) or followed as Server-Sent Events: one event per line,
  * its `id:` the byte offset just after that line, so that a client reconnecting with
- * Last-Event-ID (or ?offset=) gets exactly the bytes after the last event it had. */
+ * Last-Event-ID (or ?offset=) gets exactly the bytes after the last event it had; or all of
+ * it as a file to save (?download=1), or its .times (when each chunk of it came, ?times=1). */
 #include "serve/internal.h"
 
 #include <dirent.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CHUNK 65536
@@ -41,8 +44,9 @@ static bool step_matches(const char *file, const char *step)
 	return !strncmp(name, step, l) && !strcmp(name + l, ".log");
 }
 
-/* The log of step (the first one when NULL), opened; -1 when there is none yet. */
-static int open_log(struct server *s, const char *id, const char *step)
+/* The log of step (the first one when NULL), opened; -1 when there is none yet. With name,
+ * its file's name (heap); with times, its .times file instead. */
+static int open_log(struct server *s, const char *id, const char *step, bool times, char **name)
 {
 	_cleanup_free_ char *dir = xasprintf("%s/runs/%s/log", s->sd.path, id);
 	struct dirent **ents = NULL;
@@ -50,8 +54,10 @@ static int open_log(struct server *s, const char *id, const char *step)
 	for (int i = 0; i < n; i++) {
 		size_t l = strlen(ents[i]->d_name);
 		if (fd < 0 && l > 4 && !strcmp(ents[i]->d_name + l - 4, ".log") && step_matches(ents[i]->d_name, step)) {
-			_cleanup_free_ char *p = xasprintf("%s/%s", dir, ents[i]->d_name);
+			_cleanup_free_ char *p = xasprintf("%s/%.*s%s", dir, (int)(l - 4), ents[i]->d_name, times ? ".times" : ".log");
 			fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (fd >= 0 && name)
+				*name = xstrdup(ents[i]->d_name);
 		}
 		free(ents[i]);
 	}
@@ -123,7 +129,7 @@ static void produce(struct sse *e)
 {
 	for (int waited = 0; waited < KEEPALIVE_MS; waited += WAIT_STEP_MS) {
 		if (e->fd < 0)
-			e->fd = open_log(e->s, e->id, e->step);
+			e->fd = open_log(e->s, e->id, e->step, false, NULL);
 		bool live = is_live(e);
 		if (e->fd >= 0 && read_events(e, !live))
 			return;
@@ -168,7 +174,7 @@ static void sse_free(void *cls)
 static struct MHD_Response *whole(struct server *s, const char *id, const char *step, uint64_t offset, int *status,
 				  json_t **err)
 {
-	_cleanup_close_ int fd = open_log(s, id, step);
+	_cleanup_close_ int fd = open_log(s, id, step, false, NULL);
 	if (fd < 0) {
 		*status = 404;
 		*err = json_pack("{s:s}", "error", step ? "no log of that step (yet)" : "no log yet (queued or starting)");
@@ -185,6 +191,48 @@ static struct MHD_Response *whole(struct server *s, const char *id, const char *
 	char o[32];
 	snprintf(o, sizeof o, "%llu", (unsigned long long)offset + (unsigned long long)(got > 0 ? got : 0));
 	mhd.add_header(r, "X-Offset", o);
+	return r;
+}
+
+/* ---- the whole file, to save: streamed as it is read ---- */
+
+static ssize_t file_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	int fd = (int)(intptr_t)cls;
+	ssize_t n = pread(fd, buf, max, (off_t)pos);
+	return n > 0 ? n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void file_free(void *cls)
+{
+	close((int)(intptr_t)cls);
+}
+
+struct MHD_Response *logs_file(struct server *s, const char *id, const char *step, bool times, bool download,
+			       int *status, json_t **err)
+{
+	_cleanup_free_ char *name = NULL;
+	int fd = open_log(s, id, step, times, &name);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		*status = 404;
+		*err = json_pack("{s:s}", "error", times ? "no times of that log (the run kept none, or none yet)"
+						   : step ? "no log of that step (yet)" : "no log yet (queued or starting)");
+		return NULL;
+	}
+	struct MHD_Response *r = mhd.response_from_callback((uint64_t)st.st_size, 65536, file_read, (void *)(intptr_t)fd,
+							    file_free);
+	mhd.add_header(r, "Content-Type", download ? "application/octet-stream" : "text/plain; charset=utf-8");
+	mhd.add_header(r, "X-Content-Type-Options", "nosniff");
+	if (download) {
+		/* <id>-<n>-<name>.log: the name is logname_encode()'s (letters, digits, "_+,-%") */
+		name[strlen(name) - 4] = '\0';
+		_cleanup_free_ char *cd = xasprintf("attachment; filename=\"%s-%s%s\"", id, name, times ? ".times" : ".log");
+		mhd.add_header(r, "Content-Disposition", cd);
+	}
+	*status = 200;
 	return r;
 }
 

@@ -23,10 +23,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "serve/slog.h"
 #include "supervise/gc.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
 #include "util/strv.h"
+#include "util/words.h"
 
 const double LAT_BOUNDS[LAT_BUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30 };
 
@@ -45,8 +47,8 @@ char *server_file(struct server *s, const char *id, const char *suffix)
 
 void server_forget_files(struct server *s, const char *id)
 {
-	static const char *const suffixes[] = { ".out", ".job.json", ".req.json" };
-	for (size_t i = 0; i < 3; i++) {
+	static const char *const suffixes[] = { ".out", ".job.json", ".req.json", ".submit.json" };
+	for (size_t i = 0; i < 4; i++) {
 		_cleanup_free_ char *n = xasprintf("%s%s", id, suffixes[i]);
 		unlinkat(s->dir_fd, n, 0);
 	}
@@ -76,10 +78,11 @@ static void srun_free(struct srun *r)
 {
 	closep(&r->warm_fd);
 	strv_free(r->argv);
+	json_decref(r->about);
 	free(r);
 }
 
-void server_enqueue(struct server *s, const char *id, uid_t owner, char **argv, int64_t submitted_ms)
+void server_enqueue(struct server *s, const char *id, uid_t owner, char **argv, int64_t submitted_ms, json_t *about)
 {
 	struct srun *r = xcalloc(1, sizeof *r);
 	memcpy(r->id, id, RUN_ID_LEN + 1);
@@ -87,6 +90,7 @@ void server_enqueue(struct server *s, const char *id, uid_t owner, char **argv, 
 	r->owner = owner;
 	r->argv = argv;
 	r->submitted_ms = submitted_ms;
+	r->about = about;
 	struct srun **p = &s->queue;
 	while (*p)
 		p = &(*p)->next;
@@ -111,7 +115,10 @@ static void record_end(struct server *s, const char *id, const char *state, cons
 				 .ended_ms = history_now_ms(), .duration_s = -1, .if_live = true };
 	_cleanup_error_ struct error err = { 0 };
 	if (history_end(s->h, id, &e, &err) < 0)
-		fprintf(stderr, "warren serve: %s\n", err.msg);
+		slog_line("error", "%s", err.msg);
+	json_t *row = history_get(s->h, id, &err);
+	slog_run_ended(id, row);
+	json_decref(row);
 }
 
 bool server_live(struct server *s, const char *id)
@@ -208,6 +215,7 @@ static void start_queued(struct server *s, const sigset_t *mask)
 		r->next = s->running;
 		s->running = r;
 		s->busy++;
+		slog_run_started(r->id, r->owner, r->about, NULL);
 		/* the row turns "running" when the run's supervisor starts (its line, folded in by the
 		 * next use of the history: run/history.h) */
 		observe_latency(s, (double)(history_now_ms() - r->submitted_ms) / 1000.0);
@@ -388,6 +396,8 @@ static void reaped(struct server *s, struct srun *r, int status)
 			? xasprintf("its supervisor was killed by signal %d (%s)", WTERMSIG(status), msg)
 			: xstrdup(msg);
 		record_end(s, r->id, "error", NULL, NULL, full);
+	} else {
+		slog_run_ended(r->id, row);
 	}
 	json_decref(row);
 	_cleanup_free_ char *req = server_file(s, r->id, ".req.json");
@@ -421,7 +431,7 @@ static void retention(struct server *s)
 	_cleanup_error_ struct error err = { 0 };
 	char **ids = history_retain(s->h, &s->sd, s->keep_runs, s->keep_for_ms, &err);
 	if (!ids) {
-		fprintf(stderr, "warren serve: %s\n", err.msg);
+		slog_line("error", "%s", err.msg);
 		return;
 	}
 	for (char **id = ids; *id; id++)
@@ -451,8 +461,8 @@ void server_gc(struct server *s, char **ids)
 	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fprintf(stderr, "warren serve: the gc of the runs the last server left did not finish cleanly%s; run 'warren gc --state %s'\n",
-			pid > 0 && WIFSIGNALED(st) ? " (it was killed by a signal)" : "", s->sd.path);
+		slog_line("error", "the gc of the runs the last server left did not finish cleanly%s; run 'warren gc --state %s'",
+			  pid > 0 && WIFSIGNALED(st) ? " (it was killed by a signal)" : "", s->sd.path);
 }
 
 /* The supervisors of a killed server die with it (PR_SET_PDEATHSIG), but one inside a long
@@ -498,7 +508,7 @@ static int recover_running(struct server *s, struct error *err)
 	for (char **id = ids; *id; id++) {
 		_cleanup_close_ int dir = rundir_open(&s->sd, *id, NULL);
 		if (dir >= 0 && !gone_within(dir, RECOVER_WAIT_MS)) {
-			fprintf(stderr, "warren serve: %s is still live (its supervisor outlived the last server); leaving it alone\n", *id);
+			slog_line("warn", "%s is still live (its supervisor outlived the last server); leaving it alone", *id);
 			continue;
 		}
 		record_end(s, *id, "interrupted", "serve",
@@ -512,7 +522,7 @@ static int recover_running(struct server *s, struct error *err)
 		}
 	}
 	if (n)
-		fprintf(stderr, "warren serve: %zu run%s of the last server interrupted; reclaiming them\n", n, n == 1 ? "" : "s");
+		slog_line("warn", "%zu run%s of the last server interrupted; reclaiming them", n, n == 1 ? "" : "s");
 	server_gc(s, dead);
 	free(dead);
 	history_ids_free(ids);
@@ -540,8 +550,9 @@ static int recover_queued(struct server *s, struct error *err)
 			continue;
 		}
 		char **argv = strv_from_json(av, false);
+		json_t *about = json_object_get(req, "about");
 		server_enqueue(s, *id, (uid_t)json_integer_value(json_object_get(req, "owner")), argv,
-			       json_integer_value(json_object_get(req, "submitted_ms")));
+			       json_integer_value(json_object_get(req, "submitted_ms")), about ? json_incref(about) : NULL);
 		json_decref(req);
 	}
 	history_ids_free(ids);
@@ -658,7 +669,7 @@ static char *start_own_listener(struct server *s)
 	_cleanup_error_ struct error err = { 0 };
 	if (start_listener(s, spec, true, &err) == 0)
 		return spec;
-	fprintf(stderr, "warren serve: no socket of root's own (%s); root's requests share the others' queue\n", err.msg);
+	slog_line("warn", "no socket of root's own (%s); root's requests share the others' queue", err.msg);
 	free(spec);
 	return NULL;
 }
@@ -933,6 +944,26 @@ static void loop(struct server *s, int sfd, const sigset_t *mask)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* The server's first line: its slots, state, history and listeners. */
+static void say_started(struct server *s, const struct serve_opts *o, const char *dflt, const char *own)
+{
+	json_t *l = json_array();
+	_cleanup_free_ char *words = xstrdup("");
+	for (size_t i = 0; i < (o->nlisten ? o->nlisten : 1); i++) {
+		const char *spec = o->nlisten ? o->listen[i] : dflt;
+		json_array_append_new(l, json_string_lossy(spec));
+		char *w = xasprintf("%s %s", words, spec);
+		free(words);
+		words = w;
+	}
+	_cleanup_free_ char *mine = own ? xasprintf(" (root's own: %s)", own) : xstrdup("");
+	slog_event("info", "server_started",
+		   json_pack("{s:I,s:s,s:s,s:o,s:s?}", "slots", (json_int_t)s->slots, "state", s->sd.path, "history", s->db,
+			     "listen", l, "own_socket", own),
+		   "%ld slot%s, state %s, history %s, listening on%s%s", s->slots, s->slots == 1 ? "" : "s", s->sd.path,
+		   s->db, words, mine);
+}
+
 int serve_run(const struct serve_opts *o, struct error *err)
 {
 	struct server s = { .dir_fd = -1, .wake = -1, .ep = -1, .refill_tfd = -1, .sd = { .fd = -1, .runs = -1 } };
@@ -949,6 +980,7 @@ int serve_run(const struct serve_opts *o, struct error *err)
 	/* blocked before any thread starts: the listeners' threads inherit it */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	slog_set_format(o->log_format);
 	int r = mhd_load(err);
 	if (r == 0)
 		r = server_open(&s, o, err);
@@ -966,14 +998,9 @@ int serve_run(const struct serve_opts *o, struct error *err)
 	if (r == 0 && sfd < 0)
 		r = error_set(err, errno, "cannot create a signalfd");
 	if (r == 0) {
-		fprintf(stderr, "warren serve: %ld slot%s, state %s, history %s, listening on", s.slots,
-			s.slots == 1 ? "" : "s", s.sd.path, s.db);
-		for (size_t i = 0; i < (o->nlisten ? o->nlisten : 1); i++)
-			fprintf(stderr, " %s", o->nlisten ? o->listen[i] : dflt);
-		if (own)
-			fprintf(stderr, " (root's own: %s)", own);
-		fputc('\n', stderr);
+		say_started(&s, o, dflt, own);
 		loop(&s, sfd, &mask);
+		slog_event("info", "server_stopped", NULL, "stopped");
 	}
 	server_close(&s);
 	sigprocmask(SIG_UNBLOCK, &mask, NULL);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "serve/slog.h"
 #include "util/error.h"
 
 struct serve_opts {
@@ -23,6 +24,7 @@ struct serve_opts {
 	const char *warm_image; /* --warm-image NAME: their root (NULL: the host's /) */
 	const char *warm_net;  /* --warm-net MODE: their network (NULL: none) */
 	uint64_t keep_for_ms;
+	enum slog_format log_format; /* --log-format: the lines on stderr (slog.h) */
 };
 
 /* Serve until SIGTERM or SIGINT. 0, or -errno with err. */

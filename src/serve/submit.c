@@ -19,6 +19,7 @@
 #include "image/store.h"
 #include "job/jobfile.h"
 #include "util/fs.h"
+#include "serve/slog.h"
 #include "util/strv.h"
 
 static const char *const FIELDS[] = { "command", "job", "env", "limits", "worktree", "rootfs", "image", "net", "publish",
@@ -250,7 +251,8 @@ static int check_net(const struct job *job, bool command, json_t **out)
 /* The job's text (a command's job made of it) checked as `warren job run` will, as the job
  * file <serve>/<id>.job.json, which is not written yet (a cold start writes it: job_file_write;
  * a warm cell gets the text itself); 0 or 400 with the first mistake. */
-static int make_job(struct server *s, const char *id, json_t *req, json_t **out, char **path, char **text_out)
+static int make_job(struct server *s, const char *id, json_t *req, json_t **out, char **path, char **text_out,
+		    json_t **about)
 {
 	json_t *jt = json_object_get(req, "job");
 	char *text;
@@ -279,6 +281,10 @@ static int make_job(struct server *s, const char *id, json_t *req, json_t **out,
 		return 400;
 	}
 	int st = check_net(&job, !jt, out);
+	/* what it runs, for the server's log */
+	*about = jt ? json_pack("{s:s?}", "job", job.name) : json_pack("{s:O}", "command", json_object_get(req, "command"));
+	if (json_is_string(json_object_get(req, "name")))
+		json_object_set(*about, "name", json_object_get(req, "name"));
 	job_free(&job);
 	if (st) {
 		free(text);
@@ -364,12 +370,13 @@ static int check_meta(json_t *req, json_t **out)
 	return 0;
 }
 
-static void save_request(struct server *s, const char *id, char **argv, uid_t owner, int64_t ms)
+static void save_request(struct server *s, const char *id, char **argv, uid_t owner, int64_t ms, json_t *about)
 {
 	json_t *a = json_array();
 	for (char **p = argv; *p; p++)
 		json_array_append_new(a, json_string(*p));
-	json_t *j = json_pack("{s:o,s:I,s:I}", "argv", a, "owner", (json_int_t)owner, "submitted_ms", (json_int_t)ms);
+	json_t *j = json_pack("{s:o,s:I,s:I,s:O?}", "argv", a, "owner", (json_int_t)owner, "submitted_ms", (json_int_t)ms,
+			      "about", about);
 	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
 	_cleanup_free_ char *name = xasprintf("%s.req.json", id);
 	write_file_atomic_at(s->dir_fd, name, t, strlen(t), 0600);
@@ -394,7 +401,7 @@ static int give_warm(struct server *s, struct warm_cell *wc, char **file, const 
 /* Give the checked run of req (id, its job *file) a ready warm cell of its shape (its id then
  * the cell's), or queue it for a cold start, with its row: the HTTP status, *out the answer. */
 static int start_run(struct server *s, const struct who *w, json_t *req, char *id, char **file_, const char *text,
-		     json_t **out, int *end_fd)
+		     json_t *about, json_t **out, int *end_fd)
 {
 	char *file = *file_;
 	/* without a warm pool the run starts cold: its job file is written before the lock (the
@@ -448,14 +455,15 @@ static int start_run(struct server *s, const struct who *w, json_t *req, char *i
 	r = r < 0 ? error_set(&err, -r, "the server cannot write the job file") : history_begin(s->h, &hr, &err);
 	if (wc) {
 		if (r < 0)
-			fprintf(stderr, "warren serve: %s: %s (it runs all the same)\n", id, err.msg);
+			slog_line("warn", "%s: %s (it runs all the same)", id, err.msg);
 		warm_row_written(s, id);
+		slog_run_started(id, w->uid, about, "warm");
 		r = 0;
 		s->submitted++;
 		*out = json_pack("{s:s,s:s,s:n,s:s}", "id", id, "state", "running", "queue_position", "start", "warm");
 	} else if (r == 0) {
-		save_request(s, id, argv, w->uid, now);
-		server_enqueue(s, id, w->uid, argv, now);
+		save_request(s, id, argv, w->uid, now, about);
+		server_enqueue(s, id, w->uid, argv, now, json_incref(about));
 		argv = NULL;
 		s->submitted++;
 		s->cold_started++;
@@ -492,14 +500,47 @@ int submit_run(struct server *s, const struct who *w, const char *body, size_t l
 		st = check_cell(s, req, out);
 	char id[RUN_ID_LEN + 1];
 	_cleanup_free_ char *file = NULL, *text = NULL;
+	json_t *about = NULL;
 	if (!st && run_id_new(id) < 0) {
 		*out = json_pack("{s:s}", "error", "cannot make a run id");
 		st = 500;
 	}
 	if (!st)
-		st = make_job(s, id, req, out, &file, &text);
+		st = make_job(s, id, req, out, &file, &text, &about);
 	if (!st)
-		st = start_run(s, w, req, id, &file, text, out, end_fd);
+		st = start_run(s, w, req, id, &file, text, about, out, end_fd);
+	/* the request as it came, for a run of it again (POST /v1/runs/{id}/rerun): private as
+	 * the job file is (its env: may hold a secret) */
+	_cleanup_free_ char *kept = st == 201 ? xasprintf("%s.submit.json", id) : NULL;
+	int wr = kept ? write_file_atomic_at(s->dir_fd, kept, body, len, 0600) : 0;
+	if (wr < 0)
+		slog_line("warn", "%s: cannot keep its request (%s); it cannot be run again", id, strerror(-wr));
+	json_decref(about);
 	json_decref(req);
+	return st;
+}
+
+bool submit_kept(struct server *s, const char *id)
+{
+	_cleanup_free_ char *kept = xasprintf("%s.submit.json", id);
+	return faccessat(s->dir_fd, kept, F_OK, 0) == 0;
+}
+
+int submit_again(struct server *s, const struct who *w, const char *id, json_t **out)
+{
+	_cleanup_free_ char *kept = xasprintf("%s.submit.json", id);
+	size_t len = 0;
+	_cleanup_free_ char *body = read_file_at(s->dir_fd, kept, &len);
+	if (!body) {
+		*out = json_pack("{s:s}", "error", errno == ENOENT
+				 ? "this server kept no request of that run (it was not submitted to it, or before it kept them); submit it again with POST /v1/runs"
+				 : "the server cannot read the request it kept of that run");
+		return errno == ENOENT ? 409 : 500;
+	}
+	int end_fd = -1;
+	int st = submit_run(s, w, body, len, out, &end_fd);
+	closep(&end_fd);
+	if (st == 201)
+		json_object_set_new(*out, "rerun_of", json_string(id));
 	return st;
 }

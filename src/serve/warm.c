@@ -7,6 +7,7 @@
  * every supervisor dies with it (PR_SET_PDEATHSIG), every cell with its supervisor, and what
  * is left on disk (run directory, cgroup) is reclaimed by the next server (`warren gc`). */
 #include "serve/internal.h"
+#include "serve/slog.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -93,7 +94,7 @@ void warm_fill(struct server *s, const sigset_t *mask)
 		return;
 	while (s->warm_n && s->pool_n < s->warm_n && !s->stopping)
 		if (warm_start(s, mask) < 0) {
-			fprintf(stderr, "warren serve: cannot start a warm cell: %s\n", strerror(errno));
+			slog_line("warn", "cannot start a warm cell: %s", strerror(errno));
 			break;
 		}
 }
@@ -233,8 +234,8 @@ static void warm_message(struct server *s, struct warm_cell *w, struct srun *r, 
 	}
 	if (r && json_object_get(m, "cold")) {
 		r->cold = true;
-		fprintf(stderr, "warren serve: %s: the warm cell did not fit, started cold: %s\n", r->id,
-			json_string_value(json_object_get(m, "cold")));
+		slog_line("warn", "%s: the warm cell did not fit, started cold: %s", r->id,
+			  json_string_value(json_object_get(m, "cold")));
 		/* the others were made the same way (its image changed since): new ones replace them */
 		warm_discard_all(s);
 	}
@@ -289,8 +290,8 @@ static void warm_gc(struct server *s, const char *id)
 	sigset_t all;
 	sigfillset(&all);
 	if (server_spawn(argv, STDERR_FILENO, -1, getpid(), &all) < 0)
-		fprintf(stderr, "warren serve: cannot start 'warren gc --state %s %s' for a failed warm cell: %s; run it by hand\n",
-			s->sd.path, id, strerror(errno));
+		slog_line("warn", "cannot start 'warren gc --state %s %s' for a failed warm cell: %s; run it by hand",
+			  s->sd.path, id, strerror(errno));
 }
 
 bool warm_reaped(struct server *s, pid_t pid)
@@ -307,9 +308,9 @@ bool warm_reaped(struct server *s, pid_t pid)
 	}
 	if (!s->stopping && !w->discarded) {
 		_cleanup_free_ char *why = server_console_error(s, w->id);
-		fprintf(stderr, "warren serve: a warm cell failed: %s\n", why);
+		slog_line("warn", "a warm cell failed: %s", why);
 		if (++s->warm_failed >= 3) {
-			fprintf(stderr, "warren serve: three warm cells in a row failed; no more are made (runs start cold)\n");
+			slog_line("warn", "three warm cells in a row failed; no more are made (runs start cold)");
 			s->warm_n = 0;
 		}
 		warm_gc(s, w->id);
@@ -397,7 +398,7 @@ void warm_recover(struct server *s)
 		closedir(d);
 	if (!n)
 		return;
-	fprintf(stderr, "warren serve: reclaiming %zu warm cell%s the last server left\n", n, n == 1 ? "" : "s");
+	slog_line("warn", "reclaiming %zu warm cell%s the last server left", n, n == 1 ? "" : "s");
 	server_gc(s, ids);
 	for (size_t i = 0; i < n; i++) {
 		server_forget_files(s, ids[i]);

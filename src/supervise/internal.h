@@ -77,6 +77,14 @@ void sup_watch_limits(struct sup *u);
 /* The wall-clock limit's timer fired. */
 void sup_time_limit(struct sup *u);
 
+/* ---- sample.c ---- */
+
+/* The samples begin (the job is let go), one is taken (the timer fired), the series goes into
+ * the record's *extra ("samples"). */
+void sup_sample_start(struct sup *u);
+void sup_sample(struct sup *u);
+void sup_sample_record(struct sup *u, json_t **extra);
+
 /* ---- outcome.c ---- */
 
 /* How the run ended, and what it used, into r. */

@@ -232,6 +232,10 @@ bool sup_dispatch(struct sup *u, const struct epoll_event *ev)
 		if (read(u->watch_tfd, &exp, sizeof exp) >= 0 && !u->init_gone)
 			sup_watch_limits(u);
 		break;
+	case EV_SAMPLE:
+		if (read(u->sample_tfd, &exp, sizeof exp) >= 0 && !u->init_gone)
+			sup_sample(u);
+		break;
 	case EV_NET:
 		net_dispatch(&u->net);
 		break;
@@ -336,6 +340,7 @@ static void sup_close(struct sup *u)
 	closep(&u->watch_tfd);
 	closep(&u->grace_tfd);
 	closep(&u->helper_tfd);
+	closep(&u->sample_tfd);
 	for (size_t i = 0; u->helper_pfds && i < u->cell.n_helpers; i++)
 		closep(&u->helper_pfds[i]);
 	free(u->helper_pfds);
@@ -383,7 +388,9 @@ static int sup_loop_fds(struct sup *u, struct error *err)
 	u->watch_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	u->grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	u->helper_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (u->ep < 0 || u->sfd < 0 || u->wall_tfd < 0 || u->watch_tfd < 0 || u->grace_tfd < 0 || u->helper_tfd < 0)
+	u->sample_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (u->ep < 0 || u->sfd < 0 || u->wall_tfd < 0 || u->watch_tfd < 0 || u->grace_tfd < 0 || u->helper_tfd < 0 ||
+	    u->sample_tfd < 0)
 		return error_set(err, errno, "cannot create the supervisor's event loop (epoll, signalfd, timerfd)");
 	return 0;
 }
@@ -470,7 +477,7 @@ int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *e
 {
 	*u = (struct sup){ .s = s, .drv = cell_driver_for(s->driver), .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
 			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1,
-			   .log.fd = -1 };
+			   .log.fd = -1, .sample_tfd = -1 };
 	u->cell.pid = -1;
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.take_fd = -1;
 	u->cell.netns_sock = -1;
@@ -534,6 +541,7 @@ static void sup_watch_all(struct sup *u)
 	}
 	if (s->limits.cpu_ms || s->limits.pids || s->limits.memory)
 		sup_arm(u->watch_tfd, WATCH_MS, WATCH_MS);
+	sup_sample_start(u);
 }
 
 /* A warm cell's claim: its run's limits into the cell's group, its published ports and allow
@@ -644,6 +652,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 		worktree_git_check(s->worktree_fd, s->id, s->rundir, &u->released_at, u->gitwatch, u->gitwatch_why,
 				   &extra, o->quiet);
 
+	sup_sample_record(u, &extra);
 	sup_timings_record(u, &extra);
 	char *json = record_result_json(s, &res, extra);
 	json_decref(extra);

@@ -19,13 +19,15 @@
 #include "net/net.h"
 #include "run/record.h"
 #include "supervise/refused.h"
+#include "supervise/sample.h"
 #include "util/error.h"
 
 enum { EV_PIDFD = 1, EV_REPORT, EV_SIGNAL, EV_WALL, EV_WATCH, EV_GRACE, EV_OUT, EV_ERR, EV_IN, EV_PTY,
        EV_NET /* the run's DNS resolver (net/net.h) */, EV_WATCH_SOCK, EV_WATCH_WRITES,
        EV_HELPER /* a helper of the cell ended */, EV_HELPER_BOUND,
        EV_SINK_OUT, EV_SINK_ERR /* the caller's stdout, stderr can take what waits for it */,
-       EV_GITWATCH /* what the job changes in the worktree (policy/gitwatch.h) */ };
+       EV_GITWATCH /* what the job changes in the worktree (policy/gitwatch.h) */,
+       EV_SAMPLE /* the run's memory and CPU are sampled (sample.h) */ };
 
 /* The caller's stdout or stderr as the relay of the job's output writes it (relay.c). */
 struct sup_sink {
@@ -131,6 +133,8 @@ struct sup {
 	/* a warm cell's take (sup_go): its init starts the job's only step itself, from the
 	 * EXEC_START its caller sends on the control socket, without the executor */
 	bool take_direct;
+	int sample_tfd;            /* the period of the samples (sample.h) */
+	struct samples samples;    /* the run's memory and CPU over its life, for the record */
 };
 
 struct supervise_opts {

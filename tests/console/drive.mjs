@@ -3,12 +3,15 @@
 // (never a downloaded browser) driven by playwright-core against a running `warren serve`.
 // Prints one line per check: "RESULT <key> <1|0> <detail>"; console.t turns them into TAP.
 // Env: BASE (http://127.0.0.1:PORT), TOKEN, JOB (the id of the job with a limited step),
-// LONG (a long run to kill), SOFT (a job with a tolerated failure and a failed step), SHOTS (directory for screenshots), GO (a file to create when the
-// job's page is open: its first step waits for it).
-import { writeFileSync } from 'node:fs';
+// LONG (a long run to kill), SOFT (a job with a tolerated failure and a failed step), FAIL (a
+// job whose second step failed), CMD (a command's run), PLAIN (a plain `warren run` in the
+// server's state), STATE (the server's state directory: the records to compare with), SHOTS
+// (directory for screenshots), GO (a file to create when the job's page is open: its first
+// step waits for it).
+import { readFileSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
-const { BASE, TOKEN, JOB, LONG, SOFT, SHOTS, GO } = process.env;
+const { BASE, TOKEN, JOB, LONG, SOFT, FAIL, CMD, PLAIN, STATE, SHOTS, GO } = process.env;
 const result = (key, ok, detail = '') =>
   console.log(`RESULT ${key} ${ok ? 1 : 0} ${String(detail).replace(/\s+/g, ' ').slice(0, 400)}`);
 
@@ -57,6 +60,7 @@ try {
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('response', (r) => { if (r.status() >= 400) errors.push(`(${r.status()} ${r.url().replace(BASE, '')})`); });
   await check('login', async () => {
     const r = await page.goto(BASE + '/?token=' + encodeURIComponent(TOKEN));
     const c = (await ctx.cookies()).find((x) => x.name === 'warren_token');
@@ -71,6 +75,14 @@ try {
     const tags = await row.locator('td.name i').count();
     return { ok: name === 'console <i>demo</i>' && tags === 0 && lab.includes('suite=console'),
       detail: `name ${JSON.stringify(name)} (elements in it: ${tags}) labels ${lab}` };
+  });
+  await check('command_column', async () => {
+    await page.locator(`#runs tr[data-id="${CMD}"]`).waitFor({ timeout: 15000 });
+    const c = await page.locator(`#runs tr[data-id="${CMD}"] td.command`).textContent();
+    const j = await page.locator(`#runs tr[data-id="${JOB}"] td.command`).textContent();
+    const head = await page.locator('#runs thead th').allTextContents();
+    return { ok: c === "$ sh -c 'echo from a command'" && j === 'job' && head.includes('command'),
+      detail: `command ${JSON.stringify(c)} job ${JSON.stringify(j)} columns ${head}` };
   });
   await page.screenshot({ path: `${SHOTS}/1-runs-list.png`, fullPage: true });
 
@@ -145,6 +157,55 @@ try {
     const lines = (await page.locator('#log').textContent()).split('\n').filter((l) => l.startsWith('tick ')).length;
     return { ok: red.includes('red') && selected === '1' && lines === 3, detail: `red ${JSON.stringify(red)} tab ${selected} tick lines ${lines}` };
   });
+  // ---- each line's time: the .times of the record (when the chunk holding its first byte came)
+  const logFile = `${STATE}/runs/${JOB}/log/1-colours.log`;
+  await check('log_times', async () => {
+    const bytes = readFileSync(logFile);
+    const off = bytes.indexOf(Buffer.from('tick 1\n'));
+    const chunks = readFileSync(logFile.replace(/\.log$/, '.times'), 'utf8').trim().split('\n').map((l) => l.split(' '));
+    const c = chunks.find(([, o, n]) => Number(o) <= off && off < Number(o) + Number(n));
+    const want = c ? new Date(c[0]).toISOString() : 'none';
+    const line = page.locator('#log .ln', { hasText: 'tick 1' });
+    const ts = await line.getAttribute('data-ts');
+    const shown = await line.evaluate((e) => [getComputedStyle(e, '::before').content, e.dataset.t]);
+    const all = await page.locator('#log .ln').evaluateAll((ls) => ls.length > 0 && ls.every((l) => /^\d\d:\d\d:\d\d\.\d\d\d$/.test(l.dataset.t)));
+    const text = await page.locator('#log').textContent();
+    // the ticks were written 0.4 s apart: their times say so (each chunk's bytes within 100 ms of its time)
+    const at = [];
+    for (const k of [1, 2, 3]) at.push(Date.parse(await page.locator('#log .ln', { hasText: `tick ${k}` }).getAttribute('data-ts')));
+    const apart = at[1] - at[0] >= 300 && at[2] - at[1] >= 300;
+    return { ok: ts === want && shown[0] === `"${shown[1]}"` && all && !/\d\d:\d\d:\d\d\.\d\d\d/.test(text) && apart,
+      detail: `tick 1 at byte ${off}: data-ts ${ts}, .times ${want}; shown ${shown[0]}; every line timed ${all}; ticks ${at[1] - at[0]} and ${at[2] - at[1]} ms apart` };
+  });
+  await check('log_search', async () => {
+    const total = await page.locator('#log .ln').count();
+    await page.locator('#log-search').fill('TICK 2');
+    await page.waitForFunction(() => document.querySelectorAll('#log .ln:not(.nomatch)').length === 1, null, { timeout: 5000 });
+    const vis = await page.locator('#log .ln:not(.nomatch)').textContent();
+    const count = await page.locator('#log-search-count').textContent();
+    await page.screenshot({ path: `${SHOTS}/3b-log-search.png`, fullPage: true });
+    await page.locator('#log-search').fill('');
+    await page.waitForFunction((n) => document.querySelectorAll('#log .ln:not(.nomatch)').length === n, total, { timeout: 5000 });
+    return { ok: vis === 'tick 2\n' && count === '1 matching line' && total > 3, detail: `${JSON.stringify(vis)} (${count}) of ${total}` };
+  });
+  await check('log_download', async () => {
+    const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 10000 }), page.locator('#log-download').click()]);
+    const got = readFileSync(await dl.path());
+    const want = readFileSync(logFile);
+    return { ok: got.equals(want) && dl.suggestedFilename() === `${JOB}-1-colours.log`,
+      detail: `${got.length} bytes (the record's: ${want.length}, the same ${got.equals(want)}) as ${dl.suggestedFilename()}` };
+  });
+  await check('resource_graph', async () => {
+    const sm = JSON.parse(readFileSync(`${STATE}/runs/${JOB}/result.json`, 'utf8')).samples;
+    const n = sm.points.length;
+    const mem = await page.locator('#resources figure.memory').getAttribute('data-points');
+    const cpu = await page.locator('#resources figure.cpu').getAttribute('data-points');
+    const drawn = await page.locator('#resources svg.memory polyline').getAttribute('points');
+    const box = await page.locator('#resources svg.memory').boundingBox();
+    return { ok: n >= 5 && mem === String(n) && cpu === String(n - 1) && drawn.trim().split(/\s+/).length === n && box.width > 100,
+      detail: `${n} samples; memory points ${mem}, CPU points ${cpu}, polyline ${drawn.slice(0, 80)}` };
+  });
+  await page.screenshot({ path: `${SHOTS}/3c-run-resources.png`, fullPage: true });
   await check('list_cause_prominent', async () => {
     await page.goto(BASE + '/#/');
     const cause = page.locator(`#runs tr[data-id="${JOB}"] td.cause.strong`);
@@ -166,7 +227,7 @@ try {
     await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 0, null, { timeout: 10000 });
     await page.locator('#filter-label').fill('');
     await page.locator('#filter-label').press('Enter');
-    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 3, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 6, null, { timeout: 10000 });
     return true;
   });
 
@@ -191,6 +252,12 @@ try {
     return { ok: /step 3 test: exit 1/.test(banner) && mark === '⚠' && /tolerated/.test(status) && testTolerated === 0 && testStatus === 'failed',
       detail: `banner ${banner}; flaky ${mark} ${status}; test ${testStatus} (tolerated rows ${testTolerated})` };
   });
+  await check('failed_log_not_tolerated', async () => {
+    await page.locator('#log-tabs a.selected').waitFor({ timeout: 10000 });
+    const tab = await page.locator('#log-tabs a.selected').getAttribute('data-log');
+    const row = await page.locator('#steps tr.step.selected').getAttribute('data-step');
+    return { ok: tab === '3' && row === 'test', detail: `tab ${tab} row ${row}` };
+  });
   await page.screenshot({ path: `${SHOTS}/4b-run-failed-step.png`, fullPage: true });
 
   // ---- the kill button stops a long run; the cause says so
@@ -205,6 +272,43 @@ try {
     return { ok: /kill/.test(banner) && hidden, detail: `banner: ${banner}; button hidden ${hidden}` };
   });
   await page.screenshot({ path: `${SHOTS}/5-run-killed.png`, fullPage: true });
+
+  // ---- a failed job: its failed step's log is the one open; the re-run button runs it again
+  await page.goto(`${BASE}/#/runs/${FAIL}`);
+  await check('failed_log_opened', async () => {
+    await page.locator('#log-tabs a.selected').waitFor({ timeout: 10000 });
+    await logHas('about to fail');
+    const tab = await page.locator('#log-tabs a.selected').getAttribute('data-log');
+    const row = await page.locator('#steps tr.step.selected').getAttribute('data-step');
+    const text = await page.locator('#log').textContent();
+    return { ok: tab === '2' && row === 'breaks' && !text.includes('first ok'), detail: `tab ${tab} row ${row} log ${JSON.stringify(text)}` };
+  });
+  await page.screenshot({ path: `${SHOTS}/6-run-failed-step.png`, fullPage: true });
+  await check('rerun', async () => {
+    await page.locator('#rerun:not([hidden])').click();
+    await page.waitForFunction((id) => /^#\/runs\/run_/.test(location.hash) && !location.hash.includes(id), FAIL, { timeout: 15000 });
+    const again = /run_[0-9A-Z]{26}/.exec(await page.evaluate(() => location.hash))[0];
+    try {
+      await page.locator('#steps tr.step[data-step="breaks"][data-status="failed"]').waitFor({ timeout: 30000 });
+    } finally {
+      await page.screenshot({ path: `${SHOTS}/7-rerun.png`, fullPage: true });
+    }
+    await page.goto(BASE + '/#/');
+    const row = page.locator(`#runs tr[data-id="${again}"]`);
+    await row.waitFor({ timeout: 10000 });
+    const name = await row.locator('td.name').textContent();
+    return { ok: name === 'fails', detail: `the new run ${again}: ${name}` };
+  });
+  // ---- a plain `warren run` (not the server's): its one log, output, kept with no .times
+  await page.goto(`${BASE}/#/runs/${PLAIN}`);
+  await check('plain_run_log', async () => {
+    await page.locator('#log-tabs a.selected').waitFor({ timeout: 10000 });
+    await logHas('from a plain run');
+    const tab = await page.locator('#log-tabs a.selected').getAttribute('data-log');
+    const lines = await page.locator('#log .ln').evaluateAll((ls) => ls.map((l) => [l.textContent, l.dataset.t || '']));
+    return { ok: tab === 'output' && lines.length === 1 && lines[0][0] === 'from a plain run\n' && lines[0][1] === '',
+      detail: `tab ${tab} lines ${JSON.stringify(lines)}` };
+  });
   result('no_page_errors', errors.length === 0, errors.join(' | '));
   await ctx.close();
 } finally {

@@ -7,11 +7,15 @@
 # the step's clock and bar advancing, the cause when the limit stops it, the refused write and
 # where to write instead, ANSI colours as spans and markup in a log as text, the logs after a
 # reload, the kill button (cause recorded); issue 34: the step that failed a job named in the
-# list and on its page, a continue-on-error failure marked tolerated. With curl: the headers (CSP, nosniff) and the CSRF
-# check of a cookie's POST. Screenshots are kept in build/test-logs/console/.
+# list and on its page, a continue-on-error failure marked tolerated and its log not the one
+# opened; the command column, the failed step's log open after a failed job, a time on each
+# log line (the record's .times), search, the raw log downloaded byte for byte, the run's
+# memory and CPU drawn from its samples, the re-run button, a plain run's log. With curl: the
+# headers (CSP, nosniff) and the CSRF check of a cookie's POST. Screenshots are kept in
+# build/test-logs/console/.
 . "$(dirname "$0")/../lib.sh"
 
-plan 34
+plan 43
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 [ -x /usr/bin/chromium ] || bail_out "/usr/bin/chromium is needed: apt-get install chromium (scripts/install-deps)"
@@ -90,7 +94,26 @@ steps:
 EOF
 submit "$T/soft.yaml" soft
 SOFT=$ID
-like "$JOB $LONG $SOFT" '^run_[0-9A-Z]{26} run_[0-9A-Z]{26} run_[0-9A-Z]{26}$' "three jobs submitted with curl"
+cat >"$T/fail.yaml" <<'EOF'
+name: fails
+steps:
+  - name: first
+    run: echo first ok
+  - name: breaks
+    run: echo about to fail; exit 3
+  - name: after
+    run: echo never
+EOF
+submit "$T/fail.yaml" fails
+FAIL=$ID
+"$PY" -c 'import json,sys; print(json.dumps({"command": ["sh", "-c", "echo from a command"], "worktree": sys.argv[1], "name": "cmd"}))' \
+	"$WORK" >"$T/req.json"
+CMD=$(curl -s --max-time 20 -H "Authorization: Bearer $TOKEN" --data-binary @"$T/req.json" "$BASE/v1/runs" |
+	"$PY" -c 'import json,sys; print(json.load(sys.stdin).get("id",""))')
+wrun sh -c 'echo from a plain run'   # a plain run of the server's state: its output.log, no .times
+PLAIN=$(basename "$(last_rundir)")
+like "$JOB $LONG $SOFT $FAIL $CMD" '^run_[0-9A-Z]{26} run_[0-9A-Z]{26} run_[0-9A-Z]{26} run_[0-9A-Z]{26} run_[0-9A-Z]{26}$' \
+	"four jobs and a command submitted with curl"
 # live_step ID: "status started_at-set now_ms-set" of the first step, from GET /v1/runs/{id}
 live_step() {
 	curl -s --max-time 10 -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$1" |
@@ -110,7 +133,7 @@ unlike "$page" "<script>|<script [^>]*>[^<]|[[:space:]]on[a-z]+=" "... and no in
 browser_tmp() { find /tmp -maxdepth 1 \( -iname '*playwright*' -o -iname '*chrom*' \) 2>/dev/null | sort; }
 tmp_before=$(browser_tmp)
 GO=$WORK/go   # the driver creates it when it has the run's page open: the job goes on
-export BASE TOKEN JOB LONG SOFT SHOTS GO
+export BASE TOKEN JOB LONG SOFT FAIL CMD PLAIN STATE SHOTS GO
 out=$(cd "$CDIR" && TMPDIR=$T/tmp HOME=$T/home XDG_CONFIG_HOME=$T/home/.config XDG_CACHE_HOME=$T/home/.cache \
 	timeout 240 node drive.mjs 2>"$T/drive.err")
 drc=$?
@@ -130,17 +153,26 @@ res no_token "no token: 401 and no page"
 res wrong_token "a wrong /?token=: 401, no cookie, still no page"
 res login "/?token= once: an HttpOnly SameSite=Strict cookie, then the page"
 res list_shows_run "the runs list shows the job: its name as text (no markup), its label"
+res command_column "... and a command column: a command's words (quoted as a shell would), 'job' for a job"
 res clock_advances "the run page: the limited step's clock advances and its bar fills towards its limit"
 res service_row "... the service has its row: ready, its clock, its ready limit"
 res cause_appears "the cause appears when the step's time limit stops it (step row and run banner)"
 res figures_refused "the record's figures and the refused write with where to write instead"
 res ansi_colours "the colour step's log, followed live: SGR colours (16, 256) and bold as spans, other escapes dropped, markup as text, each line once"
 res reload_keeps_logs "after a reload the log is there again (read from offset 0, then followed), each line once, the same step selected"
+res log_times "each log line shows a time (not part of its text): the record's .times for the chunk it starts in, lines written 0.4 s apart shown 0.4 s apart"
+res log_search "the search box keeps the lines that hold the words (any case), the count said; cleared, all again"
+res log_download "the raw log downloads byte for byte the record's, named <run>-<n>-<step>.log"
+res resource_graph "the run's memory and CPU drawn from result.json's samples (a point each, CPU between two)"
 res list_cause_prominent "the runs list shows the cause prominently for the limited run"
 res list_filter "the runs list filters by state (limit: that run alone) and by label (none matches: no row)"
 res failed_step_list "the runs list names the step that failed a job and its cause, its tolerated failure apart"
 res failed_step_run "the run page: the banner names the failed step; the continue-on-error failure is marked tolerated, not the one that failed the job"
+res failed_log_not_tolerated "... its open log is the step that failed it (3), not the tolerated failure's (2)"
 res kill "the kill button stops the long run and its cause appears"
+res failed_log_opened "a failed job's page opens its failed step's log (not the first step's)"
+res rerun "the re-run button submits the job again: the new run's page, then its row in the list"
+res plain_run_log "a plain warren run's page: its one log (output), its line untimed, no request refused (it keeps no .times)"
 res no_page_errors "no script errors on the page (CSP kept everything working)"
 
 # ---- the record, from the API: the kill is recorded

@@ -19,11 +19,11 @@
 # persistence 20, sh -e and --prefix 3); job file mistakes 32; the parser's bounds 4; the job's
 # own timeout 4, a step cleaning up after it 3; a service dying during the steps 2; a step's
 # output held outside the cell 4; kill RUN --state DIR 2; issue 11's output and conditions, per
-# mode 16 (output limit 6, .times 2, if: 3, continue-on-error 2, a second cancel 3), and their
+# mode 17 (output limit 6, .times 3, if: 3, continue-on-error 2, a second cancel 3), and their
 # job file mistakes 1. Issue 16: warren show of a step, per mode 1; step names, logs, show and
 # job check 15. Issue 34: per mode 11 (the summary line 3, the failed step in the record, show
 # and the history 5, tolerated failures marked apart 3).
-plan $((79 * 2 + 32 + 4 + 4 + 3 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1 + 1 * 2 + 15 + 11 * 2))
+plan $((79 * 2 + 32 + 4 + 4 + 3 + 2 + 4 + 2 + 7 + 6 + 17 * 2 + 1 + 1 * 2 + 15 + 11 * 2))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -782,6 +782,23 @@ YAML
 	ok $? "$M 200,000 1-byte writes: the log holds them all, its .times stays small (${sz} bytes)" || diag "rc $RC"
 	is "$(awk '{ if ($2 != n) bad = 1; n += $3 } END { print n, bad + 0 }' "$RD/log/1-bytes.times")" "200000 0" \
 		"$M ... its lines cover the log: offsets follow each other and the sizes add up to 200000"
+	# issue 34: each byte within 100 ms of its line's time (the console shows it on each log
+	# line): "b" comes 30 ms after "a", "c" 0.6 s later; "c" is not given "b"'s time
+	job_file sparse <<'YAML'
+name: sparse
+steps:
+  - name: sparse
+    run: printf 'a\n'; sleep 0.03; printf 'b\n'; sleep 0.6; printf 'c\n'
+YAML
+	jrun "$JF" --quiet
+	after_job
+	gap=$("$PY" -c '
+import datetime, sys
+ch = [(int(o), int(n), datetime.datetime.fromisoformat(t.replace("Z", "+00:00"))) for t, o, n in (l.split() for l in open(sys.argv[1]))]
+at = lambda off: next(t for o, n, t in ch if o <= off < o + n)
+print("%.2f" % (at(4) - at(0)).total_seconds())' "$RD/log/1-sparse.times" 2>&1)
+	"$PY" -c 'import sys; sys.exit(not float(sys.argv[1]) >= 0.5)' "$gap" 2>/dev/null
+	ok $? "$M a line 0.6 s after the others has its own time in .times (${gap}s after the first)" || diag "$(cat "$RD/log/1-sparse.times")"
 
 	# ---------------------------------------------------------------- if: and continue-on-error
 	job_file conds <<'YAML'

@@ -204,7 +204,7 @@ EOF
 	wr kill "$ID"
 	wait_bg "$xpid" 30
 	is "$RC" 125 "$m an exec that warren kill of its session cut exits 125 ..."
-	grep -q "exec 1: killed by warren kill" "$xerr"; ok $? "$m ... and names the kill"
+	grep -q "exec 1: killed by warren kill" "$xerr"; ok $? "$m ... and names the kill" || diag "$(cat "$xerr")"
 	wait_bg "$JOB_PID" 30
 	nothing_left "$RD" "$m nothing is left of a killed session"
 

@@ -7,7 +7,7 @@
 
 const RUN_ID = /^run_[0-9A-HJKMNP-TV-Z]{26}$/;
 const LOG_MAX_LINES = 20000;  /* a log pane shows its newest lines: the browser stays quick */
-const LOG_MAX_NODES = 60000;
+const LOG_MAX_NODES = 30000;  /* ... and lines followed live (one element each) */
 const ENDED_STRONG = new Set(['limit', 'signaled', 'interrupted', 'error']);
 let view = null;         /* the current view: { stop() } */
 let skew = 0;            /* the server's clock minus ours, ms */
@@ -108,6 +108,26 @@ function runDuration(run) {
   return null;
 }
 
+/* A word as a shell would need it quoted. */
+function shq(w) { return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(w) ? w : "'" + w.replace(/'/g, "'\\''") + "'"; }
+
+/* What a run runs: "$ make test", or "job" and its file (a server's own job file, named by
+ * the run, says nothing more). */
+function commandText(r) {
+  const c = r.command || [];
+  if (r.kind === 'job' || c[0] === 'warren-job') {
+    const f = c[1] || '';
+    return !f || /\/serve\/run_[0-9A-Z]{26}\.job\.json$/.test(f) ? 'job' : 'job ' + f.replace(/^.*\//, '');
+  }
+  return '$ ' + c.map(shq).join(' ');
+}
+
+/* A time as 11:05:37.123 in the browser's zone (a log line's). */
+function clockMs(ms) {
+  const t = new Date(ms), p = (n, w) => String(n).padStart(w || 2, '0');
+  return p(t.getHours()) + ':' + p(t.getMinutes()) + ':' + p(t.getSeconds()) + '.' + p(t.getMilliseconds(), 3);
+}
+
 function labels(obj) {
   const span = el('span', 'labels');
   for (const k of Object.keys(obj || {}).sort()) span.append(el('span', 'label', k + '=' + obj[k]));
@@ -191,18 +211,46 @@ function sgrScan(st, line) {
   }
 }
 
-/* Append one line of a log to frag, SGR state st carried from line to line. */
-function renderLine(frag, st, line) {
+/* Append one line of a log to frag as an element of its own, SGR state st carried from line
+ * to line; ms: when it was written (milliseconds since the epoch, shown before it by the
+ * style sheet, not part of its text), or null. */
+function renderLine(frag, st, line, ms) {
+  const div = document.createElement('div');
+  div.className = 'ln';
+  if (ms) { div.dataset.t = clockMs(ms); div.dataset.ts = new Date(ms).toISOString(); }
   let last = 0, m;
   ESC.lastIndex = 0;
   while ((m = ESC.exec(line)) !== null) {
-    if (m.index > last) frag.append(styled(st, line.slice(last, m.index)));
+    if (m.index > last) div.append(styled(st, line.slice(last, m.index)));
     if (m[2] === 'm' && SGR_PARAMS.test(m[1])) sgr(st, m[1]);
     last = ESC.lastIndex;
     if (m[0].length === 0) ESC.lastIndex++;
   }
-  if (last < line.length) frag.append(styled(st, line.slice(last)));
-  frag.append(document.createTextNode('\n'));
+  if (last < line.length) div.append(styled(st, line.slice(last)));
+  div.append(document.createTextNode('\n'));
+  frag.append(div);
+  return div;
+}
+
+/* The .times of a log ("TIME OFFSET SIZE" a chunk) as sorted chunks; timeAt(chunks, off):
+ * when the chunk holding byte off was written (ms), or null. */
+function parseTimes(text) {
+  const chunks = [];
+  for (const l of text.split('\n')) {
+    const [ts, off, size] = l.split(' ');
+    const ms = Date.parse(ts);
+    if (!isNaN(ms) && off !== undefined) chunks.push([Number(off), Number(size), ms]);
+  }
+  return chunks;
+}
+
+function timeAt(chunks, off) {
+  let lo = 0, hi = chunks.length - 1, k = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (chunks[mid][0] <= off) { k = mid; lo = mid + 1; } else hi = mid - 1;
+  }
+  return k >= 0 && off < chunks[k][0] + chunks[k][1] ? chunks[k][2] : null;
 }
 
 /* ---- the runs list ---- */
@@ -213,7 +261,7 @@ function listView() {
   const table = el('table', 'runs');
   table.id = 'runs';
   const head = el('tr');
-  for (const h of ['status', 'name', 'run', 'cause', 'duration', 'labels', 'started']) head.append(el('th', null, h));
+  for (const h of ['status', 'name', 'command', 'run', 'cause', 'duration', 'labels', 'started']) head.append(el('th', null, h));
   table.append(el('thead', null, head), tbody);
   const note = el('p', 'muted', '');
   /* filters, as the API has them: state and one label */
@@ -244,7 +292,10 @@ function listView() {
       const link = el('a', null, r.id);
       link.href = '#/runs/' + r.id;
       const dur = el('td', 'clock duration', fmtSecs(runDuration(r)));
-      tr.append(el('td', null, stateBadge(r)), el('td', 'name', r.name || ''), el('td', 'id', link),
+      const what = commandText(r);
+      const cmd = el('td', 'command mono', what);
+      cmd.title = what;
+      tr.append(el('td', null, stateBadge(r)), el('td', 'name', r.name || ''), cmd, el('td', 'id', link),
         el('td', 'cause' + (strong && cause ? ' strong' : ''), cause, tol ? el('span', 'tolerated', (cause ? '; ' : '') + tol) : null),
         dur, el('td', null, labels(r.labels)),
         el('td', 'muted when', r.started_at ? when(r.started_at) : r.submitted_at ? 'submitted ' + when(r.submitted_at) : ''));
@@ -320,6 +371,10 @@ function runView(id, wantStep) {
   killBtn.id = 'kill';
   killBtn.hidden = true;
   const killNote = el('span', 'muted');
+  const rerunBtn = el('button', 'secondary', 'Re-run');
+  rerunBtn.id = 'rerun';
+  rerunBtn.hidden = true;
+  rerunBtn.title = 'submit the same job or command again';
   const cmd = el('div', 'mono muted');
   const runClock = el('span', 'clock');
   runClock.id = 'run-clock';
@@ -337,18 +392,61 @@ function runView(id, wantStep) {
   refused.id = 'refused';
   const tabs = el('div', 'tabs');
   tabs.id = 'log-tabs';
+  const resources = el('div', 'resources');
+  resources.id = 'resources';
   const logState = el('span', 'logstate muted');
   const pre = el('pre', 'log');
   pre.id = 'log';
+  const search = el('input');
+  search.id = 'log-search';
+  search.type = 'search';
+  search.placeholder = 'search the log';
+  const searchCount = el('span', 'muted');
+  searchCount.id = 'log-search-count';
+  const download = el('a', 'download', 'raw log ⤓');
+  download.id = 'log-download';
+  download.hidden = true;
+  download.setAttribute('download', '');
   const labelsBox = el('div');
   main.replaceChildren(el('p', null, el('a', null, '← runs')), title,
-    el('div', 'toolbar', badge, runClock, runBar, killBtn, killNote), labelsBox, cmd, banner,
-    el('h2', null, 'Steps and services'), steps, el('h2', null, 'Figures'), figures, refused,
-    el('h2', null, 'Logs ', logState), tabs, pre);
+    el('div', 'toolbar', badge, runClock, runBar, killBtn, rerunBtn, killNote), labelsBox, cmd, banner,
+    el('h2', null, 'Steps and services'), steps, el('h2', null, 'Figures'), figures,
+    el('h2', null, 'Memory and CPU'), resources, refused,
+    el('div', 'toolbar loghead', el('h2', null, 'Logs ', logState), search, searchCount, download), tabs, pre);
   main.querySelector('p a').href = '#/';
 
   let d = null;              /* the last GET /v1/runs/{id} */
   let stopped = false, pollTimer = null, es = null, logName = null, refusedShown = false, stopFlush = null;
+  let resourcesShown = false;
+
+  rerunBtn.addEventListener('click', async () => {
+    rerunBtn.disabled = true;
+    try {
+      const j = await api('/v1/runs/' + id + '/rerun', { method: 'POST', headers: { Accept: 'application/json', 'X-Warren-Console': '1' } });
+      location.hash = '#/runs/' + j.id;
+    } catch (e) {
+      killNote.textContent = e.message;
+      rerunBtn.disabled = false;
+    }
+  });
+
+  /* ---- search: the lines of the log pane that hold the words (any case), the others hidden */
+  let query = '', shown = 0, searchTimer = null;
+  function filterLine(div) {
+    const hit = !query || div.textContent.toLowerCase().includes(query);
+    div.classList.toggle('nomatch', !hit);
+    return hit;
+  }
+  function countShown() {
+    searchCount.textContent = query ? shown + ' matching line' + (shown === 1 ? '' : 's') : '';
+  }
+  function refilter() {
+    query = search.value.trim().toLowerCase();
+    shown = 0;
+    for (const div of pre.children) if (filterLine(div)) shown++;
+    countShown();
+  }
+  search.addEventListener('input', () => { clearTimeout(searchTimer); searchTimer = setTimeout(refilter, 120); });
 
   killBtn.addEventListener('click', async () => {
     killBtn.disabled = true;
@@ -372,11 +470,15 @@ function runView(id, wantStep) {
     const gen = ++logGen;
     logName = name;
     pre.replaceChildren();
+    shown = 0;
+    countShown();
     delete logState.dataset.pruned;
     markLog(name);
     const st = { b: false, d: false, i: false, u: false, inv: false, fg: null, bg: null };
     logState.textContent = 'loading…';
     const base = '/v1/runs/' + id + '/logs?step=' + encodeURIComponent(name);
+    download.href = base + '&download=1';
+    download.hidden = false;
     let offset = 0;
     try {
       offset = await readWhole(base, st, () => gen !== logGen);
@@ -390,29 +492,45 @@ function runView(id, wantStep) {
 
   /* Read the log from offset 0 in plain answers (each at most 16 MiB: X-Offset says where the
    * next starts), whole lines only; show its newest LOG_MAX_LINES lines, the colours of the
-   * others counted. The offset where following it starts. */
+   * others counted, each with the time its .times gives the byte it starts with (a live run's
+   * lines written in the last moment, not in it yet: the time they are read). The offset where
+   * following it starts. */
   async function readWhole(base, st, stale) {
-    let offset = 0, tail = [];
+    let offset = 0, tail = [];   /* [offset, text] of the newest lines */
+    const dec = new TextDecoder();
     for (let i = 0; i < 128; i++) {
       const r = await fetch(base + '&offset=' + offset, { credentials: 'same-origin' });
       const buf = r.ok ? new Uint8Array(await r.arrayBuffer()) : new Uint8Array(0);
       const end = buf.lastIndexOf(10) + 1;  /* the rest comes with the events */
       if (stale()) return offset;
       if (end === 0) break;
-      const lines = new TextDecoder().decode(buf.subarray(0, end)).split('\n');
-      lines.pop();
+      const lines = [];
+      for (let pos = 0; pos < end;) {
+        const nl = buf.indexOf(10, pos);
+        lines.push([offset + pos, dec.decode(buf.subarray(pos, nl))]);
+        pos = nl + 1;
+      }
       tail = tail.length ? tail.concat(lines) : lines;
       if (tail.length > LOG_MAX_LINES) {
-        for (let k = 0; k < tail.length - LOG_MAX_LINES; k++) sgrScan(st, tail[k]);
+        for (let k = 0; k < tail.length - LOG_MAX_LINES; k++) sgrScan(st, tail[k][1]);
         tail = tail.slice(-LOG_MAX_LINES);
         logState.dataset.pruned = '1';
       }
       offset += end;
     }
+    /* a plain warren run (no steps) keeps its output.log with no .times: its lines untimed */
+    const timed = tail.length && d && (d.steps || []).length;
+    let chunks = [];
+    try {
+      const r = timed ? await fetch(base + '&times=1', { credentials: 'same-origin' }) : null;
+      if (r && r.ok) chunks = parseTimes(await r.text());
+    } catch (e) { chunks = []; }
     if (stale()) return offset;
+    const now = d && d.live ? serverNow() : null;
     const frag = document.createDocumentFragment();
-    for (const l of tail) renderLine(frag, st, l);
+    for (const [off, l] of tail) if (filterLine(renderLine(frag, st, l, timeAt(chunks, off) || now))) shown++;
     pre.append(frag);
+    countShown();
     pre.scrollTop = pre.scrollHeight;
     return offset;
   }
@@ -420,7 +538,8 @@ function runView(id, wantStep) {
   function markLog(name) {
     for (const a of tabs.children) a.classList.toggle('selected', a.dataset.log === name);
     for (const tr of stepsBody.querySelectorAll('tr.step')) tr.classList.toggle('selected', tr.dataset.log === name);
-    history.replaceState(null, '', '#/runs/' + id + '/' + encodeURIComponent(name));
+    /* a log chosen stays chosen after a reload; one followed or opened for the run does not */
+    if (chosen) history.replaceState(null, '', '#/runs/' + id + '/' + encodeURIComponent(name));
   }
 
   /* a log pane keeps its newest LOG_MAX_NODES nodes */
@@ -431,6 +550,7 @@ function runView(id, wantStep) {
     drop.setEndBefore(pre.childNodes[pre.childNodes.length - Math.floor(LOG_MAX_NODES * 0.9)]);
     drop.deleteContents();
     logState.dataset.pruned = '1';
+    if (query) refilter();
   }
 
   /* follow the log from offset: lines go on the page at most every 50 ms, one layout per batch */
@@ -447,8 +567,9 @@ function runView(id, wantStep) {
     };
     stopFlush = () => { clearTimeout(flushing); flushing = null; };
     es = new EventSource(base + '&follow=1&offset=' + offset);
+    /* a line followed live carries the time it came (the server's clock) */
     es.onmessage = (ev) => {
-      renderLine(frag, st, ev.data);
+      if (filterLine(renderLine(frag, st, ev.data, serverNow())) && query) { shown++; countShown(); }
       if (!flushing) flushing = setTimeout(flush, 50);
     };
     es.addEventListener('end', (ev) => {
@@ -465,7 +586,9 @@ function runView(id, wantStep) {
     const names = [];
     (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([logNo(s, i), s.name]); });
     for (const l of d.logs || []) if (l.startsWith('service-')) names.push([l, l.replace(/^service-/, 'service ').replace(/\.ready$/, ' (ready check)')]);
-    if (!names.length && (d.logs || []).length) names.push([d.logs[0], d.logs[0]]);
+    /* a plain warren run's one log (output); a step's (n-name) waits for its step's row */
+    const own = (d.logs || []).filter((l) => !/^[0-9]+-/.test(l) && !l.startsWith('service-'));
+    if (!names.length && own.length) names.push([own[0], own[0]]);
     const key = names.map((n) => n[0]).join('\n');
     if (tabs.dataset.key !== key) {
       tabs.dataset.key = key;
@@ -476,9 +599,13 @@ function runView(id, wantStep) {
         return a;
       }));
     }
-    /* follow the running step unless one was chosen */
+    /* follow the running step unless one was chosen; once the run is over, the step that
+     * failed it (the record's failed_step; one let fail, tolerated, is not it) */
     const running = (d.steps || []).findIndex((s) => s.status === 'running');
+    const fs = d.run && d.run.failed_step;
+    const failed = d.live || !fs || !fs.number ? -1 : (d.steps || []).findIndex((s, i) => logNo(s, i) === String(fs.number));
     if (!chosen && running >= 0) openLog(logNo(d.steps[running], running));
+    else if (!chosen && failed >= 0) openLog(logNo(d.steps[failed], failed));
     else if (!logName && names.length) openLog(names[0][0]);
     else if (!logName && !d.live) logState.textContent = 'no log (the run wrote no output)';
   }
@@ -492,6 +619,7 @@ function runView(id, wantStep) {
     document.title = (r.state || '') + ' · ' + (r.name || r.id) + ' · warren';
     badge.replaceChildren(stateBadge(Object.assign({}, r, { queue_position: d.queue_position })));
     killBtn.hidden = !d.live;
+    rerunBtn.hidden = d.live || !d.rerun;
     labelsBox.replaceChildren(labels(r.labels));
     const job = d.result && d.result.job ? d.result.job.name : '';
     cmd.textContent = (r.kind === 'job' ? 'job ' + job : '$ ' + (r.command || []).join(' ')) + (r.worktree ? '   in ' + r.worktree : '');
@@ -583,6 +711,47 @@ function runView(id, wantStep) {
     }));
   }
 
+  /* the record's samples: memory (bytes) and CPU (cores: CPU seconds a second between two
+   * points) over the run's life, two small graphs */
+  function graph(kind, pts, fmt, what) {
+    const W = 360, H = 90, NS = 'http://www.w3.org/2000/svg';
+    const svg = document.createElementNS(NS, 'svg');
+    svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
+    svg.setAttribute('width', W);
+    svg.setAttribute('height', H);
+    svg.setAttribute('class', 'graph ' + kind);
+    const t0 = 0, t1 = Math.max(...pts.map((p) => p[0]), 0.001), top = Math.max(...pts.map((p) => p[1]), 0) || 1;
+    const xy = (p) => ((p[0] - t0) / (t1 - t0) * (W - 4) + 2).toFixed(1) + ',' + (H - 2 - p[1] / top * (H - 6)).toFixed(1);
+    const base = document.createElementNS(NS, 'line');
+    base.setAttribute('x1', 0); base.setAttribute('x2', W); base.setAttribute('y1', H - 1); base.setAttribute('y2', H - 1);
+    const line = document.createElementNS(NS, 'polyline');
+    line.setAttribute('points', pts.map(xy).join(' '));
+    svg.append(base, line);
+    const fig = el('figure', 'graph ' + kind, svg,
+      el('figcaption', null, what + ': ' + (pts.length ? 'at most ' + fmt(top) : 'not told') + ' · 0–' + fmtSecs(t1)));
+    fig.dataset.points = String(pts.length);
+    return fig;
+  }
+
+  function renderResources() {
+    if (resourcesShown) return;
+    if (!d.result) { resources.replaceChildren(el('p', 'muted', d.live ? 'drawn from the record when the run ends' : '-')); return; }
+    resourcesShown = true;
+    const sm = d.result.samples;
+    if (!sm) { resources.replaceChildren(el('p', 'muted', 'not sampled: the run had no cgroup of its own')); return; }
+    const pts = sm.points || [];
+    if (pts.length < 2) { resources.replaceChildren(el('p', 'muted', 'too short to draw: a point every ' + fmtSecs(sm.period_s))); return; }
+    const mem = pts.filter((p) => p.memory_bytes !== null).map((p) => [p.t_s, p.memory_bytes]);
+    const cpu = [];
+    for (let i = 1; i < pts.length; i++) {
+      const a = pts[i - 1], b = pts[i];
+      if (a.cpu_s !== null && b.cpu_s !== null && b.t_s > a.t_s) cpu.push([b.t_s, Math.max(0, (b.cpu_s - a.cpu_s) / (b.t_s - a.t_s))]);
+    }
+    resources.replaceChildren(graph('memory', mem, fmtSize, 'memory'),
+      graph('cpu', cpu, (c) => c.toFixed(2) + ' CPUs', 'CPU'),
+      el('p', 'muted', pts.length + ' points, ' + fmtSecs(sm.period_s) + ' apart'));
+  }
+
   /* the refused writes of the record, each with where to write instead (the policy answer) */
   async function renderRefused() {
     const res = d.result;
@@ -636,6 +805,7 @@ function runView(id, wantStep) {
       renderHead();
       renderSteps();
       renderFigures();
+      renderResources();
       logTabs();
       tick();
       if (!d.live) renderRefused();
