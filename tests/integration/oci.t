@@ -12,33 +12,9 @@
 
 plan 215
 
-BB=$(image_busybox) || bail_out "cannot build the busybox image"
+. "$REPO/tests/oci.sh"
+oci_setup
 CALLER=$REPO/tests/oci-caller.py
-T=$(mktemp -d -p "$TEST_SCRATCH")
-chmod 755 "$T"
-RUNC=$T/warren-runc
-ln -s "$WARREN" "$RUNC"
-
-# bundle DIR ARGS_JSON [PYTHON]: a bundle from `warren-runc spec` with the busybox image as its
-# root, process.args ARGS_JSON, terminal off, then the python statement PYTHON on c.
-bundle() {
-	local d=$1 args=$2 extra=${3:-pass}
-	mkdir_for_mode "$d"
-	# the state directory the bundle's annotation names is one its caller made (cell/gate.h)
-	[ -e "$STATE/runs" ] || "${RUNNER[@]}" "$WARREN" run --state "$STATE" --work none -- true >/dev/null || return 1
-	ln -s "$BB" "$d/rootfs"
-	(cd "$d" && "${RUNNER[@]}" "$RUNC" spec) || return 1
-	"$PY" - "$d/config.json" "$args" "$STATE" <<PYEOF
-import json, sys
-f, args, state = sys.argv[1:4]
-c = json.load(open(f))
-c["process"]["args"] = json.loads(args)
-c["process"]["terminal"] = False
-c["annotations"] = {"warren.state": state, "test": "oci.t"}
-$extra
-json.dump(c, open(f, "w"))
-PYEOF
-}
 
 # caller ID BUNDLE ARGS...: oci-caller.py as the mode's user (OUT: its lines)
 caller() {
