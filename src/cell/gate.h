@@ -17,7 +17,11 @@
  *  - for a root caller, no root file system that is, lies in or holds the home of another
  *    user (the image's idmap would show her files as the run user's);
  *  - the host's own directories stay the host's (a root file system, a read-write worktree or
- *    bind, /proc, /run...: cell/mounts.c's lists). */
+ *    bind, /proc, /run...: cell/mounts.c's lists);
+ *  - a namespace a bundle names to join (linux.namespaces[].path: a pod's network, IPC, UTS or
+ *    PID namespace) is a namespace of the type it names and not the host's own; the host's (named,
+ *    or asked for by leaving the namespace out: hostNetwork, hostIPC, hostPID) only where the
+ *    node's operator allows it in warren.conf (gate_decide_ns, cell/gate_ns.c). */
 #ifndef WARREN_CELL_GATE_H
 #define WARREN_CELL_GATE_H
 
@@ -92,6 +96,10 @@ enum gate_reason {
 	GATE_HOST_PLACE,        /* a bind of /proc, /run, / ... (mount_source_refused) */
 	GATE_HARD_LINKS,        /* a read-write bind of a file with other names */
 	GATE_NOT_STATE,         /* a bundle's state directory that is not an existing one of the caller's */
+	GATE_NS_NOT_NS,         /* a namespace to join: the file is no namespace (or cannot be opened) */
+	GATE_NS_WRONG_TYPE,     /* ... a namespace of another type than named */
+	GATE_NS_HOST,           /* the host's own namespace (named, or the bundle left it out), not allowed */
+	GATE_NS_ROOTLESS,       /* a namespace to join or the host's, for a caller without root */
 };
 
 /* The decision: a pure function of the ask, the use and the facts. */
@@ -120,5 +128,43 @@ int gate_check(int fd, const char *canon, const char *name, const struct gate_as
  * following a last symlink's owner checks (the run opens it again, checked, and asks again). */
 int gate_check_path(const char *path, const struct gate_ask *a, enum gate_use u, const char *const *states,
 		    const char *opt, struct error *err);
+
+/* ---- namespaces (cell/gate_ns.c) ---- */
+
+/* The namespaces a cell may have other than its own: joined by path, or the host's. */
+enum gate_ns_kind { GATE_NS_NET, GATE_NS_IPC, GATE_NS_UTS, GATE_NS_PID, GATE_NS_KINDS };
+
+/* What a namespace a bundle names (or leaves out) is. */
+struct gate_ns_facts {
+	enum gate_ns_kind kind; /* the type the bundle names */
+	bool given;             /* a path was given; else the namespace was left out: the host's */
+	bool nsfs;              /* the path is a namespace's file (nsfs) */
+	int open_errno;         /* it could not be opened (errno), 0 */
+	int type;               /* its type (CLONE_NEWNET...: NS_GET_NSTYPE), 0 unknown */
+	bool host;              /* the host's own (its pid 1's) or the caller's own */
+	bool host_allowed;      /* the node's operator allows the host's namespace of this kind */
+};
+
+/* The decision, a pure function (a->uid: 0 is a root caller, who alone can join). */
+enum gate_reason gate_decide_ns(const struct gate_ask *a, const struct gate_ns_facts *f);
+/* The refusal as one line naming the field (opt: "linux.namespaces[4]"), the path (NULL when
+ * left out) and the setting that allows the host's namespace. */
+char *gate_ns_message(enum gate_reason r, const struct gate_ns_facts *f, const char *opt, const char *path);
+/* The kind's names: "network", "net" (/proc/PID/ns/), the pod's field ("hostNetwork") and
+ * warren.conf's key that allows the host's ("oci.host_network"); the CLONE_NEW* flag. */
+const char *gate_ns_type_name(enum gate_ns_kind k);
+const char *gate_ns_proc_name(enum gate_ns_kind k);
+const char *gate_ns_pod_field(enum gate_ns_kind k);
+const char *gate_ns_conf_key(enum gate_ns_kind k);
+int gate_ns_clone_flag(enum gate_ns_kind k);
+/* Open the namespace at path (following links: /proc/PID/ns/net is one) and gather f's facts
+ * (f->kind, f->host_allowed are the caller's): a descriptor setns() takes (O_RDONLY), or -1
+ * when it is no namespace. */
+int gate_ns_open(const char *path, struct gate_ns_facts *f);
+/* Gather and decide for the namespace of kind at path (NULL: left out, the host's; name: the
+ * path as the user wrote it): 0 with *fd (-1 for the host's) or -EPERM with err set to the one
+ * line. */
+int gate_check_ns(const struct gate_ask *a, enum gate_ns_kind kind, const char *path, const char *name, bool host_allowed,
+		  const char *opt, int *fd, struct error *err);
 
 #endif

@@ -61,6 +61,9 @@ void cell_spec_free(struct cell_spec *s)
 	}
 	free(s->mounts);
 	free(s->policy_mounts);
+	for (int k = 0; k < GATE_NS_KINDS; k++)
+		if (s->ns[k].from == CELL_NS_JOIN)
+			closep(&s->ns[k].fd);
 	s->mounts = NULL;
 	s->policy_mounts = NULL;
 	s->n_mounts = 0;

@@ -82,6 +82,11 @@ struct cell_spec {
 	 * directory a job file's or a bundle's own paths must stay below (canonical, or NULL) */
 	enum gate_face root_face, work_face;
 	char *anchor;
+	/* The namespaces the cell has other than its own, indexed by enum gate_ns_kind (network,
+	 * ipc, uts, pid): an OCI bundle's, judged by the gate (cell/gate.h): a pod's, joined by
+	 * the descriptor the gate opened (fd), or the host's (the supervisor's), which the node's
+	 * operator allowed. Root mode only. */
+	struct cell_ns { enum cell_ns_from { CELL_NS_OWN = 0, CELL_NS_JOIN, CELL_NS_HOST } from; int fd; } ns[GATE_NS_KINDS];
 	dev_t rootfs_dev;     /* the root the gate judged (cli/spec.c): the one mounted, or none */
 	ino_t rootfs_ino;
 };
@@ -102,6 +107,8 @@ static inline const char *spec_cwd(const struct cell_spec *s)
 {
 	return s->workdir ? s->workdir : s->worktree ? s->worktree : s->home;
 }
+/* Is the cell's namespace of kind k its own (made with the cell)? */
+static inline bool spec_ns_own(const struct cell_spec *s, enum gate_ns_kind k) { return s->ns[k].from == CELL_NS_OWN; }
 /* The cell's hostname: --hostname, else the run id. */
 static inline const char *spec_hostname(const struct cell_spec *s) { return s->hostname ? s->hostname : s->id; }
 void cell_spec_free(struct cell_spec *s);

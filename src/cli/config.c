@@ -3,7 +3,9 @@
  * values, borrowed from the layers that use them: state (the state directory, as --state),
  * net (the network of a run that names none, as --net), net.pool (the ranges runs' networks
  * are taken from, net/net.h), limits.NAME (the default limits, as /etc/warren/defaults),
- * oci.root (the OCI face's state root when runc's --root is not given). The
+ * oci.root (the OCI face's state root when runc's --root is not given), oci.host_network,
+ * oci.host_ipc and oci.host_pid (allow: the OCI face gives a pod the host's namespaces it
+ * asks for; the gate refuses them otherwise, cell/gate.h). The
  * environment and the command line win over the files: each reader asks conf_get last. */
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,15 @@ static int check_limit(const char *key, const char *v, char **why)
 	return r < 0 ? -1 : 0;
 }
 
+static int check_allow(const char *key, const char *v, char **why)
+{
+	(void)key;
+	if (!strcmp(v, "allow") || !strcmp(v, "refuse"))
+		return 0;
+	*why = xasprintf("'%s' is neither allow nor refuse; give one of them", v);
+	return -1;
+}
+
 static const struct conf_key KEYS[] = {
 	{ "state", "a directory (an absolute path)", check_state },
 	{ "oci.root", "a directory (an absolute path)", check_state },
@@ -72,6 +83,9 @@ static const struct conf_key KEYS[] = {
 	{ "limits.pids", "a positive whole number or none", check_limit },
 	{ "limits.output", "a size (e.g. 512M, 2G, 100K) or none", check_limit },
 	{ "limits.scratch", "a size (e.g. 512M, 2G, 100K) or none", check_limit },
+	{ "oci.host_network", "allow or refuse (a pod's hostNetwork: the host's network and UTS namespaces)", check_allow },
+	{ "oci.host_ipc", "allow or refuse (a pod's hostIPC: the host's IPC namespace)", check_allow },
+	{ "oci.host_pid", "allow or refuse (a pod's hostPID: the host's PID namespace)", check_allow },
 	{ NULL, NULL, NULL },
 };
 

@@ -150,23 +150,6 @@ static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spe
 
 static const char *const STD_DEVICES[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", NULL };
 
-static int take_namespaces(json_t *ns, struct error *err)
-{
-	size_t i;
-	json_t *n;
-	json_array_foreach(ns, i, n) {
-		const char *type = jstr(n, "type"), *path = jstr(n, "path");
-		if (path && *path)
-			return error_set(err, 0, "linux.namespaces[%zu]: joining the %s namespace at %s is not supported: warren makes every namespace of the cell itself (for podman: --network none, no --pod/--ipc/--pid sharing)",
-					 i, type ? type : "?", path);
-		/* a namespace the bundle leaves out is made anyway: the cell keeps its own */
-		if (type && strcmp(type, "user") && strcmp(type, "pid") && strcmp(type, "network") && strcmp(type, "ipc") &&
-		    strcmp(type, "uts") && strcmp(type, "mount") && strcmp(type, "cgroup"))
-			return error_set(err, 0, "linux.namespaces[%zu].type '%s': not a namespace warren makes (user, pid, network, ipc, uts, mount, cgroup)", i, type);
-	}
-	return 0;
-}
-
 static int take_devices(json_t *devs, struct error *err)
 {
 	size_t i;
@@ -275,11 +258,11 @@ static int take_masks(json_t *l, struct policy_opts *p, struct error *err)
 	return 0;
 }
 
-static int take_linux(json_t *l, struct cell_spec *s, struct error *err)
+static int take_linux(json_t *l, struct oci_bundle *b, struct cell_spec *s, struct error *err)
 {
 	if (take_masks(l, &s->policy, err) < 0)
 		return -EINVAL;
-	if (take_namespaces(jget(l, "namespaces"), err) < 0 || take_devices(jget(l, "devices"), err) < 0 ||
+	if (oci_take_namespaces(jget(l, "namespaces"), b->kept, s, err) < 0 || take_devices(jget(l, "devices"), err) < 0 ||
 	    take_resources(jget(l, "resources"), s, err) < 0)
 		return -EINVAL;
 	const char *cgp = jstr(l, "cgroupsPath");
@@ -382,7 +365,7 @@ static int take_cell(json_t *c, struct oci_bundle *b, struct cell_spec *s, struc
 		return -EINVAL;
 	if (cwd && !strcmp(cwd, "/"))
 		s->workdir = xstrdup("/");
-	return take_linux(jget(c, "linux"), s, err) < 0 || take_hooks(jget(c, "hooks"), err) < 0 ? -EINVAL : 0;
+	return take_linux(jget(c, "linux"), b, s, err) < 0 || take_hooks(jget(c, "hooks"), err) < 0 ? -EINVAL : 0;
 }
 
 /* The config: the bundle's config.json, or (kept >= 0) the copy create kept in the container's
@@ -410,6 +393,7 @@ int oci_bundle_keep(int dfd, const struct oci_bundle *b)
 int oci_bundle_load(const char *bundle, int kept, const char *id, struct oci_bundle *b, struct cell_spec *s, struct error *err)
 {
 	memset(b, 0, sizeof *b);
+	b->kept = kept >= 0;
 	b->path = abs_path(bundle);
 	if (!b->path || !is_dir(b->path))
 		return error_set(err, errno, "bundle %s: not a directory", bundle);

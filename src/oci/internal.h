@@ -86,6 +86,7 @@ struct oci_bundle {
 	json_t *config;
 	char *path;           /* absolute */
 	bool terminal;
+	bool kept;            /* the config is create's copy (an exec's) */
 	bool has_oom;
 	int oom_score_adj;
 	struct { int resource; const char *name; struct rlimit lim; } rlimits[2 * RLIM_NLIMITS]; /* the bundle's, an exec's */
@@ -104,6 +105,10 @@ int oci_take_cpu(json_t *cpu, struct limits *l, struct error *err);
 /* update's resources (runtime-spec linux.resources): memory.limit, pids.limit and cpu into l
  * (0 where not given); one line for what is not a number or not supported. */
 int oci_update_limits(json_t *r, struct limits *l, struct error *err);
+/* linux.namespaces (ns.c) into s->ns: a pod's namespaces to join (their paths judged by the
+ * gate, opened), the host's where the bundle leaves one out and the operator allows it; the
+ * rest refused in one line. kept (an exec's copy of the config): the types checked alone. */
+int oci_take_namespaces(json_t *ns, bool kept, struct cell_spec *s, struct error *err);
 /* Keep b's config in the container's state directory dfd (OCI_KEPT_CONFIG); 0 or -errno. */
 int oci_bundle_keep(int dfd, const struct oci_bundle *b);
 /* A terminal asked (process.terminal) goes to --console-socket: refused without one. */

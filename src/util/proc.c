@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 static unsigned std_fds_closed;
 
@@ -66,4 +68,21 @@ const char *proc_reset_inherited(void)
 	if (per >= 0 && ((unsigned long)per & weak) && personality((unsigned long)per & ~weak) < 0)
 		return "personality flags";
 	return NULL;
+}
+
+pid_t proc_parent(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* the name may hold anything: the fields follow its last ')' (state, then ppid) */
+	char *p = strrchr(buf, ')');
+	int ppid;
+	return p && sscanf(p + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : -1;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* proc.h - the process itself: its standard descriptors and arguments at its start, and what
- * a process warren starts for a run must not inherit from warren's caller. */
+ * a process warren starts for a run must not inherit from warren's caller; another's parent. */
 #ifndef WARREN_UTIL_PROC_H
 #define WARREN_UTIL_PROC_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* The process's arguments as the kernel laid them out (main's argv, at its start); wiped
  * later for title alone: /proc/PID/cmdline is readable by every process that sees the pid
@@ -26,5 +27,8 @@ const char *proc_reset_inherited(void);
 bool std_fds_open(void);
 /* Is fd one of 0-2 that the caller had left closed (std_fds_open: /dev/null now)? */
 bool std_fd_was_closed(int fd);
+
+/* The parent of pid as /proc/PID/stat says (in the pid namespace of the /proc mounted), or -1. */
+pid_t proc_parent(pid_t pid);
 
 #endif

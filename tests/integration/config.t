@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # config.t - warren.conf (docs/guide.md, "Configuration"): each key honoured (state,
-# limits.NAME, oci.root; net and net.pool are net-pool.t's, in a network world of its own), the
+# limits.NAME, oci.root; net and net.pool are net-pool.t's, in a network world of its own;
+# oci.host_network, oci.host_ipc and oci.host_pid oci-ns.t's), the
 # environment over the file, the command line over both, <state>/defaults after the file; the
 # caller's own file ($XDG_CONFIG_HOME/warren/warren.conf) read after /etc's, root reading only
 # /etc's; every mistake one line naming FILE:LINE (an unknown key with the nearest one), and a
@@ -9,7 +10,7 @@
 # not touched: $WARREN_CONFIG names the one file read instead.
 . "$(dirname "$0")/../lib.sh"
 
-plan 25
+plan 26
 
 use_mode root
 CONF=$TEST_SCRATCH/warren.conf
@@ -61,12 +62,13 @@ bad() { # TEXT WANT DESC
 	ok $? "$3" || diag "$ERR"
 }
 bad 'net.pol = 10.0.0.0/16' "$CONF:1: unknown key 'net.pol'; did you mean 'net.pool'?" "an unknown key: its line and the nearest key"
-bad $'# x\ncolour = blue' "$CONF:2: unknown key 'colour'; the keys are state, oci.root, net, net.pool, limits.time, limits.cpu-time, limits.memory, limits.pids, limits.output, limits.scratch" \
+bad $'# x\ncolour = blue' "$CONF:2: unknown key 'colour'; the keys are state, oci.root, net, net.pool, limits.time, limits.cpu-time, limits.memory, limits.pids, limits.output, limits.scratch, oci.host_network, oci.host_ipc, oci.host_pid" \
 	"an unknown key far from all: the keys there are"
 bad 'state = runs' "$CONF:1: state: 'runs' is not an absolute path; give the directory as /DIR" "state: a relative path refused"
 bad 'net = natt' "$CONF:1: net: 'natt' is not a network mode *" "net: a bad mode refused"
 bad 'net.pool = 10.88.0.0' "$CONF:1: net.pool: '10.88.0.0' is not an IPv4 network from /8 to /28 (e.g. 10.88.0.0/16)" "net.pool: a bad network refused"
 bad 'limits.memory = 0' "$CONF:1: limits.memory: '0' is zero, no limit a run can keep; *" "limits.memory: zero refused"
+bad 'oci.host_network = yes' "$CONF:1: oci.host_network: 'yes' is neither allow nor refuse; give one of them" "oci.host_network: a value not allow or refuse refused"
 bad 'limits.time = soon' "$CONF:1: limits.time: 'soon' is not a duration (e.g. 30s, 10m, 1h30m, 250ms) or none" "limits.time: a bad duration refused"
 bad 'memory 2G' "$CONF:1: 'memory 2G' is not a line key = value" "a line without = refused"
 printf 'limits.pids = 50\n' >"$CONF"

@@ -12,30 +12,8 @@
 
 plan 42
 
-BB=$(image_busybox) || bail_out "cannot build the busybox image"
-T=$(mktemp -d -p "$TEST_SCRATCH")
-chmod 755 "$T"
-RUNC=$T/warren-runc
-ln -s "$WARREN" "$RUNC"
-
-# bundle DIR ARGS_JSON [PYTHON]: as oci.t's
-bundle() {
-	local d=$1 args=$2 extra=${3:-pass}
-	mkdir_for_mode "$d"
-	[ -e "$STATE/runs" ] || "${RUNNER[@]}" "$WARREN" run --state "$STATE" --work none -- true >/dev/null || return 1
-	ln -s "$BB" "$d/rootfs"
-	(cd "$d" && "${RUNNER[@]}" "$RUNC" spec) || return 1
-	"$PY" - "$d/config.json" "$args" "$STATE" <<PYEOF
-import json, sys
-f, args, state = sys.argv[1:4]
-c = json.load(open(f))
-c["process"]["args"] = json.loads(args)
-c["process"]["terminal"] = False
-c["annotations"] = {"warren.state": state, "test": "oci-cgroups.t"}
-$extra
-json.dump(c, open(f, "w"))
-PYEOF
-}
+. "$REPO/tests/oci.sh"
+oci_setup
 # job_of SUPERVISOR_PID: the host pid of the job (the child of the cell's init, its child),
 # waited for (run -d returns when the job was let go, before init's fork shows)
 job_of() {

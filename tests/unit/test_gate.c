@@ -2,7 +2,8 @@
 /* test_gate.c - the one gate's decision (cell/gate.h) as a table: who asked, through which
  * face, for what, and what the path is -> allowed, or the reason it is refused; then the
  * facts gathered from a real descriptor (a state directory's shape, below an anchor, an
- * image's shape) and one message a user reads. */
+ * image's shape) and one message a user reads; the same for the namespaces a bundle names to
+ * join or leaves out (cell/gate_ns.c), their facts from this process's own namespaces. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,12 +265,112 @@ static void messages(void **state)
 	assert_non_null(strstr(m2, "never make one"));
 }
 
+/* ---- namespaces ---- */
+
+struct ns_row {
+	const char *what;
+	uid_t uid;
+	struct gate_ns_facts f;
+	enum gate_reason want;
+};
+
+#define NS_AT(k, t) .kind = (k), .given = true, .nsfs = true, .type = (t)
+
+static const struct ns_row ns_rows[] = {
+	{ "the pod's network namespace (a bind mount by containerd)", 0, { NS_AT(GATE_NS_NET, CLONE_NEWNET) }, GATE_OK },
+	{ "the sandbox cell's ipc namespace", 0, { NS_AT(GATE_NS_IPC, CLONE_NEWIPC) }, GATE_OK },
+	{ "the sandbox cell's uts namespace", 0, { NS_AT(GATE_NS_UTS, CLONE_NEWUTS) }, GATE_OK },
+	{ "the sandbox cell's pid namespace", 0, { NS_AT(GATE_NS_PID, CLONE_NEWPID) }, GATE_OK },
+	{ "a regular file as the network", 0, { .kind = GATE_NS_NET, .given = true }, GATE_NS_NOT_NS },
+	{ "a path that does not open", 0, { .kind = GATE_NS_NET, .given = true, .open_errno = ENOENT }, GATE_NS_NOT_NS },
+	{ "an ipc namespace named as the network", 0, { NS_AT(GATE_NS_NET, CLONE_NEWIPC) }, GATE_NS_WRONG_TYPE },
+	{ "a user namespace named as pid", 0, { NS_AT(GATE_NS_PID, CLONE_NEWUSER) }, GATE_NS_WRONG_TYPE },
+	{ "the host's network by path", 0, { NS_AT(GATE_NS_NET, CLONE_NEWNET), .host = true }, GATE_NS_HOST },
+	{ "the host's network by path, allowed", 0, { NS_AT(GATE_NS_NET, CLONE_NEWNET), .host = true, .host_allowed = true }, GATE_OK },
+	{ "the host's pid, wrong type still refused first", 0, { NS_AT(GATE_NS_PID, CLONE_NEWNET), .host = true, .host_allowed = true }, GATE_NS_WRONG_TYPE },
+	{ "no network entry: hostNetwork", 0, { .kind = GATE_NS_NET }, GATE_NS_HOST },
+	{ "no ipc entry: hostIPC", 0, { .kind = GATE_NS_IPC }, GATE_NS_HOST },
+	{ "no pid entry: hostPID", 0, { .kind = GATE_NS_PID }, GATE_NS_HOST },
+	{ "no uts entry: hostNetwork's hostname", 0, { .kind = GATE_NS_UTS }, GATE_NS_HOST },
+	{ "no network entry, allowed", 0, { .kind = GATE_NS_NET, .host_allowed = true }, GATE_OK },
+	{ "rootless: a pod's network", 1000, { NS_AT(GATE_NS_NET, CLONE_NEWNET) }, GATE_NS_ROOTLESS },
+	{ "rootless: no network entry, allowed", 1000, { .kind = GATE_NS_NET, .host_allowed = true }, GATE_NS_ROOTLESS },
+	{ "rootless: no network entry", 1000, { .kind = GATE_NS_NET }, GATE_NS_HOST },
+	{ "rootless: a regular file", 1000, { .kind = GATE_NS_NET, .given = true }, GATE_NS_NOT_NS },
+};
+
+static void ns_decisions(void **state)
+{
+	(void)state;
+	int bad = 0;
+	for (size_t i = 0; i < sizeof ns_rows / sizeof *ns_rows; i++) {
+		const struct gate_ask a = { GATE_BUNDLE, ns_rows[i].uid, NULL };
+		enum gate_reason got = gate_decide_ns(&a, &ns_rows[i].f);
+		if (got != ns_rows[i].want) {
+			fprintf(stderr, "%s: got reason %d, want %d\n", ns_rows[i].what, got, ns_rows[i].want);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+/* The facts of this process's own namespaces (the caller's: the host's, to the gate), of a
+ * file that is none, and of a path that is not there. */
+static void ns_facts(void **state)
+{
+	(void)state;
+	struct gate_ns_facts f = { .kind = GATE_NS_NET };
+	int fd = gate_ns_open("/proc/self/ns/net", &f);
+	assert_true(fd >= 0);
+	assert_true(f.nsfs && f.host);
+	assert_int_equal(f.type, CLONE_NEWNET);
+	close(fd);
+	f = (struct gate_ns_facts){ .kind = GATE_NS_NET };
+	fd = gate_ns_open("/proc/self/ns/ipc", &f);
+	assert_int_equal(f.type, CLONE_NEWIPC);
+	close(fd);
+	f = (struct gate_ns_facts){ .kind = GATE_NS_NET };
+	assert_int_equal(gate_ns_open("/proc/self/status", &f), -1);
+	assert_true(f.given && !f.nsfs && !f.open_errno);
+	f = (struct gate_ns_facts){ .kind = GATE_NS_NET };
+	assert_int_equal(gate_ns_open("/nonexistent/netns", &f), -1);
+	assert_int_equal(f.open_errno, ENOENT);
+	const struct gate_ask a = { GATE_BUNDLE, 0, NULL };
+	_cleanup_error_ struct error err = { 0 };
+	int jfd = 7;
+	assert_int_equal(gate_check_ns(&a, GATE_NS_NET, "/proc/self/ns/net", "/run/netns/x", false, "linux.namespaces[1]", &jfd, &err), -EPERM);
+	assert_int_equal(jfd, -1);
+	assert_non_null(strstr(err.msg, "linux.namespaces[1] (network) path /run/netns/x: the host's own network namespace, which is the pod's hostNetwork"));
+	error_clear(&err);
+	assert_int_equal(gate_check_ns(&a, GATE_NS_NET, "/proc/self/ns/net", NULL, true, "linux.namespaces[1]", &jfd, &err), 0);
+	assert_int_equal(jfd, -1);   /* the host's, allowed: none to join */
+}
+
+static void ns_messages(void **state)
+{
+	(void)state;
+	const struct gate_ns_facts left = { .kind = GATE_NS_PID };
+	_cleanup_free_ char *m = gate_ns_message(GATE_NS_HOST, &left, "linux.namespaces", NULL);
+	assert_string_equal(m, "linux.namespaces: no pid namespace: the bundle asks for the host's (the pod's hostPID), refused to untrusted pods; "
+			       "give the bundle a pid namespace, or the node's operator allows it with 'oci.host_pid = allow' in /etc/warren/warren.conf");
+	const struct gate_ns_facts wrong = { NS_AT(GATE_NS_NET, CLONE_NEWIPC) };
+	_cleanup_free_ char *m2 = gate_ns_message(GATE_NS_WRONG_TYPE, &wrong, "linux.namespaces[4]", "/proc/9/ns/ipc");
+	assert_string_equal(m2, "linux.namespaces[4] (network) path /proc/9/ns/ipc: an ipc namespace, not a network namespace; give the pod's network namespace");
+	const struct gate_ns_facts file = { .kind = GATE_NS_IPC, .given = true };
+	_cleanup_free_ char *m3 = gate_ns_message(GATE_NS_NOT_NS, &file, "linux.namespaces[2]", "/etc/passwd");
+	assert_non_null(strstr(m3, "linux.namespaces[2] (ipc) path /etc/passwd: not a namespace; give the file of the pod's ipc namespace"));
+	assert_null(strchr(m3, '\n'));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(decisions),
 		cmocka_unit_test(facts),
 		cmocka_unit_test(messages),
+		cmocka_unit_test(ns_decisions),
+		cmocka_unit_test(ns_facts),
+		cmocka_unit_test(ns_messages),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

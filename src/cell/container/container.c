@@ -218,8 +218,9 @@ void container_prepare(const struct cell_spec *s, struct cell *c)
 	if (!s->rootless)
 		make_idmaps(c->ctx, c);
 	/* rootless, the network is owned by the cell's own user namespace; --net's link is moved
-	 * into init's namespace by its pid */
-	if (s->rootless || s->net.mode != NET_NONE)
+	 * into init's namespace by its pid; a pod's network is joined by init (enter_netns), the
+	 * host's kept */
+	if (s->rootless || s->net.mode != NET_NONE || !spec_ns_own(s, GATE_NS_NET))
 		return;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -259,6 +260,42 @@ static int clone_failed(const struct cell_spec *s, int e, struct error *err)
 	return error_set(err, e, "cannot create the cell");
 }
 
+/* The namespaces init is cloned into: its own, but those of a pod it joins (init enters the
+ * network, ipc and uts ones itself, join_namespaces; the pid one is the clone's, below) and the
+ * host's it keeps. */
+static uint64_t clone_ns_flags(const struct cell_spec *s, bool net_made)
+{
+	uint64_t f = CLONE_NEWNS | CLONE_NEWCGROUP | (s->rootless ? CLONE_NEWUSER : 0);
+	for (int k = 0; k < GATE_NS_KINDS; k++)
+		if (spec_ns_own(s, k) && !(k == GATE_NS_NET && net_made))
+			f |= (uint64_t)gate_ns_clone_flag(k);
+	return f;
+}
+
+/* clone3 of init; a pod's pid namespace joined: init is cloned into it (this thread's
+ * pid_for_children, set for the clone and set back: init is not its pid 1 then, init.c). */
+static pid_t clone_init(const struct cell_spec *s, struct clone_args *a)
+{
+	if (s->ns[GATE_NS_PID].from != CELL_NS_JOIN)
+		return sys_clone3(a);
+	_cleanup_close_ int own = open("/proc/thread-self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+	if (own < 0 || setns(s->ns[GATE_NS_PID].fd, CLONE_NEWPID) < 0)
+		return -1;
+	pid_t pid = sys_clone3(a);
+	if (pid == 0)
+		return 0;
+	int e = errno;
+	if (setns(own, CLONE_NEWPID) < 0 && pid > 0) {   /* (its own: it cannot be refused) */
+		e = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		closep((int *)(uintptr_t)a->pidfd);
+		pid = -1;
+	}
+	errno = e;
+	return pid;
+}
+
 int container_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
 {
 	if (!c->ctx)
@@ -283,8 +320,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 	int pidfd = -1;
 	x->netns_sock = c->netns_sock;
 	struct clone_args a = {
-		.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (x->netns_sock >= 0 ? 0 : CLONE_NEWNET) |
-			 CLONE_NEWCGROUP | CLONE_PIDFD | (s->rootless ? CLONE_NEWUSER : 0),
+		.flags = clone_ns_flags(s, x->netns_sock >= 0) | CLONE_PIDFD,
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
 	};
@@ -292,7 +328,7 @@ int container_start(const struct cell_spec *s, const struct cell_io *io, struct 
 		a.flags |= CLONE_INTO_CGROUP;
 		a.cgroup = (uint64_t)c->cgroup_fd;
 	}
-	pid_t pid = sys_clone3(&a);
+	pid_t pid = clone_init(s, &a);
 	if (pid < 0) {
 		int e = errno;
 		close(rep[0]);

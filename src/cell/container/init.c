@@ -4,6 +4,7 @@
  * namespace of its own that owns nothing, passes the supervisor's signals on, reaps, and
  * reports the job's end (report.c). A warm cell's init starts its job's process before the run
  * comes and lets it go at the take. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/sched.h>
@@ -285,6 +286,63 @@ static void report_end(struct cell_ctx *x, int status)
 	(void)w;
 }
 
+/* ---- init in a pid namespace not its own ---- */
+
+/* init is pid 1 of the cell's own pid namespace. In a pod's (joined: shareProcessNamespace) or
+ * the host's it is not, and kill(-1) would reach every process of that namespace: the pod's
+ * other containers, the host's. There init is a subreaper (an orphan of the cell comes back to
+ * it, never to the namespace's pid 1) and signals its own descendants alone. */
+static bool own_pid_ns(const struct cell_ctx *x) { return spec_ns_own(x->s, GATE_NS_PID); }
+
+/* Signal each child of parent (every thread's: /proc/P/task/T/children), through a pidfd opened
+ * while it is still parent's child (a pid reused meanwhile is not signalled); each one signalled
+ * is pushed on the stack (*st, *n, *cap) to be walked in turn. */
+static void signal_children_of(pid_t parent, int sig, pid_t **st, size_t *n, size_t *cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)parent);
+	DIR *d = opendir(path);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *cp = xasprintf("%s/%s/children", path, e->d_name);
+		_cleanup_free_ char *list = read_file(cp, NULL);
+		for (char *p = list, *end; p && *p; p = end) {
+			long c = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			_cleanup_close_ int pfd = sys_pidfd_open((pid_t)c, 0);
+			if (pfd < 0 || proc_parent((pid_t)c) != parent || sys_pidfd_send_signal(pfd, sig, NULL, 0) < 0)
+				continue;
+			if (*n == *cap)
+				*st = xrealloc(*st, (*cap *= 2) * sizeof **st);
+			(*st)[(*n)++] = (pid_t)c;
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+/* sig to every descendant of init, walked from init down. */
+static void signal_descendants(int sig)
+{
+	size_t n = 0, cap = 64;
+	pid_t *st = xmalloc(cap * sizeof *st);
+	st[n++] = getpid();
+	while (n)
+		signal_children_of(st[--n], sig, &st, &n, &cap);
+	free(st);
+}
+
+/* sig to every process of the cell but init. */
+static void signal_cell(struct cell_ctx *x, int sig)
+{
+	if (own_pid_ns(x))
+		kill(-1, sig);  /* (pid 1 itself is spared) */
+	else
+		signal_descendants(sig);
+}
+
 /* The cell's end: every other process of the cell SIGKILLed and reaped here, by pid 1, before
  * it ends (their CPU time is then in init's rusage, which the supervisor reads when it reaps
  * init: the kernel's own sweep after pid 1 is gone accounts them to no one). The job's end is
@@ -295,14 +353,18 @@ static void __attribute__((noreturn)) end_cell(struct cell_ctx *x, pid_t job, bo
 	 * process of the cell is one's descendant, or init's when its parent is gone) */
 	siginfo_t si = { 0 };
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0)
-		kill(-1, SIGKILL);  /* (pid 1 itself is spared) */
+		signal_cell(x, SIGKILL);
 	int status;
 	pid_t p;
-	while ((p = waitpid(-1, &status, __WALL)) > 0 || (p < 0 && errno == EINTR))
+	while ((p = waitpid(-1, &status, __WALL)) > 0 || (p < 0 && errno == EINTR)) {
 		if (p == job && !reported) {
 			report_end(x, status);
 			reported = true;
 		}
+		/* not pid 1: what was forked while the walk went, or orphaned to init since */
+		if (!own_pid_ns(x))
+			signal_descendants(SIGKILL);
+	}
 	_exit(0);
 }
 
@@ -347,7 +409,7 @@ static void __attribute__((noreturn)) init_loop(struct cell_ctx *x, pid_t job, b
 			continue;
 		if (si.ssi_signo != SIGCHLD) {
 			/* the supervisor's polite signals go to every process of the cell */
-			kill(-1, (int)si.ssi_signo);
+			signal_cell(x, (int)si.ssi_signo);
 			continue;
 		}
 		int status;
@@ -405,6 +467,12 @@ static void arm(struct cell_ctx *x)
 	x->caller_umask = umask(0);
 }
 
+/* The descriptor of the pod's namespace of kind k the cell joins, or -1. */
+static int ns_fd(const struct cell_spec *s, enum gate_ns_kind k)
+{
+	return s->ns[k].from == CELL_NS_JOIN ? s->ns[k].fd : -1;
+}
+
 /* init keeps only what it needs of the supervisor's descriptors (not its lock, epoll, other
  * pipes' ends, nor what warren's caller left open) */
 static void keep_own_fds(struct cell_ctx *x, const struct cell_io *io)
@@ -412,7 +480,7 @@ static void keep_own_fds(struct cell_ctx *x, const struct cell_io *io)
 	const struct cell_spec *s = x->s;
 	const struct cgroup *cg = x->cg;
 	int fixed[] = { 0, 1, 2, x->report, x->go, x->netns_sock, x->take_r, x->take_w, io->in, io->out, io->err, io->console, io->control, io->watch,
-			x->idmap_work, x->idmap_image, s->worktree_fd,
+			x->idmap_work, x->idmap_image, s->worktree_fd, ns_fd(s, GATE_NS_NET), ns_fd(s, GATE_NS_IPC), ns_fd(s, GATE_NS_UTS),
 			cg ? cg->tasks_fd[0] : -1, cg ? cg->tasks_fd[1] : -1, cg ? cg->tasks_fd[2] : -1,
 			cg ? cg->tasks_fd[3] : -1, cg ? cg->tasks_fd[4] : -1 };
 	size_t nfixed = sizeof fixed / sizeof fixed[0], nkeep = nfixed + 2 * s->n_mounts;
@@ -462,10 +530,29 @@ static void set_identity(struct cell_ctx *x)
 		snprintf(line, sizeof line, "%u %u 1\n", (unsigned)s->gid, (unsigned)s->host_gid);
 		write_map(x, "/proc", 0, "gid_map", line);
 	}
-	if (sethostname(spec_hostname(s), strlen(spec_hostname(s))) < 0)
+	/* a pod's UTS namespace, joined, has the pod's hostname already (its sandbox's); the
+	 * host's is the host's */
+	if (spec_ns_own(s, GATE_NS_UTS) && sethostname(spec_hostname(s), strlen(spec_hostname(s))) < 0)
 		die(x, errno, "cannot set the cell's hostname");
-	if (x->netns_sock < 0)
+	if (x->netns_sock < 0 && spec_ns_own(s, GATE_NS_NET))
 		loopback_up(x);
+}
+
+/* Into the pod's IPC and UTS namespaces the cell joins (the network's comes later, enter_netns;
+ * the pid one was the clone's), as the host's root, before the job's user namespace is made:
+ * that namespace owns none of them, so the job holds no capability over them. Not pid 1 of its
+ * pid namespace, init is the subreaper of the cell's processes (signal_descendants). */
+static void join_namespaces(struct cell_ctx *x)
+{
+	const struct cell_spec *s = x->s;
+	for (int k = GATE_NS_IPC; k <= GATE_NS_UTS; k++)
+		if (ns_fd(s, k) >= 0) {
+			if (setns(ns_fd(s, k), gate_ns_clone_flag(k)) < 0)
+				die(x, errno, "cannot join the pod's %s namespace", gate_ns_type_name(k));
+			close(ns_fd(s, k));  /* (init's copy: nothing of it reaches the job) */
+		}
+	if (!own_pid_ns(x) && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		die(x, errno, "cannot make the cell's init a subreaper");
 }
 
 /* A warm cell: all that does not depend on its run before it comes: its scratch (no one but
@@ -541,6 +628,7 @@ void init_main(struct cell_ctx *x, const struct cell_io *io, int go)
 	keep_own_fds(x, io);
 	join_cgroup(x);
 	limit_self(x);
+	join_namespaces(x);
 	set_identity(x);
 	build_root(x);
 	x->root_built_ns = mono_ns();

@@ -519,6 +519,16 @@ void loopback_up(struct cell_ctx *x)
  * makes one itself, as a clone with CLONE_NEWNET would have. */
 static void enter_netns(struct cell_ctx *x)
 {
+	const struct cell_spec *s = x->s;
+	if (s->ns[GATE_NS_NET].from == CELL_NS_JOIN) {
+		/* a pod's, made by its CNI or its sandbox: its links are theirs; the ports below
+		 * 1024 are its jobs', as in a cell's own */
+		if (setns(s->ns[GATE_NS_NET].fd, CLONE_NEWNET) < 0)
+			die(x, errno, "cannot join the pod's network namespace");
+		close(s->ns[GATE_NS_NET].fd);
+		net_open_low_ports();
+		return;
+	}
 	if (x->netns_sock < 0)
 		return;
 	char made;
