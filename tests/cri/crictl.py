@@ -38,7 +38,7 @@ CHECKS = [
     ("exec_timeout", "ExecSync with a timeout returns an error when the timeout passes"),
     ("exec_timeout_gone", "ExecSync's timed-out process is gone"),
     ("log", "the CRI log file (log_directory/log_path) has the client's stdout and stderr lines"),
-    ("stats", "ContainerStats: the client's CPU and memory figures are non-empty"),
+    ("stats", "ContainerStats: the client's CPU and memory figures, its own group's"),
     ("list", "ListContainers: the pod's three containers, running, running and exited"),
     ("stop", "StopContainer, RemoveContainer, StopPodSandbox, RemovePodSandbox: the pod is gone"),
     ("gone_procs", "nothing of the pod is left running"),
@@ -244,7 +244,8 @@ class Run:
             for p in pids:
                 for ctrl, path in cgroups(p).items():
                     if ctrl in CONTROLLERS and not under(path, self.a.cgroup_parent):
-                        bad.append("pid %d (%s) %s: %s" % (p, comm(p), ctrl or "unified", path))
+                        bad.append("pid %d (%s%s) %s: %s" % (p, comm(p), ", containerd's pid of it" if p == top else "",
+                                                             ctrl or "unified", path))
         return not bad and len(seen) == 3, "\n".join(bad + seen)
 
     def own_group(self, name):
@@ -259,7 +260,8 @@ class Run:
             for p in pids:
                 for ctrl, path in cgroups(p).items():
                     if ctrl in CONTROLLERS and not under(path, want):
-                        bad.append("pid %d (%s) %s: %s, not in %s" % (p, comm(p), ctrl or "unified", path, want))
+                        bad.append("pid %d (%s%s) %s: %s, not in %s" % (p, comm(p), ", containerd's pid of it" if p == top
+                                                                        else "", ctrl or "unified", path, want))
         return not bad, "\n".join(bad)
 
     def cpu_set(self):
@@ -327,12 +329,12 @@ class Run:
         self.exec_arg = "%s1" % self.uniq
         t0 = time.monotonic()
         try:
-            r = self.exec_sync("client", ["sleep", self.exec_arg], timeout=2, deadline=30)
+            r = self.exec_sync("client", ["sleep", self.exec_arg], timeout=2, deadline=15)
             return False, "ExecSync returned exit %d after %.1f s, no error" % (r.exit_code, time.monotonic() - t0)
         except self.grpc.RpcError as e:
             took = time.monotonic() - t0
-            # a kubelet's probe gives up at its own deadline; here the runtime must answer first
-            return (took < 15,
+            # the runtime must answer before this client gives up (a kubelet's probe would too)
+            return (took < 12,
                     "after %.1f s: %s: %s" % (took, e.code().name, e.details()))
 
     def exec_timeout_gone(self):
@@ -355,10 +357,18 @@ class Run:
         return ok, "log_path %r; %s:\n%s" % (st.log_path, path, text[:2000])
 
     def stats(self):
+        """The figures are the client's own group's: its CPU time between what the group had
+        just before and just after the call, its working set at most the group's peak."""
         self.need_running("client")
+        g = self.own_group("client")
+        _, u0 = self.cpu_figures(g)
         s = self.call("ContainerStats", self.api.ContainerStatsRequest(container_id=self.ctr["client"])).stats
+        _, u1 = self.cpu_figures(g)
+        peak = int(read_cg("memory", g, "memory.peak" if V2 else "memory.max_usage_in_bytes") or 0)
         cpu, mem = s.cpu.usage_core_nano_seconds.value, s.memory.working_set_bytes.value
-        return cpu > 0 and mem > 0, "usage_core_nano_seconds %d, working_set_bytes %d" % (cpu, mem)
+        return (0 < u0 <= cpu <= u1 and 0 < mem <= peak,
+                "usage_core_nano_seconds %d (the group's: %d to %d); working_set_bytes %d (the group's peak %d)"
+                % (cpu, u0, u1, mem, peak))
 
     def list(self):
         self.need_running("server", "client", "hog")
