@@ -87,7 +87,7 @@ make_pod_cgroup() {
 # remove_pod_cgroups: the pods' groups and, if nothing else is in them, /kubepods/burstable and
 # /kubepods (a group left below a pod is killed and removed too: the check has said so already)
 remove_pod_cgroups() {
-	local r u d p
+	local r u d p pid
 	for r in $(cgroup_roots); do
 		for u in "${POD_UIDS[@]}"; do
 			d=$r$(pod_cgroup "$u")
@@ -176,7 +176,7 @@ fi
 ok "$st" "containerd runs as a node in network, mount and PID namespaces of its own and answers" ||
 	bail_out "containerd did not start: $(tail -5 "$T/containerd.log" 2>/dev/null; cat "$BG_ERR")"
 
-cc -static -O2 -o "$T/pause" "$REPO/tests/cri/pause.c" &&
+TMPDIR=$T cc -static -O2 -o "$T/pause" "$REPO/tests/cri/pause.c" &&
 	"$PY" "$REPO/tests/cri/mkimage.py" "$T/pause.tar" docker.io/warren/pause:cri '["/pause"]' "$T/pause=/pause" &&
 	"$PY" "$REPO/tests/cri/mkimage.py" "$T/busybox.tar" docker.io/warren/busybox:cri '[]' "$BB" ||
 	bail_out "cannot build the images (cc -static, tests/cri/mkimage.py)"
