@@ -369,9 +369,28 @@ static int ps_table(json_t *pids, char **args)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : oci_fail("ps: ps failed (exit %d)", WEXITSTATUS(st));
 }
 
+/* pid's group in the pids controller (v1), or the unified one (v2): the line of its
+ * /proc/PID/cgroup (heap), or NULL */
+static char *cgroup_of(long pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/cgroup", pid);
+	_cleanup_free_ char *t = read_file(path, NULL);
+	for (char *l = t, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl = '\0';
+		char *c = strchr(l, ':');
+		if (c && (!strncmp(c, ":pids:", 6) || !strncmp(c, "::", 2)))
+			return xstrdup(l);
+	}
+	return NULL;
+}
+
 /* ps: the processes in the cell's pid namespace (its init, the job, what the job started,
- * exec's processes): their host pids as a JSON array, or the lines of ps's table (args, runc's
- * default -ef) of them. */
+ * exec's processes) and, when the cell has a cgroup of its own (root: init and exec's keeper
+ * join it), in that cgroup: a pod's containers share one pid namespace. Their host pids as a
+ * JSON array, or the lines of ps's table (args, runc's default -ef) of them. */
 static int oci_cmd_ps(const char *id, const char *format, char **args)
 {
 	_cleanup_free_ char *root = NULL;
@@ -386,8 +405,14 @@ static int oci_cmd_ps(const char *id, const char *format, char **args)
 	bool live = strcmp(oci_status(&st), "stopped") != 0;
 	char path[64], ns[64] = "", other[64];
 	/* the job's (init is not readable by its user: it is not dumpable) */
-	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)oci_job_pid(st.init_pid));
+	pid_t job = oci_job_pid(st.init_pid);
+	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)job);
 	ssize_t n = live ? readlink(path, ns, sizeof ns - 1) : -1;
+	_cleanup_free_ char *cg = n > 0 ? cgroup_of(job) : NULL, *sup = cg ? cgroup_of(st.pid) : NULL;
+	if (cg && sup && !strcmp(cg, sup)) {   /* rootless: no group of its own */
+		free(cg);
+		cg = NULL;
+	}
 	oci_state_free(&st);
 	if (n <= 0)
 		return oci_fail("container %s is not running", id);
@@ -401,7 +426,10 @@ static int oci_cmd_ps(const char *id, const char *format, char **args)
 			continue;
 		snprintf(path, sizeof path, "/proc/%ld/ns/pid", pid);
 		ssize_t m = readlink(path, other, sizeof other - 1);
-		if (m == n && !memcmp(other, ns, (size_t)n))
+		if (m != n || memcmp(other, ns, (size_t)n))
+			continue;
+		_cleanup_free_ char *pcg = cg ? cgroup_of(pid) : NULL;
+		if (!cg || (pcg && !strcmp(pcg, cg)))
 			json_array_append_new(pids, json_integer(pid));
 	}
 	int r = 0;

@@ -18,12 +18,15 @@
 # namespace refused. Nothing left: processes, mounts, cgroups, the namespace.
 . "$(dirname "$0")/../lib.sh"
 
-plan 52
+plan 54
 
 . "$REPO/tests/oci.sh"
 oci_setup
 
 NS=warren-oci-ns-$$
+# the jobs' sleeps, by arguments of this run's own (job_pids: another test's "sleep 1000" is not ours)
+Z=$(( ($$ % 90000 + 10000) * 10 ))
+S0=$Z S1=$((Z + 1)) S2=$((Z + 2)) S3=$((Z + 3)) S4=$((Z + 4))
 # the namespace goes with the script, however it ends (lib.sh's cleanup follows)
 trap 'st=$?; ip netns del "$NS" 2>/dev/null; (exit $st); _lib_cleanup' EXIT
 ip netns add "$NS" || bail_out "cannot make a network namespace (ip netns add)"
@@ -65,13 +68,13 @@ line_like "$OUT" 'pod0 +inet 10\.88\.77\.2/24' "... its job sees the namespace's
 line_like "$OUT" "^net=$NETNS_INO\$" "... and is in that namespace (the same inode)"
 
 # ---- the sandbox: the pod's network by its file, its own ipc, uts and pid; left running
-bundle "$T/b-sb" '["sleep", "1000"]' "$(with_ns network "/run/netns/$NS")
+bundle "$T/b-sb" '["sleep", "'$S0'"]' "$(with_ns network "/run/netns/$NS")
 c['hostname'] = 'pod-$$'"
 bounded "$RUNC" --root "$ROOT" create --pid-file "$T/sb.pid" --bundle "$T/b-sb" sb
 bounded "$RUNC" --root "$ROOT" start sb
 is "$RC" 0 "the sandbox is created and started (as containerd would)" || diag "$ERR"
 SUP=$(cat "$T/sb.pid")
-for _ in $(seq 100); do SBJOB=$(job_pids 1000); [ -n "$SBJOB" ] && break; sleep 0.05; done
+for _ in $(seq 100); do SBJOB=$(job_pids $S0); [ -n "$SBJOB" ] && break; sleep 0.05; done
 isnt "${SBJOB:-}" "" "... its job runs"
 ino() { stat -L -c %i "/proc/$SBJOB/ns/$1"; }
 is "$(ino net)" "$NETNS_INO" "... in the pod's network namespace"
@@ -83,7 +86,7 @@ is "$owner:$([ "$owner" != "$jobuser" ] && echo not-the-job\'s)" "$(stat -L -c %
 
 # ---- the app: the sandbox's network, ipc, uts and pid by /proc/<pid file's pid>/ns/TYPE
 APP_SH='hostname; for n in net ipc uts pid mnt; do stat -L -c "$n=%i" /proc/self/ns/$n; done
-ps -o args | grep -c "^sleep 1000" | sed s/^/sandbox-sleeps=/; ip -o -4 addr show
+ps -o args | grep -c "^sleep '$S0'" | sed s/^/sandbox-sleeps=/; ip -o -4 addr show
 ip link set pod0 down; echo down=$?; ip link add x0 type veth peer name x1; echo add=$?
 ip addr add 10.9.9.9/32 dev lo; echo addr=$?; hostname other; echo hn=$?
 grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t" " "'
@@ -110,22 +113,30 @@ line_like "$OUT" '^Seccomp: 2$' "... a seccomp filter, as in any cell"
 run=$(ls -t "$STATE/runs" | head -1)
 is "$(jget "$STATE/runs/$run/result.json" 'd["exit_code"], d["name"]')" '[0, "app"]' "... recorded as a run of its own"
 nothing_left "$STATE/runs/$run" "... nothing of the app's cell is left"
-job_alive 1000; ok $? "... and the sandbox's job still runs"
+job_alive $S0; ok $? "... and the sandbox's job still runs"
 
 # ---- in the pod's pid namespace, an app's end takes its own processes, never the pod's
-bundle "$T/b-orphan" '["sh", "-c", "sleep 1003 & echo started; exit 0"]' "$app_ns"
+bundle "$T/b-orphan" '["sh", "-c", "sleep '$S3' & echo started; exit 0"]' "$app_ns"
 bounded "$RUNC" --root "$ROOT" run --bundle "$T/b-orphan" orphan
 is "$RC:$OUT" "0:started" "an app leaving a process behind ends"
-job_gone 1003; ok $? "... its process went with it (init, not the pid namespace's pid 1, killed its descendants)"
-job_alive 1000; ok $? "... the sandbox's job still runs"
-bundle "$T/b-long" '["sh", "-c", "sleep 1001 & sleep 1002"]' "$app_ns"
+job_gone $S3; ok $? "... its process went with it (init, not the pid namespace's pid 1, killed its descendants)"
+job_alive $S0; ok $? "... the sandbox's job still runs"
+bundle "$T/b-long" '["sh", "-c", "sleep '$S1' & sleep '$S2'"]' "$app_ns"
 bounded "$RUNC" --root "$ROOT" create --bundle "$T/b-long" long
 bounded "$RUNC" --root "$ROOT" start long
-for _ in $(seq 100); do job_alive 1002 && break; sleep 0.05; done
+for _ in $(seq 100); do job_alive $S2 && break; sleep 0.05; done
+# ps lists a container's own processes, not the pod's it shares the pid namespace with
+pids_of() { bounded "$RUNC" --root "$ROOT" ps --format json "$1"; "$PY" -c 'import json,sys; print(" ".join(map(str, sorted(json.loads(sys.stdin.read())))))' <<<"$OUT"; }
+lp=" $(pids_of long) " sp=" $(pids_of sb) "
+is "$([[ $lp == *" $(job_pids $S2) "* ]] && echo a)$([[ $lp == *" $SBJOB "* ]] && echo b)$([[ $sp == *" $SBJOB "* ]] && echo c)$([[ $sp == *" $(job_pids $S2) "* ]] && echo d)" "ac" \
+	"ps of an app in the pod's pid namespace lists its own processes, not the sandbox's (and the sandbox's ps not the app's)"
+"$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", "ps -o args | grep -c \"^sleep %s\"; exit 7" % sys.argv[2]], "cwd": "/", "user": {"uid": 0, "gid": 0}}, open(sys.argv[1], "w"))' "$T/p.json" "$S0"
+bounded "$RUNC" --root "$ROOT" exec --process "$T/p.json" long
+is "$RC:$OUT" "7:1" "exec in an app of the pod's pid namespace: its exit code, and it sees the sandbox's process"
 bounded "$RUNC" --root "$ROOT" kill long TERM
-for _ in $(seq 100); do job_gone 1001 && job_gone 1002 && break; sleep 0.1; done
-{ job_gone 1001 && job_gone 1002; }; ok $? "kill TERM of an app in the pod's pid namespace ends its processes"
-job_alive 1000; ok $? "... and none of the sandbox's"
+for _ in $(seq 100); do job_gone $S1 && job_gone $S2 && break; sleep 0.1; done
+{ job_gone $S1 && job_gone $S2; }; ok $? "kill TERM of an app in the pod's pid namespace ends its processes"
+job_alive $S0; ok $? "... and none of the sandbox's"
 bounded "$RUNC" --root "$ROOT" delete --force long
 
 # ---- refused: one line naming the field and the path; nothing made
@@ -152,7 +163,7 @@ refused c-nonet "$T/b-nonet" "^warren: linux\.namespaces: no network namespace: 
 	"no network entry (hostNetwork): refused by default, naming the pod's field and the setting"
 bundle "$T/b-noipc" '["true"]' "$(with_ns ipc "")"
 refused c-noipc "$T/b-noipc" "^warren: linux\.namespaces: no ipc namespace: .*hostIPC.*'oci\.host_ipc = allow'" "no ipc entry (hostIPC): refused by default"
-bundle "$T/b-nopid" '["sh", "-c", "test -d /proc/'$$' && echo host-pids; sleep 1004 & echo ok"]' "$(with_ns pid "")"
+bundle "$T/b-nopid" '["sh", "-c", "test -d /proc/'$$' && echo host-pids; sleep '$S4' & echo ok"]' "$(with_ns pid "")"
 refused c-nopid "$T/b-nopid" "^warren: linux\.namespaces: no pid namespace: .*hostPID.*'oci\.host_pid = allow'" "no pid entry (hostPID): refused by default"
 bundle "$T/b-user" '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "user"] + [{"type": "user", "path": "/proc/self/ns/user"}]'
 refused c-user "$T/b-user" "^warren: linux\.namespaces\[[0-9]+\] \(user\) path /proc/self/ns/user: warren makes the cell's user, mount and cgroup namespaces itself" \
@@ -166,7 +177,7 @@ bounded env WARREN_CONFIG="$T/allow.conf" "$RUNC" --root "$ROOT" run --bundle "$
 is "$RC:$OUT" "0:net=$HOST_NET_INO" "oci.host_network = allow: a bundle without a network entry has the host's network namespace" || diag "$ERR"
 bounded env WARREN_CONFIG="$T/allow.conf" "$RUNC" --root "$ROOT" run --bundle "$T/b-nopid" c-hostpid
 is "$RC:$OUT" "$(printf '0:host-pids\nok')" "oci.host_pid = allow: a bundle without a pid entry sees the host's processes" || diag "$ERR"
-job_gone 1004; ok $? "... and its process left behind went with it (the host's pid namespace spared)"
+job_gone $S4; ok $? "... and its process left behind went with it (the host's pid namespace spared)"
 bounded env WARREN_CONFIG="$T/allow.conf" "$RUNC" --root "$ROOT" run --bundle "$T/b-self" c-self2
 is "$RC" 0 "oci.host_network = allow: the host's network namespace named by path is allowed as well" || diag "$ERR"
 bounded env WARREN_CONFIG="$T/allow.conf" "$RUNC" --root "$ROOT" create --bundle "$T/b-noipc" c-noipc2
@@ -194,9 +205,9 @@ ENVS=(env)
 
 # ---- the sandbox ends: nothing of the pod's containers is left
 bounded "$RUNC" --root "$ROOT" kill sb KILL
-for _ in $(seq 100); do job_gone 1000 && break; sleep 0.1; done
+for _ in $(seq 100); do job_gone $S0 && break; sleep 0.1; done
 bounded "$RUNC" --root "$ROOT" delete --force sb
-job_gone 1000; ok $? "the sandbox killed and deleted: its job is gone"
+job_gone $S0; ok $? "the sandbox killed and deleted: its job is gone"
 is "$(ls "$ROOT")" "" "nothing of any container is left under --root"
 x=$(state_clean); ok $? "nothing of any run is left (scratch, mounts, processes, cgroups)" || diag "$x"
 ip netns del "$NS"
