@@ -435,7 +435,7 @@ int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, stru
 	s->argv = NULL;
 	b->terminal = false;
 	/* the bundle's rlimits stay, the process's follow: applied in order, each hard limit kept at
-	 * most at what is set before it (oci_apply_limits), an exec never above the container */
+	 * most at what is set before it (oci_apply_rlimits), an exec never above the container */
 	if (take_process(p, b, s, err) < 0)
 		return -EINVAL;
 	json_t *user = jget(p, "user");

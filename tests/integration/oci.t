@@ -10,7 +10,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 215
+plan 217
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -227,6 +227,22 @@ c["process"]["oomScoreAdj"] = -1000'
 		skip 5 "the caller's RLIMIT_RTPRIO ($hr) or oom_score_adj ($oom) leaves nothing to raise"
 	fi
 	rm -f "$D/rl.log"
+	# a score above the caller's is the cell's; its supervisor keeps the caller's, lower: in the
+	# container's memory group (the pid its caller knows is there) the OOM killer is to pick
+	# the job, not the supervisor
+	if [ "$oom" -lt 1000 ] 2>/dev/null; then
+		up=$((oom + 100 > 1000 ? 1000 : oom + 100))
+		bundle "$D/b-oom" '["sh", "-c", "exec sleep 1000"]' "c['process']['oomScoreAdj'] = $up"
+		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run -d --bundle "$D/b-oom" c-oom
+		sup=$(jget "$ROOT/c-oom/state.json" 'd["pid"]')
+		job=
+		for _ in $(seq 50); do job=$(pgrep -P "$(pgrep -P "$sup" | head -1)" | head -1); [ -n "$job" ] && break; sleep 0.1; done
+		is "$(cat "/proc/$job/oom_score_adj" 2>&1):$(cat "/proc/$sup/oom_score_adj" 2>&1)" "$up:$oom" \
+			"$M process.oomScoreAdj $up (above the caller's $oom): the job's; the supervisor keeps the caller's"
+		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-oom
+	else
+		skip 1 "the caller's oom_score_adj ($oom) leaves nothing to raise"
+	fi
 
 	# a bundle's profile that allows everything gives back nothing warren's denies (stricter wins):
 	# a user namespace (warren's filter refuses it without --allow-nested) stays refused
