@@ -8,9 +8,10 @@
 #   crictl.py --socket S --handler H ...   one pod through handler H (see the options below)
 #
 # The pod (name cri-t-H, hostname crit-H, cgroup_parent from --cgroup-parent, the kubelet's
-# namespace options): a "server" container serving a page on 127.0.0.1:8080 (busybox httpd), a
-# "client" container with CPU and memory limits that writes two log lines and sleeps, and a
-# "hog" with a small memory limit that grows until the limit stops it. It prints one line per
+# namespace options): a "server" container serving a page on 127.0.0.1:8080 (busybox httpd) as
+# root with every capability dropped, a "client" container run as uid 65534 (the image's nobody)
+# with CPU and memory limits that writes two log lines and sleeps, and a "hog" with a small
+# memory limit that grows until the limit stops it. It prints one line per
 # check, always the same checks in the same order: "ok - WHAT" or "not ok - WHAT" followed by
 # "# ..." lines saying why; cri.t turns them into TAP. A step that fails fails every check that
 # needed it ("not reached: ..."), never skips it. Whatever happened, the pod is stopped and
@@ -35,6 +36,8 @@ CHECKS = [
     ("cpu_enforced", "the client's CPU limit is enforced: a busy loop is throttled to its quota"),
     ("oom", "the hog is OOM-killed at its memory limit: exit 137, reason OOMKilled"),
     ("exec_out", "ExecSync: stdout, stderr and exit code"),
+    ("exec_caps", "the server dropped ALL capabilities: it and an exec in it hold none, not even in their bounding sets"),
+    ("exec_user", "ExecSync in the client, run as uid 65534: the exec's user is the image's name for it (nobody)"),
     ("exec_timeout", "ExecSync with a timeout returns an error when the timeout passes"),
     ("exec_timeout_gone", "ExecSync's timed-out process is gone"),
     ("log", "the CRI log file (log_directory/log_path) has the client's stdout and stderr lines"),
@@ -153,14 +156,15 @@ class Run:
         return (st.state == api.SANDBOX_READY and st.runtime_handler == a.handler,
                 "state %s, handler %r" % (api.PodSandboxState.Name(st.state), st.runtime_handler))
 
-    def create(self, name, command, resources):
+    def create(self, name, command, resources, security=None):
         api = self.api
         cfg = api.ContainerConfig(
             metadata=api.ContainerMetadata(name=name), image=api.ImageSpec(image=self.a.image),
             command=command, log_path=name + ".log",
             linux=api.LinuxContainerConfig(
                 resources=api.LinuxContainerResources(**resources),
-                security_context=api.LinuxContainerSecurityContext(namespace_options=self.namespaces())))
+                security_context=api.LinuxContainerSecurityContext(namespace_options=self.namespaces(),
+                                                                   **(security or {}))))
         r = self.call("CreateContainer", api.CreateContainerRequest(pod_sandbox_id=self.pod, config=cfg,
                                                                     sandbox_config=self.sandbox_config), timeout=120)
         self.ctr[name] = r.container_id
@@ -169,9 +173,11 @@ class Run:
     def start_containers(self):
         self.need("the pod did not start", self.pod)
         self.create("server", ["sh", "-c", "mkdir -p /srv && echo served-by-$(hostname) >/srv/index.html && "
-                               "exec httpd -f -p 127.0.0.1:8080 -h /srv"], {})
+                               "exec httpd -f -p 127.0.0.1:8080 -h /srv"], {},
+                    {"capabilities": self.api.Capability(drop_capabilities=["ALL"])})
         self.create("client", ["sh", "-c", "echo log-out-%s; echo log-err-%s >&2; exec sleep %s" %
-                               (self.uniq, self.uniq, self.uniq)], CLIENT_LIMITS)
+                               (self.uniq, self.uniq, self.uniq)], CLIENT_LIMITS,
+                    {"run_as_user": self.api.Int64Value(value=65534)})
         self.create("hog", ["awk", HOG], {"memory_limit_in_bytes": HOG_MEMORY})
         st = {n: self.api.ContainerState.Name(self.status(n).status.state) for n in ("server", "client")}
         return all(v == "CONTAINER_RUNNING" for v in st.values()), "states: %s" % st
@@ -324,6 +330,24 @@ class Run:
         got = (r.stdout, r.stderr, r.exit_code)
         return got == (b"out-42\n", b"err-42\n", 3), "stdout, stderr, exit: %r" % (got,)
 
+    def exec_caps(self):
+        """The exec's five sets and the server's own process's (httpd's) effective and bounding
+        ones: all empty."""
+        self.need_running("server")
+        r = self.exec_sync("server", ["sh", "-c", "id -u; grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; "
+                                      "grep -E '^Cap(Eff|Bnd):' /proc/$(pidof httpd)/status | sed 's/^/httpd-/'"],
+                           timeout=10)
+        out = r.stdout.decode(errors="replace")
+        got = dict((k, v.strip()) for k, v in (l.split(":", 1) for l in out.splitlines()[1:] if ":" in l))
+        return (r.exit_code == 0 and out.startswith("0\n") and len(got) == 7 and
+                all(int(v, 16) == 0 for v in got.values()), "uid and sets: %r" % out)
+
+    def exec_user(self):
+        self.need_running("client")
+        r = self.exec_sync("client", ["sh", "-c", "id -u; id -nu; id -ng"], timeout=10)
+        got = r.stdout.decode(errors="replace").split()
+        return got == ["65534", "nobody", "nogroup"], "id -u, -nu, -ng: %r %r" % (got, r.stderr)
+
     def exec_timeout(self):
         self.need_running("client")
         self.exec_arg = "%s1" % self.uniq
@@ -470,7 +494,7 @@ class Run:
                                       "pod IP %r, range %s" % (self.pod_ip, self.a.pod_cidr)))
         self.check("started", self.start_containers)
         for key in ("localhost", "ip_seen", "hostname", "cg_parent", "cg_own", "cpu_set", "mem_set",
-                    "cpu_enforced", "oom", "exec_out", "exec_timeout", "exec_timeout_gone", "log", "stats", "list",
+                    "cpu_enforced", "oom", "exec_out", "exec_caps", "exec_user", "exec_timeout", "exec_timeout_gone", "log", "stats", "list",
                     "stop", "gone_procs", "gone_cgroups", "gone_net", "gone_mounts", "gone_files"):
             self.check(key, getattr(self, key))
         self.report()

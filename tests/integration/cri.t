@@ -10,8 +10,9 @@
 # imported with `ctr -n k8s.io images import`. tests/cri/crictl.py, a small CRI client of our own
 # (tests/cri/api.proto, compiled here with grpc_tools), runs the same pod through each handler
 # and checks it (see its header): shared localhost, the pod's IP and hostname, the pod's cgroup,
-# CPU and memory limits set and enforced, OOMKilled, ExecSync, the CRI log, stats, stop and
-# remove, nothing left. A check warren does not pass yet fails here, by name: none is skipped.
+# CPU and memory limits set and enforced, OOMKilled, ExecSync (a container that dropped ALL
+# capabilities and an exec in it holding none; an exec's user named as the image names its
+# uid), the CRI log, stats, stop and remove, nothing left. A check warren does not pass yet fails here, by name: none is skipped.
 # The host keeps nothing: no process, mount, network namespace, cgroup or file. Root only.
 [ "$(id -u)" = 0 ] || { echo "1..0 # SKIP cri.t runs containerd, a CNI and cgroups of its own: root only"; exit 0; }
 . "$(dirname "$0")/../lib.sh"
