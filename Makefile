@@ -72,7 +72,7 @@ $(BUILD)/man/%: docs/man/%.scd
 # util/sys.h and of warren's code only a job's executor, its relay and util/error.c; built
 # without the sanitizers of BUILD=build/san.
 GUEST_CFLAGS := -O2 -g -static -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc
-$(BUILD)/warren-guest-init: $(wildcard src/guest/*.c) src/cell/executor.c src/cell/vm/vmexec.c src/util/error.c \
+$(BUILD)/warren-guest-init: $(wildcard src/guest/*.c) src/cell/executor.c src/cell/execfiles.c src/cell/vm/vmexec.c src/util/error.c \
 			    src/guest/guest.h src/cell/contract.h src/cell/executor.h src/cell/vmexec.h src/util/sys.h Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(GUEST_CFLAGS) -o $@ $(filter %.c,$^)

@@ -4,7 +4,10 @@
  * end. Exit status: the run's exit code; 98 when it was not given a warm cell and
  * BENCH_WANT_WARM is set; 99 when the server could not be asked.
  *
- *   warm-client SOCKET WORKTREE CMD [ARG...]      (arguments without quotes or backslashes)
+ *   warm-client [-x FIELDS] SOCKET WORKTREE CMD [ARG...]   (arguments without quotes or backslashes)
+ *
+ * -x FIELDS adds the request's own fields, as JSON members ("env":{"K":"V"},"limits":{...}):
+ * the "warren claim" row, a warm run that brings its own settings to the claim.
  *
  * The issue's warm figure is "from the request (unix socket) to the job's exit", and timeit
  * times from the fork to the reap: so the client is built without any C library (its own
@@ -129,11 +132,22 @@ static int run(int argc, char **argv, char **envp)
 	(void)argv, (void)envp;
 	return argc < 0;  /* the "no-libc exec" row: the harness's floor, the start of this kind of program */
 #endif
+	const char *extra = 0;
+	if (argc > 2 && argv[1][0] == '-' && argv[1][1] == 'x' && !argv[1][2]) {
+		extra = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 4)
 		return 99;
 	static char body_s[8192], req_s[9216], ans[16384];
 	struct buf body = { body_s, 0, sizeof body_s, 0 }, req = { req_s, 0, sizeof req_s, 0 };
-	put(&body, "{\"worktree\":\"");
+	put(&body, "{");
+	if (extra) {
+		put(&body, extra);
+		put(&body, ",");
+	}
+	put(&body, "\"worktree\":\"");
 	put(&body, argv[2]);
 	put(&body, "\",\"command\":[");
 	for (int i = 3; i < argc; i++) {

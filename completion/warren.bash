@@ -54,7 +54,7 @@ _warren_images() {
 _warren() {
 	local cur prev words cword
 	_init_completion -s || return
-	local cmds="run job logs kill exec end policy ps show gc selfcheck image history serve submit oci help version"
+	local cmds="run job logs kill exec end files policy ps show gc selfcheck image history serve submit mcp oci help version"
 	local sub= i
 	for ((i = 1; i < cword; i++)); do
 		[[ ${words[i]} != -* ]] && { sub=${words[i]}; break; }
@@ -76,7 +76,7 @@ _warren() {
 	--image | --warm-image) COMPREPLY=($(compgen -W "$(_warren_images)" -- "$cur")); return ;;
 	--env-file | --seccomp | --result) _filedir; return ;;
 	--user | --env | --pass-env | --time | --cpu-time | --memory | --pids | --output | --scratch | \
-	--grace | --protect | --publish | --dns-max-names | --result-fd | --older-than)
+	--grace | --protect | --publish | --dns-max-names | --result-fd | --older-than | --session-idle | --session-max)
 		return ;;
 	--net)
 		COMPREPLY=($(compgen -W "none nat nat,lan nat,allow= allow= lan,allow=" -- "$cur"))
@@ -90,7 +90,8 @@ _warren() {
 		      --memory --pids --output --scratch --grace --seccomp --seccomp-print --allow-nested
 		      --require-landlock --protect --core --no-sys --no-refused-writes --net --publish
 		      --dns-max-names --result --result-fd --quiet --image --entrypoint --work-ro --workdir --hostname
-		      --bind --ro-bind --externals --label --name --db --driver --via --token-file --help --" ;;
+		      --bind --ro-bind --externals --label --name --db --driver --via --token-file --session
+		      --session-idle --session-max --help --" ;;
 	job)
 		local action=${words[i + 1]-}
 		if ((cword == i + 1)); then
@@ -110,6 +111,12 @@ _warren() {
 	kill) opts="--state --help" ;;
 	exec) opts="--state --via --token-file --env --workdir --timeout --stdin --help" ;;
 	end) opts="--state --via --token-file --help" ;;
+	files)
+		if ((cword == i + 1)); then
+			COMPREPLY=($(compgen -W "get put ls --help" -- "$cur"))
+			return
+		fi
+		opts="--mode --parents --json --state --via --token-file --help" ;;
 	policy) opts="--write --read --exec --state --help" ;;
 	ps) opts="-a --json --state --help" ;;
 	show) opts="--json --state --help" ;;
@@ -128,10 +135,11 @@ _warren() {
 		fi
 		opts="--bundle --pid-file --console-socket --detach --force --all --process --format --root --log --log-format" ;;
 	history) opts="--status --label --since --limit --json --state --db --help" ;;
-	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --warm --warm-work --warm-image --help" ;;
+	serve) opts="--listen --slots --state --db --token-file --keep-runs --keep-for --warm --warm-work --warm-image --warm-net --help" ;;
 	submit) opts="--via --token-file --work --label --name --env --time --memory --cpu-time --pids
 		      --output --scratch --rootfs --image --bind --ro-bind --net --publish --follow --json --job
 		      --state --help --" ;;
+	mcp) opts="--state --via --token-file --help" ;;
 	help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then

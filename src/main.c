@@ -11,6 +11,7 @@
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/words.h"
+#include "mcp/mcp.h"
 #include "oci/oci.h"
 
 static const char USAGE[] =
@@ -34,14 +35,28 @@ static const char USAGE[] =
 	"  kill RUN                           stop a live run from another terminal\n"
 	"  exec RUN -- COMMAND                run a command in a live session (session: in a job file)\n"
 	"  end RUN                            end a live session\n"
+	"  files get|put|ls RUN PATH          read, write or list a live session's files\n"
 	"  policy RUN PATH [--write|--read|--exec]   may the run write (read, run) PATH?\n"
 	"  selfcheck [--rootfs DIR]           check this host (and an image) for running cells\n"
 	"  image import|ls|rm                 store root file systems for run --image NAME\n"
+	"  mcp [--via V]                      an MCP server on stdio: coding agents' tools for sessions\n"
 	"  oci COMMAND                        runc's command line over cells (also as warren-runc)\n"
 	"\n"
 	"'warren COMMAND --help' describes a command's options. Exit status of 'run': the job's\n"
 	"own, 128+N when signal N killed it, 124 when --time or --cpu-time stopped it, 125 when\n"
 	"warren itself failed, 126/127 when the command cannot be run or is not found.\n";
+
+/* the commands a bad warren.conf does not stop */
+static bool config_free_command(int argc, char **argv)
+{
+	if (argc < 2)
+		return true;
+	static const char *const FREE[] = { "--help", "-h", "help", "--version", "version", "selfcheck", NULL };
+	for (size_t i = 0; FREE[i]; i++)
+		if (!strcmp(argv[1], FREE[i]))
+			return true;
+	return argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"));
+}
 
 int main(int argc, char **argv)
 {
@@ -58,10 +73,15 @@ int main(int argc, char **argv)
 			(void)!write(2, m, sizeof m - 1);
 		return 125;
 	}
-	/* warren.conf (cli/config.h): a file that is wrong stops every command, naming its line */
+	/* warren.conf (cli/config.h): a file that is wrong stops every command, naming its line,
+	 * but help, version and selfcheck (what a user reaches for to mend it), which only warn */
 	struct error cerr = { 0 };
-	if (cli_config_load(&cerr) < 0)
-		return cli_fail(&cerr);
+	if (cli_config_load(&cerr) < 0) {
+		if (!config_free_command(argc, argv))
+			return cli_fail(&cerr);
+		warn_line("%s", cerr.msg);
+		error_clear(&cerr);
+	}
 	/* called as warren-runc: the OCI runtime face (oci/oci.h), runc's command line */
 	const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	if (argc > 0 && !strcmp(slash ? slash + 1 : argv[0], "warren-runc"))
@@ -110,6 +130,8 @@ int main(int argc, char **argv)
 		return cmd_exec(argc, argv);
 	if (!strcmp(c, "end"))
 		return cmd_end(argc, argv);
+	if (!strcmp(c, "files"))
+		return cmd_files(argc, argv);
 	if (!strcmp(c, "policy"))
 		return cmd_policy(argc, argv);
 	if (!strcmp(c, "image"))
@@ -122,16 +144,18 @@ int main(int argc, char **argv)
 		return cmd_submit(argc, argv);
 	if (!strcmp(c, "oci"))
 		return cmd_oci(argc, argv);
+	if (!strcmp(c, "mcp"))
+		return cmd_mcp(argc, argv);
 	if (!strcmp(c, "vm-image"))
 		return cmd_vm_image(argc, argv);
-	static const char *const commands[] = { "run", "job", "logs", "kill", "exec", "end", "policy", "ps", "show", "gc", "selfcheck", "image",
-						"history", "serve", "submit", "oci", "version", "help", NULL };
+	static const char *const commands[] = { "run", "job", "logs", "kill", "exec", "end", "files", "policy", "ps", "show", "gc", "selfcheck", "image",
+						"history", "serve", "submit", "oci", "mcp", "version", "help", NULL };
 	const char *near = closest_word(c, commands);
 	_cleanup_free_ char *name = printable_name(c);
 	if (near)
 		warn_line("no command '%s'; did you mean '%s'? (see 'warren --help')", name, near);
 	else
-		warn_line("no command '%s'; the commands are run, job, logs, kill, exec, end, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci (see 'warren --help')",
+		warn_line("no command '%s'; the commands are run, job, logs, kill, exec, end, files, policy, ps, show, gc, selfcheck, image, history, serve, submit, oci, mcp (see 'warren --help')",
 			  name);
 	return 125;
 }

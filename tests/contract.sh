@@ -47,10 +47,11 @@ contract_checks() {
 	_contract_limits "$driver" "[$driver root]"
 }
 
-# The host owner of what the run user writes in root mode: a VM's qemu runs as the run user's
-# host ids (CELL_ROOT_ID_BASE + 1000), a container's job is idmapped to uid 1000.
+# The owner of the worktree and of a --bind's source, the same for both drivers: as root a
+# normal user's (1000:1000; a container idmaps it to the run user, a VM's qemu serves an
+# idmapped copy), rootless the caller's. What the job makes there is that owner's.
 _contract_owner() {
-	if [ "$1" = vm ]; then echo 1000001000:1000001000; else echo 1000:1000; fi
+	if [ "$MODE" = root ]; then echo 1000:1000; else echo "$TEST_USER_UID:$TEST_USER_GID"; fi
 }
 
 # The first run (in the background: the contract's facts, then it waits) and the second
@@ -62,9 +63,8 @@ _contract_cell() {
 	# (only the caller's id is mapped): there it is the run user's
 	[ "$MODE" = user ] && [ "$driver" = container ] && tmp_owner=$JOB_UID
 	rm -f "$WORK/from-job" "$WORK/b-done"
-	# root mode: a VM's qemu serves the worktree as the run user's host ids (1000001000, seen
-	# as 1000 in the guest: docs/vm.md, "The wall around qemu"); a container idmaps its owner
-	[ "$MODE" = root ] && gid=1000 && chown "$(_contract_owner "$driver")" "$WORK"
+	[ "$MODE" = root ] && gid=1000
+	chown "$(_contract_owner)" "$WORK"
 	# a git directory the run user owns: its hooks are writable but for the protection
 	mkdir -p "$WORK/.git/hooks" && touch "$WORK/.git/config" && chown -R --reference="$WORK" "$WORK/.git"
 	[ "$MODE" = user ] && gid=$TEST_USER_GID
@@ -102,7 +102,8 @@ _contract_cell() {
 	is "${F[5]:-}" "tmp-entries 0" "$M /tmp starts empty"
 	is "${F[6]:-}" "host-tmp-hidden" "$M the host's /tmp is not visible"
 	is "${F[7]:-}" "worktree-written" "$M the worktree is writable"
-	is "$(cat "$WORK/from-job" 2>/dev/null)" from-job "$M what the job wrote in the worktree is on the host"
+	is "$(cat "$WORK/from-job" 2>/dev/null) $(stat -c %u:%g "$WORK/from-job" 2>&1)" "from-job $(_contract_owner)" \
+		"$M what the job wrote in the worktree is on the host, the worktree owner's ($(_contract_owner))"
 	is "${F[8]:-}" "root-refused" "$M a write outside the scratch and the worktree is refused by the kernel"
 	is "${F[9]:-}" 1 "$M the job has no effective capabilities"
 	is "${F[10]:-}" "hostname $(basename "$rdA")" "$M the hostname is the run id"
@@ -137,7 +138,7 @@ _contract_fs() {
 	echo ro-content >"$base/ro/f"
 	echo tool >"$base/ext/tool"
 	chmod -R a+rX "$base"
-	if [ "$MODE" = root ]; then chown "$(_contract_owner "$driver")" "$base/rw"; else chown "$TEST_USER_UID" "$base/rw"; fi
+	chown "$(_contract_owner)" "$base/rw"
 	wrun --driver "$driver" --rootfs "$bb" --ro-bind "$base/ro:/opt/ro" --bind "$base/rw:/data/rw" --externals "$base/ext" \
 		--workdir /opt --hostname contract-host --work-ro -- sh -c 'test -x /bin/busybox && ! test -e /usr/bin/python3 && echo image-root
 		pwd; hostname; whoami; stat -c "tmp %a %u" /tmp
@@ -157,7 +158,8 @@ _contract_fs() {
 	is "${L[5]:-}" ro-content "$M --ro-bind: the source's file is readable"
 	is "${L[6]:-}" ro-bind-refused "$M --ro-bind: a write is refused"
 	is "${L[7]:-}" rw-bind-written "$M --bind: the job writes in it"
-	is "$(cat "$base/rw/w" 2>/dev/null)" rw "$M --bind: what the job wrote is on the host"
+	is "$(cat "$base/rw/w" 2>/dev/null) $(stat -c %u:%g "$base/rw/w" 2>&1)" "rw $(_contract_owner)" \
+		"$M --bind: what the job wrote is on the host, the source owner's ($(_contract_owner))"
 	is "${L[8]:-}" tool "$M --externals: at \$WARREN_EXTERNALS, readable"
 	is "${L[9]:-}" externals-refused "$M --externals: read-only"
 	is "${L[10]:-}" worktree-refused "$M --work-ro: the worktree is read-only"

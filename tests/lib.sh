@@ -14,6 +14,7 @@
 #             wr_env K=V... -- SUB ARGS...   the same with variables in warren's environment
 #             start_fd_holder SOCK    a process outside the cells keeping descriptors sent to SOCK
 # Run dirs:   last_rundir, kept_rundir (from ERR), jget FILE PYEXPR
+# npm:        npm_cached SRC DEST (a test's npm packages, installed once under build/)
 # Leftovers:  scratch_gone RUNDIR, mounts_under PATH, procs_matching STR,
 #             cgroups_named STR, nothing_left RUNDIR DESC (one test)
 # Networks:   net_world_up, net_world_rootless, net_left ID (tests of --net, in a world of
@@ -192,6 +193,21 @@ _lib_cleanup() {
 trap _lib_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# npm_cached SRC DEST: the npm packages of SRC/package.json, at SRC/package-lock.json's
+# versions, installed into DEST (under build/: kept between runs, so the npm registry is needed
+# once, and again when the lock changes); npm's temporary files in the scratch. Status 0 when
+# they are there.
+npm_cached() {
+	local src=$1 dest=$2
+	mkdir -p "$dest" "$TEST_SCRATCH/npm-tmp" || return 1
+	cmp -s "$src/package-lock.json" "$dest/package-lock.json" && [ -d "$dest/node_modules" ] && return 0
+	rm -rf "$dest/node_modules" "$dest/package-lock.json"
+	cp "$src/package.json" "$src/package-lock.json" "$dest/" || return 1
+	(cd "$dest" && TMPDIR=$TEST_SCRATCH/npm-tmp npm ci --no-audit --no-fund --ignore-scripts >/dev/null 2>&1) && return 0
+	rm -f "$dest/package-lock.json"
+	return 1
+}
 
 # host_tmp_marker: create a uniquely named file in the host's /tmp, removed on exit; its
 # path is in MARKER. (Not in $(...): the cleanup list must be this shell's.)

@@ -92,6 +92,18 @@ int container_take(struct cell *c, uint64_t scratch, bool direct);
 /* Send sig to the children of the cell's init (host pids; the job process, or a job's
  * executor, and orphans init adopted). The count signalled, or -errno. */
 int container_signal_children(const struct cell *c, int sig);
+/* Root mode: the userns of an idmap that makes the owner of what fd is open on (the worktree,
+ * a bind's source) the run user's host ids (a container's run user inside; the vm driver's
+ * qemu), or -1 when it is already or there is none. A root-owned source is mapped only when
+ * writable (map_root): a read-only bind of root's files keeps them root's, as the host's /
+ * shows them. Its helper is one of c's (made before any descriptor of the run exists). */
+int cell_owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct cell *c);
+/* Clone the tree at path (under dfd; "" dfd itself) as a detached mount, idmapped through
+ * userns fd ns, nosuid and nodev, with what is mounted below it (a bind without its submounts
+ * would show, and let the job write, what the host hides under them). With whole_ok, every
+ * mount of it idmapped (else, or when a submount's file system cannot be, the top one alone:
+ * the submounts' files keep their ids). -1 when the kernel or the top's file system cannot. */
+int cell_idmapped_tree(int dfd, const char *path, int ns, bool whole_ok);
 /* A new slot (pid -1, no stack) in c's list of helper processes, reaped by cell_reap_helpers. */
 struct cell_helper *cell_helper_slot(struct cell *c);
 #define CELL_HELPER_END_MS 2000

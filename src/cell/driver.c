@@ -101,6 +101,7 @@ static const struct cell_driver_ops container_driver = {
 	.name = "container",
 	.trusts_exit = true,
 	.tty_over_console = true,
+	.tasks_on_host = true,
 	.check_spec = no_check,
 	.host_limits = same_limits,
 	.prepare = container_prepare,
@@ -117,11 +118,6 @@ static const struct cell_driver_ops container_driver = {
 	.record = ct_record,
 	.close = cell_close,
 };
-
-static void vmd_prepare(const struct cell_spec *s, struct cell *c)
-{
-	(void)s, (void)c;
-}
 
 /* The guest's terminal is its console: the control port sets its size. */
 static void vmd_winsize(struct cell *c, int tty, const struct winsize *ws)
@@ -144,7 +140,7 @@ static const struct cell_driver_ops vm_driver = {
 	.net_by_tap = true,
 	.check_spec = vm_check_spec,
 	.host_limits = vm_host_limits,
-	.prepare = vmd_prepare,
+	.prepare = vm_prepare,
 	.start = vm_start,
 	.take_tty = vm_take_tty,
 	.release = vm_release,

@@ -38,6 +38,9 @@ struct cell_driver_ops {
 	/* The cell's network is a tap given to start (io->tap), not a link the supervisor moves
 	 * into the cell's namespace once init runs. */
 	bool net_by_tap;
+	/* The job's processes are the host's, in the run's cgroup: a session's exec may have a
+	 * group of its own below it (cgroup/execgroup.h). (A VM's are the guest's.) */
+	bool tasks_on_host;
 
 	/* What it does. */
 	/* Refuse, with one line, what the driver cannot carry (job: the cell runs a job's steps). */

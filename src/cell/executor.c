@@ -114,12 +114,36 @@ void executor_exec(const char *cwd, char **argv, char **env)
 	_exit(status);
 }
 
-static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err, int in)
+/* The signals the executor ignores (its own four, and what it inherited ignored: the
+ * supervisor's SIGPIPE, a caller's nohup): a task gets them back as default. Learned once at
+ * its start, not asked again in each task (64 calls a task: a tenth of an exec's cost). */
+static sigset_t ignored;
+
+static void ignored_learn(void)
 {
+	sigemptyset(&ignored);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			sigaddset(&ignored, sig);
+	}
+}
+
+static void __attribute__((noreturn)) child(char *cwd, char **argv, char **env, int out, int err, int in, int cg)
+{
+	/* into the exec's cgroup first: all it starts is born there */
+	if (cg >= 0 && write(cg, "0", 1) != 1) {
+		dprintf(err, "warren: cannot put the command in its exec's cgroup: %s\n", strerror(errno));
+		_exit(125);
+	}
+	if (cg >= 0)
+		close(cg);
 	sigset_t none;
 	sigemptyset(&none);
+	/* (handlers the executor may have are reset by the exec itself; ignored ones are not) */
 	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
+		if (sigismember(&ignored, sig) == 1)
+			signal(sig, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
 	if (in < 0)
@@ -151,7 +175,7 @@ int exec_start_parse(const struct exec_hdr *h, char *payload, size_t len, char *
 }
 
 ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, char **env, const int *fds, int nfds,
-			int flags)
+			int cg, int flags)
 {
 	char *msg = NULL;
 	size_t len = 0;
@@ -163,7 +187,8 @@ ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, ch
 		argc++;
 	while (env[envc])
 		envc++;
-	struct exec_hdr h = { .type = EXEC_START, .task = task, .a = (int32_t)argc, .b = (int32_t)envc };
+	struct exec_hdr h = { .type = cg >= 0 ? EXEC_START_CG : EXEC_START, .task = task, .a = (int32_t)argc,
+			      .b = (int32_t)envc };
 	fwrite(&h, sizeof h, 1, f);
 	fwrite(cwd, strlen(cwd) + 1, 1, f);
 	for (size_t i = 0; i < argc; i++)
@@ -171,7 +196,11 @@ ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, ch
 	for (size_t i = 0; i < envc; i++)
 		fwrite(env[i], strlen(env[i]) + 1, 1, f);
 	fclose(f);
-	char cbuf[CMSG_SPACE(3 * sizeof(int))] = { 0 };
+	int all[EXEC_FDS_MAX];
+	memcpy(all, fds, (size_t)nfds * sizeof(int));
+	if (cg >= 0)
+		all[nfds++] = cg;
+	char cbuf[CMSG_SPACE(EXEC_FDS_MAX * sizeof(int))] = { 0 };
 	struct iovec iov = { .iov_base = msg, .iov_len = len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int)) };
@@ -179,7 +208,7 @@ ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, ch
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), all, (size_t)nfds * sizeof(int));
 	ssize_t w = len <= EXEC_MSG_MAX ? sendmsg(ctl, &mh, MSG_NOSIGNAL | flags) : (errno = E2BIG, -1);
 	int e = errno;
 	free(msg);
@@ -187,18 +216,19 @@ ssize_t exec_start_send(int ctl, uint32_t task, const char *cwd, char **argv, ch
 	return w;
 }
 
-ssize_t exec_msg_recv(int ctl, char *buf, int fds[3])
+ssize_t exec_msg_recv(int ctl, char *buf, int fds[EXEC_FDS_MAX])
 {
-	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	char cbuf[CMSG_SPACE(EXEC_FDS_MAX * sizeof(int))];
 	struct iovec iov = { .iov_base = buf, .iov_len = EXEC_MSG_MAX };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	fds[0] = fds[1] = fds[2] = -1;
+	for (int i = 0; i < EXEC_FDS_MAX; i++)
+		fds[i] = -1;
 	ssize_t n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
 	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (k >= 2 && k <= 3)
+		if (k >= 1 && k <= EXEC_FDS_MAX)  /* (1: an EXEC_FILE's memfd) */
 			memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
 		else if (k) {
 			/* not ours to keep: closed */
@@ -211,16 +241,28 @@ ssize_t exec_msg_recv(int ctl, char *buf, int fds[3])
 	return n;
 }
 
-static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, const int fds[3])
+void exec_start_fds(const struct exec_hdr *h, int fds[EXEC_FDS_MAX], int *cg)
+{
+	*cg = -1;
+	for (int i = EXEC_FDS_MAX - 1; h->type == EXEC_START_CG && i >= 2 && *cg < 0; i--)
+		if (fds[i] >= 0) {
+			*cg = fds[i];
+			fds[i] = -1;
+		}
+}
+
+static void start(int ctl, const struct exec_hdr *h, char *payload, size_t len, int fds[EXEC_FDS_MAX])
 {
 	char *cwd, **argv, **env;
+	_cleanup_close_ int cg = -1;
+	exec_start_fds(h, fds, &cg);
 	if (exec_start_parse(h, payload, len, &cwd, &argv, &env) < 0) {
 		send_msg(ctl, EXEC_FAILED, h->task, EINVAL);
 		return;
 	}
 	pid_t pid = fork();
 	if (pid == 0)
-		child(cwd, argv, env, fds[0], fds[1], fds[2]);
+		child(cwd, argv, env, fds[0], fds[1], fds[2], cg);
 	if (pid < 0) {
 		send_msg(ctl, EXEC_FAILED, h->task, errno);
 	} else {
@@ -265,8 +307,12 @@ static int probe_tcp(int port)
 
 static void on_control(int ctl)
 {
-	char *buf = xmalloc(EXEC_MSG_MAX);
-	int fds[3];
+	/* one buffer for every message: one of its size each time was an mmap, its pages faulted
+	 * in by the receive, and an munmap, for every exec of a session */
+	static char *buf;
+	if (!buf)
+		buf = xmalloc(EXEC_MSG_MAX);
+	int fds[EXEC_FDS_MAX];
 	ssize_t n = exec_msg_recv(ctl, buf, fds);
 	if (n <= 0) {
 		/* the supervisor is done with us (or gone): end, and the cell with us */
@@ -275,19 +321,20 @@ static void on_control(int ctl)
 	struct exec_hdr h;
 	if ((size_t)n >= sizeof h) {
 		memcpy(&h, buf, sizeof h);
-		if (h.type == EXEC_START && fds[0] >= 0)
+		if ((h.type == EXEC_START || h.type == EXEC_START_CG) && fds[0] >= 0)
 			start(ctl, &h, buf + sizeof h, (size_t)n - sizeof h, fds);
 		else if (h.type == EXEC_SIGNAL) {
 			for (size_t i = 0; i < n_tasks; i++)
 				if (tasks[i].id == h.task)
 					signal_session(tasks[i].pid, h.a);
-		} else if (h.type == EXEC_PROBE_TCP)
+		} else if (h.type == EXEC_PROBE_TCP) {
 			send_msg(ctl, EXEC_PROBED, h.task, probe_tcp(h.a));
+		} else if (h.type == EXEC_FILE) {
+			executor_file(ctl, &h, buf + sizeof h, (size_t)n - sizeof h, fds[0]);
+		}
 	}
-	closep(&fds[0]);
-	closep(&fds[1]);
-	closep(&fds[2]);
-	free(buf);
+	for (int i = 0; i < EXEC_FDS_MAX; i++)
+		closep(&fds[i]);
 }
 
 void executor_main(const struct cell_spec *s, int ctl)
@@ -307,6 +354,7 @@ void executor_main(const struct cell_spec *s, int ctl)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	ignored_learn();
 	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 	struct pollfd pf[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 	for (;;) {

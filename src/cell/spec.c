@@ -119,12 +119,28 @@ static bool same_policy(const struct policy_opts *a, const struct policy_opts *b
 	return same;
 }
 
+static bool has_cpu(const struct limits *l)
+{
+	return l->cpu_quota_us || l->cpu_shares || l->cpuset[0] || l->cpumems[0];
+}
+
+static bool same_cpu(const struct cell_spec *w, const struct cell_spec *r)
+{
+	const struct limits *a = &w->limits, *b = &r->limits;
+	return a->cpu_quota_us == b->cpu_quota_us && a->cpu_period_us == b->cpu_period_us && a->cpu_shares == b->cpu_shares &&
+	       !strcmp(a->cpuset, b->cpuset) && !strcmp(a->cpumems, b->cpumems);
+}
+
 const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_spec *r)
 {
 	if (r->driver != CELL_DRIVER_CONTAINER || r->tty)
 		return "it asks for a microVM or a terminal; warm cells are containers without one";
-	if (r->net.mode != NET_NONE || r->net.npublish)
-		return "it asks for a network; warm cells have none (--net none)";
+	if (r->net.mode != w->net.mode || r->net.lan != w->net.lan)
+		return "its network mode is not the warm cells' (serve --warm-net)";
+	if (w->rootless && (r->net.npublish || !same_str(w->net.allow, r->net.allow)))
+		return "its published ports or allow list are a rootless cell's pasta's, set when a cell is made";
+	if (r->net.dns_max_names != w->net.dns_max_names)
+		return "its --dns-max-names is not the warm cells'";
 	if (!same_str(w->image, r->image) || !same_str(w->rootfs, r->rootfs))
 		return "its root (rootfs or image) is not the warm cells'";
 	if (!same_str(w->image_digest, r->image_digest))
@@ -136,15 +152,46 @@ const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_sp
 		return "its run user is not the warm cells'";
 	if (!same_str(w->workdir, r->workdir) || !same_str(w->hostname, r->hostname) || !same_mounts(w, r))
 		return "its workdir, hostname or binds are not the warm cells'";
-	if (w->limits.memory != r->limits.memory || w->limits.pids != r->limits.pids)
-		return "its memory or process limit is not the warm cells' (those are set when a cell is made)";
-	if (w->limits.cpu_quota_us != r->limits.cpu_quota_us || w->limits.cpu_period_us != r->limits.cpu_period_us ||
-	    w->limits.cpu_shares != r->limits.cpu_shares || strcmp(w->limits.cpuset, r->limits.cpuset) ||
-	    strcmp(w->limits.cpumems, r->limits.cpumems))
-		return "its CPU limits (--cpus, --cpuset) are not the warm cells' (those are set when a cell is made)";
+	if (w->rootless && (w->limits.memory != r->limits.memory || w->limits.pids != r->limits.pids ||
+			    w->limits.cpu_ms != r->limits.cpu_ms || !same_cpu(w, r)))
+		return "its memory, process or CPU limit needs a cgroup, and a rootless warm cell has none";
+	if (has_cpu(&w->limits) && !same_cpu(w, r))
+		return "its CPU limits (--cpus, --cpuset) are not the warm cell's, which was made with some";
 	if (!same_policy(&w->policy, &r->policy))
 		return "its policy options (seccomp, Landlock, --protect, ...) are not the warm cells'";
 	return NULL;
+}
+
+static bool same_strv(char **a, char **b)
+{
+	while (a && b && *a && *b && !strcmp(*a, *b))
+		a++, b++;
+	return (!a || !*a) && (!b || !*b);
+}
+
+unsigned cell_spec_claims(const struct cell_spec *w, const struct cell_spec *r)
+{
+	const struct limits *a = &w->limits, *b = &r->limits;
+	unsigned c = 0;
+	c |= !same_strv(w->env, r->env) ? CLAIM_ENV : 0;
+	c |= r->labels && *r->labels ? CLAIM_LABELS : 0;
+	c |= a->time_ms != b->time_ms ? CLAIM_TIME : 0;
+	c |= a->cpu_ms != b->cpu_ms ? CLAIM_CPU_TIME : 0;
+	c |= a->memory != b->memory ? CLAIM_MEMORY : 0;
+	c |= a->pids != b->pids ? CLAIM_PIDS : 0;
+	c |= !same_cpu(w, r) ? CLAIM_CPUS : 0;
+	c |= a->output != b->output ? CLAIM_OUTPUT : 0;
+	c |= a->scratch != b->scratch ? CLAIM_SCRATCH : 0;
+	c |= r->net.npublish ? CLAIM_PUBLISH : 0;
+	c |= !same_str(w->net.allow, r->net.allow) ? CLAIM_ALLOW : 0;
+	return c;
+}
+
+const char *cell_claim_name(unsigned i)
+{
+	static const char *const names[CLAIM_N] = { "env", "labels", "time", "cpu-time", "memory", "pids",
+						    "cpus", "output", "scratch", "publish", "allow" };
+	return i < CLAIM_N ? names[i] : NULL;
 }
 
 int spec_root_open(const struct cell_spec *s)

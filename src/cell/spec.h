@@ -70,6 +70,7 @@ struct cell_spec {
 	const char *start;    /* NULL (a plain run), "warm" or "cold": how the cell of a server's
 	                         run was had, in the record and the history */
 	char *start_why;      /* with "cold": why no warm cell was taken (or NULL) */
+	unsigned claimed;     /* with "warm": the settings its run set at the claim (CLAIM_*) */
 	bool tty;             /* give the job a pseudo-terminal of its own */
 	bool tty_stderr;      /* its stderr too is the terminal, whatever warren's is (OCI) */
 	struct limits limits;
@@ -116,8 +117,26 @@ void cell_spec_free(struct cell_spec *s);
  * it, the same (device and inode) as it judged; -1 with errno (ESTALE: another). */
 int spec_root_open(const struct cell_spec *s);
 /* Can run r (its spec built as for a cold start) take warm cell w? NULL when it can, else why
- * not, one phrase ("its image changed (re-imported) since the warm cell was made"). The run's
- * own command, environment, time, CPU-time, output and scratch limits are not the cell's. */
+ * not, one phrase ("its image changed (re-imported) since the warm cell was made"). What
+ * makes a cell's shape: its root (rootfs, image), worktree, run user, network mode, binds,
+ * workdir, hostname and policy. The run's own command, environment, labels and limits (time,
+ * CPU time, memory, processes, CPU bandwidth and placement, output, scratch) are set at its
+ * claim (cell_spec_claims), but for a rootless cell, which has no cgroup to take its memory,
+ * process or CPU limits. */
 const char *cell_spec_shape_diff(const struct cell_spec *w, const struct cell_spec *r);
+
+/* The settings a run sets at a warm cell's claim, in the record's "claimed" (cell_claim_names). */
+enum cell_claim {
+	CLAIM_ENV = 1 << 0, CLAIM_LABELS = 1 << 1, CLAIM_TIME = 1 << 2, CLAIM_CPU_TIME = 1 << 3,
+	CLAIM_MEMORY = 1 << 4, CLAIM_PIDS = 1 << 5, CLAIM_CPUS = 1 << 6, CLAIM_OUTPUT = 1 << 7,
+	CLAIM_SCRATCH = 1 << 8, CLAIM_PUBLISH = 1 << 9, CLAIM_ALLOW = 1 << 10,
+};
+#define CLAIM_N 11
+/* Which of run r's settings are its own at warm cell w's claim (CLAIM_* bits): those it has
+ * and the cell was not made with. */
+unsigned cell_spec_claims(const struct cell_spec *w, const struct cell_spec *r);
+/* The name of claim bit i (0 .. CLAIM_N-1): "env", "labels", "time", "cpu-time", "memory",
+ * "pids", "cpus", "output", "scratch", "publish", "allow". */
+const char *cell_claim_name(unsigned i);
 
 #endif

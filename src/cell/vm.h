@@ -78,10 +78,14 @@ int vm_check_spec(const struct cell_spec *s, bool job, struct error *err);
 unsigned long long vm_guest_memory(const struct cell_spec *s);
 void vm_host_limits(const struct cell_spec *s, struct limits *out);
 
+/* Root mode: the idmaps' user namespaces of the worktree and the binds (cell_owner_idmap: their
+ * owners are the run user's host ids to qemu, on those shares only), made before any
+ * descriptor of the run exists, as a container's; the driver's state in c made first. */
+void vm_prepare(const struct cell_spec *s, struct cell *c);
 /* The driver, in the container driver's shape (container.h): start qemu, stopped before it
  * executes until vm_release() (the supervisor places it in the run's cgroup first). */
 int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err);
-/* The driver's state in c (vm_start makes it first; vm_close frees it). */
+/* The driver's state in c (vm_prepare makes it first; vm_close frees it). */
 void vm_cell_init(struct cell *c);
 int vm_release(struct cell *c);
 /* SIGKILL ends qemu; any other signal goes to the job inside (the control port). */
@@ -102,8 +106,10 @@ void vm_close(struct cell *c);
  * no_new_privs. What qemu shares are private copies in its view, every kernel file system in
  * them covered: the root share at fd root_fd (the view, or with --rootfs the image's directory
  * open there; -1: no root share), the worktree at work_fd (open there; -1: none) and the
- * binds' sources, open from fd bind_fd0 on (see vm_fd_is_file): each fd is the copy's then. */
-int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int work_fd, int bind_fd0, struct error *err);
+ * binds' sources, open from fd bind_fd0 on (see vm_fd_is_file): each fd is the copy's then.
+ * idmaps (root mode; NULL or -1: none): the userns fds of vm_prepare's idmaps, the worktree's
+ * then each bind's, which its copy is idmapped through; closed here. */
+int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int work_fd, int bind_fd0, const int *idmaps, struct error *err);
 /* Is a bind's source (open as fd) a file, not a directory? A 9p share is a directory: vm_jail
  * gives qemu a directory of its view holding that file alone (VM_BIND_FILE_NAME) in place of
  * the bind's descriptor (bind i at bind_fd0 + i), and the guest binds the file from it. */

@@ -292,8 +292,8 @@ static int make_group(const char *base, const char *id, const char *rel, bool cp
 	return r;
 }
 
-static int create_v1(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, gid_t reader,
-		     struct error *err)
+static int create_v1(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
+		     gid_t reader, struct error *err)
 {
 	struct {
 		const char *ctrl;
@@ -317,8 +317,9 @@ static int create_v1(struct cgroup *cg, const char *id, const char *rel, const s
 		/* on v1 each controller is a hierarchy of its own, and moving the cell into each
 		 * costs the start of every run: memory always (the peak of the whole cell), the
 		 * others only for their limits (CPU time comes from rusage otherwise); a bundle's
-		 * group is in every one (its pod's limits hold above it) */
-		if (!c[i].needed && i != 0 && !rel)
+		 * group is in every one (its pod's limits hold above it), and so is a warm cell's
+		 * (its run's limits come at its claim: cgroup_claim) */
+		if (!c[i].needed && i != 0 && !rel && !every)
 			continue;
 		_cleanup_free_ char *base = xasprintf(CG_ROOT "/%s", c[i].ctrl);
 		int r = make_group(base, id, rel, i == 4, reader, c[i].dir, &cg->made[i], err);
@@ -370,8 +371,8 @@ static int v2_cpu_set(const char *dir, const struct limits *l, struct error *err
 	return 0;
 }
 
-static int create_v2(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, gid_t reader,
-		     struct error *err)
+static int create_v2(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
+		     gid_t reader, struct error *err)
 {
 	struct {
 		const char *ctrl;
@@ -380,6 +381,8 @@ static int create_v2(struct cgroup *cg, const char *id, const char *rel, const s
 	} c[] = { { "memory", l->memory != 0, "--memory" }, { "pids", l->pids != 0, "--pids" },
 		  { "cpu", l->cpu_ms != 0 || wants_cpu(l), l->cpu_ms ? "--cpu-time" : "--cpus" },
 		  { "cpuset", wants_cpuset(l), "--cpuset" } };
+	/* a warm cell's group may take a cpuset at its claim */
+	c[3].needed |= every && ctrl_present("cpuset");
 	for (int i = 0; i < 4; i++)
 		if (c[i].needed && !ctrl_present(c[i].ctrl))
 			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
@@ -427,11 +430,12 @@ static int create_v2(struct cgroup *cg, const char *id, const char *rel, const s
 	return v2_cpu_set(cg->v2, l, err);
 }
 
-int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool rootless,
-		  gid_t reader, struct error *err)
+int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
+		  bool rootless, gid_t reader, struct error *err)
 {
 	cgroup_init(cg);
 	bool wanted = l->memory || l->pids || l->cpu_ms || wants_cpu(l) || wants_cpuset(l);
+	cg->name = xstrdup(id);
 	if (rootless) {
 		if (rel)
 			return error_set(err, 0, "linux.cgroupsPath '/%s': a rootless caller has no cgroup delegated to warren here; leave it out (or run as root)", rel);
@@ -445,9 +449,9 @@ int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const stru
 	free(missing);
 	int r = 0;
 	if (cg->kind == CGROUP_V2)
-		r = create_v2(cg, id, rel, l, reader, err);
+		r = create_v2(cg, id, rel, l, every, reader, err);
 	else if (cg->kind == CGROUP_V1)
-		r = create_v1(cg, id, rel, l, reader, err);
+		r = create_v1(cg, id, rel, l, every, reader, err);
 	else if (wanted)
 		r = error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need cgroups, and none are mounted at " CG_ROOT);
 	if (r < 0)
@@ -487,6 +491,61 @@ int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err)
 	if (set && wants_cpuset(l) && v1_cpuset_fill(set, l->cpuset, l->cpumems, err) < 0)
 		return -EIO;
 	return 0;
+}
+
+/* v1 memory: the limit v (0: none) in dir, memory + swap first when it widens (the kernel wants
+ * memsw.limit >= limit at every moment). */
+static int v1_memory_claim(const char *dir, uint64_t v)
+{
+	if (v)
+		return v1_memory_update(dir, v);
+	int r = has_file(dir, "memory.memsw.limit_in_bytes") ? write_str(dir, "memory.memsw.limit_in_bytes", "-1") : 0;
+	return r < 0 ? r : write_str(dir, "memory.limit_in_bytes", "-1");
+}
+
+/* v2 memory: the limit v (0: none) and no swap under it, as a cold run's group has. */
+static int v2_memory_claim(const char *dir, uint64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof b, v ? "%llu" : "max", (unsigned long long)v);
+	int r = write_str(dir, "memory.max", b);
+	if (r == 0 && has_file(dir, "memory.swap.max"))
+		r = write_str(dir, "memory.swap.max", v ? "0" : "max");
+	return r;
+}
+
+int cgroup_claim(struct cgroup *cg, const struct limits *made, const struct limits *l, struct error *err)
+{
+	if (cg->kind == CGROUP_NONE) {
+		bool wanted = l->memory != made->memory || l->pids != made->pids || l->cpu_ms != made->cpu_ms ||
+			      wants_cpu(l) || wants_cpuset(l);
+		return wanted ? error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need a cgroup warren can manage; the warm cell has none (run warren as root, or drop the limit)")
+			      : 0;
+	}
+	bool v2 = cg->kind == CGROUP_V2 && cg->v2;
+	const char *mem = v2 ? cg->v2 : cg->memory, *pid = v2 ? cg->v2 : cg->pids;
+	int r = 0;
+	if (l->memory != made->memory) {
+		r = !mem ? -ENOENT : v2 ? v2_memory_claim(mem, l->memory) : v1_memory_claim(mem, l->memory);
+		if (r < 0)
+			return error_set(err, -r, "cannot set the memory limit %llu of the warm cell's group %s%s",
+					 (unsigned long long)l->memory, mem ? mem : "(none)",
+					 r == -EBUSY ? " (the cell uses more now)" : "");
+		if (!made->memory)  /* its OOM kills count from here */
+			cg->oom_kills_at_start = read_key_kept(&cg->hits_fd[0], mem, v2 ? "memory.events" : "memory.oom_control",
+							       "oom_kill");
+	}
+	if (l->pids != made->pids) {
+		r = !pid ? -ENOENT : l->pids ? write_u64(pid, "pids.max", l->pids) : write_str(pid, "pids.max", "max");
+		if (r < 0)
+			return error_set(err, -r, "cannot set the process limit %llu of the warm cell's group %s",
+					 (unsigned long long)l->pids, pid ? pid : "(none)");
+	}
+	/* the CPU's: a warm cell is made without (they have no defaults), its run's are set */
+	struct limits cpu = { .cpu_quota_us = l->cpu_quota_us, .cpu_period_us = l->cpu_period_us, .cpu_shares = l->cpu_shares };
+	memcpy(cpu.cpuset, l->cpuset, sizeof cpu.cpuset);
+	memcpy(cpu.cpumems, l->cpumems, sizeof cpu.cpumems);
+	return wants_cpu(&cpu) || wants_cpuset(&cpu) ? cgroup_update(cg, &cpu, err) : 0;
 }
 
 int cgroup_join_self(const struct cgroup *cg, struct error *err)
@@ -686,11 +745,27 @@ void cgroup_leave_self(struct cgroup *cg)
 }
 
 /* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped);
- * v2_kill: by v2's cgroup.kill, else one by one. */
+ * the groups below it first (an exec's, execgroup.h), and a v1 freezer's thawed (a frozen
+ * process does not die). v2_kill: by v2's cgroup.kill, else one by one (never the caller). */
 static int kill_and_remove(const char *dir, bool v2_kill)
 {
 	if (!dir || access(dir, F_OK) < 0)
 		return 0;
+	DIR *d = opendir(dir);
+	int r = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, e->d_name);
+		int x = kill_and_remove(sub, v2_kill);
+		if (x < 0)
+			r = x;
+	}
+	if (d)
+		closedir(d);
+	if (r < 0)
+		return r;
+	bool freezer = has_file(dir, "freezer.state");
 	for (int tries = 0; tries < 200; tries++) {
 		if (rmdir(dir) == 0 || errno == ENOENT)
 			return 0;
@@ -712,6 +787,8 @@ static int kill_and_remove(const char *dir, bool v2_kill)
 				while (*t == '\n')
 					t++;
 			}
+			if (freezer)
+				write_str(dir, "freezer.state", "THAWED");
 		}
 		usleep(tries < 10 ? 1000 : 10000);
 	}
@@ -741,6 +818,7 @@ int cgroup_destroy(struct cgroup *cg)
 	bool was_in = cg->home[0] != NULL;
 	cgroup_leave_self(cg);
 	if ((x = kill_and_remove(cg->v2, !was_in)) < 0) r = x;
+	if ((x = kill_and_remove(cg->freezer, false)) < 0) r = x;
 	for (int i = 0; i < CGROUP_V1_N; i++)
 		if ((x = kill_and_remove(i == 0 ? cg->memory : dirs[i], false)) < 0) r = x;
 	for (int i = 0; i < CGROUP_V1_N; i++)
@@ -755,8 +833,8 @@ int cgroup_remove_by_id(const char *id)
 	int r = 0, x;
 	_cleanup_free_ char *v2 = xasprintf(CG_ROOT "/warren/%s", id);
 	if ((x = kill_and_remove(v2, true)) < 0) r = x;
-	const char *c[] = { "memory", "pids", "cpuacct", "cpu", "cpuset" };
-	for (int i = 0; i < CGROUP_V1_N; i++) {
+	const char *c[] = { "memory", "pids", "cpuacct", "cpu", "cpuset", "freezer" };
+	for (int i = 0; i < CGROUP_V1_N + 1; i++) {
 		_cleanup_free_ char *d = xasprintf(CG_ROOT "/%s/warren/%s", c[i], id);
 		if ((x = kill_and_remove(d, false)) < 0) r = x;
 	}
@@ -795,6 +873,9 @@ void cgroup_free(struct cgroup *cg)
 	free(cg->cpuacct);
 	free(cg->cpu);
 	free(cg->cpuset);
+	free(cg->name);
+	free(cg->freezer);
+	cg->name = cg->freezer = NULL;
 	for (int i = 0; i < CGROUP_V1_N; i++) {
 		free(cg->made[i]);
 		free(cg->home[i]);

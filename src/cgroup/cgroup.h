@@ -22,6 +22,9 @@ struct cgroup {
 	int v2_fd;            /* v2: directory fd for CLONE_INTO_CGROUP */
 	int tasks_fd[CGROUP_V1_N]; /* v1: the memory, pids, cpuacct, cpu and cpuset groups' tasks files (or -1), open
 	                         for the cell's init to join them (cgroup_join_self) */
+	char *name;           /* the run's name (warren/<name>), for its execs' groups (execgroup.h) */
+	char *freezer;        /* v1: the run's group in the freezer hierarchy, made for its execs'
+	                         groups (execgroup.h), or NULL; removed with the run's */
 	char *made[CGROUP_V1_N]; /* a bundle's group (linux.cgroupsPath): the topmost parent the run
 	                            made in each hierarchy (v2: [0]), removed with it when empty */
 	char *home[CGROUP_V1_N]; /* cgroup_enter_self: the group the calling process came from, one
@@ -66,14 +69,20 @@ bool cgroup_can_limit(const char *ctrl, bool rootless);
 /* Create <mount>/warren/<id> in the controllers the limits need (and for accounting, when we
  * may), readable by the host group reader (the run user's) and host root only; or, with rel
  * (cgroup_path_parse's), <mount>/<rel> in every controller, with the parents it lacks (those
- * made are removed with it), and never one that exists. Fails with a named reason when a
- * requested limit cannot be enforced here. */
-int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool rootless,
-		  gid_t reader, struct error *err);
+ * made are removed with it), and never one that exists; with every (a warm cell, whose run's
+ * limits come at its claim), in every controller the host offers. Fails with a named reason
+ * when a requested limit cannot be enforced here. */
+int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
+		  bool rootless, gid_t reader, struct error *err);
 /* A live run's new limits: those of l that are set (memory, pids, the CPU's) written into its
  * groups (runc's update); one line when its cell has no group of that controller or the
  * kernel refuses (a memory limit below what it uses). */
 int cgroup_update(struct cgroup *cg, const struct limits *l, struct error *err);
+/* A warm cell's claim: the limits l of the run that took it written into its group (made with
+ * every, and the limits made), before the run's job starts: memory and processes as l has
+ * them (0: none, as a cold run without), the CPU's that l sets. One line when the kernel
+ * refuses, or when the cell has no group and l asks for a limit that needs one. */
+int cgroup_claim(struct cgroup *cg, const struct limits *made, const struct limits *l, struct error *err);
 /* v1, in a process placed in cg: the controllers of each hierarchy it is in, as
  * /proc/self/cgroup names them ("memory", "cpu,cpuacct"), each once, into out (heap strings,
  * NULL-terminated); how many. */
@@ -110,7 +119,7 @@ int cgroup_destroy(struct cgroup *cg);
  * in each hierarchy where it is still that run's (CGROUP_RUN_XATTR): never another's made
  * there since. The parents it made are left. */
 int cgroup_remove_path(const char *rel, const char *name);
-/* gc: remove the group of a dead run by id (all kinds). */
+/* gc: remove the group of a dead run by id (all kinds, the freezer's of its execs too). */
 int cgroup_remove_by_id(const char *id);
 /* Open the files cgroup_limit_hits reads now (a warm cell, before its run comes), close-on-exec:
  * a cell's init made before this does not hold them. */

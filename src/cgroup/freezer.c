@@ -3,6 +3,7 @@
  * resume): on v1 and hybrid hosts a group of its own in the freezer hierarchy, which the cell's
  * init joins before its job starts (its children are born in it); on v2 the run's own group's
  * cgroup.freeze. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -91,6 +92,17 @@ void cgroup_freezer_remove(const char *path)
 {
 	if (!path)
 		return;
+	/* the groups of the cell's execs below it first (execgroup.h; their processes ended with
+	 * the cell) */
+	DIR *d = opendir(path);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *sub = xasprintf("%s/%s", path, e->d_name);
+		cgroup_freezer_remove(sub);
+	}
+	if (d)
+		closedir(d);
 	_cleanup_free_ char *state = xasprintf("%s/freezer.state", path);
 	write_file(state, "THAWED", 6);
 	rmdir(path);

@@ -15,7 +15,8 @@ char *cgroup_freezer_join(const char *name, pid_t pid, struct error *err);
 /* Freeze (or thaw) the group member is in: v1 freezer.state, else v2 cgroup.freeze; waits
  * until the kernel says frozen. */
 int cgroup_freezer_set(pid_t member, bool frozen, struct error *err);
-/* Thaw and remove a v1 group of cgroup_freezer_join (its path); nothing for NULL. */
+/* Thaw and remove a v1 group of cgroup_freezer_join (its path), the groups below it first (an
+ * exec's, execgroup.h); nothing for NULL. */
 void cgroup_freezer_remove(const char *path);
 
 #endif

@@ -19,8 +19,10 @@ int cmd_logs(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_exec(int argc, char **argv);     /* cli/exec.c */
 int cmd_end(int argc, char **argv);      /* cli/exec.c */
+int cmd_files(int argc, char **argv);    /* cli/files.c */
 int cmd_policy(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+const char *warren_version(void);       /* cli/version.c: debian/changelog's version */
 int cmd_image(int argc, char **argv);
 int cmd_history(int argc, char **argv);  /* cli/history.c */
 int cmd_serve(int argc, char **argv);    /* cli/serve.c */
@@ -37,6 +39,10 @@ bool cli_has_via(int argc, char **argv);
  * the head in *rest (heap, *rlen bytes); -1 after err. */
 int cli_via_request(const char *via, const char *state, const char *token_file, const char *method, const char *path,
 		    const char *body, int *status, char **rest, size_t *rlen, struct error *err);
+/* The same with len bytes of body (binary) of the Content-Type type. */
+int cli_via_request_n(const char *via, const char *state, const char *token_file, const char *method, const char *path,
+		      const char *type, const char *body, size_t len, int *status, char **rest, size_t *rlen,
+		      struct error *err);
 
 struct statedir;
 /* Open the state directory of --state (opt), $WARREN_STATE or the default, to read runs from

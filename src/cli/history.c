@@ -13,6 +13,7 @@
 #include "run/rundir.h"
 #include "run/id.h"
 #include "util/units.h"
+#include "util/words.h"
 
 int hist_opt_parse(struct hist_opts *h, int which, const char *arg, struct error *err)
 {
@@ -151,7 +152,15 @@ static void print_row(json_t *r)
 	json_t *e = json_object_get(r, "exit_code");
 	if (json_is_integer(e))
 		snprintf(ex, sizeof ex, "%lld", (long long)json_integer_value(e));
-	const char *why = json_string_value(json_object_get(json_object_get(r, "cause"), "message"));
+	/* a job: the step that failed it, with its cause, says more than the run's cause */
+	json_t *fs = json_object_get(r, "failed_step");
+	_cleanup_free_ char *step = NULL;
+	if (json_is_object(fs)) {
+		_cleanup_free_ char *name = printable_name(json_string_value(json_object_get(fs, "name")) ?: "?");
+		step = xasprintf("step %lld %s: %s", json_integer_value(json_object_get(fs, "number")), name,
+				 json_string_value(json_object_get(fs, "cause")) ?: "failed");
+	}
+	const char *why = step ?: json_string_value(json_object_get(json_object_get(r, "cause"), "message"));
 	if (!why)
 		why = json_string_value(json_object_get(r, "error"));
 	_cleanup_free_ char *cmd = NULL;
@@ -166,10 +175,14 @@ static void print_row(json_t *r)
 		}
 		why = cmd;
 	}
-	printf("%-30s %-11s %4s %9s %-7s %-16.16s %s\n", json_string_value(json_object_get(r, "id")) ?: "?",
+	/* steps that failed under continue-on-error, apart from what failed the job */
+	json_int_t tol = json_integer_value(json_object_get(r, "tolerated_failures"));
+	_cleanup_free_ char *tols = tol ? xasprintf(" (%lld step%s failed but tolerated)", (long long)tol, tol == 1 ? "" : "s")
+				       : xstrdup("");
+	printf("%-30s %-11s %4s %9s %-7s %-16.16s %s%s\n", json_string_value(json_object_get(r, "id")) ?: "?",
 	       json_string_value(json_object_get(r, "state")) ?: "?", ex, dur,
 	       json_is_true(json_object_get(r, "pruned")) ? "pruned" : "kept",
-	       json_string_value(json_object_get(r, "name")) ?: "-", why);
+	       json_string_value(json_object_get(r, "name")) ?: "-", why, tols);
 }
 
 int cmd_history(int argc, char **argv)

@@ -303,9 +303,17 @@ static bool log_matches(const char *f, const char *step)
 	return m;
 }
 
-/* "step 2: NAME", "service NAME" (heap; the name made safe to print) */
+/* A plain run's log (supervise/outlog.c): its output, no step's. */
+static bool is_run_output(const char *f)
+{
+	return !strcmp(f, "output.log");
+}
+
+/* "step 2: NAME", "service NAME", "output" (heap; the name made safe to print) */
 static char *log_title(const char *f)
 {
+	if (is_run_output(f))
+		return xstrdup("output");
 	struct log_file lf;
 	log_file_parse(f, &lf);
 	_cleanup_free_ char *name = printable_name(lf.name);
@@ -350,7 +358,7 @@ static bool logs_print(struct logs *L, int logdir, const char *f)
 	if (fd < 0 || lseek(fd, L->offs[k], SEEK_SET) < 0)
 		return false;
 	while ((r = read(fd, buf, sizeof buf)) > 0) {
-		if (L->headers && L->last != k) {
+		if (L->headers && L->last != k && !is_run_output(f)) {
 			_cleanup_free_ char *t = log_title(f);
 			printf("%s==> %s <==\n", L->last != SIZE_MAX ? "\n" : "", t);
 			L->last = k;
@@ -403,7 +411,7 @@ static int inotify_at(int ino, int dirfd, uint32_t mask)
 static int logs_none(const char *id, const char *step, int logdir)
 {
 	if (!step) {
-		warn_line("%s has no logs (only jobs have step logs: 'warren job run')", id);
+		warn_line("%s has no logs (it wrote no output)", id);
 		return 125;
 	}
 	struct dirent **ents = NULL;
@@ -418,7 +426,7 @@ static int logs_none(const char *id, const char *step, int logdir)
 	}
 	free(ents);
 	_cleanup_free_ char *s = printable_name(step);
-	warn_line("%s has no step '%s'%s%s%s", id, s, *list ? "; its logs are of " : " (it has no step logs: only jobs have them)",
+	warn_line("%s has no step '%s'%s%s%s", id, s, *list ? "; its logs are of " : " (it has no logs: it wrote no output)",
 		list, *list ? " (give a step's number or name)" : "");
 	free(list);
 	return 125;
@@ -426,11 +434,13 @@ static int logs_none(const char *id, const char *step, int logdir)
 
 static const char LOGS_HELP[] =
 	"usage: warren logs [RUN] [STEP] [-f|--follow] [--state DIR]\n\n"
-	"Print the output of a job's steps (and services) from its record, in order, each under a\n"
-	"header '==> step N: NAME <=='; STEP is a step's number or name, and prints that step's\n"
-	"output alone. With -f or --follow, keep printing while the run is live. RUN defaults to\n"
-	"the latest run, as does '-' (warren logs - STEP). Timestamps of each chunk are in the\n"
-	".times file beside each log.\n";
+	"Print the output a run kept in its record: a plain run's stdout and stderr as it wrote\n"
+	"them; a job's steps (and services) in order, each under a header '==> step N: NAME <=='.\n"
+	"STEP is a step's number or name, and prints that step's output alone. A log the output\n"
+	"limit cut ends with a line '[warren: output limit ... reached; ...]'. With -f or --follow,\n"
+	"keep printing while the run is live. RUN defaults to the latest run, as does '-' (warren\n"
+	"logs - STEP). Timestamps of each chunk of a step's output are in the .times file beside\n"
+	"its log.\n";
 
 int cmd_logs(int argc, char **argv)
 {

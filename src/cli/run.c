@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* run.c - `warren run`: parse options into a cell spec, check them, hand it to the supervisor. */
+/* run.c - `warren run`: parse options into a cell spec, check them, hand it to the supervisor;
+ * with --session, to a job's runner instead (a job of no steps whose commands come later:
+ * job/session.h). */
 #include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,6 +18,8 @@
 #include "cli/history.h"
 #include "cli/spec.h"
 #include "image/config.h"
+#include "job/jobfile.h"
+#include "job/runner.h"
 #include "run/limits.h"
 #include "run/rundir.h"
 #include "supervise/supervise.h"
@@ -57,6 +61,12 @@ static const char RUN_HELP[] =
 	"  --pass-env K        pass the caller's K (repeatable); nothing else of it leaks in\n"
 	"  -i, -t              accepted for docker's habit (-it): the job always reads warren's\n"
 	"                      stdin, and has a terminal of its own when warren runs in one\n"
+	"  --session           no command: the cell stays up for commands sent later ('warren exec\n"
+	"                      RUN -- CMD', the API, 'warren mcp') until 'warren end RUN', its idle\n"
+	"                      time or its maximum life (the run id is printed first; start it in\n"
+	"                      the background: warren run --session ... &)\n"
+	"  --session-idle D    end the session after D without an exec (default 10m)\n"
+	"  --session-max D     end the session after D whatever it does (default 8h)\n"
 	"  --keep              keep the scratch for inspection and print where it is\n"
 	"  --state DIR         the state directory (default: $WARREN_STATE, /var/lib/warren for\n"
 	"                      root, ~/.local/state/warren otherwise)\n"
@@ -131,6 +141,7 @@ enum {
 	O_IMAGE, O_ENTRYPOINT, /* --image, --entrypoint (image/store.h, image/config.h) */
 	O_LABEL, O_NAME, O_DB, O_RUN_ID, /* the history (cli/history.h) */
 	O_DRIVER, /* --driver container|vm (cell/vm.h) */
+	O_SESSION, O_SESSION_IDLE, O_SESSION_MAX, /* --session (job/session.h) */
 };
 
 static const struct option OPTS[] = {
@@ -150,7 +161,9 @@ static const struct option OPTS[] = {
 	{ "work-ro", no_argument, NULL, O_WORK_RO }, { "bind", required_argument, NULL, O_CELL_OPT },
 	{ "ro-bind", required_argument, NULL, O_CELL_OPT }, { "externals", required_argument, NULL, O_CELL_OPT },
 	{ "workdir", required_argument, NULL, O_CELL_OPT }, { "hostname", required_argument, NULL, O_CELL_OPT },
-	{ "image", required_argument, NULL, O_IMAGE }, { "entrypoint", required_argument, NULL, O_ENTRYPOINT }, HIST_OPTIONS(O_LABEL), { "driver", required_argument, NULL, O_DRIVER }, { NULL, 0, NULL, 0 },
+	{ "image", required_argument, NULL, O_IMAGE }, { "entrypoint", required_argument, NULL, O_ENTRYPOINT }, HIST_OPTIONS(O_LABEL), { "driver", required_argument, NULL, O_DRIVER },
+	{ "session", no_argument, NULL, O_SESSION }, { "session-idle", required_argument, NULL, O_SESSION_IDLE },
+	{ "session-max", required_argument, NULL, O_SESSION_MAX }, { NULL, 0, NULL, 0 },
 };
 
 /* ---- the environment ---- */
@@ -171,6 +184,8 @@ struct run_opts {
 	const char *entrypoint;    /* --entrypoint WORD ("": none) */
 	struct hist_opts hist;     /* --label, --name, --db (cli/history.h) */
 	enum cell_driver driver;   /* --driver */
+	bool session;              /* --session */
+	uint64_t idle_ms, max_ms;  /* --session-idle, --session-max (0: not given) */
 };
 
 static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, struct error *err)
@@ -216,6 +231,12 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 		case O_PUBLISH: r = net_parse_publish(&o->net, optarg, err); break;
 		case O_DNS_MAX_NAMES: r = net_parse_max_names(&o->net, optarg, err); break;
 		case O_DRIVER: r = cellspec_driver(&o->driver, optarg, err); break;
+		case O_SESSION: o->session = true; break;
+		case O_SESSION_IDLE: case O_SESSION_MAX:
+			if (parse_duration_ms(optarg, c == O_SESSION_IDLE ? &o->idle_ms : &o->max_ms) < 0 ||
+			    !(c == O_SESSION_IDLE ? o->idle_ms : o->max_ms))
+				r = error_set(err, 0, "--%s: '%s' is not a duration (e.g. 10m, 8h)", OPTS[cli_longindex].name, optarg);
+			break;
 		case O_SECCOMP: r = policy_set_seccomp_file(&o->policy, optarg, err); break;
 		case O_SECCOMP_PRINT:
 			if (policy_seccomp_print(stdout, &o->policy, err) < 0)
@@ -236,9 +257,33 @@ static int parse(int argc, char **argv, struct run_opts *o, struct envb *late, s
 	}
 	if (optind < argc && !strcmp(argv[optind], "--"))
 		optind++;
-	if (optind >= argc && !o->image)   /* an image's Entrypoint and Cmd may be the command */
+	if ((o->idle_ms || o->max_ms) && !o->session)
+		return error_set(err, 0, "--session-%s is a session's: add --session (a cell that stays up for 'warren exec')",
+				 o->idle_ms ? "idle" : "max");
+	if (o->session && (optind < argc || o->entrypoint))
+		return error_set(err, 0, "--session takes no command: its commands come later ('warren exec RUN -- CMD'); "
+				 "drop '%s', or drop --session to run it once", optind < argc ? argv[optind] : "--entrypoint");
+	if (optind >= argc && !o->image && !o->session)   /* an image's Entrypoint and Cmd may be the command */
 		return error_set(err, 0, "run: no command given; usage: warren run [OPTIONS] -- COMMAND [ARG...]");
 	return 0;
+}
+
+/* --session: the spec s run as a job of no steps whose commands come later (job/session.h),
+ * as a job file's session: is; its run id is printed first, then that it is ready. */
+static int run_session(const struct run_opts *o, struct cell_spec *s, struct error *err)
+{
+	struct job job = { .path = xstrdup("--session"), .name = xstrdup("session"), .driver = s->driver, .session = true,
+			   .session_idle_ms = o->idle_ms ? o->idle_ms : JOB_SESSION_IDLE_MS,
+			   .session_max_ms = o->max_ms ? o->max_ms : JOB_SESSION_MAX_MS,
+			   .steps = xcalloc(1, sizeof(struct job_step)) };
+	s->argv = xcalloc(3, sizeof *s->argv);
+	s->argv[0] = xstrdup("warren-job");
+	s->argv[1] = xstrdup(job.path);
+	s->tty = false;
+	const struct job_run_opts jo = { .quiet = o->quiet, .result_fd = o->result_fd, .result_file = o->result };
+	int rc = job_run(&job, s, &jo, err);
+	job_free(&job);
+	return rc;
 }
 
 /* ---- the spec ---- */
@@ -297,9 +342,16 @@ int cmd_run(int argc, char **argv)
 	    cellspec_user(&s, o.user, &err) < 0 || cellspec_paths(&s, o.rootfs, o.work, &err) < 0 ||
 	    cellspec_cell_opts(&s, &o.cell, &err) < 0 ||
 	    cellspec_finish(&s, &err) < 0 ||
-	    cellspec_image(&s, o.image, &(struct image_given){ o.user, true, o.entrypoint, argv + optind, (size_t)(argc - optind) }, &err) < 0 ||
+	    cellspec_image(&s, o.image, &(struct image_given){ o.user, !o.session, o.entrypoint, argv + optind, (size_t)(argc - optind) }, &err) < 0 ||
 	    policy_prepare(&s.policy, &err) < 0)
 		goto fail;
+	if (o.session) {
+		cellspec_env(&s, &late);
+		rc = run_session(&o, &s, &err);
+		if (rc < 0)
+			goto fail;
+		goto out;
+	}
 	if (!s.argv) {   /* no image: the command, after --entrypoint when given */
 		json_t *none = json_object();
 		s.argv = image_command(none, o.entrypoint ? o.entrypoint : "", argv + optind, (size_t)(argc - optind));

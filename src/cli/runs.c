@@ -227,8 +227,10 @@ static void rows_steps(FILE *out, json_t *r, const char *where)
 			format_size(size, sizeof size, (uint64_t)sb.st_size);
 		_cleanup_free_ char *ecs = json_is_integer(ec) ? xasprintf(" (exit %lld)", json_integer_value(ec)) : xstrdup("");
 		const char *cause = json_string_value(json_object_get(st, "cause"));
-		_cleanup_free_ char *v = xasprintf("%s: %s%s%s%s%s%s%s%s", name, json_string_value(json_object_get(st, "status")) ?: "?", ecs,
-						   *dur ? ", " : "", dur, *size ? ", " : "", size, *size ? " of output" : "",
+		/* failed under continue-on-error: the job went on (not what failed it) */
+		const char *tol = json_is_true(json_object_get(st, "tolerated")) ? " but tolerated (continue-on-error)" : "";
+		_cleanup_free_ char *v = xasprintf("%s: %s%s%s%s%s%s%s%s%s", name, json_string_value(json_object_get(st, "status")) ?: "?", ecs,
+						   tol, *dur ? ", " : "", dur, *size ? ", " : "", size, *size ? " of output" : "",
 						   cause ? "; " : "");
 		_cleanup_free_ char *line = xasprintf("%s%s", v, cause ? cause : "");
 		row(out, k, line);
@@ -259,6 +261,17 @@ static void rows_spec(FILE *out, const char *id, json_t *spec)
 					   json_integer_value(json_object_get(user, "uid")),
 					   json_integer_value(json_object_get(user, "gid")));
 	row(out, "user", u);
+}
+
+/* A job's step that failed it (result.json's or the history's failed_step) as people read
+ * it: "3 test: exit 1"; NULL for none. Heap. */
+static char *failed_step_text(json_t *f)
+{
+	if (!json_is_object(f))
+		return NULL;
+	_cleanup_free_ char *name = printable_name(json_string_value(json_object_get(f, "name")) ?: "?");
+	return xasprintf("%lld %s: %s", json_integer_value(json_object_get(f, "number")), name,
+			 json_string_value(json_object_get(f, "cause")) ?: "failed");
 }
 
 /* When the run started and ended, how, and why: the rows of result.json r. */
@@ -292,6 +305,9 @@ static void rows_status(FILE *out, const char *id, json_t *r)
 		row(out, "cause", json_string_value(json_object_get(cause, "message")) ?: "-");
 	if (json_is_string(json_object_get(r, "error")))
 		row(out, "error", json_string_value(json_object_get(r, "error")));
+	_cleanup_free_ char *failed = failed_step_text(json_object_get(r, "failed_step"));
+	if (failed)
+		row(out, "failed step", failed);
 }
 
 /* When the run reached its steps (result.json's timings, us after its supervisor's start), in
@@ -330,8 +346,25 @@ static void row_timings(FILE *out, json_t *r)
 	row(out, "timings", line);
 }
 
+/* The bytes of output and, for a plain run whose output was kept, where to read it. */
+static void row_output(FILE *out, json_t *r, const char *id)
+{
+	json_t *ob = json_object_get(r, "output_bytes");
+	const char *log = json_string_value(json_object_get(r, "log"));
+	char b[32];
+	if (!log || !json_is_integer(ob)) {
+		row_size(out, "output", ob);
+		return;
+	}
+	format_size(b, sizeof b, (uint64_t)json_integer_value(ob));
+	_cleanup_free_ char *v = xasprintf("%s, %s in %s ('warren logs %s')", b,
+					   json_is_true(json_object_get(r, "log_cut")) ? "cut at the output limit" : "kept",
+					   log, id);
+	row(out, "output", v);
+}
+
 /* What the run used: time, memory, processes, output, scratch; and what it was refused. */
-static void rows_usage(FILE *out, json_t *r, const char *where)
+static void rows_usage(FILE *out, json_t *r, const char *id, const char *where)
 {
 	row_secs(out, "wall", json_object_get(r, "wall_s"));
 	row_timings(out, r);
@@ -341,7 +374,7 @@ static void rows_usage(FILE *out, json_t *r, const char *where)
 	json_t *pp = json_object_get(r, "pids_peak");
 	_cleanup_free_ char *pps = json_is_integer(pp) ? xasprintf("%lld", json_integer_value(pp)) : xstrdup("-");
 	row(out, "pids peak", pps);
-	row_size(out, "output", json_object_get(r, "output_bytes"));
+	row_output(out, r, id);
 	row_size(out, "scratch", json_object_get(r, "scratch_bytes"));
 	if (json_is_array(json_object_get(r, "refused_writes"))) {
 		rows_refused(out, r, "refused_writes", "refused writes", " (it wrote only where it may)", where);
@@ -404,7 +437,7 @@ void show_record(FILE *out, const char *id, const char *where, json_t *spec, jso
 	}
 	rows_status(out, id, r);
 	rows_steps(out, r, where);
-	rows_usage(out, r, where);
+	rows_usage(out, r, id, where);
 	row_limits(out, r);
 	row(out, "record", where);
 }

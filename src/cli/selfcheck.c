@@ -24,6 +24,7 @@
 #include "cell/contract.h"
 #include "cgroup/cgroup.h"
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "cli/opts.h"
 #include "image/store.h"
 #include "net/net.h"
@@ -231,6 +232,10 @@ static void config_report(const char *state, const char *state_opt)
 	}
 	note("configuration files: %s%s", *line ? line : "none", getenv(CONF_ENV) ? " ($" CONF_ENV ")" : "");
 	free(line);
+	/* main only warned of a file that is wrong, so that this report could be made */
+	_cleanup_error_ struct error cerr = { 0 };
+	if (cli_config_load(&cerr) < 0)
+		check(false, "configuration", "%s; the defaults below stand in for it", cerr.msg);
 	_cleanup_free_ const char **keys = conf_keys();
 	for (size_t i = 0; keys[i]; i++) {
 		const char *from = NULL, *v = conf_get(keys[i], &from);
@@ -414,8 +419,8 @@ int cmd_selfcheck(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("selfcheck", "selfcheck takes no operands, got '%s'", argv[optind]);
 	_cleanup_free_ char *state = statedir_default(state_opt);
-	config_report(state, state_opt);
 	failures = 0;
+	config_report(state, state_opt);
 	host_checks(state);
 	if (rootfs)
 		image_checks(rootfs);

@@ -12,7 +12,7 @@
 static const char SERVE_HELP[] =
 	"usage: warren serve [--listen unix:PATH|tcp:ADDR:PORT]... [--slots N] [--state DIR] [--db PATH]\n"
 	"                    [--token-file FILE] [--keep-runs N] [--keep-for D]\n"
-	"                    [--warm N --warm-work DIR [--warm-image NAME]]\n"
+	"                    [--warm N --warm-work DIR [--warm-image NAME] [--warm-net MODE]]\n"
 	"\n"
 	"Run submitted runs in slots behind an HTTP API (docs/api.md): each an ordinary warren run\n"
 	"(a job of this binary, its record in <state>/runs, its row in the history). A kill -9 of\n"
@@ -25,9 +25,11 @@ static const char SERVE_HELP[] =
 	"  --listen tcp:ADDR:PORT TCP, with the bearer token of --token-file (repeatable)\n"
 	"  --slots N              runs at once (default: the number of CPUs)\n"
 	"  --warm N               keep N cells made in advance (warm) for runs of one shape: worktree\n"
-	"                         --warm-work DIR, root the host's / or --warm-image NAME, no network,\n"
-	"                         no memory or process limit; a run of that shape takes one (once),\n"
-	"                         the others start cold; the record says which (docs/api.md)\n"
+	"                         --warm-work DIR, root the host's / or --warm-image NAME, network\n"
+	"                         --warm-net none (default), nat, nat,lan, allow or lan,allow, the\n"
+	"                         server's user; a run of that shape takes one (once), with its own\n"
+	"                         env, labels, limits, published ports and allow list; the others\n"
+	"                         start cold; the record says which (docs/api.md)\n"
 	"  --token-file FILE      the token TCP clients send ('Authorization: Bearer ...');\n"
 	"                         FILE must be mode 0600 and the server user's\n"
 	"  --keep-runs N          keep the records of the newest N ended runs, prune older ones\n"
@@ -37,14 +39,14 @@ static const char SERVE_HELP[] =
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_SLOTS, O_STATE, O_DB, O_TOKEN, O_KEEP_RUNS, O_KEEP_FOR, O_HELP, O_WARM, O_WARM_WORK,
-	       O_WARM_IMAGE };
+	       O_WARM_IMAGE, O_WARM_NET };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN }, { "slots", required_argument, NULL, O_SLOTS },
 		{ "state", required_argument, NULL, O_STATE }, { "db", required_argument, NULL, O_DB },
 		{ "token-file", required_argument, NULL, O_TOKEN }, { "keep-runs", required_argument, NULL, O_KEEP_RUNS },
 		{ "keep-for", required_argument, NULL, O_KEEP_FOR }, { "help", no_argument, NULL, O_HELP },
 		{ "warm", required_argument, NULL, O_WARM }, { "warm-work", required_argument, NULL, O_WARM_WORK },
-		{ "warm-image", required_argument, NULL, O_WARM_IMAGE },
+		{ "warm-image", required_argument, NULL, O_WARM_IMAGE }, { "warm-net", required_argument, NULL, O_WARM_NET },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct serve_opts o = { 0 };
@@ -73,6 +75,7 @@ int cmd_serve(int argc, char **argv)
 		}
 		case O_WARM_WORK: o.warm_work = optarg; break;
 		case O_WARM_IMAGE: o.warm_image = optarg; break;
+		case O_WARM_NET: o.warm_net = optarg; break;
 		case O_DB: o.db = optarg; break;
 		case O_TOKEN: o.token_file = optarg; break;
 		case O_KEEP_RUNS:

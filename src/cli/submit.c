@@ -74,17 +74,20 @@ static int send_all(int fd, const char *b, size_t len)
 	return 0;
 }
 
-/* Send one request; the connection (to read the answer from), or -1 + err. */
-static int request(const struct via *v, const char *method, const char *path, const char *body, struct error *err)
+/* Send one request with len bytes of body of type; the connection (to read the answer from),
+ * or -1 + err. */
+static int request_n(const struct via *v, const char *method, const char *path, const char *type, const char *body,
+		     size_t len, struct error *err)
 {
 	int fd = via_connect(v, err);
 	if (fd < 0)
 		return -1;
 	_cleanup_free_ char *auth = v->token ? xasprintf("Authorization: Bearer %s\r\n", v->token) : xstrdup("");
-	_cleanup_free_ char *req = xasprintf("%s %s HTTP/1.0\r\nHost: warren\r\n%sContent-Type: application/json\r\n"
-					     "Content-Length: %zu\r\n\r\n%s", method, path, auth, body ? strlen(body) : 0,
-					     body ? body : "");
-	int r = send_all(fd, req, strlen(req));
+	_cleanup_free_ char *head = xasprintf("%s %s HTTP/1.0\r\nHost: warren\r\n%sContent-Type: %s\r\n"
+					      "Content-Length: %zu\r\n\r\n", method, path, auth, type, len);
+	int r = send_all(fd, head, strlen(head));
+	if (r == 0 && len)
+		r = send_all(fd, body, len);
 	/* a server that refuses the connection (too many of this user's: 503) answers and shuts it
 	 * before the request is read: its answer is read all the same */
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET) {
@@ -93,6 +96,12 @@ static int request(const struct via *v, const char *method, const char *path, co
 		return -1;
 	}
 	return fd;
+}
+
+/* The same with a JSON body (NULL: none). */
+static int request(const struct via *v, const char *method, const char *path, const char *body, struct error *err)
+{
+	return request_n(v, method, path, "application/json", body, body ? strlen(body) : 0, err);
 }
 
 /* Read the head of the answer: the status; *rest gets what came after the head. */
@@ -586,8 +595,16 @@ int cmd_kill_via(int argc, char **argv, const char *help)
 int cli_via_request(const char *via, const char *state, const char *token_file, const char *method, const char *path,
 		    const char *body, int *status, char **rest, size_t *rlen, struct error *err)
 {
+	return cli_via_request_n(via, state, token_file, method, path, "application/json", body, body ? strlen(body) : 0,
+				 status, rest, rlen, err);
+}
+
+int cli_via_request_n(const char *via, const char *state, const char *token_file, const char *method, const char *path,
+		      const char *type, const char *body, size_t len, int *status, char **rest, size_t *rlen,
+		      struct error *err)
+{
 	struct via v = { 0 };
-	int fd = via_setup(&v, via, state, token_file, err) < 0 ? -1 : request(&v, method, path, body, err);
+	int fd = via_setup(&v, via, state, token_file, err) < 0 ? -1 : request_n(&v, method, path, type, body, len, err);
 	if (fd >= 0) {
 		*status = read_head(fd, rest, rlen);
 		if (!*status) {

@@ -65,6 +65,11 @@ static bool mount_setattr_present(void)
 	return sys_mount_setattr(-1, "", 0, NULL) < 0 && errno != ENOSYS;
 }
 
+const char *warren_version(void)
+{
+	return WARREN_VERSION;
+}
+
 int cmd_version(int argc, char **argv)
 {
 	(void)argc;

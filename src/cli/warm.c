@@ -55,19 +55,21 @@ static char **warm_direct(struct warm *w)
 
 #define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
 
-/* The run's own fields into the warm cell's spec s: what the cell was not made with. */
+/* The run's own fields into the warm cell's spec s: what the cell was not made with (its
+ * limits: written into its cgroup by the supervisor before the job starts, sup_go). */
 static void warm_fill(struct cell_spec *s, struct cell_spec *r)
 {
+	s->claimed = cell_spec_claims(s, r);
 	SWAP(s->argv, r->argv);
 	SWAP(s->env, r->env);
 	SWAP(s->name, r->name);
 	SWAP(s->labels, r->labels);
 	SWAP(s->image_fd, r->image_fd);  /* the run holds its image's lock */
-	s->limits.time_ms = r->limits.time_ms;
-	s->limits.cpu_ms = r->limits.cpu_ms;
-	s->limits.output = r->limits.output;
-	s->limits.grace_ms = r->limits.grace_ms;
-	s->limits.scratch = r->limits.scratch;
+	s->limits = r->limits;  /* all the run's (cell_spec_shape_diff: the rest is the same) */
+	/* its ports and allow list (its network's mode is the cell's): net_claim */
+	s->net.npublish = r->net.npublish;
+	memcpy(s->net.publish, r->net.publish, sizeof s->net.publish);
+	s->net.allow = r->net.allow;  /* (r's job's, which outlives the run: warm_free) */
 	s->keep = r->keep;
 	s->start = "warm";
 }

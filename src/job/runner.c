@@ -23,6 +23,8 @@
 #include "job/display.h"
 #include "job/logname.h"
 #include "job/session.h"
+#include "job/summary.h"
+#include "job/tasklog.h"
 #include "run/record.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
@@ -38,28 +40,14 @@ enum phase { P_SERVICES, P_STEPS, P_STOPPING, P_DONE };
 static const char *const STEP_STATE[] = { "waiting", "running", "ok", "failed", "limit", "skipped", "interrupted" };
 static const char *const SVC_STATE[] = { "waiting", "starting", "ready", "failed", "exited", "stopped" };
 
-/* A line of a .times file: the time of a chunk of output, its offset in the log and its size.
- * Chunks are coalesced into one line until TIMES_BYTES of them or TIMES_MS since the last line,
- * so a step that writes a byte at a time does not make a line per byte; a .times file stops
- * growing at TIMES_MAX. */
-enum { TIMES_BYTES = 4096, TIMES_MS = 100, TIMES_MAX = 1024 * 1024 };
-struct times_line {
-	struct timespec at;
-	uint64_t offset, size;
-};
-
 struct task {
 	enum task_kind kind;
 	size_t index;
 	uint32_t id;
 	pid_t pid;
 	int out_r;          /* output pipe, -1 when closed */
-	int log_fd, times_fd;
+	struct task_log log; /* log/<n>-<name>.log, its .times (within the job's output limit) */
 	uint64_t bytes;     /* read from its pipe */
-	uint64_t logged;    /* of them, written to its log (within the job's output limit) */
-	struct times_line pending; /* output not yet on a line of the .times file */
-	double last_line;   /* when the last line of the .times file was written */
-	uint64_t times_size;
 	bool exited;
 	int status;
 };
@@ -112,7 +100,10 @@ struct runner {
 	double stop_t0;
 	int logdir_fd;     /* <rundir>/log, opened beneath the run directory's fd */
 	uint64_t progress_sig;      /* the states progress.json last showed */
+	uint64_t progress_sess;     /* and the session's changes (its execs) */
 	bool progress_due;          /* the first tick (100 ms) has come: progress.json is kept */
+	bool progress_tick;         /* a tick came since progress.json was last looked at */
+	int64_t progress_next_ns;   /* a session's execs are not written again before (mono_ns) */
 	bool progress_made;
 	char **direct;              /* a warm cell's plain command: its only step's argv, started by
 	                               init as the job itself (no executor, no shell) */
@@ -124,6 +115,7 @@ struct runner {
 	bool draining;              /* a step's or the cell's end: its output is read all the same,
 	                               queued behind what is shown (bounded by its pipe) */
 	int direct_out;             /* its output pipe's read end, sent before the take, or -1 */
+	bool plain;                 /* a plain command made a job (serve's): no summary line */
 	struct session *sess;       /* a session's (session: in the job), or NULL */
 	bool sess_tried;            /* its socket was opened (or could not be) */
 };
@@ -187,14 +179,6 @@ static char **shell_argv(const char *shell, const char *script)
 
 /* ---- tasks ---- */
 
-static int open_log(struct runner *r, const char *base, int *times)
-{
-	_cleanup_free_ char *p = xasprintf("%s.log", base);
-	_cleanup_free_ char *t = xasprintf("%s.times", base);
-	*times = openat(r->logdir_fd, t, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-	return openat(r->logdir_fd, p, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-}
-
 /* The EXEC_START of task id on the control socket: its command (the job's shell running
  * script, or a plain command's argv), env, working directory, and out_w as its stdout and
  * stderr. sendmsg's result. */
@@ -209,7 +193,7 @@ static ssize_t send_start(struct runner *r, uint32_t id, bool step, const char *
 	_cleanup_free_ char *cwd = !workdir ? xstrdup(spec_cwd(r->s))
 				   : workdir[0] == '/' ? xstrdup(workdir) : xasprintf("%s/%s", base, workdir);
 	int fds[2] = { out_w, out_w };
-	ssize_t w = exec_start_send(r->ctl, id, cwd, argv, env, fds, 2, 0);
+	ssize_t w = exec_start_send(r->ctl, id, cwd, argv, env, fds, 2, -1, 0);
 	int e = errno;
 	strv_free(argv);
 	strv_free(env);
@@ -252,17 +236,13 @@ static struct task *start_task(struct runner *r, enum task_kind kind, size_t ind
 	t->index = index;
 	t->id = ++r->next_id;
 	t->out_r = p[0];
-	t->log_fd = open_log(r, log_base, &t->times_fd);
-	/* a service's ready checks share one .times file: its bound holds for all of them */
-	off_t times_at = t->times_fd >= 0 ? lseek(t->times_fd, 0, SEEK_END) : 0;
-	t->times_size = times_at > 0 ? (uint64_t)times_at : 0;
+	task_log_open(&t->log, r->logdir_fd, log_base);
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	ssize_t w = p[1] < 0 ? 0 : send_start(r, t->id, kind == T_STEP, shell, script, extra_env, workdir, p[1]);
 	closep(&p[1]);
 	if (w < 0) {
 		close(p[0]);
-		closep(&t->log_fd);
-		closep(&t->times_fd);
+		task_log_close(&t->log);
 		free(t);
 		return NULL;
 	}
@@ -291,34 +271,6 @@ static const char *task_name(struct runner *r, struct task *t)
 	return t->kind == T_STEP ? r->job->steps[t->index].name : r->job->services[t->index].name;
 }
 
-/* Write the pending line of t's .times file, if any. */
-static void times_flush(struct runner *r, struct task *t)
-{
-	struct times_line *p = &t->pending;
-	if (!p->size)
-		return;
-	char st[64], line[96];
-	int l = snprintf(line, sizeof line, "%s %llu %llu\n", format_rfc3339(st, sizeof st, &p->at),
-			 (unsigned long long)p->offset, (unsigned long long)p->size);
-	if (t->times_fd >= 0 && t->times_size + (uint64_t)l <= TIMES_MAX && write_all(t->times_fd, line, (size_t)l) == 0)
-		t->times_size += (uint64_t)l;
-	t->last_line = now_s(r);
-	p->size = 0;
-}
-
-/* n more bytes went to t's log: add them to the pending line of its .times file. */
-static void times_add(struct runner *r, struct task *t, size_t n)
-{
-	struct times_line *p = &t->pending;
-	if (!p->size) {
-		clock_gettime(CLOCK_REALTIME, &p->at);
-		p->offset = t->logged;
-	}
-	p->size += n;
-	if (p->size >= TIMES_BYTES || (now_s(r) - t->last_line) * 1000 >= TIMES_MS)
-		times_flush(r, t);
-}
-
 /* Take what the task wrote: what its pipe holds now and no more (a writer as fast as this
  * loop must not keep it from its other work); close the pipe at its end. Every byte counts
  * against the job's output limit, and only what passes it reaches the log and the view. */
@@ -334,16 +286,13 @@ static void task_output(struct runner *r, struct task *t)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
-			times_flush(r, t);
+			task_log_flush(&t->log, now_s(r));
 			sup_unwatch_close(&r->u, &t->out_r);
 			return;
 		}
 		t->bytes += (uint64_t)n;
 		size_t pass = sup_output_pass(&r->u, (size_t)n);
-		if (pass && t->log_fd >= 0 && write_all(t->log_fd, buf, pass) == 0) {
-			times_add(r, t, pass);
-			t->logged += pass;
-		}
+		task_log_write(&t->log, &r->u, buf, pass, (size_t)n, now_s(r));
 		if (pass && t->kind == T_STEP)
 			display_output(&r->d, task_name(r, t), buf, pass);
 		got += (size_t)n;
@@ -370,7 +319,7 @@ static void tasks_drain(struct runner *r)
 			_cleanup_free_ char *stream = xasprintf("%s %s", kind, task_name(r, t));
 			sup_output_held(&r->u, stream, t->bytes);
 		}
-		times_flush(r, t);
+		task_log_flush(&t->log, now_s(r));
 		sup_unwatch_close(&r->u, &t->out_r);
 	}
 }
@@ -818,8 +767,45 @@ static void advance(struct runner *r)
 
 /* ---- the record ---- */
 
-/* The steps and services as the record shows them: {"steps": [...], "services": [...]}. */
-static json_t *tasks_json(struct runner *r)
+/* Did step i fail: its own failure (failed, or its limit), which fails the job unless it may
+ * (continue-on-error: then it is tolerated)? */
+static bool step_failed(const struct runner *r, size_t i)
+{
+	return r->steps[i].state == S_FAILED || r->steps[i].state == S_LIMIT;
+}
+
+static bool step_tolerated(const struct runner *r, size_t i)
+{
+	return step_failed(r, i) && r->job->steps[i].continue_on_error;
+}
+
+/* How step sr failed: its cause (a limit, warren's), or "exit N", "killed by SIGX". Heap. */
+static char *step_failure(const struct step_rec *sr)
+{
+	return job_step_failure(sr->cause, sr->signal, sr->exit_code);
+}
+
+/* The step that failed the job, for the record's "failed_step" and the history: the first one
+ * that failed and was not let fail; NULL when none did (a service's failure, an interrupt, a
+ * job that passed). */
+static json_t *failed_step_json(struct runner *r)
+{
+	for (size_t i = 0; i < r->job->n_steps; i++) {
+		if (!step_failed(r, i) || step_tolerated(r, i))
+			continue;
+		struct step_rec *sr = &r->steps[i];
+		_cleanup_free_ char *why = step_failure(sr);
+		json_t *o = json_pack("{s:I,s:s,s:s,s:o,s:s}", "number", (json_int_t)(i + 1), "name", r->job->steps[i].name,
+				      "status", STEP_STATE[sr->state], "exit_code", sr->have_exit ? json_integer(sr->exit_code) : json_null(),
+				      "cause", why);
+		return o;
+	}
+	return NULL;
+}
+
+/* The steps and services as the record shows them: {"steps": [...], "services": [...]};
+ * progress: a session's last execs only (and "execs_left_out": how many earlier ones). */
+static json_t *tasks_json(struct runner *r, bool progress)
 {
 	json_t *steps = json_array();
 	for (size_t i = 0; i < r->job->n_steps; i++) {
@@ -829,6 +815,8 @@ static json_t *tasks_json(struct runner *r)
 		bool ran = sr->state != S_SKIPPED && sr->state != S_WAITING;
 		json_object_set_new(o, "exit_code", ran && sr->have_exit ? json_integer(sr->exit_code) : json_null());
 		json_object_set_new(o, "cause", sr->cause ? json_string(sr->cause) : json_null());
+		/* failed under continue-on-error: the job went on, and passes unless another fails */
+		json_object_set_new(o, "tolerated", json_boolean(step_tolerated(r, i)));
 		json_object_set_new(o, "started_at", ran ? json_string(format_rfc3339(st, sizeof st, &sr->started)) : json_null());
 		json_object_set_new(o, "duration_s", ran && sr->state != S_RUNNING ? json_real(sr->duration) : json_null());
 		json_object_set_new(o, "timeout_ms", r->job->steps[i].timeout_ms ? json_integer((json_int_t)r->job->steps[i].timeout_ms) : json_null());
@@ -837,8 +825,7 @@ static json_t *tasks_json(struct runner *r)
 		json_object_set_new(o, "log", ran ? json_string(log) : json_null());
 		json_array_append_new(steps, o);
 	}
-	if (r->sess)
-		session_json(r->sess, steps);
+	size_t left_out = r->sess ? session_json(r->sess, steps, progress ? SESSION_PROGRESS_EXECS : 0) : 0;
 	json_t *svcs = json_array();
 	for (size_t i = 0; i < r->job->n_services; i++) {
 		struct svc_rec *v = &r->svcs[i];
@@ -851,7 +838,10 @@ static json_t *tasks_json(struct runner *r)
 		json_object_set_new(o, "ready_timeout_ms", js->ready != READY_NONE ? json_integer((json_int_t)js->ready_timeout_ms) : json_null());
 		json_array_append_new(svcs, o);
 	}
-	return json_pack("{s:o,s:o}", "steps", steps, "services", svcs);
+	json_t *j = json_pack("{s:o,s:o}", "steps", steps, "services", svcs);
+	if (left_out)
+		json_object_set_new(j, "execs_left_out", json_integer((json_int_t)left_out));
+	return j;
 }
 
 /* While the job runs, <rundir>/progress.json holds tasks_json(), rewritten when a step or a
@@ -868,23 +858,39 @@ static void progress_update(struct runner *r)
 		sig = (sig ^ (uint64_t)r->steps[i].state) * 1099511628211ULL;
 	for (size_t i = 0; i < r->job->n_services; i++)
 		sig = (sig ^ (uint64_t)(r->svcs[i].state + 16)) * 1099511628211ULL;
-	if (r->sess)
-		sig = (sig ^ session_changes(r->sess)) * 1099511628211ULL;
-	if (sig == r->progress_sig)
+	/* a session's execs are shown at the next tick, not at each start and end: the whole
+	 * file for each of an agent's hundreds of execs was most of an exec's cost (its JSON, and
+	 * a new inode each time: bench/exec-client) */
+	uint64_t sess = r->sess ? session_changes(r->sess) : 0;
+	bool tick = r->progress_tick;
+	r->progress_tick = false;
+	/* nor, once the file is large (thousands of execs), more often than keeps its writing
+	 * under a twentieth of a CPU */
+	if (sig == r->progress_sig && (sess == r->progress_sess || !tick || mono_ns() < r->progress_next_ns))
 		return;
+	int64_t t0 = mono_ns();
 	r->progress_sig = sig;
-	json_t *j = tasks_json(r);
+	r->progress_sess = sess;
+	json_t *j = tasks_json(r, true);
 	_cleanup_free_ char *txt = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	if (txt && write_file_atomic_at(r->s->rundir_fd, "progress.json", txt, strlen(txt), 0644) == 0)
 		r->progress_made = true;
+	int64_t t1 = mono_ns();
+	r->progress_next_ns = t1 + 20 * (t1 - t0);
 }
 
 static void amend(void *ctx, struct run_result *res, json_t **extra)
 {
 	struct runner *r = ctx;
-	*extra = tasks_json(r);
+	*extra = tasks_json(r, false);
 	json_object_set_new(*extra, "job", json_pack("{s:s,s:s}", "name", r->job->name, "file", r->job->path));
+	json_t *failed = failed_step_json(r);
+	json_object_set_new(*extra, "failed_step", failed ? json_incref(failed) : json_null());
+	res->failed_step = failed;
+	res->tolerated = 0;
+	for (size_t i = 0; i < r->job->n_steps; i++)
+		res->tolerated += step_tolerated(r, i);
 	if (res->status == RUN_ERROR || res->cause_limit)
 		return; /* warren's own failure, or the cell was stopped: that is the cause */
 	if (r->cancel.on) {
@@ -925,6 +931,31 @@ static void amend(void *ctx, struct run_result *res, json_t **extra)
 		res->exit_code = 0;
 		res->status = RUN_EXITED;
 	}
+}
+
+/* The job's last line, on stderr (job/summary.h), after the cause line when the run has one:
+ * that says why the cell was stopped, this what became of each step. */
+static void summary(void *ctx, const struct run_result *res)
+{
+	struct runner *r = ctx;
+	if (r->plain || !r->job->n_steps)
+		return;  /* a command made a job, a session's execs: no steps of a job file to count */
+	size_t n = r->job->n_steps;
+	struct step_summary *ss = xcalloc(n, sizeof *ss);
+	for (size_t i = 0; i < n; i++) {
+		enum step_state st = r->steps[i].state;
+		ss[i].name = r->job->steps[i].name;
+		ss[i].end = step_tolerated(r, i) ? STEP_END_TOLERATED : step_failed(r, i) ? STEP_END_FAILED
+			  : st == S_OK ? STEP_END_OK : st == S_SKIPPED ? STEP_END_SKIPPED
+			  : st == S_INTERRUPTED ? STEP_END_INTERRUPTED : STEP_END_NOT_RUN;
+		if (step_failed(r, i))
+			ss[i].failure = step_failure(&r->steps[i]);
+	}
+	_cleanup_free_ char *line = job_summary(r->job->name, ss, n, res->wall_s);
+	warn_line("%s", line);
+	for (size_t i = 0; i < n; i++)
+		free((char *)ss[i].failure);
+	free(ss);
 }
 
 /* ---- the loop ---- */
@@ -997,6 +1028,7 @@ static int runner_loop(struct runner *r)
 				if (read(r->tick_tfd, &x, sizeof x) < 0)
 					continue;
 				r->progress_due = true;  /* (written below, after advance) */
+				r->progress_tick = true;
 				probe_services(r);
 				if (r->sess)
 					session_tick(r->sess);
@@ -1057,6 +1089,7 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 			send_direct(&r);
 		r.u.take_direct = r.direct != NULL;
 	}
+	r.plain = o->direct || r.direct;
 	if (rc == 0)
 		rc = sup_go(&r.u, err);
 	if (rc < 0) {
@@ -1123,14 +1156,13 @@ int job_run(const struct job *job, struct cell_spec *s, const struct job_run_opt
 
 	struct supervise_opts so = { .result_fd = o->json ? STDOUT_FILENO : o->result_fd, .result_file = o->result_file,
 				     .quiet = false, .amend = amend, .amend_ctx = &r, .ended = o->ended,
-				     .ended_ctx = o->take_ctx };
+				     .ended_ctx = o->take_ctx, .summary = summary };
 	rc = sup_finish(&r.u, &so);
 	if (r.progress_made)
 		unlinkat(s->rundir_fd, "progress.json", 0);  /* result.json holds the steps now */
 	for (size_t i = 0; i < r.n_tasks; i++) {
 		closep(&r.tasks[i]->out_r);
-		closep(&r.tasks[i]->log_fd);
-		closep(&r.tasks[i]->times_fd);
+		task_log_close(&r.tasks[i]->log);
 		free(r.tasks[i]);
 	}
 	free(r.tasks);

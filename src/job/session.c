@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* session.c - a session's execs (session.h): the run's socket, who may use it (SO_PEERCRED:
- * the run's owner or root), each exec started by the cell's executor in a session of its own
- * (its time limit takes its whole process tree; what it leaves in the background on a normal
- * end stays until the session ends), its output to its log and to its caller, its end in the
- * record as a step of kind "exec"; the session's idle and maximum life. */
+ * the run's owner or root), each exec started by the cell's executor in a session and a
+ * cgroup of its own (cgroup/execgroup.h; its time limit takes its whole process tree, also
+ * what left the session; what it leaves in the background on a normal end stays until the
+ * session ends), its output to its log and to its caller, its end in the record as a step of
+ * kind "exec" (its command cut to SESSION_CMD_MAX bytes); the session's idle and maximum life. */
 #include "job/session.h"
 
 #include <errno.h>
@@ -20,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup/execgroup.h"
+#include "job/files.h"
 #include "run/record.h"
 #include "supervise/supervise.h"
 #include "util/fs.h"
@@ -43,10 +46,15 @@ struct conn {
 	bool linger;              /* then only read until the caller closes (its unread request
 	                             would reset the connection before it read the answer) */
 	long exec;                /* the exec it waits for, or -1 */
+	bool keep;                /* keep-alive: open for the next request after the answer */
 };
 
 struct xec {
-	char **argv;
+	json_t *command;          /* its argv as the record shows it: at most SESSION_CMD_MAX bytes */
+	size_t command_bytes;     /* the whole argv's */
+	bool command_cut;
+	struct cgroup_exec cg;    /* its group (NULL dir: none, or removed) */
+	bool tree_cgroup;         /* it had one: its limit took the group, else its session */
 	int pipe[2];              /* stdout, stderr read ends (-1: closed) */
 	int log_fd;
 	pid_t pid;
@@ -77,7 +85,10 @@ struct session {
 	struct xec **x;
 	size_t n_x;
 	size_t running;
+	size_t groups_left;        /* groups of ended execs that a process still held */
+	double groups_tried_at;
 	uint64_t changes;
+	struct files *files;       /* its file operations (job/files.h) */
 };
 
 static double now_s(const struct session *se) { return sup_elapsed(se->h.u); }
@@ -126,6 +137,37 @@ char *utf8_lossy(const char *b, size_t n, size_t *out_len)
 	return o;
 }
 
+json_t *session_command_json(char **argv, size_t max, size_t *bytes, bool *cut)
+{
+	json_t *a = json_array();
+	size_t used = 0;
+	*bytes = 0;
+	*cut = false;
+	for (char **p = argv; p && *p; p++) {
+		size_t n = strlen(*p), take = used + n <= max ? n : max - used;
+		*bytes += n + 1;
+		if (*cut)
+			continue;
+		if (take < n) {
+			*cut = true;
+			while (take && ((unsigned char)(*p)[take] & 0xc0) == 0x80)
+				take--;  /* (not inside a UTF-8 sequence) */
+			if (!take)
+				continue;
+		}
+		json_t *str = json_stringn(*p, take);
+		json_array_append_new(a, str ? str : json_string("\xef\xbf\xbd"));
+		used += take;
+	}
+	return a;
+}
+
+/* Does the JSON string s hold a NUL (\u0000, JSON_ALLOW_NUL)? */
+static bool has_nul(json_t *s)
+{
+	return json_is_string(s) && strlen(json_string_value(s)) != json_string_length(s);
+}
+
 static char **env_of(json_t *v, const char **why)
 {
 	if (!v || json_is_null(v))
@@ -136,8 +178,8 @@ static char **env_of(json_t *v, const char **why)
 		const char *k;
 		json_t *e;
 		json_object_foreach(v, k, e) {
-			if (!json_is_string(e) || !*k || strchr(k, '=')) {
-				*why = "env: each entry must be \"NAME\": \"VALUE\" (a name without '=')";
+			if (!json_is_string(e) || !*k || strchr(k, '=') || has_nul(e)) {
+				*why = "env: each entry must be \"NAME\": \"VALUE\" (a name without '=', a value without NUL)";
 				strv_free(env);
 				return NULL;
 			}
@@ -148,8 +190,8 @@ static char **env_of(json_t *v, const char **why)
 		json_t *e;
 		json_array_foreach(v, i, e) {
 			const char *s = json_string_value(e);
-			if (!s || !strchr(s, '=') || *s == '=') {
-				*why = "env: each entry must be a string NAME=VALUE";
+			if (!s || !strchr(s, '=') || *s == '=' || has_nul(e)) {
+				*why = "env: each entry must be a string NAME=VALUE (without NUL)";
 				strv_free(env);
 				return NULL;
 			}
@@ -176,12 +218,19 @@ int session_parse_exec(json_t *req, struct exec_req *x, const char **why)
 		*why = "command must be a non-empty list of strings (e.g. [\"sh\", \"-c\", \"make test\"])";
 		return -EINVAL;
 	}
+	size_t i;
+	json_t *a;
+	json_array_foreach(cmd, i, a)
+		if (has_nul(a)) {
+			*why = "command: an argument holds a NUL character (\\u0000), which no program's argument can";
+			goto bad;
+		}
 	x->env = env_of(json_object_get(req, "env"), why);
 	json_t *cwd = json_object_get(req, "cwd"), *in = json_object_get(req, "stdin"), *t = json_object_get(req, "timeout");
 	json_t *st = json_object_get(req, "stream");
 	if (!x->env)
 		goto bad;
-	if (cwd && !json_is_null(cwd) && (!json_is_string(cwd) || !*json_string_value(cwd))) {
+	if (cwd && !json_is_null(cwd) && (!json_is_string(cwd) || !*json_string_value(cwd) || has_nul(cwd))) {
 		*why = "cwd must be a directory's path (relative to the worktree, or absolute)";
 		goto bad;
 	}
@@ -211,6 +260,12 @@ int session_parse_exec(json_t *req, struct exec_req *x, const char **why)
 		goto bad;
 	}
 	x->stream = json_is_true(st);
+	json_t *keep = json_object_get(req, "keep");
+	if (keep && !json_is_boolean(keep)) {
+		*why = "keep must be true or false";
+		goto bad;
+	}
+	x->keep = json_is_true(keep);
 	return 0;
 bad:
 	exec_req_free(x);
@@ -237,6 +292,7 @@ static void conn_watch(struct session *se, long i)
 }
 
 static void pipes_watch(struct session *se, size_t k, bool on);
+static void conn_next(struct session *se, long i);
 
 static void conn_close(struct session *se, long i)
 {
@@ -248,7 +304,7 @@ static void conn_close(struct session *se, long i)
 		pipes_watch(se, (size_t)c->exec, true);
 	}
 	epoll_ctl(se->h.u->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
+	closep(&c->fd);  /* (-1: handed to the files) */
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -430,13 +486,16 @@ static json_t *exec_end_json(const struct xec *x, size_t k)
 }
 
 /* Exec k ended (state st, cause): its caller answered; it is in the record. What it left
- * running in the background stays, and what that writes on its streams goes to its log. */
+ * running in the background stays (in its group, removed once empty), and what that writes
+ * on its streams goes to its log. */
 static void exec_finish(struct session *se, size_t k, enum xstate st, char *cause)
 {
 	struct xec *x = se->x[k];
 	for (int j = 0; j < 2; j++)
 		if (x->pipe[j] >= 0)
 			pipe_read(se, k, j);
+	if (!cgroup_exec_remove(&x->cg))
+		se->groups_left++;
 	x->state = st;
 	free(x->cause);
 	x->cause = cause;
@@ -467,8 +526,9 @@ static void exec_finish(struct session *se, size_t k, enum xstate st, char *caus
 			conn_json(se, c, end);
 		}
 		se->conns[c]->exec = -1;
-		se->conns[c]->closing = true;
+		se->conns[c]->closing = !se->conns[c]->keep;
 		conn_flush(se, c);
+		conn_next(se, c);
 	}
 	for (int j = 0; j < 2; j++) {
 		free(x->buf[j]);
@@ -496,7 +556,32 @@ static int exec_log(struct session *se, size_t k)
 	return openat(se->h.logdir_fd, p, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
-/* Start the exec x asks for on connection i; false with errno when it could not be sent. */
+/* Exec k's group (execgroup.h) into *g when the cell's processes are the host's and the run
+ * has groups (not rootless); the file its process joins it by, or -1: its session is its tree. */
+static int exec_group(struct session *se, size_t k, struct cgroup_exec *g)
+{
+	*g = (struct cgroup_exec){ 0 };
+	int join = -1;
+	_cleanup_free_ char *name = xasprintf("exec-%zu", k + 1);
+	if (se->h.u->drv->tasks_on_host && cgroup_exec_make(&se->h.u->cg, name, g, &join) < 0)
+		join = -1;
+	return join;
+}
+
+/* "▶ exec N: COMMAND" on the console, the command's first 200 bytes. */
+static void exec_started_line(struct session *se, size_t k, char **argv)
+{
+	_cleanup_free_ char *line = xstrdup("");
+	for (char **a = argv; *a && strlen(line) < 200; a++) {
+		char *l = xasprintf("%s%s%.200s", line, a == argv ? "" : " ", *a);
+		free(line);
+		line = l;
+	}
+	display_line(se->h.d, "▶ exec %zu: %.200s", k + 1, line);
+}
+
+/* Start the exec x asks for on connection i; false with errno when it could not be sent. Its
+ * argv stays with rq (the caller frees it): the exec keeps only what the record shows. */
 static bool exec_start(struct session *se, long i, struct exec_req *rq)
 {
 	const struct cell_spec *s = se->h.s;
@@ -517,27 +602,33 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	_cleanup_free_ char *cwd = !rq->cwd ? xstrdup(spec_cwd(s)) : rq->cwd[0] == '/' ? xstrdup(rq->cwd)
 									: xasprintf("%s/%s", base, rq->cwd);
 	int fds[3] = { p[0][1], p[1][1], in };
+	struct cgroup_exec g;
+	int join = exec_group(se, k, &g);
 	/* the executor runs as the job: an exec may have stopped it (kill -STOP $PPID). It is woken
 	 * first, and the start never waits for it: a send that would block is refused (503), so
 	 * that the supervisor, and with it the session's limits and warren kill, never hang on
 	 * the cell */
 	sup_signal_job(se->h.u, SIGCONT);
 	ssize_t w = exec_start_send(se->h.ctl, EXEC_TASK_BIT | (uint32_t)k, cwd, rq->argv, env, fds, in >= 0 ? 3 : 2,
-				    MSG_DONTWAIT);
+				    join, MSG_DONTWAIT);
 	int e = errno;
 	strv_free(env);
 	closep(&p[0][1]);
 	closep(&p[1][1]);
 	closep(&in);
+	closep(&join);
 	if (w < 0) {
 		closep(&p[0][0]);
 		closep(&p[1][0]);
+		cgroup_exec_remove(&g);
+		cgroup_exec_free(&g);
 		errno = e;
 		return false;
 	}
 	struct xec *x = xcalloc(1, sizeof *x);
-	x->argv = rq->argv;
-	rq->argv = NULL;
+	x->command = session_command_json(rq->argv, SESSION_CMD_MAX, &x->command_bytes, &x->command_cut);
+	x->cg = g;
+	x->tree_cgroup = g.dir != NULL;
 	x->pipe[0] = p[0][0];
 	x->pipe[1] = p[1][0];
 	fcntl(x->pipe[0], F_SETFL, O_NONBLOCK);
@@ -555,13 +646,7 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	se->last_active = now_s(se);
 	se->conns[i]->exec = (long)k;
 	pipes_watch(se, k, true);
-	_cleanup_free_ char *line = xstrdup("");
-	for (char **a = x->argv; *a && strlen(line) < 200; a++) {
-		char *l = xasprintf("%s%s%s", line, a == x->argv ? "" : " ", *a);
-		free(line);
-		line = l;
-	}
-	display_line(se->h.d, "▶ exec %zu: %.200s", k + 1, line);
+	exec_started_line(se, k, rq->argv);
 	if (x->stream) {
 		conn_json(se, i, json_pack("{s:I}", "exec", (json_int_t)(k + 1)));
 		conn_flush(se, i);
@@ -574,8 +659,24 @@ static void on_request_json(struct session *se, long i, json_t *req);
 /* A whole request line on connection i. */
 static void on_request(struct session *se, long i, const char *line, size_t len)
 {
-	json_t *req = json_loadb(line, len, 0, NULL);
-	on_request_json(se, i, req);
+	json_error_t je;
+	json_t *req = json_loadb(line, len, JSON_ALLOW_NUL, &je);
+	if (!req) {
+		_cleanup_free_ char *w = xasprintf("a request is one line of JSON {\"op\": \"exec\" or \"end\", ...}; this one is not (column %d: %s)",
+						   je.column, je.text);
+		return conn_refuse(se, i, 400, w);
+	}
+	struct conn *c = se->conns[i];
+	if (session_live(se) && files_op(json_string_value(json_object_get(req, "op")))) {
+		/* a file's: the connection is the files' now, with what came after the line */
+		size_t used = (size_t)(line - c->in) + len + 1;
+		epoll_ctl(se->h.u->ep, EPOLL_CTL_DEL, c->fd, NULL);
+		se->last_active = now_s(se);
+		files_take(se->files, steal_fd(&c->fd), req, c->in + used, c->in_len - used);
+		conn_close(se, i);
+	} else {
+		on_request_json(se, i, req);
+	}
 	json_decref(req);
 }
 
@@ -601,6 +702,7 @@ static void on_request_json(struct session *se, long i, json_t *req)
 	const char *why;
 	if (session_parse_exec(req, &rq, &why) < 0)
 		return conn_refuse(se, i, 400, why);
+	se->conns[i]->keep = rq.keep;
 	if (se->running >= SESSION_EXECS_MAX) {
 		exec_req_free(&rq);
 		_cleanup_free_ char *w = xasprintf("%d execs already run in this session at once; wait for one to end", SESSION_EXECS_MAX);
@@ -635,8 +737,8 @@ static void on_conn(struct session *se, long i, uint32_t events)
 		conn_close(se, i);  /* the caller is gone */
 		return;
 	}
-	if (c->exec >= 0 || c->closing)
-		return;  /* one request a connection (what follows is read and dropped) */
+	if (c->closing || (c->exec >= 0 && !c->keep))
+		return;  /* one request a connection (what follows is read and dropped), unless keep-alive */
 	if (c->in_len + (size_t)n > SESSION_REQ_MAX) {
 		_cleanup_free_ char *w = xasprintf("the request is over %d bytes (its stdin included)", SESSION_REQ_MAX);
 		return conn_refuse(se, i, 413, w);
@@ -644,9 +746,28 @@ static void on_conn(struct session *se, long i, uint32_t events)
 	c->in = xrealloc(c->in, c->in_len + (size_t)n + 1);
 	memcpy(c->in + c->in_len, buf, (size_t)n);
 	c->in_len += (size_t)n;
-	char *nl = memchr(c->in, '\n', c->in_len);
-	if (nl)
-		on_request(se, i, c->in, (size_t)(nl - c->in));
+	conn_next(se, i);
+}
+
+/* The next whole request line on connection i, once it waits for no exec; then it is taken
+ * out of what was read (keep-alive: what came after it waits for its turn). */
+static void conn_next(struct session *se, long i)
+{
+	struct conn *c = se->conns[i];
+	char *nl = c && se->open && c->exec < 0 && !c->closing && c->in_len ? memchr(c->in, '\n', c->in_len) : NULL;
+	if (!nl)
+		return;
+	size_t len = (size_t)(nl - c->in);
+	on_request(se, i, c->in, len);
+	if (!(c = se->conns[i]))
+		return;  /* (closed, or the files' now) */
+	c->in_len -= len + 1;
+	memmove(c->in, c->in + len + 1, c->in_len);
+	if (!c->in_len) {
+		/* (done with: a caller whose exec runs long holds no copy of its request) */
+		free(c->in);
+		c->in = NULL;
+	}
 }
 
 /* ---- the session ---- */
@@ -658,7 +779,33 @@ struct session *session_new(const struct job *job, const struct session_host *h)
 	se->idle_ms = job->session_idle_ms;
 	se->max_ms = job->session_max_ms;
 	se->lfd = -1;
+	se->files = files_new(h);
 	return se;
+}
+
+/* Bind fd to <rundir>/SESSION_SOCK and listen, mode 0600, never reachable with another: bound
+ * in a directory of its own (0700), moved into place once it listens with its mode set. */
+static int bind_private(int fd, int rundir_fd)
+{
+#define SOCK_DIR ".session.sock.d"
+	static const char tmp[] = SOCK_DIR, sock[] = SOCK_DIR "/s";
+#undef SOCK_DIR
+	unlinkat(rundir_fd, SESSION_SOCK, 0);
+	unlinkat(rundir_fd, sock, 0);
+	unlinkat(rundir_fd, tmp, AT_REMOVEDIR);
+	if (mkdirat(rundir_fd, tmp, 0700) < 0)
+		return -1;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	/* through the run directory's descriptor: its path may be too long for a socket's */
+	snprintf(a.sun_path, sizeof a.sun_path, "/proc/self/fd/%d/%s", rundir_fd, sock);
+	int r = bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0 ||
+			fchmodat(rundir_fd, sock, 0600, 0) < 0 || renameat(rundir_fd, sock, rundir_fd, SESSION_SOCK) < 0
+		? -1 : 0;
+	int e = errno;
+	unlinkat(rundir_fd, sock, 0);
+	unlinkat(rundir_fd, tmp, AT_REMOVEDIR);
+	errno = e;
+	return r;
 }
 
 int session_open(struct session *se, struct error *err)
@@ -666,12 +813,7 @@ int session_open(struct session *se, struct error *err)
 	se->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (se->lfd < 0)
 		return error_set(err, errno, "cannot make the session's socket");
-	/* through the run directory's descriptor: its path may be too long for a socket's */
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	snprintf(a.sun_path, sizeof a.sun_path, "/proc/self/fd/%d/%s", se->h.s->rundir_fd, SESSION_SOCK);
-	unlinkat(se->h.s->rundir_fd, SESSION_SOCK, 0);
-	if (bind(se->lfd, (struct sockaddr *)&a, sizeof a) < 0 || fchmodat(se->h.s->rundir_fd, SESSION_SOCK, 0600, 0) < 0 ||
-	    listen(se->lfd, 64) < 0) {
+	if (bind_private(se->lfd, se->h.s->rundir_fd) < 0) {
 		int e = errno;
 		closep(&se->lfd);
 		return error_set(err, e, "cannot listen on the session's socket %s/%s", se->h.s->rundir, SESSION_SOCK);
@@ -694,7 +836,9 @@ bool session_live(const struct session *se)
 void session_event(struct session *se, uint32_t tag, uint32_t events)
 {
 	tag -= EV_SESSION;
-	if (tag == TAG_LISTEN) {
+	if (tag >= EV_FILES_BASE) {
+		files_event(se->files, tag - EV_FILES_BASE, events);
+	} else if (tag == TAG_LISTEN) {
 		on_accept(se);
 	} else if (tag >= TAG_PIPE) {
 		size_t k = (tag - TAG_PIPE) / 2;
@@ -707,6 +851,8 @@ void session_event(struct session *se, uint32_t tag, uint32_t events)
 
 bool session_ctl(struct session *se, const struct exec_hdr *h)
 {
+	if (files_ctl(se->files, h))
+		return true;
 	if (!(h->task & EXEC_TASK_BIT))
 		return false;
 	size_t k = h->task & ~EXEC_TASK_BIT;
@@ -768,30 +914,56 @@ static void session_end_due(struct session *se, double t)
 			   "its executor stopped?)", v));
 }
 
+/* Exec k's time limit at t: SIGTERM to its whole tree when it is reached (its session
+ * through the executor, every process of its group from here), SIGKILL after the run's
+ * grace, to its group even when the exec itself ended (what outlived the SIGTERM). */
+static void exec_limit_tick(struct session *se, size_t k, double t)
+{
+	struct xec *x = se->x[k];
+	bool running = x->state == XS_RUNNING;
+	if (!x->timeout_ms || x->kill_sent || (!running && !x->term_sent))
+		return;
+	if (!x->term_sent && (t - x->t0) * 1000 >= (double)x->timeout_ms) {
+		x->term_sent = true;
+		x->limit_at = t - x->t0;
+		x->term_at = t;
+		exec_signal(se, k, SIGTERM);
+		cgroup_exec_signal(&x->cg, SIGTERM);
+	} else if (x->term_sent && (t - x->term_at) * 1000 >= (double)se->h.s->limits.grace_ms) {
+		x->kill_sent = true;
+		if (running)
+			exec_signal(se, k, SIGKILL);
+		cgroup_exec_kill(&x->cg);
+	}
+}
+
+/* The groups of ended execs that a process held (a server started in the background), tried
+ * again once a second: removed once empty. */
+static void groups_tidy(struct session *se, double t)
+{
+	if (!se->groups_left || t - se->groups_tried_at < 1)
+		return;
+	se->groups_tried_at = t;
+	for (size_t k = 0; k < se->n_x && se->groups_left; k++) {
+		struct xec *x = se->x[k];
+		if (x->state != XS_RUNNING && x->cg.dir && cgroup_exec_remove(&x->cg))
+			se->groups_left--;
+	}
+}
+
 void session_tick(struct session *se)
 {
 	if (!se->open)
 		return;
 	double t = now_s(se);
+	files_tick(se->files);
 	if (se->ended) {
 		session_end_due(se, t);
 		return;
 	}
-	for (size_t k = 0; k < se->n_x; k++) {
-		struct xec *x = se->x[k];
-		if (x->state != XS_RUNNING || !x->timeout_ms)
-			continue;
-		double ran = t - x->t0;
-		if (!x->term_sent && ran * 1000 >= (double)x->timeout_ms) {
-			x->term_sent = true;
-			x->limit_at = ran;
-			x->term_at = t;
-			exec_signal(se, k, SIGTERM);
-		} else if (x->term_sent && !x->kill_sent && (t - x->term_at) * 1000 >= (double)se->h.s->limits.grace_ms) {
-			x->kill_sent = true;
-			exec_signal(se, k, SIGKILL);
-		}
-	}
+	for (size_t k = 0; k < se->n_x; k++)
+		exec_limit_tick(se, k, t);
+	groups_tidy(se, t);
 	char v[32];
 	enum session_due due = session_due(t - se->opened_at, t - se->last_active, se->running, se->idle_ms, se->max_ms);
 	if (due == SESSION_MAX) {
@@ -805,27 +977,39 @@ void session_tick(struct session *se)
 	}
 }
 
-void session_json(const struct session *se, json_t *steps)
+/* Exec k as a step of the record. */
+static json_t *exec_json(const struct session *se, size_t k)
 {
+	const struct xec *x = se->x[k];
+	char st[64];
+	_cleanup_free_ char *name = xasprintf("exec %zu", k + 1);
+	_cleanup_free_ char *log = xasprintf("log/%zu-exec-%zu.log", se->h.first_log + k + 1, k + 1);
+	json_t *o = json_pack("{s:s,s:s,s:s,s:O}", "name", name, "kind", "exec", "status", XSTATE[x->state], "command",
+			      x->command);
+	json_object_set_new(o, "command_bytes", json_integer((json_int_t)x->command_bytes));
+	json_object_set_new(o, "command_cut", json_boolean(x->command_cut));
+	bool done = x->state != XS_RUNNING;
+	json_object_set_new(o, "exit_code", done && x->state != XS_INTERRUPTED ? json_integer(x->exit_code) : json_null());
+	json_object_set_new(o, "signal", x->signal ? json_string(sigabbrev_np(x->signal)) : json_null());
+	json_object_set_new(o, "cause", x->cause ? json_string(x->cause) : json_null());
+	json_object_set_new(o, "started_at", json_string(format_rfc3339(st, sizeof st, &x->started)));
+	json_object_set_new(o, "duration_s", done ? json_real(x->duration) : json_null());
+	json_object_set_new(o, "timeout_ms", x->timeout_ms ? json_integer((json_int_t)x->timeout_ms) : json_null());
+	json_object_set_new(o, "tree", json_string(x->tree_cgroup ? "cgroup" : "session"));
+	json_object_set_new(o, "log", json_string(log));
+	return o;
+}
+
+size_t session_json(const struct session *se, json_t *steps, size_t last)
+{
+	size_t from = last && se->n_x > last ? se->n_x - last : 0, left_out = 0;
 	for (size_t k = 0; k < se->n_x; k++) {
-		const struct xec *x = se->x[k];
-		char st[64];
-		_cleanup_free_ char *name = xasprintf("exec %zu", k + 1);
-		_cleanup_free_ char *log = xasprintf("log/%zu-exec-%zu.log", se->h.first_log + k + 1, k + 1);
-		json_t *cmd = json_array();
-		for (char **a = x->argv; a && *a; a++)
-			json_array_append_new(cmd, json_string(*a));
-		json_t *o = json_pack("{s:s,s:s,s:s,s:o}", "name", name, "kind", "exec", "status", XSTATE[x->state], "command", cmd);
-		bool done = x->state != XS_RUNNING;
-		json_object_set_new(o, "exit_code", done && x->state != XS_INTERRUPTED ? json_integer(x->exit_code) : json_null());
-		json_object_set_new(o, "signal", x->signal ? json_string(sigabbrev_np(x->signal)) : json_null());
-		json_object_set_new(o, "cause", x->cause ? json_string(x->cause) : json_null());
-		json_object_set_new(o, "started_at", json_string(format_rfc3339(st, sizeof st, &x->started)));
-		json_object_set_new(o, "duration_s", done ? json_real(x->duration) : json_null());
-		json_object_set_new(o, "timeout_ms", x->timeout_ms ? json_integer((json_int_t)x->timeout_ms) : json_null());
-		json_object_set_new(o, "log", json_string(log));
-		json_array_append_new(steps, o);
+		if (k < from && se->x[k]->state != XS_RUNNING)
+			left_out++;
+		else
+			json_array_append_new(steps, exec_json(se, k));
 	}
+	return left_out;
 }
 
 uint64_t session_changes(const struct session *se)
@@ -835,12 +1019,14 @@ uint64_t session_changes(const struct session *se)
 
 void session_close(struct session *se, const char *why)
 {
+	se->open = false;  /* (a kept connection's next request is not started now: refused below) */
 	for (size_t k = 0; k < se->n_x; k++)
 		if (se->x[k]->state == XS_RUNNING)
 			exec_finish(se, k, XS_INTERRUPTED, xstrdup(why));
 	for (long i = 0; i < SESSION_CONNS_MAX; i++)
 		if (se->conns[i] && se->conns[i]->exec < 0 && !se->conns[i]->closing)
 			conn_refuse(se, i, 409, why);
+	files_close(se->files, why);
 	for (long i = 0; i < SESSION_CONNS_MAX; i++)
 		if (se->conns[i]) {
 			/* one last try, then it is closed: the run is ending */
@@ -854,7 +1040,6 @@ void session_close(struct session *se, const char *why)
 		sup_unwatch_close(se->h.u, &se->lfd);
 		unlinkat(se->h.s->rundir_fd, SESSION_SOCK, 0);
 	}
-	se->open = false;
 }
 
 void session_free(struct session *se)
@@ -863,7 +1048,8 @@ void session_free(struct session *se)
 		return;
 	for (size_t k = 0; k < se->n_x; k++) {
 		struct xec *x = se->x[k];
-		strv_free(x->argv);
+		json_decref(x->command);
+		cgroup_exec_free(&x->cg);
 		closep(&x->pipe[0]);
 		closep(&x->pipe[1]);
 		closep(&x->log_fd);
@@ -873,5 +1059,6 @@ void session_free(struct session *se)
 		free(x);
 	}
 	free(se->x);
+	files_free(se->files);
 	free(se);
 }

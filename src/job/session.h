@@ -6,14 +6,17 @@
  *
  * The socket speaks JSON lines. A request, one line of at most SESSION_REQ_MAX bytes:
  *   {"op":"exec","command":[...],"env":["K=V"] or {"K":"V"},"cwd":D,"stdin":TEXT,
- *    "timeout":"30s" or ms,"stream":bool}
+ *    "timeout":"30s" or ms,"stream":bool,"keep":bool}  (stdin's text may hold \u0000; no other string)
  *   {"op":"end"}                              answered {"ended":true}
  * An exec's answer without stream: one line {"exec":N,"exit_code","signal","cause","stdout",
  * "stderr","stdout_truncated","stderr_truncated","duration_ms"} (each stream at most
  * SESSION_OUT_MAX bytes, invalid UTF-8 shown as U+FFFD); with stream: {"exec":N} first, then
  * for each chunk of output a line {"stdout":LEN} or {"stderr":LEN} followed by LEN raw bytes,
- * then {"end":{...the same fields without stdout and stderr}}. A refusal is one line
- * {"error":TEXT,"status":HTTP-STATUS} (400, 403, 409, 413, 429) and the connection closes. */
+ * then {"end":{...the same fields without stdout and stderr}}. The connection closes after
+ * the answer, unless the exec asked "keep": true: then it takes the next request line
+ * (keep-alive; one already sent waits until the exec's answer). A refusal is one line
+ * {"error":TEXT,"status":HTTP-STATUS} (400, 403, 409, 413, 429) and the connection closes.
+ * The requests read, write and list of the cell's files: job/files.h. */
 #ifndef WARREN_JOB_SESSION_H
 #define WARREN_JOB_SESSION_H
 
@@ -32,6 +35,8 @@
 #define SESSION_OUT_MAX (1 << 20)    /* bytes of each stream an answer without stream holds */
 #define SESSION_EXECS_MAX 16         /* execs running at once in one session */
 #define SESSION_CONNS_MAX 64         /* connections at once */
+#define SESSION_CMD_MAX 4096         /* bytes of an exec's arguments its record keeps (the rest cut) */
+#define SESSION_PROGRESS_EXECS 50    /* execs progress.json lists: the last ones, and all running */
 #define SESSION_END_SLACK_S 5.0      /* seconds past twice the grace that an ended session's cell may take */
 #define EV_SESSION 0x100000u         /* epoll tags from here on are the session's */
 
@@ -56,6 +61,7 @@ struct exec_req {
 	size_t stdin_len;
 	uint64_t timeout_ms;      /* 0: none (the session's max holds) */
 	bool stream;
+	bool keep;                /* the connection stays open for the next request */
 };
 
 /* Is a session due to end (pure)? lived_s since it was ready, quiet_s since an exec last
@@ -65,12 +71,17 @@ enum session_due session_due(double lived_s, double quiet_s, size_t running, uin
 /* Parse an exec request (pure): 0, or -EINVAL with a one-line reason in *why (static). */
 int session_parse_exec(json_t *req, struct exec_req *x, const char **why);
 void exec_req_free(struct exec_req *x);
+/* argv as a record shows it (pure): a JSON list of its arguments' first max bytes (the
+ * argument that crosses it cut at a character's start, those after it left out; *cut then),
+ * and in *bytes the length of the whole (each argument and its NUL). */
+json_t *session_command_json(char **argv, size_t max, size_t *bytes, bool *cut);
 /* The bytes b[0..n) as valid UTF-8 (invalid sequences as U+FFFD), heap, NUL-terminated;
  * its length in *out_len. */
 char *utf8_lossy(const char *b, size_t n, size_t *out_len);
 
 struct session *session_new(const struct job *job, const struct session_host *h);
-/* The cell is ready: listen (the socket made, 0600). */
+/* The cell is ready: listen (the socket made 0600 where no one else can reach it, then put in
+ * place). */
 int session_open(struct session *se, struct error *err);
 /* True while it listens and no end came (the runner stays in its steps' phase). */
 bool session_live(const struct session *se);
@@ -80,8 +91,9 @@ void session_event(struct session *se, uint32_t tag, uint32_t events);
 bool session_ctl(struct session *se, const struct exec_hdr *h);
 /* The runner's tick: exec time limits, idle, max. */
 void session_tick(struct session *se);
-/* Its execs, appended to the record's steps[] (kind "exec"). */
-void session_json(const struct session *se, json_t *steps);
+/* Its execs, appended to the record's steps[] (kind "exec"): all of them (last 0), or the last
+ * ones and those still running (progress.json); how many were left out. */
+size_t session_json(const struct session *se, json_t *steps, size_t last);
 /* Changes so far (progress.json is rewritten when it changes). */
 uint64_t session_changes(const struct session *se);
 /* The cell is gone (or going): running execs ended with why, their callers told, the socket

@@ -179,6 +179,14 @@ struct net_dns *dns_open(uint32_t gw, uint32_t cell, enum net_mode mode, const s
 	return d;
 }
 
+void dns_set_allow(struct net_dns *d, const struct net_allow *allow, size_t nallow)
+{
+	if (d) {
+		d->allow = allow;
+		d->nallow = nallow;
+	}
+}
+
 uint16_t dns_port(const struct net_dns *d)
 {
 	return d->port;

@@ -172,10 +172,12 @@ static void allow_elem(FILE *f, const struct net_allow *a, bool first)
 	fprintf(f, "%s%s/%d . %s", first ? "" : ", ", ip4(a->addr, na), a->prefix, port_key(a->port, pk, sizeof pk));
 }
 
-void fw_private_rules(FILE *f, const char *chain, const char *refuse, const struct net_state *n)
+void fw_private_rules(FILE *f, const char *chain, const char *refuse, const struct net_state *n, const char *set)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < n->nallow; i++) {
+	if (set)  /* a root run's: its set, whose elements come with the run's or its claim's (fw_allow_elems) */
+		fprintf(f, "add rule inet warren %s ip daddr . th dport @%s accept\n", chain, set);
+	for (size_t i = 0; !set && i < n->nallow; i++) {
 		const struct net_allow *a = &n->allow[i];
 		if (a->name || !net_private_range(a->addr, a->prefix))
 			continue;
@@ -193,6 +195,37 @@ void fw_private_rules(FILE *f, const char *chain, const char *refuse, const stru
 	fprintf(f, " } goto %s\n", refuse);
 }
 
+/* The run's published ports: its chain u_<id> of DNAT rules, and the base's map entries. */
+static void publish_cmds(FILE *f, const struct net_state *n)
+{
+	char a[INET_ADDRSTRLEN];
+	ip4(n->addr, a);
+	if (n->npublish)
+		fprintf(f, "add chain inet warren u_%s\n", n->id);
+	for (unsigned i = 0; i < n->npublish; i++) {
+		char ha[INET_ADDRSTRLEN];
+		const struct net_publish *p = &n->publish[i];
+		fprintf(f, "add rule inet warren u_%s ip daddr %s tcp dport %u dnat ip to %s:%u\n", n->id,
+			ip4(p->host_addr, ha), p->host_port, a, p->cell_port);
+		fprintf(f, "add element inet warren pubs { %u : jump u_%s }\n", p->host_port, n->id);
+	}
+}
+
+/* The run's allow list's address entries: those inside a private range into l_<id> (accepted
+ * before the ranges are refused: fw_private_rules), the others into a_<id> under allow=
+ * (nat reaches those anyway). */
+static void allow_cmds(FILE *f, const struct net_state *n)
+{
+	for (size_t i = 0; n->mode != NET_PUBLISHED && i < n->nallow; i++) {
+		bool private = net_private_range(n->allow[i].addr, n->allow[i].prefix) != NULL;
+		if (n->allow[i].name || (!private && n->mode != NET_ALLOW))
+			continue;
+		fprintf(f, "add element inet warren %c_%s { ", private ? 'l' : 'a', n->id);
+		allow_elem(f, &n->allow[i], true);
+		fprintf(f, " }\n");
+	}
+}
+
 int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port, struct error *err)
 {
 	char a[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN], sn[INET_ADDRSTRLEN];
@@ -208,6 +241,7 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 	base_cmds(f, n->subnet, n->prefix);
 	fprintf(f,
 		"add set inet warren a_%1$s { type ipv4_addr . inet_service; flags interval; }\n"
+		"add set inet warren l_%1$s { type ipv4_addr . inet_service; flags interval; }\n"
 		"add set inet warren n_%1$s { type ipv4_addr; flags timeout; }\n"
 		"add set inet warren d_%1$s { type ipv4_addr . inet_service; flags timeout; }\n"
 		"add set inet warren x_%1$s { type ipv4_addr . inet_service; size 4096; flags dynamic; counter; }\n"
@@ -220,10 +254,10 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 		"add rule inet warren f_%1$s ip daddr { 224.0.0.0/4, 255.255.255.255, %2$s/%3$d } goto r_%1$s\n"
 		"add rule inet warren f_%1$s fib daddr type { local, broadcast, multicast } goto r_%1$s\n",
 		id, sn, n->prefix);
-	_cleanup_free_ char *fchain = xasprintf("f_%s", id), *rchain = xasprintf("r_%s", id);
+	_cleanup_free_ char *fchain = xasprintf("f_%s", id), *rchain = xasprintf("r_%s", id), *lset = xasprintf("l_%s", id);
 	/* none+publish: the replies of its published ports (above) and nothing the cell starts */
 	if (n->mode != NET_PUBLISHED)
-		fw_private_rules(f, fchain, rchain, n);
+		fw_private_rules(f, fchain, rchain, n, lset);
 	if (n->mode == NET_NAT)
 		fprintf(f, "add rule inet warren f_%s accept\n", id);
 	else if (n->mode == NET_ALLOW)
@@ -244,33 +278,31 @@ int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port
 		"add element inet warren runs_in { %2$s : jump i_%1$s }\n"
 		"add element inet warren runs_pre { %2$s : jump p_%1$s }\n",
 		id, a);
-	if (n->npublish) {
-		fprintf(f, "add chain inet warren u_%s\n", id);
-		for (unsigned i = 0; i < n->npublish; i++) {
-			char ha[INET_ADDRSTRLEN];
-			const struct net_publish *p = &n->publish[i];
-			fprintf(f, "add rule inet warren u_%s ip daddr %s tcp dport %u dnat ip to %s:%u\n", id,
-				ip4(p->host_addr, ha), p->host_port, a, p->cell_port);
-			fprintf(f, "add element inet warren pubs { %u : jump u_%s }\n", p->host_port, id);
-		}
-	}
+	publish_cmds(f, n);
 	if (n->tap) {
 		char mac[18];
 		net_guest_mac(n->addr, mac);
 		fprintf(f, "add element bridge warren vms { \"%1$s\" }\nadd element bridge warren vmsrc { \"%1$s\" . %2$s . %3$s }\n",
 			n->host_if, mac, a);
 	}
-	/* the allow set: the entries outside the private ranges (those inside are accepted before
-	 * the ranges are refused, by fw_private_rules); nat reaches those anyway */
-	for (size_t i = 0; n->mode == NET_ALLOW && i < n->nallow; i++) {
-		if (n->allow[i].name || net_private_range(n->allow[i].addr, n->allow[i].prefix))
-			continue;
-		fprintf(f, "add element inet warren a_%s { ", id);
-		allow_elem(f, &n->allow[i], true);
-		fprintf(f, " }\n");
-	}
+	allow_cmds(f, n);
 	fclose(f);
 	int r = fw_run(nft, buf, err);
+	free(buf);
+	return r;
+}
+
+int fw_claim(struct nft_ctx *nft, const struct net_state *n, struct error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return error_set(err, errno, "cannot build the firewall rules");
+	publish_cmds(f, n);
+	allow_cmds(f, n);
+	fclose(f);
+	int r = len ? fw_run(nft, buf, err) : 0;
 	free(buf);
 	return r;
 }
@@ -300,8 +332,8 @@ void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const str
 	for (size_t i = 0; i < 5; i++)
 		if (chains[i][0] != 'u' || npub)
 			fprintf(f, "delete chain inet warren %s_%s\n", chains[i], id);
-	fprintf(f, "delete set inet warren a_%1$s\ndelete set inet warren n_%1$s\ndelete set inet warren d_%1$s\n"
-		   "delete set inet warren x_%1$s\n", id);
+	fprintf(f, "delete set inet warren a_%1$s\ndelete set inet warren l_%1$s\ndelete set inet warren n_%1$s\n"
+		   "delete set inet warren d_%1$s\ndelete set inet warren x_%1$s\n", id);
 	fclose(f);
 	if (fw_run(nft, buf, NULL) < 0) {
 		/* something was not there (no published ports, a half-made run): one at a time */

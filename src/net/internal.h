@@ -37,9 +37,14 @@ void fw_base_remove(struct nft_ctx *nft);
 /* The base (if missing, and its base chains refilled) and the run's objects, in one transaction. */
 int fw_run_add(struct nft_ctx *nft, const struct net_state *n, uint16_t dns_port, struct error *err);
 /* Rules of chain (table inet warren) that keep the cell off the private ranges: the address
- * entries of n's allow list that lie inside one are accepted, then the ranges n->lan does not
- * lift go to chain refuse. Shared by the forward chain of a root run and a rootless cell's own. */
-void fw_private_rules(FILE *f, const char *chain, const char *refuse, const struct net_state *n);
+ * entries of n's allow list that lie inside one are accepted (those in the set named set, when
+ * given: a root run's l_<id>, filled with its run's or its claim's rules; else n's, inline),
+ * then the ranges n->lan does not lift go to chain refuse. Shared by the forward chain of a
+ * root run and a rootless cell's own. */
+void fw_private_rules(FILE *f, const char *chain, const char *refuse, const struct net_state *n, const char *set);
+/* A warm cell's claim: the published ports and the allow list's address entries of n (its
+ * run's, set at the claim) added to the cell's objects, in one transaction. */
+int fw_claim(struct nft_ctx *nft, const struct net_state *n, struct error *err);
 /* Remove a run's chains, sets and map entries (addr 0: unknown, only the named objects); vm_if:
  * the tap of a VM's run (its entries in the bridge's sets), or NULL. */
 void fw_run_remove(struct nft_ctx *nft, const char *id, uint32_t addr, const struct net_publish *pub, unsigned npub,
@@ -63,6 +68,8 @@ void pasta_stop(struct net_state *n);
 typedef void (*dns_allow_fn)(void *ctx, uint32_t addr, uint16_t port, uint32_t ttl);
 struct net_dns *dns_open(uint32_t gw, uint32_t cell, enum net_mode mode, const struct net_allow *allow, size_t nallow,
 			 unsigned max_names, dns_allow_fn fn, void *ctx, struct error *err);
+/* A warm cell's claim: the names its run allows (allow, nallow: n's, which outlive d). */
+void dns_set_allow(struct net_dns *d, const struct net_allow *allow, size_t nallow);
 uint16_t dns_port(const struct net_dns *d);
 /* which 0: the questions' socket; 1: an epoll descriptor, readable when an answer waits. */
 int dns_fd(const struct net_dns *d, int which);

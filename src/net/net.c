@@ -363,6 +363,19 @@ int net_publish_taken(const struct net_opts *o, struct error *err)
 	return r < 0 ? -EADDRINUSE : 0;
 }
 
+/* The text of n's lease (its length in *len), heap. */
+static char *lease_text(const struct net_state *n, const char *rundir, size_t *len)
+{
+	char *txt = NULL;
+	FILE *f = open_memstream(&txt, len);
+	fprintf(f, "%s\n%s\n", n->id, rundir);
+	for (unsigned j = 0; j < n->npublish; j++)
+		fprintf(f, "%s%u", j ? " " : "", n->publish[j].host_port);
+	fprintf(f, "\n");
+	fclose(f);
+	return txt;
+}
+
 /* Choose a free address for the run: one pass over the lease directory (reclaiming leases of
  * runs whose supervisor is gone, refusing a host port another live run publishes), then the
  * first address no lease names. The caller holds the lock. */
@@ -411,14 +424,8 @@ static int lease_take(struct net_state *n, const char *rundir, struct error *err
 		char as[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &a, as, sizeof as);
 		_cleanup_free_ char *path = xasprintf(NET_RUNDIR "/leases/%s", as);
-		char *txt = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&txt, &len);
-		fprintf(f, "%s\n%s\n", n->id, rundir);
-		for (unsigned j = 0; j < n->npublish; j++)
-			fprintf(f, "%s%u", j ? " " : "", n->publish[j].host_port);
-		fprintf(f, "\n");
-		fclose(f);
+		size_t len;
+		char *txt = lease_text(n, rundir, &len);
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		bool ok = fd >= 0 && write(fd, txt, len) == (ssize_t)len;
 		int saved = errno;
@@ -608,6 +615,48 @@ int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, st
 	if (link_veth_attach(n->host_if, cell_pid, n->addr, n->prefix, n->gw, err) < 0)
 		return -EIO;
 	return attach_rules(n, o, err);
+}
+
+/* A warm cell's published ports, o's: refused when a live run publishes one (under the lock),
+ * else written into its lease (what the others' checks and warren gc read), then n's. */
+static int claim_ports(struct net_state *n, const struct net_opts *o, struct error *err)
+{
+	_cleanup_close_ int lock = lock_net(err);
+	if (lock < 0 || net_publish_taken(o, err) < 0)
+		return -EADDRINUSE;
+	struct lease l;
+	if (!n->lease || !lease_read(n->lease, &l))
+		return error_set(err, EIO, "cannot read the warm cell's address lease %s", n->lease ? n->lease : "(none)");
+	_cleanup_free_ char *rundir = l.rundir;
+	n->npublish = o->npublish;
+	memcpy(n->publish, o->publish, sizeof n->publish);
+	size_t len;
+	_cleanup_free_ char *txt = lease_text(n, rundir, &len);
+	int r = write_file(n->lease, txt, len);
+	if (r < 0) {
+		n->npublish = 0;
+		return error_set(err, -r, "cannot write the address lease %s", n->lease);
+	}
+	return 0;
+}
+
+int net_claim(struct net_state *n, const struct net_opts *o, struct error *err)
+{
+	if (!n->on || n->rootless || n->tap)
+		return 0;  /* (a rootless cell's ports and list are pasta's: its run's shape said so) */
+	struct net_allow *a = NULL;
+	size_t na = 0;
+	if (o->allow && net_allow_parse(o->allow, &a, &na, err) < 0)
+		return -EINVAL;
+	net_allow_free(n->allow, n->nallow);
+	n->allow = a;
+	n->nallow = na;
+	if (o->npublish && claim_ports(n, o, err) < 0)
+		return -EADDRINUSE;
+	if (fw_claim(n->nft, n, err) < 0)
+		return -EIO;
+	dns_set_allow(n->dns, n->allow, n->nallow);
+	return 0;
 }
 
 void net_guest_mac(uint32_t addr, char out[18])

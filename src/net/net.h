@@ -148,6 +148,12 @@ int net_publish_taken(const struct net_opts *o, struct error *err);
 /* Between the cell's start and its release: veth, bridge, address, route, firewall, resolver;
  * rootless runs: pasta attached to the cell's network namespace. */
 int net_attach(struct net_state *n, const struct net_opts *o, pid_t cell_pid, struct error *err);
+/* A warm cell's claim, before its run's job starts: o's published ports (refused, one line,
+ * when a live run publishes one; written into the lease) and allow list (the address entries
+ * into the firewall's sets, the names to the resolver) added to the cell's network n, made
+ * with none of either; a rootless cell's are pasta's (nothing is done: its run's shape was
+ * another). 0 or -errno. */
+int net_claim(struct net_state *n, const struct net_opts *o, struct error *err);
 /* The vm driver, before qemu starts: a tap on the bridge (its descriptor, for qemu, or -errno),
  * the firewall (the tap's frames held to the guest's MAC, net_guest_mac, and address) and the
  * resolver. The guest configures its own end. Rootless: the descriptor is a stream socket to

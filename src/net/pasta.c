@@ -111,7 +111,7 @@ static char *cell_rules(const struct net_state *n)
 	}
 	fprintf(f, " }\n"
 		   "add rule inet warren output ip daddr @refused goto refuse\n");
-	fw_private_rules(f, "output", "refuse", n);
+	fw_private_rules(f, "output", "refuse", n, NULL);
 	fclose(f);
 	return buf;
 }

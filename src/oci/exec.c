@@ -5,7 +5,11 @@
  * namespaces through a pidfd of the job (user, mount, pid, network, ipc, uts, cgroup) and the
  * run's cgroup, then forks the process, which takes the job's defences from the bundle
  * (uid/gid, no_new_privs, rlimits, capabilities, Landlock, warren's seccomp filter and the
- * bundle's) before it executes. It lives in the cell's pid namespace: it ends with the cell. */
+ * bundle's) before it executes. It lives in the cell's pid namespace: it ends with the cell.
+ * As root the process is in a group of its own below the cell's (cgroup/execgroup.h) that a
+ * guard, a host process the keeper leaves behind, empties when the keeper is killed (a shim
+ * giving up on an exec kills the pid it was given): the process and all it started go, also
+ * what left its session. On a normal end what it left stays, as runc's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -22,6 +26,8 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cgroup/cgroup.h"
+#include "cgroup/execgroup.h"
 #include "oci/internal.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -49,6 +55,62 @@ static size_t open_cgroups(pid_t job, int *fds, size_t max)
 			fds[n++] = fd;
 	}
 	return n;
+}
+
+/* The parent of the exec's group: v2 the job's own group, v1 the cell's freezer group
+ * (freezer, state.json's); NULL (rootless, or a host with neither). */
+static char *exec_group_parent(pid_t job, const char *freezer, bool *v2)
+{
+	char *where = NULL, *missing = NULL;
+	*v2 = cgroup_host_kind(&where, &missing) == CGROUP_V2;
+	free(where);
+	free(missing);
+	if (!*v2)
+		return freezer ? xstrdup(freezer) : NULL;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)job);
+	_cleanup_free_ char *text = read_file(path, NULL);
+	char *line = text ? strstr(text, "0::/") : NULL;
+	if (!line || (line != text && line[-1] != '\n') || strstr(line, ".."))
+		return NULL;
+	line[strcspn(line, "\n")] = '\0';
+	return xasprintf("/sys/fs/cgroup%s", line + 3);
+}
+
+/* The guard of the exec's group g: a host process left behind by the keeper (as root, outside
+ * the cell, holding nothing of the caller's but the pipe). When the keeper ends without a word
+ * on *said (it was killed: the shim gave up), every process of the group is killed; the group
+ * is removed once empty (what a normal end left stays in it, removed with the cell). */
+static void start_guard(const struct cgroup_exec *g, int *said)
+{
+	int p[2];
+	*said = -1;
+	if (!g->dir || pipe2(p, O_CLOEXEC) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int i = 0; i < 3; i++)
+			dup2(null, i);
+		if (dup2(p[0], 3) < 0)
+			_exit(0);
+		close_range(4, ~0U, 0);
+		char c;
+		ssize_t n;
+		while ((n = read(3, &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			cgroup_exec_kill(g);
+		struct cgroup_exec mine = { .dir = g->dir, .v2 = g->v2 };
+		for (int i = 0; i < (n == 1 ? 1 : 100) && !cgroup_exec_remove(&mine); i++)
+			usleep(10000);
+		_exit(0);
+	}
+	close(p[0]);
+	if (pid < 0)
+		close(p[1]);
+	else
+		*said = p[1];
 }
 
 /* In the cell: the terminal (a master sent to the console socket) or the caller's streams,
@@ -102,10 +164,21 @@ static void __attribute__((noreturn)) exec_child(struct cell_spec *s, const int 
 }
 
 /* The keeper: into the cell, fork the process, wait for it, end as it did. */
-static void __attribute__((noreturn)) keeper(struct cell_spec *s, pid_t job, const char *console_path, int ready)
+static void __attribute__((noreturn)) keeper(struct cell_spec *s, pid_t job, const char *freezer, const char *console_path,
+					      int ready)
 {
-	int cg[16];
+	int cg[17];
 	size_t ncg = open_cgroups(job, cg, 16);
+	/* the process's own group last (its write moves it there from the cell's), and its guard */
+	bool v2;
+	_cleanup_free_ char *parent = s->rootless ? NULL : exec_group_parent(job, freezer, &v2);
+	_cleanup_free_ char *name = xasprintf("exec-%d", (int)getpid());
+	struct cgroup_exec g = { 0 };
+	int join = -1, said = -1;
+	if (parent && cgroup_exec_make_in(parent, v2, name, &g, &join) == 0) {
+		cg[ncg++] = join;
+		start_guard(&g, &said);
+	}
 	/* the console socket is a path of the caller's mount namespace: connected before leaving it */
 	struct error err = { 0 };
 	int console = console_path ? oci_console_connect(console_path, &err) : -1;
@@ -137,6 +210,9 @@ static void __attribute__((noreturn)) keeper(struct cell_spec *s, pid_t job, con
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	/* its process ended: what it left in the background stays */
+	ssize_t ws = said >= 0 ? write(said, "d", 1) : 0;
+	(void)ws;
 	if (WIFSIGNALED(st)) {
 		struct rlimit z = { 0, 0 };
 		setrlimit(RLIMIT_CORE, &z);
@@ -195,7 +271,7 @@ int oci_exec(const struct oci_create *c, const char *process)
 			setsid();
 		oci_apply_rlimits(&b);  /* the process's rlimits and score, inherited by it */
 		oci_apply_oom(&b, 0);
-		keeper(&s, job, b.terminal ? c->console_socket : NULL, ready[1]);
+		keeper(&s, job, st.freezer, b.terminal ? c->console_socket : NULL, ready[1]);
 	}
 	closep(&ready[1]);
 	char msg[512];

@@ -69,6 +69,8 @@ static const char SCHEMA_V1[] =
 	" key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run, key));"
 	"CREATE INDEX IF NOT EXISTS labels_kv ON labels(key, value);";
 static const char SCHEMA_V2[] = "ALTER TABLE runs ADD COLUMN start TEXT; ALTER TABLE runs ADD COLUMN start_why TEXT;";
+/* v3: what failed a job (its record's failed_step, as JSON) and the failures it let pass */
+static const char SCHEMA_V3[] = "ALTER TABLE runs ADD COLUMN failed_step TEXT; ALTER TABLE runs ADD COLUMN tolerated INTEGER;";
 
 void history_note_failed(const struct cell_spec *s, const char *msg)
 {
@@ -121,6 +123,15 @@ static int schema_version(struct history *h)
 	return version;
 }
 
+static bool has_column(struct history *h, const char *name)
+{
+	sqlite3_stmt *st = NULL;
+	bool has = sqlite3_prepare_v2(h->db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = ?1", -1, &st, NULL) == SQLITE_OK &&
+		   sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return has;
+}
+
 static int migrate(struct history *h, struct error *err)
 {
 	/* the common case, a database made before: one read, no write lock */
@@ -136,15 +147,12 @@ static int migrate(struct history *h, struct error *err)
 		r = error_set(err, 0, "history %s has schema version %d, newer than this warren's %d; use a newer warren or another --db",
 			      h->path, version, HISTORY_SCHEMA_VERSION);
 	} else {
-		/* v2: how a server's run got its cell (serve --warm); its columns looked for, not
-		 * only the version: two first opens at once once read version 0 after the other had
-		 * made v2, and the second ALTER failed ("duplicate column name") */
-		sqlite3_stmt *st = NULL;
-		bool has_v2 = sqlite3_prepare_v2(h->db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'start'", -1, &st,
-						 NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-		_cleanup_free_ char *sql = xasprintf("%s%sPRAGMA user_version = %d;", version < 1 ? SCHEMA_V1 : "",
-						     has_v2 ? "" : SCHEMA_V2, HISTORY_SCHEMA_VERSION);
+		/* v2: how a server's run got its cell (serve --warm); v3: what failed a job. Their
+		 * columns looked for, not only the version: two first opens at once once read version
+		 * 0 after the other had made v2, and the second ALTER failed ("duplicate column name") */
+		_cleanup_free_ char *sql = xasprintf("%s%s%sPRAGMA user_version = %d;", version < 1 ? SCHEMA_V1 : "",
+						     has_column(h, "start") ? "" : SCHEMA_V2,
+						     has_column(h, "failed_step") ? "" : SCHEMA_V3, HISTORY_SCHEMA_VERSION);
 		r = exec(h, sql, err);
 	}
 	sqlite3_exec(h->db, r < 0 ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
@@ -379,7 +387,8 @@ static int end_row(struct history *h, const char *id, const struct history_end *
 	sqlite3_stmt *st = prepare_kept(h,
 		"UPDATE runs SET state = ?2, exit_code = ?3, signal = ?4, cause_limit = ?5, cause = ?6, error = ?7,"
 		" ended_ms = ?8, duration_s = CASE WHEN ?9 >= 0 THEN ?9 WHEN started_ms IS NOT NULL"
-		" THEN (?8 - started_ms) / 1000.0 END WHERE id = ?1 AND (?10 = 0 OR state IN ('queued', 'running'))", err);
+		" THEN (?8 - started_ms) / 1000.0 END, failed_step = ?11, tolerated = ?12"
+		" WHERE id = ?1 AND (?10 = 0 OR state IN ('queued', 'running'))", err);
 	if (!st)
 		return -EIO;
 	bind_text(st, 1, id);
@@ -395,6 +404,11 @@ static int end_row(struct history *h, const char *id, const struct history_end *
 	bind_ms(st, 8, e->ended_ms);
 	sqlite3_bind_double(st, 9, e->duration_s);
 	sqlite3_bind_int(st, 10, e->if_live);
+	bind_json(st, 11, json_is_object(e->failed_step) ? e->failed_step : NULL);
+	if (e->tolerated)
+		sqlite3_bind_int(st, 12, (int)e->tolerated);
+	else
+		sqlite3_bind_null(st, 12);
 	return run_stmt(h, st, "record the end of the run", err);
 }
 
@@ -555,6 +569,10 @@ static json_t *end_json(const char *id, const struct history_end *e)
 	json_set_str(o, "cause", e->cause);
 	json_set_str(o, "error", e->error);
 	json_set_ms(o, "ended_ms", e->ended_ms);
+	if (json_is_object(e->failed_step))
+		json_object_set(o, "failed_step", e->failed_step);
+	if (e->tolerated)
+		json_object_set_new(o, "tolerated", json_integer(e->tolerated));
 	return o;
 }
 
@@ -586,6 +604,8 @@ static int fold_line(struct history *h, json_t *o, struct error *err)
 		struct history_end e = { .state = state, .have_exit = json_is_integer(code),
 					 .exit_code = (int)json_integer_value(code), .signal = jstr(o, "signal"),
 					 .cause_limit = jstr(o, "cause_limit"), .cause = jstr(o, "cause"), .error = jstr(o, "error"),
+					 .failed_step = json_object_get(o, "failed_step"),
+					 .tolerated = (unsigned)json_integer_value(json_object_get(o, "tolerated")),
 					 .ended_ms = json_integer_value(json_object_get(o, "ended_ms")),
 					 .duration_s = json_number_value(json_object_get(o, "duration_s")) };
 		return end_row(h, id, &e, err);
@@ -755,7 +775,8 @@ int history_delete(struct history *h, const char *id, struct error *err)
 
 #define ROW_COLUMNS                                                                                  \
 	"id, name, state, kind, exit_code, signal, cause_limit, cause, error, command, worktree, statedir," \
-	" owner, submitted_ms, started_ms, ended_ms, duration_s, labels, pruned, via, start, start_why"
+	" owner, submitted_ms, started_ms, ended_ms, duration_s, labels, pruned, via, start, start_why," \
+	" failed_step, tolerated"
 
 static json_t *col_text(sqlite3_stmt *st, int i)
 {
@@ -820,6 +841,10 @@ static json_t *row_json(sqlite3_stmt *st)
 	json_object_set_new(j, "via", col_text(st, 19));
 	json_object_set_new(j, "start", col_text(st, 20));
 	json_object_set_new(j, "start_why", col_text(st, 21));
+	/* a job's: the step that failed it ({number, name, status, exit_code, cause}), and how
+	 * many steps failed under continue-on-error (the job went on) */
+	json_object_set_new(j, "failed_step", col_json(st, 22, json_null()));
+	json_object_set_new(j, "tolerated_failures", col_num(st, 23, false));
 	return j;
 }
 
@@ -991,6 +1016,7 @@ void history_note_end(const struct cell_spec *s, const struct run_result *res, c
 	struct history_end e = { .state = status ? status : run_status_name(res->status), .have_exit = true,
 				 .exit_code = res->exit_code, .signal = *sig ? sig : NULL,
 				 .cause_limit = res->cause_limit, .cause = res->cause_message, .error = res->error,
+				 .failed_step = res->failed_step, .tolerated = res->tolerated,
 				 .ended_ms = (int64_t)res->ended.tv_sec * 1000 + res->ended.tv_nsec / 1000000,
 				 .duration_s = res->wall_s };
 	note_end_line(s, &e);

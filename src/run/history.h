@@ -15,7 +15,7 @@
 #include "run/record.h"
 #include "util/error.h"
 
-#define HISTORY_SCHEMA_VERSION 2
+#define HISTORY_SCHEMA_VERSION 3
 #define HISTORY_FILE "history.db"
 /* --db none: no history */
 #define HISTORY_NONE "none"
@@ -55,6 +55,8 @@ struct history_end {
 	bool have_exit;
 	int exit_code;
 	const char *signal, *cause_limit, *cause, *error;
+	json_t *failed_step;             /* a job: the step that failed it (the record's), or NULL */
+	unsigned tolerated;              /* a job: its steps that failed under continue-on-error */
 	int64_t ended_ms;
 	double duration_s;               /* < 0: from the start to ended_ms */
 	bool if_live;                    /* an end concluded by another (the server, gc): only over a

@@ -126,14 +126,22 @@ json_t *record_labels_json(char **labels)
 	return o;
 }
 
-/* "name" and "labels" (--name, --label) when the run has them; "start" ("warm", or "cold"
- * and "start_why") for a server's run */
+/* "name" and "labels" (--name, --label) when the run has them; "start" ("warm" and what it
+ * "claimed", or "cold" and "start_why") for a server's run */
 static void record_add_labels(const struct cell_spec *s, json_t *j)
 {
 	if (s->start)
 		json_object_set_new(j, "start", json_string(s->start));
 	if (s->start_why)
 		json_object_set_new(j, "start_why", json_string(s->start_why));
+	if (s->start && !strcmp(s->start, "warm")) {
+		/* what the run set at its warm cell's claim (cell_spec_claims) */
+		json_t *c = json_array();
+		for (unsigned i = 0; i < CLAIM_N; i++)
+			if (s->claimed & (1u << i))
+				json_array_append_new(c, json_string(cell_claim_name(i)));
+		json_object_set_new(j, "claimed", c);
+	}
 	if (s->name)
 		json_object_set_new(j, "name", json_string(s->name));
 	if (s->labels)
@@ -226,6 +234,8 @@ void run_result_free(struct run_result *r)
 	free(r->cause_value);
 	free(r->cause_message);
 	free(r->error);
+	json_decref(r->failed_step);
+	r->failed_step = NULL;
 }
 
 /* ---- the policy's answer for a recorded run ---- */

@@ -34,6 +34,9 @@ struct run_result {
 	bool have_output;
 	bool have_throttle;         /* a CPU bandwidth limit (--cpus): how often, how long it held the run */
 	uint64_t nr_throttled, throttled_us;
+	json_t *failed_step;        /* a job: the step that failed it, {number, name, status, exit_code,
+	                               cause} (the record's "failed_step"), or NULL */
+	unsigned tolerated;         /* a job: its steps that failed under continue-on-error */
 };
 
 const char *run_status_name(enum run_status s);

@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "job/session.h"
 #include "run/record.h"
 #include "serve/console.h"
 #include "util/fs.h"
@@ -28,6 +30,8 @@ struct req {
 	bool too_many;         /* ... or more than BODIES_MAX would be held */
 	bool exec;             /* POST /v1/runs/{exec_id}/exec: its body goes to the session */
 	char exec_id[RUN_ID_LEN + 1];
+	int put_fd;            /* PUT /v1/runs/{id}/files: the session's connection its body goes on (files.c) */
+	uint64_t put_left;     /* its bytes still to come */
 };
 
 /* Queue text (taken) with status; close: the connection ends after it (a client refused, or a
@@ -174,12 +178,24 @@ static json_t *log_names(struct server *s, const char *id)
 	return a;
 }
 
+/* Does the run of row r take execs now (a live session: its socket is there)? */
+static bool takes_execs(struct server *s, json_t *r)
+{
+	const char *id = json_string_value(json_object_get(r, "id"));
+	const char *state = json_string_value(json_object_get(r, "state"));
+	struct stat st;
+	_cleanup_free_ char *sock = id && run_id_valid(id) ? xasprintf("%s/%s", id, SESSION_SOCK) : NULL;
+	return sock && state && !strcmp(state, "running") && fstatat(s->sd.runs, sock, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISSOCK(st.st_mode);
+}
+
 /* GET /v1/runs/{id}: the row, the queue position, spec.json, result.json, steps, logs, the
  * published ports. */
 static json_t *run_detail(struct server *s, json_t *row, const char *id)
 {
 	json_t *result = record_file(s, id, "result.json");
 	json_t *spec = record_file(s, id, "spec.json");
+	json_object_set_new(row, "session", json_boolean(takes_execs(s, row)));
 	json_t *j = json_pack("{s:o}", "run", row);
 	long pos = server_queue_pos(s, id);
 	json_object_set_new(j, "queue_position", pos ? json_integer(pos) : json_null());
@@ -190,6 +206,10 @@ static json_t *run_detail(struct server *s, json_t *row, const char *id)
 	json_object_set_new(j, "steps", steps ? json_incref(steps) : json_array());
 	json_t *services = json_object_get(tasks, "services");
 	json_object_set_new(j, "services", services ? json_incref(services) : json_array());
+	/* a live session lists its last execs only (job/session.h): how many came before */
+	json_t *left_out = json_object_get(tasks, "execs_left_out");
+	if (json_is_integer(left_out))
+		json_object_set(j, "execs_left_out", left_out);
 	json_decref(tasks);
 	json_object_set_new(j, "now_ms", json_integer(history_now_ms()));  /* the clocks of a remote browser */
 	json_object_set_new(j, "logs", log_names(s, id));
@@ -240,6 +260,8 @@ static enum MHD_Result list_runs(struct server *s, struct MHD_Connection *c, con
 		json_object_set_new(r, "queue_position", pos ? json_integer(pos) : json_null());
 	}
 	pthread_mutex_unlock(&s->mu);
+	json_array_foreach(rows, i, r)
+		json_object_set_new(r, "session", json_boolean(takes_execs(s, r)));
 	if (!rows)
 		return send_error(c, 500, "%s", err.msg);
 	size_t got = json_array_size(rows);
@@ -353,6 +375,8 @@ static enum MHD_Result run_route(struct server *s, struct MHD_Connection *c, con
 		return logs(s, c, id);
 	if (!strcmp(what, "policy") && get)
 		return policy(s, c, id);
+	if (!strcmp(what, "files") && get)
+		return serve_files_get(s, c, id);
 	pthread_mutex_lock(&s->mu);
 	if (!strcmp(what, "end") && !strcmp(method, "POST")) {
 		pthread_mutex_unlock(&s->mu);
@@ -474,6 +498,16 @@ static bool head_in(struct listener *l, struct MHD_Connection *c, const char *ur
 		memcpy(rq->exec_id, id, sizeof id);
 		return body_may_come(s, c, rq, ret);
 	}
+	if (!strcmp(method, "PUT") && !strncmp(url, "/v1/runs/", 9) && split_run_url(url, id, &what) && !strcmp(what, "files")) {
+		json_t *row = visible_row(s, &rq->w, id);
+		if (!row) {
+			*ret = refuse(c, 404, "no run %s (of yours) on this server", id);
+			return false;
+		}
+		json_decref(row);
+		/* (its body goes to the session as it comes: not held, not counted in BODIES_MAX) */
+		return serve_files_put_head(s, c, id, &rq->put_fd, &rq->put_left, ret);
+	}
 	if (!is_submission(url, method)) {
 		*ret = route(s, c, url, method, &rq->w);
 		return false;
@@ -517,13 +551,29 @@ enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
 		if (!conns_head_in(l->s, c))
 			return MHD_NO;  /* refused or out of time, told so and shut: its head read before */
 		rq = *con_cls = xcalloc(1, sizeof *rq);
+		rq->put_fd = -1;
 		enum MHD_Result ret = MHD_YES;
 		return head_in(l, c, url, method, rq, &ret) ? MHD_YES : ret;
+	}
+	if (*upload_size && rq->put_fd >= 0) {
+		/* (more than it said is dropped; a session that refused it drains what comes) */
+		size_t n = *upload_size < rq->put_left ? *upload_size : (size_t)rq->put_left;
+		if (n && write_all(rq->put_fd, upload, n) == 0)
+			rq->put_left -= n;
+		else if (n)
+			rq->put_left = 0;  /* the session is gone: its answer says why */
+		*upload_size = 0;
+		return MHD_YES;
 	}
 	if (*upload_size) {
 		body_piece(l->s, rq, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
+	}
+	if (rq->put_fd >= 0) {
+		int fd = rq->put_fd;
+		rq->put_fd = -1;
+		return serve_files_put_end(c, fd);
 	}
 	if (rq->exec && rq->too_big)
 		return send_error(c, 413, "the body is larger than %d bytes", BODY_MAX);
@@ -540,6 +590,7 @@ void api_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD
 	struct req *rq = *con_cls;
 	if (rq) {
 		conns_body_give(l->s, rq->held);
+		closep(&rq->put_fd);
 		free(rq->body);
 		free(rq);
 		if (t == MHD_REQUEST_TERMINATED_COMPLETED_OK)

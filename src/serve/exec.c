@@ -23,8 +23,7 @@
 
 enum { KEEPALIVE_MS = 5000 };
 
-/* Connect to the session of run id; -1 with *status and *why (heap) when there is none. */
-static int session_dial(struct server *s, const char *id, int *status, char **why)
+int serve_session_dial(struct server *s, const char *id, int *status, char **why)
 {
 	_cleanup_close_ int dir = rundir_open(&s->sd, id, NULL);
 	int fd = dir < 0 ? -1 : socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -37,9 +36,9 @@ static int session_dial(struct server *s, const char *id, int *status, char **wh
 	bool live = server_live(s, id), queued = server_queue_pos(s, id) > 0;
 	pthread_mutex_unlock(&s->mu);
 	*status = 409;
-	*why = !live ? xasprintf("%s has ended; exec needs a live session (GET /v1/runs/%s)", id, id)
+	*why = !live ? xasprintf("%s has ended; exec and files need a live session (GET /v1/runs/%s)", id, id)
 	       : queued ? xasprintf("%s is queued; its session is not ready yet (POST /v1/runs?wait=ready waits for it)", id)
-			: xasprintf("%s takes no commands: it is not a session, or its session is not ready yet", id);
+			: xasprintf("%s takes no requests: it is not a session, or its session is not ready yet", id);
 	return -1;
 }
 
@@ -67,8 +66,7 @@ static char *line_from(int fd)
 	return b;
 }
 
-/* Send req (taken) as one line on fd; 0 or -1. */
-static int send_line(int fd, json_t *req)
+int serve_send_line(int fd, json_t *req)
 {
 	char *t = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
@@ -81,8 +79,7 @@ static int send_line(int fd, json_t *req)
 	return r;
 }
 
-/* The session's first line: its refusal as status and {"error"}, else 200 and the line. */
-static int first_answer(int fd, json_t **out)
+int serve_first_answer(int fd, json_t **out)
 {
 	_cleanup_free_ char *line = line_from(fd);
 	json_t *j = line ? json_loads(line, 0, NULL) : NULL;
@@ -147,10 +144,13 @@ static void pass_free(void *cls)
 enum MHD_Result serve_exec(struct server *s, struct MHD_Connection *c, const char *id, const char *body, size_t len)
 {
 	json_error_t je;
-	json_t *req = json_loadb(body ? body : "", len, 0, &je);
+	json_t *req = json_loadb(body ? body : "", len, JSON_ALLOW_NUL, &je);  /* (stdin may hold \u0000) */
 	if (!json_is_object(req)) {
+		json_t *e = req ? json_string("the body must be a JSON object, e.g. {\"command\": [\"make\", \"test\"]}")
+				: json_sprintf("the body is not JSON (line %d, column %d: %s); it must be an object, e.g. {\"command\": [\"make\", \"test\"]}",
+					       je.line, je.column, je.text);
 		json_decref(req);
-		return api_json(c, 400, json_pack("{s:s}", "error", "the body must be a JSON object, e.g. {\"command\": [\"make\", \"test\"]}"));
+		return api_json(c, 400, json_pack("{s:o}", "error", e));
 	}
 	static const char *const fields[] = { "command", "env", "cwd", "stdin", "timeout", NULL };
 	const char *k;
@@ -171,13 +171,13 @@ enum MHD_Result serve_exec(struct server *s, struct MHD_Connection *c, const cha
 	json_object_set_new(req, "stream", json_boolean(stream));
 	int status = 0;
 	_cleanup_free_ char *why = NULL;
-	int fd = session_dial(s, id, &status, &why);
+	int fd = serve_session_dial(s, id, &status, &why);
 	if (fd < 0) {
 		json_decref(req);
 		return api_json(c, status, json_pack("{s:s}", "error", why));
 	}
 	json_t *out = NULL;
-	status = send_line(fd, req) < 0 && errno != EPIPE ? 500 : first_answer(fd, &out);
+	status = serve_send_line(fd, req) < 0 && errno != EPIPE ? 500 : serve_first_answer(fd, &out);
 	if (status != 200 || !stream) {
 		close(fd);
 		return api_json(c, status, out ? out : json_pack("{s:s}", "error", "cannot send the command to the session"));
@@ -201,11 +201,11 @@ enum MHD_Result serve_end(struct server *s, struct MHD_Connection *c, const char
 {
 	int status = 0;
 	_cleanup_free_ char *why = NULL;
-	_cleanup_close_ int fd = session_dial(s, id, &status, &why);
+	_cleanup_close_ int fd = serve_session_dial(s, id, &status, &why);
 	if (fd < 0)
 		return api_json(c, status, json_pack("{s:s}", "error", why));
 	json_t *out = NULL;
-	status = send_line(fd, json_pack("{s:s}", "op", "end")) < 0 ? 500 : first_answer(fd, &out);
+	status = serve_send_line(fd, json_pack("{s:s}", "op", "end")) < 0 ? 500 : serve_first_answer(fd, &out);
 	if (status != 200)
 		return api_json(c, status, out ? out : json_pack("{s:s}", "error", "cannot reach the session"));
 	json_decref(out);

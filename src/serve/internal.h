@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "net/opts.h"
 #include "run/history.h"
 #include "run/id.h"
 #include "run/rundir.h"
@@ -138,6 +139,8 @@ struct server {
 	/* the warm pool (warm.c) */
 	long warm_n, pool_n;   /* cells wanted, cells made or being made */
 	char *warm_work, *warm_image, *warm_job;
+	enum net_mode warm_net;  /* --warm-net: the warm cells' network mode */
+	bool warm_lan;
 	struct warm_cell *pool;
 	int refill_tfd;        /* timerfd: a refill deferred behind a taken cell is due (warm.c) */
 	int64_t refill_after_end_ms; /* no refill before (a run's end was just told: warm.c) */
@@ -172,6 +175,21 @@ enum MHD_Result api_json(struct MHD_Connection *c, int status, json_t *j);
 enum MHD_Result serve_exec(struct server *s, struct MHD_Connection *c, const char *id, const char *body, size_t len);
 enum MHD_Result serve_end(struct server *s, struct MHD_Connection *c, const char *id);
 void serve_wait_ready(struct server *s, json_t *out);
+/* exec.c: connect to the session of run id; -1 with *status and *why (heap) when there is none */
+int serve_session_dial(struct server *s, const char *id, int *status, char **why);
+/* exec.c: send req (taken) as one line on a session's connection fd; 0 or -1 */
+int serve_send_line(int fd, json_t *req);
+/* exec.c: the session's first line: its refusal as status and {"error"}, else 200 and the line */
+int serve_first_answer(int fd, json_t **out);
+/* files.c: GET /v1/runs/{id}/files?path=P[&list=1], a session's file or directory */
+enum MHD_Result serve_files_get(struct server *s, struct MHD_Connection *c, const char *id);
+/* files.c: PUT /v1/runs/{id}/files?path=P[&mode=M][&parents=1]: at its head, its request sent
+ * to the session (true: its body is to come, *fd the session's connection, *len its bytes);
+ * else false, the answer queued in *ret */
+bool serve_files_put_head(struct server *s, struct MHD_Connection *c, const char *id, int *fd, uint64_t *len,
+			  enum MHD_Result *ret);
+/* files.c: its body whole (sent on fd, taken): the session's answer */
+enum MHD_Result serve_files_put_end(struct MHD_Connection *c, int fd);
 
 /* serve.c */
 void server_wake(struct server *s);

@@ -691,8 +691,31 @@ static int read_token(struct server *s, const char *file, struct error *err)
 
 /* ---- the server ---- */
 
+/* --warm-net MODE: none, nat, nat,lan, allow or lan,allow (the runs bring their lists: the
+ * cells' is empty), as a job's network: into *job (NULL: none), the mode into s. */
+static int warm_net(struct server *s, const char *mode, char **job, struct error *err)
+{
+	*job = NULL;
+	if (!mode || !strcmp(mode, "none"))
+		return 0;
+	bool allow = !strcmp(mode, "allow") || !strcmp(mode, "lan,allow");
+	if (!allow && strcmp(mode, "nat") && strcmp(mode, "nat,lan"))
+		return error_set(err, 0, "--warm-net: '%s' is not a warm cells' network; give none, nat, nat,lan, allow or lan,allow (a run's allow=LIST and ports are its own, set at its claim)", mode);
+	*job = allow ? xasprintf("%s=", mode) : xstrdup(mode);
+	struct net_opts n = { 0 };
+	if (net_parse_mode(&n, *job, err) < 0)
+		return -EINVAL;
+	if (net_mode_allowed(n.mode, 0, geteuid() != 0, false, err) < 0) {
+		error_prefix(err, "--warm-net %s", mode);
+		return -EPERM;
+	}
+	s->warm_net = n.mode;
+	s->warm_lan = n.lan;
+	return 0;
+}
+
 /* --warm N: the shape of the pool's cells, a job file of the server's (a command's job, one
- * step) for --warm-work DIR and --warm-image NAME. */
+ * step) for --warm-work DIR, --warm-image NAME and --warm-net MODE. */
 static int warm_shape(struct server *s, const struct serve_opts *o, struct error *err)
 {
 	if (!o->warm_work || o->warm_work[0] != '/')
@@ -703,9 +726,14 @@ static int warm_shape(struct server *s, const struct serve_opts *o, struct error
 	s->warm_n = o->warm;
 	s->warm_work = xstrdup(o->warm_work);
 	s->warm_image = o->warm_image ? xstrdup(o->warm_image) : NULL;
+	_cleanup_free_ char *net = NULL;
+	if (warm_net(s, o->warm_net, &net, err) < 0)
+		return -EINVAL;
 	json_t *j = json_pack("{s:[{s:s,s:s}]}", "steps", "name", "main", "run", "exec true");
 	if (s->warm_image)
 		json_object_set_new(j, "image", json_string(s->warm_image));
+	if (net)
+		json_object_set_new(j, "network", json_string(net));
 	_cleanup_free_ char *t = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	if (write_file_atomic_at(s->dir_fd, "warm.job.json", t, strlen(t), 0600) < 0)

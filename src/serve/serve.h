@@ -21,6 +21,7 @@ struct serve_opts {
 	long warm;            /* --warm N: cells made in advance (0: none) */
 	const char *warm_work; /* --warm-work DIR: their worktree */
 	const char *warm_image; /* --warm-image NAME: their root (NULL: the host's /) */
+	const char *warm_net;  /* --warm-net MODE: their network (NULL: none) */
 	uint64_t keep_for_ms;
 };
 

@@ -109,6 +109,19 @@ static struct warm_cell *pool_unlink(struct server *s, struct warm_cell *w)
 	return NULL;
 }
 
+/* Is the network mode of a command's request (net, and publish: nat unless net is none, then
+ * none+publish) the warm cells'? Its ports and allow list are its own (net_claim). */
+static bool warm_net_fits(const struct server *s, json_t *req)
+{
+	const char *net = json_string_value(json_object_get(req, "net"));
+	struct net_opts n = { 0 };
+	_cleanup_error_ struct error err = { 0 };
+	if (net && net_parse_mode(&n, net, &err) < 0)
+		return false;  /* (checked before: make_job) */
+	n.mode = net_publish_mode(n.mode, n.mode_given, (unsigned)json_array_size(json_object_get(req, "publish")));
+	return n.mode == s->warm_net && n.lan == s->warm_lan;
+}
+
 const char *warm_fits(struct server *s, json_t *req)
 {
 	if (!s->warm_n)
@@ -117,17 +130,14 @@ const char *warm_fits(struct server *s, json_t *req)
 	if (!wt || strcmp(wt, s->warm_work))
 		return "no warm cell of this shape: its worktree is not the warm cells' (serve --warm-work)";
 	if (json_object_get(req, "command")) {
-		json_t *lim = json_object_get(req, "limits");
-		const char *net = json_string_value(json_object_get(req, "net"));
 		const char *image = json_string_value(json_object_get(req, "image"));
 		if (json_object_get(req, "rootfs") || !!image != !!s->warm_image || (image && strcmp(image, s->warm_image)))
 			return "no warm cell of this shape: its root (rootfs or image) is not the warm cells'";
-		if ((net && strcmp(net, "none")) || json_array_size(json_object_get(req, "publish")))
-			return "no warm cell of this shape: it asks for a network or published ports (warm cells have --net none)";
+		if (!warm_net_fits(s, req))
+			return "no warm cell of this shape: its network mode is not the warm cells' (serve --warm-net)";
 		if (json_array_size(json_object_get(req, "binds")) || json_array_size(json_object_get(req, "ro-binds")))
 			return "no warm cell of this shape: its binds are not the warm cells' (they have none)";
-		if (json_object_get(lim, "memory") || json_object_get(lim, "pids"))
-			return "no warm cell of this shape: its memory or process limit is set when a cell is made";
+		/* its env, labels and limits are its own: set at the claim (cli/warm.c, sup_go) */
 	}
 	return "";
 }

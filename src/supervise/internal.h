@@ -2,7 +2,8 @@
 /* internal.h - what the pieces of the supervisor share and nobody else calls: supervise.c (the
  * loop, the start and the end of a run), control.c (stop, kill, signals, watches), relay.c (the
  * job's output, the caller's streams, the terminal), limits.c (the limits watched while the run
- * lives) and outcome.c (how the run ended, the record's parts). */
+ * lives), outcome.c (how the run ended, the record's parts) and outlog.c (a plain run's output
+ * kept in its log). */
 #ifndef WARREN_SUPERVISE_INTERNAL_H
 #define WARREN_SUPERVISE_INTERNAL_H
 
@@ -56,6 +57,14 @@ struct sup_ends {
 void sup_ends_close(struct sup_ends *e);
 /* The job's streams and the write watch's socket into io, the supervisor's ends into u and e. */
 int sup_streams(struct sup *u, struct cell_io *io, struct sup_ends *e, struct error *err);
+
+/* ---- outlog.c ---- */
+
+/* n bytes the job wrote, of which the first pass are within the output limit: kept in a plain
+ * run's log (u->log.on), made at the first of them; its cut marked once pass < n. */
+void sup_log_keep(struct sup *u, const char *b, size_t pass, size_t n);
+/* "log" and "log_cut" of the record, when the run's log was made; the log closed. */
+void sup_log_record(struct sup *u, json_t **extra);
 
 /* ---- limits.c ---- */
 

@@ -266,6 +266,7 @@ static ssize_t relay(struct sup *u, int fd, int i, uint64_t *count, bool drain)
 	*count += (uint64_t)n;
 	if (pass)
 		sup_sink_put(k, buf, pass);
+	sup_log_keep(u, buf, pass, (size_t)n);
 	return n;
 }
 

@@ -341,6 +341,7 @@ static void sup_close(struct sup *u)
 	free(u->helper_pfds);
 	closep(&u->out_r);
 	closep(&u->err_r);
+	closep(&u->log.fd);
 	sup_sink_close(&u->sink[0]);
 	sup_sink_close(&u->sink[1]);
 	closep(&u->pty);
@@ -421,8 +422,9 @@ static int sup_make_cell(struct sup *u, int control, struct error *err)
 	char *cg_name = rundir_cgroup_name(s->state_tag, s->id);
 	struct limits host_limits = s->limits;
 	u->drv->host_limits(s, &host_limits); /* a VM's cgroup holds qemu: the guest's RAM and its own */
-	int cgr = cgroup_create(&u->cg, cg_name, s->cgroup_path, &host_limits, s->rootless, spec_host_gid(s), err);
+	int cgr = cgroup_create(&u->cg, cg_name, s->cgroup_path, &host_limits, s->warm, s->rootless, spec_host_gid(s), err);
 	free(cg_name);
+	u->cg_made = host_limits;
 	if (cgr < 0)
 		return -EIO;
 	cgroup_mark_owner(&u->cg, s->statedir); /* for gc --orphans, once the state directory is gone */
@@ -467,7 +469,8 @@ static int sup_make_cell(struct sup *u, int control, struct error *err)
 int sup_prepare(struct sup *u, struct cell_spec *s, int control, struct error *err)
 {
 	*u = (struct sup){ .s = s, .drv = cell_driver_for(s->driver), .ep = -1, .sfd = -1, .wall_tfd = -1, .watch_tfd = -1, .grace_tfd = -1,
-			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1 };
+			   .helper_tfd = -1, .out_r = -1, .err_r = -1, .pty = -1, .lock = -1, .console_sock = -1,
+			   .log.fd = -1 };
 	u->cell.pid = -1;
 	u->cell.pidfd = u->cell.report_fd = u->cell.go_fd = u->cell.cgroup_fd = u->cell.take_fd = -1;
 	u->cell.netns_sock = -1;
@@ -533,6 +536,20 @@ static void sup_watch_all(struct sup *u)
 		sup_arm(u->watch_tfd, WATCH_MS, WATCH_MS);
 }
 
+/* A warm cell's claim: its run's limits into the cell's group, its published ports and allow
+ * list into its network, before its job may run. */
+static int sup_claim(struct sup *u, struct error *err)
+{
+	struct limits want = u->s->limits;
+	u->drv->host_limits(u->s, &want);
+	int r = cgroup_claim(&u->cg, &u->cg_made, &want, err);
+	if (r == 0)
+		u->cg_made = want;
+	if (r == 0 && u->s->net.mode != NET_NONE)
+		r = net_claim(&u->net, &u->s->net, err);
+	return r;
+}
+
 int sup_go(struct sup *u, struct error *err)
 {
 	struct cell_spec *s = u->s;
@@ -540,6 +557,8 @@ int sup_go(struct sup *u, struct error *err)
 		/* the run starts now, not when its cell was made */
 		clock_gettime(CLOCK_REALTIME, &u->started);
 		clock_gettime(CLOCK_MONOTONIC, &u->t0);
+		if (sup_claim(u, err) < 0)
+			return sup_fail(u, true, err);
 	}
 	/* from here on the job may run: what changes in the worktree after this is its doing */
 	u->gitwatch = worktree_watch_start(s->worktree_fd, &u->gitwatch_why);
@@ -617,6 +636,7 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 	net_record(&u->net, &extra, o->quiet); /* "network" in the record; nothing for --net none */
 	u->drv->record(&u->cell, &extra);      /* a VM's "vm": accel, kernel, memory */
 	sup_held_record(u, &extra, o->quiet);
+	sup_log_record(u, &extra);
 	refused_stop(&u->refused);  /* every caller is gone with init */
 	refused_record(&u->refused, s, &extra, o->quiet);
 	/* what the job left in the worktree that git on the host would obey, moved aside */
@@ -657,6 +677,8 @@ int sup_finish(struct sup *u, const struct supervise_opts *o)
 		warn_line("%s", res.error);
 	else if (res.cause_message && !o->quiet)
 		warn_line("%s stopped: %s", s->id, res.cause_message);
+	if (!res.error && o->summary)
+		o->summary(o->amend_ctx, &res);
 	int rc = res.exit_code;
 	run_result_free(&res);
 	sup_close(u);
@@ -671,6 +693,7 @@ int supervise_run(struct cell_spec *s, const struct supervise_opts *o, struct er
 	int r = sup_start(&u, s, -1, err);
 	if (r < 0)
 		return r;
+	u.log.on = true;  /* a plain run keeps its output (outlog.c); a job keeps its steps' */
 	struct epoll_event evs[8];
 	while (sup_running(&u)) {
 		int n = epoll_wait(u.ep, evs, 8, -1);

@@ -58,6 +58,7 @@ struct sup {
 	const struct cell_driver_ops *drv; /* what makes the cell (cell/driver.h) */
 	struct cell cell;
 	struct cgroup cg;
+	struct limits cg_made;     /* the limits cg was made with (a warm cell's claim writes its run's) */
 	int ep, sfd, wall_tfd, watch_tfd, grace_tfd;
 	int out_r, err_r;          /* job output pipes (read ends), -1 when closed */
 	int pty;                   /* pty master, -1 when none */
@@ -76,6 +77,13 @@ struct sup {
 	uint64_t out_bytes, err_bytes; /* of them, read from stdout (or the pty) and stderr */
 	json_t *held;              /* [{stream, bytes_read}] held open outside the cell at its end */
 	bool output_capped;
+	struct sup_log {           /* a plain run's output kept as it is relayed (outlog.c) */
+		bool on;           /* kept (supervise_run: a plain `warren run`) */
+		int fd;            /* log/output.log, made at the first byte; -1 before, or once a write failed */
+		bool made, failed; /* it was made (the record names it); it could not be made or written */
+		bool cut;          /* the output limit cut it: its marker is written */
+		bool midline;      /* its last byte is not a newline */
+	} log;
 	struct sup_sink sink[2];   /* the caller's stdout and stderr */
 	bool src_paused[2];        /* the job's stream for sink[i] is out of the loop (sink_check) */
 
@@ -136,6 +144,8 @@ struct supervise_opts {
 	 * written; a runner may have told it earlier (job_run_opts) */
 	void (*ended)(void *ctx, const struct run_result *r, bool gone);
 	void *ended_ctx;
+	/* NULL, or the run's last line on stderr (a job's summary; amend_ctx), after its cause's */
+	void (*summary)(void *ctx, const struct run_result *r);
 };
 
 /* The pieces of supervise_run, for a caller with more to watch (a job's steps): start the
@@ -182,6 +192,10 @@ void sup_unwatch_close(struct sup *u, int *fd);
 /* Count n bytes of the job's output against its output limit (the cell is stopped when it is
  * passed); returns how many of them may be passed on. */
 size_t sup_output_pass(struct sup *u, size_t n);
+/* The line that marks where the output limit cut a log, written to fd (a newline first when
+ * the log ends mid-line): one mark for a plain run's log and a job's step logs. */
+#define SUP_LOG_OUTPUT "log/output.log"
+void sup_log_mark_cut(const struct sup *u, int fd, bool midline);
 /* Note for the record that a process outside the cell held stream (of which bytes were read)
  * open when the cell was gone: the rest of it is dropped. */
 void sup_output_held(struct sup *u, const char *stream, uint64_t bytes);

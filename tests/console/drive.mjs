@@ -3,12 +3,12 @@
 // (never a downloaded browser) driven by playwright-core against a running `warren serve`.
 // Prints one line per check: "RESULT <key> <1|0> <detail>"; console.t turns them into TAP.
 // Env: BASE (http://127.0.0.1:PORT), TOKEN, JOB (the id of the job with a limited step),
-// LONG (a long run to kill), SHOTS (directory for screenshots), GO (a file to create when the
+// LONG (a long run to kill), SOFT (a job with a tolerated failure and a failed step), SHOTS (directory for screenshots), GO (a file to create when the
 // job's page is open: its first step waits for it).
 import { writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
-const { BASE, TOKEN, JOB, LONG, SHOTS, GO } = process.env;
+const { BASE, TOKEN, JOB, LONG, SOFT, SHOTS, GO } = process.env;
 const result = (key, ok, detail = '') =>
   console.log(`RESULT ${key} ${ok ? 1 : 0} ${String(detail).replace(/\s+/g, ' ').slice(0, 400)}`);
 
@@ -166,9 +166,32 @@ try {
     await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 0, null, { timeout: 10000 });
     await page.locator('#filter-label').fill('');
     await page.locator('#filter-label').press('Enter');
-    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 2, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 3, null, { timeout: 10000 });
     return true;
   });
+
+  // ---- a job that a step failed, after a tolerated failure (continue-on-error)
+  await check('failed_step_list', async () => {
+    const cause = page.locator(`#runs tr[data-id="${SOFT}"] td.cause.strong`);
+    await cause.waitFor({ timeout: 20000 });
+    const t = await cause.textContent();
+    const tol = await page.locator(`#runs tr[data-id="${SOFT}"] td.cause .tolerated`).textContent();
+    return { ok: t.startsWith('step 3 test: exit 1') && /1 step failed but tolerated/.test(tol), detail: `cause ${t}; tolerated ${tol}` };
+  });
+  await page.goto(`${BASE}/#/runs/${SOFT}`);
+  await check('failed_step_run', async () => {
+    await page.locator('#run-cause:not([hidden])').waitFor({ timeout: 15000 });
+    const banner = await page.locator('#run-cause').textContent();
+    const flaky = page.locator('#steps tr.step.tolerated[data-step="flaky"]');
+    await flaky.waitFor({ timeout: 10000 });
+    const mark = await flaky.locator('td.mark').textContent();
+    const status = await flaky.locator('td.status').textContent();
+    const testTolerated = await page.locator('#steps tr.step.tolerated[data-step="test"]').count();
+    const testStatus = await page.locator('#steps tr.step[data-step="test"] td.status').textContent();
+    return { ok: /step 3 test: exit 1/.test(banner) && mark === '⚠' && /tolerated/.test(status) && testTolerated === 0 && testStatus === 'failed',
+      detail: `banner ${banner}; flaky ${mark} ${status}; test ${testStatus} (tolerated rows ${testTolerated})` };
+  });
+  await page.screenshot({ path: `${SHOTS}/4b-run-failed-step.png`, fullPage: true });
 
   // ---- the kill button stops a long run; the cause says so
   await page.goto(`${BASE}/#/runs/${LONG}`);

@@ -10,7 +10,7 @@
 # not touched: $WARREN_CONFIG names the one file read instead.
 . "$(dirname "$0")/../lib.sh"
 
-plan 26
+plan 30
 
 use_mode root
 CONF=$TEST_SCRATCH/warren.conf
@@ -71,6 +71,23 @@ bad 'limits.memory = 0' "$CONF:1: limits.memory: '0' is zero, no limit a run can
 bad 'oci.host_network = yes' "$CONF:1: oci.host_network: 'yes' is neither allow nor refuse; give one of them" "oci.host_network: a value not allow or refuse refused"
 bad 'limits.time = soon' "$CONF:1: limits.time: 'soon' is not a duration (e.g. 30s, 10m, 1h30m, 250ms) or none" "limits.time: a bad duration refused"
 bad 'memory 2G' "$CONF:1: 'memory 2G' is not a line key = value" "a line without = refused"
+# a file that is wrong does not stop what a user reaches for to mend it
+printf 'colour = blue\n' >"$CONF"
+chmod 644 "$CONF"
+CWANT="warren: $CONF:1: unknown key 'colour'; *"
+bounded env WARREN_CONFIG="$CONF" "$WARREN" --help
+{ [ "$RC" = 0 ] && one_line && [[ $ERR == $CWANT ]] && [[ $OUT == "usage: warren COMMAND"* ]]; }
+ok $? "a bad file: 'warren --help' still answers, with the file's line as a warning" || diag "rc=$RC $ERR"
+bounded env WARREN_CONFIG="$CONF" "$WARREN" run --help
+{ [ "$RC" = 0 ] && [[ $OUT == *"usage: warren run"* ]]; }
+ok $? "a bad file: 'warren run --help' still answers" || diag "rc=$RC $ERR"
+bounded env WARREN_CONFIG="$CONF" "$WARREN" selfcheck
+{ [ "$RC" = 1 ] && grep -qx "FAIL  configuration: $CONF:1: unknown key 'colour'; .*; the defaults below stand in for it" <<<"$OUT" &&
+	[[ $OUT == *"selfcheck: FAILED" ]]; }
+ok $? "a bad file: selfcheck runs, and fails naming it" || diag "rc=$RC $OUT"
+bounded env WARREN_CONFIG="$CONF" "$WARREN" run --work "$WORK" -- sh -c 'echo -h'
+[ "$RC" = 125 ]
+ok $? "a bad file: a run whose command has -h still stops" || diag "rc=$RC $ERR"
 printf 'limits.pids = 50\n' >"$CONF"
 chmod 666 "$CONF"
 bounded env WARREN_CONFIG="$CONF" "$WARREN" ps

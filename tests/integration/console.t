@@ -6,11 +6,12 @@
 # browser) asserts on the page: no page without the token or with a wrong one, the runs list,
 # the step's clock and bar advancing, the cause when the limit stops it, the refused write and
 # where to write instead, ANSI colours as spans and markup in a log as text, the logs after a
-# reload, the kill button (cause recorded). With curl: the headers (CSP, nosniff) and the CSRF
+# reload, the kill button (cause recorded); issue 34: the step that failed a job named in the
+# list and on its page, a continue-on-error failure marked tolerated. With curl: the headers (CSP, nosniff) and the CSRF
 # check of a cookie's POST. Screenshots are kept in build/test-logs/console/.
 . "$(dirname "$0")/../lib.sh"
 
-plan 32
+plan 34
 
 command -v curl >/dev/null || bail_out "curl is needed (scripts/install-deps)"
 [ -x /usr/bin/chromium ] || bail_out "/usr/bin/chromium is needed: apt-get install chromium (scripts/install-deps)"
@@ -76,7 +77,20 @@ steps:
 EOF
 submit "$T/long.yaml" long
 LONG=$ID
-like "$JOB $LONG" '^run_[0-9A-Z]{26} run_[0-9A-Z]{26}$' "two jobs submitted with curl"
+cat >"$T/soft.yaml" <<'EOF'
+name: soft
+steps:
+  - name: fine
+    run: echo fine
+  - name: flaky
+    continue-on-error: true
+    run: exit 3
+  - name: test
+    run: exit 1
+EOF
+submit "$T/soft.yaml" soft
+SOFT=$ID
+like "$JOB $LONG $SOFT" '^run_[0-9A-Z]{26} run_[0-9A-Z]{26} run_[0-9A-Z]{26}$' "three jobs submitted with curl"
 # live_step ID: "status started_at-set now_ms-set" of the first step, from GET /v1/runs/{id}
 live_step() {
 	curl -s --max-time 10 -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$1" |
@@ -96,7 +110,7 @@ unlike "$page" "<script>|<script [^>]*>[^<]|[[:space:]]on[a-z]+=" "... and no in
 browser_tmp() { find /tmp -maxdepth 1 \( -iname '*playwright*' -o -iname '*chrom*' \) 2>/dev/null | sort; }
 tmp_before=$(browser_tmp)
 GO=$WORK/go   # the driver creates it when it has the run's page open: the job goes on
-export BASE TOKEN JOB LONG SHOTS GO
+export BASE TOKEN JOB LONG SOFT SHOTS GO
 out=$(cd "$CDIR" && TMPDIR=$T/tmp HOME=$T/home XDG_CONFIG_HOME=$T/home/.config XDG_CACHE_HOME=$T/home/.cache \
 	timeout 240 node drive.mjs 2>"$T/drive.err")
 drc=$?
@@ -124,6 +138,8 @@ res ansi_colours "the colour step's log, followed live: SGR colours (16, 256) an
 res reload_keeps_logs "after a reload the log is there again (read from offset 0, then followed), each line once, the same step selected"
 res list_cause_prominent "the runs list shows the cause prominently for the limited run"
 res list_filter "the runs list filters by state (limit: that run alone) and by label (none matches: no row)"
+res failed_step_list "the runs list names the step that failed a job and its cause, its tolerated failure apart"
+res failed_step_run "the run page: the banner names the failed step; the continue-on-error failure is marked tolerated, not the one that failed the job"
 res kill "the kill button stops the long run and its cause appears"
 res no_page_errors "no script errors on the page (CSP kept everything working)"
 

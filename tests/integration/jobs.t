@@ -10,6 +10,8 @@
 # persisting across steps; the scratch reclaimed (kept with --keep); --json on stdout.
 # Issue 11: the output limit over steps and services, capped logs, small .times files; if:
 # success(), failure(), always() and continue-on-error; always() steps after warren kill.
+# Issue 34: the summary line a job ends with; the step that failed it named in the record,
+# warren show and the history; a continue-on-error failure marked apart (tolerated).
 # Jobs run as root (the main case) and as the unprivileged user; the parser's checks once.
 . "$(dirname "$0")/../lib.sh"
 
@@ -19,8 +21,9 @@
 # output held outside the cell 4; kill RUN --state DIR 2; issue 11's output and conditions, per
 # mode 16 (output limit 6, .times 2, if: 3, continue-on-error 2, a second cancel 3), and their
 # job file mistakes 1. Issue 16: warren show of a step, per mode 1; step names, logs, show and
-# job check 15.
-plan $((79 * 2 + 32 + 4 + 4 + 3 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1 + 1 * 2 + 15))
+# job check 15. Issue 34: per mode 11 (the summary line 3, the failed step in the record, show
+# and the history 5, tolerated failures marked apart 3).
+plan $((79 * 2 + 32 + 4 + 4 + 3 + 2 + 4 + 2 + 7 + 6 + 16 * 2 + 1 + 1 * 2 + 15 + 11 * 2))
 
 RFC3339='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2})$'
 CLOCK='[0-9]{2}:[0-9]{2}:[0-9]{2}'
@@ -87,6 +90,8 @@ EOF
 	jrun "$JF"
 	after_job
 	is "$RC" 124 "$M a job whose middle step hits its 2s limit exits 124"
+	like "$(tail -n 1 <<<"$ERR")" "^warren: job limited: 4 steps, 2 ok, 1 failed \\(slow: time limit 2s reached at 2\\.[0-9]{2}s\\), 1 skipped, [0-9.]+s\$" \
+		"$M the job ends with one summary line on stderr, after the stopped line: its steps counted, the failed one named with its cause"
 	t=$(jget "$RJ" '[d["timings"][k] for k in ("cell_ready_us", "job_started_us", "job_ended_us", "cell_gone_us", "recorded_us")]')
 	"$PY" -c 'import json, sys; v = json.loads(sys.argv[1]); sys.exit(not (all(type(x) is int for x in v) and 0 < v[0] < v[1] < v[2] <= v[3] <= v[4]))' "$t" 2>/dev/null
 	ok $? "$M a job's result.json has its timings, in order (the executor let go and reaped: $t)"
@@ -123,6 +128,11 @@ EOF
 	wr show "$ID"
 	line_like "$OUT" '^step 2 +slow: limit \(exit 124\), [0-9.]+s, 13 B of output; time limit 2s reached at' \
 		"$M warren show lists the step: status, duration, output and cause"
+	line_like "$OUT" '^failed step +2 slow: time limit 2s reached at 2\.[0-9]{2}s; sent SIGTERM$' \
+		"$M warren show names the step that failed the job and its cause"
+	wr history --limit 1
+	line_like "$OUT" "^$ID +limit +124 .* step 2 slow: time limit 2s reached at 2\\.[0-9]{2}s; sent SIGTERM\$" \
+		"$M warren history names the failed step and its cause, not the command"
 	within_ms 10000 && file_has "$RD/log/2-slow.log" slow-started && ! file_has "$RD/log/2-slow.log" slow-not-reached &&
 		grep -qE "^[0-9T:.-]+(Z|[+-][0-9:]+) [0-9]+ [0-9]+\$" "$RD/log/2-slow.times"
 	ok $? "$M stopped within 10s (${ELAPSED_MS}ms); log/2-slow.log has its output, .times its timestamps"
@@ -733,8 +743,10 @@ YAML
 	like "$LINE" "stopped: output limit 1 KiB reached \\(the job wrote more than 1024 bytes\\)" \
 		"$M stderr: 'stopped: output limit 1 KiB reached (the job wrote more than 1024 bytes)'"
 	ob=$(jget "$RJ" 'd["output_bytes"]')
-	[ "$ob" -ge 1024 ] && [ "$(stat -c %s "$RD/log/1-big.log")" = 1024 ]
-	ok $? "$M output_bytes counts the step's output ($ob), and its log holds the first 1024 bytes only"
+	[ "$ob" -ge 1024 ] && [ "$(head -c 1024 "$RD/log/1-big.log" | tr -d x | wc -c)" = 0 ] &&
+		[ "$(tail -c +1025 "$RD/log/1-big.log")" = $'\n[warren: output limit 1 KiB reached; the rest of the output was not kept]' ]
+	ok $? "$M output_bytes counts the step's output ($ob), and its log holds the first 1024 bytes, then the line that marks the cut" ||
+		diag "$(tail -c 200 "$RD/log/1-big.log")"
 	nothing_left "$RD" "$M nothing of the job stopped at its output limit left"
 
 	s=$(uniq_arg)
@@ -750,8 +762,11 @@ steps:
 YAML
 	jrun "$JF" --quiet
 	after_job
-	[ "$(jget "$RJ" 'd["cause"]["limit"]')" = output ] && [ "$(stat -c %s "$RD/log/service-noisy.log")" -le 10240 ] && job_gone "$s"
-	ok $? "$M a service's output counts too: the job is stopped at 10K, its log capped" || diag "rc $RC" "$(jget "$RJ" 'd["cause"]')"
+	mark='[warren: output limit 10 KiB reached; the rest of the output was not kept]'
+	[ "$(jget "$RJ" 'd["cause"]["limit"]')" = output ] && [ "$(tail -n 1 "$RD/log/service-noisy.log")" = "$mark" ] &&
+		[ "$(stat -c %s "$RD/log/service-noisy.log")" -le $((10240 + ${#mark} + 2)) ] && job_gone "$s"
+	ok $? "$M a service's output counts too: the job is stopped at 10K, its log capped (its last line marks the cut)" ||
+		diag "rc $RC" "$(jget "$RJ" 'd["cause"]')" "$(tail -c 100 "$RD/log/service-noisy.log")"
 
 	# ---------------------------------------------------------------- .times of 1-byte writes
 	job_file bytes <<'YAML'
@@ -810,6 +825,19 @@ YAML
 		"$M steps: soft failed and the job went on; failure() skipped before a failure, run after; success() skipped after one; always ran; \${{ failure() }} and \${{success()}} as the bare ones"
 	[[ $OUT != *wrong* ]]
 	ok $? "$M no skipped step ran"
+	like "$(tail -n 1 <<<"$ERR")" "^warren: job conds: 11 steps, 5 ok, 1 failed \\(hard: exit 5\\), 1 failed but tolerated \\(soft: exit 3; continue-on-error\\), 4 skipped, [0-9.]+s\$" \
+		"$M the summary line counts the steps and names the failure apart from the tolerated one"
+	is "$(jget "$RJ" '[d["failed_step"], [s["name"] for s in d["steps"] if s["tolerated"]]]')" \
+		'[{"number": 5, "name": "hard", "status": "failed", "exit_code": 5, "cause": "exit 5"}, ["soft"]]' \
+		"$M result.json: failed_step names the step that failed the job (hard, exit 5); soft alone is tolerated"
+	wr show "$ID"
+	line_like "$OUT" '^failed step +5 hard: exit 5$' "$M warren show: 'failed step  5 hard: exit 5'"
+	grep -qE '^step 2 +soft: failed \(exit 3\) but tolerated \(continue-on-error\), ' <<<"$OUT" &&
+		grep -qE '^step 5 +hard: failed \(exit 5\), ' <<<"$OUT"
+	ok $? "$M warren show marks the continue-on-error failure (soft) tolerated, not the one that failed the job (hard)" || diag "$OUT"
+	wr history --limit 1
+	line_like "$OUT" "^$ID +exited +5 .* step 5 hard: exit 5 \\(1 step failed but tolerated\\)\$" \
+		"$M warren history: 'step 5 hard: exit 5 (1 step failed but tolerated)'"
 
 	job_file softonly <<'YAML'
 name: softonly
@@ -825,6 +853,12 @@ YAML
 	is "$RC" 0 "$M a job whose only failure is continue-on-error exits 0"
 	is "$(jget "$RJ" '[d["status"], d["exit_code"], [(s["status"], s["exit_code"]) for s in d["steps"]]]')" \
 		'["exited", 0, [["failed", 3], ["ok", 0]]]' "$M result.json: exited 0; the soft step recorded failed with 3, the next ok"
+	like "$(tail -n 1 <<<"$ERR")" "^warren: job softonly: 2 steps, 1 ok, 1 failed but tolerated \\(soft: exit 3; continue-on-error\\), [0-9.]+s\$" \
+		"$M a job that passed with a tolerated failure: the summary says so"
+	is "$(jget "$RJ" '[d["failed_step"], d["steps"][0]["tolerated"]]')" '[null, true]' \
+		"$M ... result.json: no failed_step, the soft step tolerated"
+	wr history --limit 1
+	line_like "$OUT" "^$ID +exited +0 .* \\(1 step failed but tolerated\\)\$" "$M ... warren history marks it apart"
 
 	# ---------------------------------------------------------------- a second cancel skips always()
 	s1=$(uniq_arg); s2=$(uniq_arg)

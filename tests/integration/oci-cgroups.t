@@ -8,11 +8,12 @@
 # warren's own groups and an existing group refused with one line; `warren oci update` raising a
 # live container's memory limit and `warren oci ps` listing its own processes; the supervisor,
 # the pid the caller knows, in the container's groups and the shim's metrics the container's
-# (issue 36, item 3). As root (a rootless caller's cgroupsPath is refused: no delegation on this
-# host).
+# (issue 36, item 3); an exec whose caller gives up on it (kill -9 of its pid) takes its whole
+# process tree (issue 36, item 6). As root (a rootless caller's cgroupsPath is refused: no
+# delegation on this host).
 . "$(dirname "$0")/../lib.sh"
 
-plan 49
+plan 58
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -219,9 +220,34 @@ like "$RC:$ERR" "^1:.*linux.cgroupsPath '/user.slice/x$$': a rootless caller has
 use_mode root
 ROOT=$T/root
 
+# ---- exec under a deadline (issue 36, item 6): a caller that gives up on an exec kills the pid
+# it was given (--pid-file: the keeper's); the process and all it started go with it, also what
+# left its session and ignores SIGTERM (the exec's own group, emptied by its guard); what an
+# exec leaves in the background on a normal end stays, as runc's, until the container ends
+bundle "$T/b-ex" '["sleep", "1000"]'
+bounded "$RUNC" --root "$ROOT" create --bundle "$T/b-ex" c-ex
+bounded "$RUNC" --root "$ROOT" start c-ex
+keep=9$(uniq_arg) one=9$(uniq_arg) two=9$(uniq_arg)
+proc() { "$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", sys.argv[2]], "env": ["PATH=/bin"], "cwd": "/", "user": {"uid": 0, "gid": 0}}, open(sys.argv[1], "w"))' "$@"; }
+proc "$T/p-bg.json" "sleep $keep >/dev/null 2>&1 &"
+proc "$T/p-tree.json" "setsid sleep $one & (setsid sh -c 'trap \"\" TERM; exec sleep $two' &); exec sleep 600"
+bounded "$RUNC" --root "$ROOT" exec --process "$T/p-bg.json" c-ex
+is "$RC" 0 "exec of a process that leaves one in the background ends 0"
+bounded "$RUNC" --root "$ROOT" exec --process "$T/p-tree.json" --detach --pid-file "$T/ex.pid" c-ex
+wait_for 10 job_alive "$two"
+like "$(cat "/proc/$(job_pids "$one" | head -1)/cgroup" 2>/dev/null)" "/exec-$(cat "$T/ex.pid")"$'(\n|$)' \
+	"an exec's processes are in a group of its own (exec-KEEPER), also one that left its session"
+kill -KILL "$(cat "$T/ex.pid")"
+exec_tree_gone() { job_gone "$one" && job_gone "$two"; }
+wait_for 5 exec_tree_gone; ok $? "kill -9 of the exec's pid (a caller's deadline): the process and all it started are gone, setsid and SIGTERM ignored alike"
+job_alive "$keep"; ok $? "... what an earlier exec left in the background on its normal end stays"
+bounded "$RUNC" --root "$ROOT" delete --force c-ex
+wait_for 10 job_gone "$keep"; ok $? "... until the container ends"
+nothing_left "$(last_run)" "nothing of the container and its execs is left (their groups included)"
+
 # ---- containerd's runc shim: ctr run --cpus, --cgroup
 if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
-	skip 5 "containerd or ctr is not installed"
+	skip 8 "containerd or ctr is not installed"
 else
 	CD=$T/ctd
 	mkdir -p "$CD"
@@ -272,6 +298,21 @@ TOML
 	is "$(jget "$RJ" '[d["limits"]["cpus"], d["cpu_throttled_periods"] > 0]')" "[0.5, true]" "... the record: 0.5 CPUs, throttled"
 	[ -z "$(find /sys/fs/cgroup -maxdepth 2 -name "warren-ctr$$" 2>/dev/null)" ]
 	ok $? "... its group and the parent the run made are gone"
+	# an exec the shim is told to kill (what the CRI does when an ExecSync's timeout passes):
+	# its process tree goes, also what left its session
+	bounded "${X[@]}" run -d "${R[@]}" docker.io/library/warren-bb:test t-ex sleep 1000
+	one=9$(uniq_arg)
+	start_bg "${X[@]}" task exec --exec-id e1 t-ex sh -c "setsid sleep $one & exec sleep 600"
+	ctr_exec=$BG_PID
+	wait_for 15 job_alive "$one"; ok $? "ctr task exec: the exec's processes run (one left its session)"
+	bounded "${X[@]}" task kill --exec-id e1 -s SIGKILL t-ex
+	wait_for 5 job_gone "$one"; ok $? "ctr task kill --exec-id -s SIGKILL: the exec's whole process tree is gone, what left its session too"
+	wait_bg "$ctr_exec" 10
+	bounded "${X[@]}" task kill -s SIGKILL t-ex
+	for _ in $(seq 100); do "${X[@]}" task ls 2>/dev/null | grep -q 't-ex.*STOPPED' && break; sleep 0.1; done
+	bounded "${X[@]}" task delete t-ex
+	bounded "${X[@]}" containers rm t-ex
+	nothing_left "$(last_run)" "... nothing of that container is left"
 	"${X[@]}" images rm docker.io/library/warren-bb:test >/dev/null 2>&1
 	kill "$CTD_PID"
 	wait "$CTD_PID" 2>/dev/null

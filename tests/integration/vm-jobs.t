@@ -32,7 +32,6 @@ M="[tty]"
 E=$TEST_SCRATCH/tty-err.txt
 T=$TEST_SCRATCH/tty-out.txt
 rm -f "$WORK/started"
-chown "$HOST_JOB_UID" "$WORK" # qemu serves the worktree as the run user's host uid (docs/vm.md)
 job='tty; stty size; echo e >&2; test -t 2 || echo stderr-not-a-tty; touch '"$WORK"'/started
 i=0; while [ "$(stty size)" = "33 91" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 stty size; read line; echo "got $line"; exit 4'
@@ -66,7 +65,9 @@ for mode in root user; do
 	echo sibling >"$d/sibling"
 	chmod 644 "$d/ro.txt" "$d/rw.txt"
 	chmod 666 "$d/sibling"
-	chown "$HOST_JOB_UID" "$d/rw.txt" # qemu writes as the run user's host uid
+	# root's file as root (qemu writes it through an idmapped copy, as a container's job), the
+	# caller's rootless
+	[ "$mode" = user ] && chown "$HOST_JOB_UID" "$d/rw.txt"
 	rm -f "$WORK/go"
 	wr_bg run --work "$WORK" --driver vm --env WORKTREE="$WORK" --ro-bind "$d/ro.txt:/etc/warren-ro.txt" --bind "$d/rw.txt:/opt/new/rw.txt" -- sh -c '
 		cat /etc/warren-ro.txt; (echo x >>/etc/warren-ro.txt) 2>/dev/null || echo ro-refused

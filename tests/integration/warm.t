@@ -12,7 +12,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-plan 94
+plan 122
 
 BB=$(image_busybox) || bail_out "cannot build the busybox image"
 
@@ -48,7 +48,7 @@ for mode in root user; do
 	if [ "$mode" = user ]; then
 		wrun -- true
 		if [ "$RC" != 0 ]; then
-			skip 31 "$M this host does not let $TEST_USER make cells: $ERR"
+			skip 45 "$M this host does not let $TEST_USER make cells: $ERR"
 			continue
 		fi
 	fi
@@ -112,6 +112,53 @@ for mode in root user; do
 	run_wait "{\"command\":[\"sleep\",\"30\"],\"worktree\":\"$WORK\",\"limits\":{\"time\":\"1s\"}}"
 	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "limit", 124]' "$M a warm run with a time limit: stopped by it, exit 124"
 	is "$(row "$ID" cause | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["limit"])')" time "$M ... its cause names the limit (time)"
+	is "$(jget "$STATE/runs/$ID/result.json" 'd["claimed"]')" '["time"]' "$M ... its record says it took its time limit at the claim"
+
+	# ---- the run's own settings taken at the claim (issue 32): env, labels, memory and pids
+	# limits; the cell stays warm, and its record says what the claim set
+	wait_for 30 ready_is 2
+	run_wait "{\"command\":[\"sh\",\"-c\",$(jstr 'echo "v=$WARM_ENV"')],\"worktree\":\"$WORK\",\"env\":{\"WARM_ENV\":\"x42\"},\"labels\":{\"k\":\"v\"}}"
+	is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "exited", 0]' "$M a run with env and labels of its own takes a warm cell" || diag "$BODY"
+	is "$(API_AS=root logs "$ID")" v=x42 "$M ... its job sees its variable"
+	is "$(jget "$STATE/runs/$ID/result.json" '[d["start"], d["claimed"], d["labels"]]')" '["warm", ["env", "labels"], {"k": "v"}]' \
+		"$M ... its record: start warm, claimed env and labels"
+	HOG='b = [b"x" * (1 << 20) for i in range(1024)]; print("allocated 1 GiB")'
+	wait_for 30 ready_is 2
+	run_wait "{\"command\":[\"python3\",\"-c\",$(jstr "$HOG")],\"worktree\":\"$WORK\",\"limits\":{\"memory\":\"64M\"}}"
+	if [ "$mode" = root ]; then
+		is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "limit", 137]' "$M a warm run with a memory limit of its own (64M) on a 1 GiB hog: killed by it (137)" || diag "$BODY"
+		c=$(row "$ID" cause)
+		is "$(printf '%s' "$c" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["limit"])')" memory "$M ... its cause names the limit (memory)"
+		like "$c" "memory limit 64 MiB reached" "$M ... and its value"
+		is "$(jget "$STATE/runs/$ID/result.json" '[d["start"], d["claimed"], d["limits"]["memory"]]')" "[\"warm\", [\"memory\"], $((64 << 20))]" \
+			"$M ... its record: start warm, claimed memory, limits.memory 64 MiB"
+		p=$(jget "$STATE/runs/$ID/result.json" 'd["peak_memory_bytes"]')
+		[ -n "$p" ] && [ "$p" -le $((72 << 20)) ]
+		ok $? "$M ... the hog did not get past the limit (peak $p bytes)"
+		FORKS="sh -c 'i=0; while [ \$i -lt 40 ]; do sleep 5 & i=\$((i+1)); done' 2>/dev/null; exit 0"
+		wait_for 30 ready_is 2
+		run_wait "{\"command\":[\"sh\",\"-c\",$(jstr "$FORKS")],\"worktree\":\"$WORK\",\"limits\":{\"pids\":\"16\"}}"
+		is "$(jbody '[d["start"], d["state"], d["exit_code"]]')" '["warm", "limit", 123]' "$M a warm run with a pids limit of its own (16) whose forks hit it: limit (123)" || diag "$BODY"
+		is "$(row "$ID" cause | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["limit"])')" pids "$M ... its cause names the limit (pids)"
+		is "$(jget "$STATE/runs/$ID/result.json" '[d["start"], d["claimed"], d["limits"]["pids"]]')" '["warm", ["pids"], 16]' \
+			"$M ... its record: start warm, claimed pids, limits.pids 16"
+		# the memory limit lifted (none), where the cell was made with the default one
+		wait_for 30 ready_is 2
+		run_wait "{\"command\":[\"true\"],\"worktree\":\"$WORK\",\"limits\":{\"memory\":\"none\",\"cpu-time\":\"1s\"}}"
+		is "$(jget "$STATE/runs/$ID/result.json" '[d["start"], d["status"], d["claimed"], d["limits"].get("memory")]')" '["warm", "exited", ["cpu-time", "memory"], null]' \
+			"$M a warm run without a memory limit (none): warm, claimed memory, no limit in its record" || diag "$BODY"
+		wait_for 30 ready_is 2
+		run_wait "{\"command\":[\"sh\",\"-c\",\"while :; do :; done\"],\"worktree\":\"$WORK\",\"limits\":{\"cpu-time\":\"1s\",\"time\":\"20s\"}}"
+		is "$(jbody '[d["start"], d["state"]]'):$(row "$ID" cause | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["limit"])')" '["warm", "limit"]:cpu-time' \
+			"$M a warm run with a CPU-time limit of its own (1s) on a busy loop: stopped by it" || diag "$BODY"
+	else
+		# rootless cells have no cgroup: the run starts cold, which refuses the limit as any
+		# rootless run does
+		is "$(jbody '[d["start"], d["state"]]')" '["cold", "error"]' "$M a run with a memory limit of its own does not take a rootless warm cell: cold, refused (error)" || diag "$BODY"
+		like "$(row "$ID" start_why)" "rootless warm cell has none" "$M ... its row says why"
+		like "$(row "$ID" error)" "memory" "$M ... and its error names the limit"
+		skip 7 "$M pids, memory none and CPU-time limits need a cgroup: root's cells only"
+	fi
 
 	# ---- a run of another shape starts cold and says why
 	run_wait "{\"command\":[\"true\"],\"worktree\":\"$T/other\"}"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_history.c - the history (run/history.h): the checks of labels and names, --since, and a
- * real SQLite database: rows written at start and end, filters, paging, retention, pruning. */
+ * real SQLite database: rows written at start and end, filters, paging, retention, pruning; a
+ * job's failed step and tolerated failures kept; a database of schema 2 migrated. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -502,6 +503,79 @@ static void pending_folds_itself_when_long(void **state)
 	rm_tree_at(AT_FDCWD, d);
 }
 
+/* A job's end names the step that failed it and counts its tolerated failures: through the
+ * pending lines into the row (issue 34). */
+static void failed_step_kept(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *d = pend_dir();
+	_cleanup_free_ char *db = xasprintf("%s/history.db", d);
+	char *argv[] = { (char *)"warren-job", (char *)"/w/ci.yaml", NULL };
+	struct cell_spec s = spec_of(d, "run_01000000000000000000000031", argv, NULL);
+	history_note_start(&s);
+	struct run_result res = { .status = RUN_EXITED, .exit_code = 1, .wall_s = 2.0, .tolerated = 2,
+				  .failed_step = json_pack("{s:i,s:s,s:s,s:i,s:s}", "number", 3, "name", "test", "status", "failed",
+							   "exit_code", 1, "cause", "exit 1") };
+	clock_gettime(CLOCK_REALTIME, &res.ended);
+	history_note_end(&s, &res, NULL);
+	struct cell_spec p = spec_of(d, "run_01000000000000000000000032", argv, NULL);
+	history_note_start(&p);
+	struct run_result ok = { .status = RUN_EXITED, .exit_code = 0, .wall_s = 1.0 };
+	clock_gettime(CLOCK_REALTIME, &ok.ended);
+	history_note_end(&p, &ok, NULL);
+	struct history *h = open_db(db);
+	json_t *r = row_of(h, "run_01000000000000000000000031");
+	json_t *f = json_object_get(r, "failed_step");
+	assert_true(json_is_object(f));
+	assert_string_equal(str_of(f, "name"), "test");
+	assert_string_equal(str_of(f, "cause"), "exit 1");
+	assert_int_equal(json_integer_value(json_object_get(f, "number")), 3);
+	assert_int_equal(json_integer_value(json_object_get(r, "tolerated_failures")), 2);
+	json_decref(r);
+	r = row_of(h, "run_01000000000000000000000032");
+	assert_true(json_is_null(json_object_get(r, "failed_step")));
+	assert_true(json_is_null(json_object_get(r, "tolerated_failures")));
+	json_decref(r);
+	history_close(h);
+	run_result_free(&res);
+	rm_tree_at(AT_FDCWD, d);
+}
+
+/* A database of schema 2 (before issue 34) is migrated: its rows stay, the new columns come. */
+static void migrated_from_v2(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *d = pend_dir();
+	_cleanup_free_ char *db = xasprintf("%s/history.db", d);
+	sqlite3 *raw = NULL;
+	assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+	const char *v2 =
+		"CREATE TABLE runs (id TEXT PRIMARY KEY, name TEXT, state TEXT NOT NULL, kind TEXT, exit_code INTEGER,"
+		" signal TEXT, cause_limit TEXT, cause TEXT, error TEXT, command TEXT, worktree TEXT, statedir TEXT,"
+		" owner INTEGER NOT NULL, submitted_ms INTEGER, started_ms INTEGER, ended_ms INTEGER, duration_s REAL,"
+		" labels TEXT, pruned INTEGER NOT NULL DEFAULT 0, via TEXT, start TEXT, start_why TEXT);"
+		"CREATE TABLE labels (run TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, key TEXT NOT NULL,"
+		" value TEXT NOT NULL, PRIMARY KEY (run, key));"
+		"INSERT INTO runs (id, state, owner, exit_code) VALUES ('run_01000000000000000000000041', 'exited', 0, 4);"
+		"PRAGMA user_version = 2;";
+	assert_int_equal(sqlite3_exec(raw, v2, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	struct history *h = open_db(db);
+	json_t *r = row_of(h, "run_01000000000000000000000041");
+	assert_int_equal(json_integer_value(json_object_get(r, "exit_code")), 4);
+	assert_true(json_is_null(json_object_get(r, "failed_step")));
+	json_decref(r);
+	history_close(h);
+	assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), HISTORY_SCHEMA_VERSION);
+	sqlite3_finalize(st);
+	sqlite3_close(raw);
+	rm_tree_at(AT_FDCWD, d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +589,8 @@ int main(void)
 		cmocka_unit_test(pending_ends_and_replays),
 		cmocka_unit_test(pending_never_hangs),
 		cmocka_unit_test(pending_folds_itself_when_long),
+		cmocka_unit_test(failed_step_kept),
+		cmocka_unit_test(migrated_from_v2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

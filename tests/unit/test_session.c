@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_session.c - a session's pure parts (job/session.h): when it is due to end (idle, max),
- * what an exec request is made of (and the one line for each mistake), and output shown as
- * UTF-8 (invalid bytes as U+FFFD). */
+ * what an exec request is made of (and the one line for each mistake; a NUL only in stdin),
+ * output shown as UTF-8 (invalid bytes as U+FFFD), and an exec's command as its record keeps
+ * it (cut to a bound). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,7 +50,7 @@ static void test_parse(void **state)
 		{ "{\"command\":[\"sh\",\"-c\",\"x\"]}", NULL, "sh", NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"ls\"],\"env\":{\"A\":\"1\"},\"cwd\":\"sub\",\"stdin\":\"hi\",\"timeout\":\"30s\",\"stream\":true}", NULL,
 		  "ls", "A=1", "sub", "hi", 30000, true },
-		{ "{\"command\":[\"ls\"],\"env\":[\"B=2\"],\"timeout\":1500}", NULL, "ls", "B=2", NULL, NULL, 1500, false },
+		{ "{\"command\":[\"ls\"],\"env\":[\"B=2\"],\"timeout\":1500,\"keep\":true}", NULL, "ls", "B=2", NULL, NULL, 1500, false },
 		{ "{}", "command must be a non-empty list of strings", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[]}", "command must be a non-empty list of strings", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"a\",1]}", "command must be a non-empty list of strings", NULL, NULL, NULL, NULL, 0, false },
@@ -62,9 +63,15 @@ static void test_parse(void **state)
 		{ "{\"command\":[\"ls\"],\"timeout\":\"soon\"}", "timeout must be a duration", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"ls\"],\"timeout\":0}", "timeout must be a duration", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"ls\"],\"stream\":\"yes\"}", "stream must be true or false", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"cat\"],\"stdin\":\"a\\u0000b\"}", NULL, "cat", NULL, NULL, "a", 0, false }, /* (its 3 bytes: below) */
+		{ "{\"command\":[\"echo\",\"a\\u0000b\"]}", "command: an argument holds a NUL character", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"env\":{\"A\":\"1\\u0000\"}}", "env: each entry must be \"NAME\": \"VALUE\"", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"env\":[\"A=\\u0000\"]}", "env: each entry must be a string NAME=VALUE", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"cwd\":\"a\\u0000\"}", "cwd must be a directory's path", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"keep\":1}", "keep must be true or false", NULL, NULL, NULL, NULL, 0, false },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		json_t *j = json_loads(rows[i].json, 0, NULL);
+		json_t *j = json_loads(rows[i].json, JSON_ALLOW_NUL, NULL);  /* (as the session reads them) */
 		assert_non_null(j);
 		struct exec_req x;
 		const char *why = NULL;
@@ -92,6 +99,11 @@ static void test_parse(void **state)
 			assert_null(x.stdin_text);
 		assert_int_equal(x.timeout_ms, rows[i].timeout_ms);
 		assert_int_equal(x.stream, rows[i].stream);
+		if (strstr(rows[i].json, "\\u0000")) {
+			assert_int_equal(x.stdin_len, 3);
+			assert_memory_equal(x.stdin_text, "a\0b", 3);
+		}
+		assert_int_equal(x.keep, strstr(rows[i].json, "\"keep\":true") != NULL);
 		exec_req_free(&x);
 	}
 }
@@ -123,12 +135,46 @@ static void test_utf8(void **state)
 	}
 }
 
+static void test_command(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *what;
+		const char *argv[4];
+		size_t max;
+		const char *want;  /* the list as JSON */
+		size_t bytes;
+		bool cut;
+	} rows[] = {
+		{ "under the bound: whole", { "sh", "-c", "make test", NULL }, 64, "[\"sh\", \"-c\", \"make test\"]", 16, false },
+		{ "exactly the bound", { "abcd", "ef", NULL }, 6, "[\"abcd\", \"ef\"]", 8, false },
+		{ "the argument that crosses it cut, those after left out", { "abcd", "efgh", "ij", NULL }, 6,
+		  "[\"abcd\", \"ef\"]", 13, true },
+		{ "cut at a character's start", { "\xc3\xa9\xc3\xa9\xc3\xa9", NULL }, 3, "[\"\xc3\xa9\"]", 7, true },
+		{ "nothing of one left: left out", { "abc", "\xe2\x9c\x94", NULL }, 4, "[\"abc\"]", 8, true },
+		{ "an empty argument kept", { "a", "", NULL }, 8, "[\"a\", \"\"]", 3, false },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		size_t bytes;
+		bool cut;
+		json_t *got = session_command_json((char **)rows[i].argv, rows[i].max, &bytes, &cut);
+		json_t *want = json_loads(rows[i].want, 0, NULL);
+		if (!json_equal(got, want) || bytes != rows[i].bytes || cut != rows[i].cut) {
+			char *g = json_dumps(got, 0);
+			fail_msg("%s: got %s, %zu bytes, cut %d", rows[i].what, g, bytes, cut);
+		}
+		json_decref(got);
+		json_decref(want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_due),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_command),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

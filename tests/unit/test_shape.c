@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_shape.c - whether a run fits a warm cell (cell_spec_shape_diff, cell/spec.h): the same
  * spec fits; each thing a cell is made with (root, image digest, worktree and its inode, user,
- * binds, memory and process limits, network, policy) makes it not fit, with its reason; what a
- * run brings itself (command, environment, time, output and scratch limits) does not. */
+ * binds, network mode, policy) makes it not fit, with its reason; what a run brings itself
+ * (command, environment, labels, every limit, published ports, allow list) does not, but for
+ * a rootless cell's cgroup limits and pasta; and what the run set at the claim
+ * (cell_spec_claims), by name. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,10 +56,57 @@ static void fits(void **state)
 	r.limits.grace_ms = 1;
 	r.keep = true;
 	assert_null(cell_spec_shape_diff(&w, &r));
+	/* its memory, process and CPU limits are set at the claim too */
+	r.limits.memory = 64u << 20;
+	r.limits.pids = 10;
+	r.limits.cpu_quota_us = 50000;
+	strcpy(r.limits.cpuset, "0");
+	assert_null(cell_spec_shape_diff(&w, &r));
+	r.limits.memory = 0;  /* none, where the cell has the default */
+	assert_null(cell_spec_shape_diff(&w, &r));
+	/* in a cell with a network, its published ports and allow list too */
+	w.net.mode = r.net.mode = NET_ALLOW;
+	w.net.allow = "";
+	r.net.allow = "pypi.org:443,10.1.2.3";
+	r.net.npublish = 1;
+	r.net.publish[0] = (struct net_publish){ .host_port = 8080, .cell_port = 80 };
+	assert_null(cell_spec_shape_diff(&w, &r));
 	close(fd);
 }
 
-/* Case i's change of r (a run's spec like the cell's), and a word its reason must hold. */
+/* The settings a run set at the claim, and their names. */
+static void claims(void **state)
+{
+	(void)state;
+	struct cell_spec w = base(-1), r = base(-1);
+	assert_int_equal(cell_spec_claims(&w, &r), 0);
+	char *labels[] = { "t=1", NULL };
+	r.env = env_b;
+	r.labels = labels;
+	r.limits.time_ms = 1000;
+	r.limits.memory = 64u << 20;
+	r.limits.pids = 10;
+	r.net.npublish = 1;
+	r.net.allow = "example.com";
+	assert_int_equal(cell_spec_claims(&w, &r), CLAIM_ENV | CLAIM_LABELS | CLAIM_TIME | CLAIM_MEMORY | CLAIM_PIDS |
+							   CLAIM_PUBLISH | CLAIM_ALLOW);
+	char *env_a2[] = { "X=1", "TMPDIR=/tmp", NULL };
+	struct cell_spec r2 = base(-1);
+	r2.env = env_a2;  /* the same variables: not its own */
+	r2.limits.cpu_quota_us = 1;
+	r2.limits.scratch = 1;
+	assert_int_equal(cell_spec_claims(&w, &r2), CLAIM_CPUS | CLAIM_SCRATCH);
+	const char *want[CLAIM_N] = { "env", "labels", "time", "cpu-time", "memory", "pids", "cpus", "output", "scratch",
+				      "publish", "allow" };
+	for (unsigned i = 0; i < CLAIM_N; i++)
+		assert_string_equal(cell_claim_name(i), want[i]);
+	assert_null(cell_claim_name(CLAIM_N));
+}
+
+/* Case i's change of r (a run's spec like the cell's), and a word its reason must hold; the
+ * cell's own changes: */
+static bool w_rootless;
+static uint64_t w_cpus;
 static const char *change(int i, struct cell_spec *r, int other)
 {
 	static struct cell_mount m = { .source = "/data", .destination = "/data", .fd = -1 };
@@ -74,13 +123,19 @@ static const char *change(int i, struct cell_spec *r, int other)
 	case 9: r->mounts = &m; r->n_mounts = 1; return "binds";
 	case 10: r->workdir = "/src/app/sub"; return "workdir";
 	case 11: r->hostname = "box"; return "hostname";
-	case 12: r->limits.memory = 2u << 30; return "memory";
-	case 13: r->limits.pids = 10; return "process limit";
+	case 12: r->rootless = w_rootless = true; r->limits.memory = 2u << 30; return "rootless";
+	case 13: r->rootless = w_rootless = true; r->limits.pids = 10; return "rootless";
 	case 14: r->net.mode = NET_NAT; return "network";
 	case 15: r->driver = CELL_DRIVER_VM; return "microVM";
 	case 16: r->tty = true; return "terminal";
 	case 17: r->policy.allow_nested = true; return "policy";
 	case 18: r->policy.seccomp_text = "{}"; return "policy";
+	case 19: w_cpus = 50000; r->limits.cpu_quota_us = 20000; return "CPU";
+	case 20: r->net.lan = true; return "network mode";
+	case 21: r->rootless = w_rootless = true; r->net.npublish = 1; return "pasta";
+	case 22: r->rootless = w_rootless = true; r->net.allow = "10.1.2.3"; return "pasta";
+	case 23: r->net.dns_max_names = 5; return "dns-max-names";
+	case 24: r->rootless = w_rootless = true; r->limits.cpu_ms = 1000; return "rootless";
 	default: return NULL;
 	}
 }
@@ -97,9 +152,13 @@ static void does_not_fit(void **state)
 			w.image = r.image = "bb";
 			w.image_digest = "sha256:old";
 		}
+		w_rootless = false;
+		w_cpus = 0;
 		const char *word = change(i, &r, other);
 		if (!word)
 			break;
+		w.rootless = w_rootless;
+		w.limits.cpu_quota_us = w_cpus;
 		const char *why = cell_spec_shape_diff(&w, &r);
 		if (!why)
 			fail_msg("case %d: fits, expected '%s'", i, word);
@@ -114,6 +173,7 @@ static void does_not_fit(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(fits), cmocka_unit_test(does_not_fit) };
+	const struct CMUnitTest tests[] = { cmocka_unit_test(fits), cmocka_unit_test(does_not_fit),
+					    cmocka_unit_test(claims) };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

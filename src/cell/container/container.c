@@ -137,11 +137,7 @@ struct cell_helper *cell_helper_slot(struct cell *c)
 	return &c->helpers[c->n_helpers++];
 }
 
-/* Root mode: the userns of an idmap that makes the owner of what fd is open on (the worktree,
- * a bind's source) the run user inside the cell, or -1 when it is already or there is none.
- * A root-owned source is mapped only when writable (map_root): a read-only bind of root's
- * files keeps them root's, as the host's / shows them. */
-static int owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct cell *c)
+int cell_owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct cell *c)
 {
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || (st.st_uid == spec_host_uid(s) && st.st_gid == spec_host_gid(s)))
@@ -157,13 +153,13 @@ static int owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct 
 static void make_idmaps(struct cell_ctx *x, struct cell *c)
 {
 	const struct cell_spec *s = x->s;
-	x->idmap_work = owner_idmap(s, s->worktree_fd, true, c);
+	x->idmap_work = cell_owner_idmap(s, s->worktree_fd, true, c);
 	if (s->rootfs)
 		x->idmap_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE, cell_helper_slot(c));
 	x->idmap_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *x->idmap_mounts) : NULL;
 	x->n_idmap_mounts = s->n_mounts;
 	for (size_t i = 0; i < s->n_mounts; i++)
-		x->idmap_mounts[i] = owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly, c);
+		x->idmap_mounts[i] = cell_owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly, c);
 }
 
 /* The network namespace's helper: a process in the supervisor's memory (CLONE_VM), on a

@@ -58,7 +58,7 @@ static void __attribute__((noreturn)) exec_direct(struct cell_ctx *x, const stru
 {
 	char *buf = xmalloc(EXEC_MSG_MAX), *cwd;
 	char **argv, **env;
-	int fds[3];
+	int fds[EXEC_FDS_MAX];
 	ssize_t n = exec_msg_recv(io->control, buf, fds);
 	struct exec_hdr h;
 	if (n < (ssize_t)sizeof h || fds[0] < 0)

@@ -207,12 +207,7 @@ static void write_new_at(struct cell_ctx *x, int dfd, const char *name, const ch
 	close(fd);
 }
 
-/* Clone the tree at path as a detached mount, idmapped through userns fd ns, with what is
- * mounted below it (a bind without its submounts would show, and let the job write, what the
- * host hides under them). With whole, every mount of it idmapped (else, or when a submount's
- * file system cannot be, the top one alone: the submounts' files keep their ids). -1 when the
- * kernel or the top's file system cannot. */
-static int idmapped_tree(int dfd, const char *path, int ns, bool whole_ok)
+int cell_idmapped_tree(int dfd, const char *path, int ns, bool whole_ok)
 {
 	if (ns < 0)
 		return -1;
@@ -338,7 +333,7 @@ static int mount_checked(struct cell_ctx *x, const char *path, int checked_fd, i
 	/* the owner's files are the run user's in every mount below the source, unless the owner
 	 * is root: then in the source's own file system only (a root-owned worktree holding a
 	 * bind of a system directory does not give the job that directory) */
-	int t = idmapped_tree(wfd, "", idmap, a.st_uid != 0);
+	int t = cell_idmapped_tree(wfd, "", idmap, a.st_uid != 0);
 	if (t < 0) {
 		t = sys_open_tree(wfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 		if (t < 0 || sys_mount_setattr_fd(t, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, AT_RECURSIVE) < 0)
@@ -465,7 +460,7 @@ static void mount_root(struct cell_ctx *x, const char *root)
 		/* root mode: the image's own ids are the cell's (its root files belong to cell root) */
 		const char *lower = by_fd;
 		_cleanup_free_ char *idmapped = xasprintf("%s/" RUN_LOWER_DIR, s->rundir);
-		_cleanup_close_ int t = idmapped_tree(rfd, "", x->idmap_image, false);
+		_cleanup_close_ int t = cell_idmapped_tree(rfd, "", x->idmap_image, false);
 		if (t >= 0 && sys_move_mount(t, "", AT_FDCWD, idmapped, MOVE_MOUNT_F_EMPTY_PATH) == 0)
 			lower = idmapped;
 		_cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s/" RUN_UPPER_DIR ",workdir=%s/" RUN_WORK_DIR "%s",

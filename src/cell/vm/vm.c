@@ -44,6 +44,9 @@ struct vm_state {
 	pid_t keepers[2];    /* the console's and qemu.log's keepers (vmjail.c), until reaped */
 	bool tty;            /* the job's terminal is the guest's VM_TTY_DEV (a virtconsole) */
 	int tty_fd;          /* the host's end of it, until the supervisor takes it (vm_take_tty) */
+	/* root mode: the userns of the idmap that shows the worktree's (0) and each bind's (1 + i)
+	 * owner as the run user's host ids to qemu (vm_prepare; -1: none), until qemu has them */
+	int idmap[1 + VM_MAX_BINDS];
 };
 
 /* The fds qemu gets (its chardevs, shares, kernel and NIC name them by number): it runs in a
@@ -146,7 +149,8 @@ static void add_share(struct strv *a, const char *id, const char *path, const ch
 
 /* A share of the directory open as fd number qfd in qemu, read-only in qemu itself when ro (the
  * host refuses writes whatever the guest kernel does). qemu runs as the run user's host ids
- * (vmjail.c): the files it makes are theirs (security_model=none). */
+ * (vmjail.c): the files it makes are theirs (security_model=none), which the idmapped copy of
+ * a worktree or bind shows as its owner's on the host. */
 static void add_fd_share(struct strv *a, const char *id, int qfd, bool ro, const char *tag)
 {
 	_cleanup_free_ char *path = xasprintf("/proc/self/fd/%d", qfd);
@@ -384,20 +388,16 @@ static void move_fd(int fd, int target)
 		dup2(fd, target);
 }
 
-/* In the child: leave warren's terminal's signals, take the fds qemu's options name, leave
- * root for the run user's ids in a read-only view of the host (vmjail.c), die with warren,
- * wait for the supervisor's go, and become qemu (its messages in qemu.log). */
-static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, const struct qemu_fds *q, bool kvm, pid_t parent,
-						  char **argv)
+/* In qemu's child: the fds qemu's options name at their QFD_* numbers, the binds' sources from
+ * QFD_END on, then the idmaps' (idmap: the worktree's, each bind's; vm_jail uses them and closes
+ * them), their numbers in *maps (-1: none); qemu.log its stdout and stderr; nothing else open. */
+static void child_fds(const struct cell_spec *s, const struct qemu_fds *q, const int *idmap, int *maps)
 {
-	setsid();
-	/* a guest's vCPU at the caller's SCHED_FIFO would hold a CPU of the host */
-	(void)proc_reset_inherited();
-	signal(SIGXFSZ, SIG_DFL);
-	int nfd = QFD_END - QFD_OUT + (int)s->n_mounts; /* at most VM_MAX_BINDS (vm_check_spec) */
-	int high[QFD_END - QFD_OUT + VM_MAX_BINDS];
+	int fixed = QFD_END - QFD_OUT, n = (int)s->n_mounts; /* at most VM_MAX_BINDS (vm_check_spec) */
+	int nfd = fixed + n + 1 + n;
+	int high[QFD_END - QFD_OUT + 2 * VM_MAX_BINDS + 1];
 	for (int i = 0; i < nfd; i++) {
-		int fd = i < QFD_END - QFD_OUT ? q->fd[i] : s->mounts[i - (QFD_END - QFD_OUT)].fd;
+		int fd = i < fixed ? q->fd[i] : i < fixed + n ? s->mounts[i - fixed].fd : idmap[i - fixed - n];
 		high[i] = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 100) : -1;
 	}
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -411,20 +411,38 @@ static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, cons
 		if (high[i] >= 0)
 			move_fd(high[i], QFD_OUT + i);
 	close_range((unsigned)(QFD_OUT + nfd), ~0U, 0);
+	for (int k = 0; k <= n; k++)
+		maps[k] = high[fixed + n + k] >= 0 ? QFD_OUT + fixed + n + k : -1;
+}
+
+/* In the child: leave warren's terminal's signals, take the fds qemu's options name, leave
+ * root for the run user's ids in a read-only view of the host (vmjail.c), die with warren,
+ * wait for the supervisor's go, and become qemu (its messages in qemu.log). */
+static void __attribute__((noreturn)) qemu_child(const struct cell_spec *s, const struct qemu_fds *q, const int *idmap, bool kvm,
+						  pid_t parent, char **argv)
+{
+	setsid();
+	/* a guest's vCPU at the caller's SCHED_FIFO would hold a CPU of the host */
+	(void)proc_reset_inherited();
+	signal(SIGXFSZ, SIG_DFL);
+	int maps[1 + VM_MAX_BINDS];
+	child_fds(s, q, idmap, maps);
 	/* qemu opens its pipes again by /dev/fd (chardev file): they are the run user's */
 	int pipes[] = { QFD_OUT, QFD_ERR, QFD_CON };
 	for (size_t i = 0; !s->rootless && i < sizeof pipes / sizeof pipes[0]; i++)
 		if (q->fd[pipes[i] - QFD_OUT] >= 0 && fchown(pipes[i], spec_host_uid(s), spec_host_gid(s)) < 0)
 			_exit(125);
 	struct error err = { 0 };
-	if (vm_jail(s, kvm, QFD_ROOT, QFD_WORK, QFD_END, &err) < 0) {
+	if (vm_jail(s, kvm, QFD_ROOT, QFD_WORK, QFD_END, maps, &err) < 0) {
 		dprintf(2, "warren: %s\n", err.msg);
 		_exit(125);
 	}
 	if (s->worktree && faccessat(QFD_WORK, ".", R_OK | X_OK, AT_EACCESS) < 0) {
-		dprintf(2, "warren: the VM's qemu runs as uid %u, which cannot read the worktree %s (%s); chown it to %u or "
+		/* root mode: its owner's files are qemu's through an idmapped copy (vmjail.c), unless its
+		 * file system takes no idmapped mount */
+		dprintf(2, "warren: the VM's qemu runs as uid %u, which cannot read the worktree %s (%s%s); chown it to %u or "
 			   "open its modes (docs/vm.md, \"The wall around qemu\")\n", (unsigned)spec_host_uid(s), s->worktree,
-			strerror(errno), (unsigned)spec_host_uid(s));
+			strerror(errno), s->rootless ? "" : ": its file system cannot be idmapped to that uid", (unsigned)spec_host_uid(s));
 		_exit(125);
 	}
 	/* after the change of ids, which clears it */
@@ -446,6 +464,24 @@ void vm_cell_init(struct cell *c)
 	c->vm->ctl_fd = -1;
 	c->vm->accel = "tcg";
 	c->vm->tty_fd = -1;
+	for (size_t i = 0; i < 1 + VM_MAX_BINDS; i++)
+		c->vm->idmap[i] = -1;
+}
+
+static void close_idmaps(struct vm_state *v)
+{
+	for (size_t i = 0; i < 1 + VM_MAX_BINDS; i++)
+		closep(&v->idmap[i]);
+}
+
+void vm_prepare(const struct cell_spec *s, struct cell *c)
+{
+	vm_cell_init(c);
+	if (s->rootless || s->n_mounts > VM_MAX_BINDS) /* (too many: vm_check_spec refused the run) */
+		return;
+	c->vm->idmap[0] = cell_owner_idmap(s, s->worktree ? s->worktree_fd : -1, true, c);
+	for (size_t i = 0; i < s->n_mounts; i++)
+		c->vm->idmap[1 + i] = cell_owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly, c);
 }
 
 /* What qemu reads from the state directory, opened here (qemu's view hides it). */
@@ -496,7 +532,8 @@ static int check_sources(const struct cell_spec *s, struct error *err)
 
 int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c, struct error *err)
 {
-	vm_cell_init(c);
+	if (!c->vm)
+		vm_cell_init(c);
 	struct vm_state *v = c->vm;
 	v->tty = s->tty && io->control < 0;
 	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 }, go[2] = { -1, -1 };
@@ -529,12 +566,13 @@ int vm_start(const struct cell_spec *s, const struct cell_io *io, struct cell *c
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		qemu_child(s, &q, !strcmp(v->accel, "kvm"), parent, argv);
+		qemu_child(s, &q, v->idmap, !strcmp(v->accel, "kvm"), parent, argv);
 	strv_free(argv);
 	if (pid < 0) {
 		error_set(err, errno, "cannot start %s", VM_QEMU);
 		goto fail;
 	}
+	close_idmaps(v); /* qemu's child has them */
 	c->pid = pid;
 	c->pidfd = sys_pidfd_open(pid, 0);
 	c->report_fd = steal_fd(&rep[0]);
@@ -609,6 +647,7 @@ void vm_close(struct cell *c)
 	console_wait(c->vm); /* qemu was reaped: its end of the console is closed */
 	closep(&c->vm->ctl_fd);
 	closep(&c->vm->tty_fd);
+	close_idmaps(c->vm);
 	free(c->vm->line);
 	vm_kernel_free(&c->vm->k);
 	free(c->vm);
@@ -776,7 +815,7 @@ static void __attribute__((noreturn)) probe_child(const struct cell_spec *s, int
 	probe.worktree = NULL;
 	probe.n_mounts = 0; /* no binds either (their fds are closed here) */
 	struct error err = { 0 };
-	if (vm_jail(&probe, true, -1, -1, QFD_END, &err) < 0)
+	if (vm_jail(&probe, true, -1, -1, QFD_END, NULL, &err) < 0)
 		_exit(125);
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of ids, which clears it */
 	if (getppid() != parent)

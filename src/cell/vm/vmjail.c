@@ -4,12 +4,14 @@
  * it for any file, so qemu holds no more than the run user: it becomes the run user's host
  * uid (root mode: CELL_ROOT_ID_BASE + uid, no host user), enters a user namespace of its own
  * (the run user inside is that host uid, so the guest sees the files it makes as the run
- * user's) and a mount namespace where the host's / is read-only and the state directory, /tmp,
- * /var/tmp, /dev/shm, /run, /home and /root are empty; it keeps no capability, no_new_privs is
- * set, and qemu adds its own seccomp sandbox (vm.c). What it needs beyond that view (the
- * kernel, the initramfs, the orders, the console, the tap) it gets as open
- * descriptors. The console and qemu's own messages go through pipes to keepers that write
- * their logs bounded. See docs/vm.md, "The wall around qemu".
+ * user's) and a mount namespace where the host's / is read-only and the state directory,
+ * /tmp, /var/tmp, /dev/shm, /run, /home and /root are empty; it keeps no capability,
+ * no_new_privs is set, and qemu adds its own seccomp sandbox (vm.c). In root mode the worktree
+ * and the binds are idmapped copies, as a container's: their owner is qemu's uid there and
+ * only there. What it needs beyond that view (the kernel, the initramfs, the orders, the
+ * console, the tap) it gets as open descriptors. The console and qemu's own messages go
+ * through pipes to keepers that write their logs bounded. See docs/vm.md, "The wall around
+ * qemu".
  *
  * The root share is not qemu's own view: 9p crosses every mount below the directory it
  * shares, and qemu needs the host's /proc and /dev itself. It is a private copy of the view
@@ -113,40 +115,52 @@ static int hide(const char *p, const char *worktree, struct error *err)
 #define COVERS "/tmp/.warren-covers"
 
 /* The worktree or a bind's source, open as fd (the number qemu's option names), shared from
- * place (a directory of qemu's view) once copied there. */
+ * place (a directory of qemu's view) once copied there; idmap: the userns fd of the idmap that
+ * shows its owner as qemu's ids (root mode, cell_owner_idmap), or -1. */
 struct share {
 	const char *what, *path; /* "the worktree", and its path on the host */
-	int fd;
+	int fd, idmap;
 	bool ro, file;
 	char *place;
 };
 
-static size_t shares_of(const struct cell_spec *s, int work_fd, int bind_fd0, struct share *sh)
+/* idmaps: the worktree's (0) and each bind's (1 + i) idmap, or NULL: none. */
+static size_t shares_of(const struct cell_spec *s, int work_fd, int bind_fd0, const int *idmaps, struct share *sh)
 {
 	size_t n = 0;
 	if (s->worktree && work_fd >= 0)
-		sh[n++] = (struct share){ "the worktree", s->worktree, work_fd, s->worktree_ro, false, xstrdup(WORK_SHARE) };
+		sh[n++] = (struct share){ "the worktree", s->worktree, work_fd, idmaps ? idmaps[0] : -1, s->worktree_ro, false,
+					  xstrdup(WORK_SHARE) };
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		int fd = bind_fd0 + (int)i;
-		sh[n++] = (struct share){ "the bind source", s->mounts[i].source, fd, s->mounts[i].readonly, vm_fd_is_file(fd),
-					  xasprintf(BIND_SHARE "%zu", i) };
+		sh[n++] = (struct share){ "the bind source", s->mounts[i].source, fd, idmaps ? idmaps[1 + i] : -1,
+					  s->mounts[i].readonly, vm_fd_is_file(fd), xasprintf(BIND_SHARE "%zu", i) };
 	}
 	return n;
 }
 
+/* The places freed; the idmaps closed (qemu never holds one). */
 static void shares_free(struct share *sh, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(sh[i].place);
+		closep(&sh[i].idmap);
+	}
 }
 
 /* What fd (a source open in this mount namespace) holds, with what is mounted below it, as a
- * detached copy of its own put at sh->fd: private (a mount the host makes there later does not
- * propagate into it), nosuid, nodev, read-only for a read-only share. qemu shares the copy: the
- * host's descriptor would follow the mounts of the supervisor's namespace as they change. */
+ * detached copy of its own put at sh->fd: idmapped when it has an idmap (its owner's files are
+ * qemu's, its files qemu makes are the owner's, as a container's worktree: on this copy only;
+ * every mount of it unless the owner is root; a file system that cannot be idmapped is copied
+ * as it is), private (a mount the host makes there later does not propagate into it), nosuid,
+ * nodev, read-only for a read-only share. qemu shares the copy: the host's descriptor would
+ * follow the mounts of the supervisor's namespace as they change. */
 static int copy_source(const struct share *sh, int fd, struct error *err)
 {
-	_cleanup_close_ int t = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	struct stat st;
+	_cleanup_close_ int t = sh->idmap >= 0 && fstat(fd, &st) == 0 ? cell_idmapped_tree(fd, "", sh->idmap, st.st_uid != 0) : -1;
+	if (t < 0)
+		t = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (sh->ro ? MOUNT_ATTR_RDONLY : 0),
 				.propagation = MS_PRIVATE };
 	if (t < 0 || sys_mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &a) < 0 || dup2(t, sh->fd) < 0)
@@ -298,10 +312,10 @@ bool vm_fd_is_file(int fd)
 	return fd >= 0 && fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int work_fd, int bind_fd0, struct error *err)
+int vm_jail(const struct cell_spec *s, bool kvm, int root_fd, int work_fd, int bind_fd0, const int *idmaps, struct error *err)
 {
 	struct share sh[1 + VM_MAX_BINDS];
-	size_t n = shares_of(s, work_fd, bind_fd0, sh);
+	size_t n = shares_of(s, work_fd, bind_fd0, idmaps, sh);
 	int r = -EPERM;
 	if (!s->rootless && (copy_sources(sh, n, false, err) < 0 || become_run_user(s, kvm, err) < 0))
 		goto out;

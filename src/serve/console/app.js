@@ -87,10 +87,19 @@ function stateBadge(run) {
   return el('span', cls, text);
 }
 
+/* What failed the run: a job's failed step and its cause, else the run's cause or error. */
 function causeText(run) {
+  const f = run.failed_step;
+  if (f && f.name) return 'step ' + f.number + ' ' + f.name + ': ' + (f.cause || 'failed');
   if (run.cause && run.cause.message) return run.cause.message;
   if (run.error) return run.error;
   return '';
+}
+
+/* A job's steps that failed under continue-on-error (it went on), apart from what failed it. */
+function toleratedText(run) {
+  const n = run.tolerated_failures;
+  return n ? n + (n === 1 ? ' step' : ' steps') + ' failed but tolerated (continue-on-error)' : '';
 }
 
 function runDuration(run) {
@@ -230,12 +239,14 @@ function listView() {
       tr.dataset.id = r.id;
       tr.dataset.state = r.state;
       const cause = causeText(r);
-      const strong = ENDED_STRONG.has(r.state);
+      const tol = toleratedText(r);
+      const strong = ENDED_STRONG.has(r.state) || !!r.failed_step;
       const link = el('a', null, r.id);
       link.href = '#/runs/' + r.id;
       const dur = el('td', 'clock duration', fmtSecs(runDuration(r)));
       tr.append(el('td', null, stateBadge(r)), el('td', 'name', r.name || ''), el('td', 'id', link),
-        el('td', 'cause' + (strong && cause ? ' strong' : ''), cause), dur, el('td', null, labels(r.labels)),
+        el('td', 'cause' + (strong && cause ? ' strong' : ''), cause, tol ? el('span', 'tolerated', (cause ? '; ' : '') + tol) : null),
+        dur, el('td', null, labels(r.labels)),
         el('td', 'muted when', r.started_at ? when(r.started_at) : r.submitted_at ? 'submitted ' + when(r.submitted_at) : ''));
       tr.addEventListener('click', (ev) => { if (ev.target.tagName !== 'A') location.hash = '#/runs/' + r.id; });
       return tr;
@@ -452,7 +463,7 @@ function runView(id, wantStep) {
 
   function logTabs() {
     const names = [];
-    (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([String(i + 1), s.name]); });
+    (d.steps || []).forEach((s, i) => { if (s.status !== 'waiting' && s.status !== 'skipped') names.push([logNo(s, i), s.name]); });
     for (const l of d.logs || []) if (l.startsWith('service-')) names.push([l, l.replace(/^service-/, 'service ').replace(/\.ready$/, ' (ready check)')]);
     if (!names.length && (d.logs || []).length) names.push([d.logs[0], d.logs[0]]);
     const key = names.map((n) => n[0]).join('\n');
@@ -467,9 +478,9 @@ function runView(id, wantStep) {
     }
     /* follow the running step unless one was chosen */
     const running = (d.steps || []).findIndex((s) => s.status === 'running');
-    if (!chosen && running >= 0) openLog(String(running + 1));
+    if (!chosen && running >= 0) openLog(logNo(d.steps[running], running));
     else if (!logName && names.length) openLog(names[0][0]);
-    else if (!logName && !d.live) logState.textContent = 'no log (a plain warren run keeps none; its output went to its terminal)';
+    else if (!logName && !d.live) logState.textContent = 'no log (the run wrote no output)';
   }
   let chosen = !!wantStep;
   if (wantStep) openLog(wantStep);
@@ -491,6 +502,13 @@ function runView(id, wantStep) {
     banner.textContent = cause ? (r.cause && r.cause.limit ? '⊘ ' + r.cause.limit + ': ' : '✖ ') + cause : '';
   }
 
+  /* the number of a step's log (log/N-name.log): its place in the steps, unless its log says
+   * (a live session's list starts at its last execs) */
+  function logNo(t, i) {
+    const m = /^log\/(\d+)-/.exec(t.log || '');
+    return m ? m[1] : String(i + 1);
+  }
+
   function stepRows(t, kind, i) {
     const running = d.live && (t.status === 'running' || t.status === 'starting' || t.status === 'ready');
     /* a service's limit is the time to get ready: its bar while it starts, a note after */
@@ -498,22 +516,24 @@ function runView(id, wantStep) {
     const tr = el('tr', 'step ' + kind);
     tr.dataset.step = t.name;
     tr.dataset.status = t.status;
-    tr.dataset.log = kind === 'step' ? String(i + 1) : 'service-' + t.name;
+    tr.dataset.log = kind === 'step' ? logNo(t, i) : 'service-' + t.name;
     if (tr.dataset.log === logName) tr.classList.add('selected');
     const name = el('a', null, (kind === 'service' ? 'service ' : '') + t.name);
     name.addEventListener('click', () => { chosen = true; openLog(tr.dataset.log); });
     const [clock, b] = t.started_at || t.duration_s ? taskClock(t, running, limit) : [el('span', 'clock', limit ? '- / ' + fmtMs(limit) : '-'), null];
     if (running) { clock.dataset.started = t.started_at; clock.dataset.limit = limit || ''; }
     const exit = t.exit_code === null || t.exit_code === undefined ? (t.signal ? 'SIG' + t.signal : '') : String(t.exit_code);
+    /* failed under continue-on-error: marked apart from a failure that failed the job */
+    if (t.tolerated) tr.classList.add('tolerated');
     const note = kind === 'service' && !limit && t.ready_timeout_ms ? el('span', 'muted', ' (ready within ' + fmtMs(t.ready_timeout_ms) + ')') : null;
     /* progress.json of a run whose supervisor died: the last state it knew */
     const orphan = !d.live && !d.result?.steps && ['running', 'starting', 'ready'].includes(t.status);
-    tr.append(el('td', 'mark', MARK[t.status] || ''), el('td', 'name', name),
-      el('td', 'status', t.status + (orphan ? ' when its supervisor died' : ''), note),
+    tr.append(el('td', 'mark', t.tolerated ? '⚠' : MARK[t.status] || ''), el('td', 'name', name),
+      el('td', 'status', t.status + (t.tolerated ? ', tolerated (continue-on-error)' : '') + (orphan ? ' when its supervisor died' : ''), note),
       el('td', null, clock), el('td', null, b), el('td', null, exit));
     const rows = [tr];
     if (t.cause) {
-      const c = el('tr', 'step-cause');
+      const c = el('tr', 'step-cause' + (t.tolerated ? ' tolerated' : ''));
       c.dataset.step = t.name;
       const td = el('td', null, t.cause);
       td.colSpan = 5;
@@ -525,6 +545,12 @@ function runView(id, wantStep) {
 
   function renderSteps() {
     const rows = [];
+    if (d.execs_left_out) {
+      /* a live session lists its last execs; the record has them all once it ends */
+      const td = el('td', 'muted', '… ' + d.execs_left_out + ' earlier exec' + (d.execs_left_out === 1 ? '' : 's') + ' (in the record once the session ends)');
+      td.colSpan = 5;
+      rows.push(el('tr', null, el('td'), td));
+    }
     (d.services || []).forEach((s, i) => rows.push(...stepRows(s, 'service', i)));
     (d.steps || []).forEach((s, i) => rows.push(...stepRows(s, 'step', i)));
     if (!rows.length) {
