@@ -735,10 +735,76 @@ int cgroup_sample(struct cgroup *cg, struct cgroup_sample *out)
 	return 0;
 }
 
+/* ---- the OCI face's supervisor in the run's groups ---- */
+
+static const char *const V1_CTRLS[CGROUP_V1_N] = { "memory", "pids", "cpuacct", "cpu", "cpuset" };
+
+/* The path of the group of /proc/self/cgroup's text in the hierarchy that lists ctrl (v2's
+ * "0::" line for ""), heap, or NULL. */
+static char *self_path(const char *text, const char *ctrl)
+{
+	_cleanup_free_ char *want = xasprintf(",%s,", ctrl);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *f = strchr(l, ':'), *end = f ? strchr(f + 1, ':') : NULL;
+		if (!end)
+			return NULL;
+		int n = (int)(end - f - 1);
+		_cleanup_free_ char *field = xasprintf(",%.*s,", n, f + 1);
+		if (*ctrl ? strstr(field, want) != NULL : n == 0)
+			return xasprintf("%.*s", (int)strcspn(end + 1, "\n"), end + 1);
+	}
+	return NULL;
+}
+
+/* Move the calling process into dir: "0" into v1's tasks (this thread alone: no global lock of
+ * the kernel's) or v2's cgroup.procs. */
+static int move_self(const char *dir, bool v2)
+{
+	return write_str(dir, v2 ? "cgroup.procs" : "tasks", "0");
+}
+
+int cgroup_enter_self(struct cgroup *cg, struct error *err)
+{
+	bool v2 = cg->kind == CGROUP_V2;
+	const char *dirs[CGROUP_V1_N] = { v2 ? cg->v2 : cg->memory, NULL, NULL, NULL, NULL };
+	if (!v2 && cg->kind == CGROUP_V1)
+		dirs[1] = cg->pids, dirs[2] = cg->cpuacct, dirs[3] = cg->cpu, dirs[4] = cg->cpuset;
+	_cleanup_free_ char *text = read_file("/proc/self/cgroup", NULL);
+	for (int i = 0; i < CGROUP_V1_N && text; i++) {
+		if (!dirs[i])
+			continue;
+		_cleanup_free_ char *base = v2 ? xstrdup(CG_ROOT) : xasprintf(CG_ROOT "/%s", V1_CTRLS[i]);
+		_cleanup_free_ char *from = self_path(text, v2 ? "" : V1_CTRLS[i]);
+		int r = move_self(dirs[i], v2);
+		if (r < 0) {
+			cgroup_leave_self(cg);
+			return error_set(err, -r, "cannot move the container's supervisor into %s", dirs[i]);
+		}
+		cg->home[i] = from && strcmp(from, "/") ? xasprintf("%s%s", base, from) : steal_pointer(&base);
+	}
+	return text ? 0 : error_set(err, errno, "cannot read /proc/self/cgroup");
+}
+
+void cgroup_leave_self(struct cgroup *cg)
+{
+	bool v2 = cg->kind == CGROUP_V2;
+	for (int i = 0; i < CGROUP_V1_N; i++) {
+		if (!cg->home[i])
+			continue;
+		/* the group it came from may be gone, or (v2) have controllers for its children now */
+		if (move_self(cg->home[i], v2) < 0) {
+			_cleanup_free_ char *root = v2 ? xstrdup(CG_ROOT) : xasprintf(CG_ROOT "/%s", V1_CTRLS[i]);
+			move_self(root, v2);
+		}
+		free(cg->home[i]);
+		cg->home[i] = NULL;
+	}
+}
+
 /* SIGKILL whatever is still in dir, then rmdir it (a few tries while the dead are reaped);
  * the groups below it first (an exec's, execgroup.h), and a v1 freezer's thawed (a frozen
- * process does not die). */
-static int kill_and_remove(const char *dir, bool v2)
+ * process does not die). v2_kill: by v2's cgroup.kill, else one by one (never the caller). */
+static int kill_and_remove(const char *dir, bool v2_kill)
 {
 	if (!dir || access(dir, F_OK) < 0)
 		return 0;
@@ -748,7 +814,7 @@ static int kill_and_remove(const char *dir, bool v2)
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
 		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, e->d_name);
-		int x = kill_and_remove(sub, v2);
+		int x = kill_and_remove(sub, v2_kill);
 		if (x < 0)
 			r = x;
 	}
@@ -762,7 +828,7 @@ static int kill_and_remove(const char *dir, bool v2)
 			return 0;
 		if (errno != EBUSY)
 			return -errno;
-		if (v2 && write_str(dir, "cgroup.kill", "1") == 0) {
+		if (v2_kill && write_str(dir, "cgroup.kill", "1") == 0) {
 			/* the kernel kills them all at once */
 		} else {
 			_cleanup_free_ char *p = xasprintf("%s/cgroup.procs", dir);
@@ -772,7 +838,7 @@ static int kill_and_remove(const char *dir, bool v2)
 				long pid = strtol(t, &end, 10);
 				if (end == t)
 					break;
-				if (pid > 0)
+				if (pid > 0 && pid != getpid()) /* (one that could not leave: not itself) */
 					kill((pid_t)pid, SIGKILL);
 				t = end;
 				while (*t == '\n')
@@ -804,7 +870,11 @@ int cgroup_destroy(struct cgroup *cg)
 {
 	int r = 0, x;
 	char *dirs[] = { cg->v2 ? cg->v2 : cg->memory, cg->pids, cg->cpuacct, cg->cpu, cg->cpuset };
-	if ((x = kill_and_remove(cg->v2, true)) < 0) r = x;
+	/* the caller, when it was in them, leaves first (v2's cgroup.kill would take it too, had
+	 * it not: the processes are killed one by one then, never itself) */
+	bool was_in = cg->home[0] != NULL;
+	cgroup_leave_self(cg);
+	if ((x = kill_and_remove(cg->v2, !was_in)) < 0) r = x;
 	if ((x = kill_and_remove(cg->freezer, false)) < 0) r = x;
 	for (int i = 0; i < CGROUP_V1_N; i++)
 		if ((x = kill_and_remove(i == 0 ? cg->memory : dirs[i], false)) < 0) r = x;
@@ -865,7 +935,8 @@ void cgroup_free(struct cgroup *cg)
 	cg->name = cg->freezer = NULL;
 	for (int i = 0; i < CGROUP_V1_N; i++) {
 		free(cg->made[i]);
-		cg->made[i] = NULL;
+		free(cg->home[i]);
+		cg->made[i] = cg->home[i] = NULL;
 	}
 	closep(&cg->v2_fd);
 	closep(&cg->hits_fd[0]);

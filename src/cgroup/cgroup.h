@@ -27,6 +27,8 @@ struct cgroup {
 	                         groups (execgroup.h), or NULL; removed with the run's */
 	char *made[CGROUP_V1_N]; /* a bundle's group (linux.cgroupsPath): the topmost parent the run
 	                            made in each hierarchy (v2: [0]), removed with it when empty */
+	char *home[CGROUP_V1_N]; /* cgroup_enter_self: the group the calling process came from, one
+	                            per group of the run it joined (v2: [0]), or NULL */
 	uint64_t oom_kills_at_start;
 	int hits_fd[2];       /* the files cgroup_limit_hits reads (memory's OOM kills, pids.events),
 	                         kept open once read (the memory one when the group is made; both
@@ -107,8 +109,18 @@ int cgroup_sample(struct cgroup *cg, struct cgroup_sample *out);
 /* Of cgroup_usage, the counts that name a limit the kernel enforced: the OOM kills (when
  * memory), the forks the process limit refused (when pids); two reads at most. */
 void cgroup_limit_hits(struct cgroup *cg, bool memory, bool pids, uint64_t *oom_kills, uint64_t *pids_max_hits);
-/* Kill every process left and remove the directories (the groups below them first: an
- * exec's, execgroup.h). */
+/* The calling process (single-threaded) joins the run's groups, as the OCI face's supervisor
+ * does: the pid a runtime's caller knows must be in the container's groups, as runc's container
+ * process is (containerd's runc shim takes that pid's /proc/PID/cgroup for the container's
+ * stats and OOM events). v1: each controller's group the run has (memory, pids, cpuacct, cpu,
+ * cpuset; never the freezer, which pause freezes); v2: the run's group. Where it was is kept for
+ * cgroup_leave_self. 0, or -1 + err (it is back where it was then). */
+int cgroup_enter_self(struct cgroup *cg, struct error *err);
+/* Back to the groups cgroup_enter_self found it in (a hierarchy's root where that one is gone
+ * or refuses it); nothing when it did not enter. */
+void cgroup_leave_self(struct cgroup *cg);
+/* Kill every process left and remove the directories (the calling process leaves them first,
+ * when it entered them). */
 int cgroup_destroy(struct cgroup *cg);
 /* the attribute naming the run (its cgroup name) whose group at a bundle's cgroupsPath it is */
 #define CGROUP_RUN_XATTR "trusted.warren.run"

@@ -389,7 +389,8 @@ static char *cgroup_of(long pid)
 
 /* ps: the processes in the cell's pid namespace (its init, the job, what the job started,
  * exec's processes) and, when the cell has a cgroup of its own (root: init and exec's keeper
- * join it), in that cgroup: a pod's containers share one pid namespace. Their host pids as a
+ * join it), in that cgroup: a pod's containers share one pid namespace (the supervisor, in the
+ * container's groups too, is in none of the cell's). Their host pids as a
  * JSON array, or the lines of ps's table (args, runc's default -ef) of them. */
 static int oci_cmd_ps(const char *id, const char *format, char **args)
 {
@@ -409,7 +410,9 @@ static int oci_cmd_ps(const char *id, const char *format, char **args)
 	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)job);
 	ssize_t n = live ? readlink(path, ns, sizeof ns - 1) : -1;
 	_cleanup_free_ char *cg = n > 0 ? cgroup_of(job) : NULL, *sup = cg ? cgroup_of(st.pid) : NULL;
-	if (cg && sup && !strcmp(cg, sup)) {   /* rootless: no group of its own */
+	/* rootless: no group of its own (the job is in its supervisor's, the caller's); as root
+	 * the supervisor is in the container's (state.json's "cgroup") */
+	if (cg && sup && !strcmp(cg, sup) && !st.cgroup) {
 		free(cg);
 		cg = NULL;
 	}

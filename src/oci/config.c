@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cell/users.h"
 #include "cgroup/cgroup.h"
 #include "cli/spec.h"
 #include "oci/internal.h"
@@ -364,11 +365,25 @@ static int take_root(json_t *c, struct oci_bundle *b, struct cell_spec *s, struc
 	return cellspec_paths(s, abs, CELLSPEC_WORK_NONE, err);
 }
 
+/* The run user named as the image names its uid (its /etc/passwd), as any runtime's process
+ * finds itself: the cell's passwd and group are then the image's (cell/users.h), and `id -nu`
+ * in the container or an exec says the image's name, not warren's run user's. */
+static void take_image_user(struct cell_spec *s)
+{
+	_cleanup_free_ char *passwd = users_image_db(s, false);
+	char *name = users_name_of(passwd, s->uid);
+	if (name) {
+		free(s->user_name);
+		s->user_name = name;
+	}
+}
+
 static int take_cell(json_t *c, struct oci_bundle *b, struct cell_spec *s, struct error *err)
 {
 	json_t *p = jget(c, "process");
 	if (take_user(jget(p, "user"), s, err) < 0 || take_root(c, b, s, err) < 0 || take_process(p, b, s, err) < 0)
 		return -EINVAL;
+	take_image_user(s);
 	size_t i;
 	json_t *m;
 	json_array_foreach(jget(c, "mounts"), i, m) if (take_mount(i, m, b, s, err) < 0) return -EINVAL;
@@ -451,7 +466,7 @@ int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, stru
 	s->argv = NULL;
 	b->terminal = false;
 	/* the bundle's rlimits stay, the process's follow: applied in order, each hard limit kept at
-	 * most at what is set before it (oci_apply_limits), an exec never above the container */
+	 * most at what is set before it (oci_apply_rlimits), an exec never above the container */
 	if (take_process(p, b, s, err) < 0)
 		return -EINVAL;
 	json_t *user = jget(p, "user");

@@ -117,11 +117,22 @@ static const char *freeze(struct daemon *d, bool frozen, char *buf, size_t len)
 	if (!d->started || d->paused == frozen)
 		return frozen ? (d->paused ? "container is already paused" : "cannot pause a container that is not running")
 			      : "cannot resume a container that is not paused";
+	/* v2 freezes the run's own group, the supervisor's too (enter_groups): it steps out while
+	 * the cell is frozen */
+	bool step_out = d->st.cgroup && !d->st.freezer && d->u.cg.kind == CGROUP_V2;
+	if (step_out && frozen)
+		cgroup_leave_self(&d->u.cg);
 	if (cgroup_freezer_set(d->u.cell.pid, frozen, &err) < 0) {
 		snprintf(buf, len, "%s", err.msg);
 		error_clear(&err);
+		if (step_out && frozen)
+			cgroup_enter_self(&d->u.cg, &err);
+		error_clear(&err);
 		return buf;
 	}
+	if (step_out && !frozen && cgroup_enter_self(&d->u.cg, &err) < 0)
+		oci_note("%s", err.msg);
+	error_clear(&err);
 	d->paused = frozen;
 	set_status(d, frozen ? "paused" : "running");
 	return "ok";
@@ -283,7 +294,7 @@ static void __attribute__((noreturn)) mirror_exit(struct daemon *d, int rc)
  * raise a hard limit (RLIMIT_RTPRIO lets any job run SCHED_FIFO, which no CPU limit of warren's
  * bounds) or make the cell unkillable by the OOM killer (-1000); a hard limit above the
  * caller's, or a score below its own, is kept at the caller's with a warning. */
-void oci_apply_limits(const struct oci_bundle *b)
+void oci_apply_rlimits(const struct oci_bundle *b)
 {
 	for (size_t i = 0; i < b->n_rlimits; i++) {
 		struct rlimit want = b->rlimits[i].lim, have;
@@ -298,16 +309,36 @@ void oci_apply_limits(const struct oci_bundle *b)
 			oci_note("process.rlimits: cannot set %s to %llu/%llu: %s", b->rlimits[i].name,
 				 (unsigned long long)want.rlim_cur, (unsigned long long)want.rlim_max, strerror(errno));
 	}
-	if (b->has_oom) {
-		_cleanup_free_ char *cur = read_file("/proc/self/oom_score_adj", NULL);
-		int have = cur ? atoi(cur) : 0;
-		char v[32];
-		snprintf(v, sizeof v, "%d", b->oom_score_adj);
-		if (b->oom_score_adj < have)
-			oci_note("process.oomScoreAdj %d is below the caller's %d: kept at the caller's", b->oom_score_adj, have);
-		else if (write_file("/proc/self/oom_score_adj", v, strlen(v)) < 0)
-			oci_note("process.oomScoreAdj %d: cannot set it", b->oom_score_adj);
-	}
+}
+
+void oci_apply_oom(const struct oci_bundle *b, pid_t pid)
+{
+	if (!b->has_oom)
+		return;
+	_cleanup_free_ char *cur = read_file("/proc/self/oom_score_adj", NULL);
+	int have = cur ? atoi(cur) : 0;
+	char v[32], path[64];
+	snprintf(v, sizeof v, "%d", b->oom_score_adj);
+	snprintf(path, sizeof path, "/proc/%d/oom_score_adj", pid > 0 ? (int)pid : (int)getpid());
+	if (b->oom_score_adj < have)
+		oci_note("process.oomScoreAdj %d is below the caller's %d: kept at the caller's", b->oom_score_adj, have);
+	else if (write_file(path, v, strlen(v)) < 0)
+		oci_note("process.oomScoreAdj %d: cannot set it", b->oom_score_adj);
+}
+
+/* The pid the caller knows (--pid-file) in the container's groups, as runc's container process
+ * is: containerd's runc shim reads them from /proc/PID/cgroup for the container's stats and its
+ * OOM events (docs/architecture.md, "The OCI face"). */
+static void enter_groups(struct daemon *d)
+{
+	struct error err = { 0 };
+	if (d->u.s->rootless)
+		return;
+	if (cgroup_enter_self(&d->u.cg, &err) < 0)
+		oci_note("the container's stats and OOM events will be its caller's group's: %s", err.msg);
+	else
+		d->st.cgroup = d->u.cg.home[0] != NULL;
+	error_clear(&err);
 }
 
 static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, struct oci_bundle *b, struct cell_spec *s,
@@ -318,9 +349,13 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 	ssize_t w;
 	if (chdir("/") < 0) /* pin no directory of the caller's */
 		_exit(OCI_FAIL);
-	oci_apply_limits(b);
+	oci_apply_rlimits(b);
 	if (sup_prepare(&d.u, s, -1, &err) < 0)
 		goto fail_early;
+	/* the cell's score (its init's, which its job inherits): the supervisor keeps the caller's,
+	 * lower when the bundle's is higher, as the OOM killer's victim in the container's memory
+	 * group is to be the job, not the supervisor (enter_groups) */
+	oci_apply_oom(b, d.u.cell.pid);
 	/* its own freezer group before the job starts (v1; v2 freezes the run's group) */
 	struct error ferr = { 0 };
 	char *cgname = rundir_cgroup_name(s->state_tag, s->id); /* no cleanup attribute: fail_early jumps over it */
@@ -341,6 +376,7 @@ static void __attribute__((noreturn)) daemon_main(const struct oci_create *c, st
 				   .start_time = oci_pid_start_time(getpid()), .init_pid = d.u.cell.pid,
 				   .annotations = json_incref(json_object_get(b->config, "annotations")),
 				   .status = xstrdup("created"), .freezer = freezer };
+	enter_groups(&d);
 	int r = oci_bundle_keep(dfd, b);
 	if (r < 0 || oci_state_write(dfd, &d.st) < 0) {
 		error_set(&err, r < 0 ? -r : errno, "cannot write the container's %s", r < 0 ? OCI_KEPT_CONFIG : "state.json");

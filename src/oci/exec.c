@@ -269,7 +269,8 @@ int oci_exec(const struct oci_create *c, const char *process)
 		close(ready[0]);
 		if (c->detach)
 			setsid();
-		oci_apply_limits(&b);  /* the process's rlimits, inherited by it */
+		oci_apply_rlimits(&b);  /* the process's rlimits and score, inherited by it */
+		oci_apply_oom(&b, 0);
 		keeper(&s, job, st.freezer, b.terminal ? c->console_socket : NULL, ready[1]);
 	}
 	closep(&ready[1]);

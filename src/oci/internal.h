@@ -52,6 +52,7 @@ struct oci_state {
 	unsigned long long start_time; /* its start in clock ticks after boot (/proc/PID/stat) */
 	pid_t init_pid;       /* the cell's init (its first child is the job) */
 	char *freezer;        /* v1: the cell's freezer group (cgroup/freezer.h), or NULL */
+	bool cgroup;          /* the supervisor is in the container's groups (cgroup_enter_self) */
 	json_t *annotations;
 	char *status;         /* what the supervisor last wrote: created, running, stopped */
 };
@@ -144,10 +145,11 @@ int oci_console_connect(const char *path, struct error *err);
 int oci_console_send(int sock, int master, struct error *err);
 /* Write pid to --pid-file path (atomically); 0, or OCI_FAIL after one line. */
 int oci_write_pid_file(const char *path, pid_t pid);
-/* process.rlimits and oomScoreAdj of b on this process (inherited by what it starts): they
- * take away, never give (a hard limit above the caller's, a score below its own, are kept at
- * the caller's, with a warning in --log). */
-void oci_apply_limits(const struct oci_bundle *b);
+/* process.rlimits of b on this process (inherited by what it starts), and its oomScoreAdj on
+ * pid (0: this process): they take away, never give (a hard limit above the caller's, a score
+ * below this process's, are kept at the caller's, with a warning in --log). */
+void oci_apply_rlimits(const struct oci_bundle *b);
+void oci_apply_oom(const struct oci_bundle *b, pid_t pid);
 /* exec (exec.c): a new process in the running container c->id. */
 int oci_exec(const struct oci_create *c, const char *process);
 

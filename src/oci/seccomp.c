@@ -19,7 +19,9 @@ int oci_seccomp(json_t *sc, struct policy_opts *p, struct error *err)
 	return seccomp_json_bpf(sc, "linux.seccomp", &p->extra_bpf, &p->extra_len, err);
 }
 
-/* The capabilities of warren's root set that the bundle's bounding or effective set lacks. */
+/* The capabilities of warren's root set that the bundle's bounding or effective set lacks. A
+ * set left out of the object is empty, as runc reads it: containerd's CRI writes a container
+ * that dropped ALL as "capabilities": {} (its empty lists are omitted). */
 int oci_caps(json_t *caps, struct policy_opts *p, struct error *err)
 {
 	if (!json_is_object(caps))
@@ -28,8 +30,8 @@ int oci_caps(json_t *caps, struct policy_opts *p, struct error *err)
 	const char *sets[] = { "bounding", "effective" };
 	for (size_t s = 0; s < 2; s++) {
 		json_t *arr = json_object_get(caps, sets[s]), *c;
-		if (!json_is_array(arr))
-			continue;
+		if (arr && !json_is_array(arr) && !json_is_null(arr))
+			return error_set(err, 0, "process.capabilities.%s: not a list of capability names", sets[s]);
 		uint64_t m = 0;
 		size_t i;
 		json_array_foreach(arr, i, c) {

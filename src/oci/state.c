@@ -119,6 +119,7 @@ int oci_state_read(int dfd, struct oci_state *st, struct error *err)
 	st->start_time = (unsigned long long)json_integer_value(json_object_get(j, "start_time"));
 	st->init_pid = (pid_t)json_integer_value(json_object_get(j, "init_pid"));
 	st->freezer = jstr(j, "freezer");
+	st->cgroup = json_is_true(json_object_get(j, "cgroup"));
 	st->annotations = json_incref(json_object_get(j, "annotations"));
 	json_decref(j);
 	return 0;
@@ -126,10 +127,10 @@ int oci_state_read(int dfd, struct oci_state *st, struct error *err)
 
 int oci_state_write(int dfd, const struct oci_state *st)
 {
-	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s?, s:O}", "id", st->id, "bundle", st->bundle,
-			      "run", st->run_id, "warren_state", st->statedir, "created", st->created, "status",
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s?, s:b, s:O}", "id", st->id, "bundle",
+			      st->bundle, "run", st->run_id, "warren_state", st->statedir, "created", st->created, "status",
 			      st->status, "pid", (json_int_t)st->pid, "start_time", (json_int_t)st->start_time,
-			      "init_pid", (json_int_t)st->init_pid, "freezer", st->freezer,
+			      "init_pid", (json_int_t)st->init_pid, "freezer", st->freezer, "cgroup", st->cgroup,
 			      "annotations", st->annotations ? st->annotations : json_object());
 	if (!j)
 		return -EINVAL;

@@ -6,12 +6,14 @@
 # its limits are set there, the record keeps its figures, and the group (with the parents the
 # run made) is gone after while the parents it found stay; '..', a relative path, the root,
 # warren's own groups and an existing group refused with one line; `warren oci update` raising a
-# live container's memory limit and `warren oci ps` listing its own processes; an exec whose
-# caller gives up on it (kill -9 of its pid) takes its whole process tree (issue 36, item 6). As
-# root (a rootless caller's cgroupsPath is refused: no delegation on this host).
+# live container's memory limit and `warren oci ps` listing its own processes; the supervisor,
+# the pid the caller knows, in the container's groups and the shim's metrics the container's
+# (issue 36, item 3); an exec whose caller gives up on it (kill -9 of its pid) takes its whole
+# process tree (issue 36, item 6). As root (a rootless caller's cgroupsPath is refused: no
+# delegation on this host).
 . "$(dirname "$0")/../lib.sh"
 
-plan 51
+plan 58
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -63,6 +65,13 @@ line_like "$cg" "^[0-9]+:memory:$P/c1\$" "... its process is in $P/c1 in the mem
 line_like "$cg" "^[0-9]+:pids:$P/c1\$" "... and in the pids hierarchy"
 is "$(cat "$(cgdir memory)$P/c1/memory.limit_in_bytes" 2>/dev/null)" 268435456 "... its memory limit is set in that group"
 is "$(cat "$(cgdir pids)$P/c1/pids.max" 2>/dev/null)" 64 "... and its process limit"
+# the pid its caller knows (the supervisor) is in the container's groups as runc's container
+# process is: containerd's shim takes its stats and OOM events from that pid's /proc/PID/cgroup;
+# not in the freezer (pause freezes the cell alone)
+scg=$(cat "/proc/$sup/cgroup" 2>/dev/null)
+n=0; for c in memory pids cpuacct cpu; do grep -Eq "^[0-9]+:([a-z_]+,)*$c(,[a-z_]+)*:$P/c1\$" <<<"$scg" && n=$((n + 1)); done
+is "$n:$(grep -c ":freezer:$P/c1\$" <<<"$scg")" "4:0" "... the supervisor (the pid its caller knows) is in $P/c1 in the memory, pids, cpuacct and cpu hierarchies, not the freezer's" ||
+	diag "$scg"
 # ---- oci ps: the container's own processes
 bounded "$RUNC" --root "$ROOT" ps --format json c-cgfs
 "$PY" -c 'import json,sys; p=json.loads(sys.argv[1]); sys.exit(not (int(sys.argv[2]) in p and int(sys.argv[3]) not in p and len(p) <= 3))' "$OUT" "$pid" "$sup" 2>/dev/null
@@ -93,6 +102,54 @@ ok $? "... and the parent it found (made before) stays"
 rmdir "$(cgdir memory)/warren-t$$" 2>/dev/null
 [ -z "$(find /sys/fs/cgroup -maxdepth 2 -name "warren-t$$" 2>/dev/null)" ]
 ok $? "... nothing of $P is left in any hierarchy"
+
+# ---- v2: the run's group is the supervisor's too, and pause freezes that group: the supervisor
+# steps out while the cell is frozen (else it froze with it and resume never came). On a hybrid
+# host, the unified hierarchy (no controllers) bound at /sys/fs/cgroup in a mount namespace of
+# the test's own, where warren sees a v2 host.
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] || [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+	G=/warren-v2t$$/c1
+	bundle "$T/b-v2" '["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i >/tmp/n; sleep 0.02; done"]' "c['linux']['cgroupsPath'] = '$G'"
+	"$PY" -c 'import json,sys; json.dump({"args": ["cat", "/tmp/n"], "cwd": "/", "user": {"uid": 0, "gid": 0}}, open(sys.argv[1], "w"))' "$T/v2n.json"
+	cat >"$T/v2.sh" <<'V2'
+set -u
+RUNC=$1 ROOT=$2 B=$3 G=$4 N=$5
+mount --make-rprivate /
+[ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] || mount --bind /sys/fs/cgroup/unified /sys/fs/cgroup || exit 1
+R=("$RUNC" --root "$ROOT")
+n() { timeout 10 "${R[@]}" exec --process "$N" c-v2; }
+timeout 20 "${R[@]}" create --bundle "$B" c-v2 && timeout 10 "${R[@]}" start c-v2 || exit 1
+sup=$(timeout 10 "${R[@]}" state c-v2 | sed -n 's/^ *"pid": \([0-9]*\).*/\1/p')
+echo "in=$(grep '^0::' "/proc/$sup/cgroup")"
+sleep 0.3
+timeout 10 "${R[@]}" pause c-v2
+echo "pause=$?:$(cat "/sys/fs/cgroup$G/cgroup.freeze"):$(grep -c "^0::$G\$" "/proc/$sup/cgroup")"
+a=$(cat "/proc/$(pgrep -P "$(pgrep -P "$sup" | head -1)" | head -1)/root/tmp/n"); sleep 0.3
+b=$(cat "/proc/$(pgrep -P "$(pgrep -P "$sup" | head -1)" | head -1)/root/tmp/n")
+timeout 10 "${R[@]}" resume c-v2
+echo "resume=$?:$(cat "/sys/fs/cgroup$G/cgroup.freeze"):$(grep '^0::' "/proc/$sup/cgroup")"
+sleep 0.3
+c=$(n)
+echo "counter=$([ "$a" = "$b" ] && echo frozen):$([ "$c" -gt "$b" ] 2>/dev/null && echo runs)"
+timeout 10 "${R[@]}" kill c-v2 KILL
+for _ in $(seq 100); do kill -0 "$sup" 2>/dev/null || break; sleep 0.1; done
+timeout 20 "${R[@]}" delete c-v2
+echo "gone=$?:$(ls -d "/sys/fs/cgroup$G" "/sys/fs/cgroup${G%/*}" 2>/dev/null)"
+V2
+	bounded unshare -m bash "$T/v2.sh" "$RUNC" "$ROOT" "$T/b-v2" "$G" "$T/v2n.json"
+	is "$(sed -n 's/^in=//p' <<<"$OUT")" "0::$G" "v2: the supervisor is in the container's group $G (/proc/PID/cgroup)" || diag "$OUT$ERR"
+	is "$(sed -n 's/^pause=//p' <<<"$OUT")" "0:1:0" "v2 pause: the group's cgroup.freeze is 1, the supervisor out of it"
+	is "$(sed -n 's/^resume=//p' <<<"$OUT")" "0:0:0::$G" "v2 resume: answered by the supervisor (not frozen), the group thawed, the supervisor back in it"
+	is "$(sed -n 's/^counter=//p' <<<"$OUT")" "frozen:runs" "v2: the job stood still while paused and runs again after resume"
+	is "$(sed -n 's/^gone=//p' <<<"$OUT")" "0:" "v2: after delete the group and the parent the run made are gone"
+	# (what a failure above left: thawed, killed, removed)
+	V2=/sys/fs/cgroup; [ -d /sys/fs/cgroup/unified ] && V2=/sys/fs/cgroup/unified
+	for d in "$V2$G" "$V2${G%/*}"; do
+		[ -d "$d" ] && { echo 0 >"$d/cgroup.freeze"; echo 1 >"$d/cgroup.kill"; sleep 0.2; rmdir "$d"; } 2>/dev/null
+	done
+else
+	skip 5 "no cgroup v2 hierarchy on this host (neither /sys/fs/cgroup nor /sys/fs/cgroup/unified)"
+fi
 
 # ---- a supervisor killed -9: delete (warren gc of the run) removes the group it left
 bundle "$T/b-k9" '["sleep", "60"]' "c['linux']['cgroupsPath'] = '/warren-k9t$$/c1'"
@@ -190,7 +247,7 @@ nothing_left "$(last_run)" "nothing of the container and its execs is left (thei
 
 # ---- containerd's runc shim: ctr run --cpus, --cgroup
 if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
-	skip 7 "containerd or ctr is not installed"
+	skip 8 "containerd or ctr is not installed"
 else
 	CD=$T/ctd
 	mkdir -p "$CD"
@@ -224,7 +281,15 @@ TOML
 	sleep 0.5
 	line_like "$(cat /sys/fs/cgroup/cpu/warren-ctr$$/c1/cgroup.procs 2>/dev/null | head -1 | xargs -I{} cat /proc/{}/cgroup)" \
 		"^[0-9]+:cpu:/warren-ctr$$/c1\$" "... the container is in /warren-ctr$$/c1 (cpu hierarchy)"
-	sleep 2
+	# the shim's metrics (what the CRI's ContainerStats reads): the container's own group's,
+	# its CPU time between what the group had just before and just after
+	u0=$(cat /sys/fs/cgroup/cpuacct/warren-ctr$$/c1/cpuacct.usage 2>/dev/null)
+	bounded "${X[@]}" task metrics t-cpu
+	u1=$(cat /sys/fs/cgroup/cpuacct/warren-ctr$$/c1/cpuacct.usage 2>/dev/null)
+	m=$(awk '$1 == "cpuacct.usage" { print $2 }' <<<"$OUT")
+	[ -n "$m" ] && [ -n "$u0" ] && [ "$u0" -gt 0 ] && [ "$u0" -le "$m" ] && [ "$m" -le "$u1" ]
+	ok $? "ctr task metrics: the container's CPU time, its own group's ($u0 <= $m <= $u1)" || diag "$OUT"
+	sleep 1.5
 	bounded "${X[@]}" task kill -s SIGKILL t-cpu
 	for _ in $(seq 100); do "${X[@]}" task ls 2>/dev/null | grep -q 't-cpu.*STOPPED' && break; sleep 0.1; done
 	bounded "${X[@]}" task delete t-cpu

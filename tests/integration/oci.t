@@ -10,7 +10,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 215
+plan 225
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -174,6 +174,35 @@ c["process"]["capabilities"] = {"bounding": ["CAP_KILL", "CAP_SETUID"], "effecti
 	line_like "$OUT" "can't create directory '/tmp/y': Operation not permitted" "$M linux.seccomp: the call the bundle denies fails with its errno"
 	no_line_like "$OUT" '^mkdir-ok$' "$M linux.seccomp: mkdir never succeeded"
 	line_like "$OUT" '^CapEff:[[:space:]]+00000000000000a0$' "$M process.capabilities: root keeps only what bounding and effective both name (KILL, SETUID)"
+	# a container that dropped ALL capabilities, as containerd's CRI writes it (its empty lists
+	# left out: "capabilities": {}): it and an exec in it hold none, not even in their bounding sets
+	bundle "$D/b-nocap" '["grep", "-E", "^Cap(Eff|Bnd)", "/proc/self/status"]' 'c["process"]["capabilities"] = {}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-nocap" c-nocap
+	is "$RC:$(grep -c ':[[:space:]]*0000000000000000$' <<<"$OUT")" "0:2" "$M process.capabilities {} (every set left out: empty, as runc reads it): the job holds none ($(echo $OUT))"
+	bundle "$D/b-nocap2" '["sleep", "1000"]' 'c["process"]["capabilities"] = {}'
+	"$PY" -c 'import json,sys; json.dump({"args": ["grep", "-E", "^Cap(Eff|Bnd)", "/proc/self/status"], "cwd": "/", "user": {"uid": 0, "gid": 0}, "capabilities": {}}, open(sys.argv[1], "w"))' "$D/pnc.json"
+	[ "$mode" = user ] && chown "$TEST_USER_UID" "$D/pnc.json"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" create --bundle "$D/b-nocap2" c-nocap2
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" start c-nocap2
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" exec --process "$D/pnc.json" c-nocap2
+	is "$RC:$(grep -c ':[[:space:]]*0000000000000000$' <<<"$OUT")" "0:2" "$M ... and an exec in it holds none either ($(echo $OUT))"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-nocap2
+	# the user as the image names its uid (uid 65534: the busybox image's nobody, group nogroup),
+	# in the container and in an exec, not warren's run user's name
+	if [ "$mode" = root ]; then
+		bundle "$D/b-nobody" '["sh", "-c", "echo $(id -nu) $(id -ng); exec sleep 1000"]' 'c["process"]["user"] = {"uid": 65534, "gid": 65534}'
+		"$PY" -c 'import json,sys; json.dump({"args": ["sh", "-c", "echo $(id -nu) $(id -ng)"], "cwd": "/", "user": {"uid": 65534, "gid": 65534}}, open(sys.argv[1], "w"))' "$D/pnb.json"
+		bounded "$RUNC" --root "$ROOT" create --bundle "$D/b-nobody" c-nobody
+		bounded "$RUNC" --root "$ROOT" start c-nobody
+		bounded "$RUNC" --root "$ROOT" exec --process "$D/pnb.json" c-nobody
+		is "$RC:$OUT" "0:nobody nogroup" "$M process.user uid 65534: an exec's user and group are the image's names for the ids (nobody, nogroup)"
+		bounded "$RUNC" --root "$ROOT" delete --force c-nobody
+		bundle "$D/b-nobody2" '["sh", "-c", "echo $(id -nu) $(id -ng) $(grep -c . /etc/passwd)"]' 'c["process"]["user"] = {"uid": 65534, "gid": 65534}'
+		bounded "$RUNC" --root "$ROOT" run --bundle "$D/b-nobody2" c-nobody2
+		is "$RC:$OUT" "0:nobody nogroup $(grep -c . "$BB/etc/passwd")" "$M ... and the container's own process's; its /etc/passwd is the image's"
+	else
+		skip 2 "rootless: a cell has only its caller's uid (or 0)"
+	fi
 	# exec after the bundle's owner removed the profile from its config.json: the profile create
 	# read still holds (runc keeps its config in its state directory; warren keeps a copy, 0600)
 	bundle "$D/b-secx" '["sleep", "1000"]' \
@@ -227,6 +256,22 @@ c["process"]["oomScoreAdj"] = -1000'
 		skip 5 "the caller's RLIMIT_RTPRIO ($hr) or oom_score_adj ($oom) leaves nothing to raise"
 	fi
 	rm -f "$D/rl.log"
+	# a score above the caller's is the cell's; its supervisor keeps the caller's, lower: in the
+	# container's memory group (the pid its caller knows is there) the OOM killer is to pick
+	# the job, not the supervisor
+	if [ "$oom" -lt 1000 ] 2>/dev/null; then
+		up=$((oom + 100 > 1000 ? 1000 : oom + 100))
+		bundle "$D/b-oom" '["sh", "-c", "exec sleep 1000"]' "c['process']['oomScoreAdj'] = $up"
+		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run -d --bundle "$D/b-oom" c-oom
+		sup=$(jget "$ROOT/c-oom/state.json" 'd["pid"]')
+		job=
+		for _ in $(seq 50); do job=$(pgrep -P "$(pgrep -P "$sup" | head -1)" | head -1); [ -n "$job" ] && break; sleep 0.1; done
+		is "$(cat "/proc/$job/oom_score_adj" 2>&1):$(cat "/proc/$sup/oom_score_adj" 2>&1)" "$up:$oom" \
+			"$M process.oomScoreAdj $up (above the caller's $oom): the job's; the supervisor keeps the caller's"
+		bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" delete --force c-oom
+	else
+		skip 1 "the caller's oom_score_adj ($oom) leaves nothing to raise"
+	fi
 
 	# a bundle's profile that allows everything gives back nothing warren's denies (stricter wins):
 	# a user namespace (warren's filter refuses it without --allow-nested) stays refused

@@ -117,6 +117,24 @@ static void test_caps(void **state)
 	struct policy_opts q = { 0 };
 	assert_int_equal(oci_caps(NULL, &q, &err), 0);
 	assert_int_equal(q.caps_drop, 0);
+	/* a set left out is empty, as runc reads it: {} (containerd's CRI for drop ALL, its empty
+	 * lists omitted) and a bounding set alone keep nothing */
+	const char *none[] = { "{}", "{\"bounding\": [\"CAP_KILL\"]}", "{\"effective\": [\"CAP_KILL\"], \"bounding\": null}" };
+	for (size_t k = 0; k < sizeof none / sizeof none[0]; k++) {
+		struct policy_opts r = { 0 };
+		json_t *j = json_loads(none[k], 0, NULL);
+		assert_int_equal(oci_caps(j, &r, &err), 0);
+		json_decref(j);
+		for (size_t i = 0; i < policy_root_caps_n; i++)
+			assert_true(r.caps_drop & (1ULL << policy_root_caps[i]));
+	}
+	/* a set that is not a list: one line naming it */
+	json_t *bad = json_loads("{\"bounding\": \"CAP_KILL\"}", 0, NULL);
+	struct policy_opts b = { 0 };
+	assert_int_equal(oci_caps(bad, &b, &err) < 0, 1);
+	assert_non_null(strstr(err.msg, "process.capabilities.bounding"));
+	error_clear(&err);
+	json_decref(bad);
 }
 
 int main(void)
