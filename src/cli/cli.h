@@ -34,6 +34,9 @@ int cmd_logs_via(int argc, char **argv, const char *help);
 int cmd_run_via(int argc, char **argv);
 int cmd_kill_via(int argc, char **argv, const char *help);
 bool cli_has_via(int argc, char **argv);
+/* One line of a session socket's answer from fd (heap, without its \n; NULL at the end), read
+ * byte by byte: what follows it (a file's bytes, an exec's stream) stays unread (cli/exec.c). */
+char *cli_line_from(int fd);
 /* One request to the warren serve of via (NULL: the default socket of state), with body (NULL:
  * none): the connection after the answer's head, its status in *status and what came after
  * the head in *rest (heap, *rlen bytes); -1 after err. */

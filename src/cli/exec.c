@@ -137,6 +137,12 @@ static char *read_line(struct rd *rd)
 	return b;
 }
 
+char *cli_line_from(int fd)
+{
+	struct rd rd = { .fd = fd };
+	return read_line(&rd);
+}
+
 /* Copy len bytes to out. */
 static int copy_n(struct rd *rd, int out, size_t len)
 {

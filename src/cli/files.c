@@ -74,31 +74,6 @@ static int send_all(int fd, const void *b, size_t len)
 	return 0;
 }
 
-/* One line from fd (heap, without its \n); NULL at the end. Byte by byte: what follows it is
- * a file's. */
-static char *line_in(int fd)
-{
-	size_t n = 0, cap = 256;
-	char *b = xmalloc(cap);
-	for (;;) {
-		char c;
-		ssize_t r = read(fd, &c, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(b);
-			return NULL;
-		}
-		if (c == '\n')
-			break;
-		if (n + 1 >= cap)
-			b = xrealloc(b, cap *= 2);
-		b[n++] = c;
-	}
-	b[n] = '\0';
-	return b;
-}
-
 /* The refusal j ({"error"}) of run id as err's line. */
 static int refusal(json_t *j, const char *id, struct error *err)
 {
@@ -159,7 +134,7 @@ static json_t *ask(int fd, const char *id, json_t *req, const void *body, size_t
 		error_set(err, -r, "run %s: cannot send the request to its session", id);
 		return NULL;
 	}
-	_cleanup_free_ char *ans = line_in(fd);
+	_cleanup_free_ char *ans = cli_line_from(fd);
 	json_t *j = ans ? json_loads(ans, 0, NULL) : NULL;
 	if (!j)
 		error_set(err, 0, "run %s: its session ended before it answered (see 'warren show %s')", id, id);
