@@ -8,7 +8,7 @@
 #                   for 5 s (fuzz-smoke), unit and integration tests against the build; ends
 #                   with "N passed, N failed"
 #   make demo       deps, build, run the demo job
-#   make bench      deps, build, warren beside bubblewrap and runc
+#   make bench      deps, build, warren beside bubblewrap and runc: start-up, then real work
 #   make soak       deps, build, 10 000 runs then 1 000 kill -9's of warren: nothing left (bench/soak)
 #   make fuzz       deps, the libFuzzer targets of tests/fuzz/ in build/fuzz/ (clang, ASan +
 #                   UBSan), each run FUZZ_SECONDS (60) over its corpus; make fuzz-smoke: 5 s each
@@ -158,6 +158,7 @@ demo: deps all
 bench: deps all
 	@bench/run
 	@bench/refused-writes
+	@bench/work
 
 # The vm driver: boot-to-exit beside bare qemu, qemu's memory (bench/vm).
 bench-vm: deps all

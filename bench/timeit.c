@@ -43,9 +43,11 @@
  * run (on this VM plain fork() costs ~0.7 ms more). -F uses fork() for comparison.
  *
  * Output: one line per command on stdout, key=value:
- *   cmd=0 n=200 j=1 fail=0 median_ms=.. p90_ms=.. p99_ms=.. mean_ms=.. min_ms=.. max_ms=.. wall_s=.. runs_per_s=..
+ *   cmd=0 n=200 j=1 fail=0 median_ms=.. p90_ms=.. p99_ms=.. mean_ms=.. min_ms=.. max_ms=.. wall_s=.. runs_per_s=.. maxrss_kb=..
  * and with -g (and -j 1) after them: gone_median_ms=.. gone_p90_ms=.. gone_p99_ms=..
  *   left_after_ms=..  (the median of the time from the command's exit to its last process gone)
+ * maxrss_kb is the median over the runs of each run's peak RSS: the largest one process of
+ * the run's tree (wait4's ru_maxrss: a process's own and its reaped descendants').
  * p90 and p99 are nearest-rank percentiles; wall_s is the time the measured runs took (with
  * interleaving, the sum of this command's runs). Exit status 0 when every run exited 0,
  * 1 when some run failed (counted in fail=), 2 on a usage or system error.
@@ -58,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,6 +69,7 @@ struct cmd {
 	char **argv;  /* NULL-terminated, points into main's argv */
 	double *ms;   /* measured wall times */
 	double *gone; /* -g: until the last process of the run was gone */
+	double *rss;  /* each measured run's peak RSS (KiB): its largest process, from wait4 */
 	long done;    /* measured runs so far */
 	long fail;
 	double wall;  /* seconds the measured runs took */
@@ -236,7 +240,8 @@ static double run_batch(struct cmd *c, long first, long total, int j, int record
 			live++;
 		}
 		int status;
-		pid_t pid = waitpid(-1, &status, 0);
+		struct rusage ru;
+		pid_t pid = wait4(-1, &status, 0, &ru);
 		double t = now_s();
 		if (pid < 0) {
 			if (errno != EINTR)
@@ -260,6 +265,7 @@ static double run_batch(struct cmd *c, long first, long total, int j, int record
 				c->gone[c->done] = (now_s() - slots[k].start) * 1e3;
 		}
 		if (record) {
+			c->rss[c->done] = (double)ru.ru_maxrss;
 			c->ms[c->done++] = (t - slots[k].start) * 1e3;
 			if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 				c->fail++;
@@ -303,11 +309,12 @@ static void report(int i, struct cmd *c, int j, const char *prefix)
 		qsort(c->gone, (size_t)m, sizeof *c->gone, cmp_double);
 	}
 	qsort(c->ms, (size_t)m, sizeof *c->ms, cmp_double);
+	qsort(c->rss, (size_t)m, sizeof *c->rss, cmp_double);
 	long r90 = (90 * m + 99) / 100 - 1, r99 = (99 * m + 99) / 100 - 1; /* nearest rank: ceil(p m) - 1 */
 	printf("cmd=%d n=%ld j=%d fail=%ld median_ms=%.3f p90_ms=%.3f p99_ms=%.3f mean_ms=%.3f "
-	       "min_ms=%.3f max_ms=%.3f wall_s=%.3f runs_per_s=%.1f",
+	       "min_ms=%.3f max_ms=%.3f wall_s=%.3f runs_per_s=%.1f maxrss_kb=%.0f",
 	       i, m, j, c->fail, median_of(c->ms, m), c->ms[r90], c->ms[r99], sum / (double)m, c->ms[0],
-	       c->ms[m - 1], c->wall, (double)m / c->wall);
+	       c->ms[m - 1], c->wall, (double)m / c->wall, median_of(c->rss, m));
 	if (after)
 		printf(" gone_median_ms=%.3f gone_p90_ms=%.3f gone_p99_ms=%.3f left_after_ms=%.3f", median_of(c->gone, m),
 		       c->gone[r90], c->gone[r99], median_of(after, m));
@@ -363,6 +370,7 @@ int main(int argc, char **argv)
 			cmds[ncmd].argv = &argv[i];
 			cmds[ncmd].ms = xcalloc((size_t)n, sizeof(double));
 			cmds[ncmd].gone = xcalloc((size_t)n, sizeof(double));
+			cmds[ncmd].rss = xcalloc((size_t)n, sizeof(double));
 			ncmd++;
 		}
 	}
@@ -419,6 +427,7 @@ int main(int argc, char **argv)
 		failed |= cmds[i].fail > 0;
 		free(cmds[i].ms);
 		free(cmds[i].gone);
+		free(cmds[i].rss);
 	}
 	free(cmds);
 	return failed ? 1 : 0;

@@ -8,6 +8,8 @@
  * pathname one is 3 to 110 bytes long, and the lengths of AF_INET (16) and AF_INET6 (28)
  * stay in the kernel, so TCP and UDP connects are never handed over (a unix address padded
  * to 16 or 28 bytes is not recorded, and is refused all the same).
+ * utimensat with no path (futimens) changes an open file, as fchmod, fchown and ftruncate
+ * do: like them it is not handed over (tar calls it once per file it extracts).
  * The filter decides nothing: the supervisor always answers "continue" and the kernel then
  * decides as it would without it. A call the profile's filter refuses fails with the profile's
  * errno (ERRNO outranks USER_NOTIF whatever the order of the filters) and is never seen.
@@ -15,7 +17,7 @@
  *
  * Written as classic BPF by hand rather than with libseccomp: the listener must be created
  * with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, which libseccomp exposes only from 2.6
- * (Debian 12 has 2.5.4), and the program is 51 instructions on x86-64. */
+ * (Debian 12 has 2.5.4), and the program is 56 instructions on x86-64. */
 #include "policy/policy.h"
 
 #include <fcntl.h>
@@ -56,12 +58,13 @@ static const int watch_always[] = {
 #endif
 	__NR_openat2, __NR_mkdirat, __NR_mknodat, __NR_unlinkat, __NR_renameat, __NR_renameat2,
 	__NR_linkat, __NR_symlinkat, __NR_truncate, __NR_fchmodat, __NR_fchmodat2, __NR_fchownat,
-	__NR_utimensat, __NR_setxattr, __NR_lsetxattr, __NR_removexattr, __NR_lremovexattr,
+	__NR_setxattr, __NR_lsetxattr, __NR_removexattr, __NR_lremovexattr,
 	__NR_setxattrat, __NR_removexattrat,
 };
 
 #define NALWAYS (sizeof watch_always / sizeof watch_always[0])
 #define ARG_LO(n) (offsetof(struct seccomp_data, args) + (n) * sizeof(__u64))
+#define ARG_HI(n) (ARG_LO(n) + sizeof(__u32))   /* both arches above are little-endian */
 
 int policy_watch_filter(struct sock_filter *f, size_t cap)
 {
@@ -70,17 +73,17 @@ int policy_watch_filter(struct sock_filter *f, size_t cap)
 	(void)cap;
 	return -ENOTSUP;
 #else
-	/* layout (classic BPF jumps only forward): arch check, nr load, open/openat/connect
-	 * tests, NALWAYS tests, allow, open: flags test, openat: flags test, connect: length
-	 * tests, notify, allow */
+	/* layout (classic BPF jumps only forward): arch check, nr load, open/openat/connect/
+	 * utimensat tests, NALWAYS tests, allow, open: flags test, openat: flags test, connect:
+	 * length tests, utimensat: path tests, notify, allow */
 	size_t n = 0;
-	const size_t n_total = 2 + 1 + 3 + NALWAYS + 1 + 4 + 5 + 2;
+	const size_t n_total = 2 + 1 + 4 + NALWAYS + 1 + 4 + 5 + 4 + 2;
 	if (cap < n_total)
 		return -ENOSPC;
-	const size_t allow = 6 + NALWAYS, l_open = allow + 1, l_openat = l_open + 2, l_connect = l_openat + 2,
-		     notify = l_connect + 5, allow2 = notify + 1;
+	const size_t allow = 7 + NALWAYS, l_open = allow + 1, l_openat = l_open + 2, l_connect = l_openat + 2,
+		     l_utimens = l_connect + 5, notify = l_utimens + 4, allow2 = notify + 1;
 	/* classic BPF jumps are 8 bits: the whole program must stay within reach */
-	_Static_assert(2 + 1 + 3 + NALWAYS + 1 + 4 + 5 + 2 < 256, "the write watch's filter is too long for its jumps");
+	_Static_assert(2 + 1 + 4 + NALWAYS + 1 + 4 + 5 + 4 + 2 < 256, "the write watch's filter is too long for its jumps");
 #define EMIT(code, jt, jf, k) (f[n] = (struct sock_filter){ (code), (jt), (jf), (k) }, n++)
 #define TO(label) ((uint8_t)((label) - n - 1))
 	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch));
@@ -93,6 +96,7 @@ int policy_watch_filter(struct sock_filter *f, size_t cap)
 #endif
 	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_openat), 0, __NR_openat);
 	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_connect), 0, __NR_connect);
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(l_utimens), 0, __NR_utimensat);
 	for (size_t i = 0; i < NALWAYS; i++)
 		EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(notify), 0, (uint32_t)watch_always[i]);
 	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW);                 /* allow */
@@ -105,6 +109,10 @@ int policy_watch_filter(struct sock_filter *f, size_t cap)
 	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(allow2), 0, WATCH_INET6_LEN);
 	EMIT(BPF_JMP | BPF_JGT | BPF_K, TO(allow2), 0, WATCH_UNIX_MAX);
 	EMIT(BPF_JMP | BPF_JGE | BPF_K, TO(notify), TO(allow2), WATCH_UNIX_MIN);
+	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LO(1));               /* utimensat: path */
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, 0, TO(notify), 0);
+	EMIT(BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_HI(1));
+	EMIT(BPF_JMP | BPF_JEQ | BPF_K, TO(allow2), TO(notify), 0);
 	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_USER_NOTIF);            /* notify */
 	EMIT(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW);                 /* allow2 */
 #undef TO

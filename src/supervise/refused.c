@@ -122,7 +122,10 @@ static char *read_string(pid_t pid, uint64_t addr)
 	char *buf = xmalloc(PATH_MAX + 1);
 	size_t got = 0;
 	while (got < PATH_MAX) {
+		/* most paths are short: the first read is of 256 bytes at most, not the page's rest */
 		size_t want = page - ((addr + got) & (page - 1));
+		if (!got && want > 256)
+			want = 256;
 		if (want > PATH_MAX - got)
 			want = PATH_MAX - got;
 		struct iovec l = { buf + got, want }, rm = { (void *)(uintptr_t)(addr + got), want };
@@ -621,12 +624,39 @@ static bool is_free_mount(const struct refused *r, uint64_t mnt)
 	return false;
 }
 
+/* The directory the caller's path p names its last name in (p: relative to the directory
+ * link, or absolute in the caller's root), opened O_PATH the way the kernel finds it when no
+ * symlink is on the way and no ".." leaves where it starts; -1 otherwise, or when p ends in
+ * '/'. *last: p's last name. */
+static int open_parent(pid_t pid, const char *link, char *p, const char **last)
+{
+	char *slash = strrchr(p, '/');
+	if (!slash) {
+		*last = p;
+		return open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (!slash[1])
+		return -1;
+	*last = slash + 1;
+	char root[64];
+	snprintf(root, sizeof root, "/proc/%d/root", (int)pid);
+	_cleanup_close_ int base = open(p[0] == '/' ? root : link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (base < 0)
+		return -1;
+	*slash = '\0';
+	const char *dir = p[0] == '/' ? (p[1] ? p + 1 : ".") : p;
+	uint64_t resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (p[0] == '/' ? RESOLVE_IN_ROOT : RESOLVE_BENEATH);
+	int fd = sys_openat2(base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, resolve);
+	*slash = '/';
+	return fd;
+}
+
 /* True when the call d cannot be refused, so that it needs no judgement: one name made or
- * removed (mkdir, mknod, symlink, unlink, rmdir) or opened, right in the caller's working
- * directory or dirfd, when that is on a free mount still writable (a removal or an open only
- * when the name is not a mount point, an open only when it is not a symlink to follow). Read
- * before the call goes on; its cost does not grow with the directory's depth (no path is made
- * or resolved from the root). */
+ * removed (mkdir, mknod, symlink, unlink, rmdir) or opened, in a directory on a free mount
+ * still writable (a removal or an open only when the name is not a mount point, an open only
+ * when it is not a symlink to follow), the directory found from the caller's working
+ * directory, its dirfd or its root with no symlink on the way. Read before the call goes on;
+ * its cost grows with the path's depth only in the kernel's one lookup of it. */
 static bool cannot_be_refused(struct refused *r, pid_t pid, const struct seccomp_data *d)
 {
 	const __u64 *a = d->args;
@@ -651,18 +681,20 @@ static bool cannot_be_refused(struct refused *r, pid_t pid, const struct seccomp
 		find_free_mounts(r, pid);
 	if (!r->n_free)
 		return false;
-	_cleanup_free_ char *name = read_string(pid, addr);
-	if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+	_cleanup_free_ char *path = read_string(pid, addr);
+	if (!path || !*path)
 		return false;
 	char link[64];
 	if (dirfd == AT_FDCWD)
 		snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
 	else
 		snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)pid, dirfd);
-	_cleanup_close_ int dfd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const char *name;
+	_cleanup_close_ int dfd = open_parent(pid, link, path, &name);
+	if (dfd < 0 || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
 	struct statx dx, nx;
-	if (dfd < 0 || statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &dx) < 0 || !is_free_mount(r, dx.stx_mnt_id) ||
-	    is_ro(dfd))
+	if (statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &dx) < 0 || !is_free_mount(r, dx.stx_mnt_id) || is_ro(dfd))
 		return false;
 	/* a name made anew: EEXIST at worst; an O_EXCL create follows no symlink */
 	if (!is_open && !is_remove)
@@ -1002,6 +1034,8 @@ void refused_record(const struct refused *r, const struct cell_spec *s, json_t *
 		return;
 	}
 	json_object_set_new(*extra, "refused_writes", list_json(&r->writes));
+	/* which way the refusals were seen: this watch, or the VM guest kernel's audit */
+	json_object_set_new(*extra, "refused_writes_method", json_string(r->by_cell ? "audit" : "watch"));
 	json_object_set_new(*extra, "refused_writes_total", json_integer((json_int_t)r->writes.total));
 	json_object_set_new(*extra, "refused_connects", list_json(&r->connects));
 	json_object_set_new(*extra, "refused_connects_total", json_integer((json_int_t)r->connects.total));

@@ -15,8 +15,8 @@
 
 command -v python3 >/dev/null || skip_all "python3 is needed for the probe"
 
-# Tests: 26 per mode, 5 on an image per mode, 4 for a job.
-plan $((2 * 28 + 2 * 5 + 4))
+# Tests: 29 per mode, 5 on an image per mode, 4 for a job.
+plan $((2 * 29 + 2 * 5 + 4))
 
 # probe.py OPS...: each op is one call; prints "PATH ERRNO-NAME" per path it names ("ok"
 # when the call succeeded); a rename prints both of its paths.
@@ -165,18 +165,21 @@ for mode in root user; do
 		create:/usr/new20/                                               # EISDIR
 		cd:/tmp ln:/usr/bin/env,envlnk create:envlnk mkdir:okd3 rmdir:okd3 # a name in the cwd: followed; made and removed
 		cd:/usr mkdir:w21 cd:/tmp                                        # a name in a read-only cwd
+		cd:/ create:usr/w22 create:tmp/ok8 mkdir:tmp/okd4 rmdir:tmp/okd4 # deeper relative paths
+		cd:/tmp ln:/usr,/tmp/usrlnk create:/tmp/usrlnk/w23 create:usrlnk/w23 # a symlink to a read-only dir
+		cd:/tmp create:../usr/w24 create:../tmp/ok9                      # up and down again
 	)
 	wrun --result "$R/$mode.json" -- python3 "$PROBE" "${ops[@]}"
 	is "$RC" 0 "$M the probe ran"
 	kernel=$(refused_set)
 	recorded=$(recorded_set "$R/$mode.json")
 	# the probe names paths as it passed them: relative ones as such
-	want="/dev/w12 /etc/hostname /etc/nothere-w /etc/passwd /etc/w3 /etc/w7 etc-link/w9 /home/w13 /proc/sys/kernel/hostname /run/w14 /sys/kernel/w11 /usr/local/w1 /usr/w2 /usr/w4 /usr/w5 w6 .git/hooks/pre-commit .git/config /tmp/lnk /tmp/dang /etc/bad\\x0aname /etc/bad\\xffname /etc/café /usr /proc/self/root/etc/w18 /proc/self/cwd/w19 envlnk w21"
+	want="/dev/w12 /etc/hostname /etc/nothere-w /etc/passwd /etc/w3 /etc/w7 etc-link/w9 /home/w13 /proc/sys/kernel/hostname /run/w14 /sys/kernel/w11 /usr/local/w1 /usr/w2 /usr/w4 /usr/w5 w6 .git/hooks/pre-commit .git/config /tmp/lnk /tmp/dang /etc/bad\\x0aname /etc/bad\\xffname /etc/café /usr /proc/self/root/etc/w18 /proc/self/cwd/w19 envlnk w21 usr/w22 /tmp/usrlnk/w23 usrlnk/w23 ../usr/w24"
 	is "$(printf '%s\n' "$kernel" | awk '{print $1}' | sort | tr '\n' ' ')" "$(printf '%s\n' $want | sort | tr '\n' ' ')" \
 		"$M the kernel refused exactly the writes outside the run (the probe's view)" || diag "$OUT"
 	# the record resolves them in the cell: the worktree's, the symlink's target, the cwd's
 	# mapped: the worktree's, a symlink's target, the cwd's
-	kernel_abs=$(refused_set "s|^\.git/|$WORK/.git/|;s|^etc-link/|/etc/|;s|^w6\$|/usr/w6|;s|^/tmp/lnk\$|/etc/passwd|;s|^/tmp/dang\$|/usr/local/dangling|;s|^/proc/self/root/etc/w18\$|/etc/w18|;s|^/proc/self/cwd/w19\$|/usr/w19|;s|^envlnk\$|/usr/bin/env|;s|^w21\$|/usr/w21|")
+	kernel_abs=$(refused_set "s|^\.git/|$WORK/.git/|;s|^etc-link/|/etc/|;s|^w6\$|/usr/w6|;s|^/tmp/lnk\$|/etc/passwd|;s|^/tmp/dang\$|/usr/local/dangling|;s|^/proc/self/root/etc/w18\$|/etc/w18|;s|^/proc/self/cwd/w19\$|/usr/w19|;s|^envlnk\$|/usr/bin/env|;s|^w21\$|/usr/w21|;s|^usr/w22\$|/usr/w22|;s|^/tmp/usrlnk/w23\$|/usr/w23|;s|^usrlnk/w23\$|/usr/w23|;s|^\.\./usr/w24\$|/usr/w24|")
 	is "$recorded" "$kernel_abs" "$M result.json's refused_writes: the same paths with the same counts" ||
 		diag "kernel:" "$kernel_abs" "recorded:" "$recorded"
 	line_like "$recorded" '^/usr/local/w1 3$' "$M three refused writes of one path count 3"
@@ -206,8 +209,20 @@ for mode in root user; do
 	# ---- no refusal: no line, an empty list
 	wrun --result "$R/$mode.ok.json" -- sh -c 'echo a > /tmp/a; mkdir -p /usr/lib "$HOME/.cache/x"; echo b > ./sub/b; cat /etc/passwd >/dev/null'
 	is "$RC:$ERR" "0:" "$M a run that writes only where it may: exit 0, nothing on stderr"
-	is "$(jget "$R/$mode.ok.json" '[d["refused_writes"], d["refused_writes_total"], d["watched_write_calls"] > 0]')" \
-		"[[], 0, true]" "$M result.json: refused_writes [] and a total of 0; the watch looked at the writes"
+	is "$(jget "$R/$mode.ok.json" '[d["refused_writes"], d["refused_writes_total"], d["watched_write_calls"] > 0, d.get("refused_writes_method")]')" \
+		"[[], 0, true, \"watch\"]" "$M result.json: refused_writes [] and a total of 0; the watch looked at the writes, and says so"
+
+	# ---- futimens (utimensat on an open file, no path: tar's one per file) is not handed to
+	# the supervisor, as fchmod and fchown are not; a path's utimensat is
+	wrun --result "$R/$mode.fut.json" -- python3 -c '
+import os
+fd = os.open("/tmp/ft", os.O_WRONLY | os.O_CREAT)
+for i in range(300):
+    os.utime(fd)
+os.utime("/tmp/ft")
+print("ok")'
+	is "$RC:$OUT:$(jget "$R/$mode.fut.json" 'd["watched_write_calls"] < 10')" "0:ok:true" \
+		"$M 300 futimens calls: none handed to the watch" || diag "$(jget "$R/$mode.fut.json" 'd["watched_write_calls"]')"
 
 	# ---- thousands of calls: every one counted, none lost, none failed by the watch
 	wrun --result "$R/$mode.many.json" -- sh -c 'i=0; while [ $i -lt 3000 ]; do { true > /etc/same; } 2>/dev/null; true > /tmp/f$((i % 7)); i=$((i + 1)); done; echo done'
