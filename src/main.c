@@ -11,7 +11,7 @@
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/words.h"
-#include "mcp/mcp.h"
+#include "cli/mcp.h"
 #include "oci/oci.h"
 
 static const char USAGE[] =

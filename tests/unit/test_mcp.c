@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/mcp.h"
+#include "cli/mcp.h"
 
 static void versions(void **state)
 {

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* local.c - `warren mcp`'s tools on the caller's own state directory, as `warren run`, `warren
+/* mcp_local.c - `warren mcp`'s tools on the caller's own state directory, as `warren run`, `warren
  * exec` and `warren end` act without a server. A session is started as `warren run --session`
  * in a process of its own (its own session id, /dev/null for its input and output, its stderr
  * kept to say why it failed), which the server waits for until the run's session.sock is there;
  * exec and end speak to that socket (job/session.h) as `warren exec` does; the list is of the
  * live runs of the state directory that have one. */
-#include "mcp/mcp.h"
+#include "cli/mcp.h"
 
 #include <errno.h>
 #include <fcntl.h>

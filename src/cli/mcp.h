@@ -2,10 +2,10 @@
 /* mcp.h - `warren mcp`: a Model Context Protocol server over stdio (JSON-RPC 2.0, one message a
  * line) whose tools start a session (a cell that stays up: `warren run --session`), run
  * commands in it and end it, as the one who started the server: on the caller's own state
- * directory, or through a warren serve (--via). The room's files: rpc.c the protocol (framing,
- * lifecycle, dispatch, each tools/call in a thread of its own), tools.c the tool table (from
+ * directory, or through a warren serve (--via). The room's files: mcp_rpc.c the protocol (framing,
+ * lifecycle, dispatch, each tools/call in a thread of its own), mcp_tools.c the tool table (from
  * which tools/list and the checks of a call's arguments are made) and the results, exec.c an
- * exec's answer as it streams in, local.c and via.c the two ways to a session. */
+ * exec's answer as it streams in, local.c and mcp_via.c the two ways to a session. */
 #ifndef WARREN_MCP_MCP_H
 #define WARREN_MCP_MCP_H
 
@@ -17,7 +17,7 @@
 
 int cmd_mcp(int argc, char **argv);
 
-/* ---- the protocol (rpc.c) ---- */
+/* ---- the protocol (mcp_rpc.c) ---- */
 
 /* JSON-RPC 2.0's error codes */
 enum { RPC_PARSE = -32700, RPC_INVALID = -32600, RPC_NO_METHOD = -32601, RPC_PARAMS = -32602, RPC_INTERNAL = -32603 };
@@ -64,7 +64,7 @@ void mcp_call_progress(struct mcp_call *c, const char *message);
 bool mcp_call_cancelled(struct mcp_call *c);
 double mcp_now(void);
 
-/* ---- the tools (tools.c) ---- */
+/* ---- the tools (mcp_tools.c) ---- */
 
 /* The parameter types a tool takes; each is checked against its type, and its JSON Schema is
  * made from the same table. */
@@ -121,7 +121,7 @@ json_t *via_exec(const struct mcp_conf *c, const char *run, json_t *req, struct 
 json_t *via_end(const struct mcp_conf *c, const char *run, struct mcp_call *call, char **fail);
 json_t *via_list(const struct mcp_conf *c, char **fail);
 
-/* ---- an exec's answer (exec.c) ---- */
+/* ---- an exec's answer (mcp_exec.c) ---- */
 
 /* What an exec's result keeps of each stream: its first and its last half of this many bytes,
  * with a line saying how much was cut between them (the exec's log in the run's record holds

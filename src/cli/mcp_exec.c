@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* exec.c - an exec's answer for `warren mcp`: the session's stream (job/session.h; through a
+/* mcp_exec.c - an exec's answer for `warren mcp`: the session's stream (job/session.h; through a
  * warren serve the same lines, with keepalives) read as it comes, the call's progress told to
  * the client meanwhile, each stream kept as its first and last MCP_OUT_MAX/2 bytes (an agent's
  * context is no place for a megabyte of log: the exec's log in the run's record has all), then
  * the end as the tool's result. */
-#include "mcp/mcp.h"
+#include "cli/mcp.h"
 
 #include <errno.h>
 #include <poll.h>

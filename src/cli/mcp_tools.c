@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tools.c - the tools of `warren mcp`, one table: each tool's name, description, parameters
+/* mcp_tools.c - the tools of `warren mcp`, one table: each tool's name, description, parameters
  * (from which its inputSchema is made and a call's arguments are checked, one line for the first
- * mistake), outputSchema and what it does, on the caller's own state (local.c) or through a
- * warren serve (via.c). A result carries the structured answer as JSON text too (and as
+ * mistake), outputSchema and what it does, on the caller's own state (mcp_local.c) or through a
+ * warren serve (mcp_via.c). A result carries the structured answer as JSON text too (and as
  * structuredContent from protocol 2025-06-18 on); a failure is a result with isError and one
  * line, for the model to read and correct. A new tool is an entry of TOOLS and its function. */
-#include "mcp/mcp.h"
+#include "cli/mcp.h"
 
 #include <errno.h>
 #include <string.h>

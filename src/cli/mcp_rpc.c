@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* rpc.c - `warren mcp`'s protocol: JSON-RPC 2.0 over stdio as MCP's stdio transport has it (one
+/* mcp_rpc.c - `warren mcp`'s protocol: JSON-RPC 2.0 over stdio as MCP's stdio transport has it (one
  * message a line, UTF-8, no newline inside one; nothing else on stdout: what else would write
  * there goes to stderr), the lifecycle (initialize with its version, notifications/initialized,
  * ping), tools/list and tools/call. Each tools/call runs in a thread of its own, so that a long
  * exec holds up neither pings nor other calls; its answer is written when it ends, unless the
  * client cancelled it. A batch (an array, which 2025-03-26 has) is answered as one array. */
-#include "mcp/mcp.h"
+#include "cli/mcp.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* via.c - `warren mcp --via`: the tools through a warren serve's API (docs/api.md), as `warren
+/* mcp_via.c - `warren mcp --via`: the tools through a warren serve's API (docs/api.md), as `warren
  * exec --via` and `warren submit` reach it (cli/submit.c's client): POST /v1/runs {"session"}
  * ?wait=ready, POST .../exec?stream=1, POST .../end (then its end waited for on GET
  * /v1/runs/{id}), GET /v1/runs?state=running for the runs that take execs. The server decides
  * who may see and use which run. */
-#include "mcp/mcp.h"
+#include "cli/mcp.h"
 
 #include <string.h>
 #include <time.h>
