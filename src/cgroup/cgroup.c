@@ -575,21 +575,29 @@ void cgroup_init(struct cgroup *cg)
 	*cg = (struct cgroup){ .v2_fd = -1, .tasks_fd = { -1, -1, -1, -1, -1 }, .hits_fd = { -1, -1 } };
 }
 
-/* The controllers field ("cpu,cpuacct") of the line of /proc/self/cgroup's text that lists
- * ctrl, or NULL. */
-static char *hierarchy_of(const char *text, const char *ctrl)
+/* The controllers field of the line of /proc/self/cgroup's text that lists ctrl (v2's "0::"
+ * line for ""): where it starts, its length in *n; NULL when no line does. */
+static const char *cgroup_line(const char *text, const char *ctrl, int *n)
 {
 	_cleanup_free_ char *want = xasprintf(",%s,", ctrl);
 	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		const char *f = strchr(l, ':'), *end = f ? strchr(f + 1, ':') : NULL;
 		if (!end)
 			return NULL;
-		int n = (int)(end - f - 1);
-		_cleanup_free_ char *field = xasprintf(",%.*s,", n, f + 1);
-		if (strstr(field, want))
-			return xasprintf("%.*s", n, f + 1);
+		*n = (int)(end - f - 1);
+		_cleanup_free_ char *field = xasprintf(",%.*s,", *n, f + 1);
+		if (*ctrl ? strstr(field, want) != NULL : *n == 0)
+			return f + 1;
 	}
 	return NULL;
+}
+
+/* The controllers field ("cpu,cpuacct") of the line that lists ctrl, heap, or NULL. */
+static char *hierarchy_of(const char *text, const char *ctrl)
+{
+	int n;
+	const char *f = cgroup_line(text, ctrl, &n);
+	return f ? xasprintf("%.*s", n, f) : NULL;
 }
 
 size_t cgroup_v1_hierarchies(const struct cgroup *cg, char *out[CGROUP_V1_N + 1])
@@ -743,17 +751,9 @@ static const char *const V1_CTRLS[CGROUP_V1_N] = { "memory", "pids", "cpuacct", 
  * "0::" line for ""), heap, or NULL. */
 static char *self_path(const char *text, const char *ctrl)
 {
-	_cleanup_free_ char *want = xasprintf(",%s,", ctrl);
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		const char *f = strchr(l, ':'), *end = f ? strchr(f + 1, ':') : NULL;
-		if (!end)
-			return NULL;
-		int n = (int)(end - f - 1);
-		_cleanup_free_ char *field = xasprintf(",%.*s,", n, f + 1);
-		if (*ctrl ? strstr(field, want) != NULL : n == 0)
-			return xasprintf("%.*s", (int)strcspn(end + 1, "\n"), end + 1);
-	}
-	return NULL;
+	int n;
+	const char *f = cgroup_line(text, ctrl, &n);
+	return f ? xasprintf("%.*s", (int)strcspn(f + n + 1, "\n"), f + n + 1) : NULL;
 }
 
 /* Move the calling process into dir: "0" into v1's tasks (this thread alone: no global lock of
