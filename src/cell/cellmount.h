@@ -22,6 +22,8 @@ struct cell_mount {
 	int fd;               /* O_PATH of source, opened once (like worktree_fd), or -1 */
 	bool pod;             /* a pod's volume (an OCI bundle's bind): may go over /tmp, /var/tmp
 	                         and on a new file in /dev (cell/mounts.h mount_dst_refused_for) */
+	bool slave;           /* a slave of the host's mount (rslave: a pod's HostToContainer):
+	                         what the host mounts below source later shows in the cell too */
 };
 
 #endif

@@ -61,6 +61,16 @@ void cell_spec_free(struct cell_spec *s)
 	}
 	free(s->mounts);
 	free(s->policy_mounts);
+	for (size_t i = 0; i < s->n_sysctls; i++) {
+		free(s->sysctls[i].key);
+		free(s->sysctls[i].value);
+	}
+	free(s->sysctls);
+	s->sysctls = NULL;
+	s->n_sysctls = 0;
+	free(s->groups);
+	s->groups = NULL;
+	s->n_groups = 0;
 	for (int k = 0; k < GATE_NS_KINDS; k++)
 		if (s->ns[k].from == CELL_NS_JOIN)
 			closep(&s->ns[k].fd);

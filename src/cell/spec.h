@@ -88,6 +88,12 @@ struct cell_spec {
 	 * the descriptor the gate opened (fd), or the host's (the supervisor's), which the node's
 	 * operator allowed. Root mode only. */
 	struct cell_ns { enum cell_ns_from { CELL_NS_OWN = 0, CELL_NS_JOIN, CELL_NS_HOST } from; int fd; } ns[GATE_NS_KINDS];
+	/* An OCI bundle's linux.sysctl: the namespaced safe ones alone (cell/sysctl.h), set by init
+	 * in the cell's own namespaces or the pod's it joined, never the host's */
+	struct cell_sysctl { char *key; char *value; } *sysctls;
+	size_t n_sysctls;
+	gid_t *groups;        /* the job's supplementary groups (cell gids: process.user.additionalGids) */
+	size_t n_groups;
 	dev_t rootfs_dev;     /* the root the gate judged (cli/spec.c): the one mounted, or none */
 	ino_t rootfs_ino;
 };

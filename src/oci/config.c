@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cell/contract.h"
+#include "cell/sysctl.h"
 #include "cell/users.h"
 #include "cgroup/cgroup.h"
 #include "cli/spec.h"
@@ -124,16 +125,18 @@ static bool opt_has(json_t *opts, const char *o)
 }
 
 /* A bind's propagation: private (what every bind of a cell is: rprivate, the pod's
- * mountPropagation None) is honoured; a bind shared with the host (rshared, Bidirectional) or
- * a slave of it (rslave, HostToContainer: not made yet) is refused naming the field. */
-static int take_propagation(size_t i, const char *dst, json_t *opts, struct error *err)
+ * mountPropagation None) or a slave of the host's mount (slave, rslave: HostToContainer, what
+ * the host mounts below it later shows in the cell; *slave) is honoured; a bind shared with the
+ * host (shared, rshared: Bidirectional) is refused naming the field. */
+static int take_propagation(size_t i, const char *dst, json_t *opts, bool *slave, struct error *err)
 {
-	static const char *const refused[] = { "shared", "rshared", "slave", "rslave" };
+	static const char *const refused[] = { "shared", "rshared" };
 	for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
 		if (opt_has(opts, refused[k]))
-			return error_set(err, 0, "mounts[%zu] (bind on %s) options '%s': %s; leave it out or give rprivate", i, dst, refused[k],
-					 k < 2 ? "a cell's mounts never propagate to the host (the pod's mountPropagation: Bidirectional), refused to untrusted pods"
-					       : "warren binds a pod's volume private, not as a slave of the host's (the pod's mountPropagation: HostToContainer)");
+			return error_set(err, 0, "mounts[%zu] (bind on %s) options '%s': a cell's mounts never propagate to the host "
+					 "(the pod's mountPropagation: Bidirectional), refused to untrusted pods; leave it out, or give rprivate or rslave",
+					 i, dst, refused[k]);
+	*slave = opt_has(opts, "slave") || opt_has(opts, "rslave");
 	return 0;
 }
 
@@ -152,7 +155,8 @@ static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spe
 				 i, type ? type : "no type", dst);
 	if (!src)
 		return error_set(err, 0, "mounts[%zu] (bind on %s): no source", i, dst);
-	if (take_propagation(i, dst, opts, err) < 0)
+	bool slave = false;
+	if (take_propagation(i, dst, opts, &slave, err) < 0)
 		return -EINVAL;
 	_cleanup_free_ char *abs = src[0] == '/' ? xstrdup(src) : xasprintf("%s/%s", b->path, src);
 	_cleanup_free_ char *what = xasprintf("mounts[%zu] (bind of %s on %s)", i, abs, dst);
@@ -160,7 +164,10 @@ static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spe
 	 * are bound read-only: no bind of /run may be written from a cell */
 	_cleanup_close_ int fd = open(abs, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	bool ro = opt_has(opts, "ro") || (fd >= 0 && run_plain_file(abs, fd));
-	return cellspec_add_bind(s, GATE_BUNDLE, what, abs, dst, ro, err);
+	if (cellspec_add_bind(s, GATE_BUNDLE, what, abs, dst, ro, err) < 0)
+		return -EINVAL;
+	s->mounts[s->n_mounts - 1].slave = slave;
+	return 0;
 }
 
 /* ---- linux ---- */
@@ -253,8 +260,18 @@ static int take_resources(json_t *r, struct cell_spec *s, struct error *err)
 	return 0;
 }
 
+/* Does path have a ".." part? */
+static bool has_dotdot(const char *path)
+{
+	for (const char *p = path; (p = strstr(p, "..")); p += 2)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || !p[2]))
+			return true;
+	return false;
+}
+
 /* linux.maskedPaths and readonlyPaths: below /proc and /sys, masked as warren masks its own
- * (the rest of /sys is read-only in every cell); elsewhere refused. */
+ * (the rest of /sys is read-only in every cell); elsewhere in the cell as runc does
+ * (policy/mask.c). They only take away. */
 static int take_masks(json_t *l, struct policy_opts *p, struct error *err)
 {
 	const char *field[] = { "maskedPaths", "readonlyPaths" };
@@ -263,8 +280,8 @@ static int take_masks(json_t *l, struct policy_opts *p, struct error *err)
 		json_t *x;
 		json_array_foreach(jget(l, field[ro]), i, x) {
 			const char *path = json_string_value(x);
-			if (!path || (strncmp(path, "/proc/", 6) && strncmp(path, "/sys/", 5)) || strstr(path, ".."))
-				return error_set(err, 0, "linux.%s[%zu] '%s': warren masks only paths below /proc and /sys; leave it out",
+			if (!path || path[0] != '/' || !path[1] || has_dotdot(path))
+				return error_set(err, 0, "linux.%s[%zu] '%s': give an absolute path in the cell, not / and without '..'",
 						 field[ro], i, path ? path : "");
 			if (ro && !strncmp(path, "/sys/", 5))
 				continue; /* /sys is read-only whole */
@@ -291,22 +308,12 @@ static int take_linux(json_t *l, struct oci_bundle *b, struct cell_spec *s, stru
 	const char *prop = jstr(l, "rootfsPropagation");
 	if (prop && (!strcmp(prop, "shared") || !strcmp(prop, "rshared")))
 		return error_set(err, 0, "linux.rootfsPropagation '%s': a cell's mounts never propagate to the host; leave it out or use private/slave", prop);
-	json_t *sysctl = jget(l, "sysctl");
+	/* the namespaced safe sysctls (cell/sysctl.h): containerd's ip_unprivileged_port_start,
+	 * podman's ping_group_range, a pod's securityContext.sysctls */
 	const char *k;
 	json_t *v;
-	json_object_foreach(sysctl, k, v) {
-		/* ping_group_range (podman's default "0 0"): left at the namespace's default (no
-		 * unprivileged ICMP sockets), which takes away, never adds; ip_unprivileged_port_start
-		 * (containerd's CRI): 0 in every cell's own namespace already (net/ports.c) */
-		if (!strcmp(k, "net.ipv4.ip_unprivileged_port_start")) {
-			const char *val = json_string_value(v);
-			if (!val || strcmp(val, "0"))
-				return error_set(err, 0, "linux.sysctl '%s' = '%s': a cell's own network namespace has it 0 (ports "
-						 "below 1024 are the job's); give \"0\" or leave it out", k, val ? val : "");
-		} else if (strcmp(k, "net.ipv4.ping_group_range")) {
-			return error_set(err, 0, "linux.sysctl '%s': warren sets no sysctl in a cell; leave it out", k);
-		}
-	}
+	json_object_foreach(jget(l, "sysctl"), k, v) if (cell_sysctl_add(s, "linux.sysctl", k, json_string_value(v), err) < 0)
+		return -EINVAL;
 	if (jnonempty(jget(l, "timeOffsets")) || jnonempty(jget(l, "intelRdt")) || jnonempty(jget(l, "personality")))
 		return error_set(err, 0, "linux.%s: not supported by warren; leave it out",
 				 jnonempty(jget(l, "timeOffsets")) ? "timeOffsets" : jnonempty(jget(l, "intelRdt")) ? "intelRdt" : "personality");
@@ -336,6 +343,40 @@ static int take_umask(json_t *user, struct cell_spec *s, struct error *err)
 	return 0;
 }
 
+/* process.user.additionalGids (a pod's supplementalGroups and fsGroup): the job's
+ * supplementary groups, cell gids as its uid and gid are. Rootless, the job's user namespace
+ * maps its own gid alone (and setgroups is denied there): any other is refused. */
+static int take_groups(json_t *user, struct cell_spec *s, struct error *err)
+{
+	json_t *gids = jget(user, "additionalGids");
+	free(s->groups);
+	s->groups = NULL;
+	s->n_groups = 0;
+	if (gids && !json_is_array(gids))
+		return error_set(err, 0, "process.user.additionalGids: give an array of gids");
+	size_t i;
+	json_t *g;
+	json_array_foreach(gids, i, g) {
+		json_int_t v = json_integer_value(g);
+		if (!json_is_integer(g) || v < 0 || v >= CELL_ID_RANGE)
+			return error_set(err, 0, "process.user.additionalGids[%zu]: not a group of this cell (gids from 0 to %u)", i,
+					 CELL_ID_RANGE - 1);
+		bool seen = (gid_t)v == s->gid;
+		for (size_t k = 0; k < s->n_groups; k++)
+			seen |= s->groups[k] == (gid_t)v;
+		if (seen)
+			continue;
+		if (s->n_groups == 32)
+			return error_set(err, 0, "process.user.additionalGids: more than 32 groups; give fewer");
+		if (s->rootless)
+			return error_set(err, 0, "process.user.additionalGids[%zu] %lld: a rootless cell has only its job's group (gid %u); "
+					 "leave it out (or run as root)", i, (long long)v, (unsigned)s->gid);
+		s->groups = xrealloc(s->groups, (s->n_groups + 1) * sizeof *s->groups);
+		s->groups[s->n_groups++] = (gid_t)v;
+	}
+	return 0;
+}
+
 static int take_user(json_t *user, struct cell_spec *s, struct error *err)
 {
 	if (jstr(user, "username"))
@@ -346,7 +387,7 @@ static int take_user(json_t *user, struct cell_spec *s, struct error *err)
 		error_prefix(err, "process.user (uid %u, gid %u)", uid, gid);
 		return -EINVAL;
 	}
-	return take_umask(user, s, err);
+	return take_umask(user, s, err) < 0 ? -EINVAL : take_groups(user, s, err);
 }
 
 static int take_root(json_t *c, struct oci_bundle *b, struct cell_spec *s, struct error *err)
@@ -480,7 +521,7 @@ int oci_process_apply(json_t *p, struct oci_bundle *b, struct cell_spec *s, stru
 				 (long long)uid, (long long)gid, (unsigned)s->uid, (unsigned)s->gid);
 	s->uid = (uid_t)uid;
 	s->gid = (gid_t)gid;
-	if (take_umask(user, s, err) < 0)
+	if (take_umask(user, s, err) < 0 || take_groups(user, s, err) < 0)
 		return -EINVAL;
 	const char *cwd = jstr(p, "cwd");
 	if (cwd && cwd[0] != '/')

@@ -136,8 +136,10 @@ static void __attribute__((noreturn)) exec_child(struct cell_spec *s, const int 
 		if (sl > 2)
 			close(sl);
 	}
-	if (setgroups(0, NULL) < 0 && errno != EPERM)
+	if (setgroups(s->n_groups, s->groups) < 0 && (errno != EPERM || s->n_groups)) {
+		warn_line("process.user.additionalGids: cannot set them in the cell: %s", strerror(errno));
 		_exit(125);
+	}
 	/* a non-root process holds nothing, not even in its bounding set (as the job) */
 	for (int cap = 0; s->uid != 0 && cap <= 63; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)

@@ -286,9 +286,41 @@ static int mask_kernel_all(const struct policy_ctx *s, int rootfd, struct error 
 	return hide_host_cgroups(sys, err);
 }
 
+/* The policy's masks elsewhere in the cell (an OCI bundle's maskedPaths and readonlyPaths
+ * outside /proc and /sys: a pod's, docker's): resolved in the cell's root, as runc resolves
+ * them (an image's symlinks are followed but stay in it), once its binds are in place; what is
+ * not there is left, as by runc. Each only takes away: a file under /dev/null, a directory
+ * under an empty read-only tmpfs, or the path read-only (its programs still run). */
+static int mask_elsewhere(const struct policy_opts *p, int rootfd, struct error *err)
+{
+	_cleanup_close_ int devnull = -1;
+	for (size_t i = 0; i < p->n_masks; i++) {
+		const struct policy_mask *m = &p->masks[i];
+		if (!strncmp(m->path, "/proc/", 6) || !strncmp(m->path, "/sys/", 5))
+			continue;  /* mask_kernel_all's */
+		const char *field = m->readonly ? "readonlyPaths" : "maskedPaths";
+		if (devnull < 0 && (devnull = open_devnull(err)) < 0)
+			return -EINVAL;
+		_cleanup_close_ int t = sys_openat2(rootfd, m->path + 1, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+		struct stat st;
+		if (t < 0 && errno == ENOENT)
+			continue;
+		if (t < 0 || fstat(t, &st) < 0)
+			return error_set(err, errno, "linux.%s '%s': cannot open it in the cell", field, m->path);
+		int r = m->readonly ? bind_fd(t, t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+			: S_ISDIR(st.st_mode) ? empty_dir_on(t) : bind_fd(devnull, t, 0);
+		if (r < 0)
+			return error_set(err, -r, "linux.%s '%s': cannot %s it in the cell", field, m->path,
+					 m->readonly ? "make read-only" : "mask");
+	}
+	return 0;
+}
+
 static int mask_kernel(const struct policy_ctx *s, int rootfd, struct error *err)
 {
 	int r = mask_kernel_all(s, rootfd, err);
+	if (r == 0)
+		r = mask_elsewhere(s->policy, rootfd, err);
 	closep(&empty_mnt);
 	return r;
 }

@@ -49,8 +49,9 @@ struct policy_opts {
 	unsigned short extra_len;
 	uint64_t caps_drop;     /* capabilities root of the cell gives up too (an OCI bundle's
 	                           process.capabilities lacks them); 0: none */
-	/* more of /proc and /sys hidden (or made read-only) beside warren's own lists (an OCI
-	 * bundle's linux.maskedPaths and readonlyPaths): absolute, below /proc or /sys */
+	/* more of the cell hidden (or made read-only) beside warren's own lists (an OCI bundle's
+	 * linux.maskedPaths and readonlyPaths): absolute; below /proc and /sys checked as
+	 * warren's own are, elsewhere resolved in the cell's root (policy/mask.c) */
 	struct policy_mask { char *path; bool readonly; } *masks;
 	size_t n_masks;
 };

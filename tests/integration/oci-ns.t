@@ -18,7 +18,7 @@
 # namespace refused. Nothing left: processes, mounts, cgroups, the namespace.
 . "$(dirname "$0")/../lib.sh"
 
-plan 54
+plan 55
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -180,6 +180,11 @@ is "$RC:$OUT" "$(printf '0:host-pids\nok')" "oci.host_pid = allow: a bundle with
 job_gone $S4; ok $? "... and its process left behind went with it (the host's pid namespace spared)"
 bounded env WARREN_CONFIG="$T/allow.conf" "$RUNC" --root "$ROOT" run --bundle "$T/b-self" c-self2
 is "$RC" 0 "oci.host_network = allow: the host's network namespace named by path is allowed as well" || diag "$ERR"
+bundle "$T/b-hostsc" '["true"]' "$(with_ns network "")
+c['linux']['sysctl'] = {'net.ipv4.tcp_keepalive_time': '600'}"
+bounded env WARREN_CONFIG="$T/allow.conf" "$RUNC" --root "$ROOT" run --bundle "$T/b-hostsc" c-hostsc
+like "$RC:$ERR" "^1:warren: linux\.sysctl 'net\.ipv4\.tcp_keepalive_time': the cell shares the host's network namespace \(the pod's hostNetwork\).*node's" \
+	"oci.host_network = allow: a network sysctl in the host's network namespace is refused in one line (it would be the node's)"
 bounded env WARREN_CONFIG="$T/allow.conf" "$RUNC" --root "$ROOT" create --bundle "$T/b-noipc" c-noipc2
 like "$RC:$ERR" "^1:warren: linux\.namespaces: no ipc namespace" "... each setting allows its own namespace alone (no ipc entry still refused)"
 

@@ -5,12 +5,19 @@
 # instead of the cell's, TMPDIR still /tmp), the CRI's /etc/hosts and /etc/resolv.conf (file
 # binds), the termination log at /dev/termination-log (a new file in the cell's /dev, written
 # through to the host's file), a configMap read-only (writes refused); each checked from inside
-# the job. Refused in one line naming the field: a bind shared with the host (rshared: the
-# pod's mountPropagation Bidirectional) and a slave of it (rslave: HostToContainer, not made
-# yet). Root and rootless.
+# the job. A volume bound rslave (HostToContainer) shows what the host mounts below it after
+# the start, an rprivate one does not. The kubelet's safe sysctls set in the cell's own
+# namespaces (the host's unchanged), an unsafe one refused. Supplementary groups (fsGroup): the
+# job has them and reads a volume's file through its group (root mode; rootless refused in one
+# line). maskedPaths and readonlyPaths outside /proc and /sys. Refused in one line naming the
+# field: a bind shared with the host (rshared: Bidirectional). Root and rootless, in a mount
+# namespace of the test's own (its shared tmpfs and the late mount die with it).
+if [ -z "${WARREN_MNT_WORLD:-}" ]; then
+	exec env WARREN_MNT_WORLD=1 unshare --mount --propagation private bash "$0" "$@"
+fi
 . "$(dirname "$0")/../lib.sh"
 
-plan 26
+plan 38
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -69,8 +76,68 @@ for mode in root user; do
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-sh-$mode" sh-$mode
 	{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ mounts\[[0-9]+\].*rshared.*Bidirectional ]]; }
 	ok $? "$mode: an rshared bind is refused in one line naming the field and the pod's Bidirectional" || diag "exit $RC: $ERR"
-	bundle "$T/b-sl-$mode" '["true"]' "$(bind /etc/config "$V/cm" '["rbind", "rslave", "ro"]')"
-	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl-$mode
-	{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ mounts\[[0-9]+\].*rslave.*HostToContainer ]]; }
-	ok $? "$mode: an rslave bind is refused in one line (HostToContainer, not made yet)" || diag "exit $RC: $ERR"
+
+	# ---- rslave: what the host mounts below the volume later shows in the cell; rprivate not
+	HV=$T/hostvol-$mode
+	mkdir -p "$HV" && mount -t tmpfs -o mode=0777 hv "$HV" && mount --make-shared "$HV" && mkdir -m 777 "$HV/late" ||
+		bail_out "cannot make a shared tmpfs for the rslave volume"
+	bundle "$T/b-sl-$mode" '["sh", "-c", "touch /vol/ready; i=0; while [ ! -e /vol/late/marker ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; cat /vol/late/marker; ls /volp/late | wc -l"]' \
+		"$(bind /vol "$HV" '["rbind", "rslave", "rw"]'
+		   bind /volp "$HV" '["rbind", "rprivate", "rw"]')"
+	"${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl-$mode >"$T/sl-$mode.out" 2>"$T/sl-$mode.err" &
+	pid=$!
+	for _ in $(seq 100); do [ -e "$HV/ready" ] && break; sleep 0.1; done
+	mount -t tmpfs -o mode=0755 late "$HV/late" && echo "late-$mode" >"$HV/late/marker"
+	wait $pid
+	RC=$?
+	is "$RC:$(tr '\n' ' ' <"$T/sl-$mode.out")" "0:late-$mode 0 " \
+		"$mode: an rslave volume shows a mount the host made below it after the start; an rprivate bind of it does not" ||
+		diag "$(cat "$T/sl-$mode.err")"
+	umount "$HV/late" "$HV"
+
+	# ---- the kubelet's safe sysctls, in the cell's own namespaces
+	before=$(cat /proc/sys/net/ipv4/ip_local_port_range /proc/sys/net/ipv4/tcp_keepalive_time /proc/sys/kernel/shm_rmid_forced)
+	bundle "$T/b-sc-$mode" '["sh", "-c", "cat /proc/sys/net/ipv4/ip_local_port_range /proc/sys/net/ipv4/tcp_keepalive_time /proc/sys/kernel/shm_rmid_forced"]' \
+		'c["linux"]["sysctl"] = {"net.ipv4.ip_local_port_range": "40000 40100", "net.ipv4.tcp_keepalive_time": "600", "kernel.shm_rmid_forced": "1"}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-sc-$mode" sc-$mode
+	is "$RC:$(tr '\t\n' '  ' <<<"$OUT")" "0:40000 40100 600 1 " "$mode: the pod's safe sysctls are set in the cell's network and IPC namespaces" || diag "$ERR"
+	is "$(cat /proc/sys/net/ipv4/ip_local_port_range /proc/sys/net/ipv4/tcp_keepalive_time /proc/sys/kernel/shm_rmid_forced)" "$before" \
+		"$mode: ... the host's are unchanged"
+	bundle "$T/b-su-$mode" '["true"]' 'c["linux"]["sysctl"] = {"kernel.msgmax": "1"}'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-su-$mode" su-$mode
+	{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ linux\.sysctl\ \'kernel\.msgmax\'.*safe ]]; }
+	ok $? "$mode: an unsafe sysctl (kernel.msgmax) is refused in one line" || diag "exit $RC: $ERR"
+
+	# ---- supplementary groups (fsGroup): a file of the volume readable through group 2000 alone
+	G=$T/fsg-$mode
+	mkdir -p "$G" && echo fsgroup-ok >"$G/secret" && chown 4243:2000 "$G/secret" && chmod 0640 "$G/secret" && chmod 0755 "$G"
+	[ "$mode" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$G"
+	bundle "$T/b-g-$mode" '["sh", "-c", "id -G; cat /data/secret"]' \
+		"c['process']['user'] = {'uid': $JOB_UID, 'gid': $JOB_UID, 'additionalGids': [2000, 3000, 2000]}
+$(bind /data "$G" '["rbind", "rprivate", "rw"]')"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-g-$mode" g-$mode
+	if [ "$mode" = root ]; then
+		is "$RC:$(tr '\n' ' ' <<<"$OUT")" "0:$JOB_UID 2000 3000 fsgroup-ok " \
+			"root: process.user.additionalGids: the job has the groups and reads a volume's file through gid 2000" || diag "$ERR"
+	else
+		{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ additionalGids.*rootless ]]; }
+		ok $? "user: additionalGids other than the job's own gid: refused in one line (a rootless cell maps one group)" || diag "exit $RC: $ERR"
+	fi
+
+	# ---- maskedPaths and readonlyPaths outside /proc and /sys
+	mkdir_for_mode "$V/hid"
+	echo hidden >"$V/hid/f"
+	mkdir_for_mode "$V/rw" 777
+	[ "$mode" = user ] && chown -R "$TEST_USER_UID:$TEST_USER_GID" "$V"
+	bundle "$T/b-m-$mode" '["sh", "-c", "cat /etc/config/key | wc -c; ls /opt/hid | wc -l; touch /opt/rw/x 2>&1 | grep -c Read-only; ls /bin/sh >/dev/null && echo sh-there"]' \
+		"$(bind /etc/config "$V/cm" '["rbind", "rprivate", "ro"]'
+		   bind /opt/hid "$V/hid" '["rbind", "rprivate", "rw"]'
+		   bind /opt/rw "$V/rw" '["rbind", "rprivate", "rw"]')
+c['linux'].setdefault('maskedPaths', []).extend(['/etc/config/key', '/opt/hid', '/no/such/path'])
+c['linux'].setdefault('readonlyPaths', []).extend(['/opt/rw'])"
+	[ "$mode" = user ] && ln -sfn "$T/rootfs-user" "$T/b-m-$mode/rootfs"
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-m-$mode" m-$mode
+	is "$RC:$(tr '\n' ' ' <<<"$OUT")" "0:0 0 1 sh-there " \
+		"$mode: maskedPaths hide a file and a directory outside /proc and /sys, readonlyPaths make one read-only" || diag "$ERR"
+	is "$(cat "$V/hid/f")" hidden "$mode: ... the masked files are untouched on the host"
 done

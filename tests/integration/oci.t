@@ -10,7 +10,7 @@
 # runc shim (ctr run --runc-binary) running containers in cells. Nothing left on the host.
 . "$(dirname "$0")/../lib.sh"
 
-plan 225
+plan 227
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -285,9 +285,12 @@ c["process"]["oomScoreAdj"] = -1000'
 		'c["linux"]["maskedPaths"] = ["/proc/cpuinfo", "/sys/kernel"]; c["linux"]["readonlyPaths"] = ["/proc/sys", "/sys/fs"]'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-mask" c-mask
 	is "$RC:$(grep -c '=0$' <<<"$OUT")" "0:2" "$M linux.maskedPaths: /proc/cpuinfo reads empty and /sys/kernel is an empty directory"
-	bundle "$D/b-mask2" '["true"]' 'c["linux"]["maskedPaths"] = ["/etc/shadow"]'
+	bundle "$D/b-mask2" '["sh", "-c", "wc -c </etc/passwd"]' 'c["linux"]["maskedPaths"] = ["/etc/passwd"]'
 	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-mask2" c-mask2
-	like "$RC:$ERR" "^1:warren: linux.maskedPaths\[0\] '/etc/shadow': warren masks only paths below /proc and /sys" "$M a masked path outside /proc and /sys: refused in one line"
+	is "$RC:$OUT" "0:0" "$M a masked path outside /proc and /sys (/etc/passwd) reads empty" || diag "$ERR"
+	bundle "$D/b-mask3" '["true"]' 'c["linux"]["maskedPaths"] = ["/etc/../proc/1"]'
+	bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$D/b-mask3" c-mask3
+	like "$RC:$ERR" "^1:warren: linux.maskedPaths\[0\] '/etc/../proc/1': give an absolute path in the cell, not / and without '..'\$" "$M a masked path with '..': refused in one line"
 
 	# ---- linux.resources: the pids limit is warren's, named in the record when it stops the run
 	if [ "$mode" = root ]; then

@@ -102,7 +102,7 @@ static pid_t helper_clone(int (*fn)(void *), void *arg, int flags, struct cell_h
  * another process to be scheduled cost each run 1-8 ms on a loaded machine. It is cloned with
  * the supervisor's memory (CLONE_VM): a copy of that (page tables, and then a copy-on-write
  * fault for each page the supervisor writes next) cost more than the rest of it. */
-static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsigned n, struct cell_helper *helper)
+static int idmap_userns(const char *uid_map, const char *gid_map, struct cell_helper *helper)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -113,20 +113,26 @@ static int idmap_userns(uid_t from_u, uid_t to_u, gid_t from_g, gid_t to_g, unsi
 		close(p[1]);
 		return -1;
 	}
-	char line[64], path[128];
+	char path[128];
 	int fd = -1;
-	snprintf(line, sizeof line, "%u %u %u\n", from_u, to_u, n);
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
-	if (write_file(path, line, strlen(line)) == 0) {
-		snprintf(line, sizeof line, "%u %u %u\n", from_g, to_g, n);
+	if (write_file(path, uid_map, strlen(uid_map)) == 0) {
 		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
-		if (write_file(path, line, strlen(line)) == 0) {
+		if (write_file(path, gid_map, strlen(gid_map)) == 0) {
 			snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 		}
 	}
 	close(p[1]);
 	return fd;
+}
+
+/* The idmap of one range of n ids, the same for users and groups. */
+static int idmap_range(unsigned from, unsigned to, unsigned n, struct cell_helper *helper)
+{
+	char line[64];
+	snprintf(line, sizeof line, "%u %u %u\n", from, to, n);
+	return idmap_userns(line, line, helper);
 }
 
 /* A new slot (-1) in c's list of helper processes (idmaps; a VM's relay). */
@@ -140,11 +146,28 @@ struct cell_helper *cell_helper_slot(struct cell *c)
 int cell_owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct cell *c)
 {
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || (st.st_uid == spec_host_uid(s) && st.st_gid == spec_host_gid(s)))
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return -1;
-	if (st.st_uid == 0 && !map_root)
+	bool owner = !(st.st_uid == spec_host_uid(s) && st.st_gid == spec_host_gid(s)) && (st.st_uid != 0 || map_root);
+	if (!owner && !s->n_groups)
 		return -1;
-	return idmap_userns(st.st_uid, spec_host_uid(s), st.st_gid, spec_host_gid(s), 1, cell_helper_slot(c));
+	/* the owner: the run user (or itself, when it is already); a root owner not mapped: a
+	 * uid no file has (the cell's nobody) fills the map */
+	char uid_map[64];
+	if (st.st_uid != 0 || map_root)
+		snprintf(uid_map, sizeof uid_map, "%u %u 1\n", (unsigned)st.st_uid, (unsigned)spec_host_uid(s));
+	else
+		snprintf(uid_map, sizeof uid_map, "%u %u 1\n", 4294967293u, (unsigned)(s->id_base + 65534));
+	/* the job's supplementary groups (a pod's fsGroup and supplementalGroups): host gid g is
+	 * the cell's gid g, as the kubelet, which chowned the volume, meant it */
+	size_t cap = 64 + 32 * s->n_groups, n = 0;
+	_cleanup_free_ char *gid_map = xmalloc(cap);
+	gid_t owner_g = owner ? st.st_gid : spec_host_gid(s);
+	n += (size_t)snprintf(gid_map + n, cap - n, "%u %u 1\n", (unsigned)owner_g, (unsigned)spec_host_gid(s));
+	for (size_t i = 0; i < s->n_groups; i++)
+		if (s->groups[i] != owner_g)
+			n += (size_t)snprintf(gid_map + n, cap - n, "%u %u 1\n", (unsigned)s->groups[i], (unsigned)(s->id_base + s->groups[i]));
+	return idmap_userns(uid_map, gid_map, cell_helper_slot(c));
 }
 /* ---- made before the clone: the idmaps' user namespaces; the network, on a thread ---- */
 
@@ -155,7 +178,7 @@ static void make_idmaps(struct cell_ctx *x, struct cell *c)
 	const struct cell_spec *s = x->s;
 	x->idmap_work = cell_owner_idmap(s, s->worktree_fd, true, c);
 	if (s->rootfs)
-		x->idmap_image = idmap_userns(0, s->id_base, 0, s->id_base, CELL_ID_RANGE, cell_helper_slot(c));
+		x->idmap_image = idmap_range(0, s->id_base, CELL_ID_RANGE, cell_helper_slot(c));
 	x->idmap_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *x->idmap_mounts) : NULL;
 	x->n_idmap_mounts = s->n_mounts;
 	for (size_t i = 0; i < s->n_mounts; i++)

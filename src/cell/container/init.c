@@ -154,8 +154,8 @@ static void __attribute__((noreturn)) job_main(struct cell_ctx *x, const struct 
 			die(x, errno, "cannot set up the job's standard streams");
 		}
 	}
-	if (setgroups(0, NULL) < 0 && errno != EPERM)
-		die(x, errno, "setgroups");
+	if (setgroups(s->n_groups, s->groups) < 0 && (errno != EPERM || s->n_groups))
+		die(x, errno, "cannot set the job's supplementary groups");
 	if (setresgid(s->gid, s->gid, s->gid) < 0)
 		die(x, errno, "cannot become gid %u in the cell", (unsigned)s->gid);
 	if (s->uid != 0)

@@ -55,6 +55,9 @@ struct cell_ctx {
 	/* A worktree below /tmp or /var/tmp would be hidden by the scratch a warm cell's take
 	 * mounts there: a copy of its mount is kept, and put back on top then. */
 	int kept_worktree;
+	/* The trees of s->mounts bound as slaves of the host's (cell_mount.slave), cloned before
+	 * the cell's mounts are made private (build_root); NULL, or -1 for each other one */
+	int *slave_trees;
 };
 
 /* A context with nothing made yet (every descriptor -1), for spec s. */

@@ -20,6 +20,7 @@
 #include "cell/contract.h"
 #include "cell/hostroot.h"
 #include "cell/mounts.h"
+#include "cell/sysctl.h"
 #include "cell/users.h"
 #include "cgroup/cgroup.h"
 #include "net/net.h"
@@ -306,17 +307,13 @@ static void mount_scratch(struct cell_ctx *x)
 
 /* ---- the host's paths, the cell's own places, its root ---- */
 
-/* The host's path (opened and checked before as checked_fd) mounted on the mount point fd
- * (resolved and checked once by the caller: never looked up again by its path, which a process
- * writing into a host directory on the way could have changed meanwhile), read-only when
+/* The host's path (opened and checked before as checked_fd) as a detached tree, read-only when
  * rdonly; in root mode through an idmapped mount (userns fd idmap, or -1) so that its owner is
  * the run user inside the cell, else (rootless, or a file system that cannot be idmapped) a
  * copy of the mount with what is mounted below it, as a recursive bind. The tree is made
- * detached, restricted, then put in place: no moment on the mount point without its
- * restrictions. The worktree and every --bind go through here. Returns the mount put in place
- * (an O_PATH descriptor of its root). */
-static int mount_checked(struct cell_ctx *x, const char *path, int checked_fd, int fd, const char *target, bool rdonly, int idmap,
-			 const char *what)
+ * detached and restricted before it is put in place (place_tree): no moment on the mount point
+ * without its restrictions. */
+static int bind_tree(struct cell_ctx *x, const char *path, int checked_fd, bool rdonly, int idmap, const char *what)
 {
 	/* the directory that was checked, not whatever its path names now: open it again in
 	 * this mount namespace without following links, and it must be the same inode */
@@ -337,14 +334,52 @@ static int mount_checked(struct cell_ctx *x, const char *path, int checked_fd, i
 	if (t < 0) {
 		t = sys_open_tree(wfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 		if (t < 0 || sys_mount_setattr_fd(t, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, AT_RECURSIVE) < 0)
-			die(x, errno, "cannot bind %s on %s", path, target);
+			die(x, errno, "cannot bind %s", path);
 	}
 	if (rdonly && sys_mount_setattr_fd(t, MOUNT_ATTR_RDONLY, AT_RECURSIVE) < 0)
-		die(x, errno, "cannot make the bind of %s on %s read-only", path, target);
+		die(x, errno, "cannot make the bind of %s read-only", path);
+	return t;
+}
+
+/* The tree t (bind_tree's) of path put on the mount point fd (resolved and checked once by the
+ * caller: never looked up again by its path, which a process writing into a host directory on
+ * the way could have changed meanwhile). Returns t, now the mount in place (an O_PATH
+ * descriptor of its root). */
+static int place_tree(struct cell_ctx *x, int t, int fd, const char *path, const char *target)
+{
 	if (sys_move_mount_fd(t, fd) < 0)
 		die(x, errno, "cannot bind %s on %s", path, target);
 	note_host_mount(x, t);
 	return t;
+}
+
+/* The host's path mounted on the mount point fd (bind_tree, place_tree). The worktree and every
+ * --bind go through here. */
+static int mount_checked(struct cell_ctx *x, const char *path, int checked_fd, int fd, const char *target, bool rdonly, int idmap,
+			 const char *what)
+{
+	return place_tree(x, bind_tree(x, path, checked_fd, rdonly, idmap, what), fd, path, target);
+}
+
+/* A pod's volumes bound as slaves of the host's mounts (rslave: mountPropagation
+ * HostToContainer): their trees are cloned while the cell's copies of the host's mounts are
+ * still in the host's peer groups, before build_root makes them all private; each is made a
+ * slave once in place (mount_extra). */
+static void clone_slave_trees(struct cell_ctx *x)
+{
+	const struct cell_spec *s = x->s;
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const struct cell_mount *m = &s->mounts[i];
+		if (!m->slave)
+			continue;
+		if (!x->slave_trees) {
+			x->slave_trees = xcalloc(s->n_mounts, sizeof *x->slave_trees);
+			for (size_t k = 0; k < s->n_mounts; k++)
+				x->slave_trees[k] = -1;
+		}
+		x->slave_trees[i] = bind_tree(x, m->source, m->fd, m->readonly, x->idmap_mounts ? x->idmap_mounts[i] : -1,
+					      "the bind source");
+	}
 }
 
 /* The worktree on target; returns its mount (see mount_checked). */
@@ -385,6 +420,15 @@ static void mount_extra(struct cell_ctx *x, const char *root)
 			die(x, 0, "the bind of %s on %s lands on %s in the cell: %s", m->source, m->destination, inside, why);
 		switch (m->kind) {
 		case CELL_MOUNT_BIND:
+			if (x->slave_trees && x->slave_trees[i] >= 0) {
+				struct mount_attr sl = { .propagation = MS_SLAVE };
+				int t = place_tree(x, x->slave_trees[i], fd, m->source, target);
+				x->slave_trees[i] = -1;
+				if (sys_mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &sl) < 0)
+					die(x, errno, "cannot make the bind of %s on %s a slave of the host's mount", m->source, m->destination);
+				close(t);
+				break;
+			}
 			close(mount_checked(x, m->source, m->fd, fd, target, m->readonly, x->idmap_mounts ? x->idmap_mounts[i] : -1,
 					    "the bind source"));
 			break;
@@ -740,6 +784,7 @@ static void pivot_into(struct cell_ctx *x, const char *root)
 void build_root(struct cell_ctx *x)
 {
 	const struct cell_spec *s = x->s;
+	clone_slave_trees(x);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		die(x, errno, "cannot make the cell's mounts private");
 	_cleanup_free_ char *root = xasprintf("%s/" RUN_ROOT_DIR, s->rundir);
@@ -754,6 +799,10 @@ void build_root(struct cell_ctx *x)
 	_cleanup_close_ int work_mnt = mount_host_paths(x, root);
 	/* the network namespace, made meanwhile by the supervisor's helper, before /sys */
 	enter_netns(x);
+	/* a pod's sysctls, in its own network and IPC namespaces (init is in both now) */
+	struct error serr = { 0 };
+	if (cell_sysctls_set(s, &serr) < 0)
+		die(x, 0, "%s", serr.msg);
 	mount_sys(x);
 
 	/* kernel files masked, /proc/sys read-only, .git/hooks and --protect read-only; the
