@@ -38,6 +38,8 @@ CHECKS = [
     ("exec_out", "ExecSync: stdout, stderr and exit code"),
     ("exec_caps", "the server dropped ALL capabilities: it and an exec in it hold none, not even in their bounding sets"),
     ("exec_user", "ExecSync in the client, run as uid 65534: the exec's user is the image's name for it (nobody)"),
+    ("exec_groups", "the client's supplemental group (a pod's fsGroup, 2000): its process and an exec in it have it"),
+    ("sysctl", "the pod's safe sysctl (ip_local_port_range 40000 40100) is set in the pod's network namespace"),
     ("exec_timeout", "ExecSync with a timeout returns an error when the timeout passes"),
     ("exec_timeout_gone", "ExecSync's timed-out process is gone"),
     ("log", "the CRI log file (log_directory/log_path) has the client's stdout and stderr lines"),
@@ -146,7 +148,7 @@ class Run:
             metadata=api.PodSandboxMetadata(name="cri-t-" + a.handler, uid=a.pod_uid, namespace="warren-test"),
             hostname="crit-" + a.handler, log_directory=a.log_dir, labels={"test": "cri.t"},
             linux=api.LinuxPodSandboxConfig(
-                cgroup_parent=a.cgroup_parent,
+                cgroup_parent=a.cgroup_parent, sysctls={"net.ipv4.ip_local_port_range": "40000 40100"},
                 security_context=api.LinuxSandboxSecurityContext(namespace_options=self.namespaces())))
         r = self.call("RunPodSandbox", api.RunPodSandboxRequest(config=self.sandbox_config, runtime_handler=a.handler),
                       timeout=120)
@@ -177,7 +179,7 @@ class Run:
                     {"capabilities": self.api.Capability(drop_capabilities=["ALL"])})
         self.create("client", ["sh", "-c", "echo log-out-%s; echo log-err-%s >&2; exec sleep %s" %
                                (self.uniq, self.uniq, self.uniq)], CLIENT_LIMITS,
-                    {"run_as_user": self.api.Int64Value(value=65534)})
+                    {"run_as_user": self.api.Int64Value(value=65534), "supplemental_groups": [2000]})
         self.create("hog", ["awk", HOG], {"memory_limit_in_bytes": HOG_MEMORY})
         st = {n: self.api.ContainerState.Name(self.status(n).status.state) for n in ("server", "client")}
         return all(v == "CONTAINER_RUNNING" for v in st.values()), "states: %s" % st
@@ -348,6 +350,22 @@ class Run:
         got = r.stdout.decode(errors="replace").split()
         return got == ["65534", "nobody", "nogroup"], "id -u, -nu, -ng: %r %r" % (got, r.stderr)
 
+    def exec_groups(self):
+        """The client's own process (its sleep) and the exec: gid 2000 among their
+        supplementary groups."""
+        self.need_running("client")
+        r = self.exec_sync("client", ["sh", "-c", "id -G; sed -n 's/^Groups:[[:space:]]*//p' /proc/$(pidof sleep)/status"],
+                           timeout=10)
+        lines = r.stdout.decode(errors="replace").splitlines()
+        return (r.exit_code == 0 and len(lines) == 2 and all("2000" in l.split() for l in lines),
+                "id -G and the sleep's Groups: %r %r" % (lines, r.stderr))
+
+    def sysctl(self):
+        self.need_running("client")
+        r = self.exec_sync("client", ["cat", "/proc/sys/net/ipv4/ip_local_port_range"], timeout=10)
+        got = r.stdout.decode(errors="replace").split()
+        return got == ["40000", "40100"], "ip_local_port_range: %r %r" % (got, r.stderr)
+
     def exec_timeout(self):
         self.need_running("client")
         self.exec_arg = "%s1" % self.uniq
@@ -494,7 +512,7 @@ class Run:
                                       "pod IP %r, range %s" % (self.pod_ip, self.a.pod_cidr)))
         self.check("started", self.start_containers)
         for key in ("localhost", "ip_seen", "hostname", "cg_parent", "cg_own", "cpu_set", "mem_set",
-                    "cpu_enforced", "oom", "exec_out", "exec_caps", "exec_user", "exec_timeout", "exec_timeout_gone", "log", "stats", "list",
+                    "cpu_enforced", "oom", "exec_out", "exec_caps", "exec_user", "exec_groups", "sysctl", "exec_timeout", "exec_timeout_gone", "log", "stats", "list",
                     "stop", "gone_procs", "gone_cgroups", "gone_net", "gone_mounts", "gone_files"):
             self.check(key, getattr(self, key))
         self.report()
