@@ -54,8 +54,9 @@ CHECKS = [
 ]
 
 MiB = 1024 * 1024
-# limits.cpu 200m, requests.cpu 500m, limits.memory 128Mi (a kubelet's translation)
-CLIENT_LIMITS = {"cpu_period": 100000, "cpu_quota": 20000, "cpu_shares": 512, "memory_limit_in_bytes": 128 * MiB}
+# the pod of docs/kubernetes.md, as a kubelet translates it: limits.cpu 200m (a quota of 20 ms a
+# 100 ms period), requests.cpu 100m (shares 102 = 100 * 1024 / 1000), limits.memory 128Mi
+CLIENT_LIMITS = {"cpu_period": 100000, "cpu_quota": 20000, "cpu_shares": 102, "memory_limit_in_bytes": 128 * MiB}
 HOG_MEMORY = 32 * MiB
 # the hog doubles a string up to 128 MiB (then prints "survived" and exits 0): past its limit
 # if one is enforced, and a bounded use of the host's memory if none is
@@ -279,7 +280,7 @@ class Run:
             got = {"cpu.max": read_cg("cpu", g, "cpu.max")}
             return got["cpu.max"] == "20000 100000", "%s: %s" % (g, got)
         got = {f: read_cg("cpu", g, f) for f in ("cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares")}
-        want = {"cpu.cfs_quota_us": "20000", "cpu.cfs_period_us": "100000", "cpu.shares": "512"}
+        want = {"cpu.cfs_quota_us": "20000", "cpu.cfs_period_us": "100000", "cpu.shares": str(CLIENT_LIMITS["cpu_shares"])}
         return got == want, "%s: %s, want %s" % (g, got, want)
 
     def mem_set(self):
