@@ -17,7 +17,7 @@ if [ -z "${WARREN_MNT_WORLD:-}" ]; then
 fi
 . "$(dirname "$0")/../lib.sh"
 
-plan 38
+plan 40
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -109,8 +109,9 @@ for mode in root user; do
 	ok $? "$mode: an unsafe sysctl (kernel.msgmax) is refused in one line" || diag "exit $RC: $ERR"
 
 	# ---- supplementary groups (fsGroup): a file of the volume readable through group 2000 alone
+	# (the volume chowned to it, as the kubelet does)
 	G=$T/fsg-$mode
-	mkdir -p "$G" && echo fsgroup-ok >"$G/secret" && chown 4243:2000 "$G/secret" && chmod 0640 "$G/secret" && chmod 0755 "$G"
+	mkdir -p "$G" && echo fsgroup-ok >"$G/secret" && chown 4243:2000 "$G/secret" && chmod 0640 "$G/secret" && chgrp 2000 "$G" && chmod 2755 "$G"
 	[ "$mode" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$G"
 	bundle "$T/b-g-$mode" '["sh", "-c", "id -G; cat /data/secret"]' \
 		"c['process']['user'] = {'uid': $JOB_UID, 'gid': $JOB_UID, 'additionalGids': [2000, 3000, 2000]}
@@ -122,6 +123,26 @@ $(bind /data "$G" '["rbind", "rprivate", "rw"]')"
 	else
 		{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ additionalGids.*rootless ]]; }
 		ok $? "user: additionalGids other than the job's own gid: refused in one line (a rootless cell maps one group)" || diag "exit $RC: $ERR"
+	fi
+	# the host's groups stay the host's: on a read-only volume of root's (a secret), a file is
+	# read through the job's group only where the volume is that group's (the kubelet's chown)
+	# and it is none of the host's system groups: not /etc/shadow's shape (root:shadow in a
+	# root:root directory), nor root's group, nor another of the job's groups
+	if [ "$mode" = root ]; then
+		H=$T/hostgrp
+		{ mkdir -p "$H/etc" "$H/vol" && chmod 0755 "$H/etc" && echo shadow-secret >"$H/etc/shadow" && chown 0:42 "$H/etc/shadow" &&
+			chmod 0640 "$H/etc/shadow" && echo root-secret >"$H/etc/root" && chmod 0640 "$H/etc/root" &&
+			chgrp 2000 "$H/vol" && chmod 2755 "$H/vol" && echo fsgroup-ro >"$H/vol/key" && chown 0:2000 "$H/vol/key" &&
+			chmod 0440 "$H/vol/key" && echo other-secret >"$H/vol/other" && chown 0:3000 "$H/vol/other" && chmod 0440 "$H/vol/other"; } ||
+			bail_out "cannot make the host's group files"
+		bundle "$T/b-hg" '["sh", "-c", "cat /vol/key; cat /hostetc/shadow /hostetc/root /vol/other 2>/dev/null; true"]' \
+			"c['process']['user'] = {'uid': $JOB_UID, 'gid': $JOB_UID, 'additionalGids': [0, 42, 2000, 3000]}
+$(bind /hostetc "$H/etc" '["rbind", "rprivate", "ro"]'
+   bind /vol "$H/vol" '["rbind", "rprivate", "ro"]')"
+		bounded "$RUNC" --root "$ROOT" run --bundle "$T/b-hg" hg
+		line_like "$OUT" '^fsgroup-ro$' "root: ... a read-only volume of root's (a secret, 0440) is read through fsGroup" || diag "$ERR"
+		is "$(grep -c secret <<<"$OUT")" 0 "root: ... not root's files of gid 42 (/etc/shadow's), 0, nor of another group of the job's (3000)" ||
+			diag "$OUT"
 	fi
 
 	# ---- maskedPaths and readonlyPaths outside /proc and /sys
