@@ -6,7 +6,8 @@
 # binds), the termination log at /dev/termination-log (a new file in the cell's /dev, written
 # through to the host's file), a configMap read-only (writes refused); each checked from inside
 # the job. A volume bound rslave (HostToContainer) shows what the host mounts below it after
-# the start, an rprivate one does not. The kubelet's safe sysctls set in the cell's own
+# the start, an rprivate one does not (root mode: where the node's operator allows it, else
+# refused in one line). The kubelet's safe sysctls set in the cell's own
 # namespaces (the host's unchanged), an unsafe one refused. Supplementary groups (fsGroup): the
 # job has them and reads a volume's file through its group (root mode; rootless refused in one
 # line). maskedPaths and readonlyPaths outside /proc and /sys. Refused in one line naming the
@@ -17,7 +18,7 @@ if [ -z "${WARREN_MNT_WORLD:-}" ]; then
 fi
 . "$(dirname "$0")/../lib.sh"
 
-plan 40
+plan 41
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -77,14 +78,25 @@ for mode in root user; do
 	{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ mounts\[[0-9]+\].*rshared.*Bidirectional ]]; }
 	ok $? "$mode: an rshared bind is refused in one line naming the field and the pod's Bidirectional" || diag "exit $RC: $ERR"
 
-	# ---- rslave: what the host mounts below the volume later shows in the cell; rprivate not
+	# ---- rslave: what the host mounts below the volume later shows in the cell; rprivate not.
+	# Root mode: refused unless the node's operator allows it (a later mount comes in as the
+	# host made it: devices, setuid, the host's /proc, writable), one line naming the setting
 	HV=$T/hostvol-$mode
 	mkdir -p "$HV" && mount -t tmpfs -o mode=0777 hv "$HV" && mount --make-shared "$HV" && mkdir -m 777 "$HV/late" ||
 		bail_out "cannot make a shared tmpfs for the rslave volume"
 	bundle "$T/b-sl-$mode" '["sh", "-c", "touch /vol/ready; i=0; while [ ! -e /vol/late/marker ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; cat /vol/late/marker; ls /volp/late | wc -l"]' \
 		"$(bind /vol "$HV" '["rbind", "rslave", "rw"]'
 		   bind /volp "$HV" '["rbind", "rprivate", "rw"]')"
-	"${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl-$mode >"$T/sl-$mode.out" 2>"$T/sl-$mode.err" &
+	ALLOW=()
+	if [ "$mode" = root ]; then
+		bounded "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl0-$mode
+		{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ mounts\[[0-9]+\].*rslave.*HostToContainer.*oci\.host_to_container\ =\ allow ]]; }
+		ok $? "root: an rslave bind is refused in one line naming HostToContainer and oci.host_to_container" || diag "exit $RC: $ERR"
+		printf 'oci.host_to_container = allow\n' >"$T/slave.conf" && chmod 644 "$T/slave.conf"
+		ALLOW=(env WARREN_CONFIG="$T/slave.conf")
+	fi
+	rm -f "$HV/ready"
+	"${RUNNER[@]}" "${ALLOW[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl-$mode >"$T/sl-$mode.out" 2>"$T/sl-$mode.err" &
 	pid=$!
 	for _ in $(seq 100); do [ -e "$HV/ready" ] && break; sleep 0.1; done
 	mount -t tmpfs -o mode=0755 late "$HV/late" && echo "late-$mode" >"$HV/late/marker"
