@@ -18,7 +18,7 @@ if [ -z "${WARREN_MNT_WORLD:-}" ]; then
 fi
 . "$(dirname "$0")/../lib.sh"
 
-plan 41
+plan 43
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -82,11 +82,12 @@ for mode in root user; do
 	# Root mode: refused unless the node's operator allows it (a later mount comes in as the
 	# host made it: devices, setuid, the host's /proc, writable), one line naming the setting
 	HV=$T/hostvol-$mode
-	mkdir -p "$HV" && mount -t tmpfs -o mode=0777 hv "$HV" && mount --make-shared "$HV" && mkdir -m 777 "$HV/late" ||
-		bail_out "cannot make a shared tmpfs for the rslave volume"
-	bundle "$T/b-sl-$mode" '["sh", "-c", "touch /vol/ready; i=0; while [ ! -e /vol/late/marker ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; cat /vol/late/marker; ls /volp/late | wc -l"]' \
+	mkdir -p "$HV" && mount -t tmpfs -o mode=0777 hv "$HV" && mount --make-shared "$HV" && mkdir -m 777 "$HV/late" &&
+		echo host-masked >"$HV/masked" && chmod 644 "$HV/masked" || bail_out "cannot make a shared tmpfs for the rslave volume"
+	bundle "$T/b-sl-$mode" '["sh", "-c", "touch /vol/ready; i=0; while [ ! -e /vol/late/marker ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; cat /vol/late/marker; ls /volp/late | wc -l; cat /vol/masked | wc -c"]' \
 		"$(bind /vol "$HV" '["rbind", "rslave", "rw"]'
-		   bind /volp "$HV" '["rbind", "rprivate", "rw"]')"
+		   bind /volp "$HV" '["rbind", "rprivate", "rw"]')
+c['linux'].setdefault('maskedPaths', []).append('/vol/masked')"
 	ALLOW=()
 	if [ "$mode" = root ]; then
 		bounded "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl0-$mode
@@ -102,9 +103,10 @@ for mode in root user; do
 	mount -t tmpfs -o mode=0755 late "$HV/late" && echo "late-$mode" >"$HV/late/marker"
 	wait $pid
 	RC=$?
-	is "$RC:$(tr '\n' ' ' <"$T/sl-$mode.out")" "0:late-$mode 0 " \
-		"$mode: an rslave volume shows a mount the host made below it after the start; an rprivate bind of it does not" ||
+	is "$RC:$(tr '\n' ' ' <"$T/sl-$mode.out")" "0:late-$mode 0 0 " \
+		"$mode: an rslave volume shows a mount the host made below it after the start; an rprivate bind of it does not; a mask in it holds" ||
 		diag "$(cat "$T/sl-$mode.err")"
+	is "$(mounts_under "$HV/masked"):$(cat "$HV/masked")" ":host-masked" "$mode: ... the mask made on the slave volume did not reach the host's mount"
 	umount "$HV/late" "$HV"
 
 	# ---- the kubelet's safe sysctls, in the cell's own namespaces
