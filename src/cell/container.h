@@ -96,9 +96,9 @@ int container_signal_children(const struct cell *c, int sig);
  * a bind's source) the run user's host ids (a container's run user inside; the vm driver's
  * qemu), or -1 when it is already or there is none. A root-owned source is mapped only when
  * writable (map_root): a read-only bind of root's files keeps them root's, as the host's /
- * shows them. The job's supplementary groups (s->groups) are mapped too, host gid g as the
- * cell's gid g (a pod's fsGroup). Its helper is one of c's (made before any descriptor of the
- * run exists). */
+ * shows them, but for their group when it is the volume's own and one of the job's
+ * supplementary groups, not a system one (spec_volume_group: a pod's fsGroup), host gid g as
+ * the cell's gid g. Its helper is one of c's (made before any descriptor of the run exists). */
 int cell_owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct cell *c);
 /* Clone the tree at path (under dfd; "" dfd itself) as a detached mount, idmapped through
  * userns fd ns, nosuid and nodev, with what is mounted below it (a bind without its submounts

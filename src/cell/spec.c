@@ -18,6 +18,16 @@ uid_t spec_host_uid(const struct cell_spec *s) { return s->rootless ? s->host_ui
 gid_t spec_host_gid(const struct cell_spec *s) { return s->rootless ? s->host_gid : s->id_base + s->gid; }
 uid_t spec_host_root_uid(const struct cell_spec *s) { return s->rootless ? s->host_uid : s->id_base; }
 
+bool spec_volume_group(const struct cell_spec *s, gid_t source_gid)
+{
+	if (s->rootless || source_gid < SPEC_HOST_SYSTEM_GIDS || source_gid >= CELL_ID_RANGE)
+		return false;
+	for (size_t i = 0; i < s->n_groups; i++)
+		if (s->groups[i] == source_gid)
+			return true;
+	return false;
+}
+
 struct policy_ctx spec_policy_ctx(const struct cell_spec *s)
 {
 	return (struct policy_ctx){

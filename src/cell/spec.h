@@ -103,6 +103,14 @@ uid_t spec_host_uid(const struct cell_spec *s);
 gid_t spec_host_gid(const struct cell_spec *s);
 /* Host id of cell root (root mode) or of the caller (rootless). */
 uid_t spec_host_root_uid(const struct cell_spec *s);
+/* The host's system groups (root's, shadow, adm, disk, systemd-journal...): gids below this
+ * (login.defs' SYS_GID_MAX + 1 on Debian, Fedora, Arch), never one of a job's groups. */
+#define SPEC_HOST_SYSTEM_GIDS 1000u
+/* Is the host gid of a volume (a bind's source, its own group: source_gid) the job's
+ * supplementary group of the same number in the cell (a pod's fsGroup: the kubelet chowned
+ * the volume to it)? Only that one group of the job's, and never a host system group: a
+ * volume's other files, and /etc/shadow's or the journal's group, stay as the host shows them. */
+bool spec_volume_group(const struct cell_spec *s, gid_t source_gid);
 /* What the policy layer reads of s (policy/policy.h): the one place that fills it. */
 struct policy_ctx spec_policy_ctx(const struct cell_spec *s);
 /* Add m (its strings and fd are the spec's now) to the cell's mounts, and to the policy's view

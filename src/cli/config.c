@@ -5,7 +5,8 @@
  * are taken from, net/net.h), limits.NAME (the default limits, as /etc/warren/defaults),
  * oci.root (the OCI face's state root when runc's --root is not given), oci.host_network,
  * oci.host_ipc and oci.host_pid (allow: the OCI face gives a pod the host's namespaces it
- * asks for; the gate refuses them otherwise, cell/gate.h). The
+ * asks for; the gate refuses them otherwise, cell/gate.h), oci.host_to_container (allow: a
+ * pod's rslave binds in root mode, oci/config.c). The
  * environment and the command line win over the files: each reader asks conf_get last. */
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,7 @@ static const struct conf_key KEYS[] = {
 	{ "oci.host_network", "allow or refuse (a pod's hostNetwork: the host's network and UTS namespaces)", check_allow },
 	{ "oci.host_ipc", "allow or refuse (a pod's hostIPC: the host's IPC namespace)", check_allow },
 	{ "oci.host_pid", "allow or refuse (a pod's hostPID: the host's PID namespace)", check_allow },
+	{ "oci.host_to_container", "allow or refuse (a pod's mountPropagation HostToContainer: rslave binds in root mode)", check_allow },
 	{ NULL, NULL, NULL },
 };
 

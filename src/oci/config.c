@@ -19,6 +19,7 @@
 #include "oci/internal.h"
 #include "run/rundir.h"
 #include "util/cpus.h"
+#include "util/conf.h"
 #include "util/fs.h"
 #include "util/strv.h"
 
@@ -127,8 +128,13 @@ static bool opt_has(json_t *opts, const char *o)
 /* A bind's propagation: private (what every bind of a cell is: rprivate, the pod's
  * mountPropagation None) or a slave of the host's mount (slave, rslave: HostToContainer, what
  * the host mounts below it later shows in the cell; *slave) is honoured; a bind shared with the
- * host (shared, rshared: Bidirectional) is refused naming the field. */
-static int take_propagation(size_t i, const char *dst, json_t *opts, bool *slave, struct error *err)
+ * host (shared, rshared: Bidirectional) is refused naming the field. A slave in root mode only
+ * where the node's operator allows it (oci.host_to_container): what the host mounts there later
+ * comes in as the host made it, beyond warren's checks of the bind (a device node, a setuid
+ * program, a kernel's file system: the host's /proc, writable where the volume is read-only),
+ * which warren cannot put on a mount the kernel adds; rootless, the job is the caller, who
+ * may reach these mounts already. */
+static int take_propagation(size_t i, const char *dst, json_t *opts, const struct cell_spec *s, bool *slave, struct error *err)
 {
 	static const char *const refused[] = { "shared", "rshared" };
 	for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
@@ -137,6 +143,13 @@ static int take_propagation(size_t i, const char *dst, json_t *opts, bool *slave
 					 "(the pod's mountPropagation: Bidirectional), refused to untrusted pods; leave it out, or give rprivate or rslave",
 					 i, dst, refused[k]);
 	*slave = opt_has(opts, "slave") || opt_has(opts, "rslave");
+	const char *allow = conf_get("oci.host_to_container", NULL);
+	if (*slave && !s->rootless && !(allow && !strcmp(allow, "allow")))
+		return error_set(err, 0, "mounts[%zu] (bind on %s) options '%s': what the host mounts below it later would come into the "
+				 "cell unchecked, with its devices, setuid programs or kernel file system (the pod's mountPropagation: "
+				 "HostToContainer), refused to untrusted pods; give rprivate, or the node's operator allows it with "
+				 "'oci.host_to_container = allow' in /etc/warren/warren.conf",
+				 i, dst, opt_has(opts, "rslave") ? "rslave" : "slave");
 	return 0;
 }
 
@@ -156,7 +169,7 @@ static int take_mount(size_t i, json_t *m, struct oci_bundle *b, struct cell_spe
 	if (!src)
 		return error_set(err, 0, "mounts[%zu] (bind on %s): no source", i, dst);
 	bool slave = false;
-	if (take_propagation(i, dst, opts, &slave, err) < 0)
+	if (take_propagation(i, dst, opts, s, &slave, err) < 0)
 		return -EINVAL;
 	_cleanup_free_ char *abs = src[0] == '/' ? xstrdup(src) : xasprintf("%s/%s", b->path, src);
 	_cleanup_free_ char *what = xasprintf("mounts[%zu] (bind of %s on %s)", i, abs, dst);

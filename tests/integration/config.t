@@ -62,7 +62,7 @@ bad() { # TEXT WANT DESC
 	ok $? "$3" || diag "$ERR"
 }
 bad 'net.pol = 10.0.0.0/16' "$CONF:1: unknown key 'net.pol'; did you mean 'net.pool'?" "an unknown key: its line and the nearest key"
-bad $'# x\ncolour = blue' "$CONF:2: unknown key 'colour'; the keys are state, oci.root, net, net.pool, limits.time, limits.cpu-time, limits.memory, limits.pids, limits.output, limits.scratch, oci.host_network, oci.host_ipc, oci.host_pid" \
+bad $'# x\ncolour = blue' "$CONF:2: unknown key 'colour'; the keys are state, oci.root, net, net.pool, limits.time, limits.cpu-time, limits.memory, limits.pids, limits.output, limits.scratch, oci.host_network, oci.host_ipc, oci.host_pid, oci.host_to_container" \
 	"an unknown key far from all: the keys there are"
 bad 'state = runs' "$CONF:1: state: 'runs' is not an absolute path; give the directory as /DIR" "state: a relative path refused"
 bad 'net = natt' "$CONF:1: net: 'natt' is not a network mode *" "net: a bad mode refused"

@@ -6,7 +6,8 @@
 # binds), the termination log at /dev/termination-log (a new file in the cell's /dev, written
 # through to the host's file), a configMap read-only (writes refused); each checked from inside
 # the job. A volume bound rslave (HostToContainer) shows what the host mounts below it after
-# the start, an rprivate one does not. The kubelet's safe sysctls set in the cell's own
+# the start, an rprivate one does not (root mode: where the node's operator allows it, else
+# refused in one line). The kubelet's safe sysctls set in the cell's own
 # namespaces (the host's unchanged), an unsafe one refused. Supplementary groups (fsGroup): the
 # job has them and reads a volume's file through its group (root mode; rootless refused in one
 # line). maskedPaths and readonlyPaths outside /proc and /sys. Refused in one line naming the
@@ -17,7 +18,7 @@ if [ -z "${WARREN_MNT_WORLD:-}" ]; then
 fi
 . "$(dirname "$0")/../lib.sh"
 
-plan 38
+plan 43
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -77,22 +78,35 @@ for mode in root user; do
 	{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ mounts\[[0-9]+\].*rshared.*Bidirectional ]]; }
 	ok $? "$mode: an rshared bind is refused in one line naming the field and the pod's Bidirectional" || diag "exit $RC: $ERR"
 
-	# ---- rslave: what the host mounts below the volume later shows in the cell; rprivate not
+	# ---- rslave: what the host mounts below the volume later shows in the cell; rprivate not.
+	# Root mode: refused unless the node's operator allows it (a later mount comes in as the
+	# host made it: devices, setuid, the host's /proc, writable), one line naming the setting
 	HV=$T/hostvol-$mode
-	mkdir -p "$HV" && mount -t tmpfs -o mode=0777 hv "$HV" && mount --make-shared "$HV" && mkdir -m 777 "$HV/late" ||
-		bail_out "cannot make a shared tmpfs for the rslave volume"
-	bundle "$T/b-sl-$mode" '["sh", "-c", "touch /vol/ready; i=0; while [ ! -e /vol/late/marker ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; cat /vol/late/marker; ls /volp/late | wc -l"]' \
+	mkdir -p "$HV" && mount -t tmpfs -o mode=0777 hv "$HV" && mount --make-shared "$HV" && mkdir -m 777 "$HV/late" &&
+		echo host-masked >"$HV/masked" && chmod 644 "$HV/masked" || bail_out "cannot make a shared tmpfs for the rslave volume"
+	bundle "$T/b-sl-$mode" '["sh", "-c", "touch /vol/ready; i=0; while [ ! -e /vol/late/marker ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; cat /vol/late/marker; ls /volp/late | wc -l; cat /vol/masked | wc -c"]' \
 		"$(bind /vol "$HV" '["rbind", "rslave", "rw"]'
-		   bind /volp "$HV" '["rbind", "rprivate", "rw"]')"
-	"${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl-$mode >"$T/sl-$mode.out" 2>"$T/sl-$mode.err" &
+		   bind /volp "$HV" '["rbind", "rprivate", "rw"]')
+c['linux'].setdefault('maskedPaths', []).append('/vol/masked')"
+	ALLOW=()
+	if [ "$mode" = root ]; then
+		bounded "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl0-$mode
+		{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ mounts\[[0-9]+\].*rslave.*HostToContainer.*oci\.host_to_container\ =\ allow ]]; }
+		ok $? "root: an rslave bind is refused in one line naming HostToContainer and oci.host_to_container" || diag "exit $RC: $ERR"
+		printf 'oci.host_to_container = allow\n' >"$T/slave.conf" && chmod 644 "$T/slave.conf"
+		ALLOW=(env WARREN_CONFIG="$T/slave.conf")
+	fi
+	rm -f "$HV/ready"
+	"${RUNNER[@]}" "${ALLOW[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/b-sl-$mode" sl-$mode >"$T/sl-$mode.out" 2>"$T/sl-$mode.err" &
 	pid=$!
 	for _ in $(seq 100); do [ -e "$HV/ready" ] && break; sleep 0.1; done
 	mount -t tmpfs -o mode=0755 late "$HV/late" && echo "late-$mode" >"$HV/late/marker"
 	wait $pid
 	RC=$?
-	is "$RC:$(tr '\n' ' ' <"$T/sl-$mode.out")" "0:late-$mode 0 " \
-		"$mode: an rslave volume shows a mount the host made below it after the start; an rprivate bind of it does not" ||
+	is "$RC:$(tr '\n' ' ' <"$T/sl-$mode.out")" "0:late-$mode 0 0 " \
+		"$mode: an rslave volume shows a mount the host made below it after the start; an rprivate bind of it does not; a mask in it holds" ||
 		diag "$(cat "$T/sl-$mode.err")"
+	is "$(mounts_under "$HV/masked"):$(cat "$HV/masked")" ":host-masked" "$mode: ... the mask made on the slave volume did not reach the host's mount"
 	umount "$HV/late" "$HV"
 
 	# ---- the kubelet's safe sysctls, in the cell's own namespaces
@@ -109,8 +123,9 @@ for mode in root user; do
 	ok $? "$mode: an unsafe sysctl (kernel.msgmax) is refused in one line" || diag "exit $RC: $ERR"
 
 	# ---- supplementary groups (fsGroup): a file of the volume readable through group 2000 alone
+	# (the volume chowned to it, as the kubelet does)
 	G=$T/fsg-$mode
-	mkdir -p "$G" && echo fsgroup-ok >"$G/secret" && chown 4243:2000 "$G/secret" && chmod 0640 "$G/secret" && chmod 0755 "$G"
+	mkdir -p "$G" && echo fsgroup-ok >"$G/secret" && chown 4243:2000 "$G/secret" && chmod 0640 "$G/secret" && chgrp 2000 "$G" && chmod 2755 "$G"
 	[ "$mode" = user ] && chown "$TEST_USER_UID:$TEST_USER_GID" "$G"
 	bundle "$T/b-g-$mode" '["sh", "-c", "id -G; cat /data/secret"]' \
 		"c['process']['user'] = {'uid': $JOB_UID, 'gid': $JOB_UID, 'additionalGids': [2000, 3000, 2000]}
@@ -122,6 +137,26 @@ $(bind /data "$G" '["rbind", "rprivate", "rw"]')"
 	else
 		{ [ "$RC" != 0 ] && one_line && [[ $ERR =~ additionalGids.*rootless ]]; }
 		ok $? "user: additionalGids other than the job's own gid: refused in one line (a rootless cell maps one group)" || diag "exit $RC: $ERR"
+	fi
+	# the host's groups stay the host's: on a read-only volume of root's (a secret), a file is
+	# read through the job's group only where the volume is that group's (the kubelet's chown)
+	# and it is none of the host's system groups: not /etc/shadow's shape (root:shadow in a
+	# root:root directory), nor root's group, nor another of the job's groups
+	if [ "$mode" = root ]; then
+		H=$T/hostgrp
+		{ mkdir -p "$H/etc" "$H/vol" && chmod 0755 "$H/etc" && echo shadow-secret >"$H/etc/shadow" && chown 0:42 "$H/etc/shadow" &&
+			chmod 0640 "$H/etc/shadow" && echo root-secret >"$H/etc/root" && chmod 0640 "$H/etc/root" &&
+			chgrp 2000 "$H/vol" && chmod 2755 "$H/vol" && echo fsgroup-ro >"$H/vol/key" && chown 0:2000 "$H/vol/key" &&
+			chmod 0440 "$H/vol/key" && echo other-secret >"$H/vol/other" && chown 0:3000 "$H/vol/other" && chmod 0440 "$H/vol/other"; } ||
+			bail_out "cannot make the host's group files"
+		bundle "$T/b-hg" '["sh", "-c", "cat /vol/key; cat /hostetc/shadow /hostetc/root /vol/other 2>/dev/null; true"]' \
+			"c['process']['user'] = {'uid': $JOB_UID, 'gid': $JOB_UID, 'additionalGids': [0, 42, 2000, 3000]}
+$(bind /hostetc "$H/etc" '["rbind", "rprivate", "ro"]'
+   bind /vol "$H/vol" '["rbind", "rprivate", "ro"]')"
+		bounded "$RUNC" --root "$ROOT" run --bundle "$T/b-hg" hg
+		line_like "$OUT" '^fsgroup-ro$' "root: ... a read-only volume of root's (a secret, 0440) is read through fsGroup" || diag "$ERR"
+		is "$(grep -c secret <<<"$OUT")" 0 "root: ... not root's files of gid 42 (/etc/shadow's), 0, nor of another group of the job's (3000)" ||
+			diag "$OUT"
 	fi
 
 	# ---- maskedPaths and readonlyPaths outside /proc and /sys

@@ -157,11 +157,30 @@ static void policy_view(void **state)
 	assert_null(s.policy_mounts);
 }
 
+/* A volume's group is the job's supplementary group of that number only when it is one of
+ * them and none of the host's system groups (root's, shadow's...); never rootless. */
+static void volume_groups(void **state)
+{
+	(void)state;
+	gid_t groups[] = { 0, 42, 2000, 3000 };
+	struct cell_spec s = { .gid = 1000, .groups = groups, .n_groups = 4, .id_base = 1000000000 };
+	const struct { gid_t source; bool mapped; } cases[] = {
+		{ 2000, true }, { 3000, true }, { 0, false }, { 42, false }, { 999, false }, { 1000, false }, { 4000, false },
+		{ 1000002000, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		if (spec_volume_group(&s, cases[i].source) != cases[i].mapped)
+			fail_msg("source gid %u: %s", (unsigned)cases[i].source, cases[i].mapped ? "not mapped" : "mapped");
+	s.rootless = true;
+	assert_false(spec_volume_group(&s, 2000));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(system_trees), cmocka_unit_test(rootfs_trees), cmocka_unit_test(sources), cmocka_unit_test(split),
 		cmocka_unit_test(destinations), cmocka_unit_test(hostnames), cmocka_unit_test(policy_view),
+		cmocka_unit_test(volume_groups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,11 @@ static void kinds(void **state)
 	assert_int_equal(cell_sysctl_kind("net.ipv4.ip_unprivileged_port_start"), GATE_NS_NET);
 	const char *unsafe[] = { "kernel.msgmax", "kernel.hostname", "net.core.somaxconn", "net.ipv4.ip_forward", "vm.swappiness",
 				 "net.ipv4.tcp_syncookies.x", "net.ipv4", "", "kernel.shm_rmid_forced_", "net.ipv4.conf.all.rp_filter",
-				 "net.ipv4.ip_local_port_range.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
+				 "net.ipv4.ip_local_port_range.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+				 /* spellings that would lead /proc/sys elsewhere, or that are another key */
+				 "net/ipv4/../../kernel/msgmax", "net.ipv4.conf/../../../kernel/msgmax", "NET.IPV4.TCP_SYNCOOKIES",
+				 "/net/ipv4/tcp_syncookies", "net.ipv4.tcp_syncookies/", "net.ipv4..tcp_syncookies", "./net/ipv4/tcp_syncookies",
+				 "net/ipv4/./tcp_syncookies", "net.ipv4.tcp_syncookies " };
 	for (size_t i = 0; i < sizeof unsafe / sizeof *unsafe; i++)
 		if (cell_sysctl_kind(unsafe[i]) >= 0)
 			fail_msg("'%s': taken as safe", unsafe[i]);

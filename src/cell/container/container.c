@@ -149,24 +149,26 @@ int cell_owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct ce
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -1;
 	bool owner = !(st.st_uid == spec_host_uid(s) && st.st_gid == spec_host_gid(s)) && (st.st_uid != 0 || map_root);
-	if (!owner && !s->n_groups)
+	/* else (a read-only bind of root's): the volume's own group, when it is one of the job's
+	 * supplementary groups (a pod's fsGroup: spec_volume_group) */
+	bool group = !owner && spec_volume_group(s, st.st_gid);
+	if (!owner && !group)
 		return -1;
 	/* the owner: the run user (or itself, when it is already); a root owner not mapped: a
 	 * uid no file has (the cell's nobody) fills the map */
-	char uid_map[64];
+	char uid_map[64], gid_map[96];
 	if (st.st_uid != 0 || map_root)
 		snprintf(uid_map, sizeof uid_map, "%u %u 1\n", (unsigned)st.st_uid, (unsigned)spec_host_uid(s));
 	else
 		snprintf(uid_map, sizeof uid_map, "%u %u 1\n", 4294967293u, (unsigned)(s->id_base + 65534));
-	/* the job's supplementary groups (a pod's fsGroup and supplementalGroups): host gid g is
-	 * the cell's gid g, as the kubelet, which chowned the volume, meant it */
-	size_t cap = 64 + 32 * s->n_groups, n = 0;
-	_cleanup_free_ char *gid_map = xmalloc(cap);
-	gid_t owner_g = owner ? st.st_gid : spec_host_gid(s);
-	n += (size_t)snprintf(gid_map + n, cap - n, "%u %u 1\n", (unsigned)owner_g, (unsigned)spec_host_gid(s));
-	for (size_t i = 0; i < s->n_groups; i++)
-		if (s->groups[i] != owner_g)
-			n += (size_t)snprintf(gid_map + n, cap - n, "%u %u 1\n", (unsigned)s->groups[i], (unsigned)(s->id_base + s->groups[i]));
+	/* host gid g of the volume is the cell's gid g, as the kubelet, which chowned the volume,
+	 * meant it (the run user's own gid beside it, as it is); else the owner's group the run
+	 * user's */
+	if (group)
+		snprintf(gid_map, sizeof gid_map, "%u %u 1\n%u %u 1\n", (unsigned)st.st_gid, (unsigned)(s->id_base + st.st_gid),
+			 (unsigned)spec_host_gid(s), (unsigned)spec_host_gid(s));
+	else
+		snprintf(gid_map, sizeof gid_map, "%u %u 1\n", (unsigned)st.st_gid, (unsigned)spec_host_gid(s));
 	return idmap_userns(uid_map, gid_map, cell_helper_slot(c));
 }
 /* ---- made before the clone: the idmaps' user namespaces; the network, on a thread ---- */
