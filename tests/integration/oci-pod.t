@@ -18,7 +18,7 @@ if [ -z "${WARREN_MNT_WORLD:-}" ]; then
 fi
 . "$(dirname "$0")/../lib.sh"
 
-plan 43
+plan 45
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -176,3 +176,19 @@ c['linux'].setdefault('readonlyPaths', []).extend(['/opt/rw'])"
 		"$mode: maskedPaths hide a file and a directory outside /proc and /sys, readonlyPaths make one read-only" || diag "$ERR"
 	is "$(cat "$V/hid/f")" hidden "$mode: ... the masked files are untouched on the host"
 done
+
+# ---- a pod's read-write volume owned by root is not the job's (root mode): a hostPath such as
+# /root/.ssh written by the job as its owner would be the host root's files. The cell's root
+# writes a root-owned 0755 volume not at all, a root-owned 0777 one (an emptyDir) as others do,
+# its files its own host ids, never root's
+use_mode root
+R=$T/rootvol
+mkdir -p "$R/ssh" "$R/empty" && chmod 0755 "$R/ssh" && chmod 0777 "$R/empty" && chown 0:0 "$R/ssh" "$R/empty"
+bundle "$T/b-rv" '["sh", "-c", "touch /ssh/authorized_keys 2>&1 | grep -c denied; touch /empty/made && echo made"]' \
+	"c['process']['user'] = {'uid': 0, 'gid': 0}
+$(bind /ssh "$R/ssh" '["rbind", "rprivate", "rw"]'
+  bind /empty "$R/empty" '["rbind", "rprivate", "rw"]')"
+bounded "$RUNC" --root "$T/root-root" run --bundle "$T/b-rv" rv
+is "$RC:$(tr '\n' ' ' <<<"$OUT")" "0:1 made " "root: the cell's root cannot write a root-owned 0755 volume; it writes a 0777 one" || diag "$ERR"
+is "$(stat -c %u "$R/empty/made" 2>/dev/null):$(ls "$R/ssh" | wc -l)" "1000000000:0" \
+	"root: ... what it made there is the cell root's host uid (1000000000), not root's; nothing in the other"

@@ -174,7 +174,10 @@ int cell_owner_idmap(const struct cell_spec *s, int fd, bool map_root, struct ce
 /* ---- made before the clone: the idmaps' user namespaces; the network, on a thread ---- */
 
 /* Root mode: the worktree's and the binds' owners are the run user inside; the image's ids
- * are the cell's. */
+ * are the cell's. A pod's volume (an OCI bundle's bind: the pod's author named it, not the
+ * caller) owned by root is never made the run user's: a hostPath of root's files written by
+ * the job as their owner would be the host's root's (a /root/.ssh of the bundle's choosing);
+ * the job writes it only as its mode lets others (an emptyDir is 0777), its files its own. */
 static void make_idmaps(struct cell_ctx *x, struct cell *c)
 {
 	const struct cell_spec *s = x->s;
@@ -184,7 +187,7 @@ static void make_idmaps(struct cell_ctx *x, struct cell *c)
 	x->idmap_mounts = s->n_mounts ? xcalloc(s->n_mounts, sizeof *x->idmap_mounts) : NULL;
 	x->n_idmap_mounts = s->n_mounts;
 	for (size_t i = 0; i < s->n_mounts; i++)
-		x->idmap_mounts[i] = cell_owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly, c);
+		x->idmap_mounts[i] = cell_owner_idmap(s, s->mounts[i].fd, !s->mounts[i].readonly && !s->mounts[i].pod, c);
 }
 
 /* The network namespace's helper: a process in the supervisor's memory (CLONE_VM), on a
