@@ -32,11 +32,14 @@ static const char EXEC_HELP[] =
 	"environment and -e's over it ($TMPDIR is /tmp), in the worktree or -w DIR (relative to\n"
 	"it), its output shown as it comes. It ends with CMD's status (124 when --timeout stopped\n"
 	"its whole process tree); 125 after one line when warren cannot (the run ended: 'warren\n"
-	"show RUN'). What CMD leaves running in the background stays until the session ends.\n\n"
+	"show RUN'). What CMD leaves running in the background stays until the session ends.\n"
+	"When warren exec ends before CMD (Ctrl-C, killed), CMD's process tree is stopped as by\n"
+	"--timeout (its record: interrupted, 143); with -t its terminal hangs up (SIGHUP).\n\n"
 	"  -e, --env K=V       a variable for CMD (repeat)\n"
 	"  -w, --workdir DIR   where CMD runs (relative to the worktree, or absolute)\n"
 	"  --timeout D         CMD's time limit (e.g. 30s, 10m): SIGTERM to its process tree, then SIGKILL\n"
-	"  -i, --stdin         pass warren's standard input to CMD (at most 1 MiB; else /dev/null)\n"	"  -t, --tty           CMD gets a terminal of the cell's, relayed to this one (raw meanwhile;\n"
+	"  -i, --stdin         pass warren's standard input to CMD (at most 1 MiB; else /dev/null)\n"
+	"  -t, --tty           CMD gets a terminal of the cell's, relayed to this one (raw meanwhile;\n"
 	"                      its size follows this one's; not with --via)\n"
 	"  --state DIR         the state directory of the run\n"
 	"  --via SOCKET        through a warren serve (unix:PATH or tcp:HOST:PORT; RUN a full id)\n"
@@ -385,6 +388,10 @@ int cmd_exec(int argc, char **argv)
 		warn_line("exec -t: the input device is not a TTY (run it in a terminal, or leave out -t)");
 		return 125;
 	}
+	/* Ctrl-C (or a kill) of warren exec stops CMD, as ssh's hangup does; with -t the closed
+	 * terminal hangs it up (SIGHUP) */
+	if (!o.tty)
+		json_object_set_new(req, "stop_on_close", json_true());
 	if (o.tty)
 		json_object_set_new(req, "tty", json_true());
 	else if (o.in) {

@@ -3,7 +3,9 @@
  * the cell's, whose master the session passed over its socket, relayed here to and from the
  * caller's terminal, made raw meanwhile (as supervise/relay.c does for warren run); its size
  * given at the start and on SIGWINCH. Input waits in a buffer while the command does not read
- * it: its output is relayed all the same. */
+ * it: its output is relayed all the same. SIGHUP, SIGINT and SIGTERM (those not ignored) are
+ * taken through the same signalfd meanwhile: the caller's terminal is restored, then warren
+ * exec ends by the signal, as it would have (its closed connection hangs the command up). */
 #include "cli/exectty.h"
 
 #include <errno.h>
@@ -26,15 +28,23 @@ static void give_size(struct exec_tty *t)
 		ioctl(t->master, TIOCSWINSZ, &ws);
 }
 
+static const int ENDING[] = { SIGHUP, SIGINT, SIGTERM };
+
 void exec_tty_start(struct exec_tty *t, int master)
 {
 	*t = (struct exec_tty){ .master = master, .sfd = -1 };
 	fcntl(master, F_SETFL, O_NONBLOCK);
 	give_size(t);
+	/* (blocked before the terminal is made raw: none ends warren exec while it is) */
 	sigset_t w;
 	sigemptyset(&w);
 	sigaddset(&w, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &w, NULL);
+	for (size_t i = 0; i < sizeof ENDING / sizeof ENDING[0]; i++) {
+		struct sigaction sa;
+		if (sigaction(ENDING[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+			sigaddset(&w, ENDING[i]);
+	}
+	sigprocmask(SIG_BLOCK, &w, &t->mask);
 	t->sfd = signalfd(-1, &w, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (tcgetattr(STDIN_FILENO, &t->saved) == 0) {
 		struct termios raw = t->saved;
@@ -42,6 +52,21 @@ void exec_tty_start(struct exec_tty *t, int master)
 		cfmakeraw(&raw);
 		t->raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0;
 	}
+}
+
+/* Signal sig, which ends warren exec, came: the caller's terminal as it was, then the signal's
+ * own end (its default action). */
+static _Noreturn void end_by(struct exec_tty *t, int sig)
+{
+	if (t->raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);  /* (not DRAIN: a terminal hung up may never drain) */
+	signal(sig, SIG_DFL);
+	raise(sig);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+	_exit(128 + sig);
 }
 
 /* What the command wrote, to stdout; false once its terminal has no writer left (EIO). */
@@ -95,7 +120,8 @@ void exec_tty_relay(struct exec_tty *t, int sock)
 		if (p[3].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(t->sfd, &si, sizeof si) == (ssize_t)sizeof si)
-				;
+				if (si.ssi_signo != SIGWINCH)
+					end_by(t, (int)si.ssi_signo);
 			give_size(t);
 		}
 		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
@@ -125,4 +151,5 @@ void exec_tty_end(struct exec_tty *t)
 	t->raw = false;
 	closep(&t->master);
 	closep(&t->sfd);
+	sigprocmask(SIG_SETMASK, &t->mask, NULL);  /* (one that came meanwhile ends it now, its terminal restored) */
 }

@@ -5,12 +5,14 @@
 #define WARREN_CLI_EXECTTY_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stddef.h>
 #include <termios.h>
 
 struct exec_tty {
 	int master, sfd;          /* the command's terminal; SIGWINCH's signalfd */
 	struct termios saved;     /* the caller's terminal as it was */
+	sigset_t mask;            /* the signal mask before (SIGWINCH, SIGHUP, SIGINT, SIGTERM blocked meanwhile) */
 	bool raw, master_gone, in_gone;
 	char in[4096];            /* typed, not yet taken by the command's terminal */
 	size_t in_off, in_len;

@@ -446,7 +446,7 @@ int cmd_mcp(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);  /* a client gone: its writes fail, the server ends at its stdin's end */
 	serve_stdin(&s);
 	/* the client closed its side: the calls still running are answered if they end within
-	 * MCP_END_WAIT_S; then they are cancelled (an exec's command goes on in its session, a
+	 * MCP_END_WAIT_S; then they are cancelled (an exec's command is stopped by its session, a
 	 * session not yet ready is stopped) and given a moment to end */
 	for (int i = 0; i < MCP_END_WAIT_S * 20 && calls_running(&s); i++)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);

@@ -182,11 +182,14 @@ static json_t *start_session(const struct mcp_conf *c, json_t *a, struct mcp_cal
 	return c->via ? via_start(c, &s, fail) : local_start(c, &s, call, fail);
 }
 
-/* The session's exec request of a call's arguments: a command line is sh -c's. */
+/* The session's exec request of a call's arguments: a command line is sh -c's. A call the
+ * client cancels (or a server that ends first) closes the connection to the session, which
+ * then stops the command (stop_on_close): MCP's server SHOULD stop what a cancel names. */
 static json_t *exec_request(json_t *a)
 {
 	json_t *cmd = json_object_get(a, "command");
-	json_t *req = json_pack("{s:o}", "command", json_is_string(cmd) ? json_pack("[s,s,O]", "sh", "-c", cmd) : json_incref(cmd));
+	json_t *req = json_pack("{s:o,s:b}", "command", json_is_string(cmd) ? json_pack("[s,s,O]", "sh", "-c", cmd) : json_incref(cmd),
+				"stop_on_close", 1);
 	static const char *const pass[] = { "env", "cwd", "stdin", "timeout", NULL };
 	for (const char *const *k = pass; *k; k++) {
 		json_t *v = json_object_get(a, *k);

@@ -33,8 +33,10 @@ enum { TAG_LISTEN = 0, TAG_CONN = 0x100, TAG_PIPE = 0x10000 };
 enum { CONN_OUT_HIGH = 1 << 20 };  /* a streaming caller this far behind: its exec's output waits */
 #define EXEC_TASK_BIT 0x40000000u  /* executor task ids of execs (the runner's count up from 1) */
 
-enum xstate { XS_RUNNING, XS_OK, XS_FAILED, XS_LIMIT, XS_INTERRUPTED };
-static const char *const XSTATE[] = { "running", "ok", "failed", "limit", "interrupted" };
+/* (XS_GONE: stopped because its caller went away, "interrupted" with the exit code 143) */
+enum xstate { XS_RUNNING, XS_OK, XS_FAILED, XS_LIMIT, XS_INTERRUPTED, XS_GONE };
+static const char *const XSTATE[] = { "running", "ok", "failed", "limit", "interrupted", "interrupted" };
+enum { EXIT_GONE = 128 + SIGTERM };  /* an exec its caller's going stopped: as if SIGTERM ended it */
 
 struct conn {
 	int fd;
@@ -73,8 +75,10 @@ struct xec {
 	struct timespec started;
 	double t0, duration;
 	uint64_t timeout_ms;
+	bool stop_on_close;       /* its caller's going stops it (exec_req) */
 	bool term_sent, kill_sent;
-	double limit_at, term_at;
+	bool caller_gone;         /* the stop was for its caller's going, at gone_at; else its limit */
+	double limit_at, term_at, gone_at;
 };
 
 struct session {
@@ -97,7 +101,7 @@ struct session {
 
 static double now_s(const struct session *se) { return sup_elapsed(se->h.u); }
 
-/* ---- pure parts ---- */
+/* ---- pure parts (the others: job/execreq.c) ---- */
 
 enum session_due session_due(double lived_s, double quiet_s, size_t running, uint64_t idle_ms, uint64_t max_ms)
 {
@@ -106,193 +110,6 @@ enum session_due session_due(double lived_s, double quiet_s, size_t running, uin
 	if (!running && quiet_s * 1000 >= (double)idle_ms)
 		return SESSION_IDLE;
 	return SESSION_GOES_ON;
-}
-
-char *utf8_lossy(const char *b, size_t n, size_t *out_len)
-{
-	char *o = xmalloc(n * 3 + 1);
-	size_t k = 0;
-	const unsigned char *p = (const unsigned char *)b;
-	for (size_t i = 0; i < n;) {
-		unsigned c = p[i];
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = len && i + len <= n && c != 0;
-		for (size_t j = 1; ok && j < len; j++)
-			ok = (p[i + j] & 0xc0) == 0x80;
-		if (ok && len > 1) {
-			/* no overlong forms, surrogates or code points past U+10FFFF */
-			unsigned cp = c & (0x7f >> len);
-			for (size_t j = 1; j < len; j++)
-				cp = (cp << 6) | (p[i + j] & 0x3f);
-			ok = cp >= (len == 2 ? 0x80u : len == 3 ? 0x800u : 0x10000u) && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-		}
-		if (ok) {
-			memcpy(o + k, p + i, len);
-			k += len;
-			i += len;
-		} else {
-			memcpy(o + k, "\xef\xbf\xbd", 3);
-			k += 3;
-			i++;
-		}
-	}
-	o[k] = '\0';
-	*out_len = k;
-	return o;
-}
-
-json_t *session_command_json(char **argv, size_t max, size_t *bytes, bool *cut)
-{
-	json_t *a = json_array();
-	size_t used = 0;
-	*bytes = 0;
-	*cut = false;
-	for (char **p = argv; p && *p; p++) {
-		size_t n = strlen(*p), take = used + n <= max ? n : max - used;
-		*bytes += n + 1;
-		if (*cut)
-			continue;
-		if (take < n) {
-			*cut = true;
-			while (take && ((unsigned char)(*p)[take] & 0xc0) == 0x80)
-				take--;  /* (not inside a UTF-8 sequence) */
-			if (!take)
-				continue;
-		}
-		json_t *str = json_stringn(*p, take);
-		json_array_append_new(a, str ? str : json_string("\xef\xbf\xbd"));
-		used += take;
-	}
-	return a;
-}
-
-/* Does the JSON string s hold a NUL (\u0000, JSON_ALLOW_NUL)? */
-static bool has_nul(json_t *s)
-{
-	return json_is_string(s) && strlen(json_string_value(s)) != json_string_length(s);
-}
-
-static char **env_of(json_t *v, const char **why)
-{
-	if (!v || json_is_null(v))
-		return xcalloc(1, sizeof(char *));
-	char **env = xcalloc((json_is_object(v) ? json_object_size(v) : json_is_array(v) ? json_array_size(v) : 0) + 1, sizeof *env);
-	size_t n = 0;
-	if (json_is_object(v)) {
-		const char *k;
-		json_t *e;
-		json_object_foreach(v, k, e) {
-			if (!json_is_string(e) || !*k || strchr(k, '=') || has_nul(e)) {
-				*why = "env: each entry must be \"NAME\": \"VALUE\" (a name without '=', a value without NUL)";
-				strv_free(env);
-				return NULL;
-			}
-			env[n++] = xasprintf("%s=%s", k, json_string_value(e));
-		}
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *e;
-		json_array_foreach(v, i, e) {
-			const char *s = json_string_value(e);
-			if (!s || !strchr(s, '=') || *s == '=' || has_nul(e)) {
-				*why = "env: each entry must be a string NAME=VALUE (without NUL)";
-				strv_free(env);
-				return NULL;
-			}
-			env[n++] = xstrdup(s);
-		}
-	} else {
-		*why = "env must be an object {\"NAME\": \"VALUE\"} or a list of NAME=VALUE";
-		strv_free(env);
-		return NULL;
-	}
-	return env;
-}
-
-int session_parse_exec(json_t *req, struct exec_req *x, const char **why)
-{
-	*x = (struct exec_req){ 0 };
-	json_t *cmd = json_object_get(req, "command");
-	if (!json_is_array(cmd) || !json_array_size(cmd)) {
-		*why = "command must be a non-empty list of strings (e.g. [\"sh\", \"-c\", \"make test\"])";
-		return -EINVAL;
-	}
-	x->argv = strv_from_json(cmd, true);
-	if (!x->argv) {
-		*why = "command must be a non-empty list of strings (e.g. [\"sh\", \"-c\", \"make test\"])";
-		return -EINVAL;
-	}
-	size_t i;
-	json_t *a;
-	json_array_foreach(cmd, i, a)
-		if (has_nul(a)) {
-			*why = "command: an argument holds a NUL character (\\u0000), which no program's argument can";
-			goto bad;
-		}
-	x->env = env_of(json_object_get(req, "env"), why);
-	json_t *cwd = json_object_get(req, "cwd"), *in = json_object_get(req, "stdin"), *t = json_object_get(req, "timeout");
-	json_t *st = json_object_get(req, "stream");
-	if (!x->env)
-		goto bad;
-	if (cwd && !json_is_null(cwd) && (!json_is_string(cwd) || !*json_string_value(cwd) || has_nul(cwd))) {
-		*why = "cwd must be a directory's path (relative to the worktree, or absolute)";
-		goto bad;
-	}
-	x->cwd = json_is_string(cwd) ? xstrdup(json_string_value(cwd)) : NULL;
-	if (in && !json_is_null(in) && !json_is_string(in)) {
-		*why = "stdin must be a string (the command's standard input)";
-		goto bad;
-	}
-	if (json_is_string(in)) {
-		x->stdin_len = json_string_length(in);
-		x->stdin_text = xmalloc(x->stdin_len + 1);
-		memcpy(x->stdin_text, json_string_value(in), x->stdin_len + 1);
-	}
-	if (json_is_integer(t) && json_integer_value(t) > 0) {
-		x->timeout_ms = (uint64_t)json_integer_value(t);
-	} else if (json_is_string(t)) {
-		if (parse_duration_ms(json_string_value(t), &x->timeout_ms) < 0 || !x->timeout_ms) {
-			*why = "timeout must be a duration (e.g. 30s, 10m) or milliseconds";
-			goto bad;
-		}
-	} else if (t && !json_is_null(t)) {
-		*why = "timeout must be a duration (e.g. 30s, 10m) or milliseconds";
-		goto bad;
-	}
-	if (st && !json_is_boolean(st)) {
-		*why = "stream must be true or false";
-		goto bad;
-	}
-	x->stream = json_is_true(st);
-	json_t *keep = json_object_get(req, "keep");
-	if (keep && !json_is_boolean(keep)) {
-		*why = "keep must be true or false";
-		goto bad;
-	}
-	x->keep = json_is_true(keep);
-	json_t *tty = json_object_get(req, "tty");
-	if (tty && !json_is_boolean(tty)) {
-		*why = "tty must be true or false";
-		goto bad;
-	}
-	x->tty = json_is_true(tty);
-	if (x->tty && (!x->stream || x->stdin_text)) {
-		*why = "tty: a terminal's input is the caller's (no stdin), its output streamed (stream: true)";
-		goto bad;
-	}
-	return 0;
-bad:
-	exec_req_free(x);
-	return -EINVAL;
-}
-
-void exec_req_free(struct exec_req *x)
-{
-	strv_free(x->argv);
-	strv_free(x->env);
-	free(x->cwd);
-	free(x->stdin_text);
-	*x = (struct exec_req){ 0 };
 }
 
 /* ---- connections ---- */
@@ -307,14 +124,23 @@ static void conn_watch(struct session *se, long i)
 
 static void pipes_watch(struct session *se, size_t k, bool on);
 static void conn_next(struct session *se, long i);
+static void exec_stop(struct session *se, size_t k, double t);
 
 static void conn_close(struct session *se, long i)
 {
 	struct conn *c = se->conns[i];
 	if (!c)
 		return;
-	if (c->exec >= 0 && se->x[c->exec]->conn == i) {
-		se->x[c->exec]->conn = -1;  /* it runs on to its end or its limit, to its log only */
+	struct xec *x = c->exec >= 0 ? se->x[c->exec] : NULL;
+	if (x && x->conn == i) {
+		/* its caller went away while it ran: stopped when it asked so (stop_on_close), else it
+		 * runs on to its end or its limit, to its log only */
+		x->conn = -1;
+		if (x->stop_on_close && !x->term_sent) {
+			x->caller_gone = true;
+			x->gone_at = now_s(se) - x->t0;
+			exec_stop(se, (size_t)c->exec, now_s(se));
+		}
 		pipes_watch(se, (size_t)c->exec, true);
 	}
 	epoll_ctl(se->h.u->ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -694,6 +520,7 @@ static bool exec_start(struct session *se, long i, struct exec_req *rq)
 	x->tty = rq->tty;
 	x->conn = i;
 	x->timeout_ms = rq->timeout_ms;
+	x->stop_on_close = rq->stop_on_close;
 	x->t0 = now_s(se);
 	clock_gettime(CLOCK_REALTIME, &x->started);
 	se->x = xrealloc(se->x, (se->n_x + 1) * sizeof *se->x);
@@ -917,6 +744,19 @@ void session_event(struct session *se, uint32_t tag, uint32_t events)
 	}
 }
 
+/* Why exec x, which a stop ended (exec_stop), ended: its limit, or its caller's going. */
+static char *stop_cause(const struct session *se, const struct xec *x)
+{
+	char v[32], at[32], g[32];
+	format_duration_ms(v, sizeof v, x->timeout_ms);
+	format_seconds(at, sizeof at, x->caller_gone ? x->gone_at : x->limit_at);
+	format_duration_ms(g, sizeof g, se->h.s->limits.grace_ms);
+	_cleanup_free_ char *then = x->kill_sent ? xasprintf(", then SIGKILL after %s", g) : xstrdup("");
+	if (x->caller_gone)
+		return xasprintf("its caller went away at %s (its connection closed); sent SIGTERM to its process tree%s", at, then);
+	return xasprintf("exec time limit %s reached at %s; sent SIGTERM to its process tree%s", v, at, then);
+}
+
 bool session_ctl(struct session *se, const struct exec_hdr *h)
 {
 	if (files_ctl(se->files, h))
@@ -938,14 +778,8 @@ bool session_ctl(struct session *se, const struct exec_hdr *h)
 	x->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	x->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 	if (x->term_sent) {
-		char v[32], at[32], g[32];
-		format_duration_ms(v, sizeof v, x->timeout_ms);
-		format_seconds(at, sizeof at, x->limit_at);
-		format_duration_ms(g, sizeof g, se->h.s->limits.grace_ms);
-		x->exit_code = 124;
-		exec_finish(se, k, XS_LIMIT,
-			    x->kill_sent ? xasprintf("exec time limit %s reached at %s; sent SIGTERM to its process tree, then SIGKILL after %s", v, at, g)
-					 : xasprintf("exec time limit %s reached at %s; sent SIGTERM to its process tree", v, at));
+		x->exit_code = x->caller_gone ? EXIT_GONE : 124;
+		exec_finish(se, k, x->caller_gone ? XS_GONE : XS_LIMIT, stop_cause(se, x));
 	} else if (WIFSIGNALED(st) && sup_stopping(se->h.u, &why, NULL) && why) {
 		/* the signal the run's stop sent it (warren kill, a limit of the cell's): the session's
 		 * end cut it, as if it had still run when the session closed */
@@ -982,21 +816,29 @@ static void session_end_due(struct session *se, double t)
 			   "its executor stopped?)", v));
 }
 
-/* Exec k's time limit at t: SIGTERM to its whole tree when it is reached (its session
- * through the executor, every process of its group from here), SIGKILL after the run's
- * grace, to its group even when the exec itself ended (what outlived the SIGTERM). */
+/* Stop exec k at t, as its time limit does: SIGTERM to its whole tree (its session through the
+ * executor, every process of its group); exec_limit_tick sends SIGKILL after the run's grace. */
+static void exec_stop(struct session *se, size_t k, double t)
+{
+	struct xec *x = se->x[k];
+	x->term_sent = true;
+	x->term_at = t;
+	exec_signal(se, k, SIGTERM);
+	cgroup_exec_signal(&x->cg, SIGTERM);
+}
+
+/* Exec k's time limit at t: its stop when it is reached; SIGKILL after the run's grace of a
+ * stop (the limit's, or its caller's going), to its group even when the exec itself ended
+ * (what outlived the SIGTERM). */
 static void exec_limit_tick(struct session *se, size_t k, double t)
 {
 	struct xec *x = se->x[k];
 	bool running = x->state == XS_RUNNING;
-	if (!x->timeout_ms || x->kill_sent || (!running && !x->term_sent))
+	if (x->kill_sent || (!running && !x->term_sent))
 		return;
-	if (!x->term_sent && (t - x->t0) * 1000 >= (double)x->timeout_ms) {
-		x->term_sent = true;
+	if (!x->term_sent && x->timeout_ms && (t - x->t0) * 1000 >= (double)x->timeout_ms) {
 		x->limit_at = t - x->t0;
-		x->term_at = t;
-		exec_signal(se, k, SIGTERM);
-		cgroup_exec_signal(&x->cg, SIGTERM);
+		exec_stop(se, k, t);
 	} else if (x->term_sent && (t - x->term_at) * 1000 >= (double)se->h.s->limits.grace_ms) {
 		x->kill_sent = true;
 		if (running)

@@ -6,7 +6,8 @@
  *
  * The socket speaks JSON lines. A request, one line of at most SESSION_REQ_MAX bytes:
  *   {"op":"exec","command":[...],"env":["K=V"] or {"K":"V"},"cwd":D,"stdin":TEXT,
- *    "timeout":"30s" or ms,"stream":bool,"keep":bool,"tty":bool}  (stdin's text may hold \u0000; no other string)
+ *    "timeout":"30s" or ms,"stream":bool,"keep":bool,"tty":bool,"stop_on_close":bool}
+ *                                            (stdin's text may hold \u0000; no other string)
  *   {"op":"end"}                              answered {"ended":true}
  * An exec's answer without stream: one line {"exec":N,"exit_code","signal","cause","stdout",
  * "stderr","stdout_truncated","stderr_truncated","duration_ms"} (each stream at most
@@ -17,7 +18,11 @@
  * comes as the SCM_RIGHTS descriptor of a line {"tty":true} after {"exec":N} (the caller
  * relays it, sets its size), then the end as above; its log holds no output. The connection
  * closes after the answer, unless the exec asked "keep": true: then it takes the next request
- * line (keep-alive; one already sent waits until the exec's answer). A refusal is one line
+ * line (keep-alive; one already sent waits until the exec's answer). A caller whose connection
+ * closes before the exec's answer leaves it running to its end or its limit, to its log only;
+ * unless it asked "stop_on_close": true: then it is stopped as its time limit stops it (SIGTERM
+ * to its process tree, SIGKILL after the run's grace), recorded "interrupted", exit code 143,
+ * its cause "its caller went away ...". A refusal is one line
  * {"error":TEXT,"status":HTTP-STATUS} (400, 403, 409, 413, 429) and the connection closes.
  * The requests read, write and list of the cell's files: job/files.h. */
 #ifndef WARREN_JOB_SESSION_H
@@ -66,6 +71,7 @@ struct exec_req {
 	bool stream;
 	bool keep;                /* the connection stays open for the next request */
 	bool tty;                 /* a terminal of the cell's (stream only): its master passed to the caller */
+	bool stop_on_close;       /* its caller's connection closing while it runs stops it */
 };
 
 /* Is a session due to end (pure)? lived_s since it was ready, quiet_s since an exec last

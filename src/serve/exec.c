@@ -3,8 +3,10 @@
  * /v1/runs/{id}/end are sent on to the run's own socket (<rundir>/session.sock, job/session.h),
  * as the server's user (whom the session answers: the run's owner or root); the answer comes
  * back as the session gave it: one JSON object, or with ?stream=1 its lines and output as they
- * come (a keepalive line every 5 s of silence). POST /v1/runs?wait=ready answers once a
- * session's socket is there. */
+ * come (a keepalive line every 5 s of silence). An exec that asks "stop_on_close" is stopped
+ * when its client goes away: the server watches the client's connection while it waits, and
+ * closes the session's once that one closed (the session then stops the command). POST
+ * /v1/runs?wait=ready answers once a session's socket is there. */
 #include "serve/internal.h"
 
 #include <errno.h>
@@ -40,6 +42,21 @@ int serve_session_dial(struct server *s, const char *id, int *status, char **why
 	       : queued ? xasprintf("%s is queued; its session is not ready yet (POST /v1/runs?wait=ready waits for it)", id)
 			: xasprintf("%s takes no requests: it is not a session, or its session is not ready yet", id);
 	return -1;
+}
+
+/* Wait until fd has something to read (ms: -1 for ever); 1, 0 when ms passed, -1 when the
+ * client's connection cfd (-1: not watched) was closed first. */
+static int wait_readable(int fd, int cfd, int ms)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = cfd, .events = POLLRDHUP } };
+		int r = poll(p, 2, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r > 0 && (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			return -1;
+		return r != 0;  /* (an error: the read says it) */
+	}
 }
 
 /* Read one line from fd (heap, without its \n); NULL at the end. */
@@ -102,6 +119,7 @@ int serve_first_answer(int fd, json_t **out)
 
 struct pass {
 	int fd;
+	int cfd;           /* the client's connection, watched (stop_on_close), or -1 */
 	char *head;        /* the first line, sent first */
 	size_t hlen, hoff;
 };
@@ -118,10 +136,9 @@ static ssize_t pass_read(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 	static const char keep[] = "{\"keepalive\":true}\n";
 	for (;;) {
-		struct pollfd pf = { .fd = p->fd, .events = POLLIN };
-		int r = poll(&pf, 1, KEEPALIVE_MS);
-		if (r < 0 && errno == EINTR)
-			continue;
+		int r = wait_readable(p->fd, p->cfd, KEEPALIVE_MS);
+		if (r < 0)
+			return MHD_CONTENT_READER_END_WITH_ERROR;  /* the client went away: pass_free */
 		if (r == 0 && max >= sizeof keep - 1) {
 			memcpy(buf, keep, sizeof keep - 1);
 			return (ssize_t)(sizeof keep - 1);
@@ -136,7 +153,7 @@ static ssize_t pass_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void pass_free(void *cls)
 {
 	struct pass *p = cls;
-	closep(&p->fd);  /* (a caller gone: the exec runs on to its end, to its log) */
+	closep(&p->fd);  /* (a caller gone: the exec runs on to its end, to its log, or is stopped) */
 	free(p->head);
 	free(p);
 }
@@ -152,7 +169,7 @@ enum MHD_Result serve_exec(struct server *s, struct MHD_Connection *c, const cha
 		json_decref(req);
 		return api_json(c, 400, json_pack("{s:o}", "error", e));
 	}
-	static const char *const fields[] = { "command", "env", "cwd", "stdin", "timeout", NULL };
+	static const char *const fields[] = { "command", "env", "cwd", "stdin", "timeout", "stop_on_close", NULL };
 	const char *k;
 	json_t *v;
 	json_object_foreach(req, k, v) {
@@ -160,13 +177,15 @@ enum MHD_Result serve_exec(struct server *s, struct MHD_Connection *c, const cha
 		for (const char *const *f = fields; *f && !ok; f++)
 			ok = !strcmp(*f, k);
 		if (!ok) {
-			json_t *e = json_pack("{s:o}", "error", json_sprintf("unknown field '%s'; the fields are command, env, cwd, stdin, timeout", k));
+			json_t *e = json_pack("{s:o}", "error", json_sprintf("unknown field '%s'; the fields are command, env, cwd, stdin, timeout, stop_on_close", k));
 			json_decref(req);
 			return api_json(c, 400, e);
 		}
 	}
 	const char *sv = mhd.lookup(c, MHD_GET_ARGUMENT_KIND, "stream");
 	bool stream = sv && strcmp(sv, "0");
+	const union MHD_ConnectionInfo *ci = mhd.connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	int cfd = json_is_true(json_object_get(req, "stop_on_close")) && ci ? ci->connect_fd : -1;
 	json_object_set_new(req, "op", json_string("exec"));
 	json_object_set_new(req, "stream", json_boolean(stream));
 	int status = 0;
@@ -177,13 +196,19 @@ enum MHD_Result serve_exec(struct server *s, struct MHD_Connection *c, const cha
 		return api_json(c, status, json_pack("{s:s}", "error", why));
 	}
 	json_t *out = NULL;
-	status = serve_send_line(fd, req) < 0 && errno != EPIPE ? 500 : serve_first_answer(fd, &out);
+	status = serve_send_line(fd, req) < 0 && errno != EPIPE ? 500 : 0;
+	if (!status && !stream && wait_readable(fd, cfd, -1) < 0) {
+		close(fd);  /* its client went away: the session stops the command */
+		return MHD_NO;
+	}
+	status = status ? status : serve_first_answer(fd, &out);
 	if (status != 200 || !stream) {
 		close(fd);
 		return api_json(c, status, out ? out : json_pack("{s:s}", "error", "cannot send the command to the session"));
 	}
 	struct pass *p = xcalloc(1, sizeof *p);
 	p->fd = fd;
+	p->cfd = cfd;
 	char *t = json_dumps(out, JSON_COMPACT);
 	json_decref(out);
 	p->head = xasprintf("%s\n", t ? t : "{}");

@@ -4,12 +4,14 @@
 # from a real terminal (python3's pty module): the command's terminal is one of the cell's
 # (tty answers /dev/pts/N), it has the caller's size at the start and after a resize
 # (SIGWINCH), input reaches it, its status passes, the caller's terminal is restored; an
-# exec's time limit stops a -t exec and names itself; the record lists the execs; -t without
+# exec's time limit stops a -t exec and names itself; warren exec -t ended by SIGTERM or SIGHUP
+# restores its terminal (stty -g as before) and ends by the signal, and its command is hung up
+# (as it is when warren exec -t is killed with SIGKILL); the record lists the execs; -t without
 # a terminal on stdin and -t through --via are refused in one line; nothing is left.
 . "$(dirname "$0")/../lib.sh"
 
-# Tests: per mode 14.
-plan $((14 * 2))
+# Tests: per mode 18.
+plan $((18 * 2))
 
 # pty_drive ROWS COLS CMD... < SCRIPT: CMD on a new terminal of ROWS x COLS; the script's
 # lines "expect ERE" (wait at most 20s for the output so far to match), "send TEXT" (typed,
@@ -69,6 +71,37 @@ print("RESTORED " + restored)
 ' "$rows" "$cols" "$@"
 }
 
+# pty_signal SIG CMD...: CMD on a new terminal (its controlling terminal); once CMD made it raw,
+# signal SIG to CMD. Prints "RAW yes|no" (it was made raw), "RESTORED yes|no" (stty -g after it
+# ended as before it started) and "RC n" (its status as python gives it: -N killed by signal N).
+pty_signal() {
+	timeout -k 5 "$T_TIMEOUT" "$PY" -c '
+import fcntl, os, select, subprocess, sys, termios, time
+sig, cmd = int(sys.argv[1]), sys.argv[2:]
+m, sl = os.openpty()
+def stty():
+    return subprocess.run(["stty", "-g"], stdin=sl, capture_output=True, text=True).stdout.strip()
+before = stty()
+p = subprocess.Popen(cmd, stdin=sl, stdout=sl, stderr=sl, start_new_session=True,
+                     preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+end = time.time() + 20
+while time.time() < end and termios.tcgetattr(sl)[3] & termios.ICANON:
+    if select.select([m], [], [], 0.1)[0]:
+        os.read(m, 65536)
+raw = stty() != before
+time.sleep(0.3)
+p.send_signal(sig)
+try:
+    rc = p.wait(20)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = p.wait()
+print("RAW", "yes" if raw else "no")
+print("RESTORED", "yes" if stty() == before else "no")
+print("RC", rc)
+' "$@"
+}
+
 job_file() {
 	JF=$WORK/$1.yaml
 	cat >"$JF"
@@ -122,6 +155,18 @@ EOF
 	like "$T" "EXIT 124" "$m exec -t --timeout 1s: stopped, status 124"
 	like "$T" "exec time limit 1s reached" "$m ... and the limit names itself"
 
+	# warren exec -t ended by a signal: its terminal restored first; the command hung up
+	a=$(uniq_arg)
+	T=$(pty_signal 15 "${X[@]}" -t -- sleep "$a")
+	is "$(echo $T)" "RAW yes RESTORED yes RC -15" "$m exec -t ended by SIGTERM: the terminal's settings (stty -g) are as before, and it ends by the signal"
+	wait_for 5 job_gone "$a"; ok $? "$m ... and its command is hung up (SIGHUP: gone)"
+	b=$(uniq_arg)
+	T=$(pty_signal 1 "${X[@]}" -t -- sleep "$b")
+	is "$(echo $T)" "RAW yes RESTORED yes RC -1" "$m exec -t ended by SIGHUP: its terminal restored too"
+	c=$(uniq_arg)
+	T=$(pty_signal 9 "${X[@]}" -t -- sleep "$c")
+	wait_for 5 job_gone "$c"; ok $? "$m exec -t killed by SIGKILL: its command is hung up all the same (its terminal's master closed)" || diag "$T"
+
 	wr exec "$ID" -t -- true
 	is "$RC" 125 "$m exec -t without a terminal on stdin: 125"
 	one_warren_line "$m ... one line saying so"
@@ -132,6 +177,6 @@ EOF
 	wr end "$ID"
 	wait_bg "$JOB_PID"
 	is "$(jget "$RD/result.json" '" ".join("%s:%s" % (s["status"], s["exit_code"]) for s in d["steps"] if s.get("kind")=="exec")')" \
-		"failed:3 ok:0 limit:124" "$m the record lists the -t execs, their ends and the limit"
+		"failed:3 ok:0 limit:124 failed:129 failed:129 failed:129" "$m the record lists the -t execs, their ends (129: hung up) and the limit"
 	nothing_left "$RD" "$m nothing is left after the session's end"
 done

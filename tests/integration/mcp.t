@@ -7,7 +7,8 @@
 # TMPDIR=/tmp and a uid that is not 0, and what it writes in /tmp is not in the host's; argv with
 # env, cwd and stdin, and the command's status; a time limit that names its cause; two execs at
 # once (the quick one answers first); a long output kept at its start and end; a long exec's
-# progress; a call the client cancels (no answer); a worktree outside the server's directory refused; a wrong argument, an unknown one
+# progress; a call the client cancels (no answer; its command stopped: gone from the host within the
+# grace, its record naming the cause); a worktree outside the server's directory refused; a wrong argument, an unknown one
 # and a missing one (isError, one line) and an unknown tool (-32602); a start that fails (one
 # line); end_session; an exec on the ended run (isError); nothing left running, mounted or in the host's /tmp, and nothing on the server's stderr.
 # Through a plain pipe: the protocol's own mistakes (malformed JSON -32700 and the server goes
@@ -16,9 +17,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$REPO/tests/serve-lib.sh"
 
-# Tests: per mode 30 on the caller's state and 13 through a server; 18 through a pipe; 6 of
+# Tests: per mode 41 on the caller's state and 24 through a server; 18 through a pipe; 6 of
 # warren run --session.
-plan $(((39 + 22) * 2 + 18 + 6))
+plan $(((41 + 24) * 2 + 18 + 6))
 
 command -v node >/dev/null && command -v npm >/dev/null || bail_out "node and npm are needed: apt-get install nodejs npm (scripts/install-deps)"
 [ "$(node -p 'parseInt(process.versions.node)')" -ge 18 ] || bail_out "node 18 or newer is needed for @modelcontextprotocol/sdk"
@@ -34,14 +35,24 @@ OUTF=$TEST_SCRATCH/client.json
 client() {
 	local words
 	words=$("$PY" -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "${RUNNER[@]}" "$@")
-	PROBE=mcp-probe-$$-$RANDOM
+	PROBE=mcp-probe-$$-$RANDOM CANCEL=$(uniq_arg)
 	RC=0
-	(cd "$SDK" && TMPDIR=$TEST_SCRATCH/tmp MCP_SERVER=$words MCP_WORK=$WORK MCP_PROBE=$PROBE \
+	(cd "$SDK" && TMPDIR=$TEST_SCRATCH/tmp MCP_SERVER=$words MCP_WORK=$WORK MCP_PROBE=$PROBE MCP_CANCEL=$CANCEL \
 		timeout -k 5 240 node client.mjs >"$OUTF" 2>"$TEST_SCRATCH/client.err") || RC=$?
 	[ "$RC" = 0 ] || diag "client: exit $RC" "$(cat "$TEST_SCRATCH/client.err")"
 }
 # j EXPR: EXPR (python, over the client's JSON as d); strings and numbers raw, the rest as JSON.
 j() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) or v is None else v)' "$OUTF" "$1" 2>/dev/null; }
+# cancel_checks LABEL: the cancelled exec's command stopped (its process gone within the grace,
+# 5s), and its cause in the record (RD).
+cancel_checks() {
+	is "$(j '[d["cancel_ran"], d["cancel_gone"], d["cancel_gone_ms"] < 5000]')" '[true, true, true]' \
+		"$1 a call the client cancels has its command stopped: its process is gone from the host within the grace" ||
+		diag "$(j '[d["cancel_ran"], d["cancel_gone"], d["cancel_gone_ms"]]')"
+	like "$(jget "$RD/result.json" "[\"%s %s %s\" % (s['status'], s['exit_code'], s['cause']) for s in d['steps'] if s.get('kind') == 'exec' and '$CANCEL' in ' '.join(s['command'])][0]")" \
+		'^interrupted 143 its caller went away at [0-9.]+s \(its connection closed\); sent SIGTERM to its process tree$' \
+		"$1 ... and the session's record names the cause"
+}
 # one_line TEXT: TEXT is one line, not empty.
 one_line() { [ -n "$1" ] && [ "$(printf '%s\n' "$1" | wc -l)" = 1 ]; }
 
@@ -90,6 +101,7 @@ for mode in root user; do
 	like "$(j 'd["progress"]')" '^[1-9]' "$m a long exec tells its progress to a client that asks for it"
 	is "$(j '[d["cancelled"].get("thrown"), d["errors"], d["after_cancel"]["structured"]["stdout"]]')" '[true, [], "still here\n"]' \
 		"$m a call the client cancels gets no answer, and the session goes on"
+	cancel_checks "$m"
 	is "$(j '[d["bad_args"]["isError"], d["bad_args"]["text"]]')" '[true, "command must be a command line (a string) or a list of words (strings)"]' \
 		"$m a wrong argument is a tool error of one line"
 	like "$(j 'd["unknown_arg"]["isError"] and d["unknown_arg"]["text"]')" "^unknown argument 'colour'; the arguments are run_id, command" \
@@ -126,6 +138,7 @@ for mode in root user; do
 		"$m --via: an exec's timeout names its cause"
 	is "$(j 'd["order"]')" '["quick", "slow"]' "$m --via: two execs at once"
 	like "$(j 'd["progress"]')" '^[1-9]' "$m --via: a long exec's progress"
+	cancel_checks "$m --via:"
 	like "$(j 'd["bad_start"]["isError"] and d["bad_start"]["text"]')" "^image: no image no-such-image in " "$m --via: the server's refusal of a start, in one line"
 	like "$(j 'd["outside"]["isError"] and d["outside"]["text"]')" "^worktree $WORK/\.\. .*: not in $WORK" "$m --via: a worktree outside the server's directory is refused"
 	files_checks "$m --via:"

@@ -361,11 +361,24 @@ nothing_left "$RD" "[root] warren gc after kill -9 of a session's supervisor lea
 # blocked the supervisor in sendmsg, and with it max and warren kill), and an ended session
 # whose cell does not end is stopped (it waited for the executor for ever). Root mode.
 use_mode root
+# stop_executor: an exec of the session RD that stops the executor, from a caller that goes
+# away a second later without asking its stop (warren exec's would wake the executor to stop it)
+stop_executor() {
+	"$PY" - "$RD" <<'PYEOF'
+import os, socket, sys, time
+d = os.open(sys.argv[1], os.O_PATH)
+c = socket.socket(socket.AF_UNIX)
+c.connect("/proc/self/fd/%d/session.sock" % d)
+c.sendall(b'{"op":"exec","command":["sh","-c","kill -STOP $PPID"]}\n')
+time.sleep(1)
+c.close()
+PYEOF
+}
 job_file stopper <<'EOF'
 session: { idle: 1m, max: 6s }
 EOF
 session_bg "$JF"
-bounded timeout 3 "$WARREN" exec --state "$STATE" "$ID" -- sh -c 'kill -STOP $PPID'
+stop_executor
 "$PY" - "$RD" >"$TEST_SCRATCH/big.out" 2>&1 <<'PYEOF' &
 import json, os, socket, sys
 d = os.open(sys.argv[1], os.O_PATH)
@@ -392,7 +405,7 @@ job_file stopper2 <<'EOF'
 session: { idle: 1m, max: 10m }
 EOF
 session_bg "$JF"
-bounded timeout 3 "$WARREN" exec --state "$STATE" "$ID" -- sh -c 'kill -STOP $PPID'
+stop_executor
 bounded timeout 5 "$WARREN" end --state "$STATE" "$ID"
 wait_bg "$JOB_PID" 40
 ok $? "[root] an ended session whose executor was left stopped ends within twice the grace and 5 s"

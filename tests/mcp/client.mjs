@@ -3,14 +3,17 @@
 // Client over its StdioClientTransport (the SDK spawns the server and speaks the protocol; no
 // message here is made by hand). It lists the tools, starts a session on a worktree, runs
 // commands in it (a shell line, argv with env, cwd and stdin, a time limit, two at once, a long
-// output, one long enough for progress, one it cancels), checks the mistakes a model makes (a wrong argument,
+// output, one long enough for progress, one it cancels, whose process it then looks for on the
+// host), checks the mistakes a model makes (a wrong argument,
 // an unknown one, an unknown tool), ends the session, then runs a command on the ended run; and
 // prints what it saw as one JSON object for mcp.t to judge. A worktree outside the server's
 // directory is refused.
 //
 // Environment: MCP_SERVER (a JSON array: the command that starts `warren mcp`, with its
 // arguments), MCP_WORK (the server's directory and the session's worktree), MCP_PROBE (a file name the cell writes in its
-// /tmp, for mcp.t to look for in the host's).
+// /tmp, for mcp.t to look for in the host's), MCP_CANCEL (a sleep's duration no other process
+// on the host has: the command it cancels).
+import { readdirSync, readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -62,14 +65,32 @@ let progress = 0;
 out.progress_exec = await call('exec', { run_id: id, command: 'sleep 6' },
 	{ onprogress: () => { progress++; }, resetTimeoutOnProgress: true });
 out.progress = progress;
-// a call the client cancels: the SDK sends notifications/cancelled; the server sends no answer
-// (an answer would reach onerror as one to an unknown request), and the session goes on
+// a call the client cancels (its AbortSignal): the SDK sends notifications/cancelled; the server
+// sends no answer (an answer would reach onerror as one to an unknown request), the session
+// stops the command (its process, "sleep MCP_CANCEL", is gone from the host), and goes on
 const errors = [];
 client.onerror = e => { errors.push(String(e.message ?? e)); };
+const marker = process.env.MCP_CANCEL;
+const sleeping = () => readdirSync('/proc').filter(p => /^[0-9]+$/.test(p)).some(p => {
+	try {
+		return readFileSync(`/proc/${p}/cmdline`, 'utf8') === `sleep\0${marker}\0`;
+	} catch {
+		return false;
+	}
+});
+async function until(pred, ms) {
+	for (const t0 = Date.now(); Date.now() - t0 < ms; await new Promise(r => setTimeout(r, 50)))
+		if (pred()) return true;
+	return pred();
+}
 const abort = new AbortController();
-setTimeout(() => abort.abort('enough'), 500);
-out.cancelled = await call('exec', { run_id: id, command: 'sleep 3' }, { signal: abort.signal });
-await new Promise(r => setTimeout(r, 3500));
+const cancelled = call('exec', { run_id: id, command: 'sleep ' + marker }, { signal: abort.signal });
+out.cancel_ran = await until(sleeping, 10000);
+abort.abort('enough');
+out.cancelled = await cancelled;
+const t0 = Date.now();
+out.cancel_gone = await until(() => !sleeping(), 10000);
+out.cancel_gone_ms = Date.now() - t0;
 out.after_cancel = await call('exec', { run_id: id, command: 'echo still here' });
 out.errors = errors;
 out.bad_args = await call('exec', { run_id: id, command: 42 });

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_session.c - a session's pure parts (job/session.h): when it is due to end (idle, max),
- * what an exec request is made of (and the one line for each mistake; a NUL only in stdin),
+ * what an exec request is made of (and the one line for each mistake; a NUL only in stdin;
+ * stop_on_close strictly a boolean),
  * output shown as UTF-8 (invalid bytes as U+FFFD), and an exec's command as its record keeps
  * it (cut to a bound). */
 #include <setjmp.h>
@@ -69,6 +70,11 @@ static void test_parse(void **state)
 		{ "{\"command\":[\"ls\"],\"env\":[\"A=\\u0000\"]}", "env: each entry must be a string NAME=VALUE", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"ls\"],\"cwd\":\"a\\u0000\"}", "cwd must be a directory's path", NULL, NULL, NULL, NULL, 0, false },
 		{ "{\"command\":[\"ls\"],\"keep\":1}", "keep must be true or false", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"stop_on_close\":true}", NULL, "ls", NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"stop_on_close\":false,\"stream\":true}", NULL, "ls", NULL, NULL, NULL, 0, true },
+		{ "{\"command\":[\"ls\"],\"stop_on_close\":null}", "stop_on_close must be true or false", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"stop_on_close\":1}", "stop_on_close must be true or false", NULL, NULL, NULL, NULL, 0, false },
+		{ "{\"command\":[\"ls\"],\"stop_on_close\":\"true\"}", "stop_on_close must be true or false", NULL, NULL, NULL, NULL, 0, false },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		json_t *j = json_loads(rows[i].json, JSON_ALLOW_NUL, NULL);  /* (as the session reads them) */
@@ -104,6 +110,7 @@ static void test_parse(void **state)
 			assert_memory_equal(x.stdin_text, "a\0b", 3);
 		}
 		assert_int_equal(x.keep, strstr(rows[i].json, "\"keep\":true") != NULL);
+		assert_int_equal(x.stop_on_close, strstr(rows[i].json, "\"stop_on_close\":true") != NULL);
 		exec_req_free(&x);
 	}
 }
