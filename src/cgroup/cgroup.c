@@ -466,7 +466,9 @@ static int create_rootless(struct cgroup *cg, const char *id, const struct limit
 		enum cgroup_deleg d = c[i].needed ? cgroup_delegate_offers(c[i].ctrl) : CGROUP_DELEG_OK;
 		wanted |= c[i].needed;
 		if (d != CGROUP_DELEG_OK) {
-			_cleanup_free_ char *m = cgroup_deleg_refusal(c[i].flag, d, self, base, c[i].ctrl, geteuid());
+			/* the option, and the key of a job file's limits: ("--memory" and "memory") */
+			_cleanup_free_ char *what = xasprintf("%s (limits: %s)", c[i].flag, c[i].flag + 2);
+			_cleanup_free_ char *m = cgroup_deleg_refusal(what, d, self, base, c[i].ctrl, geteuid());
 			return error_set(err, 0, "%s", m);
 		}
 	}
