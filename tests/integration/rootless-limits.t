@@ -181,11 +181,20 @@ like "$ERR" "memory limit 64 MiB reached" "$M ... and its hog step is stopped by
 is "$(jget "$RJ" '[d["limits"]["memory"], d["limits"]["pids"], d["limits"]["cpus"]]')" "[$((64 << 20)), 50, 0.5]" "$M ... the record has the job's limits"
 nothing_left "$RUNDIR" "$M the job: nothing left"
 
-# the job cannot lift its limits nor leave its group (the user's files, but not through the cell)
-wrun --memory 64M -- sh -c 'echo max >/sys/fs/cgroup/memory.max 2>/dev/null && echo RAISED; echo $$ >/sys/fs/cgroup/cgroup.procs 2>/dev/null && echo MOVED; mkdir /sys/fs/cgroup/x 2>/dev/null && echo MADE; exec python3 -c "$0"' "$HOG"
+# the job cannot lift its limits nor leave its group: the files are the caller's (the job's
+# uid), but the cell's mount is read-only, cannot be remounted, and no user namespace of the
+# job's can mount another
+ESC='echo max >/sys/fs/cgroup/memory.max 2>/dev/null && echo RAISED
+echo $$ >/sys/fs/cgroup/cgroup.procs 2>/dev/null && echo MOVED
+mkdir /sys/fs/cgroup/x 2>/dev/null && echo MADE
+mount -o remount,rw /sys/fs/cgroup 2>/dev/null && echo REMOUNTED
+unshare -Urmc sh -c "mount -t cgroup2 none /mnt && echo max >/mnt/memory.max" 2>/dev/null && echo USERNS
+exec python3 -c "$0"'
+wrun --memory 64M -- sh -c "$ESC" "$HOG"
 after_stop
-[[ $OUT != *RAISED* && $OUT != *MOVED* && $OUT != *MADE* ]] && [[ $LINE == *"memory limit 64 MiB reached"* ]]
-ok $? "$M the job's writes to its memory.max, cgroup.procs and a new group fail, and its limit holds" || diag "$OUT" "$ERR"
+[[ $OUT != *RAISED* && $OUT != *MOVED* && $OUT != *MADE* && $OUT != *REMOUNTED* && $OUT != *USERNS* ]] &&
+	[[ $LINE == *"memory limit 64 MiB reached"* ]]
+ok $? "$M the job's writes to its memory.max, cgroup.procs, a new group, a remount and a cgroup2 of its own fail; its limit holds" || diag "$OUT" "$ERR"
 
 # gc: a killed supervisor's group, and one of a state directory that is gone
 s=$(uniq_arg)
