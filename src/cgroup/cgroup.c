@@ -714,7 +714,11 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 		}
 		cgroup_limit_hits(cg, true, true, &u->oom_kills, &u->pids_max_hits);
 		u->pids_current = read_u64(cg->v2, "pids.current");
-		if ((u->have_throttle = has_file(cg->v2, "cpu.max"))) {
+		/* a CPU bandwidth limit: cpu.max has a quota ("max 100000" is none; the file is there
+		 * whenever the cpu controller is) */
+		_cleanup_free_ char *cpu_max = xasprintf("%s/cpu.max", cg->v2);
+		_cleanup_free_ char *quota = read_file(cpu_max, NULL);
+		if ((u->have_throttle = quota && strncmp(quota, "max", 3) != 0)) {
 			u->nr_throttled = read_key(cg->v2, "cpu.stat", "nr_throttled");
 			u->throttled_us = read_key(cg->v2, "cpu.stat", "throttled_usec");
 		}
