@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cgroup.c - per-run control groups. v2: <unified>/warren/<id> with memory, pids, cpu; v1 and
- * hybrid hosts: <mount>/<controller>/warren/<id> in memory, pids, cpuacct, cpu and cpuset. Preparing one
- * costs a few mkdir and writes; nothing walks the tree. */
+/* cgroup.c - per-run control groups. v2: <unified>/warren/<id> with memory, pids, cpu (a
+ * rootless run's: <delegate>/warren/<id>, below the cgroup systemd delegates to its caller,
+ * delegate.h); v1 and hybrid hosts: <mount>/<controller>/warren/<id> in memory, pids,
+ * cpuacct, cpu and cpuset. Preparing one costs a few mkdir and writes; nothing walks the tree. */
 #include "cgroup/cgroup.h"
 
 #include <dirent.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "cgroup/delegate.h"
 #include "util/cpus.h"
 #include "util/fs.h"
 #include "util/units.h"
@@ -103,7 +105,14 @@ static bool ctrl_present(const char *ctrl)
 
 bool cgroup_can_limit(const char *ctrl, bool rootless)
 {
-	return !rootless && ctrl_present(ctrl);
+	return rootless ? cgroup_delegate_offers(ctrl) == CGROUP_DELEG_OK : ctrl_present(ctrl);
+}
+
+/* Does the v2 tree a run's group is made in (the host's, or the rootless caller's delegate)
+ * offer ctrl? */
+static bool v2_offers(const struct cgroup *cg, const char *ctrl)
+{
+	return cg->delegated ? cgroup_delegate_offers(ctrl) == CGROUP_DELEG_OK : ctrl_present(ctrl);
 }
 
 enum cgroup_kind cgroup_host_kind(char **where, char **missing)
@@ -371,42 +380,54 @@ static int v2_cpu_set(const char *dir, const struct limits *l, struct error *err
 	return 0;
 }
 
-static int create_v2(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
-		     gid_t reader, struct error *err)
+/* The v2 controllers a run's group may use, whether its limits l need each, and the option
+ * that asks for it */
+struct v2_need {
+	const char *ctrl;
+	bool needed;
+	const char *flag;
+};
+#define V2_NEEDS 4
+static void v2_needs(const struct limits *l, struct v2_need c[V2_NEEDS])
 {
-	struct {
-		const char *ctrl;
-		bool needed;
-		const char *flag;
-	} c[] = { { "memory", l->memory != 0, "--memory" }, { "pids", l->pids != 0, "--pids" },
-		  { "cpu", l->cpu_ms != 0 || wants_cpu(l), l->cpu_ms ? "--cpu-time" : "--cpus" },
-		  { "cpuset", wants_cpuset(l), "--cpuset" } };
+	c[0] = (struct v2_need){ "memory", l->memory != 0, "--memory" };
+	c[1] = (struct v2_need){ "pids", l->pids != 0, "--pids" };
+	c[2] = (struct v2_need){ "cpu", l->cpu_ms != 0 || wants_cpu(l), l->cpu_ms ? "--cpu-time" : "--cpus" };
+	c[3] = (struct v2_need){ "cpuset", wants_cpuset(l), "--cpuset" };
+}
+
+/* The run's group below base (the host's v2 root, or a rootless caller's delegate). */
+static int create_v2(struct cgroup *cg, const char *base, const char *id, const char *rel, const struct limits *l,
+		     bool every, gid_t reader, struct error *err)
+{
+	struct v2_need c[V2_NEEDS];
+	v2_needs(l, c);
 	/* a warm cell's group may take a cpuset at its claim */
-	c[3].needed |= every && ctrl_present("cpuset");
-	for (int i = 0; i < 4; i++)
-		if (c[i].needed && !ctrl_present(c[i].ctrl))
+	c[3].needed |= every && v2_offers(cg, "cpuset");
+	for (int i = 0; i < V2_NEEDS; i++)
+		if (c[i].needed && !v2_offers(cg, c[i].ctrl))
 			return error_set(err, 0, "%s needs the cgroup v2 '%s' controller, which %s does not offer (see 'warren selfcheck')",
-					 c[i].flag, c[i].ctrl, CG_ROOT);
-	/* delegate what the root offers down to the run's parent (warren/, or each of a bundle's
+					 c[i].flag, c[i].ctrl, base);
+	/* delegate what base offers down to the run's parent (warren/, or each of a bundle's
 	 * parents); ignore what is refused, a limit that needs it fails below with a named reason */
 	_cleanup_free_ char *chain = rel ? xstrdup(rel) : xstrdup("warren/x");
 	int r = 0;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < V2_NEEDS; i++) {
 		_cleanup_free_ char *plus = xasprintf("+%s", c[i].ctrl);
-		if (ctrl_present(c[i].ctrl) && (i != 3 || c[i].needed))
-			write_str(CG_ROOT, "cgroup.subtree_control", plus);
+		if (v2_offers(cg, c[i].ctrl) && (i != 3 || c[i].needed))
+			write_str(base, "cgroup.subtree_control", plus);
 	}
 	for (char *slash = chain; r == 0 && slash;) {
 		slash = strchr(slash + 1, '/');
 		if (slash)
 			*slash = '\0';
-		_cleanup_free_ char *dir = xasprintf(CG_ROOT "/%s", chain);
+		_cleanup_free_ char *dir = xasprintf("%s/%s", base, chain);
 		if (slash && !rel)
 			r = mk(dir, 0711, (gid_t)-1, err);
 		else if (slash && mkdir(dir, 0755) == 0 && !cg->made[0])
 			cg->made[0] = xstrdup(dir);
-		for (int i = 0; i < 4 && slash; i++) {
-			if (!ctrl_present(c[i].ctrl) || (i == 3 && !c[i].needed))
+		for (int i = 0; i < V2_NEEDS && slash; i++) {
+			if (!v2_offers(cg, c[i].ctrl) || (i == 3 && !c[i].needed))
 				continue;
 			_cleanup_free_ char *plus = xasprintf("+%s", c[i].ctrl);
 			write_str(dir, "cgroup.subtree_control", plus);
@@ -414,7 +435,7 @@ static int create_v2(struct cgroup *cg, const char *id, const char *rel, const s
 		if (slash)
 			*slash = '/';
 	}
-	if (r < 0 || (r = make_group(CG_ROOT, id, rel, false, reader, &cg->v2, &cg->made[0], err)) < 0)
+	if (r < 0 || (r = make_group(base, id, rel, false, reader, &cg->v2, &cg->made[0], err)) < 0)
 		return r;
 	cg->v2_fd = open(cg->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->v2_fd < 0)
@@ -430,30 +451,66 @@ static int create_v2(struct cgroup *cg, const char *id, const char *rel, const s
 	return v2_cpu_set(cg->v2, l, err);
 }
 
+/* A rootless run's group: below the caller's delegate (delegate.h), made with the limits l
+ * asks for; none without a delegate (or when it fails and no limit needs it), and a limit
+ * the delegate cannot give refused with its reason and what to do. */
+static int create_rootless(struct cgroup *cg, const char *id, const struct limits *l, bool every, gid_t reader,
+			   struct error *err)
+{
+	struct v2_need c[V2_NEEDS];
+	v2_needs(l, c);
+	enum cgroup_deleg why;
+	const char *self, *base = cgroup_delegate(&why, &self);
+	bool wanted = false;
+	for (int i = 0; i < V2_NEEDS; i++) {
+		enum cgroup_deleg d = c[i].needed ? cgroup_delegate_offers(c[i].ctrl) : CGROUP_DELEG_OK;
+		wanted |= c[i].needed;
+		if (d != CGROUP_DELEG_OK) {
+			/* the option, and the key of a job file's limits: ("--memory" and "memory") */
+			_cleanup_free_ char *what = xasprintf("%s (limits: %s)", c[i].flag, c[i].flag + 2);
+			_cleanup_free_ char *m = cgroup_deleg_refusal(what, d, self, base, c[i].ctrl, geteuid());
+			return error_set(err, 0, "%s", m);
+		}
+	}
+	if (!base)
+		return 0;
+	cg->kind = CGROUP_V2;
+	cg->delegated = true;
+	int r = create_v2(cg, base, id, NULL, l, every, reader, err);
+	if (r < 0 && !wanted) { /* accounting only: the run goes on without, as where none is delegated */
+		cgroup_destroy(cg);
+		cgroup_init(cg);
+		cg->name = xstrdup(id);
+		error_clear(err);
+		return 0;
+	}
+	return r;
+}
+
 int cgroup_create(struct cgroup *cg, const char *id, const char *rel, const struct limits *l, bool every,
 		  bool rootless, gid_t reader, struct error *err)
 {
 	cgroup_init(cg);
 	bool wanted = l->memory || l->pids || l->cpu_ms || wants_cpu(l) || wants_cpuset(l);
 	cg->name = xstrdup(id);
+	if (rootless && rel)
+		return error_set(err, 0, "linux.cgroupsPath '/%s': a rootless caller's bundle cannot name where its group goes; leave it out (or run as root)", rel);
+	int r;
 	if (rootless) {
-		if (rel)
-			return error_set(err, 0, "linux.cgroupsPath '/%s': a rootless caller has no cgroup delegated to warren here; leave it out (or run as root)", rel);
-		if (wanted)
-			return error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need a cgroup warren can manage; rootless runs have none on this host (run warren as root, or drop the limit)");
-		return 0;
+		r = create_rootless(cg, id, l, every, reader, err);
+	} else {
+		char *where = NULL, *missing = NULL;
+		cg->kind = cgroup_host_kind(&where, &missing);
+		free(where);
+		free(missing);
+		if (cg->kind == CGROUP_V2)
+			r = create_v2(cg, CG_ROOT, id, rel, l, every, reader, err);
+		else if (cg->kind == CGROUP_V1)
+			r = create_v1(cg, id, rel, l, every, reader, err);
+		else
+			r = wanted ? error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need cgroups, and none are mounted at " CG_ROOT)
+				   : 0;
 	}
-	char *where = NULL, *missing = NULL;
-	cg->kind = cgroup_host_kind(&where, &missing);
-	free(where);
-	free(missing);
-	int r = 0;
-	if (cg->kind == CGROUP_V2)
-		r = create_v2(cg, id, rel, l, every, reader, err);
-	else if (cg->kind == CGROUP_V1)
-		r = create_v1(cg, id, rel, l, every, reader, err);
-	else if (wanted)
-		r = error_set(err, 0, "--memory, --pids, --cpu-time, --cpus and --cpuset need cgroups, and none are mounted at " CG_ROOT);
 	if (r < 0)
 		cgroup_destroy(cg);
 	return r;
@@ -657,7 +714,11 @@ void cgroup_usage(struct cgroup *cg, struct cgroup_usage *u)
 		}
 		cgroup_limit_hits(cg, true, true, &u->oom_kills, &u->pids_max_hits);
 		u->pids_current = read_u64(cg->v2, "pids.current");
-		if ((u->have_throttle = has_file(cg->v2, "cpu.max"))) {
+		/* a CPU bandwidth limit: cpu.max has a quota ("max 100000" is none; the file is there
+		 * whenever the cpu controller is) */
+		_cleanup_free_ char *cpu_max = xasprintf("%s/cpu.max", cg->v2);
+		_cleanup_free_ char *quota = read_file(cpu_max, NULL);
+		if ((u->have_throttle = quota && strncmp(quota, "max", 3) != 0)) {
 			u->nr_throttled = read_key(cg->v2, "cpu.stat", "nr_throttled");
 			u->throttled_us = read_key(cg->v2, "cpu.stat", "throttled_usec");
 		}
@@ -885,9 +946,15 @@ int cgroup_destroy(struct cgroup *cg)
 	return r;
 }
 
-int cgroup_remove_by_id(const char *id)
+int cgroup_remove_by_id(const char *id, bool rootless)
 {
 	int r = 0, x;
+	if (rootless) {
+		enum cgroup_deleg why;
+		const char *self, *base = cgroup_delegate(&why, &self);
+		_cleanup_free_ char *dir = base ? xasprintf("%s/warren/%s", base, id) : NULL;
+		return kill_and_remove(dir, true);
+	}
 	_cleanup_free_ char *v2 = xasprintf(CG_ROOT "/warren/%s", id);
 	if ((x = kill_and_remove(v2, true)) < 0) r = x;
 	const char *c[] = { "memory", "pids", "cpuacct", "cpu", "cpuset", "freezer" };

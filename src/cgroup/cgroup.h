@@ -18,6 +18,7 @@ enum cgroup_kind { CGROUP_NONE, CGROUP_V1, CGROUP_V2 };
 struct cgroup {
 	enum cgroup_kind kind;
 	char *v2;             /* v2: the run's directory */
+	bool delegated;       /* v2: made below the rootless caller's delegated cgroup (delegate.h) */
 	char *memory, *pids, *cpuacct, *cpu, *cpuset; /* v1: the run's directory per controller (or NULL) */
 	int v2_fd;            /* v2: directory fd for CLONE_INTO_CGROUP */
 	int tasks_fd[CGROUP_V1_N]; /* v1: the memory, pids, cpuacct, cpu and cpuset groups' tasks files (or -1), open
@@ -63,11 +64,13 @@ int cgroup_path_parse(const char *v, bool systemd, bool rootless, char **rel, st
 /* Which controllers this host offers for a run started by us: a short text for selfcheck
  * ("v1: memory pids cpuacct", "v2: memory pids cpu") and what is missing. */
 enum cgroup_kind cgroup_host_kind(char **where, char **missing);
-/* Can a run started by us be limited by controller ctrl ("memory", "pids") here? (Rootless
- * runs have no cgroup of their own.) */
+/* Can a run started by us be limited by controller ctrl ("memory", "pids") here? (Rootless:
+ * when the cgroup v2 subtree systemd delegates to the caller gives it, delegate.h.) */
 bool cgroup_can_limit(const char *ctrl, bool rootless);
 /* Create <mount>/warren/<id> in the controllers the limits need (and for accounting, when we
- * may), readable by the host group reader (the run user's) and host root only; or, with rel
+ * may), readable by the host group reader (the run user's) and host root only (rootless:
+ * <delegate>/warren/<id>, below the caller's delegated v2 cgroup; none where there is no
+ * delegate, and a limit then refused with why and what to do); or, with rel
  * (cgroup_path_parse's), <mount>/<rel> in every controller, with the parents it lacks (those
  * made are removed with it), and never one that exists; with every (a warm cell, whose run's
  * limits come at its claim), in every controller the host offers. Fails with a named reason
@@ -128,8 +131,9 @@ int cgroup_destroy(struct cgroup *cg);
  * in each hierarchy where it is still that run's (CGROUP_RUN_XATTR): never another's made
  * there since. The parents it made are left. */
 int cgroup_remove_path(const char *rel, const char *name);
-/* gc: remove the group of a dead run by id (all kinds, the freezer's of its execs too). */
-int cgroup_remove_by_id(const char *id);
+/* gc: remove the group of a dead run by id (all kinds, the freezer's of its execs too;
+ * rootless: below the caller's delegate). */
+int cgroup_remove_by_id(const char *id, bool rootless);
 /* Open the files cgroup_limit_hits reads now (a warm cell, before its run comes), close-on-exec:
  * a cell's init made before this does not hold them. */
 void cgroup_open_hits(struct cgroup *cg);

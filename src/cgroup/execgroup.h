@@ -7,7 +7,9 @@
  *   v1 and hybrid hosts: a group in the freezer hierarchy below the run's own there
  *       (freezer/warren/<name>, made for its execs), the other hierarchies left as they are
  *       (v1 memory counts an OOM kill in the victim's own group, not in the run's);
- *   none rootless, nor on a v1 host without the freezer: the exec's session is its tree. */
+ *   none for a run without a group (rootless where no cgroup is delegated to the caller,
+ *       cgroup/delegate.h), nor on a v1 host without the freezer: the exec's session is its
+ *       tree. */
 #ifndef WARREN_CGROUP_EXECGROUP_H
 #define WARREN_CGROUP_EXECGROUP_H
 
@@ -24,7 +26,8 @@ struct cgroup_exec {
  * file a process of the exec writes "0" into to move itself there before it executes (v1
  * "tasks": the writer alone, without the kernel's global lock; v2 cgroup.procs); the kernel
  * checks the rights of its opener (root), not the writer's. 0, or -errno when there is none
- * (no group of the run: rootless, a v1 host without the freezer; or refused). */
+ * (no group of the run: rootless without a delegate, a v1 host without the freezer; or
+ * refused). */
 int cgroup_exec_make(struct cgroup *cg, const char *name, struct cgroup_exec *x, int *join);
 /* The same below parent, a v2 group or a v1 freezer group (another process's cell: the OCI
  * face's exec). */

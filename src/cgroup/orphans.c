@@ -15,32 +15,38 @@
 #include <time.h>
 #include <linux/magic.h>
 
+#include "cgroup/delegate.h"
 #include "util/fs.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 
+/* owner as attribute attr of dir; refused: unmarked, which gc --orphans leaves alone */
+static void mark(const char *dir, const char *attr, const char *owner)
+{
+	if (dir && owner)
+		setxattr(dir, attr, owner, strlen(owner), 0);
+}
+
 void cgroup_mark_dir(const char *dir, const char *owner)
 {
-	/* refused: unmarked, which gc --orphans leaves alone */
-	if (dir && owner)
-		setxattr(dir, CGROUP_OWNER_XATTR, owner, strlen(owner), 0);
+	mark(dir, CGROUP_OWNER_XATTR, owner);
 }
 
 void cgroup_mark_owner(const struct cgroup *cg, const char *owner)
 {
 	const char *dirs[] = { cg->v2, cg->memory, cg->pids, cg->cpuacct, cg->cpu, cg->cpuset };
 	for (size_t i = 0; i < 6; i++)
-		cgroup_mark_dir(dirs[i], owner);
+		mark(dirs[i], cg->delegated ? CGROUP_OWNER_XATTR_USER : CGROUP_OWNER_XATTR, owner);
 }
 
-/* The state directory recorded on dir (heap), or NULL when none. */
-static char *owner_of(const char *dir)
+/* The state directory recorded on dir as attr (heap), or NULL when none. */
+static char *owner_of(const char *dir, const char *attr)
 {
-	ssize_t n = getxattr(dir, CGROUP_OWNER_XATTR, NULL, 0);
+	ssize_t n = getxattr(dir, attr, NULL, 0);
 	if (n <= 0)
 		return NULL;
 	char *v = xcalloc((size_t)n + 1, 1);
-	if (getxattr(dir, CGROUP_OWNER_XATTR, v, (size_t)n) != n) {
+	if (getxattr(dir, attr, v, (size_t)n) != n) {
 		free(v);
 		return NULL;
 	}
@@ -71,8 +77,8 @@ static bool young(const char *dir)
 	return time(NULL) - st.st_mtime < CGROUP_ORPHAN_MIN_AGE;
 }
 
-/* One hierarchy's warren/ (parent): its orphans removed, counted in n. */
-static void sweep(const char *parent, bool (*orphan)(const char *, const char *, void *), void *ctx,
+/* One hierarchy's warren/ (parent), its groups marked as attr: its orphans removed, counted in n. */
+static void sweep(const char *parent, const char *attr, bool (*orphan)(const char *, const char *, void *), void *ctx,
 		  struct cgroup_orphans *n)
 {
 	DIR *d = opendir(parent);
@@ -80,7 +86,7 @@ static void sweep(const char *parent, bool (*orphan)(const char *, const char *,
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
 		_cleanup_free_ char *dir = xasprintf("%s/%s", parent, e->d_name);
-		_cleanup_free_ char *owner = owner_of(dir);
+		_cleanup_free_ char *owner = owner_of(dir, attr);
 		if (!orphan(e->d_name, owner, ctx))
 			continue;
 		if (young(dir)) {
@@ -104,13 +110,21 @@ static void sweep(const char *parent, bool (*orphan)(const char *, const char *,
 		closedir(d);
 }
 
-void cgroup_remove_orphans(bool (*orphan)(const char *name, const char *owner, void *ctx), void *ctx,
+void cgroup_remove_orphans(bool (*orphan)(const char *name, const char *owner, void *ctx), void *ctx, bool rootless,
 			   struct cgroup_orphans *n)
 {
 	*n = (struct cgroup_orphans){ 0 };
+	if (rootless) {
+		enum cgroup_deleg why;
+		const char *self, *base = cgroup_delegate(&why, &self);
+		_cleanup_free_ char *parent = base ? xasprintf("%s/warren", base) : NULL;
+		if (parent)
+			sweep(parent, CGROUP_OWNER_XATTR_USER, orphan, ctx, n);
+		return;
+	}
 	struct statfs fs;
 	if (statfs(CG_ROOT, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC) {
-		sweep(CG_ROOT "/warren", orphan, ctx, n);
+		sweep(CG_ROOT "/warren", CGROUP_OWNER_XATTR, orphan, ctx, n);
 		return;
 	}
 	/* v1 and hybrid: each hierarchy once (a link such as cpu -> cpu,cpuacct is skipped) */
@@ -119,7 +133,7 @@ void cgroup_remove_orphans(bool (*orphan)(const char *name, const char *owner, v
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
 		_cleanup_free_ char *parent = xasprintf(CG_ROOT "/%s/warren", e->d_name);
-		sweep(parent, orphan, ctx, n);
+		sweep(parent, CGROUP_OWNER_XATTR, orphan, ctx, n);
 	}
 	if (d)
 		closedir(d);

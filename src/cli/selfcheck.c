@@ -23,6 +23,7 @@
 
 #include "cell/contract.h"
 #include "cgroup/cgroup.h"
+#include "cgroup/delegate.h"
 #include "cli/cli.h"
 #include "cli/config.h"
 #include "cli/opts.h"
@@ -252,6 +253,30 @@ static void config_report(const char *state, const char *state_opt)
 	note("runs' network: %s", sn);
 }
 
+/* A rootless caller's cgroups: the subtree delegated to it and what it offers, or why none. */
+static void rootless_cgroups(const char *where)
+{
+	enum cgroup_deleg why;
+	const char *self, *dir = cgroup_delegate(&why, &self);
+	if (!dir) {
+		_cleanup_free_ char *m = cgroup_deleg_refusal("a limit (--memory, --pids, --cpu-time, --cpus)", why, self, NULL, NULL, geteuid());
+		note("cgroups: %s; %s", where, m);
+		return;
+	}
+	const char *ctrl[] = { "memory", "pids", "cpu", "cpuset" };
+	char *have = xstrdup(""), *lack = xstrdup("");
+	for (size_t i = 0; i < sizeof ctrl / sizeof ctrl[0]; i++) {
+		char **to = cgroup_delegate_offers(ctrl[i]) == CGROUP_DELEG_OK ? &have : &lack;
+		char *t = xasprintf("%s%s%s", *to, **to ? " " : "", ctrl[i]);
+		free(*to);
+		*to = t;
+	}
+	note("cgroups: %s; rootless runs' groups go below the cgroup delegated to uid %u, %s (controllers: %s%s%s)", where,
+	     (unsigned)geteuid(), dir, *have ? have : "none", *lack ? "; not offered: " : "", lack);
+	free(have);
+	free(lack);
+}
+
 static void host_checks(const char *state)
 {
 	struct utsname u;
@@ -266,7 +291,7 @@ static void host_checks(const char *state)
 	char *where = NULL, *missing = NULL;
 	enum cgroup_kind k = cgroup_host_kind(&where, &missing);
 	if (geteuid() != 0) {
-		note("cgroups: %s; rootless runs use no cgroup here, so --memory, --pids and --cpu-time are refused", where);
+		rootless_cgroups(where);
 	} else {
 		_cleanup_free_ char *w = xasprintf("cgroups: %s", where);
 		check(k != CGROUP_NONE && !*missing, w, "controllers missing: %s; limits that need them (--memory, --pids, --cpu-time) are refused",

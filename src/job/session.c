@@ -438,7 +438,8 @@ static int exec_log(struct session *se, size_t k)
 }
 
 /* Exec k's group (execgroup.h) into *g when the cell's processes are the host's and the run
- * has groups (not rootless); the file its process joins it by, or -1: its session is its tree. */
+ * has groups (a rootless run has them only below a delegated cgroup, cgroup/delegate.h); the
+ * file its process joins it by, or -1: its session is its tree. */
 static int exec_group(struct session *se, size_t k, struct cgroup_exec *g)
 {
 	*g = (struct cgroup_exec){ 0 };

@@ -315,9 +315,11 @@ static int take_linux(json_t *l, struct oci_bundle *b, struct cell_spec *s, stru
 	const char *cgp = jstr(l, "cgroupsPath");
 	if (cgp && *cgp && cgroup_path_parse(cgp, oci_g.systemd_cgroup, s->rootless, &s->cgroup_path, err) < 0)
 		return -EINVAL;
-	/* rootless: no group of warren's here, so none is delegated to its caller */
+	/* rootless: a cell's group is warren's own choice, below the caller's delegated cgroup
+	 * where it has one (cgroup/delegate.h), never a path of the bundle's */
 	if (s->cgroup_path && s->rootless)
-		return error_set(err, 0, "linux.cgroupsPath '%s': a rootless caller has no cgroup delegated to warren on this host; leave it out (or run as root)", cgp);
+		return error_set(err, 0, "linux.cgroupsPath '%s': a rootless caller's bundle cannot name where its group goes (warren makes a rootless cell's group itself, below the cgroup v2 subtree delegated to the caller where there is one); leave it out (or run as root)",
+				 cgp);
 	const char *prop = jstr(l, "rootfsPropagation");
 	if (prop && (!strcmp(prop, "shared") || !strcmp(prop, "rshared")))
 		return error_set(err, 0, "linux.rootfsPropagation '%s': a cell's mounts never propagate to the host; leave it out or use private/slave", prop);

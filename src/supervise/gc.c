@@ -16,6 +16,7 @@
 
 #include "cell/vm.h"
 #include "cgroup/cgroup.h"
+#include "cgroup/delegate.h"
 #include "cgroup/orphans.h"
 #include "image/store.h"
 #include "net/net.h"
@@ -144,7 +145,8 @@ static int gc_one(const struct statedir *sd, const char *id, uint64_t older_ms, 
 	int did = 0;
 	/* a supervisor that died may leave its cell's init, stopped by PDEATHSIG, and the group */
 	_cleanup_free_ char *cg = rundir_cgroup_name(sd->tag, id);
-	if (geteuid() == 0 && (cgroup_remove_by_id(cg) < 0 || gc_cgroup_path(dir, cg) < 0))
+	bool root = geteuid() == 0; /* (rootless: its group below the caller's delegated cgroup) */
+	if (root ? cgroup_remove_by_id(cg, false) < 0 || gc_cgroup_path(dir, cg) < 0 : cgroup_remove_by_id(cg, true) < 0)
 		warn_line("cannot remove the cgroup of %s; is a process of it stuck?", id);
 	/* a warm cell no run took (its server was killed): it was never a run */
 	if (rundir_is_warm(dir) && faccessat(dir, "spec.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -242,11 +244,16 @@ static bool orphan_of_gone_state(const char *name, const char *owner, void *unma
 
 int gc_orphans(FILE *out, struct error *err)
 {
-	if (geteuid() != 0)
-		return error_set(err, 0, "gc --orphans: run cgroups are root's (rootless runs have none); run it as root");
+	/* rootless: the caller's own runs' groups, below its delegated cgroup */
+	enum cgroup_deleg why;
+	const char *self;
+	bool rootless = geteuid() != 0;
+	if (rootless && !cgroup_delegate(&why, &self))
+		return error_set(err, 0, "gc --orphans: no cgroup v2 subtree is delegated to uid %u here, so its runs have no cgroups; the run cgroups of root's runs are root's to sweep: run it as root",
+				 (unsigned)geteuid());
 	size_t unmarked = 0;
 	struct cgroup_orphans n;
-	cgroup_remove_orphans(orphan_of_gone_state, &unmarked, &n);
+	cgroup_remove_orphans(orphan_of_gone_state, &unmarked, rootless, &n);
 	if (!out)
 		return n.failed ? 1 : 0;
 	fprintf(out, "gc: removed %zu run cgroup%s of state directories that are gone, left %zu with a process in it alone, too new: left %zu (made less than %d s ago, their run may be starting)\n",

@@ -102,7 +102,7 @@ bounded "$WARREN" gc --orphans --state "$SD"
 is "$RC" 125 "gc --orphans with --state (or RUN, --older-than, --keep-*): exit 125"
 one_warren_line "... one line"
 bounded "${AS_USER[@]}" "$WARREN" gc --orphans
-like "$RC:$ERR" "^125:warren: gc --orphans: run cgroups are root's" "a user's gc --orphans: exit 125, it is root's to do"
+like "$RC:$ERR" "^125:warren: gc --orphans: no cgroup v2 subtree is delegated to uid [0-9]+ here.*run it as root" "a user's gc --orphans where nothing is delegated to it: exit 125, it is root's to do"
 
 # ---- the end: the live runs end as usual, nothing of them is left
 mv "$SB.away" "$SB"

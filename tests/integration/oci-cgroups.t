@@ -210,13 +210,13 @@ bounded "$RUNC" --root "$ROOT" run --bundle "$T/b-exists" c-exists
 like "$RC:$ERR" "^1:.*the cgroup /sys/fs/cgroup/[a-z]+/warren-tx$$ already exists" "cgroupsPath naming an existing group (another's): refused, never joined"
 [ -d "$(cgdir memory)/warren-tx$$" ]; ok $? "... and that group is left alone"
 rmdir "$(cgdir memory)/warren-tx$$"
-# rootless: no delegation here
+# rootless: a bundle names no group of its own
 use_mode user
 mkdir_for_mode "$T/u"
 ROOT=$T/u/root; mkdir_for_mode "$ROOT" 700
 bundle "$T/u/b" '["true"]' "c['linux']['cgroupsPath'] = '/user.slice/x$$'"
 bounded "${RUNNER[@]}" "$RUNC" --root "$ROOT" run --bundle "$T/u/b" c-u
-like "$RC:$ERR" "^1:.*linux.cgroupsPath '/user.slice/x$$': a rootless caller has no cgroup delegated" "[user] a rootless caller's cgroupsPath: refused (no delegation on this host)"
+like "$RC:$ERR" "^1:.*linux.cgroupsPath '/user.slice/x$$': a rootless caller's bundle cannot name where its group goes" "[user] a rootless caller's cgroupsPath: refused"
 use_mode root
 ROOT=$T/root
 

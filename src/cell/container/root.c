@@ -824,7 +824,8 @@ void build_root(struct cell_ctx *x)
 
 /* The run's cgroup, alone and read-only, at /sys/fs/cgroup, in a cgroup namespace rooted at
  * it: on v1 init moved itself there after the clone, so the namespace the clone made is
- * rooted at the supervisor's groups. Rootless runs have none: /sys/fs/cgroup stays empty. */
+ * rooted at the supervisor's groups. A rootless run has one only below a cgroup delegated to
+ * its caller (v2, cgroup/delegate.h); without, /sys/fs/cgroup stays empty. */
 void show_cgroup(struct cell_ctx *x)
 {
 	const struct cgroup *cg = x->cg;
