@@ -421,8 +421,18 @@ static void forward(int sig) { if (forward_to > 0) kill(forward_to, sig); }
 static int run_wait(const struct oci_create *c, const char *root, int rootfd, int dfd, pid_t pid)
 {
 	_cleanup_error_ struct error err = { 0 };
-	if (oci_ctl(dfd, c->id, "start", &err) < 0)
-		return oci_fail_err(&err);
+	if (oci_ctl(dfd, c->id, "start", &err) < 0) {
+		/* the supervisor ended before the start: its cell failed, and it said why in one line
+		 * of its own; that is the run's failure (no second line), and nothing of the
+		 * container stays (another run of the id would find it there) */
+		int status = 0;
+		pid_t w = 0;
+		for (int i = 0; i < 400 && (w = waitpid(pid, &status, WNOHANG)) == 0; i++)
+			usleep(5000);
+		if (w == pid)
+			rm_tree_at(rootfd, c->id);
+		return w == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0) ? OCI_FAIL : oci_fail_err(&err);
+	}
 	if (c->detach)
 		return 0;
 	forward_to = pid;

@@ -18,7 +18,7 @@ if [ -z "${WARREN_MNT_WORLD:-}" ]; then
 fi
 . "$(dirname "$0")/../lib.sh"
 
-plan 45
+plan 46
 
 . "$REPO/tests/oci.sh"
 oci_setup
@@ -176,6 +176,14 @@ c['linux'].setdefault('readonlyPaths', []).extend(['/opt/rw'])"
 		"$mode: maskedPaths hide a file and a directory outside /proc and /sys, readonlyPaths make one read-only" || diag "$ERR"
 	is "$(cat "$V/hid/f")" hidden "$mode: ... the masked files are untouched on the host"
 done
+
+# ---- a sysctl the kernel refuses: warren-runc run fails in one line, and nothing of the
+# container stays (the same id runs again at once)
+use_mode root
+bundle "$T/b-kv" '["true"]' 'c["linux"]["sysctl"] = {"net.ipv4.tcp_keepalive_time": "notanumber"}'
+bounded "$RUNC" --root "$T/root-root" run --bundle "$T/b-kv" kv
+{ [ "$RC" = 1 ] && one_line && [[ $ERR =~ tcp_keepalive_time.*notanumber.*refused ]] && [ ! -e "$T/root-root/kv" ]; }
+ok $? "root: a sysctl value the kernel refuses: one line, exit 1, no state of the container left" || diag "exit $RC: $ERR; $(ls "$T/root-root")"
 
 # ---- a pod's read-write volume owned by root is not the job's (root mode): a hostPath such as
 # /root/.ssh written by the job as its owner would be the host root's files. The cell's root
