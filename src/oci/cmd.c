@@ -406,7 +406,7 @@ static int oci_cmd_ps(const char *id, const char *format, char **args)
 	bool live = strcmp(oci_status(&st), "stopped") != 0;
 	char path[64], ns[64] = "", other[64];
 	/* the job's (init is not readable by its user: it is not dumpable) */
-	pid_t job = oci_job_pid(st.init_pid);
+	pid_t job = !strcmp(oci_status(&st), "running") ? oci_job_pid_wait(st.init_pid) : oci_job_pid(st.init_pid);
 	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)job);
 	ssize_t n = live ? readlink(path, ns, sizeof ns - 1) : -1;
 	_cleanup_free_ char *cg = n > 0 ? cgroup_of(job) : NULL, *sup = cg ? cgroup_of(st.pid) : NULL;

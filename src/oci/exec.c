@@ -243,11 +243,7 @@ int oci_exec(const struct oci_create *c, const char *process)
 		rc = oci_fail("cannot exec in container %s: it is %s", c->id, oci_status(&st));
 		goto out;
 	}
-	/* start returns once init is told to go: its job may be a moment from being made (an
-	 * exec right after start, a kubelet's probe, found none under load) */
-	for (int i = 0; i < 200 && (job = oci_job_pid(st.init_pid)) == 0; i++)
-		usleep(10000);
-	if (job <= 0) {
+	if ((job = oci_job_pid_wait(st.init_pid)) <= 0) {
 		if (job < 0)
 			rc = oci_fail("cannot exec in container %s: its init's children cannot be read: %s", c->id,
 				      strerror((int)-job));

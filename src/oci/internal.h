@@ -74,6 +74,10 @@ const char *oci_status(const struct oci_state *st);
 bool oci_pid_alive(pid_t pid, unsigned long long start_time);
 /* The job: the first child of the cell's init (0: none). */
 pid_t oci_job_pid(pid_t init);
+/* The same for a running container: start returns once init is told to go, and its job may
+ * be a moment from being made (an exec or ps at once after start, a kubelet's probe): up to
+ * 2 s for it. */
+pid_t oci_job_pid_wait(pid_t init);
 unsigned long long oci_pid_start_time(pid_t pid);
 /* The control socket's address, <dir>/ctl through /proc/self/fd (any length of --root). */
 void oci_ctl_addr(int dfd, struct sockaddr_un *a);

@@ -233,3 +233,11 @@ pid_t oci_job_pid(pid_t init)
 	_cleanup_free_ char *list = init > 0 ? read_file(path, NULL) : NULL;
 	return list ? (pid_t)strtol(list, NULL, 10) : -errno;
 }
+
+pid_t oci_job_pid_wait(pid_t init)
+{
+	pid_t job = 0;
+	for (int i = 0; i < 200 && (job = oci_job_pid(init)) == 0; i++)
+		usleep(10000);
+	return job;
+}
