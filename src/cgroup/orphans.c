@@ -77,6 +77,22 @@ static bool young(const char *dir)
 	return time(NULL) - st.st_mtime < CGROUP_ORPHAN_MIN_AGE;
 }
 
+/* Remove the groups below dir, deepest first (a session's exec groups, exec-N): one in use
+ * stays, and then so does dir (its rmdir says EBUSY). */
+static void rmdir_below(const char *dir, int depth)
+{
+	DIR *d = depth < 8 ? opendir(dir) : NULL;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *sub = xasprintf("%s/%s", dir, e->d_name);
+		rmdir_below(sub, depth + 1);
+		rmdir(sub);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* One hierarchy's warren/ (parent), its groups marked as attr: its orphans removed, counted in n. */
 static void sweep(const char *parent, const char *attr, bool (*orphan)(const char *, const char *, void *), void *ctx,
 		  struct cgroup_orphans *n)
@@ -94,6 +110,8 @@ static void sweep(const char *parent, const char *attr, bool (*orphan)(const cha
 			continue;
 		}
 		bool idle = empty(dir);
+		if (idle)
+			rmdir_below(dir, 0);
 		int r = idle && rmdir(dir) < 0 ? errno : idle ? 0 : EBUSY;
 		if (r == 0) {
 			n->removed++;

@@ -61,13 +61,15 @@ mkdir "$NOTRUN" "$UNMARKED" && "$PY" -c 'import os,sys; os.setxattr(sys.argv[1],
 ok $? "planted under $parent: an empty cgroup not named as a run's (recording a state directory that is not there) and an unmarked one named as a run's"
 
 n_b=$(cg_count "$RB")
+# a session's exec group left below a killed run's group (exec-N): removed with it
+for d in $(cg_of "$RA"); do mkdir "$d/exec-1"; done
 rm -rf "$SA"
 mv "$SB" "$SB.away"
 # not too new to be swept (made a minute ago)
 cg_made "$RA" 60 && cg_made "$RB" 60
 bounded "$WARREN" gc --orphans
 is "$RC" 0 "warren gc --orphans exits 0" || diag "$ERR"
-is "$(cg_count "$RA")" 0 "it removes the empty run cgroups ($n_a) of a state directory that is gone"
+is "$(cg_count "$RA")" 0 "it removes the empty run cgroups ($n_a) of a state directory that is gone, with the empty exec groups below them"
 like "$OUT" "^gc: removed [0-9]+ run cgroups? of state directories that are gone, left [0-9]+ with a process in it alone" "... and says how many"
 is "$(cg_count "$RB"):$(job_alive "$SB_SLEEP" && echo alive)" "$n_b:alive" "a run cgroup with a process in it is left alone, all $n_b of them, and its run lives, though its state directory is gone (moved away)"
 like "$ERR" "the run cgroup [^ ]*/warren/$RB\.[0-9a-f]{8}: its state directory $SB is gone, but a process is in it; left alone" "... and gc names it on stderr"
